@@ -1,0 +1,35 @@
+//! Architecture-specific code behind one trait. The generic passes (`scan`, `write`) are generic over `A: Arch`,
+//! so each architecture's relocation loops are compiled separately with no per-relocation dynamic dispatch.
+
+pub mod x86_64;
+
+use crate::scan::{ScanCx, SectionScan};
+use crate::write::{DynRelSink, WriteCx};
+
+pub trait Arch: Send + Sync + 'static {
+    const E_MACHINE: u16;
+    const R_RELATIVE: u32;
+    const R_IRELATIVE: u32;
+    const R_GLOB_DAT: u32;
+    const R_JUMP_SLOT: u32;
+    const R_COPY: u32;
+    const R_ABS64: u32;
+    const R_TPOFF64: u32;
+    const R_DTPMOD64: u32;
+    const R_DTPOFF64: u32;
+    /// Size of the lazy-binding header of `.plt` and of one entry; an IFUNC stub in `.iplt`.
+    const PLT0_SIZE: u64;
+    const PLT_ENTRY_SIZE: u64;
+    const IPLT_ENTRY_SIZE: u64;
+
+    /// Scans the relocations of live allocated section `s` of object `f`.
+    fn scan_section(cx: &ScanCx, f: usize, s: usize) -> SectionScan;
+
+    /// Applies the relocations of section `s` of object `f` to `out`, its bytes in the output (already copied),
+    /// emitting the dynamic relocations that scan counted into `dyn_out`.
+    fn apply_section(cx: &WriteCx, f: usize, s: usize, out: &mut [u8], dyn_out: &mut DynRelSink) -> Result<(), String>;
+
+    fn write_plt0(out: &mut [u8], plt_addr: u64, gotplt_addr: u64);
+    fn write_plt_entry(out: &mut [u8], entry_addr: u64, slot_addr: u64, index: u32, plt_addr: u64);
+    fn write_iplt_entry(out: &mut [u8], entry_addr: u64, slot_addr: u64);
+}

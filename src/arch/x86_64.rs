@@ -1,0 +1,580 @@
+//! x86-64 (System V psABI): relocation scanning and application, GOT/TLS relaxations, PLT entry formats.
+//!
+//! `decide` is the single place that maps a relocation to what the linker does with it; scan and write both call
+//! it, so the dynamic relocations that scan counts are exactly those write emits.
+
+use super::Arch;
+use crate::elf::LE;
+use crate::scan::{self, ScanCx, SectionScan};
+use crate::symbols::{self, SymRef, Target};
+use crate::write::{DynRel, DynRelSink, WriteCx};
+use object::elf::*;
+
+pub struct X86_64;
+
+/// What the linker does with one relocation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Action {
+    None,
+    /// S + A (absolute, no dynamic relocation needed).
+    Abs,
+    /// S + A - P.
+    Pc,
+    /// S + A written, plus an `R_X86_64_RELATIVE`.
+    DynRelative,
+    /// An `R_X86_64_64` against the symbol's dynamic entry (addend A).
+    DynSymbolic,
+    /// An `R_X86_64_IRELATIVE` whose addend is the resolver's address.
+    DynIrelative,
+    /// PLT entry + A - P.
+    Plt,
+    /// GOT slot + A - P.
+    Got,
+    /// `mov foo@GOTPCREL(%rip)` → `lea foo(%rip)`.
+    RelaxGotToLea,
+    /// `call *foo@GOTPCREL(%rip)` → `addr32 call foo`.
+    RelaxGotCall,
+    /// `jmp *foo@GOTPCREL(%rip)` → `jmp foo; nop`.
+    RelaxGotJmp,
+    /// Thread-pointer offset of S + A.
+    TpOff,
+    /// GOT slot with the thread-pointer offset + A - P (initial exec).
+    GotTp,
+    /// Initial exec relaxed to local exec: `mov/add x@gottpoff(%rip)` → immediate.
+    GotTpToLe,
+    /// General dynamic relaxed to local exec (rewrites the whole `__tls_get_addr` call sequence).
+    TlsGdToLe,
+    /// General dynamic relaxed to initial exec.
+    TlsGdToIe,
+    /// Local dynamic relaxed to local exec.
+    TlsLdToLe,
+    /// TLSDESC relaxed to local exec / initial exec.
+    TlsDescToLe,
+    TlsDescToIe,
+    TlsDescCallToNop,
+    /// Offset in the TLS block, as a thread-pointer offset after LD→LE relaxation.
+    DtpOff,
+    Size,
+    /// S + A - GOT.
+    GotOff,
+    /// GOT + A - P.
+    GotPc,
+    Error(&'static str),
+}
+
+#[derive(Clone, Copy)]
+struct Props {
+    imported: bool,
+    ifunc: bool,
+    absolute: bool,
+    func: bool,
+}
+
+fn props(res: &crate::resolve::Resolved, s: &SymRef) -> Props {
+    let ty = symbols::sym_type(res, s.target);
+    Props {
+        imported: s.is_imported(),
+        ifunc: symbols::is_ifunc(res, s.target),
+        absolute: symbols::is_absolute(res, s.target),
+        func: ty == STT_FUNC || ty == STT_GNU_IFUNC,
+    }
+}
+
+struct Mode {
+    pic: bool,
+    exe: bool,
+    dynamic: bool,
+}
+
+/// Byte at `off`, if inside the section.
+fn byte(data: &[u8], off: i64) -> Option<u8> {
+    usize::try_from(off).ok().and_then(|o| data.get(o).copied())
+}
+
+fn decide(m: &Mode, r_type: u32, p: Props, writable: bool, data: &[u8], off: u64) -> Action {
+    let off = off as i64;
+    match r_type {
+        R_X86_64_NONE => Action::None,
+        R_X86_64_64 => {
+            if p.imported {
+                if writable || m.pic {
+                    Action::DynSymbolic
+                } else if p.func {
+                    Action::Plt
+                } else {
+                    Action::Abs
+                }
+            } else if p.ifunc {
+                if m.pic || m.dynamic { Action::DynIrelative } else { Action::Plt }
+            } else if m.pic && !p.absolute {
+                Action::DynRelative
+            } else {
+                Action::Abs
+            }
+        }
+        R_X86_64_PC32 | R_X86_64_PC64 | R_X86_64_PC16 | R_X86_64_PC8 => {
+            if p.ifunc || (p.imported && p.func) { Action::Plt } else { Action::Pc }
+        }
+        R_X86_64_32 | R_X86_64_32S | R_X86_64_16 | R_X86_64_8 => {
+            if m.pic && !p.absolute {
+                Action::Error("can not be used when making a PIE object or shared object; recompile with -fPIC")
+            } else if p.ifunc || (p.imported && p.func) {
+                Action::Plt
+            } else {
+                Action::Abs
+            }
+        }
+        R_X86_64_PLT32 | R_X86_64_PLTOFF64 => {
+            if p.imported || p.ifunc { Action::Plt } else { Action::Pc }
+        }
+        R_X86_64_GOTPCREL | R_X86_64_GOTPCRELX | R_X86_64_REX_GOTPCRELX => {
+            let relaxable = r_type != R_X86_64_GOTPCREL && !p.imported && !p.ifunc && !p.absolute;
+            if relaxable {
+                match (byte(data, off - 2), byte(data, off - 1)) {
+                    (Some(0x8b), _) => return Action::RelaxGotToLea,
+                    (Some(0xff), Some(0x15)) if r_type == R_X86_64_GOTPCRELX => return Action::RelaxGotCall,
+                    (Some(0xff), Some(0x25)) if r_type == R_X86_64_GOTPCRELX => return Action::RelaxGotJmp,
+                    _ => {}
+                }
+            }
+            Action::Got
+        }
+        R_X86_64_GOTPCREL64 => Action::Got,
+        R_X86_64_GOTOFF64 => Action::GotOff,
+        R_X86_64_GOTPC32 | R_X86_64_GOTPC64 => Action::GotPc,
+        R_X86_64_TPOFF32 | R_X86_64_TPOFF64 => {
+            if m.exe { Action::TpOff } else { Action::Error("local-exec TLS can not be used in a shared object") }
+        }
+        R_X86_64_GOTTPOFF => {
+            if m.exe && !p.imported {
+                match (byte(data, off - 3), byte(data, off - 2)) {
+                    (Some(0x48 | 0x4c), Some(0x8b | 0x03)) => Action::GotTpToLe,
+                    _ => Action::GotTp,
+                }
+            } else {
+                Action::GotTp
+            }
+        }
+        R_X86_64_TLSGD => {
+            if !m.exe {
+                Action::Error("general-dynamic TLS in shared objects is not supported yet")
+            } else if p.imported {
+                Action::TlsGdToIe
+            } else {
+                Action::TlsGdToLe
+            }
+        }
+        R_X86_64_TLSLD => {
+            if m.exe { Action::TlsLdToLe } else { Action::Error("local-dynamic TLS in shared objects is not supported yet") }
+        }
+        R_X86_64_DTPOFF32 | R_X86_64_DTPOFF64 => Action::DtpOff,
+        R_X86_64_GOTPC32_TLSDESC => {
+            if !m.exe {
+                Action::Error("TLSDESC in shared objects is not supported yet")
+            } else if p.imported {
+                Action::TlsDescToIe
+            } else {
+                Action::TlsDescToLe
+            }
+        }
+        R_X86_64_TLSDESC_CALL => Action::TlsDescCallToNop,
+        R_X86_64_SIZE32 | R_X86_64_SIZE64 => Action::Size,
+        _ => Action::Error("unsupported relocation type"),
+    }
+}
+
+fn type_name(r_type: u32) -> String {
+    let n = match r_type {
+        R_X86_64_64 => "R_X86_64_64",
+        R_X86_64_PC32 => "R_X86_64_PC32",
+        R_X86_64_32 => "R_X86_64_32",
+        R_X86_64_32S => "R_X86_64_32S",
+        R_X86_64_PLT32 => "R_X86_64_PLT32",
+        R_X86_64_GOTPCREL => "R_X86_64_GOTPCREL",
+        R_X86_64_GOTPCRELX => "R_X86_64_GOTPCRELX",
+        R_X86_64_REX_GOTPCRELX => "R_X86_64_REX_GOTPCRELX",
+        R_X86_64_TLSGD => "R_X86_64_TLSGD",
+        R_X86_64_TLSLD => "R_X86_64_TLSLD",
+        R_X86_64_TPOFF32 => "R_X86_64_TPOFF32",
+        R_X86_64_GOTTPOFF => "R_X86_64_GOTTPOFF",
+        _ => return format!("relocation type {r_type}"),
+    };
+    n.to_string()
+}
+
+fn mode_of_scan(cx: &ScanCx) -> Mode {
+    Mode { pic: cx.pic(), exe: cx.is_exe(), dynamic: cx.dynamic() }
+}
+
+fn reloc_error(res: &crate::resolve::Resolved, f: usize, s: usize, off: u64, r_type: u32, sym: &SymRef, why: &str) -> String {
+    let o = &res.objects[f];
+    let name = if sym.id as usize >= res.num_globals() {
+        String::from_utf8_lossy(o.sym_name(sym_index_of(sym))).into_owned()
+    } else {
+        res.display(sym.id)
+    };
+    format!(
+        "{} against symbol '{}' {}\n>>> defined in {}\n>>> referenced by {}:({}+0x{:x})",
+        type_name(r_type),
+        name,
+        why,
+        o.name,
+        o.name,
+        o.section_name(s as u32),
+        off
+    )
+}
+
+fn sym_index_of(sym: &SymRef) -> usize {
+    match sym.target {
+        Target::Object { sym, .. } | Target::Imported { sym, .. } => sym as usize,
+        _ => 0,
+    }
+}
+
+impl Arch for X86_64 {
+    const E_MACHINE: u16 = EM_X86_64;
+    const R_RELATIVE: u32 = R_X86_64_RELATIVE;
+    const R_IRELATIVE: u32 = R_X86_64_IRELATIVE;
+    const R_GLOB_DAT: u32 = R_X86_64_GLOB_DAT;
+    const R_JUMP_SLOT: u32 = R_X86_64_JUMP_SLOT;
+    const R_COPY: u32 = R_X86_64_COPY;
+    const R_ABS64: u32 = R_X86_64_64;
+    const R_TPOFF64: u32 = R_X86_64_TPOFF64;
+    const R_DTPMOD64: u32 = R_X86_64_DTPMOD64;
+    const R_DTPOFF64: u32 = R_X86_64_DTPOFF64;
+    const PLT0_SIZE: u64 = 16;
+    const PLT_ENTRY_SIZE: u64 = 16;
+    const IPLT_ENTRY_SIZE: u64 = 16;
+
+    fn scan_section(cx: &ScanCx, f: usize, s: usize) -> SectionScan {
+        let o = &cx.res.objects[f];
+        let sec = &o.sections[s];
+        let writable = sec.flags() & SHF_WRITE as u64 != 0;
+        let m = mode_of_scan(cx);
+        let mut out = SectionScan::default();
+        let mut skip_next = false;
+        for r in sec.relas {
+            if skip_next {
+                skip_next = false;
+                continue;
+            }
+            let off = r.r_offset.get(LE);
+            let r_type = r.r_type(LE, false);
+            let Some(sym) = cx.lookup(f, r.r_sym(LE, false) as usize) else {
+                out.errors.push(format!("{}:({}+0x{off:x}): invalid symbol index", o.name, o.section_name(s as u32)));
+                continue;
+            };
+            if r_type == R_X86_64_NONE {
+                continue;
+            }
+            if let Some(e) = scan::undefined_error(cx, f, s, off, &sym) {
+                if cx.is_exe() {
+                    out.errors.push(e);
+                    continue;
+                }
+            }
+            let p = props(cx.res, &sym);
+            let action = decide(&m, r_type, p, writable, sec.data, off);
+            match action {
+                Action::None | Action::Abs | Action::Pc | Action::TpOff | Action::DtpOff | Action::Size => {}
+                Action::RelaxGotToLea | Action::RelaxGotCall | Action::RelaxGotJmp | Action::TlsDescCallToNop => {}
+                Action::GotTpToLe | Action::TlsDescToLe => {}
+                Action::DynRelative | Action::DynIrelative => {
+                    if !writable && cx.config.z_text {
+                        out.errors.push(reloc_error(cx.res, f, s, off, r_type, &sym, "would need a text relocation; recompile with -fPIC or link with -z notext"));
+                    }
+                    if action == Action::DynRelative {
+                        out.dyn_relocs += 1;
+                    } else {
+                        out.irel_relocs += 1;
+                    }
+                }
+                Action::DynSymbolic => {
+                    if !writable && cx.config.z_text {
+                        out.errors.push(reloc_error(cx.res, f, s, off, r_type, &sym, "would need a text relocation; recompile with -fPIC or link with -z notext"));
+                    }
+                    cx.set(&sym, scan::NEEDS_DYNSYM);
+                    out.dyn_relocs += 1;
+                }
+                Action::Plt => {
+                    if p.imported {
+                        cx.set(&sym, scan::NEEDS_PLT | scan::NEEDS_DYNSYM);
+                        if !matches!(r_type, R_X86_64_PLT32 | R_X86_64_PLTOFF64) {
+                            cx.set(&sym, scan::NEEDS_CANONICAL);
+                        }
+                    } else {
+                        cx.set(&sym, scan::NEEDS_PLT | scan::NEEDS_GOT);
+                        if !matches!(r_type, R_X86_64_PLT32 | R_X86_64_PLTOFF64) {
+                            cx.set(&sym, scan::NEEDS_CANONICAL);
+                        }
+                    }
+                }
+                Action::Got => {
+                    cx.set(&sym, scan::NEEDS_GOT);
+                    if p.imported {
+                        cx.set(&sym, scan::NEEDS_DYNSYM);
+                    }
+                }
+                Action::GotTp | Action::TlsGdToIe | Action::TlsDescToIe => {
+                    cx.set(&sym, scan::NEEDS_GOTTP);
+                    if p.imported {
+                        cx.set(&sym, scan::NEEDS_DYNSYM);
+                    }
+                    skip_next = action == Action::TlsGdToIe;
+                }
+                Action::TlsGdToLe | Action::TlsLdToLe => skip_next = true,
+                Action::GotOff | Action::GotPc => cx.needs_got_base.store(true, std::sync::atomic::Ordering::Relaxed),
+                Action::Error(why) => out.errors.push(reloc_error(cx.res, f, s, off, r_type, &sym, why)),
+            }
+            // Data from a shared object referenced directly from an executable: copy relocation.
+            if p.imported && !p.func && m.exe && matches!(action, Action::Abs | Action::Pc) {
+                cx.set(&sym, scan::NEEDS_COPY | scan::NEEDS_DYNSYM);
+            }
+        }
+        out
+    }
+
+    fn apply_section(cx: &WriteCx, f: usize, s: usize, out: &mut [u8], dyn_out: &mut DynRelSink) -> Result<(), String> {
+        let o = &cx.res.objects[f];
+        let sec = &o.sections[s];
+        let writable = sec.flags() & SHF_WRITE as u64 != 0;
+        let alloc = sec.is_alloc();
+        let m = Mode { pic: cx.pic(), exe: cx.is_exe(), dynamic: cx.dynamic() };
+        let base = cx.section_addr(f, s);
+        let mut skip_next = false;
+        for r in sec.relas {
+            if skip_next {
+                skip_next = false;
+                continue;
+            }
+            let off = r.r_offset.get(LE);
+            let r_type = r.r_type(LE, false);
+            if r_type == R_X86_64_NONE {
+                continue;
+            }
+            let a = r.r_addend.get(LE);
+            let sym_idx = r.r_sym(LE, false) as usize;
+            let sym = cx.lookup(f, sym_idx).ok_or_else(|| format!("{}: invalid symbol index {sym_idx}", o.name))?;
+            let p_addr = base.wrapping_add(off);
+            let at = off as usize;
+            let err_range = || {
+                format!("{}:({}+0x{off:x}): relocation offset is out of range", o.name, o.section_name(s as u32))
+            };
+            if !alloc {
+                // Debug info and other non-allocated sections: absolute values only, tombstone for dead code.
+                let v = match cx.nonalloc_value(f, sym_idx, &sym, a) {
+                    Some(v) => v,
+                    None => {
+                        if sec.name == b".debug_loc" || sec.name == b".debug_ranges" { 1 } else { 0 }
+                    }
+                };
+                let v = match r_type {
+                    R_X86_64_DTPOFF32 | R_X86_64_DTPOFF64 => cx.dtp_offset(v),
+                    R_X86_64_SIZE32 | R_X86_64_SIZE64 => symbols::sym_size(cx.res, sym.target).wrapping_add(a as u64),
+                    R_X86_64_PC32 | R_X86_64_PC64 => v.wrapping_sub(p_addr),
+                    _ => v,
+                };
+                match r_type {
+                    R_X86_64_64 | R_X86_64_DTPOFF64 | R_X86_64_SIZE64 | R_X86_64_PC64 => put64(out, at, v).ok_or_else(err_range)?,
+                    R_X86_64_32 | R_X86_64_32S | R_X86_64_DTPOFF32 | R_X86_64_SIZE32 | R_X86_64_PC32 => {
+                        put32(out, at, v as u32).ok_or_else(err_range)?
+                    }
+                    _ => {
+                        return Err(reloc_error(cx.res, f, s, off, r_type, &sym, "is not supported in a non-allocated section"));
+                    }
+                }
+                continue;
+            }
+            let p = props(cx.res, &sym);
+            let action = decide(&m, r_type, p, writable, sec.data, off);
+            let s_val = cx.sym_value(f, sym_idx, &sym, a);
+            let value: u64 = match action {
+                Action::None | Action::TlsDescCallToNop => {
+                    if action == Action::TlsDescCallToNop {
+                        // call *(%rax) → xchg %ax,%ax
+                        out.get_mut(at..at + 2).ok_or_else(err_range)?.copy_from_slice(&[0x66, 0x90]);
+                    }
+                    continue;
+                }
+                Action::Abs => s_val.wrapping_add(a as u64),
+                Action::Pc => s_val.wrapping_add(a as u64).wrapping_sub(p_addr),
+                Action::DynRelative => {
+                    let v = s_val.wrapping_add(a as u64);
+                    dyn_out.push(DynRel { offset: p_addr, r_type: Self::R_RELATIVE, sym: 0, addend: v as i64 });
+                    v
+                }
+                Action::DynIrelative => {
+                    let v = s_val.wrapping_add(a as u64);
+                    dyn_out.push_irelative(DynRel { offset: p_addr, r_type: Self::R_IRELATIVE, sym: 0, addend: v as i64 });
+                    v
+                }
+                Action::DynSymbolic => {
+                    dyn_out.push(DynRel { offset: p_addr, r_type: Self::R_ABS64, sym: cx.dynsym_index(sym.id), addend: a });
+                    a as u64
+                }
+                Action::Plt => {
+                    let target = cx.plt_addr(sym.id).unwrap_or(s_val);
+                    match r_type {
+                        R_X86_64_64 | R_X86_64_32 | R_X86_64_32S | R_X86_64_16 | R_X86_64_8 => target.wrapping_add(a as u64),
+                        _ => target.wrapping_add(a as u64).wrapping_sub(p_addr),
+                    }
+                }
+                Action::Got => {
+                    let g = cx.got_addr(sym.id);
+                    if r_type == R_X86_64_GOTPCREL64 || r_type == R_X86_64_GOTPCREL || r_type == R_X86_64_GOTPCRELX || r_type == R_X86_64_REX_GOTPCRELX {
+                        g.wrapping_add(a as u64).wrapping_sub(p_addr)
+                    } else {
+                        g.wrapping_add(a as u64)
+                    }
+                }
+                Action::RelaxGotToLea => {
+                    out[at - 2] = 0x8d;
+                    s_val.wrapping_add(a as u64).wrapping_sub(p_addr)
+                }
+                Action::RelaxGotCall => {
+                    out[at - 2] = 0x67;
+                    out[at - 1] = 0xe8;
+                    s_val.wrapping_add(a as u64).wrapping_sub(p_addr)
+                }
+                Action::RelaxGotJmp => {
+                    out[at - 2] = 0xe9;
+                    let v = s_val.wrapping_add(a as u64).wrapping_sub(p_addr).wrapping_add(1);
+                    put32(out, at - 1, v as u32).ok_or_else(err_range)?;
+                    *out.get_mut(at + 3).ok_or_else(err_range)? = 0x90;
+                    continue;
+                }
+                Action::TpOff => cx.tp_offset(s_val.wrapping_add(a as u64)),
+                Action::GotTp => cx.gottp_addr(sym.id).wrapping_add(a as u64).wrapping_sub(p_addr),
+                Action::GotTpToLe => {
+                    let rex = out[at - 3];
+                    let op = out[at - 2];
+                    let reg = (out[at - 1] >> 3) & 7;
+                    out[at - 3] = if rex == 0x4c { 0x49 } else { 0x48 };
+                    out[at - 2] = if op == 0x8b { 0xc7 } else { 0x81 };
+                    out[at - 1] = 0xc0 | reg;
+                    cx.tp_offset(s_val.wrapping_add(a as u64).wrapping_add(4))
+                }
+                Action::TlsGdToLe | Action::TlsGdToIe => {
+                    skip_next = true;
+                    let start = at.checked_sub(4).ok_or_else(err_range)?;
+                    let seq = out.get(start..start + 16).ok_or_else(err_range)?;
+                    if seq[..4] != [0x66, 0x48, 0x8d, 0x3d] || !(seq[8..12] == [0x66, 0x66, 0x48, 0xe8]) {
+                        return Err(reloc_error(cx.res, f, s, off, r_type, &sym, "is not followed by the expected __tls_get_addr call sequence"));
+                    }
+                    let seq = &mut out[start..start + 16];
+                    if action == Action::TlsGdToLe {
+                        seq[..12].copy_from_slice(&[0x64, 0x48, 0x8b, 0x04, 0x25, 0, 0, 0, 0, 0x48, 0x8d, 0x80]);
+                        let v = cx.tp_offset(s_val);
+                        seq[12..16].copy_from_slice(&(v as u32).to_le_bytes());
+                    } else {
+                        seq[..12].copy_from_slice(&[0x64, 0x48, 0x8b, 0x04, 0x25, 0, 0, 0, 0, 0x48, 0x03, 0x05]);
+                        let v = cx.gottp_addr(sym.id).wrapping_sub(base.wrapping_add(start as u64 + 16));
+                        seq[12..16].copy_from_slice(&(v as u32).to_le_bytes());
+                    }
+                    continue;
+                }
+                Action::TlsLdToLe => {
+                    skip_next = true;
+                    let start = at.checked_sub(3).ok_or_else(err_range)?;
+                    let seq = out.get_mut(start..start + 12).ok_or_else(err_range)?;
+                    if seq[..3] != [0x48, 0x8d, 0x3d] || seq[7] != 0xe8 {
+                        return Err(reloc_error(cx.res, f, s, off, r_type, &sym, "is not followed by the expected __tls_get_addr call sequence"));
+                    }
+                    seq.copy_from_slice(&[0x66, 0x66, 0x66, 0x64, 0x48, 0x8b, 0x04, 0x25, 0, 0, 0, 0]);
+                    continue;
+                }
+                Action::TlsDescToLe | Action::TlsDescToIe => {
+                    // lea x@tlsdesc(%rip), %reg → mov $x@tpoff, %reg | mov x@gottpoff(%rip), %reg
+                    let rex = *out.get(at.wrapping_sub(3)).ok_or_else(err_range)?;
+                    let reg = (out[at - 1] >> 3) & 7;
+                    if action == Action::TlsDescToLe {
+                        out[at - 3] = 0x48 | (rex & 4) >> 2;
+                        out[at - 2] = 0xc7;
+                        out[at - 1] = 0xc0 | reg;
+                        cx.tp_offset(s_val)
+                    } else {
+                        out[at - 2] = 0x8b;
+                        cx.gottp_addr(sym.id).wrapping_add(a as u64).wrapping_sub(p_addr)
+                    }
+                }
+                Action::DtpOff => {
+                    // In an executable every local-dynamic access was relaxed to local exec.
+                    if m.exe { cx.tp_offset(s_val.wrapping_add(a as u64)) } else { cx.dtp_offset(s_val.wrapping_add(a as u64)) }
+                }
+                Action::Size => symbols::sym_size(cx.res, sym.target).wrapping_add(a as u64),
+                Action::GotOff => s_val.wrapping_add(a as u64).wrapping_sub(cx.got_base()),
+                Action::GotPc => cx.got_base().wrapping_add(a as u64).wrapping_sub(p_addr),
+                Action::Error(why) => return Err(reloc_error(cx.res, f, s, off, r_type, &sym, why)),
+            };
+            write_value(out, at, r_type, value).map_err(|e| match e {
+                WriteErr::Range => err_range(),
+                WriteErr::Overflow => reloc_error(
+                    cx.res,
+                    f,
+                    s,
+                    off,
+                    r_type,
+                    &sym,
+                    &format!("out of range: 0x{value:x} does not fit"),
+                ),
+            })?;
+        }
+        Ok(())
+    }
+
+    fn write_plt0(out: &mut [u8], plt: u64, gotplt: u64) {
+        out[..16].copy_from_slice(&[0xff, 0x35, 0, 0, 0, 0, 0xff, 0x25, 0, 0, 0, 0, 0x0f, 0x1f, 0x40, 0x00]);
+        out[2..6].copy_from_slice(&((gotplt + 8).wrapping_sub(plt + 6) as u32).to_le_bytes());
+        out[8..12].copy_from_slice(&((gotplt + 16).wrapping_sub(plt + 12) as u32).to_le_bytes());
+    }
+
+    fn write_plt_entry(out: &mut [u8], entry: u64, slot: u64, index: u32, plt: u64) {
+        out[..16].copy_from_slice(&[0xff, 0x25, 0, 0, 0, 0, 0x68, 0, 0, 0, 0, 0xe9, 0, 0, 0, 0]);
+        out[2..6].copy_from_slice(&(slot.wrapping_sub(entry + 6) as u32).to_le_bytes());
+        out[7..11].copy_from_slice(&index.to_le_bytes());
+        out[12..16].copy_from_slice(&(plt.wrapping_sub(entry + 16) as u32).to_le_bytes());
+    }
+
+    fn write_iplt_entry(out: &mut [u8], entry: u64, slot: u64) {
+        out[..16].copy_from_slice(&[0xff, 0x25, 0, 0, 0, 0, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc]);
+        out[2..6].copy_from_slice(&(slot.wrapping_sub(entry + 6) as u32).to_le_bytes());
+    }
+}
+
+enum WriteErr {
+    Range,
+    Overflow,
+}
+
+fn put32(out: &mut [u8], at: usize, v: u32) -> Option<()> {
+    out.get_mut(at..at + 4)?.copy_from_slice(&v.to_le_bytes());
+    Some(())
+}
+
+fn put64(out: &mut [u8], at: usize, v: u64) -> Option<()> {
+    out.get_mut(at..at + 8)?.copy_from_slice(&v.to_le_bytes());
+    Some(())
+}
+
+/// Stores `value` in the field the relocation type names, checking that it fits.
+fn write_value(out: &mut [u8], at: usize, r_type: u32, value: u64) -> Result<(), WriteErr> {
+    let signed = value as i64;
+    let (width, ok) = match r_type {
+        R_X86_64_64 | R_X86_64_PC64 | R_X86_64_GOTOFF64 | R_X86_64_GOTPC64 | R_X86_64_GOTPCREL64 | R_X86_64_SIZE64
+        | R_X86_64_DTPOFF64 | R_X86_64_TPOFF64 | R_X86_64_PLTOFF64 => (8, true),
+        R_X86_64_32 | R_X86_64_SIZE32 => (4, value <= u32::MAX as u64),
+        R_X86_64_16 => (2, value <= u16::MAX as u64 || (signed >= i16::MIN as i64 && signed < 0)),
+        R_X86_64_8 => (1, value <= u8::MAX as u64 || (signed >= i8::MIN as i64 && signed < 0)),
+        R_X86_64_PC16 => (2, signed >= i16::MIN as i64 && signed <= i16::MAX as i64),
+        R_X86_64_PC8 => (1, signed >= i8::MIN as i64 && signed <= i8::MAX as i64),
+        R_X86_64_DTPOFF32 | R_X86_64_TPOFF32 | R_X86_64_GOTTPOFF | R_X86_64_GOTPC32_TLSDESC => (4, true),
+        _ => (4, signed >= i32::MIN as i64 && signed <= i32::MAX as i64),
+    };
+    if !ok {
+        return Err(WriteErr::Overflow);
+    }
+    let field = out.get_mut(at..at + width).ok_or(WriteErr::Range)?;
+    field.copy_from_slice(&value.to_le_bytes()[..width]);
+    Ok(())
+}

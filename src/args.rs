@@ -1,0 +1,1741 @@
+//! Pass 1: the GNU ld command line (with `@response` files) into an immutable [`Config`] and an ordered list of
+//! [`InputArg`]s, each carrying the positional state it was given under (`--whole-archive`, `--as-needed`,
+//! `-Bstatic`, group nesting).
+//!
+//! Input: `argv` without `argv[0]`. Output: an [`Action`]; for a link, a [`Config`] whose `inputs` keep command-line
+//! order.
+//!
+//! Invariants: unknown options are errors; options rivet accepts but ignores are listed explicitly in the option
+//! table (their help text says "ignored"), never swallowed by a catch-all. Every accepted spelling is in
+//! [`ACCEPTED_OPTIONS`].
+//!
+//! Spelling rules, as GNU ld (`getopt_long_only`) has them:
+//! - a long option may be written with one or two dashes (`--soname`, `-soname`, `-Bstatic`, `--Bstatic`), except that
+//!   a one-dash word starting with `o` is always `-o` with a glued value (`-omagic` writes `magic`);
+//! - a long option's value is glued with `=` or is the next argument (`--entry=f`, `--entry f`); options whose value is
+//!   optional (`--build-id[=STYLE]`, `--time-trace[=FILE]`, …) take it only with `=`;
+//! - a one-letter option's value is glued or is the next argument (`-lc`, `-l c`, `-zrelro`, `-z relro`);
+//! - `@FILE` arguments are replaced by the words of FILE (libiberty quoting), recursively, before anything else;
+//! - after `--` every argument is an input file.
+//!
+//! Unique abbreviations of long options (`--whole-arch`), which GNU ld also accepts, are not.
+
+use std::path::PathBuf;
+
+/// What kind of file the link produces.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OutputKind {
+    /// `-no-pie` dynamic or static executable at a fixed address (ET_EXEC).
+    Exec,
+    /// Position-independent executable (`-pie`, also `-static -pie`) (ET_DYN with an entry point).
+    Pie,
+    /// `-shared` library.
+    Shared,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HashStyle {
+    Sysv,
+    Gnu,
+    Both,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum BuildId {
+    None,
+    Fast,
+    Md5,
+    Sha1,
+    Uuid,
+    Hex(Vec<u8>),
+}
+
+/// Positional state in effect where an input appeared on the command line.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct InputFlags {
+    pub whole_archive: bool,
+    pub as_needed: bool,
+    /// `-Bstatic` in effect: `-lfoo` only finds `libfoo.a`.
+    pub static_only: bool,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum InputArg {
+    /// A file path given directly.
+    File { path: PathBuf, flags: InputFlags },
+    /// `-lNAME` or `-l:FILE`; resolved against the search path by the load pass.
+    Library { name: String, flags: InputFlags },
+    /// `--start-group` / `-(`
+    GroupStart,
+    /// `--end-group` / `-)`
+    GroupEnd,
+}
+
+#[derive(Clone, Debug)]
+pub struct Config {
+    pub output: PathBuf,
+    pub kind: OutputKind,
+    /// `-static` / `-Bstatic` as the *last* global state means "no dynamic linking at all" only when no shared
+    /// object ends up in the link; this records whether `-static` (not just `-Bstatic`) was given.
+    pub static_link: bool,
+    /// `--no-dynamic-linker` (static-pie): no PT_INTERP even though the output has a dynamic section.
+    pub no_dynamic_linker: bool,
+    pub dynamic_linker: Option<String>,
+    pub entry: Option<String>,
+    pub search_paths: Vec<PathBuf>,
+    pub inputs: Vec<InputArg>,
+    /// `-u SYM` / `--undefined=SYM`
+    pub undefined: Vec<String>,
+    /// `--defsym=SYM=EXPR` in command-line order (expression kept as text; the resolve pass evaluates it).
+    pub defsyms: Vec<(String, String)>,
+    pub rpath: Vec<String>,
+    pub soname: Option<String>,
+    pub gc_sections: bool,
+    pub print_gc_sections: bool,
+    pub eh_frame_hdr: bool,
+    pub export_dynamic: bool,
+    pub hash_style: HashStyle,
+    pub build_id: BuildId,
+    /// `-z relro` (default on).
+    pub relro: bool,
+    /// `-z now`
+    pub bind_now: bool,
+    /// `-z execstack`
+    pub execstack: bool,
+    /// `--enable-new-dtags` (default): DT_RUNPATH rather than DT_RPATH.
+    pub new_dtags: bool,
+    pub strip_all: bool,
+    pub strip_debug: bool,
+    /// `--threads=N`; `None` means all cores.
+    pub threads: Option<usize>,
+    pub mmap_output: bool,
+    pub print_timing: bool,
+    pub time_trace: Option<PathBuf>,
+    /// Whether `--eh-frame-hdr` or `--no-eh-frame-hdr` appeared at all (otherwise `eh_frame_hdr` is the default).
+    pub eh_frame_hdr_set: bool,
+    pub z_text: bool,
+    pub z_separate_code: bool,
+    pub max_page_size: u64,
+    pub fatal_warnings: bool,
+    pub verbose: bool,
+    /// `-O1` etc. (accepted; rivet applies the same string tail merging at every level).
+    pub opt_level: u32,
+    /// `-v` / `-V` given together with inputs: print [`version_line`] to stdout, then link (GNU ld and lld do this;
+    /// without inputs they only print the version, which [`parse`] reports as [`Action::Version`]).
+    pub print_version: bool,
+    /// Non-fatal diagnostics found while parsing (e.g. a missing `--end-group`); main prints each as
+    /// `rivet: warning: MSG`.
+    pub warnings: Vec<String>,
+    /// `-z defs` or `--no-undefined`: undefined symbols are errors even in `-shared` links (`-z undefs` clears it).
+    pub z_defs: bool,
+    /// `--no-undefined`; always equal to `z_defs` (the two spellings mean the same thing).
+    pub no_undefined: bool,
+    /// `-z nodelete`: `DF_1_NODELETE`.
+    pub z_nodelete: bool,
+    /// `-z nodlopen`: `DF_1_NOOPEN`.
+    pub z_nodlopen: bool,
+    /// `-z origin`: `DF_ORIGIN` / `DF_1_ORIGIN`.
+    pub z_origin: bool,
+    /// `-z initfirst`: `DF_1_INITFIRST`.
+    pub z_initfirst: bool,
+    /// `-z interpose`: `DF_1_INTERPOSE`.
+    pub z_interpose: bool,
+    /// `--version-script FILE`, in command-line order (parsed later by the resolve pass).
+    pub version_script: Vec<PathBuf>,
+    /// `--dynamic-list FILE`, in command-line order.
+    pub dynamic_list: Vec<PathBuf>,
+    /// `--wrap SYM`, in command-line order.
+    pub wrap: Vec<String>,
+    /// `-Map FILE` / `--Map=FILE`: write a link map there.
+    pub map_file: Option<PathBuf>,
+    /// `-t` / `--trace`: print each input file as it is loaded.
+    pub trace: bool,
+    /// `-Bsymbolic`: bind global symbol references inside a shared library to its own definitions.
+    pub bsymbolic: bool,
+    /// `-Bsymbolic-functions`: like `-Bsymbolic`, for function symbols only.
+    pub bsymbolic_functions: bool,
+    /// `--error-limit=N`: stop after N errors; 0 means no limit. Default 20 (as lld).
+    pub error_limit: u32,
+    /// `-init SYM`: `DT_INIT` target. `None` means the GNU default (`_init`, if defined).
+    pub init: Option<String>,
+    /// `-fini SYM`: `DT_FINI` target. `None` means the GNU default (`_fini`, if defined).
+    pub fini: Option<String>,
+    /// `-X` / `--discard-locals`: drop temporary local symbols (`.L*`) from `.symtab`.
+    pub discard_locals: bool,
+    /// `-x` / `--discard-all`: drop all local symbols from `.symtab`.
+    pub discard_all: bool,
+}
+
+impl Default for Config {
+    /// GNU ld's defaults on x86-64 Linux when no option says otherwise.
+    fn default() -> Config {
+        Config {
+            output: PathBuf::from("a.out"),
+            kind: OutputKind::Exec,
+            static_link: false,
+            no_dynamic_linker: false,
+            dynamic_linker: None,
+            entry: None,
+            search_paths: Vec::new(),
+            inputs: Vec::new(),
+            undefined: Vec::new(),
+            defsyms: Vec::new(),
+            rpath: Vec::new(),
+            soname: None,
+            gc_sections: false,
+            print_gc_sections: false,
+            eh_frame_hdr: false,
+            export_dynamic: false,
+            hash_style: HashStyle::Sysv,
+            build_id: BuildId::None,
+            relro: true,
+            bind_now: false,
+            execstack: false,
+            new_dtags: true,
+            strip_all: false,
+            strip_debug: false,
+            threads: None,
+            mmap_output: true,
+            print_timing: false,
+            time_trace: None,
+            eh_frame_hdr_set: false,
+            z_text: true,
+            z_separate_code: true,
+            max_page_size: 4096,
+            fatal_warnings: false,
+            verbose: false,
+            opt_level: 0,
+            print_version: false,
+            warnings: Vec::new(),
+            z_defs: false,
+            no_undefined: false,
+            z_nodelete: false,
+            z_nodlopen: false,
+            z_origin: false,
+            z_initfirst: false,
+            z_interpose: false,
+            version_script: Vec::new(),
+            dynamic_list: Vec::new(),
+            wrap: Vec::new(),
+            map_file: None,
+            trace: false,
+            bsymbolic: false,
+            bsymbolic_functions: false,
+            error_limit: 20,
+            init: None,
+            fini: None,
+            discard_locals: false,
+            discard_all: false,
+        }
+    }
+}
+
+/// What the command line asks for.
+#[derive(Clone, Debug)]
+#[allow(clippy::large_enum_variant)] // made once per process; boxing would only add noise for the caller
+pub enum Action {
+    /// Link with this configuration.
+    Link(Config),
+    /// Print [`version_line`] and exit 0 (`--version`, or `-v`/`-V` with no inputs).
+    Version,
+    /// Print [`help_text`] and exit 0 (`--help`).
+    Help,
+}
+
+/// The line `--version` and `-v` print. It contains "GNU" so configure scripts and libtool treat rivet as a GNU-style
+/// linker, the same trick lld uses.
+pub fn version_line() -> String {
+    format!(
+        "rivet {} (compatible with GNU linkers)",
+        env!("CARGO_PKG_VERSION")
+    )
+}
+
+/// The `--help` text, generated from the option table.
+pub fn help_text() -> String {
+    let mut out = String::from("Usage: rivet [options] file...\n\nOptions:\n");
+    for spec in OPTIONS {
+        let mut left = String::new();
+        for (i, name) in spec.names.iter().enumerate() {
+            if i > 0 {
+                left.push_str(", ");
+            }
+            left.push_str(name);
+            match spec.takes {
+                Takes::Nothing => {}
+                Takes::Value if !name.starts_with("--") => {
+                    left.push(' ');
+                    left.push_str(spec.meta);
+                }
+                Takes::Value => {
+                    left.push('=');
+                    left.push_str(spec.meta);
+                }
+                Takes::Optional => {
+                    left.push_str("[=");
+                    left.push_str(spec.meta);
+                    left.push(']');
+                }
+            }
+        }
+        if left.len() < 34 {
+            out.push_str(&format!("  {left:<34} {}\n", spec.help));
+        } else {
+            out.push_str(&format!("  {left}\n  {:<34} {}\n", "", spec.help));
+        }
+    }
+    out.push_str(
+        "\nLong options take one or two dashes. @FILE reads more arguments from FILE.\n\
+         -z keywords: relro norelro now lazy execstack noexecstack text notext separate-code noseparate-code\n\
+         \x20 defs undefs nodelete nodlopen origin initfirst interpose combreloc max-page-size=N common-page-size=N\n",
+    );
+    out
+}
+
+/// Which option an argument is; the handler in [`Parser::apply`] gives it its meaning.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Opt {
+    // Output and kind.
+    Output,
+    Pie,
+    NoPie,
+    Shared,
+    Relocatable,
+    Emulation,
+    // Inputs and positional state.
+    Library,
+    LibraryPath,
+    AsNeeded,
+    NoAsNeeded,
+    WholeArchive,
+    NoWholeArchive,
+    Bstatic,
+    Static,
+    Bdynamic,
+    PushState,
+    PopState,
+    StartGroup,
+    EndGroup,
+    Script,
+    // Symbols.
+    Entry,
+    Undefined,
+    Defsym,
+    Wrap,
+    VersionScript,
+    DynamicList,
+    ExportDynamic,
+    NoExportDynamic,
+    Bsymbolic,
+    BsymbolicFunctions,
+    Init,
+    Fini,
+    NoUndefined,
+    // Dynamic linking.
+    Rpath,
+    RpathLink,
+    RpathOrJustSymbols,
+    Soname,
+    DynamicLinker,
+    NoDynamicLinker,
+    HashStyle,
+    EnableNewDtags,
+    DisableNewDtags,
+    Z,
+    // Sections and output contents.
+    GcSections,
+    NoGcSections,
+    PrintGcSections,
+    NoPrintGcSections,
+    EhFrameHdr,
+    NoEhFrameHdr,
+    BuildId,
+    StripAll,
+    StripDebug,
+    DiscardAll,
+    DiscardLocals,
+    CompressDebugSections,
+    Icf,
+    Optimize,
+    Map,
+    // Rivet's own behaviour.
+    Threads,
+    NoThreads,
+    MmapOutput,
+    NoMmapOutput,
+    PrintTiming,
+    TimeTrace,
+    TimeTraceFile,
+    ErrorLimit,
+    FatalWarnings,
+    NoFatalWarnings,
+    Verbose,
+    Trace,
+    Version,
+    VersionAndLink,
+    Help,
+    // Accepted and ignored, with or without a (checked) value.
+    Ignored,
+    IgnoredValue,
+    ColorDiagnostics,
+    SortCommon,
+    SortSection,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Takes {
+    /// A flag; `--flag=x` is not this option.
+    Nothing,
+    /// Required value: glued (`-lc`, `--entry=f`) or the next argument.
+    Value,
+    /// Optional value, only in the glued form `--opt=VALUE`.
+    Optional,
+}
+
+struct OptSpec {
+    opt: Opt,
+    /// Canonical spellings. A two-character name (`-o`, `-(`) is a short option; anything longer is a long option,
+    /// also accepted with the other number of dashes (see the module doc).
+    names: &'static [&'static str],
+    takes: Takes,
+    /// Value placeholder for the help text.
+    meta: &'static str,
+    help: &'static str,
+}
+
+const fn flag(opt: Opt, names: &'static [&'static str], help: &'static str) -> OptSpec {
+    OptSpec {
+        opt,
+        names,
+        takes: Takes::Nothing,
+        meta: "",
+        help,
+    }
+}
+
+const fn value(
+    opt: Opt,
+    names: &'static [&'static str],
+    meta: &'static str,
+    help: &'static str,
+) -> OptSpec {
+    OptSpec {
+        opt,
+        names,
+        takes: Takes::Value,
+        meta,
+        help,
+    }
+}
+
+const fn optional(
+    opt: Opt,
+    names: &'static [&'static str],
+    meta: &'static str,
+    help: &'static str,
+) -> OptSpec {
+    OptSpec {
+        opt,
+        names,
+        takes: Takes::Optional,
+        meta,
+        help,
+    }
+}
+
+/// Every option rivet knows. Order is the help text's order.
+#[rustfmt::skip]
+const OPTIONS: &[OptSpec] = &[
+    value(Opt::Output, &["-o", "--output"], "FILE", "Write the output to FILE (default a.out)"),
+    flag(Opt::Pie, &["-pie", "--pic-executable"], "Create a position-independent executable"),
+    flag(Opt::NoPie, &["-no-pie", "--no-pic-executable"], "Create a position-dependent executable (default)"),
+    flag(Opt::Shared, &["-shared", "-Bshareable"], "Create a shared library"),
+    flag(Opt::Relocatable, &["-r", "--relocatable"], "Relocatable output (not supported yet)"),
+    value(Opt::Emulation, &["-m"], "EMULATION", "Target emulation; only elf_x86_64"),
+    value(Opt::Library, &["-l", "--library"], "NAME", "Search for libNAME.so / libNAME.a (-l:FILE: exactly FILE)"),
+    value(Opt::LibraryPath, &["-L", "--library-path"], "DIR", "Add DIR to the library search path"),
+    flag(Opt::AsNeeded, &["--as-needed"], "Only add DT_NEEDED for following shared libraries that are used"),
+    flag(Opt::NoAsNeeded, &["--no-as-needed"], "Always add DT_NEEDED for following shared libraries (default)"),
+    flag(Opt::WholeArchive, &["--whole-archive"], "Include every member of following archives"),
+    flag(Opt::NoWholeArchive, &["--no-whole-archive"], "Turn off --whole-archive"),
+    flag(Opt::Bstatic, &["-Bstatic", "-dn", "-non_shared"], "Following -l options only find static archives"),
+    flag(Opt::Static, &["-static"], "Same as -Bstatic, and marks the link as static"),
+    flag(Opt::Bdynamic, &["-Bdynamic", "-dy", "-call_shared"], "Following -l options may find shared libraries"),
+    flag(Opt::PushState, &["--push-state"], "Save the --whole-archive, --as-needed and -Bstatic state"),
+    flag(Opt::PopState, &["--pop-state"], "Restore the state saved by the matching --push-state"),
+    flag(Opt::StartGroup, &["--start-group", "-("], "Start a group of archives searched repeatedly"),
+    flag(Opt::EndGroup, &["--end-group", "-)"], "End a group"),
+    value(Opt::Script, &["-T", "--script"], "FILE", "Linker script (not supported yet)"),
+    value(Opt::Entry, &["-e", "--entry"], "SYM", "Set the entry point"),
+    value(Opt::Undefined, &["-u", "--undefined"], "SYM", "Start with SYM undefined (pulls archive members)"),
+    value(Opt::Defsym, &["--defsym"], "SYM=EXPR", "Define SYM as EXPR"),
+    value(Opt::Wrap, &["--wrap"], "SYM", "Use __wrap_SYM for SYM and __real_SYM for the original"),
+    value(Opt::VersionScript, &["--version-script"], "FILE", "Read a version script"),
+    value(Opt::DynamicList, &["--dynamic-list"], "FILE", "Read a list of symbols to export"),
+    flag(Opt::ExportDynamic, &["-E", "--export-dynamic"], "Export all global symbols"),
+    flag(Opt::NoExportDynamic, &["--no-export-dynamic"], "Turn off --export-dynamic (default)"),
+    flag(Opt::Bsymbolic, &["-Bsymbolic"], "Bind global references locally in a shared library"),
+    flag(Opt::BsymbolicFunctions, &["-Bsymbolic-functions"], "Bind global function references locally"),
+    value(Opt::Init, &["-init"], "SYM", "Call SYM at load time (DT_INIT)"),
+    value(Opt::Fini, &["-fini"], "SYM", "Call SYM at unload time (DT_FINI)"),
+    flag(Opt::NoUndefined, &["--no-undefined"], "Report undefined symbols even with -shared (= -z defs)"),
+    flag(Opt::Ignored, &["--allow-shlib-undefined"], "Ignored"),
+    flag(Opt::Ignored, &["--no-allow-shlib-undefined"], "Ignored"),
+    flag(Opt::Ignored, &["--undefined-version"], "Ignored"),
+    flag(Opt::Ignored, &["--no-undefined-version"], "Ignored"),
+    value(Opt::Rpath, &["-rpath", "--rpath"], "DIR", "Add DIR to the runtime library search path"),
+    value(Opt::RpathOrJustSymbols, &["-R"], "DIR", "Same as -rpath DIR (reading symbols from a file: not supported)"),
+    value(Opt::RpathLink, &["-rpath-link"], "DIR", "Ignored"),
+    value(Opt::Soname, &["-soname", "-h"], "NAME", "Set DT_SONAME of a shared library"),
+    value(Opt::DynamicLinker, &["-dynamic-linker", "-I"], "FILE", "Set the program interpreter (PT_INTERP)"),
+    flag(Opt::NoDynamicLinker, &["--no-dynamic-linker"], "No PT_INTERP (static-pie)"),
+    value(Opt::HashStyle, &["--hash-style"], "sysv|gnu|both", "Dynamic symbol hash table style (default sysv)"),
+    flag(Opt::EnableNewDtags, &["--enable-new-dtags"], "Use DT_RUNPATH for -rpath (default)"),
+    flag(Opt::DisableNewDtags, &["--disable-new-dtags"], "Use DT_RPATH for -rpath"),
+    value(Opt::Z, &["-z"], "KEYWORD", "ELF extensions (see below)"),
+    flag(Opt::GcSections, &["--gc-sections"], "Remove unreferenced sections"),
+    flag(Opt::NoGcSections, &["--no-gc-sections"], "Keep unreferenced sections (default)"),
+    flag(Opt::PrintGcSections, &["--print-gc-sections"], "List removed sections"),
+    flag(Opt::NoPrintGcSections, &["--no-print-gc-sections"], "Do not list removed sections (default)"),
+    flag(Opt::EhFrameHdr, &["--eh-frame-hdr"], "Create .eh_frame_hdr and PT_GNU_EH_FRAME"),
+    flag(Opt::NoEhFrameHdr, &["--no-eh-frame-hdr"], "Do not create .eh_frame_hdr"),
+    optional(Opt::BuildId, &["--build-id"], "STYLE", "Add .note.gnu.build-id: fast (default), md5, sha1, uuid, 0xHEX, none"),
+    flag(Opt::StripAll, &["-s", "--strip-all"], "Omit all symbol information"),
+    flag(Opt::StripDebug, &["-S", "--strip-debug"], "Omit debug information"),
+    flag(Opt::DiscardAll, &["-x", "--discard-all"], "Discard all local symbols"),
+    flag(Opt::DiscardLocals, &["-X", "--discard-locals"], "Discard temporary local symbols"),
+    value(Opt::CompressDebugSections, &["--compress-debug-sections"], "none", "Only none is supported"),
+    value(Opt::Icf, &["--icf"], "none", "Identical code folding; only none is supported"),
+    value(Opt::Optimize, &["-O"], "LEVEL", "Optimization level (accepted; same output at every level)"),
+    value(Opt::Map, &["-Map"], "FILE", "Write a link map to FILE"),
+    flag(Opt::Ignored, &["--cref"], "Ignored"),
+    value(Opt::Threads, &["--threads", "--thread-count"], "N", "Use N threads (default: all cores)"),
+    flag(Opt::NoThreads, &["--no-threads"], "Use one thread"),
+    flag(Opt::MmapOutput, &["--mmap-output-file"], "Write the output through a mapping (default)"),
+    flag(Opt::NoMmapOutput, &["--no-mmap-output-file"], "Write the output with write(2)"),
+    flag(Opt::PrintTiming, &["--print-timing"], "Print the time each pass took"),
+    optional(Opt::TimeTrace, &["--time-trace"], "FILE", "Write a Chrome trace (default OUTPUT.time-trace.json)"),
+    value(Opt::TimeTraceFile, &["--time-trace-file"], "FILE", "Same as --time-trace=FILE"),
+    value(Opt::ErrorLimit, &["--error-limit"], "N", "Stop after N errors (0: no limit; default 20)"),
+    flag(Opt::FatalWarnings, &["--fatal-warnings"], "Treat warnings as errors"),
+    flag(Opt::NoFatalWarnings, &["--no-fatal-warnings"], "Do not treat warnings as errors (default)"),
+    flag(Opt::Verbose, &["--verbose"], "Verbose output"),
+    flag(Opt::Trace, &["-t", "--trace"], "Print the name of each input file"),
+    flag(Opt::Version, &["--version"], "Print the version and exit"),
+    flag(Opt::VersionAndLink, &["-v", "-V"], "Print the version, then link if there are inputs"),
+    flag(Opt::Help, &["--help"], "Print this help and exit"),
+    value(Opt::IgnoredValue, &["-plugin", "--plugin"], "FILE", "Ignored (LTO plugin)"),
+    value(Opt::IgnoredValue, &["-plugin-opt"], "OPT", "Ignored (LTO plugin option)"),
+    value(Opt::IgnoredValue, &["--exclude-libs"], "LIBS", "Ignored"),
+    optional(Opt::ColorDiagnostics, &["--color-diagnostics"], "always|never|auto", "Ignored"),
+    flag(Opt::Ignored, &["--no-color-diagnostics"], "Ignored"),
+    optional(Opt::SortCommon, &["--sort-common"], "ascending|descending", "Ignored"),
+    value(Opt::SortSection, &["--sort-section"], "name|alignment", "Ignored"),
+    flag(Opt::Ignored, &["--warn-common"], "Ignored"),
+    flag(Opt::Ignored, &["--no-warn-mismatch"], "Ignored"),
+    flag(Opt::Ignored, &["--warn-shared-textrel"], "Ignored"),
+    flag(Opt::Ignored, &["--relax"], "Ignored"),
+    flag(Opt::Ignored, &["--no-relax"], "Ignored"),
+    flag(Opt::Ignored, &["-EL"], "Ignored (little-endian is the only choice)"),
+    flag(Opt::Ignored, &["-nostdlib"], "Ignored (there is no built-in library path)"),
+    flag(Opt::Ignored, &["--no-copy-dt-needed-entries"], "Ignored (already the behaviour)"),
+    flag(Opt::Ignored, &["-g"], "Ignored"),
+];
+
+const fn count_names(specs: &[OptSpec]) -> usize {
+    let mut n = 0;
+    let mut i = 0;
+    while i < specs.len() {
+        n += specs[i].names.len();
+        i += 1;
+    }
+    n
+}
+
+const NAME_COUNT: usize = count_names(OPTIONS);
+
+const fn all_names() -> [&'static str; NAME_COUNT] {
+    let mut out = [""; NAME_COUNT];
+    let mut k = 0;
+    let mut i = 0;
+    while i < OPTIONS.len() {
+        let mut j = 0;
+        while j < OPTIONS[i].names.len() {
+            out[k] = OPTIONS[i].names[j];
+            k += 1;
+            j += 1;
+        }
+        i += 1;
+    }
+    out
+}
+
+/// Every option spelling rivet accepts, in help order, generated from the option table. Long options are listed with
+/// their canonical dashes; the other number of dashes is accepted too (see the module doc). `-z` keywords are in
+/// [`Z_KEYWORDS`].
+pub const ACCEPTED_OPTIONS: &[&str] = &all_names();
+
+/// Every `-z` keyword rivet accepts (`=N` takes a number, decimal or `0x` hex).
+pub const Z_KEYWORDS: &[&str] = &[
+    "relro",
+    "norelro",
+    "now",
+    "lazy",
+    "execstack",
+    "noexecstack",
+    "text",
+    "notext",
+    "separate-code",
+    "noseparate-code",
+    "defs",
+    "undefs",
+    "nodelete",
+    "nodlopen",
+    "origin",
+    "initfirst",
+    "interpose",
+    "combreloc",
+    "max-page-size=N",
+    "common-page-size=N",
+];
+
+fn is_short(name: &str) -> bool {
+    name.len() == 2
+}
+
+/// Finds the option `arg` (which starts with `-`) spells, and the value glued to it if any.
+fn lookup(arg: &str) -> Option<(&'static OptSpec, Option<String>)> {
+    let (body, two_dashes) = match arg.strip_prefix("--") {
+        Some(body) => (body, true),
+        None => (&arg[1..], false),
+    };
+    if (two_dashes || !body.starts_with('o'))
+        && let Some(found) = lookup_long(body)
+    {
+        return Some(found);
+    }
+    if two_dashes {
+        return None;
+    }
+    lookup_short(body)
+}
+
+fn lookup_long(body: &str) -> Option<(&'static OptSpec, Option<String>)> {
+    let (name, glued) = match body.split_once('=') {
+        Some((name, glued)) => (name, Some(glued)),
+        None => (body, None),
+    };
+    for spec in OPTIONS {
+        let names_it = spec
+            .names
+            .iter()
+            .any(|n| !is_short(n) && n.trim_start_matches('-') == name);
+        if !names_it {
+            continue;
+        }
+        match (spec.takes, glued) {
+            (Takes::Nothing, Some(_)) => return None,
+            (_, glued) => return Some((spec, glued.map(str::to_string))),
+        }
+    }
+    None
+}
+
+fn lookup_short(body: &str) -> Option<(&'static OptSpec, Option<String>)> {
+    let letter = body.chars().next()?;
+    let rest = &body[letter.len_utf8()..];
+    for spec in OPTIONS {
+        let names_it = spec
+            .names
+            .iter()
+            .any(|n| is_short(n) && n[1..].starts_with(letter));
+        if !names_it {
+            continue;
+        }
+        return match spec.takes {
+            Takes::Nothing | Takes::Optional if rest.is_empty() => Some((spec, None)),
+            Takes::Nothing | Takes::Optional => None,
+            Takes::Value if rest.is_empty() => Some((spec, None)),
+            Takes::Value => Some((spec, Some(rest.to_string()))),
+        };
+    }
+    None
+}
+
+/// Parses the command line (without `argv[0]`).
+pub fn parse(argv: &[String]) -> Result<Action, String> {
+    let args = expand_response_files(argv)?;
+    let mut parser = Parser::default();
+    let mut i = 0;
+    let mut only_files = false;
+    while i < args.len() {
+        let arg = &args[i];
+        i += 1;
+        if arg == "-" && !only_files {
+            return Err("reading input from standard input ('-') is not supported".to_string());
+        }
+        if only_files || !arg.starts_with('-') {
+            parser.add_file(PathBuf::from(arg));
+            continue;
+        }
+        if arg == "--" {
+            only_files = true;
+            continue;
+        }
+        let Some((spec, glued)) = lookup(arg) else {
+            return Err(format!("unknown argument '{arg}'"));
+        };
+        // Refuse unsupported features before asking for their value, so the message says what is wrong.
+        match spec.opt {
+            Opt::Script => {
+                return Err(format!(
+                    "linker scripts via {} are not supported yet",
+                    option_name(arg)
+                ));
+            }
+            Opt::Relocatable => {
+                return Err(format!("{arg}: relocatable output is not supported yet"));
+            }
+            _ => {}
+        }
+        let value = match (spec.takes, glued) {
+            (Takes::Value, None) => {
+                let Some(next) = args.get(i) else {
+                    return Err(format!("missing argument to {arg}"));
+                };
+                i += 1;
+                Some(next.clone())
+            }
+            (_, glued) => glued,
+        };
+        if let Some(action) = parser.apply(spec.opt, arg, value)? {
+            return Ok(action);
+        }
+    }
+    parser.finish()
+}
+
+/// The option part of `arg` for messages: `--script=x.ld` → `--script`, `-Tx.ld` → `-T`.
+fn option_name(arg: &str) -> &str {
+    if arg.starts_with("-T") {
+        return "-T";
+    }
+    arg.split_once('=').map_or(arg, |(name, _)| name)
+}
+
+#[derive(Default)]
+struct Parser {
+    cfg: Config,
+    flags: InputFlags,
+    saved: Vec<InputFlags>,
+    in_group: bool,
+    pie: bool,
+    shared: bool,
+    /// `Some(None)`: `--time-trace` without a file, named after the output at the end.
+    time_trace: Option<Option<PathBuf>>,
+}
+
+impl Parser {
+    fn add_file(&mut self, path: PathBuf) {
+        self.cfg.inputs.push(InputArg::File {
+            path,
+            flags: self.flags,
+        });
+    }
+
+    /// Applies one option. `value` is `Some` for `Takes::Value` options, and for `Takes::Optional` ones when given.
+    fn apply(
+        &mut self,
+        opt: Opt,
+        arg: &str,
+        value: Option<String>,
+    ) -> Result<Option<Action>, String> {
+        let val = || value.clone().unwrap_or_default();
+        let cfg = &mut self.cfg;
+        match opt {
+            Opt::Output => cfg.output = PathBuf::from(val()),
+            Opt::Pie => self.pie = true,
+            Opt::NoPie => self.pie = false,
+            Opt::Shared => self.shared = true,
+            Opt::Emulation => {
+                let emulation = val();
+                if emulation != "elf_x86_64" {
+                    return Err(format!(
+                        "unsupported emulation: {emulation} (rivet supports elf_x86_64 only)"
+                    ));
+                }
+            }
+            Opt::Library => {
+                let name = val();
+                if name.is_empty() || name == ":" {
+                    return Err(format!("{arg}: missing library name"));
+                }
+                cfg.inputs.push(InputArg::Library {
+                    name,
+                    flags: self.flags,
+                });
+            }
+            Opt::LibraryPath => {
+                // A leading '=' means "relative to the sysroot", and rivet's sysroot is '/'.
+                let dir = val();
+                let dir = dir.strip_prefix('=').map(str::to_string).unwrap_or(dir);
+                cfg.search_paths.push(PathBuf::from(dir));
+            }
+            Opt::AsNeeded => self.flags.as_needed = true,
+            Opt::NoAsNeeded => self.flags.as_needed = false,
+            Opt::WholeArchive => self.flags.whole_archive = true,
+            Opt::NoWholeArchive => self.flags.whole_archive = false,
+            Opt::Bstatic => self.flags.static_only = true,
+            Opt::Static => {
+                self.flags.static_only = true;
+                cfg.static_link = true;
+            }
+            Opt::Bdynamic => self.flags.static_only = false,
+            Opt::PushState => self.saved.push(self.flags),
+            Opt::PopState => {
+                self.flags = self
+                    .saved
+                    .pop()
+                    .ok_or("unbalanced --push-state/--pop-state")?;
+            }
+            Opt::StartGroup => {
+                if self.in_group {
+                    return Err("nested --start-group".to_string());
+                }
+                self.in_group = true;
+                cfg.inputs.push(InputArg::GroupStart);
+            }
+            Opt::EndGroup => {
+                if !self.in_group {
+                    return Err("stray --end-group".to_string());
+                }
+                self.in_group = false;
+                cfg.inputs.push(InputArg::GroupEnd);
+            }
+            // Refused in `parse` before their value is read.
+            Opt::Script | Opt::Relocatable => {}
+            Opt::Entry => cfg.entry = Some(val()),
+            Opt::Undefined => cfg.undefined.push(val()),
+            Opt::Defsym => {
+                let text = val();
+                match text.split_once('=') {
+                    Some((sym, expr)) if !sym.is_empty() && !expr.is_empty() => {
+                        cfg.defsyms.push((sym.to_string(), expr.to_string()))
+                    }
+                    _ => {
+                        return Err(format!(
+                            "--defsym: syntax error: {text} (expected SYM=EXPR)"
+                        ));
+                    }
+                }
+            }
+            Opt::Wrap => cfg.wrap.push(val()),
+            Opt::VersionScript => cfg.version_script.push(PathBuf::from(val())),
+            Opt::DynamicList => cfg.dynamic_list.push(PathBuf::from(val())),
+            Opt::ExportDynamic => cfg.export_dynamic = true,
+            Opt::NoExportDynamic => cfg.export_dynamic = false,
+            Opt::Bsymbolic => cfg.bsymbolic = true,
+            Opt::BsymbolicFunctions => cfg.bsymbolic_functions = true,
+            Opt::Init => cfg.init = Some(val()),
+            Opt::Fini => cfg.fini = Some(val()),
+            Opt::NoUndefined => {
+                cfg.no_undefined = true;
+                cfg.z_defs = true;
+            }
+            Opt::Rpath => cfg.rpath.push(val()),
+            Opt::RpathOrJustSymbols => {
+                // GNU ld: `-R DIR` is -rpath; `-R FILE` reads FILE's symbols (--just-symbols).
+                let path = val();
+                if std::fs::metadata(&path).is_ok_and(|m| !m.is_dir()) {
+                    return Err(format!(
+                        "-R {path}: reading symbols from a file (--just-symbols) is not supported"
+                    ));
+                }
+                cfg.rpath.push(path);
+            }
+            Opt::RpathLink => {}
+            Opt::Soname => cfg.soname = Some(val()),
+            Opt::DynamicLinker => {
+                cfg.dynamic_linker = Some(val());
+                cfg.no_dynamic_linker = false;
+            }
+            Opt::NoDynamicLinker => {
+                cfg.no_dynamic_linker = true;
+                cfg.dynamic_linker = None;
+            }
+            Opt::HashStyle => {
+                cfg.hash_style = match val().as_str() {
+                    "sysv" => HashStyle::Sysv,
+                    "gnu" => HashStyle::Gnu,
+                    "both" => HashStyle::Both,
+                    other => return Err(format!("unknown --hash-style: {other}")),
+                }
+            }
+            Opt::EnableNewDtags => cfg.new_dtags = true,
+            Opt::DisableNewDtags => cfg.new_dtags = false,
+            Opt::Z => apply_z(cfg, &val())?,
+            Opt::GcSections => cfg.gc_sections = true,
+            Opt::NoGcSections => cfg.gc_sections = false,
+            Opt::PrintGcSections => cfg.print_gc_sections = true,
+            Opt::NoPrintGcSections => cfg.print_gc_sections = false,
+            Opt::EhFrameHdr | Opt::NoEhFrameHdr => {
+                cfg.eh_frame_hdr = opt == Opt::EhFrameHdr;
+                cfg.eh_frame_hdr_set = true;
+            }
+            Opt::BuildId => cfg.build_id = parse_build_id(value.as_deref())?,
+            Opt::StripAll => cfg.strip_all = true,
+            Opt::StripDebug => cfg.strip_debug = true,
+            Opt::DiscardAll => cfg.discard_all = true,
+            Opt::DiscardLocals => cfg.discard_locals = true,
+            Opt::CompressDebugSections => {
+                let v = val();
+                if v != "none" {
+                    return Err(format!(
+                        "unsupported --compress-debug-sections value: {v} (only 'none' is supported)"
+                    ));
+                }
+            }
+            Opt::Icf => {
+                let v = val();
+                if v != "none" {
+                    return Err(format!(
+                        "unsupported --icf value: {v} (only 'none' is supported)"
+                    ));
+                }
+            }
+            Opt::Optimize => {
+                let v = val();
+                cfg.opt_level = v
+                    .parse()
+                    .map_err(|_| format!("-O: number expected, but got '{v}'"))?;
+            }
+            Opt::Map => cfg.map_file = Some(PathBuf::from(val())),
+            Opt::Threads => {
+                let v = val();
+                match v.parse::<usize>() {
+                    Ok(n) if n > 0 => cfg.threads = Some(n),
+                    _ => {
+                        return Err(format!(
+                            "{}: expected a positive integer, but got '{v}'",
+                            option_name(arg)
+                        ));
+                    }
+                }
+            }
+            Opt::NoThreads => cfg.threads = Some(1),
+            Opt::MmapOutput => cfg.mmap_output = true,
+            Opt::NoMmapOutput => cfg.mmap_output = false,
+            Opt::PrintTiming => cfg.print_timing = true,
+            Opt::TimeTrace => self.time_trace = Some(value.map(PathBuf::from)),
+            Opt::TimeTraceFile => self.time_trace = Some(Some(PathBuf::from(val()))),
+            Opt::ErrorLimit => {
+                let v = val();
+                cfg.error_limit = v
+                    .parse()
+                    .map_err(|_| format!("--error-limit: number expected, but got '{v}'"))?;
+            }
+            Opt::FatalWarnings => cfg.fatal_warnings = true,
+            Opt::NoFatalWarnings => cfg.fatal_warnings = false,
+            Opt::Verbose => cfg.verbose = true,
+            Opt::Trace => cfg.trace = true,
+            Opt::Version => return Ok(Some(Action::Version)),
+            Opt::VersionAndLink => cfg.print_version = true,
+            Opt::Help => return Ok(Some(Action::Help)),
+            Opt::Ignored | Opt::IgnoredValue => {}
+            Opt::ColorDiagnostics => check_choice(
+                "--color-diagnostics",
+                value.as_deref(),
+                &["always", "never", "auto"],
+            )?,
+            Opt::SortCommon => check_choice(
+                "--sort-common",
+                value.as_deref(),
+                &["ascending", "descending"],
+            )?,
+            Opt::SortSection => {
+                check_choice("--sort-section", value.as_deref(), &["name", "alignment"])?
+            }
+        }
+        Ok(None)
+    }
+
+    fn finish(mut self) -> Result<Action, String> {
+        if self.in_group {
+            // GNU ld closes the group itself and says so.
+            self.cfg
+                .warnings
+                .push("missing --end-group; added as last command line option".to_string());
+            self.cfg.inputs.push(InputArg::GroupEnd);
+        }
+        let cfg = &mut self.cfg;
+        cfg.kind = if self.shared {
+            OutputKind::Shared
+        } else if self.pie {
+            OutputKind::Pie
+        } else {
+            OutputKind::Exec
+        };
+        cfg.time_trace = self.time_trace.map(|file| {
+            file.unwrap_or_else(|| {
+                let mut name = cfg.output.clone().into_os_string();
+                name.push(".time-trace.json");
+                PathBuf::from(name)
+            })
+        });
+        let has_input = cfg
+            .inputs
+            .iter()
+            .any(|i| matches!(i, InputArg::File { .. } | InputArg::Library { .. }));
+        if !has_input {
+            if cfg.print_version {
+                return Ok(Action::Version);
+            }
+            return Err("no input files".to_string());
+        }
+        Ok(Action::Link(self.cfg))
+    }
+}
+
+fn check_choice(option: &str, value: Option<&str>, choices: &[&str]) -> Result<(), String> {
+    match value {
+        Some(v) if !choices.contains(&v) => Err(format!("unknown {option} value: {v}")),
+        _ => Ok(()),
+    }
+}
+
+fn parse_build_id(style: Option<&str>) -> Result<BuildId, String> {
+    Ok(match style {
+        None | Some("fast") => BuildId::Fast,
+        Some("none") => BuildId::None,
+        Some("md5") => BuildId::Md5,
+        Some("sha1") | Some("tree") => BuildId::Sha1,
+        Some("uuid") => BuildId::Uuid,
+        Some(s) if s.starts_with("0x") || s.starts_with("0X") => {
+            let hex = &s[2..];
+            if hex.is_empty() || hex.len() % 2 != 0 || !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
+                return Err(format!("--build-id: invalid hex string: {s}"));
+            }
+            let bytes = (0..hex.len())
+                .step_by(2)
+                .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).unwrap_or(0));
+            BuildId::Hex(bytes.collect())
+        }
+        Some(s) => return Err(format!("unknown --build-id style: {s}")),
+    })
+}
+
+fn apply_z(cfg: &mut Config, keyword: &str) -> Result<(), String> {
+    match keyword {
+        "relro" => cfg.relro = true,
+        "norelro" => cfg.relro = false,
+        "now" => cfg.bind_now = true,
+        "lazy" => cfg.bind_now = false,
+        "execstack" => cfg.execstack = true,
+        "noexecstack" => cfg.execstack = false,
+        "text" => cfg.z_text = true,
+        "notext" => cfg.z_text = false,
+        "separate-code" => cfg.z_separate_code = true,
+        "noseparate-code" => cfg.z_separate_code = false,
+        "defs" | "undefs" => {
+            cfg.z_defs = keyword == "defs";
+            cfg.no_undefined = cfg.z_defs;
+        }
+        "nodelete" => cfg.z_nodelete = true,
+        "nodlopen" => cfg.z_nodlopen = true,
+        "origin" => cfg.z_origin = true,
+        "initfirst" => cfg.z_initfirst = true,
+        "interpose" => cfg.z_interpose = true,
+        // Relocations are always sorted and combined; this is GNU ld's default too.
+        "combreloc" => {}
+        _ => {
+            if let Some(n) = keyword.strip_prefix("max-page-size=") {
+                cfg.max_page_size = parse_page_size("max-page-size", n)?;
+            } else if let Some(n) = keyword.strip_prefix("common-page-size=") {
+                parse_page_size("common-page-size", n)?;
+            } else {
+                return Err(format!("unknown -z value: {keyword}"));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn parse_page_size(what: &str, text: &str) -> Result<u64, String> {
+    let n = parse_number(text).ok_or_else(|| format!("invalid {what}: {text}"))?;
+    if !n.is_power_of_two() {
+        return Err(format!("{what}: value isn't a power of 2: {text}"));
+    }
+    Ok(n)
+}
+
+/// A number as `strtoul(text, _, 0)` reads it: `0x` hex, leading-`0` octal, else decimal; nothing may follow.
+fn parse_number(text: &str) -> Option<u64> {
+    if let Some(hex) = text.strip_prefix("0x").or_else(|| text.strip_prefix("0X")) {
+        u64::from_str_radix(hex, 16).ok()
+    } else if text.len() > 1 && text.starts_with('0') {
+        u64::from_str_radix(&text[1..], 8).ok()
+    } else {
+        text.parse().ok()
+    }
+}
+
+/// How deep `@file` may nest; deeper means a file includes itself.
+const MAX_RESPONSE_DEPTH: usize = 64;
+
+/// Replaces every `@FILE` argument by the words in FILE, recursively (as libiberty's `expandargv`, except that a
+/// missing file is an error rather than a literal argument).
+fn expand_response_files(argv: &[String]) -> Result<Vec<String>, String> {
+    let mut out = Vec::with_capacity(argv.len());
+    for arg in argv {
+        expand_arg(arg, &mut out, 0)?;
+    }
+    Ok(out)
+}
+
+fn expand_arg(arg: &str, out: &mut Vec<String>, depth: usize) -> Result<(), String> {
+    let Some(path) = arg.strip_prefix('@').filter(|p| !p.is_empty()) else {
+        out.push(arg.to_string());
+        return Ok(());
+    };
+    if depth >= MAX_RESPONSE_DEPTH {
+        return Err(format!(
+            "response file {path} nested too deeply (does it include itself?)"
+        ));
+    }
+    let bytes = std::fs::read(path)
+        .map_err(|e| format!("cannot open response file {path}: {}", io_message(&e)))?;
+    let text =
+        String::from_utf8(bytes).map_err(|_| format!("response file {path} is not valid UTF-8"))?;
+    for word in split_response_file(&text) {
+        expand_arg(&word, out, depth + 1)?;
+    }
+    Ok(())
+}
+
+/// An I/O error as strerror says it, without Rust's " (os error N)" tail.
+fn io_message(e: &std::io::Error) -> String {
+    let text = e.to_string();
+    match text.find(" (os error ") {
+        Some(at) => text[..at].to_string(),
+        None => text,
+    }
+}
+
+/// libiberty's `buildargv` rules: whitespace separates words; `'…'` and `"…"` quote (and may be empty); a backslash
+/// makes the next character literal everywhere, inside quotes too.
+fn split_response_file(text: &str) -> Vec<String> {
+    let is_space = |c: char| matches!(c, ' ' | '\t' | '\n' | '\r' | '\x0b' | '\x0c');
+    let mut words = Vec::new();
+    let mut chars = text.chars().peekable();
+    loop {
+        while chars.next_if(|&c| is_space(c)).is_some() {}
+        if chars.peek().is_none() {
+            return words;
+        }
+        let mut word = String::new();
+        let (mut single, mut double, mut escaped) = (false, false, false);
+        for c in chars.by_ref() {
+            if escaped {
+                word.push(c);
+                escaped = false;
+            } else if c == '\\' {
+                escaped = true;
+            } else if single {
+                if c == '\'' {
+                    single = false;
+                } else {
+                    word.push(c);
+                }
+            } else if double {
+                if c == '"' {
+                    double = false;
+                } else {
+                    word.push(c);
+                }
+            } else if c == '\'' {
+                single = true;
+            } else if c == '"' {
+                double = true;
+            } else if is_space(c) {
+                break;
+            } else {
+                word.push(c);
+            }
+        }
+        words.push(word);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn words(line: &str) -> Vec<String> {
+        line.split_whitespace().map(str::to_string).collect()
+    }
+
+    fn link(line: &str) -> Config {
+        match parse(&words(line)) {
+            Ok(Action::Link(cfg)) => cfg,
+            other => panic!("expected a link for {line:?}, got {other:?}"),
+        }
+    }
+
+    fn error(line: &str) -> String {
+        match parse(&words(line)) {
+            Err(msg) => msg,
+            other => panic!("expected an error for {line:?}, got {other:?}"),
+        }
+    }
+
+    fn file(path: &str, flags: InputFlags) -> InputArg {
+        InputArg::File {
+            path: PathBuf::from(path),
+            flags,
+        }
+    }
+
+    fn lib(name: &str, flags: InputFlags) -> InputArg {
+        InputArg::Library {
+            name: name.to_string(),
+            flags,
+        }
+    }
+
+    const PLAIN: InputFlags = InputFlags {
+        whole_archive: false,
+        as_needed: false,
+        static_only: false,
+    };
+    const AS_NEEDED: InputFlags = InputFlags {
+        whole_archive: false,
+        as_needed: true,
+        static_only: false,
+    };
+    const STATIC_AS_NEEDED: InputFlags = InputFlags {
+        whole_archive: false,
+        as_needed: true,
+        static_only: true,
+    };
+
+    /// A unique scratch path for a test's files.
+    fn temp_path(name: &str) -> PathBuf {
+        std::env::temp_dir().join(format!("rivet-args-{}-{name}", std::process::id()))
+    }
+
+    // `gcc -static-pie -### x.c` on Debian 12 (gcc 12), as collect2 hands it on.
+    const GCC_STATIC_PIE: &str = "-plugin /usr/lib/gcc/x86_64-linux-gnu/12/liblto_plugin.so \
+        -plugin-opt=/usr/lib/gcc/x86_64-linux-gnu/12/lto-wrapper -plugin-opt=-fresolution=/tmp/cc8pMDgR.res \
+        -plugin-opt=-pass-through=-lgcc -plugin-opt=-pass-through=-lgcc_eh -plugin-opt=-pass-through=-lc \
+        --build-id --eh-frame-hdr -m elf_x86_64 --hash-style=gnu --as-needed -static -pie --no-dynamic-linker \
+        -z text -pie -o out \
+        /usr/lib/gcc/x86_64-linux-gnu/12/../../../x86_64-linux-gnu/rcrt1.o \
+        /usr/lib/gcc/x86_64-linux-gnu/12/../../../x86_64-linux-gnu/crti.o \
+        /usr/lib/gcc/x86_64-linux-gnu/12/crtbeginS.o -L/usr/lib/gcc/x86_64-linux-gnu/12 \
+        -L/usr/lib/gcc/x86_64-linux-gnu/12/../../../x86_64-linux-gnu -L/usr/lib/gcc/x86_64-linux-gnu/12/../../../../lib \
+        -L/lib/x86_64-linux-gnu -L/lib/../lib -L/usr/lib/x86_64-linux-gnu -L/usr/lib/../lib \
+        -L/usr/lib/gcc/x86_64-linux-gnu/12/../../.. /tmp/ccvrORWZ.o --start-group -lgcc -lgcc_eh -lc --end-group \
+        /usr/lib/gcc/x86_64-linux-gnu/12/crtendS.o /usr/lib/gcc/x86_64-linux-gnu/12/../../../x86_64-linux-gnu/crtn.o";
+
+    // `clang-19 -### x.c` (default PIE) on Debian 12.
+    const CLANG_PIE: &str = "--hash-style=gnu --build-id --eh-frame-hdr -m elf_x86_64 -pie \
+        -dynamic-linker /lib64/ld-linux-x86-64.so.2 -o a.out /lib/x86_64-linux-gnu/Scrt1.o \
+        /lib/x86_64-linux-gnu/crti.o /usr/lib/gcc/x86_64-linux-gnu/12/crtbeginS.o -L/usr/lib/gcc/x86_64-linux-gnu/12 \
+        -L/usr/lib/gcc/x86_64-linux-gnu/12/../../../../lib64 -L/lib/x86_64-linux-gnu -L/lib/../lib64 \
+        -L/usr/lib/x86_64-linux-gnu -L/usr/lib/../lib64 -L/lib -L/usr/lib /tmp/x-f4aef5.o -lgcc --as-needed -lgcc_s \
+        --no-as-needed -lc -lgcc --as-needed -lgcc_s --no-as-needed /usr/lib/gcc/x86_64-linux-gnu/12/crtendS.o \
+        /lib/x86_64-linux-gnu/crtn.o";
+
+    #[test]
+    fn gcc_static_pie_line() {
+        let cfg = link(GCC_STATIC_PIE);
+        assert_eq!(cfg.kind, OutputKind::Pie);
+        assert!(cfg.static_link);
+        assert!(cfg.no_dynamic_linker);
+        assert_eq!(cfg.dynamic_linker, None);
+        assert!(cfg.z_text);
+        assert!(cfg.eh_frame_hdr && cfg.eh_frame_hdr_set);
+        assert_eq!(cfg.build_id, BuildId::Fast);
+        assert_eq!(cfg.hash_style, HashStyle::Gnu);
+        assert_eq!(cfg.output, PathBuf::from("out"));
+        assert_eq!(cfg.search_paths.len(), 8);
+        assert_eq!(
+            cfg.search_paths[0],
+            PathBuf::from("/usr/lib/gcc/x86_64-linux-gnu/12")
+        );
+        assert_eq!(
+            cfg.inputs,
+            vec![
+                file(
+                    "/usr/lib/gcc/x86_64-linux-gnu/12/../../../x86_64-linux-gnu/rcrt1.o",
+                    STATIC_AS_NEEDED
+                ),
+                file(
+                    "/usr/lib/gcc/x86_64-linux-gnu/12/../../../x86_64-linux-gnu/crti.o",
+                    STATIC_AS_NEEDED
+                ),
+                file(
+                    "/usr/lib/gcc/x86_64-linux-gnu/12/crtbeginS.o",
+                    STATIC_AS_NEEDED
+                ),
+                file("/tmp/ccvrORWZ.o", STATIC_AS_NEEDED),
+                InputArg::GroupStart,
+                lib("gcc", STATIC_AS_NEEDED),
+                lib("gcc_eh", STATIC_AS_NEEDED),
+                lib("c", STATIC_AS_NEEDED),
+                InputArg::GroupEnd,
+                file(
+                    "/usr/lib/gcc/x86_64-linux-gnu/12/crtendS.o",
+                    STATIC_AS_NEEDED
+                ),
+                file(
+                    "/usr/lib/gcc/x86_64-linux-gnu/12/../../../x86_64-linux-gnu/crtn.o",
+                    STATIC_AS_NEEDED
+                ),
+            ]
+        );
+        assert!(cfg.warnings.is_empty());
+    }
+
+    #[test]
+    fn clang_pie_line() {
+        let cfg = link(CLANG_PIE);
+        assert_eq!(cfg.kind, OutputKind::Pie);
+        assert!(!cfg.static_link);
+        assert_eq!(
+            cfg.dynamic_linker.as_deref(),
+            Some("/lib64/ld-linux-x86-64.so.2")
+        );
+        assert_eq!(cfg.output, PathBuf::from("a.out"));
+        let libs: Vec<_> = cfg
+            .inputs
+            .iter()
+            .filter(|i| matches!(i, InputArg::Library { .. }))
+            .cloned()
+            .collect();
+        assert_eq!(
+            libs,
+            vec![
+                lib("gcc", PLAIN),
+                lib("gcc_s", AS_NEEDED),
+                lib("c", PLAIN),
+                lib("gcc", PLAIN),
+                lib("gcc_s", AS_NEEDED),
+            ]
+        );
+        // Defaults the line does not touch.
+        assert!(
+            cfg.relro && !cfg.bind_now && cfg.new_dtags && cfg.mmap_output && cfg.z_separate_code
+        );
+        assert_eq!(cfg.max_page_size, 4096);
+        assert_eq!(cfg.threads, None);
+        assert_eq!(cfg.time_trace, None);
+    }
+
+    #[test]
+    fn gcc_default_pie_with_hardening() {
+        let cfg = link(
+            "-plugin /p/liblto_plugin.so -plugin-opt=/p/lto-wrapper --build-id --eh-frame-hdr -m elf_x86_64 \
+             --hash-style=gnu --as-needed -dynamic-linker /lib64/ld-linux-x86-64.so.2 -pie -z now -z relro -o out \
+             Scrt1.o crti.o crtbeginS.o -L/usr/lib a.o -lgcc --push-state --as-needed -lgcc_s --pop-state -lc \
+             crtendS.o crtn.o",
+        );
+        assert_eq!(cfg.kind, OutputKind::Pie);
+        assert!(cfg.bind_now && cfg.relro);
+    }
+
+    #[test]
+    fn output_kinds() {
+        assert_eq!(link("a.o").kind, OutputKind::Exec);
+        assert_eq!(link("-pie a.o").kind, OutputKind::Pie);
+        assert_eq!(link("--pic-executable a.o").kind, OutputKind::Pie);
+        assert_eq!(link("-pie -no-pie a.o").kind, OutputKind::Exec);
+        assert_eq!(link("-pie --no-pic-executable a.o").kind, OutputKind::Exec);
+        assert_eq!(link("-shared -pie a.o").kind, OutputKind::Shared);
+        assert_eq!(link("-pie -Bshareable a.o").kind, OutputKind::Shared);
+        let cfg = link("-static a.o");
+        assert_eq!(cfg.kind, OutputKind::Exec);
+        assert!(cfg.static_link);
+        assert!(!link("-Bstatic a.o").static_link);
+    }
+
+    #[test]
+    fn push_and_pop_state() {
+        let cfg = link(
+            "-la --whole-archive -Bstatic --push-state --no-whole-archive --as-needed -Bdynamic -lb --pop-state -lc \
+             --no-whole-archive -dy -ld",
+        );
+        let wa_static = InputFlags {
+            whole_archive: true,
+            as_needed: false,
+            static_only: true,
+        };
+        assert_eq!(
+            cfg.inputs,
+            vec![
+                lib("a", PLAIN),
+                lib("b", AS_NEEDED),
+                lib("c", wa_static),
+                lib("d", PLAIN)
+            ]
+        );
+        assert_eq!(
+            error("--pop-state a.o"),
+            "unbalanced --push-state/--pop-state"
+        );
+    }
+
+    #[test]
+    fn static_spellings() {
+        for spelling in ["-Bstatic", "-dn", "-non_shared", "-static", "--static"] {
+            let cfg = link(&format!("{spelling} -lx -call_shared -ly"));
+            let InputArg::Library { flags, .. } = &cfg.inputs[0] else {
+                panic!()
+            };
+            assert!(flags.static_only, "{spelling}");
+            let InputArg::Library { flags, .. } = &cfg.inputs[1] else {
+                panic!()
+            };
+            assert!(!flags.static_only, "{spelling}");
+        }
+    }
+
+    #[test]
+    fn groups() {
+        let cfg = link("-( -la -lb -) --start-group x.o --end-group");
+        assert_eq!(cfg.inputs[0], InputArg::GroupStart);
+        assert_eq!(cfg.inputs[3], InputArg::GroupEnd);
+        assert_eq!(cfg.inputs[4], InputArg::GroupStart);
+        assert_eq!(cfg.inputs[6], InputArg::GroupEnd);
+        let cfg = link("--start-group -la");
+        assert_eq!(cfg.inputs.last(), Some(&InputArg::GroupEnd));
+        assert_eq!(cfg.warnings.len(), 1);
+        assert_eq!(error("--start-group -( a.o"), "nested --start-group");
+        assert_eq!(error("a.o --end-group"), "stray --end-group");
+    }
+
+    #[test]
+    fn library_spellings() {
+        let cfg = link(
+            "-lc -l m --library=pthread --library dl -l:foo.a -L/a -L /b --library-path=/c -L=/d",
+        );
+        let names: Vec<_> = cfg
+            .inputs
+            .iter()
+            .map(|i| match i {
+                InputArg::Library { name, .. } => name.as_str(),
+                _ => panic!(),
+            })
+            .collect();
+        assert_eq!(names, ["c", "m", "pthread", "dl", ":foo.a"]);
+        assert_eq!(
+            cfg.search_paths,
+            ["/a", "/b", "/c", "/d"].map(PathBuf::from)
+        );
+    }
+
+    #[test]
+    fn value_spellings() {
+        let cfg = link("-ofoo -efoo_start -ufoo -u bar --undefined=baz -hlibx.so.1 a.o");
+        assert_eq!(cfg.output, PathBuf::from("foo"));
+        assert_eq!(cfg.entry.as_deref(), Some("foo_start"));
+        assert_eq!(cfg.undefined, ["foo", "bar", "baz"]);
+        assert_eq!(cfg.soname.as_deref(), Some("libx.so.1"));
+        let cfg = link(
+            "--output=o2 --entry f -soname=libz.so -rpath /r1 --rpath=/r2 -R /r3 -rpath-link /x a.o",
+        );
+        assert_eq!(cfg.output, PathBuf::from("o2"));
+        assert_eq!(cfg.entry.as_deref(), Some("f"));
+        assert_eq!(cfg.soname.as_deref(), Some("libz.so"));
+        assert_eq!(cfg.rpath, ["/r1", "/r2", "/r3"]);
+        let cfg = link("-I/lib/ld.so a.o");
+        assert_eq!(cfg.dynamic_linker.as_deref(), Some("/lib/ld.so"));
+        let cfg = link("--dynamic-linker=/x -melf_x86_64 -zrelro -znow -O1 a.o");
+        assert_eq!(cfg.dynamic_linker.as_deref(), Some("/x"));
+        assert!(cfg.bind_now);
+        assert_eq!(cfg.opt_level, 1);
+        assert_eq!(link("-O 2 a.o").opt_level, 2);
+        // '-o' glues even what looks like a long option, as in GNU ld.
+        assert_eq!(link("-output=x a.o").output, PathBuf::from("utput=x"));
+        // Single-dash long options.
+        let cfg = link("-export-dynamic -whole-archive a.o -no-whole-archive -gc-sections a.o");
+        assert!(cfg.export_dynamic && cfg.gc_sections);
+        assert_eq!(
+            cfg.inputs[0],
+            file(
+                "a.o",
+                InputFlags {
+                    whole_archive: true,
+                    ..PLAIN
+                }
+            )
+        );
+    }
+
+    #[test]
+    fn defsym() {
+        let cfg = link("--defsym=foo=0x1000 --defsym bar=foo+4 -defsym baz=a=b a.o");
+        assert_eq!(
+            cfg.defsyms,
+            vec![
+                ("foo".to_string(), "0x1000".to_string()),
+                ("bar".to_string(), "foo+4".to_string()),
+                ("baz".to_string(), "a=b".to_string()),
+            ]
+        );
+        assert!(error("--defsym foo a.o").contains("syntax error"));
+        assert!(error("--defsym=foo a.o").contains("syntax error"));
+        assert!(error("--defsym =1 a.o").contains("syntax error"));
+    }
+
+    #[test]
+    fn z_keywords() {
+        let cfg = link(
+            "-z norelro -z lazy -z execstack -z notext -z noseparate-code -z max-page-size=0x200000 \
+             -z common-page-size=4096 -z defs -z nodelete -z nodlopen -z origin -z initfirst -z interpose a.o",
+        );
+        assert!(
+            !cfg.relro && !cfg.bind_now && cfg.execstack && !cfg.z_text && !cfg.z_separate_code
+        );
+        assert_eq!(cfg.max_page_size, 0x200000);
+        assert!(cfg.z_defs && cfg.no_undefined);
+        assert!(
+            cfg.z_nodelete && cfg.z_nodlopen && cfg.z_origin && cfg.z_initfirst && cfg.z_interpose
+        );
+        let cfg = link("--no-undefined -z undefs a.o");
+        assert!(!cfg.z_defs && !cfg.no_undefined);
+        assert_eq!(error("-z foo a.o"), "unknown -z value: foo");
+        assert!(error("-z max-page-size=3000 a.o").contains("power of 2"));
+        assert!(error("-z max-page-size=lots a.o").contains("invalid max-page-size"));
+        for keyword in Z_KEYWORDS {
+            let keyword = keyword.replace("=N", "=4096");
+            link(&format!("-z {keyword} a.o"));
+        }
+    }
+
+    #[test]
+    fn build_id_and_hash_style() {
+        assert_eq!(link("a.o").build_id, BuildId::None);
+        assert_eq!(link("--build-id a.o").build_id, BuildId::Fast);
+        assert_eq!(link("--build-id=sha1 a.o").build_id, BuildId::Sha1);
+        assert_eq!(link("--build-id=md5 a.o").build_id, BuildId::Md5);
+        assert_eq!(link("--build-id=uuid a.o").build_id, BuildId::Uuid);
+        assert_eq!(
+            link("--build-id --build-id=none a.o").build_id,
+            BuildId::None
+        );
+        assert_eq!(
+            link("--build-id=0xdeadBEEF a.o").build_id,
+            BuildId::Hex(vec![0xde, 0xad, 0xbe, 0xef])
+        );
+        assert!(error("--build-id=0xabc a.o").contains("hex"));
+        assert_eq!(
+            error("--build-id=blake a.o"),
+            "unknown --build-id style: blake"
+        );
+        assert_eq!(link("a.o").hash_style, HashStyle::Sysv);
+        assert_eq!(link("--hash-style=both a.o").hash_style, HashStyle::Both);
+        assert_eq!(link("--hash-style sysv a.o").hash_style, HashStyle::Sysv);
+        assert_eq!(error("--hash-style=mips a.o"), "unknown --hash-style: mips");
+    }
+
+    #[test]
+    fn threads_and_timing() {
+        assert_eq!(link("--threads=4 a.o").threads, Some(4));
+        assert_eq!(link("--threads 3 a.o").threads, Some(3));
+        assert_eq!(link("--thread-count 2 a.o").threads, Some(2));
+        assert_eq!(link("--threads=8 --no-threads a.o").threads, Some(1));
+        assert!(error("--threads=0 a.o").contains("positive integer"));
+        assert!(error("--threads a.o").contains("positive integer"));
+        let cfg = link("--time-trace -o prog a.o");
+        assert_eq!(cfg.time_trace, Some(PathBuf::from("prog.time-trace.json")));
+        assert_eq!(
+            link("--time-trace=t.json a.o").time_trace,
+            Some(PathBuf::from("t.json"))
+        );
+        let cfg = link("--print-timing --no-mmap-output-file a.o");
+        assert!(cfg.print_timing && !cfg.mmap_output);
+    }
+
+    #[test]
+    fn recorded_for_later_passes() {
+        let cfg = link(
+            "--version-script v.map --version-script=w.map --dynamic-list=d.list --wrap malloc --wrap=free \
+             -Map out.map -t -Bsymbolic -Bsymbolic-functions --error-limit=0 -init my_init -fini=my_fini -x -X a.o",
+        );
+        assert_eq!(cfg.version_script, ["v.map", "w.map"].map(PathBuf::from));
+        assert_eq!(cfg.dynamic_list, [PathBuf::from("d.list")]);
+        assert_eq!(cfg.wrap, ["malloc", "free"]);
+        assert_eq!(cfg.map_file, Some(PathBuf::from("out.map")));
+        assert!(
+            cfg.trace
+                && cfg.bsymbolic
+                && cfg.bsymbolic_functions
+                && cfg.discard_all
+                && cfg.discard_locals
+        );
+        assert_eq!(cfg.error_limit, 0);
+        assert_eq!(cfg.init.as_deref(), Some("my_init"));
+        assert_eq!(cfg.fini.as_deref(), Some("my_fini"));
+        assert_eq!(link("--Map=m a.o").map_file, Some(PathBuf::from("m")));
+    }
+
+    #[test]
+    fn accepted_no_ops() {
+        link(
+            "-nostdlib -g -EL --relax --no-relax --cref --sort-common --sort-common=descending --sort-section=name \
+             --allow-shlib-undefined --no-allow-shlib-undefined --undefined-version --no-undefined-version \
+             --warn-common --no-warn-mismatch --warn-shared-textrel --color-diagnostics --color-diagnostics=never \
+             --exclude-libs ALL --compress-debug-sections=none --icf=none --plugin x.so -plugin-opt O2 \
+             --fatal-warnings --no-fatal-warnings --verbose -s -S --enable-new-dtags --disable-new-dtags \
+             --print-gc-sections --no-gc-sections --no-eh-frame-hdr --no-export-dynamic -E a.o",
+        );
+        assert!(error("--compress-debug-sections=zlib a.o").contains("unsupported"));
+        assert!(error("--icf=all a.o").contains("unsupported"));
+    }
+
+    #[test]
+    fn every_listed_spelling_is_known() {
+        for name in ACCEPTED_OPTIONS {
+            assert!(lookup(name).is_some(), "{name}");
+            if !is_short(name) {
+                let other = match name.strip_prefix("--") {
+                    Some(body) => format!("-{body}"),
+                    None => format!("-{name}"),
+                };
+                if !other.starts_with("-o") {
+                    assert!(lookup(&other).is_some(), "{other}");
+                }
+            }
+        }
+        assert!(help_text().contains("--whole-archive"));
+    }
+
+    #[test]
+    fn versions_and_help() {
+        assert!(matches!(parse(&words("--version")), Ok(Action::Version)));
+        assert!(matches!(
+            parse(&words("a.o --version -lc")),
+            Ok(Action::Version)
+        ));
+        assert!(matches!(parse(&words("-v")), Ok(Action::Version)));
+        assert!(matches!(parse(&words("-V")), Ok(Action::Version)));
+        assert!(matches!(parse(&words("--help")), Ok(Action::Help)));
+        assert!(matches!(parse(&words("-help")), Ok(Action::Help)));
+        let cfg = link("-v a.o");
+        assert!(cfg.print_version);
+        assert!(
+            version_line().starts_with("rivet ")
+                && version_line().contains("compatible with GNU linkers")
+        );
+    }
+
+    #[test]
+    fn errors() {
+        assert_eq!(error("--foo a.o"), "unknown argument '--foo'");
+        assert_eq!(error("-gc-sectionz a.o"), "unknown argument '-gc-sectionz'");
+        assert_eq!(
+            error("--gc-sections=yes a.o"),
+            "unknown argument '--gc-sections=yes'"
+        );
+        assert_eq!(error("-sx a.o"), "unknown argument '-sx'");
+        assert_eq!(error("a.o -o"), "missing argument to -o");
+        assert_eq!(error("a.o --entry"), "missing argument to --entry");
+        assert_eq!(
+            error("-m elf_i386 a.o"),
+            "unsupported emulation: elf_i386 (rivet supports elf_x86_64 only)"
+        );
+        assert_eq!(
+            error("-T link.ld a.o"),
+            "linker scripts via -T are not supported yet"
+        );
+        assert_eq!(
+            error("-Tlink.ld a.o"),
+            "linker scripts via -T are not supported yet"
+        );
+        assert_eq!(
+            error("--script=link.ld a.o"),
+            "linker scripts via --script are not supported yet"
+        );
+        assert_eq!(error("-T"), "linker scripts via -T are not supported yet");
+        assert!(error("-r a.o").contains("relocatable output is not supported yet"));
+        assert!(error("--relocatable a.o").contains("relocatable output is not supported yet"));
+        assert_eq!(error(""), "no input files");
+        assert_eq!(error("-o x --as-needed"), "no input files");
+        assert!(error("-O fast a.o").contains("number expected"));
+        assert_eq!(
+            error("@/nonexistent/rivet.rsp"),
+            "cannot open response file /nonexistent/rivet.rsp: No such file or directory"
+        );
+    }
+
+    #[test]
+    fn double_dash_ends_options() {
+        let cfg = link("-o x -- -weird.o");
+        assert_eq!(cfg.inputs, vec![file("-weird.o", PLAIN)]);
+    }
+
+    #[test]
+    fn response_file_quoting() {
+        let words = split_response_file(
+            "a 'b c' \"d e\" f\\ g '' \"it's\" 'say \"hi\"' back\\\\slash\n\t x\\'y 'q\\'q'",
+        );
+        assert_eq!(
+            words,
+            [
+                "a",
+                "b c",
+                "d e",
+                "f g",
+                "",
+                "it's",
+                "say \"hi\"",
+                "back\\slash",
+                "x'y",
+                "q'q"
+            ]
+        );
+        assert_eq!(split_response_file("  \n "), Vec::<String>::new());
+        assert_eq!(split_response_file("a\"b c\"d"), ["ab cd"]);
+    }
+
+    #[test]
+    fn response_files_nest() {
+        let inner = temp_path("inner.rsp");
+        let outer = temp_path("outer.rsp");
+        std::fs::write(&inner, "-lm 'my file.o'\n--as-needed").unwrap();
+        std::fs::write(
+            &outer,
+            format!("-o \"out put\"\n@{} -lc\n", inner.display()),
+        )
+        .unwrap();
+        let cfg = link(&format!("--whole-archive @{} z.o", outer.display()));
+        let whole = InputFlags {
+            whole_archive: true,
+            ..PLAIN
+        };
+        let both = InputFlags {
+            whole_archive: true,
+            as_needed: true,
+            static_only: false,
+        };
+        assert_eq!(cfg.output, PathBuf::from("out put"));
+        assert_eq!(
+            cfg.inputs,
+            vec![
+                lib("m", whole),
+                file("my file.o", whole),
+                lib("c", both),
+                file("z.o", both)
+            ]
+        );
+
+        // A file that includes itself is an error, not a hang.
+        let selfish = temp_path("self.rsp");
+        std::fs::write(&selfish, format!("@{}", selfish.display())).unwrap();
+        assert!(error(&format!("@{}", selfish.display())).contains("nested too deeply"));
+        for path in [inner, outer, selfish] {
+            std::fs::remove_file(path).unwrap();
+        }
+    }
+}

@@ -1,0 +1,156 @@
+//! Checked, zero-copy reading of ELF64 little-endian files on top of the `object` crate's definitions.
+//!
+//! Every offset, size and index read from a file goes through a checked accessor here, so that a truncated or
+//! corrupt input becomes an error message rather than a panic. Parsed structures borrow from the input mapping,
+//! which lives for the whole link (`'static`: mappings are deliberately never unmapped, see `input`).
+
+use object::elf::{self, FileHeader64, Rela64, SectionHeader64, Sym64};
+use object::{LittleEndian, pod};
+
+pub type LE = LittleEndian;
+pub const LE: LE = LittleEndian;
+pub type Ehdr = FileHeader64<LE>;
+pub type Shdr = SectionHeader64<LE>;
+pub type Sym = Sym64<LE>;
+pub type Rela = Rela64<LE>;
+pub type Phdr = object::elf::ProgramHeader64<LE>;
+pub type Dyn = object::elf::Dyn64<LE>;
+
+pub type Data = &'static [u8];
+
+/// Checks the ELF identification and machine, and returns the file header.
+pub fn file_header(data: Data) -> Result<&'static Ehdr, String> {
+    let (eh, _) = pod::from_bytes::<Ehdr>(data).map_err(|_| "file is too short for an ELF header".to_string())?;
+    if eh.e_ident.magic != elf::ELFMAG {
+        return Err("not an ELF file".into());
+    }
+    if eh.e_ident.class != elf::ELFCLASS64 || eh.e_ident.data != elf::ELFDATA2LSB {
+        return Err("not a 64-bit little-endian ELF file".into());
+    }
+    let machine = eh.e_machine.get(LE);
+    if machine != elf::EM_X86_64 {
+        return Err(format!("incompatible machine type {machine} (expected x86-64)"));
+    }
+    Ok(eh)
+}
+
+/// The section header table, with the extended section count (`e_shnum == 0`) handled.
+pub fn section_headers(data: Data, eh: &Ehdr) -> Result<&'static [Shdr], String> {
+    let off = eh.e_shoff.get(LE);
+    if off == 0 {
+        return Ok(&[]);
+    }
+    if eh.e_shentsize.get(LE) as usize != size_of::<Shdr>() {
+        return Err("invalid section header entry size".into());
+    }
+    let rest = slice(data, off, size_of::<Shdr>() as u64).ok_or("section header table is out of bounds")?;
+    let (first, _) = pod::from_bytes::<Shdr>(rest).map_err(|_| "section header table is out of bounds")?;
+    let mut num = eh.e_shnum.get(LE) as u64;
+    if num == 0 {
+        num = first.sh_size.get(LE);
+    }
+    let bytes = slice(data, off, num.checked_mul(size_of::<Shdr>() as u64).ok_or("section count overflows")?)
+        .ok_or("section header table is out of bounds")?;
+    pod::slice_from_all_bytes::<Shdr>(bytes).map_err(|_| "section header table is misaligned".to_string())
+}
+
+/// The index of the section-name string table, with `SHN_XINDEX` handled.
+pub fn shstrndx(eh: &Ehdr, shdrs: &[Shdr]) -> usize {
+    let i = eh.e_shstrndx.get(LE);
+    if i == elf::SHN_XINDEX {
+        shdrs.first().map_or(0, |s| s.sh_link.get(LE) as usize)
+    } else {
+        i as usize
+    }
+}
+
+/// `len` bytes at `off`, or `None` if that range is outside `data`.
+#[inline]
+pub fn slice(data: Data, off: u64, len: u64) -> Option<Data> {
+    let end = off.checked_add(len)?;
+    if end > data.len() as u64 {
+        return None;
+    }
+    Some(&data[off as usize..end as usize])
+}
+
+/// The bytes of a section in the file (empty for `SHT_NOBITS`).
+pub fn section_data(data: Data, sh: &Shdr) -> Result<Data, String> {
+    if sh.sh_type.get(LE) == elf::SHT_NOBITS {
+        return Ok(&[]);
+    }
+    slice(data, sh.sh_offset.get(LE), sh.sh_size.get(LE)).ok_or_else(|| "section data is out of bounds".to_string())
+}
+
+/// A NUL-terminated string at `off` in a string table.
+#[inline]
+pub fn cstr(strtab: Data, off: u32) -> Result<Data, String> {
+    let rest = strtab.get(off as usize..).ok_or("string table offset is out of bounds")?;
+    let len = memchr0(rest).ok_or("unterminated string in string table")?;
+    Ok(&rest[..len])
+}
+
+#[inline]
+pub fn memchr0(s: &[u8]) -> Option<usize> {
+    s.iter().position(|&b| b == 0)
+}
+
+/// Reinterprets a section's bytes as a table of `T` (symbols, relocations, dynamic entries).
+pub fn table<T: pod::Pod>(data: Data, sh: &Shdr, what: &str) -> Result<&'static [T], String> {
+    let bytes = section_data(data, sh)?;
+    if bytes.len() % size_of::<T>() != 0 {
+        return Err(format!("{what} table size is not a multiple of its entry size"));
+    }
+    pod::slice_from_all_bytes::<T>(bytes).map_err(|_| format!("{what} table is misaligned"))
+}
+
+#[inline]
+pub fn read_u32(buf: &[u8], off: usize) -> Option<u32> {
+    buf.get(off..off + 4).map(|b| u32::from_le_bytes(b.try_into().unwrap()))
+}
+
+#[inline]
+pub fn read_u64(buf: &[u8], off: usize) -> Option<u64> {
+    buf.get(off..off + 8).map(|b| u64::from_le_bytes(b.try_into().unwrap()))
+}
+
+/// The GNU hash function for `.gnu.hash`.
+pub fn gnu_hash(name: &[u8]) -> u32 {
+    name.iter().fold(5381u32, |h, &c| h.wrapping_mul(33).wrapping_add(c as u32))
+}
+
+/// The System V hash function for `.hash`.
+pub fn sysv_hash(name: &[u8]) -> u32 {
+    let mut h: u32 = 0;
+    for &c in name {
+        h = (h << 4).wrapping_add(c as u32);
+        let g = h & 0xf000_0000;
+        if g != 0 {
+            h ^= g >> 24;
+        }
+        h &= !g;
+    }
+    h
+}
+
+pub fn align_up(v: u64, align: u64) -> u64 {
+    if align <= 1 { v } else { v.div_ceil(align) * align }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hashes_match_the_abi_examples() {
+        assert_eq!(gnu_hash(b""), 0x1505);
+        assert_eq!(gnu_hash(b"printf"), 0x156b2bb8);
+        assert_eq!(sysv_hash(b"printf"), 0x077905a6);
+    }
+
+    #[test]
+    fn truncated_header_is_an_error() {
+        assert!(file_header(b"\x7fELF\x02\x01").is_err());
+        assert!(file_header(b"hello world").is_err());
+    }
+}

@@ -1,0 +1,162 @@
+//! Pass 5: which input sections are live.
+//!
+//! Input: the resolved symbol table. Output: [`Liveness`], one flag per section of every object.
+//! Without `--gc-sections` every copied section of a live object that lost no COMDAT group is live. With it,
+//! liveness spreads from the roots (entry, `-u`, exported symbols, init/fini arrays, notes, `KEEP`-like sections,
+//! sections that `__start_`/`__stop_` symbols bracket, `SHF_GNU_RETAIN`) along relocations, as a level-synchronous
+//! parallel BFS whose visited flags are set with one atomic swap each.
+
+use crate::args::{Config, OutputKind};
+use crate::parse::{ObjectFile, SectionKind};
+use crate::resolve::{Def, Resolved};
+use object::elf as E;
+use rayon::prelude::*;
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+
+pub struct Liveness {
+    pub live: Vec<Vec<bool>>,
+}
+
+impl Liveness {
+    #[inline]
+    pub fn is_live(&self, f: usize, s: usize) -> bool {
+        self.live[f].get(s).copied().unwrap_or(false)
+    }
+}
+
+/// A section that may be copied to the output (before garbage collection).
+fn candidate(res: &Resolved, f: usize, s: usize) -> bool {
+    res.object_live[f] && res.objects[f].sections[s].kind != SectionKind::Ignored && !res.comdat_discarded[f][s]
+}
+
+pub fn is_c_identifier(name: &[u8]) -> bool {
+    !name.is_empty() && name.iter().all(|&c| c.is_ascii_alphanumeric() || c == b'_') && !name[0].is_ascii_digit()
+}
+
+fn is_root_section(res: &Resolved, o: &ObjectFile, s: usize) -> bool {
+    let sec = &o.sections[s];
+    let name = sec.name;
+    if !sec.is_alloc() || sec.flags() & 0x200000 != 0 {
+        return true; // non-alloc (debug info, .comment) and SHF_GNU_RETAIN
+    }
+    let t = sec.sh_type();
+    if matches!(t, E::SHT_INIT_ARRAY | E::SHT_FINI_ARRAY | E::SHT_PREINIT_ARRAY | E::SHT_NOTE) {
+        return true;
+    }
+    for keep in [&b".init_array"[..], b".fini_array", b".preinit_array", b".ctors", b".dtors", b".init", b".fini", b".jcr"] {
+        if name == keep || (name.starts_with(keep) && name.get(keep.len()) == Some(&b'.')) {
+            return true;
+        }
+    }
+    if is_c_identifier(name) {
+        let start = [b"__start_", name].concat();
+        let stop = [b"__stop_", name].concat();
+        return res.names.lookup(&start).is_some() || res.names.lookup(&stop).is_some();
+    }
+    false
+}
+
+pub fn gc(config: &Config, res: &Resolved) -> Liveness {
+    let objects = &res.objects;
+    if !config.gc_sections {
+        let live = (0..objects.len())
+            .into_par_iter()
+            .map(|f| (0..objects[f].sections.len()).map(|s| candidate(res, f, s)).collect())
+            .collect();
+        return Liveness { live };
+    }
+    let marks: Vec<Vec<AtomicBool>> =
+        objects.iter().map(|o| o.sections.iter().map(|_| AtomicBool::new(false)).collect()).collect();
+    let mark = |f: usize, s: usize| -> bool { candidate(res, f, s) && !marks[f][s].swap(true, Relaxed) };
+
+    // Roots.
+    let mut frontier: Vec<(u32, u32)> = (0..objects.len())
+        .into_par_iter()
+        .flat_map_iter(|f| {
+            let o = &objects[f];
+            let mut roots = Vec::new();
+            for s in 0..o.sections.len() {
+                let root = is_root_section(res, o, s)
+                    // Data that .eh_frame points at (LSDAs, personality pointers) lives as long as the FDE's
+                    // function; keeping it whenever referenced is the simple safe superset.
+                    || false;
+                if root && mark(f, s) {
+                    roots.push((f as u32, s as u32));
+                }
+                if o.sections[s].kind == SectionKind::EhFrame && candidate(res, f, s) {
+                    for r in o.sections[s].relas {
+                        if let Some((tf, ts)) = target_section(res, f, r.r_sym(crate::elf::LE, false) as usize) {
+                            let exec = objects[tf].sections[ts].flags() & E::SHF_EXECINSTR as u64 != 0;
+                            if !exec && mark(tf, ts) {
+                                roots.push((tf as u32, ts as u32));
+                            }
+                        }
+                    }
+                }
+            }
+            roots
+        })
+        .collect();
+    let mut root_syms: Vec<u32> = Vec::new();
+    let entry = config.entry.as_deref().unwrap_or("_start");
+    root_syms.extend(res.names.lookup(entry.as_bytes()));
+    for u in &config.undefined {
+        root_syms.extend(res.names.lookup(u.as_bytes()));
+    }
+    for name in [config.init.as_deref(), config.fini.as_deref()].into_iter().flatten() {
+        root_syms.extend(res.names.lookup(name.as_bytes()));
+    }
+    let export_all = config.export_dynamic || config.kind == OutputKind::Shared;
+    for g in 0..res.num_globals() {
+        if res.referenced_by_shared[g] || (export_all && !res.hidden[g]) {
+            root_syms.push(g as u32);
+        }
+    }
+    for g in root_syms {
+        if let Def::Object { file, sym } = res.defs[g as usize] {
+            let s = res.objects[file as usize].sym_shndx(sym as usize) as usize;
+            if s < res.objects[file as usize].sections.len() && mark(file as usize, s) {
+                frontier.push((file, s as u32));
+            }
+        }
+    }
+
+    while !frontier.is_empty() {
+        frontier = frontier
+            .par_iter()
+            .with_min_len(64)
+            .flat_map_iter(|&(f, s)| {
+                let f = f as usize;
+                let sec = &objects[f].sections[s as usize];
+                let mut next = Vec::new();
+                for r in sec.relas {
+                    if let Some((tf, ts)) = target_section(res, f, r.r_sym(crate::elf::LE, false) as usize) {
+                        if mark(tf, ts) {
+                            next.push((tf as u32, ts as u32));
+                        }
+                    }
+                }
+                next
+            })
+            .collect();
+    }
+    let live = marks.into_iter().map(|v| v.into_iter().map(AtomicBool::into_inner).collect()).collect();
+    Liveness { live }
+}
+
+/// The (object, section) that symbol `sym` of object `f` is defined in, following global resolution.
+pub fn target_section(res: &Resolved, f: usize, sym: usize) -> Option<(usize, usize)> {
+    let o = &res.objects[f];
+    let (tf, ti) = if sym < o.first_global {
+        (f, sym)
+    } else {
+        let g = *res.object_ids[f].get(sym - o.first_global)?;
+        match res.defs[g as usize] {
+            Def::Object { file, sym } => (file as usize, sym as usize),
+            _ => return None,
+        }
+    };
+    let t = &res.objects[tf];
+    let s = t.sym_shndx(ti) as usize;
+    (s != 0 && s < t.sections.len()).then_some((tf, s))
+}

@@ -1,0 +1,307 @@
+//! Pass 2: find, map and sniff every input named by the command line.
+//!
+//! Input: the `Config` from `args`. Output: [`Inputs`], the relocatable objects (archive members included, in
+//! command-line order, each marked lazy unless `--whole-archive` or outside an archive) and the shared objects
+//! (in command-line order). Linker-script inputs (`libc.so`) are expanded in place.
+//!
+//! File mappings are never unmapped: every later pass borrows from them for the rest of the process (DESIGN.md,
+//! rule 5), so they are leaked as `&'static [u8]`.
+
+use crate::args::{Config, InputArg, InputFlags};
+use crate::diag::{Errors, Result};
+use crate::elf::Data;
+use crate::script;
+use std::fs::File;
+use std::path::{Path, PathBuf};
+
+/// A relocatable object to be parsed: a file or an archive member.
+pub struct ObjectInput {
+    /// For messages: `path` or `archive.a(member.o)`.
+    pub name: String,
+    pub data: Data,
+    /// An archive member that is linked only if it defines a needed symbol.
+    pub lazy: bool,
+}
+
+pub struct SharedInput {
+    pub name: String,
+    pub data: Data,
+    pub as_needed: bool,
+}
+
+#[derive(Default)]
+pub struct Inputs {
+    pub objects: Vec<ObjectInput>,
+    pub shared: Vec<SharedInput>,
+}
+
+pub fn load(config: &Config) -> Result<Inputs> {
+    let mut loader = Loader { config, inputs: Inputs::default(), errors: Vec::new(), script_depth: 0 };
+    for arg in &config.inputs {
+        match arg {
+            InputArg::File { path, flags } => loader.add_path(path, *flags),
+            InputArg::Library { name, flags } => loader.add_library(name, *flags, &[]),
+            InputArg::GroupStart | InputArg::GroupEnd => {}
+        }
+    }
+    if loader.errors.is_empty() { Ok(loader.inputs) } else { Err(Errors(loader.errors)) }
+}
+
+struct Loader<'c> {
+    config: &'c Config,
+    inputs: Inputs,
+    errors: Vec<String>,
+    script_depth: u32,
+}
+
+fn map_file(path: &Path) -> std::result::Result<Data, String> {
+    let file = File::open(path).map_err(|e| format!("cannot open {}: {}", path.display(), io_reason(&e)))?;
+    let len = file.metadata().map_err(|e| format!("cannot open {}: {}", path.display(), io_reason(&e)))?.len();
+    if len == 0 {
+        return Ok(&[]);
+    }
+    // SAFETY: the mapping is read-only and private; a concurrent truncation by another process is the same hazard
+    // every mmap-based linker accepts.
+    let map = unsafe { memmap2::Mmap::map(&file) }.map_err(|e| format!("cannot map {}: {}", path.display(), e))?;
+    let map: &'static memmap2::Mmap = Box::leak(Box::new(map));
+    Ok(&map[..])
+}
+
+fn io_reason(e: &std::io::Error) -> String {
+    match e.kind() {
+        std::io::ErrorKind::NotFound => "No such file or directory".into(),
+        std::io::ErrorKind::PermissionDenied => "Permission denied".into(),
+        _ => e.to_string(),
+    }
+}
+
+impl Loader<'_> {
+    fn add_library(&mut self, name: &str, flags: InputFlags, extra_dirs: &[PathBuf]) {
+        let dirs = extra_dirs.iter().chain(self.config.search_paths.iter());
+        let mut found = None;
+        for dir in dirs {
+            if let Some(exact) = name.strip_prefix(':') {
+                let p = dir.join(exact);
+                if p.is_file() {
+                    found = Some(p);
+                    break;
+                }
+                continue;
+            }
+            if !flags.static_only {
+                let p = dir.join(format!("lib{name}.so"));
+                if p.is_file() {
+                    found = Some(p);
+                    break;
+                }
+            }
+            let p = dir.join(format!("lib{name}.a"));
+            if p.is_file() {
+                found = Some(p);
+                break;
+            }
+        }
+        match found {
+            Some(p) => self.add_path(&p, flags),
+            None => self.errors.push(format!("unable to find library -l{name}")),
+        }
+    }
+
+    fn add_path(&mut self, path: &Path, flags: InputFlags) {
+        let data = match map_file(path) {
+            Ok(d) => d,
+            Err(e) => return self.errors.push(e),
+        };
+        let name = path.display().to_string();
+        if data.starts_with(b"\x7fELF") {
+            match data.get(16..18) {
+                Some([1, 0]) => self.inputs.objects.push(ObjectInput { name, data, lazy: false }),
+                Some([3, 0]) => self.inputs.shared.push(SharedInput { name, data, as_needed: flags.as_needed }),
+                _ => self.errors.push(format!("{name}: unknown ELF file type (expected a relocatable or shared object)")),
+            }
+        } else if data.starts_with(b"!<arch>\n") {
+            self.add_archive(path, &name, data, false, flags);
+        } else if data.starts_with(b"!<thin>\n") {
+            self.add_archive(path, &name, data, true, flags);
+        } else if data.starts_with(b"BC\xc0\xde") || data.starts_with(b"\xde\xc0\x17\x0b") {
+            self.errors.push(format!("{name}: file is LLVM bitcode (LTO); rivet does not support LTO: rebuild without -flto"));
+        } else if script::looks_like_script(data) {
+            self.add_script(path, &name, data, flags);
+        } else {
+            self.errors.push(format!("{name}: unknown file type"));
+        }
+    }
+
+    fn add_script(&mut self, path: &Path, name: &str, data: Data, flags: InputFlags) {
+        if self.script_depth > 16 {
+            return self.errors.push(format!("{name}: linker scripts nest too deeply"));
+        }
+        let text = String::from_utf8_lossy(data);
+        let parsed = match script::parse(&text) {
+            Ok(p) => p,
+            Err(e) => return self.errors.push(format!("{name}: {e}")),
+        };
+        let dirs: Vec<PathBuf> = parsed.search_dirs.iter().map(PathBuf::from).collect();
+        self.script_depth += 1;
+        for input in &parsed.inputs {
+            let f = InputFlags { as_needed: flags.as_needed || input.as_needed, ..flags };
+            if let Some(lib) = input.name.strip_prefix("-l") {
+                self.add_library(lib, f, &dirs);
+                continue;
+            }
+            let p = PathBuf::from(&input.name);
+            // GNU ld: an absolute path is used as is; a relative one is tried in the current directory, then
+            // beside the script, then on the search path.
+            let candidates = std::iter::once(p.clone())
+                .chain(path.parent().map(|d| d.join(&p)))
+                .chain(self.config.search_paths.iter().map(|d| d.join(&p)));
+            match candidates.into_iter().find(|c| c.is_file()) {
+                Some(c) => self.add_path(&c, f),
+                None => self.errors.push(format!("{name}: cannot find {}", input.name)),
+            }
+        }
+        self.script_depth -= 1;
+    }
+
+    fn add_archive(&mut self, path: &Path, name: &str, data: Data, thin: bool, flags: InputFlags) {
+        let members = match archive_members(data, thin) {
+            Ok(m) => m,
+            Err(e) => return self.errors.push(format!("{name}: {e}")),
+        };
+        let dir = path.parent().unwrap_or(Path::new(""));
+        for m in members {
+            let member_name = String::from_utf8_lossy(m.name).into_owned();
+            let data = match m.data {
+                Some(d) => d,
+                None => match map_file(&dir.join(&member_name)) {
+                    Ok(d) => d,
+                    Err(e) => {
+                        self.errors.push(format!("{name}: thin archive member: {e}"));
+                        continue;
+                    }
+                },
+            };
+            let display = format!("{name}({member_name})");
+            if data.starts_with(b"\x7fELF") {
+                self.inputs.objects.push(ObjectInput { name: display, data, lazy: !flags.whole_archive });
+            } else if data.starts_with(b"BC\xc0\xde") {
+                self.errors.push(format!("{display}: file is LLVM bitcode (LTO); rivet does not support LTO"));
+            } else if flags.whole_archive {
+                self.errors.push(format!("{display}: archive member is not an ELF object"));
+            }
+        }
+    }
+}
+
+pub struct Member {
+    pub name: &'static [u8],
+    /// `None` for a thin archive member, whose bytes live in a file of that name beside the archive.
+    pub data: Option<Data>,
+}
+
+/// Splits a GNU (or BSD-named) `ar` archive into its members, skipping the symbol index and name table.
+pub fn archive_members(data: Data, thin: bool) -> std::result::Result<Vec<Member>, String> {
+    let mut out = Vec::new();
+    let mut off = 8usize;
+    let mut long_names: &[u8] = &[];
+    while off < data.len() {
+        if data.len() - off == 1 && data[off] == b'\n' {
+            break;
+        }
+        let hdr = data.get(off..off + 60).ok_or_else(|| format!("truncated archive member header at offset {off}"))?;
+        if &hdr[58..60] != b"`\n" {
+            return Err(format!("corrupt archive member header at offset {off}"));
+        }
+        let size: usize = std::str::from_utf8(&hdr[48..58])
+            .ok()
+            .and_then(|s| s.trim().parse().ok())
+            .ok_or_else(|| format!("corrupt archive member size at offset {off}"))?;
+        let raw_name = trim_right(&hdr[0..16]);
+        let body_off = off + 60;
+        let is_table = raw_name == b"/" || raw_name == b"//" || raw_name == b"/SYM64/" || raw_name == b"__.SYMDEF";
+        // In a thin archive only the tables are stored inline; members live in their own files.
+        let stored = if thin && !is_table { 0 } else { size };
+        let body = data
+            .get(body_off..body_off + stored)
+            .ok_or_else(|| format!("truncated archive: member at offset {off} claims {size} bytes"))?;
+        if raw_name == b"//" {
+            long_names = body;
+        } else if !is_table {
+            let name = if let Some(idx) = raw_name.strip_prefix(b"/") {
+                let i: usize = std::str::from_utf8(idx)
+                    .ok()
+                    .and_then(|s| s.parse().ok())
+                    .ok_or_else(|| format!("corrupt long member name at offset {off}"))?;
+                let rest = long_names.get(i..).ok_or_else(|| format!("long member name out of range at offset {off}"))?;
+                let end = rest.iter().position(|&b| b == b'\n').unwrap_or(rest.len());
+                let n = &rest[..end];
+                n.strip_suffix(b"/").unwrap_or(n)
+            } else if let Some(len) = raw_name.strip_prefix(b"#1/") {
+                // BSD long name: stored at the start of the body.
+                let n: usize = std::str::from_utf8(len).ok().and_then(|s| s.parse().ok()).unwrap_or(0);
+                let n = n.min(body.len());
+                let name = trim_nul(&body[..n]);
+                out.push(Member { name, data: Some(&body[n..]) });
+                off = body_off + stored + (stored & 1);
+                continue;
+            } else {
+                raw_name.strip_suffix(b"/").unwrap_or(raw_name)
+            };
+            let name: &'static [u8] = name;
+            out.push(Member { name, data: if thin { None } else { Some(body) } });
+        }
+        off = body_off + stored + (stored & 1);
+    }
+    Ok(out)
+}
+
+fn trim_right(s: &'static [u8]) -> &'static [u8] {
+    let end = s.iter().rposition(|&b| b != b' ').map_or(0, |p| p + 1);
+    &s[..end]
+}
+
+fn trim_nul(s: &'static [u8]) -> &'static [u8] {
+    let end = s.iter().position(|&b| b == 0).unwrap_or(s.len());
+    &s[..end]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn member(name: &str, body: &[u8]) -> Vec<u8> {
+        let mut v = format!("{:<16}{:<12}{:<6}{:<6}{:<8}{:<10}`\n", name, 0, 0, 0, 644, body.len()).into_bytes();
+        v.extend_from_slice(body);
+        if body.len() % 2 == 1 {
+            v.push(b'\n');
+        }
+        v
+    }
+
+    #[test]
+    fn splits_gnu_archive_with_long_names() {
+        let mut a = b"!<arch>\n".to_vec();
+        a.extend(member("/", b"\0\0\0\0"));
+        a.extend(member("//", b"a_very_long_member_name.o/\n"));
+        a.extend(member("short.o/", b"abc"));
+        a.extend(member("/0", b"xy"));
+        let a: &'static [u8] = Box::leak(a.into_boxed_slice());
+        let m = archive_members(a, false).unwrap();
+        assert_eq!(m.len(), 2);
+        assert_eq!(m[0].name, b"short.o");
+        assert_eq!(m[0].data, Some(&b"abc"[..]));
+        assert_eq!(m[1].name, b"a_very_long_member_name.o");
+        assert_eq!(m[1].data, Some(&b"xy"[..]));
+    }
+
+    #[test]
+    fn truncated_archive_is_an_error() {
+        let mut a = b"!<arch>\n".to_vec();
+        a.extend(member("short.o/", b"abcdef"));
+        a.truncate(a.len() - 3);
+        let a: &'static [u8] = Box::leak(a.into_boxed_slice());
+        assert!(archive_members(a, false).unwrap_err().contains("truncated"));
+        let garbage: &'static [u8] = b"!<arch>\nthis is not a header at all, just junk text padding it out";
+        assert!(archive_members(garbage, false).is_err());
+    }
+}

@@ -1,0 +1,1608 @@
+//! Pass 7: layout.
+//!
+//! Input: resolution, liveness and scan results. Output: [`Layout`]: the output sections in order with their
+//! addresses and file offsets, the place of every live input section (prefix sums over per-file block sizes, so
+//! files are placed in parallel and in input order), merged-string pieces, `.eh_frame` records, GOT/PLT slots,
+//! the dynamic symbol table, and the address of every symbol.
+
+use crate::arch::Arch;
+use crate::args::{Config, HashStyle, OutputKind};
+use crate::diag::{Errors, Result};
+use crate::elf::{self, LE, align_up};
+use crate::gc::{Liveness, is_c_identifier};
+use crate::intern::intern;
+use crate::parse::{Name, SectionKind};
+use crate::resolve::{Def, Resolved};
+use crate::scan::{self, Scan};
+use crate::symbols::{self, SymbolSpace, Target};
+use object::elf as E;
+use rayon::prelude::*;
+use std::collections::HashMap;
+
+pub const NONE: u32 = u32::MAX;
+pub const PAGE: u64 = 4096;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Synth {
+    Interp,
+    BuildId,
+    Hash,
+    GnuHash,
+    Dynsym,
+    Dynstr,
+    Versym,
+    Verneed,
+    RelaDyn,
+    RelaPlt,
+    RelaIplt,
+    Plt,
+    Iplt,
+    Got,
+    GotPlt,
+    Dynamic,
+    EhFrameHdr,
+    Symtab,
+    Strtab,
+    Shstrtab,
+}
+
+/// What fills an output section, in order.
+#[derive(Clone, Debug)]
+pub enum Part {
+    /// The input sections of every file mapped here, file blocks in input order.
+    Inputs,
+    /// Input sections in a given order (`.init_array.NNNNN` priorities).
+    Sorted(Vec<(u32, u32)>),
+    Merged(u32),
+    Commons,
+    CopyRel,
+    Synthetic(Synth),
+}
+
+pub struct OutputSection {
+    pub name: Vec<u8>,
+    pub sh_type: u32,
+    pub flags: u64,
+    pub align: u64,
+    pub entsize: u64,
+    pub parts: Vec<Part>,
+    pub part_offsets: Vec<u64>,
+    pub addr: u64,
+    pub offset: u64,
+    pub size: u64,
+    /// Index in the section header table.
+    pub shndx: u32,
+}
+
+impl OutputSection {
+    fn new(name: &[u8], sh_type: u32, flags: u64) -> OutputSection {
+        OutputSection {
+            name: name.to_vec(),
+            sh_type,
+            flags,
+            align: 1,
+            entsize: 0,
+            parts: Vec::new(),
+            part_offsets: Vec::new(),
+            addr: 0,
+            offset: 0,
+            size: 0,
+            shndx: 0,
+        }
+    }
+    pub fn is_alloc(&self) -> bool {
+        self.flags & E::SHF_ALLOC as u64 != 0
+    }
+    pub fn is_nobits(&self) -> bool {
+        self.sh_type == E::SHT_NOBITS
+    }
+    pub fn is_tls(&self) -> bool {
+        self.flags & E::SHF_TLS as u64 != 0
+    }
+    pub fn part_offset(&self, p: &Part) -> u64 {
+        let i = self.parts.iter().position(|q| std::mem::discriminant(q) == std::mem::discriminant(p)).unwrap_or(0);
+        self.part_offsets.get(i).copied().unwrap_or(0)
+    }
+}
+
+/// Where an input section went.
+#[derive(Clone, Copy, Debug)]
+pub struct Place {
+    pub osec: u32,
+    pub offset: u64,
+}
+
+pub const DROPPED: Place = Place { osec: NONE, offset: 0 };
+
+/// A deduplicated `SHF_MERGE` group: all input pieces with the same output section, entry size and alignment.
+pub struct MergeGroup {
+    pub osec: u32,
+    pub align: u64,
+    pub strings: bool,
+    pub pieces: Vec<Name>,
+    pub piece_offsets: Vec<u64>,
+    pub size: u64,
+}
+
+/// One piece of an input merge section: its offset in the input and in the merge group.
+#[derive(Clone, Copy)]
+pub struct PieceMap {
+    pub in_off: u64,
+    pub out_off: u64,
+}
+
+/// A record of an input `.eh_frame` section.
+#[derive(Clone, Copy, Debug)]
+pub struct EhRecord {
+    pub in_off: u64,
+    pub size: u64,
+    /// Offset in the file's block of the output `.eh_frame`, or NONE if dropped.
+    pub out_off: u64,
+    pub is_cie: bool,
+    /// For an FDE, the input offset of its CIE.
+    pub cie_in_off: u64,
+}
+
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Aux {
+    pub got: u32,
+    pub gottp: u32,
+    pub plt: u32,
+    pub iplt: u32,
+    pub dynsym: u32,
+    pub copy_off: u64,
+    /// Data copied into `.bss` by an `R_X86_64_COPY`.
+    pub copied: bool,
+}
+
+pub struct Segment {
+    pub p_type: u32,
+    pub flags: u32,
+    pub offset: u64,
+    pub vaddr: u64,
+    pub filesz: u64,
+    pub memsz: u64,
+    pub align: u64,
+}
+
+pub struct DynSymbol {
+    pub id: u32,
+    pub name: &'static [u8],
+    /// Version index for `.gnu.version`.
+    pub version: u16,
+    pub defined: bool,
+}
+
+pub struct Layout {
+    pub osecs: Vec<OutputSection>,
+    pub synth: HashMap<Synth, u32>,
+    pub places: Vec<Vec<Place>>,
+    pub merges: Vec<MergeGroup>,
+    /// Per object, per section: piece maps of merge sections (empty for others).
+    pub piece_maps: Vec<Vec<Vec<PieceMap>>>,
+    pub merge_of: Vec<Vec<u32>>,
+    pub eh_records: Vec<Vec<Vec<EhRecord>>>,
+    pub aux_index: Vec<u32>,
+    pub aux: Vec<Aux>,
+    pub aux_ids: Vec<u32>,
+    pub num_got: u32,
+    pub num_plt: u32,
+    pub num_iplt: u32,
+    pub dynsyms: Vec<DynSymbol>,
+    pub dynstr: Vec<u8>,
+    pub needed: Vec<u32>,
+    /// (soname offset, [(version name, version index, name offset)]) per needed library with versions.
+    pub verneed: Vec<(usize, Vec<(&'static [u8], u16, u32)>)>,
+    pub dyn_strings: HashMap<Vec<u8>, u32>,
+    pub dynamic_entries: usize,
+    pub segments: Vec<Segment>,
+    pub addrs: Vec<u64>,
+    pub tls_start: u64,
+    pub tls_end: u64,
+    pub tls_align: u64,
+    pub dyn_reloc_base: Vec<Vec<u64>>,
+    pub irel_base: Vec<Vec<u64>>,
+    pub got_dyn_relocs: u64,
+    pub copy_relocs: u64,
+    pub sec_dyn_relocs: u64,
+    pub irel_total: u64,
+    pub commons: Vec<(u32, u64)>,
+    pub symtab_counts: Vec<(u32, u32, u64)>,
+    pub symtab_extra: Vec<u32>,
+    pub shstrtab: Vec<u8>,
+    pub file_size: u64,
+    pub shoff: u64,
+    pub entry: u64,
+    pub is_dynamic: bool,
+    pub interp: Option<Vec<u8>>,
+    pub build_id_size: u64,
+    pub linker_syms: HashMap<u32, u64>,
+}
+
+impl Layout {
+    pub fn synth_sec(&self, s: Synth) -> Option<&OutputSection> {
+        self.synth.get(&s).map(|&i| &self.osecs[i as usize])
+    }
+    pub fn synth_addr(&self, s: Synth) -> u64 {
+        self.synth_sec(s).map_or(0, |o| o.addr)
+    }
+    pub fn aux_of(&self, id: u32) -> Option<&Aux> {
+        let i = *self.aux_index.get(id as usize)?;
+        (i != NONE).then(|| &self.aux[i as usize])
+    }
+    pub fn got_slot_addr(&self, slot: u32) -> u64 {
+        self.synth_addr(Synth::Got) + slot as u64 * 8
+    }
+}
+
+fn output_name(name: &[u8]) -> &[u8] {
+    const PREFIXES: [&[u8]; 17] = [
+        b".text", b".rodata", b".data.rel.ro", b".data", b".bss", b".tdata", b".tbss", b".gcc_except_table",
+        b".init_array", b".fini_array", b".preinit_array", b".ctors", b".dtors", b".ldata", b".lbss", b".lrodata",
+        b".sdata",
+    ];
+    for p in PREFIXES {
+        if name == p || (name.starts_with(p) && name.get(p.len()) == Some(&b'.')) {
+            return p;
+        }
+    }
+    if name.starts_with(b".text.") {
+        return b".text";
+    }
+    name
+}
+
+/// Output section order: the GNU ld / lld default for x86-64 with separate code.
+fn rank(name: &[u8], sh_type: u32, flags: u64) -> u32 {
+    let alloc = flags & E::SHF_ALLOC as u64 != 0;
+    let write = flags & E::SHF_WRITE as u64 != 0;
+    let exec = flags & E::SHF_EXECINSTR as u64 != 0;
+    if !alloc {
+        return match name {
+            b".symtab" => 2000,
+            b".strtab" => 2001,
+            b".shstrtab" => 2002,
+            b".comment" => 1000,
+            _ => 1100,
+        };
+    }
+    match name {
+        b".interp" => 10,
+        b".note.gnu.build-id" => 19,
+        _ if sh_type == E::SHT_NOTE => 20,
+        b".hash" => 30,
+        b".gnu.hash" => 31,
+        b".dynsym" => 32,
+        b".dynstr" => 33,
+        b".gnu.version" => 34,
+        b".gnu.version_r" => 35,
+        b".rela.dyn" => 36,
+        b".rela.plt" => 37,
+        b".rela.iplt" => 38,
+        b".init" => 100,
+        b".plt" => 110,
+        b".iplt" => 111,
+        b".text" => 120,
+        b".fini" => 130,
+        _ if exec => 125,
+        b".rodata" => 200,
+        b".eh_frame_hdr" => 220,
+        b".eh_frame" => 230,
+        b".gcc_except_table" => 240,
+        _ if !write => 210,
+        b".tdata" => 300,
+        b".tbss" => 301,
+        b".preinit_array" => 310,
+        b".init_array" => 311,
+        b".fini_array" => 312,
+        b".ctors" => 313,
+        b".dtors" => 314,
+        b".data.rel.ro" => 320,
+        b".dynamic" => 330,
+        b".got" => 340,
+        b".got.plt" => 400,
+        b".data" => 410,
+        b".bss" => 450,
+        _ if sh_type == E::SHT_NOBITS => 460,
+        _ => 420,
+    }
+}
+
+/// Which PT_LOAD a section belongs to: 0 = read-only before code (with the headers), 1 = code, 2 = read-only
+/// after code, 3 = RELRO data, 4 = writable data.
+fn segment_class(r: u32) -> u32 {
+    match r {
+        0..100 => 0,
+        100..200 => 1,
+        200..300 => 2,
+        300..400 => 3,
+        _ => 4,
+    }
+}
+
+fn init_priority(name: &[u8]) -> Option<u32> {
+    for p in [&b".init_array."[..], b".fini_array.", b".preinit_array.", b".ctors.", b".dtors."] {
+        if let Some(rest) = name.strip_prefix(p) {
+            return std::str::from_utf8(rest).ok().and_then(|s| s.parse().ok());
+        }
+    }
+    None
+}
+
+struct Builder<'a> {
+    config: &'a Config,
+    osecs: Vec<OutputSection>,
+    by_name: HashMap<Vec<u8>, u32>,
+    synth: HashMap<Synth, u32>,
+    _res: &'a Resolved,
+}
+
+impl Builder<'_> {
+    fn get_or_add(&mut self, name: &[u8], sh_type: u32, flags: u64) -> u32 {
+        if let Some(&i) = self.by_name.get(name) {
+            let o = &mut self.osecs[i as usize];
+            // A PROGBITS input mapped into a NOBITS section (or the reverse) makes it PROGBITS.
+            if o.sh_type != sh_type && sh_type != E::SHT_NOBITS {
+                o.sh_type = if o.sh_type == E::SHT_NOBITS { sh_type } else { o.sh_type };
+            }
+            o.flags |= flags & !(E::SHF_MERGE as u64 | E::SHF_STRINGS as u64 | E::SHF_GROUP as u64);
+            return i;
+        }
+        let i = self.osecs.len() as u32;
+        let mut o = OutputSection::new(name, sh_type, flags & !(E::SHF_GROUP as u64));
+        if flags & E::SHF_MERGE as u64 == 0 {
+            o.flags &= !(E::SHF_STRINGS as u64);
+        }
+        self.osecs.push(o);
+        self.by_name.insert(name.to_vec(), i);
+        i
+    }
+
+    fn add_synth(&mut self, s: Synth, name: &[u8], sh_type: u32, flags: u64, align: u64, entsize: u64) -> u32 {
+        let i = self.get_or_add(name, sh_type, flags);
+        let o = &mut self.osecs[i as usize];
+        o.align = o.align.max(align);
+        o.entsize = entsize;
+        o.parts.push(Part::Synthetic(s));
+        self.synth.insert(s, i);
+        i
+    }
+}
+
+pub fn layout<A: Arch>(
+    config: &Config,
+    res: &Resolved,
+    space: &SymbolSpace,
+    live: &Liveness,
+    scan: &Scan,
+) -> Result<Layout> {
+    let objects = &res.objects;
+    let pic = config.kind != OutputKind::Exec;
+    let any_shared = res.shared_needed.iter().any(|&n| n);
+    let is_dynamic = pic || any_shared;
+    let static_nonpic = !is_dynamic;
+    let mut b = Builder { config, osecs: Vec::new(), by_name: HashMap::new(), synth: HashMap::new(), _res: res };
+
+    // Output sections named by the inputs, in first-seen order (renumbered by rank below).
+    let names_per_file: Vec<Vec<(&[u8], u32, u64)>> = objects
+        .par_iter()
+        .enumerate()
+        .map(|(f, o)| {
+            let mut v: Vec<(&[u8], u32, u64)> = Vec::new();
+            for (s, sec) in o.sections.iter().enumerate() {
+                if !live.is_live(f, s) {
+                    continue;
+                }
+                let n = output_name(sec.name);
+                if !v.iter().any(|(m, _, _)| *m == n) {
+                    v.push((n, sec.sh_type(), sec.flags()));
+                } else if let Some(e) = v.iter_mut().find(|(m, _, _)| *m == n) {
+                    if sec.sh_type() != E::SHT_NOBITS {
+                        e.1 = sec.sh_type();
+                    }
+                    e.2 |= sec.flags();
+                }
+            }
+            v
+        })
+        .collect();
+    for v in &names_per_file {
+        for &(n, t, fl) in v {
+            let t = if matches!(t, E::SHT_INIT_ARRAY | E::SHT_FINI_ARRAY | E::SHT_PREINIT_ARRAY | E::SHT_NOTE | E::SHT_NOBITS) { t } else if t == 0x70000001 { E::SHT_PROGBITS } else { t };
+            b.get_or_add(n, t, fl);
+        }
+    }
+    let has_common = res.defs.iter().enumerate().any(|(g, d)| is_common_def(res, g as u32, d));
+
+    // Synthetic sections.
+    let interp = if is_dynamic && config.kind != OutputKind::Shared && !config.no_dynamic_linker && !(config.static_link && pic && !any_shared) {
+        let path = config.dynamic_linker.clone().unwrap_or_else(|| "/lib64/ld-linux-x86-64.so.2".into());
+        let mut v = path.into_bytes();
+        v.push(0);
+        b.add_synth(Synth::Interp, b".interp", E::SHT_PROGBITS, E::SHF_ALLOC as u64, 1, 0);
+        Some(v)
+    } else {
+        None
+    };
+    let build_id_size = match &config.build_id {
+        crate::args::BuildId::None => 0,
+        crate::args::BuildId::Fast | crate::args::BuildId::Md5 | crate::args::BuildId::Uuid => 16,
+        crate::args::BuildId::Sha1 => 20,
+        crate::args::BuildId::Hex(h) => h.len() as u64,
+    };
+    if build_id_size > 0 {
+        b.add_synth(Synth::BuildId, b".note.gnu.build-id", E::SHT_NOTE, E::SHF_ALLOC as u64, 4, 0);
+    }
+    let a = E::SHF_ALLOC as u64;
+    let aw = a | E::SHF_WRITE as u64;
+    if is_dynamic {
+        if matches!(config.hash_style, HashStyle::Sysv | HashStyle::Both) {
+            b.add_synth(Synth::Hash, b".hash", E::SHT_HASH, a, 8, 4);
+        }
+        if matches!(config.hash_style, HashStyle::Gnu | HashStyle::Both) {
+            b.add_synth(Synth::GnuHash, b".gnu.hash", E::SHT_GNU_HASH, a, 8, 0);
+        }
+        b.add_synth(Synth::Dynsym, b".dynsym", E::SHT_DYNSYM, a, 8, 24);
+        b.add_synth(Synth::Dynstr, b".dynstr", E::SHT_STRTAB, a, 1, 0);
+        b.add_synth(Synth::Versym, b".gnu.version", E::SHT_GNU_VERSYM, a, 2, 2);
+        b.add_synth(Synth::Verneed, b".gnu.version_r", E::SHT_GNU_VERNEED, a, 8, 0);
+        b.add_synth(Synth::RelaDyn, b".rela.dyn", E::SHT_RELA, a, 8, 24);
+        b.add_synth(Synth::RelaPlt, b".rela.plt", E::SHT_RELA, a | E::SHF_INFO_LINK as u64, 8, 24);
+        b.add_synth(Synth::Dynamic, b".dynamic", E::SHT_DYNAMIC, aw, 8, 16);
+    } else {
+        b.add_synth(Synth::RelaIplt, b".rela.iplt", E::SHT_RELA, a, 8, 24);
+    }
+    let ax = a | E::SHF_EXECINSTR as u64;
+    b.add_synth(Synth::Plt, b".plt", E::SHT_PROGBITS, ax, 16, 16);
+    b.add_synth(Synth::Iplt, b".iplt", E::SHT_PROGBITS, ax, 16, 16);
+    b.add_synth(Synth::Got, b".got", E::SHT_PROGBITS, aw, 8, 8);
+    b.add_synth(Synth::GotPlt, b".got.plt", E::SHT_PROGBITS, aw, 8, 8);
+    if config.eh_frame_hdr && b.by_name.contains_key(&b".eh_frame"[..]) {
+        b.add_synth(Synth::EhFrameHdr, b".eh_frame_hdr", E::SHT_PROGBITS, a, 4, 0);
+    }
+    if has_common || (is_dynamic && scan.flags.iter().any(|&f| f & scan::NEEDS_COPY != 0)) {
+        b.get_or_add(b".bss", E::SHT_NOBITS, aw);
+    }
+    if !config.strip_all {
+        b.add_synth(Synth::Symtab, b".symtab", E::SHT_SYMTAB, 0, 8, 24);
+        b.add_synth(Synth::Strtab, b".strtab", E::SHT_STRTAB, 0, 1, 0);
+    }
+    b.add_synth(Synth::Shstrtab, b".shstrtab", E::SHT_STRTAB, 0, 1, 0);
+
+    // Renumber by rank (stable: ties keep first-seen order, which follows input order).
+    let mut order: Vec<u32> = (0..b.osecs.len() as u32).collect();
+    order.sort_by_key(|&i| {
+        let o = &b.osecs[i as usize];
+        rank(&o.name, o.sh_type, o.flags)
+    });
+    let mut remap = vec![0u32; order.len()];
+    for (new, &old) in order.iter().enumerate() {
+        remap[old as usize] = new as u32;
+    }
+    let mut osecs: Vec<OutputSection> = {
+        let mut slots: Vec<Option<OutputSection>> = b.osecs.into_iter().map(Some).collect();
+        order.iter().map(|&i| slots[i as usize].take().unwrap()).collect()
+    };
+    let by_name: HashMap<Vec<u8>, u32> = b.by_name.into_iter().map(|(k, v)| (k, remap[v as usize])).collect();
+    let synth: HashMap<Synth, u32> = b.synth.into_iter().map(|(k, v)| (k, remap[v as usize])).collect();
+
+    // Merge groups and .eh_frame records.
+    let (merges, merge_of, piece_maps) = build_merges(res, live, &by_name, &mut osecs)?;
+    let eh_records = split_eh_frames(res, live)?;
+
+    // Place input sections: per-file blocks, then prefix sums in input order.
+    let sorted_names = [&b".init_array"[..], b".fini_array", b".preinit_array", b".ctors", b".dtors"];
+    let per_file: Vec<(Vec<Place>, Vec<(u32, u64, u64)>)> = objects
+        .par_iter()
+        .enumerate()
+        .map(|(f, o)| {
+            let mut places = vec![DROPPED; o.sections.len()];
+            let mut blocks: Vec<(u32, u64, u64)> = Vec::new();
+            for (s, sec) in o.sections.iter().enumerate() {
+                if !live.is_live(f, s) || sec.kind == SectionKind::Merge {
+                    continue;
+                }
+                let oname = output_name(sec.name);
+                if sorted_names.contains(&oname) {
+                    continue;
+                }
+                let Some(&osec) = by_name.get(oname) else { continue };
+                let size = if sec.kind == SectionKind::EhFrame {
+                    eh_records[f].get(s).map_or(0, |r| eh_block_size(r))
+                } else {
+                    sec.size()
+                };
+                let i = match blocks.iter().position(|b| b.0 == osec) {
+                    Some(i) => i,
+                    None => {
+                        blocks.push((osec, 0, 1));
+                        blocks.len() - 1
+                    }
+                };
+                let blk = &mut blocks[i];
+                let off = align_up(blk.1, sec.align());
+                places[s] = Place { osec, offset: off };
+                blk.1 = off + size;
+                blk.2 = blk.2.max(sec.align());
+            }
+            (places, blocks)
+        })
+        .collect();
+    let mut places: Vec<Vec<Place>> = Vec::with_capacity(objects.len());
+    let mut blocks: Vec<Vec<(u32, u64, u64)>> = Vec::with_capacity(objects.len());
+    for (p, bl) in per_file {
+        places.push(p);
+        blocks.push(bl);
+    }
+    let mut cursor = vec![0u64; osecs.len()];
+    let mut file_base: Vec<Vec<(u32, u64)>> = Vec::with_capacity(objects.len());
+    for bl in &blocks {
+        let mut bases = Vec::with_capacity(bl.len());
+        for &(osec, size, align) in bl {
+            let o = &mut osecs[osec as usize];
+            o.align = o.align.max(align);
+            let c = align_up(cursor[osec as usize], align);
+            bases.push((osec, c));
+            cursor[osec as usize] = c + size;
+        }
+        file_base.push(bases);
+    }
+    places.par_iter_mut().zip(file_base.par_iter()).for_each(|(p, bases)| {
+        for pl in p.iter_mut() {
+            if pl.osec != NONE {
+                if let Some(&(_, base)) = bases.iter().find(|(o, _)| *o == pl.osec) {
+                    pl.offset += base;
+                }
+            }
+        }
+    });
+    for (i, o) in osecs.iter_mut().enumerate() {
+        if cursor[i] > 0 || by_name_has_inputs(&names_per_file, &o.name) {
+            o.parts.insert(0, Part::Inputs);
+        }
+    }
+    // Sorted init/fini arrays: priority first, then input order; unnumbered sections last.
+    for name in sorted_names {
+        let Some(&osec) = by_name.get(name) else { continue };
+        let mut list: Vec<(u32, u32, u32)> = Vec::new();
+        for (f, o) in objects.iter().enumerate() {
+            for (s, sec) in o.sections.iter().enumerate() {
+                if live.is_live(f, s) && output_name(sec.name) == name {
+                    list.push((init_priority(sec.name).unwrap_or(65536), f as u32, s as u32));
+                }
+            }
+        }
+        list.sort();
+        let mut off = 0u64;
+        let o = &mut osecs[osec as usize];
+        for &(_, f, s) in &list {
+            let sec = &objects[f as usize].sections[s as usize];
+            off = align_up(off, sec.align());
+            o.align = o.align.max(sec.align());
+            places[f as usize][s as usize] = Place { osec, offset: off };
+            off += sec.size();
+        }
+        cursor[osec as usize] = off;
+        o.parts.retain(|p| !matches!(p, Part::Inputs));
+        o.parts.insert(0, Part::Sorted(list.iter().map(|&(_, f, s)| (f, s)).collect()));
+    }
+    for (i, m) in merges.iter().enumerate() {
+        osecs[m.osec as usize].parts.push(Part::Merged(i as u32));
+        let o = &mut osecs[m.osec as usize];
+        o.align = o.align.max(m.align);
+    }
+
+    // GOT, PLT and dynamic symbols from the scan flags.
+    let aux_ids: Vec<u32> = scan
+        .flags
+        .par_iter()
+        .enumerate()
+        .filter(|(_, f)| **f != 0)
+        .map(|(i, _)| i as u32)
+        .collect();
+    let mut exported: Vec<u32> = Vec::new();
+    if is_dynamic {
+        let export_all = config.export_dynamic || config.kind == OutputKind::Shared;
+        exported = (0..res.num_globals() as u32)
+            .into_par_iter()
+            .filter(|&g| {
+                matches!(res.defs[g as usize], Def::Object { .. } | Def::Linker)
+                    && !res.hidden[g as usize]
+                    && (export_all || res.referenced_by_shared[g as usize])
+                    && scan.flags[g as usize] & scan::NEEDS_DYNSYM == 0
+            })
+            .collect();
+    }
+    let mut aux_index = vec![NONE; space.total];
+    let mut aux: Vec<Aux> = Vec::new();
+    let mut all_aux_ids = aux_ids.clone();
+    all_aux_ids.extend(exported.iter().copied());
+    all_aux_ids.sort_unstable();
+    all_aux_ids.dedup();
+    let mut num_got = 0u32;
+    let mut num_plt = 0u32;
+    let mut num_iplt = 0u32;
+    let mut got_dyn_relocs = 0u64;
+    let mut irel_got = 0u64;
+    let mut copy_syms: Vec<u32> = Vec::new();
+    let mut dynsym_ids: Vec<u32> = Vec::new();
+    for &id in &all_aux_ids {
+        let fl = scan.flags[id as usize];
+        let target = target_of(res, space, id);
+        let imported = matches!(target, Target::Imported { .. });
+        let ifunc = symbols::is_ifunc(res, target);
+        let mut x = Aux { got: NONE, gottp: NONE, plt: NONE, iplt: NONE, dynsym: NONE, copy_off: 0, copied: false };
+        if fl & scan::NEEDS_GOT != 0 || (fl & scan::NEEDS_PLT != 0 && ifunc) {
+            x.got = num_got;
+            num_got += 1;
+            if imported {
+                got_dyn_relocs += 1;
+            } else if ifunc {
+                irel_got += 1;
+            } else if pic && !symbols::is_absolute(res, target) {
+                got_dyn_relocs += 1;
+            }
+        }
+        if fl & scan::NEEDS_GOTTP != 0 {
+            x.gottp = num_got;
+            num_got += 1;
+            if imported || config.kind == OutputKind::Shared {
+                got_dyn_relocs += 1;
+            }
+        }
+        if fl & scan::NEEDS_PLT != 0 {
+            if imported {
+                x.plt = num_plt;
+                num_plt += 1;
+            } else if ifunc {
+                x.iplt = num_iplt;
+                num_iplt += 1;
+            }
+        }
+        if fl & scan::NEEDS_COPY != 0 && imported && fl & scan::NEEDS_CANONICAL == 0 {
+            copy_syms.push(id);
+        }
+        if is_dynamic && (fl & scan::NEEDS_DYNSYM != 0 || imported && fl & (scan::NEEDS_PLT | scan::NEEDS_COPY) != 0)
+            || exported.binary_search(&id).is_ok()
+        {
+            dynsym_ids.push(id);
+        }
+        aux_index[id as usize] = aux.len() as u32;
+        aux.push(x);
+    }
+    if scan.needs_tlsld {
+        return Err(Errors::one("local-dynamic TLS in shared objects is not supported yet"));
+    }
+
+    // Copy relocations, sharing one copy between aliases (same library, same address).
+    let mut commons: Vec<(u32, u64)> = Vec::new();
+    let mut bss_off = 0u64;
+    let mut bss_align = 1u64;
+    for g in 0..res.num_globals() as u32 {
+        if is_common_def(res, g, &res.defs[g as usize]) {
+            let (size, align) = res.common[g as usize];
+            let align = align.max(1);
+            bss_off = align_up(bss_off, align);
+            bss_align = bss_align.max(align);
+            commons.push((g, bss_off));
+            bss_off += size;
+        }
+    }
+    let commons_size = bss_off;
+    let mut copy_off = 0u64;
+    let mut copy_done: HashMap<(u32, u64), u64> = HashMap::new();
+    let mut copy_relocs = 0u64;
+    for &id in &copy_syms {
+        let Target::Imported { file, sym } = target_of(res, space, id) else { continue };
+        let s = &res.shared[file as usize].syms[sym as usize];
+        let value = s.st_value.get(LE);
+        let size = s.st_size.get(LE);
+        let off = *copy_done.entry((file, value)).or_insert_with(|| {
+            let align = if value == 0 { 8 } else { (1u64 << value.trailing_zeros()).min(64) };
+            bss_align = bss_align.max(align);
+            copy_off = align_up(copy_off, align);
+            let o = copy_off;
+            copy_off += size.max(1);
+            copy_relocs += 1;
+            o
+        });
+        let x = &mut aux[aux_index[id as usize] as usize];
+        x.copy_off = off;
+        x.copied = true;
+    }
+    if !commons.is_empty() || copy_off > 0 {
+        let bss = *by_name.get(&b".bss"[..]).expect(".bss was created above");
+        let o = &mut osecs[bss as usize];
+        o.align = o.align.max(bss_align);
+        if !commons.is_empty() {
+            o.parts.push(Part::Commons);
+        }
+        if copy_off > 0 {
+            o.parts.push(Part::CopyRel);
+        }
+    }
+
+    // Dynamic symbol table: undefined ones first, then defined ones in .gnu.hash bucket order.
+    let mut dyn_strings: HashMap<Vec<u8>, u32> = HashMap::new();
+    let mut dynstr: Vec<u8> = vec![0];
+    let add_str = |s: &[u8], dynstr: &mut Vec<u8>, dyn_strings: &mut HashMap<Vec<u8>, u32>| -> u32 {
+        if let Some(&o) = dyn_strings.get(s) {
+            return o;
+        }
+        let o = dynstr.len() as u32;
+        dynstr.extend_from_slice(s);
+        dynstr.push(0);
+        dyn_strings.insert(s.to_vec(), o);
+        o
+    };
+    let mut needed = Vec::new();
+    let mut dynsyms: Vec<DynSymbol> = Vec::new();
+    let mut verneed: Vec<(usize, Vec<(&'static [u8], u16, u32)>)> = Vec::new();
+    let mut dynamic_entries = 0;
+    if is_dynamic {
+        for (d, s) in res.shared.iter().enumerate() {
+            if res.shared_needed[d] {
+                needed.push(add_str(s.soname.as_bytes(), &mut dynstr, &mut dyn_strings));
+            }
+        }
+        let mut next_version = 2u16;
+        let mut version_of: HashMap<(u32, u16), u16> = HashMap::new();
+        let mut undef = Vec::new();
+        let mut def = Vec::new();
+        for &id in &dynsym_ids {
+            let target = target_of(res, space, id);
+            let name = res.name(id);
+            let mut version = 1u16;
+            let copied = aux[aux_index[id as usize] as usize].copied;
+            if let Target::Imported { file, sym } = target {
+                let v = res.shared[file as usize].version(sym as usize);
+                if v >= 2 {
+                    if let Some(Some(vname)) = res.shared[file as usize].version_names.get(v as usize) {
+                        version = *version_of.entry((file, v)).or_insert_with(|| {
+                            let k = next_version;
+                            next_version += 1;
+                            let soname_off = dyn_strings[res.shared[file as usize].soname.as_bytes()] as usize;
+                            let name_off = add_str(vname, &mut dynstr, &mut dyn_strings);
+                            match verneed.iter_mut().find(|(so, _)| *so == soname_off) {
+                                Some((_, list)) => list.push((vname, k, name_off)),
+                                None => verneed.push((soname_off, vec![(vname, k, name_off)])),
+                            }
+                            k
+                        });
+                    }
+                }
+            }
+            add_str(name, &mut dynstr, &mut dyn_strings);
+            let defined = !matches!(target, Target::Imported { .. } | Target::Undefined { .. }) || copied;
+            let entry = DynSymbol { id, name, version, defined };
+            if defined { def.push(entry) } else { undef.push(entry) }
+        }
+        let nbuckets = gnu_hash_buckets(def.len());
+        def.sort_by_key(|d| elf::gnu_hash(d.name) % nbuckets);
+        dynsyms = undef;
+        dynsyms.extend(def);
+        for (i, d) in dynsyms.iter().enumerate() {
+            let k = aux_index[d.id as usize];
+            aux[k as usize].dynsym = i as u32 + 1;
+        }
+        if !config.rpath.is_empty() {
+            add_str(config.rpath.join(":").as_bytes(), &mut dynstr, &mut dyn_strings);
+        }
+        if let Some(so) = &config.soname {
+            add_str(so.as_bytes(), &mut dynstr, &mut dyn_strings);
+        }
+        dynamic_entries = needed.len() + 30;
+    }
+
+    // Dynamic relocation areas: [GOT][copy][sections][IRELATIVE].
+    let mut dyn_reloc_base: Vec<Vec<u64>> = Vec::with_capacity(objects.len());
+    let mut irel_base: Vec<Vec<u64>> = Vec::with_capacity(objects.len());
+    let mut next_dyn = got_dyn_relocs + copy_relocs;
+    let mut next_irel = irel_got;
+    for f in 0..objects.len() {
+        let mut d = Vec::with_capacity(scan.dyn_relocs[f].len());
+        let mut i = Vec::with_capacity(scan.dyn_relocs[f].len());
+        for s in 0..scan.dyn_relocs[f].len() {
+            d.push(next_dyn);
+            i.push(next_irel);
+            next_dyn += scan.dyn_relocs[f][s] as u64;
+            next_irel += scan.irel_relocs[f][s] as u64;
+        }
+        dyn_reloc_base.push(d);
+        irel_base.push(i);
+    }
+    let sec_dyn_relocs = next_dyn - got_dyn_relocs - copy_relocs;
+    let irel_total = next_irel;
+
+    // Symbol table sizes per file (locals, globals, string bytes), and the linker-made extras.
+    let symtab_counts: Vec<(u32, u32, u64)> = if config.strip_all {
+        Vec::new()
+    } else {
+        objects
+            .par_iter()
+            .enumerate()
+            .map(|(f, o)| {
+                let (mut nl, mut ng, mut strs) = (0u32, 0u32, 0u64);
+                if !res.object_live[f] {
+                    return (0, 0, 0);
+                }
+                for i in 1..o.syms.len() {
+                    if symtab_includes(res, live, f, i) {
+                        strs += o.sym_name(i).len() as u64 + 1;
+                        if i < o.first_global { nl += 1 } else { ng += 1 }
+                    }
+                }
+                (nl, ng, strs)
+            })
+            .collect()
+    };
+    let symtab_extra: Vec<u32> = if config.strip_all {
+        Vec::new()
+    } else {
+        (0..res.num_globals() as u32)
+            .filter(|&g| match res.defs[g as usize] {
+                Def::Linker => true,
+                Def::Shared { .. } => aux_index[g as usize] != NONE,
+                Def::Undefined => false,
+                Def::Object { .. } => is_common_def(res, g, &res.defs[g as usize]) && false,
+            })
+            .collect()
+    };
+
+    // Synthetic section sizes.
+    let dynsym_count = if is_dynamic { dynsyms.len() as u64 + 1 } else { 0 };
+    let set_size = |osecs: &mut Vec<OutputSection>, s: Synth, size: u64| {
+        if let Some(&i) = synth.get(&s) {
+            osecs[i as usize].size = size;
+        }
+    };
+    let mut sizes: Vec<(Synth, u64)> = vec![
+        (Synth::Interp, interp.as_ref().map_or(0, |v| v.len() as u64)),
+        (Synth::BuildId, if build_id_size > 0 { 16 + build_id_size } else { 0 }),
+        (Synth::Dynsym, dynsym_count * 24),
+        (Synth::Dynstr, dynstr.len() as u64),
+        (Synth::Versym, if is_dynamic { dynsym_count * 2 } else { 0 }),
+        (Synth::Verneed, verneed.iter().map(|(_, l)| 16 + 16 * l.len() as u64).sum()),
+        (Synth::RelaPlt, num_plt as u64 * 24),
+        (Synth::Plt, if num_plt > 0 { A::PLT0_SIZE + num_plt as u64 * A::PLT_ENTRY_SIZE } else { 0 }),
+        (Synth::Iplt, num_iplt as u64 * A::IPLT_ENTRY_SIZE),
+        (Synth::Got, num_got as u64 * 8),
+        (Synth::Dynamic, dynamic_entries as u64 * 16),
+        (Synth::Shstrtab, 0),
+    ];
+    let gotplt_needed = num_plt > 0 || is_dynamic || scan.needs_got_base || res.names.lookup(b"_GLOBAL_OFFSET_TABLE_").is_some();
+    sizes.push((Synth::GotPlt, if gotplt_needed { 24 + num_plt as u64 * 8 } else { 0 }));
+    if is_dynamic {
+        sizes.push((Synth::RelaDyn, (got_dyn_relocs + copy_relocs + sec_dyn_relocs + irel_total) * 24));
+        let nhashed = dynsyms.iter().filter(|d| d.defined).count();
+        sizes.push((Synth::GnuHash, 16 + 8 * gnu_bloom_words(nhashed) + 4 * gnu_hash_buckets(nhashed) as u64 + 4 * nhashed as u64));
+        sizes.push((Synth::Hash, 8 + 4 * dynsym_count.max(1) * 2));
+    } else {
+        sizes.push((Synth::RelaIplt, irel_total * 24));
+    }
+    if let Some(&i) = synth.get(&Synth::EhFrameHdr) {
+        let fdes: usize = eh_records.iter().flatten().flatten().filter(|r| !r.is_cie && r.out_off != NONE as u64).count();
+        osecs[i as usize].size = 12 + 8 * fdes as u64;
+    }
+    for (s, size) in sizes {
+        set_size(&mut osecs, s, size);
+    }
+    if let Some(&i) = synth.get(&Synth::Symtab) {
+        let n: u64 = symtab_counts.iter().map(|c| (c.0 + c.1) as u64).sum::<u64>() + symtab_extra.len() as u64 + 1;
+        osecs[i as usize].size = n * 24;
+        let strs: u64 = symtab_counts.iter().map(|c| c.2).sum::<u64>()
+            + symtab_extra.iter().map(|&g| res.name(g).len() as u64 + 1).sum::<u64>()
+            + 1;
+        osecs[synth[&Synth::Strtab] as usize].size = strs;
+    }
+
+    // Sizes of sections made of parts.
+    for o in osecs.iter_mut() {
+        let mut off = 0u64;
+        let idx = remap_index(&by_name, &o.name);
+        for p in &o.parts {
+            let (size, align) = match p {
+                Part::Inputs => (idx.map_or(0, |i| cursor[i as usize]), 1),
+                Part::Sorted(_) => (idx.map_or(0, |i| cursor[i as usize]), 1),
+                Part::Merged(m) => (merges[*m as usize].size, merges[*m as usize].align),
+                Part::Commons => (commons_size, bss_align),
+                Part::CopyRel => (copy_off, bss_align),
+                Part::Synthetic(_) => (o.size, o.align),
+            };
+            off = align_up(off, align);
+            o.part_offsets.push(off);
+            off += size;
+        }
+        o.size = off;
+    }
+    if let Some(&i) = synth.get(&Synth::Dynamic) {
+        // Synthetic-only sections already had their size; keep `.dynamic` as computed.
+        osecs[i as usize].size = dynamic_entries as u64 * 16;
+    }
+
+    // Drop empty synthetic sections (and empty input-only ones stay: GNU ld keeps them only if they have inputs).
+    let keep: Vec<bool> = osecs
+        .iter()
+        .map(|o| {
+            o.size > 0
+                || o.name == b".shstrtab"
+                || o.parts.iter().any(|p| matches!(p, Part::Inputs | Part::Sorted(_)))
+                || (o.name == b".dynamic" && is_dynamic)
+        })
+        .collect();
+
+    // Section header string table.
+    let mut shstrtab = vec![0u8];
+    let mut shndx = 1u32;
+    for (i, o) in osecs.iter_mut().enumerate() {
+        if keep[i] {
+            o.shndx = shndx;
+            shndx += 1;
+        }
+    }
+    for (i, o) in osecs.iter().enumerate() {
+        if keep[i] {
+            shstrtab.extend_from_slice(&o.name);
+            shstrtab.push(0);
+        }
+    }
+    osecs[synth[&Synth::Shstrtab] as usize].size = shstrtab.len() as u64;
+
+    // Program headers: decide which exist, then assign addresses.
+    let alloc: Vec<usize> = (0..osecs.len()).filter(|&i| keep[i] && osecs[i].is_alloc()).collect();
+    let classes: Vec<u32> = alloc.iter().map(|&i| segment_class(rank(&osecs[i].name, osecs[i].sh_type, osecs[i].flags))).collect();
+    let mut load_classes: Vec<u32> = vec![0];
+    for &c in &classes {
+        if !load_classes.contains(&c) {
+            load_classes.push(c);
+        }
+    }
+    let has_tls = alloc.iter().any(|&i| osecs[i].is_tls());
+    let notes: Vec<usize> = alloc.iter().copied().filter(|&i| osecs[i].sh_type == E::SHT_NOTE).collect();
+    let has_relro = config.relro && load_classes.contains(&3);
+    let has_eh_hdr = synth.get(&Synth::EhFrameHdr).is_some_and(|&i| keep[i as usize]);
+    let nphdr = (is_dynamic as usize) * 2 // PHDR, DYNAMIC
+        + interp.is_some() as usize
+        + load_classes.len()
+        + notes.len()
+        + has_tls as usize
+        + has_relro as usize
+        + has_eh_hdr as usize
+        + 1; // GNU_STACK
+    let base = if config.kind == OutputKind::Exec { 0x400000 } else { 0 };
+    let headers = 64 + 56 * nphdr as u64;
+    let mut off = headers;
+    let mut addr = base + headers;
+    let mut prev = 0u32;
+    let mut seg_range: HashMap<u32, (u64, u64, u64, u64)> = HashMap::new(); // class → (off, addr, file end, mem end)
+    seg_range.insert(0, (0, base, headers, base + headers));
+    for (k, &i) in alloc.iter().enumerate() {
+        let c = classes[k];
+        if c != prev {
+            off = align_up(off, PAGE);
+            addr = align_up(addr, PAGE);
+            prev = c;
+            seg_range.entry(c).or_insert((off, addr, off, addr));
+        }
+        let o = &mut osecs[i];
+        let al = o.align.max(1);
+        let new_addr = align_up(addr, al);
+        off += new_addr - addr;
+        addr = new_addr;
+        o.addr = addr;
+        o.offset = off;
+        let is_tbss = o.is_tls() && o.is_nobits();
+        if !is_tbss {
+            addr += o.size;
+            if !o.is_nobits() {
+                off += o.size;
+            }
+        }
+        let r = seg_range.get_mut(&c).unwrap();
+        if !is_tbss {
+            r.3 = addr;
+            if !o.is_nobits() {
+                r.2 = off;
+            }
+        }
+    }
+    for (i, o) in osecs.iter_mut().enumerate() {
+        if keep[i] && !o.is_alloc() {
+            off = align_up(off, o.align.max(1));
+            o.offset = off;
+            o.addr = 0;
+            off += o.size;
+        }
+    }
+    let shoff = align_up(off, 8);
+    let file_size = shoff + 64 * shndx as u64;
+
+    // TLS block.
+    let tls: Vec<usize> = alloc.iter().copied().filter(|&i| osecs[i].is_tls()).collect();
+    let (tls_start, tls_end, tls_align) = if let (Some(&first), Some(&last)) = (tls.first(), tls.last()) {
+        let al = tls.iter().map(|&i| osecs[i].align).max().unwrap_or(1);
+        (osecs[first].addr, osecs[last].addr + osecs[last].size, al)
+    } else {
+        (0, 0, 1)
+    };
+
+    let mut segments = Vec::new();
+    let seg = |p_type, flags, offset, vaddr, filesz, memsz, align| Segment { p_type, flags, offset, vaddr, filesz, memsz, align };
+    if is_dynamic {
+        segments.push(seg(E::PT_PHDR, E::PF_R, 64, base + 64, headers - 64, headers - 64, 8));
+    }
+    if interp.is_some() {
+        let o = &osecs[synth[&Synth::Interp] as usize];
+        segments.push(seg(E::PT_INTERP, E::PF_R, o.offset, o.addr, o.size, o.size, 1));
+    }
+    for &c in &load_classes {
+        let (o, a, fe, me) = seg_range[&c];
+        let flags = match c {
+            1 => E::PF_R | E::PF_X,
+            3 | 4 => E::PF_R | E::PF_W,
+            _ => E::PF_R,
+        };
+        segments.push(seg(E::PT_LOAD, flags, o, a, fe - o, me - a, PAGE));
+    }
+    if is_dynamic {
+        let o = &osecs[synth[&Synth::Dynamic] as usize];
+        segments.push(seg(E::PT_DYNAMIC, E::PF_R | E::PF_W, o.offset, o.addr, o.size, o.size, 8));
+    }
+    for &i in &notes {
+        let o = &osecs[i];
+        segments.push(seg(E::PT_NOTE, E::PF_R, o.offset, o.addr, o.size, o.size, o.align));
+    }
+    if has_tls {
+        let first = &osecs[tls[0]];
+        let filesz: u64 = tls.iter().filter(|&&i| !osecs[i].is_nobits()).map(|&i| osecs[i].offset + osecs[i].size).max().unwrap_or(first.offset) - first.offset;
+        segments.push(seg(E::PT_TLS, E::PF_R, first.offset, tls_start, filesz, tls_end - tls_start, tls_align));
+    }
+    if has_relro {
+        let (o, a, fe, me) = seg_range[&3];
+        let _ = fe;
+        segments.push(seg(E::PT_GNU_RELRO, E::PF_R, o, a, me - a, align_up(me, PAGE) - a, 1));
+    }
+    if has_eh_hdr {
+        let o = &osecs[synth[&Synth::EhFrameHdr] as usize];
+        segments.push(seg(E::PT_GNU_EH_FRAME, E::PF_R, o.offset, o.addr, o.size, o.size, 4));
+    }
+    segments.push(seg(E::PT_GNU_STACK, if config.execstack { E::PF_R | E::PF_W | E::PF_X } else { E::PF_R | E::PF_W }, 0, 0, 0, 0, 16));
+    debug_assert_eq!(segments.len(), nphdr);
+    // Fix relro file size to what is in the file.
+    for s in segments.iter_mut() {
+        if s.p_type == E::PT_GNU_RELRO {
+            s.filesz = s.memsz.min(s.filesz.max(s.memsz));
+        }
+    }
+    for (i, o) in osecs.iter_mut().enumerate() {
+        if !keep[i] {
+            o.shndx = 0;
+        }
+    }
+
+    let mut lay = Layout {
+        osecs,
+        synth,
+        places,
+        merges,
+        piece_maps,
+        merge_of,
+        eh_records,
+        aux_index,
+        aux,
+        aux_ids: all_aux_ids,
+        num_got,
+        num_plt,
+        num_iplt,
+        dynsyms,
+        dynstr,
+        needed,
+        verneed,
+        dyn_strings,
+        dynamic_entries,
+        segments,
+        addrs: Vec::new(),
+        tls_start,
+        tls_end,
+        tls_align,
+        dyn_reloc_base,
+        irel_base,
+        got_dyn_relocs,
+        copy_relocs,
+        sec_dyn_relocs,
+        irel_total,
+        commons,
+        symtab_counts,
+        symtab_extra,
+        shstrtab,
+        file_size,
+        shoff,
+        entry: 0,
+        is_dynamic,
+        interp,
+        build_id_size,
+        linker_syms: HashMap::new(),
+    };
+    let _ = static_nonpic;
+    assign_addresses(config, res, space, &mut lay)?;
+    Ok(lay)
+}
+
+fn remap_index(by_name: &HashMap<Vec<u8>, u32>, name: &[u8]) -> Option<u32> {
+    by_name.get(name).copied()
+}
+
+fn by_name_has_inputs(names: &[Vec<(&[u8], u32, u64)>], name: &[u8]) -> bool {
+    names.iter().any(|v| v.iter().any(|(n, _, _)| *n == name))
+}
+
+pub fn is_common_def(res: &Resolved, _g: u32, d: &Def) -> bool {
+    match *d {
+        Def::Object { file, sym } => res.objects[file as usize].sym_shndx(sym as usize) == E::SHN_COMMON as u32,
+        _ => false,
+    }
+}
+
+pub fn target_of(res: &Resolved, space: &SymbolSpace, id: u32) -> Target {
+    if (id as usize) < res.num_globals() {
+        match res.defs[id as usize] {
+            Def::Object { file, sym } => Target::Object { file, sym },
+            Def::Shared { file, sym } => Target::Imported { file, sym },
+            Def::Linker => Target::Linker,
+            Def::Undefined => Target::Undefined { weak: true },
+        }
+    } else {
+        let f = space.local_base.partition_point(|&b| b <= id) - 1;
+        Target::Object { file: f as u32, sym: id - space.local_base[f] }
+    }
+}
+
+/// Whether symbol `i` of object `f` goes into `.symtab`: named locals in live sections, and the globals this
+/// file defines (the winning definition).
+pub fn symtab_includes(res: &Resolved, live: &Liveness, f: usize, i: usize) -> bool {
+    let o = &res.objects[f];
+    let s = &o.syms[i];
+    let ty = s.st_type();
+    if ty == E::STT_SECTION || ty == E::STT_FILE {
+        return false;
+    }
+    let shndx = o.sym_shndx(i);
+    if i < o.first_global {
+        if s.st_name.get(LE) == 0 || o.sym_name(i).starts_with(b".L") {
+            return false;
+        }
+        return shndx == E::SHN_ABS as u32 || (shndx != 0 && (shndx as usize) < o.sections.len() && live.is_live(f, shndx as usize));
+    }
+    let g = res.object_ids[f][i - o.first_global];
+    matches!(res.defs[g as usize], Def::Object { file, sym } if file as usize == f && sym as usize == i)
+        && (shndx == E::SHN_ABS as u32 || shndx == E::SHN_COMMON as u32 || live.is_live(f, shndx as usize))
+}
+
+pub fn gnu_hash_buckets(n: usize) -> u32 {
+    (n / 4).max(1) as u32
+}
+
+pub fn gnu_bloom_words(n: usize) -> u64 {
+    ((n / 8).max(1) as u64).next_power_of_two()
+}
+
+fn eh_block_size(records: &[EhRecord]) -> u64 {
+    records.iter().filter(|r| r.out_off != NONE as u64).map(|r| r.out_off + r.size).max().unwrap_or(0)
+}
+
+/// Splits every live `.eh_frame` into records and decides which are kept: an FDE is kept when the section its
+/// first relocation points at is live; CIEs are kept when a kept FDE uses them.
+fn split_eh_frames(res: &Resolved, live: &Liveness) -> Result<Vec<Vec<Vec<EhRecord>>>> {
+    let out: Vec<std::result::Result<Vec<Vec<EhRecord>>, String>> = res
+        .objects
+        .par_iter()
+        .enumerate()
+        .map(|(f, o)| {
+            let mut per_sec = vec![Vec::new(); o.sections.len()];
+            for (s, sec) in o.sections.iter().enumerate() {
+                if sec.kind != SectionKind::EhFrame || !live.is_live(f, s) {
+                    continue;
+                }
+                let d = sec.data;
+                let mut recs = Vec::new();
+                let mut off = 0usize;
+                let mut rel_i = 0usize;
+                while off < d.len() {
+                    let bad = || format!("{}:(.eh_frame+0x{off:x}): corrupt .eh_frame record", o.name);
+                    let len = elf::read_u32(d, off).ok_or_else(bad)? as usize;
+                    if len == 0xffff_ffff {
+                        return Err(format!("{}: 64-bit .eh_frame records are not supported", o.name));
+                    }
+                    let size = 4 + len;
+                    if off + size > d.len() {
+                        return Err(bad());
+                    }
+                    if len == 0 {
+                        // Terminator: keep it only where it is (crtend.o).
+                        recs.push(EhRecord { in_off: off as u64, size: 4, out_off: 0, is_cie: true, cie_in_off: 0 });
+                        off += 4;
+                        continue;
+                    }
+                    let id = elf::read_u32(d, off + 4).ok_or_else(bad)?;
+                    let is_cie = id == 0;
+                    let cie_in_off = if is_cie { 0 } else { (off + 4).wrapping_sub(id as usize) as u64 };
+                    // Find this record's first relocation (pc_begin for an FDE).
+                    while rel_i < sec.relas.len() && (sec.relas[rel_i].r_offset.get(LE) as usize) < off {
+                        rel_i += 1;
+                    }
+                    let mut keep = true;
+                    if !is_cie {
+                        keep = false;
+                        if let Some(r) = sec.relas.get(rel_i) {
+                            let ro = r.r_offset.get(LE) as usize;
+                            if ro < off + size {
+                                if let Some((tf, ts)) = crate::gc::target_section(res, f, r.r_sym(LE, false) as usize) {
+                                    keep = live.is_live(tf, ts);
+                                }
+                            }
+                        }
+                    }
+                    recs.push(EhRecord {
+                        in_off: off as u64,
+                        size: size as u64,
+                        out_off: if keep { 0 } else { NONE as u64 },
+                        is_cie,
+                        cie_in_off,
+                    });
+                    off += size;
+                }
+                // Assign output offsets: kept records in order.
+                let mut cur = 0u64;
+                for r in recs.iter_mut() {
+                    if r.out_off != NONE as u64 {
+                        r.out_off = cur;
+                        cur += r.size;
+                    }
+                }
+                per_sec[s] = recs;
+            }
+            Ok(per_sec)
+        })
+        .collect();
+    crate::diag::collect(out.into_iter().map(|r| r.map_err(Errors::one)))
+}
+
+type MergeResult = (Vec<MergeGroup>, Vec<Vec<u32>>, Vec<Vec<Vec<PieceMap>>>);
+
+/// Splits `SHF_MERGE` sections into pieces and deduplicates them per merge group.
+fn build_merges(
+    res: &Resolved,
+    live: &Liveness,
+    by_name: &HashMap<Vec<u8>, u32>,
+    osecs: &mut [OutputSection],
+) -> Result<MergeResult> {
+    let objects = &res.objects;
+    // Group keys: (output section, entsize, strings, align).
+    let mut keys: Vec<(u32, u64, bool, u64)> = Vec::new();
+    let mut merge_of: Vec<Vec<u32>> = Vec::with_capacity(objects.len());
+    for (f, o) in objects.iter().enumerate() {
+        let mut m = vec![NONE; o.sections.len()];
+        for (s, sec) in o.sections.iter().enumerate() {
+            if sec.kind != SectionKind::Merge || !live.is_live(f, s) {
+                continue;
+            }
+            let Some(&osec) = by_name.get(output_name(sec.name)) else { continue };
+            let key = (osec, sec.entsize(), sec.flags() & E::SHF_STRINGS as u64 != 0, sec.align());
+            let k = match keys.iter().position(|k| *k == key) {
+                Some(k) => k,
+                None => {
+                    keys.push(key);
+                    keys.len() - 1
+                }
+            };
+            m[s] = k as u32;
+        }
+        merge_of.push(m);
+    }
+    // Split into pieces, in parallel over files.
+    let pieces: Vec<std::result::Result<Vec<Vec<(u64, Name)>>, String>> = objects
+        .par_iter()
+        .enumerate()
+        .map(|(f, o)| {
+            let mut out = vec![Vec::new(); o.sections.len()];
+            for (s, sec) in o.sections.iter().enumerate() {
+                if merge_of[f][s] == NONE {
+                    continue;
+                }
+                let d = sec.data;
+                let ent = sec.entsize() as usize;
+                let mut v = Vec::new();
+                let mut off = 0usize;
+                if sec.flags() & E::SHF_STRINGS as u64 != 0 {
+                    while off < d.len() {
+                        let mut end = off;
+                        loop {
+                            if end + ent > d.len() {
+                                return Err(format!(
+                                    "{}:({}): string in merge section is not null-terminated",
+                                    o.name,
+                                    o.section_name(s as u32)
+                                ));
+                            }
+                            if d[end..end + ent].iter().all(|&b| b == 0) {
+                                break;
+                            }
+                            end += ent;
+                        }
+                        v.push((off as u64, Name::new(&d[off..end + ent])));
+                        off = end + ent;
+                    }
+                } else {
+                    if d.len() % ent != 0 {
+                        return Err(format!("{}:({}): size is not a multiple of entsize", o.name, o.section_name(s as u32)));
+                    }
+                    while off < d.len() {
+                        v.push((off as u64, Name::new(&d[off..off + ent])));
+                        off += ent;
+                    }
+                }
+                out[s] = v;
+            }
+            Ok(out)
+        })
+        .collect();
+    let pieces = crate::diag::collect(pieces.into_iter().map(|r| r.map_err(Errors::one)))?;
+    let mut groups = Vec::new();
+    let mut piece_maps: Vec<Vec<Vec<PieceMap>>> = objects.iter().map(|o| vec![Vec::new(); o.sections.len()]).collect();
+    for (k, &(osec, _ent, strings, align)) in keys.iter().enumerate() {
+        let mut lists_owned: Vec<(usize, usize, Vec<Name>)> = Vec::new();
+        for (f, o) in objects.iter().enumerate() {
+            for s in 0..o.sections.len() {
+                if merge_of[f][s] == k as u32 {
+                    lists_owned.push((f, s, pieces[f][s].iter().map(|p| p.1).collect()));
+                }
+            }
+        }
+        let lists: Vec<&[Name]> = lists_owned.iter().map(|l| &l.2[..]).collect();
+        let interned = intern(&lists);
+        let mut offsets = Vec::with_capacity(interned.unique.len());
+        let mut cur = 0u64;
+        for p in &interned.unique {
+            cur = align_up(cur, align);
+            offsets.push(cur);
+            cur += p.bytes.len() as u64;
+        }
+        for (li, (f, s, _)) in lists_owned.iter().enumerate() {
+            piece_maps[*f][*s] = pieces[*f][*s]
+                .iter()
+                .zip(&interned.ids[li])
+                .map(|(&(in_off, _), &id)| PieceMap { in_off, out_off: offsets[id as usize] })
+                .collect();
+        }
+        osecs[osec as usize].entsize = 0;
+        let _ = strings;
+        groups.push(MergeGroup { osec, align, strings, pieces: interned.unique, piece_offsets: offsets, size: cur });
+    }
+    Ok((groups, merge_of, piece_maps))
+}
+
+/// Addresses of every symbol, then the linker-defined ones.
+fn assign_addresses(config: &Config, res: &Resolved, space: &SymbolSpace, lay: &mut Layout) -> Result<()> {
+    let mut addrs = vec![0u64; space.total];
+    // Locals, per file.
+    {
+        let (globals, locals) = addrs.split_at_mut(res.num_globals());
+        let mut chunks: Vec<&mut [u64]> = Vec::with_capacity(res.objects.len());
+        let mut rest = locals;
+        for o in &res.objects {
+            let (a, b) = rest.split_at_mut(o.first_global);
+            chunks.push(a);
+            rest = b;
+        }
+        chunks.into_par_iter().enumerate().for_each(|(f, out)| {
+            for (i, slot) in out.iter_mut().enumerate() {
+                *slot = object_sym_addr(res, lay, f, i);
+            }
+        });
+        globals.par_iter_mut().enumerate().for_each(|(g, slot)| {
+            *slot = match res.defs[g] {
+                Def::Object { file, sym } => object_sym_addr(res, lay, file as usize, sym as usize),
+                _ => 0,
+            };
+        });
+    }
+    // Commons.
+    if let Some(bss) = lay.osecs.iter().find(|o| o.parts.iter().any(|p| matches!(p, Part::Commons))) {
+        let base = bss.addr + bss.part_offset(&Part::Commons);
+        for &(g, off) in &lay.commons {
+            addrs[g as usize] = base + off;
+        }
+    }
+    // Imported symbols: canonical PLT entries and copies give them an address in the output.
+    let copy_base = lay
+        .osecs
+        .iter()
+        .find(|o| o.parts.iter().any(|p| matches!(p, Part::CopyRel)))
+        .map(|o| o.addr + o.part_offset(&Part::CopyRel));
+    let plt = lay.synth_addr(Synth::Plt);
+    let iplt = lay.synth_addr(Synth::Iplt);
+    for &id in &lay.aux_ids {
+        let x = lay.aux[lay.aux_index[id as usize] as usize];
+        if x.plt != NONE && matches!(target_of(res, space, id), Target::Imported { .. }) {
+            addrs[id as usize] = plt + 16 + 16 * x.plt as u64;
+        }
+        if x.iplt != NONE {
+            // The stub is the function's address only where the address is taken (canonical); calls use it too.
+            let _ = iplt;
+        }
+        if let (Some(base), Target::Imported { .. }) = (copy_base, target_of(res, space, id)) {
+            if x.copied {
+                addrs[id as usize] = base + x.copy_off;
+            }
+        }
+    }
+    // Linker-defined symbols.
+    let mut linker = HashMap::new();
+    let first_sec = |pred: &dyn Fn(&OutputSection) -> bool| lay.osecs.iter().filter(|o| o.shndx != 0 && pred(o)).map(|o| o.addr).next();
+    let base = lay.segments.iter().find(|s| s.p_type == E::PT_LOAD).map_or(0, |s| s.vaddr);
+    let end_of = |pred: &dyn Fn(&OutputSection) -> bool| {
+        lay.osecs.iter().filter(|o| o.shndx != 0 && o.is_alloc() && pred(o) && !(o.is_tls() && o.is_nobits())).map(|o| o.addr + o.size).max()
+    };
+    let end = end_of(&|_| true).unwrap_or(base);
+    let etext = end_of(&|o| o.flags & E::SHF_EXECINSTR as u64 != 0).unwrap_or(base);
+    let edata = end_of(&|o| !o.is_nobits()).unwrap_or(base);
+    let bss_start = first_sec(&|o| o.is_nobits() && !o.is_tls()).unwrap_or(edata);
+    let sec_range = |name: &[u8]| lay.osecs.iter().find(|o| o.shndx != 0 && o.name == name).map(|o| (o.addr, o.addr + o.size));
+    for g in 0..res.num_globals() as u32 {
+        if !matches!(res.defs[g as usize], Def::Undefined | Def::Linker) {
+            continue;
+        }
+        let name = res.name(g);
+        let range_sym = |prefix: &[u8], sec: &[u8], end: bool| -> Option<u64> {
+            if name != prefix {
+                return None;
+            }
+            Some(sec_range(sec).map_or(0, |r| if end { r.1 } else { r.0 }))
+        };
+        let v: Option<u64> = match name {
+            b"_GLOBAL_OFFSET_TABLE_" => Some(lay.synth_addr(Synth::GotPlt)),
+            b"_DYNAMIC" if lay.is_dynamic => Some(lay.synth_addr(Synth::Dynamic)),
+            b"__ehdr_start" | b"__executable_start" => Some(base),
+            b"_end" | b"end" => Some(end),
+            b"_etext" | b"etext" | b"__etext" => Some(etext),
+            b"_edata" | b"edata" => Some(edata),
+            b"__bss_start" => Some(bss_start),
+            b"__GNU_EH_FRAME_HDR" if lay.synth_sec(Synth::EhFrameHdr).is_some() => Some(lay.synth_addr(Synth::EhFrameHdr)),
+            b"__rela_iplt_start" | b"__rela_iplt_end" if !lay.is_dynamic => {
+                let r = lay.synth_sec(Synth::RelaIplt).map_or((0, 0), |o| (o.addr, o.addr + o.size));
+                Some(if name == b"__rela_iplt_start" { r.0 } else { r.1 })
+            }
+            _ => range_sym(b"__init_array_start", b".init_array", false)
+                .or_else(|| range_sym(b"__init_array_end", b".init_array", true))
+                .or_else(|| range_sym(b"__fini_array_start", b".fini_array", false))
+                .or_else(|| range_sym(b"__fini_array_end", b".fini_array", true))
+                .or_else(|| range_sym(b"__preinit_array_start", b".preinit_array", false))
+                .or_else(|| range_sym(b"__preinit_array_end", b".preinit_array", true))
+                .or_else(|| {
+                    let (sec, is_end) = if let Some(s) = name.strip_prefix(b"__start_") {
+                        (s, false)
+                    } else if let Some(s) = name.strip_prefix(b"__stop_") {
+                        (s, true)
+                    } else {
+                        return None;
+                    };
+                    if !is_c_identifier(sec) {
+                        return None;
+                    }
+                    sec_range(sec).map(|r| if is_end { r.1 } else { r.0 })
+                }),
+        };
+        if let Some(v) = v {
+            linker.insert(g, v);
+            addrs[g as usize] = v;
+        }
+    }
+    // --defsym.
+    for (sym, expr) in &config.defsyms {
+        let Some(g) = res.names.lookup(sym.as_bytes()) else { continue };
+        let v = eval_defsym(expr, |n| res.names.lookup(n.as_bytes()).map(|id| addrs[id as usize]))
+            .ok_or_else(|| Errors::one(format!("--defsym: cannot evaluate expression '{expr}' for {sym}")))?;
+        addrs[g as usize] = v;
+        linker.insert(g, v);
+    }
+    let entry_name = config.entry.as_deref().unwrap_or("_start");
+    lay.entry = match res.names.lookup(entry_name.as_bytes()) {
+        Some(g) if !matches!(res.defs[g as usize], Def::Undefined | Def::Shared { .. }) => addrs[g as usize],
+        _ => entry_name.strip_prefix("0x").and_then(|h| u64::from_str_radix(h, 16).ok()).unwrap_or_else(|| first_sec(&|o| o.name == b".text").unwrap_or(0)),
+    };
+    lay.linker_syms = linker;
+    lay.addrs = addrs;
+    Ok(())
+}
+
+/// `NUMBER`, `SYMBOL`, `SYMBOL + NUMBER`, `SYMBOL - NUMBER`.
+fn eval_defsym(expr: &str, lookup: impl Fn(&str) -> Option<u64>) -> Option<u64> {
+    let term = |t: &str| -> Option<u64> {
+        let t = t.trim();
+        if let Some(h) = t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
+            u64::from_str_radix(h, 16).ok()
+        } else if t.chars().next()?.is_ascii_digit() {
+            t.parse().ok()
+        } else {
+            lookup(t)
+        }
+    };
+    if let Some((a, b)) = expr.split_once('+') {
+        return Some(term(a)?.wrapping_add(term(b)?));
+    }
+    if let Some((a, b)) = expr.rsplit_once('-') {
+        if !a.trim().is_empty() {
+            return Some(term(a)?.wrapping_sub(term(b)?));
+        }
+    }
+    term(expr)
+}
+
+/// Address of symbol `i` of object `f` given the layout (0 for undefined and dropped).
+pub fn object_sym_addr(res: &Resolved, lay: &Layout, f: usize, i: usize) -> u64 {
+    let o = &res.objects[f];
+    let s = &o.syms[i];
+    let shndx = o.sym_shndx(i);
+    let value = s.st_value.get(LE);
+    if shndx == E::SHN_ABS as u32 {
+        return value;
+    }
+    if shndx == 0 || shndx as usize >= o.sections.len() {
+        return 0;
+    }
+    section_offset_addr(lay, res, f, shndx as usize, value).unwrap_or(0)
+}
+
+/// Address of byte `off` of input section `s` of object `f`, following merge and .eh_frame piece maps.
+pub fn section_offset_addr(lay: &Layout, res: &Resolved, f: usize, s: usize, off: u64) -> Option<u64> {
+    let sec = &res.objects[f].sections[s];
+    match sec.kind {
+        SectionKind::Merge => {
+            let m = lay.merge_of[f][s];
+            if m == NONE {
+                return None;
+            }
+            let g = &lay.merges[m as usize];
+            let o = &lay.osecs[g.osec as usize];
+            let maps = &lay.piece_maps[f][s];
+            let k = maps.partition_point(|p| p.in_off <= off).checked_sub(1)?;
+            let base = o.addr + o.part_offset(&Part::Merged(m));
+            let merged_index = o.parts.iter().position(|p| matches!(p, Part::Merged(x) if *x == m)).unwrap_or(0);
+            let base = o.addr + o.part_offsets.get(merged_index).copied().unwrap_or(base - o.addr);
+            Some(base + maps[k].out_off + (off - maps[k].in_off))
+        }
+        _ => {
+            let p = lay.places[f][s];
+            if p.osec == NONE {
+                return None;
+            }
+            let o = &lay.osecs[p.osec as usize];
+            if sec.kind == SectionKind::EhFrame {
+                let recs = &lay.eh_records[f][s];
+                let k = recs.partition_point(|r| r.in_off <= off).checked_sub(1)?;
+                let r = recs[k];
+                if r.out_off == NONE as u64 {
+                    return None;
+                }
+                return Some(o.addr + o.part_offsets.first().copied().unwrap_or(0) + p.offset + r.out_off + (off - r.in_off));
+            }
+            Some(o.addr + o.part_offsets.first().copied().unwrap_or(0) + p.offset + off)
+        }
+    }
+}
+
+pub fn sym_target_is_live(res: &Resolved, lay: &Layout, t: Target) -> bool {
+    match t {
+        Target::Object { file, sym } => {
+            let o = &res.objects[file as usize];
+            let shndx = o.sym_shndx(sym as usize);
+            shndx == E::SHN_ABS as u32
+                || shndx == E::SHN_COMMON as u32
+                || (shndx != 0
+                    && (shndx as usize) < o.sections.len()
+                    && (lay.places[file as usize][shndx as usize].osec != NONE || lay.merge_of[file as usize][shndx as usize] != NONE))
+        }
+        Target::Linker | Target::Imported { .. } => true,
+        Target::Undefined { .. } => false,
+    }
+}

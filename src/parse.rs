@@ -1,0 +1,401 @@
+//! Pass 3: parse every input in parallel: section headers, symbol tables, relocation tables and COMDAT groups of
+//! relocatable objects; the dynamic symbol table and versions of shared objects. Every global name is hashed once
+//! here and the hash travels with it.
+//!
+//! Input: [`Inputs`] from `input`. Output: [`ObjectFile`]s and [`SharedFile`]s in input order, borrowing from the
+//! mappings. Invariant: every index stored here has been checked against its table.
+
+use crate::diag::{Errors, Result};
+use crate::elf::{self, Data, Dyn, LE, Rela, Shdr, Sym};
+use crate::input::{Inputs, ObjectInput, SharedInput};
+use object::elf as E;
+use rayon::prelude::*;
+
+/// A name with its hash, computed once at parse time.
+#[derive(Clone, Copy)]
+pub struct Name {
+    pub hash: u64,
+    pub bytes: Data,
+}
+
+pub fn hash_name(bytes: &[u8]) -> u64 {
+    use std::hash::Hasher;
+    let mut h = rustc_hash::FxHasher::default();
+    h.write(bytes);
+    // FxHasher's low bits are weak for short strings; fold the high half in since shards use the low bits.
+    let v = h.finish();
+    v ^ (v >> 29) ^ (v >> 47)
+}
+
+impl Name {
+    pub fn new(bytes: Data) -> Name {
+        Name { hash: hash_name(bytes), bytes }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SectionKind {
+    /// Not copied to the output (symbol/string/relocation tables, groups, notes that only carry link-time flags).
+    Ignored,
+    /// Copied, with relocations applied.
+    Regular,
+    /// `SHF_MERGE`: split into pieces that are deduplicated per output section.
+    Merge,
+    /// `.eh_frame`: split into CIEs and FDEs; FDEs of dead functions are dropped.
+    EhFrame,
+}
+
+pub struct InputSection {
+    pub name: Data,
+    pub shdr: &'static Shdr,
+    pub data: Data,
+    pub relas: &'static [Rela],
+    pub kind: SectionKind,
+}
+
+impl InputSection {
+    #[inline]
+    pub fn flags(&self) -> u64 {
+        self.shdr.sh_flags.get(LE)
+    }
+    #[inline]
+    pub fn sh_type(&self) -> u32 {
+        self.shdr.sh_type.get(LE)
+    }
+    #[inline]
+    pub fn size(&self) -> u64 {
+        self.shdr.sh_size.get(LE)
+    }
+    #[inline]
+    pub fn align(&self) -> u64 {
+        self.shdr.sh_addralign.get(LE).max(1)
+    }
+    #[inline]
+    pub fn entsize(&self) -> u64 {
+        self.shdr.sh_entsize.get(LE)
+    }
+    pub fn is_alloc(&self) -> bool {
+        self.flags() & E::SHF_ALLOC as u64 != 0
+    }
+}
+
+pub struct ComdatGroup {
+    pub signature: Name,
+    pub sections: Vec<u32>,
+}
+
+pub struct ObjectFile {
+    pub name: String,
+    pub data: Data,
+    pub lazy: bool,
+    pub sections: Vec<InputSection>,
+    pub syms: &'static [Sym],
+    pub strtab: Data,
+    /// `SHT_SYMTAB_SHNDX` contents, for objects with more than 65279 sections.
+    pub xindex: &'static [object::U32<LE>],
+    pub first_global: usize,
+    /// Names of `syms[first_global..]`.
+    pub global_names: Vec<Name>,
+    pub comdats: Vec<ComdatGroup>,
+}
+
+impl ObjectFile {
+    /// The section index a symbol is defined in, with `SHN_XINDEX` resolved.
+    #[inline]
+    pub fn sym_shndx(&self, i: usize) -> u32 {
+        let s = self.syms[i].st_shndx.get(LE);
+        if s == E::SHN_XINDEX { self.xindex.get(i).map_or(0, |x| x.get(LE)) } else { s as u32 }
+    }
+
+    pub fn sym_name(&self, i: usize) -> Data {
+        if i >= self.first_global {
+            return self.global_names[i - self.first_global].bytes;
+        }
+        self.syms.get(i).and_then(|s| elf::cstr(self.strtab, s.st_name.get(LE)).ok()).unwrap_or(b"")
+    }
+
+    pub fn section_name(&self, i: u32) -> String {
+        self.sections.get(i as usize).map_or_else(|| format!("section {i}"), |s| String::from_utf8_lossy(s.name).into())
+    }
+}
+
+pub struct SharedFile {
+    pub name: String,
+    pub data: Data,
+    pub soname: String,
+    pub as_needed: bool,
+    pub syms: &'static [Sym],
+    pub strtab: Data,
+    /// `.gnu.version`, one entry per dynamic symbol, or empty if unversioned.
+    pub versym: &'static [object::U16<LE>],
+    /// Version names by version index (`.gnu.version_d`); `None` for indices without a definition.
+    pub version_names: Vec<Option<Data>>,
+    pub first_global: usize,
+    pub global_names: Vec<Name>,
+}
+
+impl SharedFile {
+    /// The version index of dynamic symbol `i` (hidden bit removed), or 1 (global) if unversioned.
+    pub fn version(&self, i: usize) -> u16 {
+        self.versym.get(i).map_or(1, |v| v.get(LE) & 0x7fff)
+    }
+    /// Whether symbol `i` is a non-default (`sym@VER`, hidden) version that plain references must not bind to.
+    pub fn is_hidden_version(&self, i: usize) -> bool {
+        self.versym.get(i).is_some_and(|v| v.get(LE) & 0x8000 != 0)
+    }
+}
+
+pub struct Parsed {
+    pub objects: Vec<ObjectFile>,
+    pub shared: Vec<SharedFile>,
+}
+
+pub fn parse(inputs: Inputs) -> Result<Parsed> {
+    let objects: Vec<std::result::Result<ObjectFile, String>> =
+        inputs.objects.into_par_iter().with_min_len(8).map(parse_object).collect();
+    let shared: Vec<std::result::Result<SharedFile, String>> =
+        inputs.shared.into_par_iter().map(parse_shared).collect();
+    let mut errors = Vec::new();
+    let objects = objects.into_iter().filter_map(|r| r.map_err(|e| errors.push(e)).ok()).collect();
+    let shared = shared.into_iter().filter_map(|r| r.map_err(|e| errors.push(e)).ok()).collect();
+    if errors.is_empty() { Ok(Parsed { objects, shared }) } else { Err(Errors(errors)) }
+}
+
+fn classify(name: &[u8], sh: &Shdr) -> SectionKind {
+    let ty = sh.sh_type.get(LE);
+    let flags = sh.sh_flags.get(LE);
+    match ty {
+        E::SHT_NULL | E::SHT_SYMTAB | E::SHT_STRTAB | E::SHT_RELA | E::SHT_REL | E::SHT_GROUP
+        | E::SHT_SYMTAB_SHNDX => return SectionKind::Ignored,
+        // .llvm_addrsig, .llvm.call-graph-profile and other LLVM link-time-only tables.
+        0x6fff4c00..=0x6fff4cff => return SectionKind::Ignored,
+        _ => {}
+    }
+    if flags & E::SHF_EXCLUDE as u64 != 0
+        || name == b".note.GNU-stack"
+        || name == b".note.gnu.property"
+        || name.starts_with(b".gnu.lto_")
+        || name == b".gnu.warning"
+    {
+        return SectionKind::Ignored;
+    }
+    if name == b".eh_frame" {
+        return SectionKind::EhFrame;
+    }
+    if flags & E::SHF_MERGE as u64 != 0 && sh.sh_entsize.get(LE) > 0 && ty == E::SHT_PROGBITS {
+        return SectionKind::Merge;
+    }
+    SectionKind::Regular
+}
+
+fn parse_object(input: ObjectInput) -> std::result::Result<ObjectFile, String> {
+    let ObjectInput { name, data, lazy } = input;
+    let ctx = |e: String| format!("{name}: {e}");
+    let eh = elf::file_header(data).map_err(ctx)?;
+    let shdrs = elf::section_headers(data, eh).map_err(ctx)?;
+    let shstr_idx = elf::shstrndx(eh, shdrs);
+    let shstrtab = match shdrs.get(shstr_idx) {
+        Some(sh) => elf::section_data(data, sh).map_err(ctx)?,
+        None if shdrs.is_empty() => &[],
+        None => return Err(ctx("invalid section name string table index".into())),
+    };
+
+    let mut sections = Vec::with_capacity(shdrs.len());
+    let mut symtab_idx = None;
+    let mut xindex: &'static [object::U32<LE>] = &[];
+    let mut lto_slim = false;
+    for (i, sh) in shdrs.iter().enumerate() {
+        let sname = elf::cstr(shstrtab, sh.sh_name.get(LE)).map_err(|e| ctx(format!("section {i}: {e}")))?;
+        let kind = classify(sname, sh);
+        let sdata = if kind == SectionKind::Ignored && sh.sh_type.get(LE) != E::SHT_GROUP {
+            &[]
+        } else {
+            elf::section_data(data, sh).map_err(|e| ctx(format!("section {}: {e}", String::from_utf8_lossy(sname))))?
+        };
+        match sh.sh_type.get(LE) {
+            E::SHT_SYMTAB => symtab_idx = Some(i),
+            E::SHT_SYMTAB_SHNDX => xindex = elf::table(data, sh, "extended section index").map_err(ctx)?,
+            E::SHT_REL => {
+                return Err(ctx(format!(
+                    "section {}: SHT_REL relocations are not used on x86-64",
+                    String::from_utf8_lossy(sname)
+                )));
+            }
+            _ => {}
+        }
+        if sname.starts_with(b".gnu.lto_") {
+            lto_slim = true;
+        }
+        sections.push(InputSection { name: sname, shdr: sh, data: sdata, relas: &[], kind });
+    }
+
+    // Relocation tables attach to the section they apply to.
+    for sh in shdrs.iter() {
+        if sh.sh_type.get(LE) != E::SHT_RELA {
+            continue;
+        }
+        let target = sh.sh_info.get(LE) as usize;
+        let relas: &'static [Rela] = elf::table(data, sh, "relocation").map_err(ctx)?;
+        match sections.get_mut(target) {
+            Some(t) => t.relas = relas,
+            None => return Err(ctx(format!("relocation section applies to invalid section index {target}"))),
+        }
+    }
+
+    let (syms, strtab, first_global) = match symtab_idx {
+        Some(i) => {
+            let sh = &shdrs[i];
+            let syms: &'static [Sym] = elf::table(data, sh, "symbol").map_err(ctx)?;
+            let strtab = shdrs
+                .get(sh.sh_link.get(LE) as usize)
+                .ok_or_else(|| ctx("symbol table has an invalid string table index".into()))
+                .and_then(|s| elf::section_data(data, s).map_err(ctx))?;
+            let first_global = (sh.sh_info.get(LE) as usize).min(syms.len());
+            (syms, strtab, first_global.max(1).min(syms.len()))
+        }
+        None => (&[][..], &[][..], 0),
+    };
+
+    let mut global_names = Vec::with_capacity(syms.len().saturating_sub(first_global));
+    for (i, s) in syms.iter().enumerate().skip(first_global) {
+        let n = elf::cstr(strtab, s.st_name.get(LE)).map_err(|e| ctx(format!("symbol {i}: {e}")))?;
+        if n == b"__gnu_lto_slim" {
+            lto_slim = true;
+        }
+        global_names.push(Name::new(n));
+    }
+    if lto_slim && !sections.iter().any(|s| s.name == b".text" && s.size() > 0) && global_names.iter().any(|n| n.bytes == b"__gnu_lto_slim") {
+        return Err(ctx("file is a GCC LTO (GIMPLE) object; rivet does not support LTO: rebuild without -flto".into()));
+    }
+
+    // Check every symbol's section index once, so later passes can index without checks.
+    let file = ObjectFile {
+        name,
+        data,
+        lazy,
+        sections,
+        syms,
+        strtab,
+        xindex,
+        first_global,
+        global_names,
+        comdats: Vec::new(),
+    };
+    for i in 0..syms.len() {
+        let shndx = file.sym_shndx(i);
+        if shndx != 0 && shndx < E::SHN_LORESERVE as u32 && shndx as usize >= file.sections.len() {
+            return Err(format!("{}: symbol {i} has invalid section index {shndx}", file.name));
+        }
+    }
+    let comdats = parse_groups(&file, shdrs)?;
+    Ok(ObjectFile { comdats, ..file })
+}
+
+fn parse_groups(file: &ObjectFile, shdrs: &[Shdr]) -> std::result::Result<Vec<ComdatGroup>, String> {
+    let mut groups = Vec::new();
+    for (i, sh) in shdrs.iter().enumerate() {
+        if sh.sh_type.get(LE) != E::SHT_GROUP {
+            continue;
+        }
+        let words = file.sections[i].data;
+        let flag = elf::read_u32(words, 0).ok_or_else(|| format!("{}: truncated section group", file.name))?;
+        if flag & E::GRP_COMDAT == 0 {
+            continue;
+        }
+        let sig_idx = sh.sh_info.get(LE) as usize;
+        if sig_idx >= file.syms.len() {
+            return Err(format!("{}: section group has an invalid signature symbol", file.name));
+        }
+        let sig = file.sym_name(sig_idx);
+        let mut members = Vec::new();
+        for w in words[4..].chunks_exact(4) {
+            let m = u32::from_le_bytes(w.try_into().unwrap());
+            if m as usize >= file.sections.len() {
+                return Err(format!("{}: section group member {m} out of range", file.name));
+            }
+            members.push(m);
+        }
+        groups.push(ComdatGroup { signature: Name::new(sig), sections: members });
+    }
+    Ok(groups)
+}
+
+fn parse_shared(input: SharedInput) -> std::result::Result<SharedFile, String> {
+    let SharedInput { name, data, as_needed } = input;
+    let ctx = |e: String| format!("{name}: {e}");
+    let eh = elf::file_header(data).map_err(ctx)?;
+    let shdrs = elf::section_headers(data, eh).map_err(ctx)?;
+    let mut syms: &'static [Sym] = &[];
+    let mut strtab: Data = &[];
+    let mut first_global = 0;
+    let mut versym: &'static [object::U16<LE>] = &[];
+    let mut version_names: Vec<Option<Data>> = Vec::new();
+    let mut soname = None;
+    for sh in shdrs {
+        match sh.sh_type.get(LE) {
+            E::SHT_DYNSYM => {
+                syms = elf::table(data, sh, "dynamic symbol").map_err(ctx)?;
+                strtab = shdrs
+                    .get(sh.sh_link.get(LE) as usize)
+                    .ok_or_else(|| ctx("invalid .dynstr index".into()))
+                    .and_then(|s| elf::section_data(data, s).map_err(ctx))?;
+                first_global = (sh.sh_info.get(LE) as usize).clamp(1, syms.len().max(1)).min(syms.len());
+            }
+            E::SHT_GNU_VERSYM => versym = elf::table(data, sh, "version symbol").map_err(ctx)?,
+            _ => {}
+        }
+    }
+    for sh in shdrs {
+        match sh.sh_type.get(LE) {
+            E::SHT_GNU_VERDEF => {
+                version_names = parse_verdef(data, sh, strtab).map_err(ctx)?;
+            }
+            E::SHT_DYNAMIC => {
+                let dyns: &'static [Dyn] = elf::table(data, sh, "dynamic").map_err(ctx)?;
+                for d in dyns {
+                    if d.d_tag.get(LE) == E::DT_SONAME as u64 {
+                        let off = u32::try_from(d.d_val.get(LE)).map_err(|_| ctx("bad DT_SONAME".into()))?;
+                        soname = Some(String::from_utf8_lossy(elf::cstr(strtab, off).map_err(ctx)?).into_owned());
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    if !versym.is_empty() && versym.len() != syms.len() {
+        return Err(ctx(".gnu.version does not match .dynsym".into()));
+    }
+    let mut global_names = Vec::with_capacity(syms.len().saturating_sub(first_global));
+    for (i, s) in syms.iter().enumerate().skip(first_global) {
+        let n = elf::cstr(strtab, s.st_name.get(LE)).map_err(|e| ctx(format!("dynamic symbol {i}: {e}")))?;
+        global_names.push(Name::new(n));
+    }
+    let soname = soname.unwrap_or_else(|| {
+        std::path::Path::new(&name).file_name().map_or(name.clone(), |f| f.to_string_lossy().into_owned())
+    });
+    Ok(SharedFile { name, data, soname, as_needed, syms, strtab, versym, version_names, first_global, global_names })
+}
+
+fn parse_verdef(data: Data, sh: &Shdr, strtab: Data) -> std::result::Result<Vec<Option<Data>>, String> {
+    let sec = elf::section_data(data, sh)?;
+    let mut names = Vec::new();
+    let mut off = 0usize;
+    for _ in 0..sh.sh_info.get(LE) {
+        let bad = || "corrupt .gnu.version_d".to_string();
+        let ndx = sec.get(off + 4..off + 6).ok_or_else(bad)?;
+        let ndx = u16::from_le_bytes([ndx[0], ndx[1]]) as usize;
+        let aux = elf::read_u32(sec, off + 12).ok_or_else(bad)? as usize;
+        let next = elf::read_u32(sec, off + 16).ok_or_else(bad)? as usize;
+        let name_off = elf::read_u32(sec, off + aux).ok_or_else(bad)?;
+        let name = elf::cstr(strtab, name_off)?;
+        if names.len() <= ndx {
+            names.resize(ndx + 1, None);
+        }
+        names[ndx] = Some(name);
+        if next == 0 {
+            break;
+        }
+        off += next;
+    }
+    Ok(names)
+}

@@ -1,0 +1,370 @@
+//! Pass 4: symbol resolution.
+//!
+//! Input: parsed objects and shared objects. Output: [`Resolved`]: one global symbol table (ids from the sharded
+//! interner), which archive members are live, the winning definition of every global, COMDAT winners (and so which
+//! sections are discarded), and which shared objects are needed.
+//!
+//! Rules (those of lld and GNU ld): a defined symbol in an object beats a common one, which beats a shared-object
+//! definition; strong beats weak; among equals the first in input order wins. An archive member is pulled in when
+//! a live file has a non-weak undefined reference that no live object or shared object defines; members are pulled
+//! in rounds until a round adds none, so the result is independent of thread timing and of group boundaries.
+
+use crate::args::Config;
+use crate::diag::{Errors, Result, demangle};
+use crate::elf::LE;
+use crate::intern::{Interned, intern};
+use crate::parse::{Name, ObjectFile, Parsed, SharedFile};
+use object::elf as E;
+use rayon::prelude::*;
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering::Relaxed};
+
+/// The definition a global symbol resolved to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Def {
+    Undefined,
+    /// Symbol `sym` of object `file` (a real definition, or the winning common).
+    Object { file: u32, sym: u32 },
+    /// Dynamic symbol `sym` of shared object `file`.
+    Shared { file: u32, sym: u32 },
+    /// Defined by the linker (`_end`, `__start_foo`, `--defsym`…); the layout pass gives it a value.
+    Linker,
+}
+
+pub struct Resolved {
+    pub objects: Vec<ObjectFile>,
+    pub shared: Vec<SharedFile>,
+    pub names: Interned,
+    pub defs: Vec<Def>,
+    /// `object_ids[f][i]`: global id of `objects[f].syms[first_global + i]`.
+    pub object_ids: Vec<Vec<u32>>,
+    pub shared_ids: Vec<Vec<u32>>,
+    pub object_live: Vec<bool>,
+    /// Per object, per section: discarded because another file's COMDAT group of the same signature won.
+    pub comdat_discarded: Vec<Vec<bool>>,
+    pub shared_needed: Vec<bool>,
+    /// Most restrictive visibility seen for each global is hidden or internal: never exported.
+    pub hidden: Vec<bool>,
+    /// Referenced (undefined) by a needed shared object: must be exported from an executable.
+    pub referenced_by_shared: Vec<bool>,
+    /// Size and alignment of the winning common symbol.
+    pub common: Vec<(u64, u64)>,
+}
+
+impl Resolved {
+    pub fn name(&self, id: u32) -> &'static [u8] {
+        self.names.unique[id as usize].bytes
+    }
+    pub fn display(&self, id: u32) -> String {
+        demangle(self.name(id))
+    }
+    pub fn num_globals(&self) -> usize {
+        self.defs.len()
+    }
+}
+
+const NONE: u32 = u32::MAX;
+
+#[inline]
+fn is_defined(obj: &ObjectFile, i: usize) -> bool {
+    obj.sym_shndx(i) != E::SHN_UNDEF as u32
+}
+
+pub fn resolve(config: &Config, parsed: Parsed) -> Result<Resolved> {
+    let Parsed { objects, shared } = parsed;
+
+    // Names the command line or the linker itself may refer to: interned first so they always have ids.
+    let mut extra: Vec<Name> = Vec::new();
+    let entry = config.entry.clone().unwrap_or_else(|| "_start".into());
+    extra.push(Name::new(leak(entry.as_bytes())));
+    for u in &config.undefined {
+        extra.push(Name::new(leak(u.as_bytes())));
+    }
+    for (sym, _) in &config.defsyms {
+        extra.push(Name::new(leak(sym.as_bytes())));
+    }
+    let mut lists: Vec<&[Name]> = Vec::with_capacity(1 + objects.len() + shared.len());
+    lists.push(&extra);
+    lists.extend(objects.iter().map(|o| &o.global_names[..]));
+    lists.extend(shared.iter().map(|s| &s.global_names[..]));
+    let mut names = intern(&lists);
+    let mut all_ids = std::mem::take(&mut names.ids).into_iter();
+    let extra_ids = all_ids.next().unwrap_or_default();
+    let object_ids: Vec<Vec<u32>> = all_ids.by_ref().take(objects.len()).collect();
+    let shared_ids: Vec<Vec<u32>> = all_ids.collect();
+    let n = names.unique.len();
+
+    let object_live = pull_archive_members(&objects, &shared, &object_ids, &shared_ids, &extra_ids, n);
+    let comdat_discarded = choose_comdats(&objects, &object_live);
+
+    // Winning definition: minimum of (rank << 32 | file) per symbol.
+    let best: Vec<AtomicU64> = (0..n).map(|_| AtomicU64::new(u64::MAX)).collect();
+    let common_size: Vec<AtomicU64> = (0..n).map(|_| AtomicU64::new(0)).collect();
+    let common_align: Vec<AtomicU64> = (0..n).map(|_| AtomicU64::new(0)).collect();
+    let hidden: Vec<AtomicBool> = (0..n).map(|_| AtomicBool::new(false)).collect();
+    let obj_rank = |o: &ObjectFile, f: usize, i: usize| -> Option<u64> {
+        let shndx = o.sym_shndx(i);
+        if shndx == E::SHN_UNDEF as u32 {
+            return None;
+        }
+        if (shndx as usize) < o.sections.len() && comdat_discarded[f][shndx as usize] {
+            return None;
+        }
+        let rank = if shndx == E::SHN_COMMON as u32 {
+            2
+        } else if o.syms[i].st_bind() == E::STB_WEAK {
+            1
+        } else {
+            0
+        };
+        Some(rank << 32 | f as u64)
+    };
+    objects.par_iter().enumerate().filter(|(f, _)| object_live[*f]).for_each(|(f, o)| {
+        for (k, &g) in object_ids[f].iter().enumerate() {
+            let i = o.first_global + k;
+            let sym = &o.syms[i];
+            if matches!(sym.st_visibility(), E::STV_HIDDEN | E::STV_INTERNAL) {
+                hidden[g as usize].store(true, Relaxed);
+            }
+            if let Some(key) = obj_rank(o, f, i) {
+                best[g as usize].fetch_min(key, Relaxed);
+                if key >> 32 == 2 {
+                    common_size[g as usize].fetch_max(sym.st_size.get(LE), Relaxed);
+                    common_align[g as usize].fetch_max(sym.st_value.get(LE), Relaxed);
+                }
+            }
+        }
+    });
+    shared.par_iter().enumerate().for_each(|(d, s)| {
+        for (k, &g) in shared_ids[d].iter().enumerate() {
+            let i = s.first_global + k;
+            if s.syms[i].st_shndx.get(LE) != E::SHN_UNDEF && !s.is_hidden_version(i) && s.syms[i].st_bind() != E::STB_LOCAL {
+                best[g as usize].fetch_min(3 << 32 | d as u64, Relaxed);
+            }
+        }
+    });
+
+    // Record winners (each winner key belongs to exactly one file) and find duplicate strong definitions.
+    let defs_atomic: Vec<AtomicU64> = (0..n).map(|_| AtomicU64::new(u64::MAX)).collect();
+    let dup_errors: Vec<Vec<String>> = objects
+        .par_iter()
+        .enumerate()
+        .map(|(f, o)| {
+            let mut errs = Vec::new();
+            if !object_live[f] {
+                return errs;
+            }
+            for (k, &g) in object_ids[f].iter().enumerate() {
+                let i = o.first_global + k;
+                let Some(key) = obj_rank(o, f, i) else { continue };
+                let b = best[g as usize].load(Relaxed);
+                if b == key {
+                    defs_atomic[g as usize].store((f as u64) << 32 | i as u64, Relaxed);
+                } else if key >> 32 == 0 && b >> 32 == 0 && o.sym_shndx(i) != E::SHN_ABS as u32 {
+                    let other = &objects[(b & 0xffff_ffff) as usize];
+                    errs.push(format!(
+                        "duplicate symbol: {}\n>>> defined at {}\n>>> defined at {}",
+                        demangle(names.unique[g as usize].bytes),
+                        other.name,
+                        o.name
+                    ));
+                }
+            }
+            errs
+        })
+        .collect();
+    let dup_errors: Vec<String> = dup_errors.into_iter().flatten().collect();
+    if !dup_errors.is_empty() {
+        return Err(Errors(dup_errors));
+    }
+    shared.par_iter().enumerate().for_each(|(d, s)| {
+        for (k, &g) in shared_ids[d].iter().enumerate() {
+            let i = s.first_global + k;
+            if best[g as usize].load(Relaxed) == (3 << 32 | d as u64)
+                && s.syms[i].st_shndx.get(LE) != E::SHN_UNDEF
+                && !s.is_hidden_version(i)
+            {
+                // Several entries of one name in one library (versions): the lowest index wins.
+                defs_atomic[g as usize].fetch_min(1 << 63 | (d as u64) << 32 | i as u64, Relaxed);
+            }
+        }
+    });
+
+    let mut defs: Vec<Def> = defs_atomic
+        .par_iter()
+        .map(|a| {
+            let v = a.load(Relaxed);
+            if v == u64::MAX {
+                Def::Undefined
+            } else if v >> 63 == 1 {
+                Def::Shared { file: ((v >> 32) & 0x7fff_ffff) as u32, sym: v as u32 }
+            } else {
+                Def::Object { file: (v >> 32) as u32, sym: v as u32 }
+            }
+        })
+        .collect();
+
+    // --as-needed: a shared object is needed when a live object refers to a symbol it defines.
+    let used: Vec<AtomicBool> = shared.iter().map(|s| AtomicBool::new(!s.as_needed)).collect();
+    objects.par_iter().enumerate().filter(|(f, _)| object_live[*f]).for_each(|(f, o)| {
+        for (k, &g) in object_ids[f].iter().enumerate() {
+            let i = o.first_global + k;
+            if !is_defined(o, i) && o.syms[i].st_bind() != E::STB_WEAK {
+                if let Def::Shared { file, .. } = defs[g as usize] {
+                    used[file as usize].store(true, Relaxed);
+                }
+            }
+        }
+    });
+    let shared_needed: Vec<bool> = used.into_iter().map(AtomicBool::into_inner).collect();
+    for d in defs.iter_mut() {
+        if let Def::Shared { file, .. } = *d {
+            if !shared_needed[file as usize] {
+                *d = Def::Undefined;
+            }
+        }
+    }
+    let referenced_by_shared: Vec<AtomicBool> = (0..n).map(|_| AtomicBool::new(false)).collect();
+    shared.par_iter().enumerate().filter(|(d, _)| shared_needed[*d]).for_each(|(d, s)| {
+        for (k, &g) in shared_ids[d].iter().enumerate() {
+            if s.syms[s.first_global + k].st_shndx.get(LE) == E::SHN_UNDEF {
+                referenced_by_shared[g as usize].store(true, Relaxed);
+            }
+        }
+    });
+
+    for (k, _) in config.defsyms.iter().enumerate() {
+        defs[extra_ids[1 + config.undefined.len() + k] as usize] = Def::Linker;
+    }
+
+    let common = common_size.into_iter().zip(common_align).map(|(s, a)| (s.into_inner(), a.into_inner())).collect();
+    Ok(Resolved {
+        objects,
+        shared,
+        names,
+        defs,
+        object_ids,
+        shared_ids,
+        object_live,
+        comdat_discarded,
+        shared_needed,
+        hidden: hidden.into_iter().map(AtomicBool::into_inner).collect(),
+        referenced_by_shared: referenced_by_shared.into_iter().map(AtomicBool::into_inner).collect(),
+        common,
+    })
+}
+
+fn leak(s: &[u8]) -> &'static [u8] {
+    Box::leak(s.to_vec().into_boxed_slice())
+}
+
+/// Decides which archive members are live, in rounds (see the module comment).
+fn pull_archive_members(
+    objects: &[ObjectFile],
+    shared: &[SharedFile],
+    object_ids: &[Vec<u32>],
+    shared_ids: &[Vec<u32>],
+    extra_ids: &[u32],
+    n: usize,
+) -> Vec<bool> {
+    let live: Vec<AtomicBool> = objects.iter().map(|o| AtomicBool::new(!o.lazy)).collect();
+    let defined: Vec<AtomicBool> = (0..n).map(|_| AtomicBool::new(false)).collect();
+    let first_lazy: Vec<AtomicU32> = (0..n).map(|_| AtomicU32::new(NONE)).collect();
+    objects.par_iter().enumerate().filter(|(_, o)| o.lazy).for_each(|(f, o)| {
+        for (k, &g) in object_ids[f].iter().enumerate() {
+            if is_defined(o, o.first_global + k) {
+                first_lazy[g as usize].fetch_min(f as u32, Relaxed);
+            }
+        }
+    });
+    shared.par_iter().enumerate().for_each(|(d, s)| {
+        for (k, &g) in shared_ids[d].iter().enumerate() {
+            let i = s.first_global + k;
+            if s.syms[i].st_shndx.get(LE) != E::SHN_UNDEF && !s.is_hidden_version(i) {
+                defined[g as usize].store(true, Relaxed);
+            }
+        }
+    });
+
+    // Round zero's extra references: the command line's and the shared objects' undefined symbols.
+    let mut roots: Vec<u32> = extra_ids.to_vec();
+    for (d, s) in shared.iter().enumerate() {
+        for (k, &g) in shared_ids[d].iter().enumerate() {
+            let sym = &s.syms[s.first_global + k];
+            if sym.st_shndx.get(LE) == E::SHN_UNDEF && sym.st_bind() != E::STB_WEAK {
+                roots.push(g);
+            }
+        }
+    }
+    let mut frontier: Vec<usize> = (0..objects.len()).filter(|&f| !objects[f].lazy).collect();
+    loop {
+        frontier.par_iter().for_each(|&f| {
+            let o = &objects[f];
+            for (k, &g) in object_ids[f].iter().enumerate() {
+                if is_defined(o, o.first_global + k) {
+                    defined[g as usize].store(true, Relaxed);
+                }
+            }
+        });
+        let wanted = |g: u32| -> Option<u32> {
+            if defined[g as usize].load(Relaxed) {
+                return None;
+            }
+            let m = first_lazy[g as usize].load(Relaxed);
+            (m != NONE && !live[m as usize].load(Relaxed)).then_some(m)
+        };
+        let mut next: Vec<u32> = frontier
+            .par_iter()
+            .flat_map_iter(|&f| {
+                let o = &objects[f];
+                object_ids[f].iter().enumerate().filter_map(move |(k, &g)| {
+                    let s = &o.syms[o.first_global + k];
+                    if s.st_shndx.get(LE) == E::SHN_UNDEF && s.st_bind() != E::STB_WEAK { wanted(g) } else { None }
+                })
+            })
+            .collect();
+        next.extend(roots.drain(..).filter_map(wanted));
+        next.sort_unstable();
+        next.dedup();
+        if next.is_empty() {
+            break;
+        }
+        for &m in &next {
+            live[m as usize].store(true, Relaxed);
+        }
+        frontier = next.into_iter().map(|m| m as usize).collect();
+    }
+    live.into_iter().map(AtomicBool::into_inner).collect()
+}
+
+/// COMDAT groups: the first live file (in input order) with a signature keeps its group; the others' member
+/// sections are discarded.
+fn choose_comdats(objects: &[ObjectFile], live: &[bool]) -> Vec<Vec<bool>> {
+    let sigs: Vec<Vec<Name>> = objects
+        .iter()
+        .enumerate()
+        .map(|(f, o)| if live[f] { o.comdats.iter().map(|g| g.signature).collect() } else { Vec::new() })
+        .collect();
+    let lists: Vec<&[Name]> = sigs.iter().map(|v| &v[..]).collect();
+    let interned = intern(&lists);
+    let owner: Vec<AtomicU32> = (0..interned.unique.len()).map(|_| AtomicU32::new(NONE)).collect();
+    interned.ids.par_iter().enumerate().for_each(|(f, ids)| {
+        for &g in ids {
+            owner[g as usize].fetch_min(f as u32, Relaxed);
+        }
+    });
+    objects
+        .par_iter()
+        .enumerate()
+        .map(|(f, o)| {
+            let mut discarded = vec![false; o.sections.len()];
+            for (k, group) in o.comdats.iter().enumerate() {
+                if !live[f] || owner[interned.ids[f][k] as usize].load(Relaxed) != f as u32 {
+                    for &s in &group.sections {
+                        discarded[s as usize] = true;
+                    }
+                }
+            }
+            discarded
+        })
+        .collect()
+}

@@ -1,0 +1,171 @@
+//! Pass 6: read every relocation of every live allocated section once and record what each symbol needs (GOT
+//! slot, PLT entry, TLS GOT entries, copy relocation, canonical PLT, a dynamic symbol) and how many dynamic
+//! relocations each section will emit. The per-relocation decisions live in the architecture module
+//! (`A::scan_section`), monomorphised into this generic pass.
+//!
+//! Output: [`Scan`]. Invariant: the write pass makes the same decisions from the same inputs and flags, so the
+//! counts recorded here are exactly what it emits.
+
+use crate::arch::Arch;
+use crate::args::{Config, OutputKind};
+use crate::diag::{Errors, Result};
+use crate::gc::Liveness;
+use crate::parse::SectionKind;
+use crate::resolve::Resolved;
+use crate::symbols::{SymRef, SymbolSpace, Target};
+use rayon::prelude::*;
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering::Relaxed};
+
+pub const NEEDS_GOT: u8 = 1;
+pub const NEEDS_PLT: u8 = 2;
+/// An initial-exec GOT entry holding the thread-pointer offset.
+pub const NEEDS_GOTTP: u8 = 4;
+/// A general-dynamic GOT pair (module id, offset).
+pub const NEEDS_TLSGD: u8 = 8;
+/// Data from a shared object accessed with absolute or PC-relative addressing: copy it into `.bss`.
+pub const NEEDS_COPY: u8 = 16;
+/// A shared object's function whose address is taken in a non-PIC way: its PLT entry becomes its address.
+pub const NEEDS_CANONICAL: u8 = 32;
+/// Needs a `.dynsym` entry because a dynamic relocation names it.
+pub const NEEDS_DYNSYM: u8 = 64;
+
+pub struct ScanCx<'a> {
+    pub config: &'a Config,
+    pub res: &'a Resolved,
+    pub space: &'a SymbolSpace,
+    pub live: &'a Liveness,
+    pub flags: Vec<AtomicU8>,
+    pub needs_tlsld: AtomicBool,
+    pub needs_got_base: AtomicBool,
+}
+
+impl ScanCx<'_> {
+    pub fn pic(&self) -> bool {
+        self.config.kind != OutputKind::Exec
+    }
+    pub fn is_exe(&self) -> bool {
+        self.config.kind != OutputKind::Shared
+    }
+    /// Whether the output has a dynamic section at all (so dynamic relocations can be emitted).
+    pub fn dynamic(&self) -> bool {
+        self.pic() || self.res.shared_needed.iter().any(|&n| n)
+    }
+    #[inline]
+    pub fn set(&self, s: &SymRef, f: u8) {
+        let slot = &self.flags[s.id as usize];
+        if slot.load(Relaxed) & f != f {
+            slot.fetch_or(f, Relaxed);
+        }
+    }
+    pub fn lookup(&self, f: usize, i: usize) -> Option<SymRef> {
+        crate::symbols::lookup(self.res, self.space, f, i)
+    }
+}
+
+pub struct Scan {
+    pub flags: Vec<u8>,
+    /// Dynamic relocations emitted by each section's contents (`R_X86_64_RELATIVE`, symbolic, IRELATIVE).
+    pub dyn_relocs: Vec<Vec<u32>>,
+    pub irel_relocs: Vec<Vec<u32>>,
+    pub needs_tlsld: bool,
+    pub needs_got_base: bool,
+}
+
+/// Per-section outcome of the architecture's scan.
+#[derive(Default)]
+pub struct SectionScan {
+    pub dyn_relocs: u32,
+    /// `R_X86_64_IRELATIVE`-like relocations, which go after all others.
+    pub irel_relocs: u32,
+    pub errors: Vec<String>,
+}
+
+pub fn scan<A: Arch>(config: &Config, res: &Resolved, space: &SymbolSpace, live: &Liveness) -> Result<Scan> {
+    let cx = ScanCx {
+        config,
+        res,
+        space,
+        live,
+        flags: (0..space.total).map(|_| AtomicU8::new(0)).collect(),
+        needs_tlsld: AtomicBool::new(false),
+        needs_got_base: AtomicBool::new(false),
+    };
+    let per_file: Vec<(Vec<u32>, Vec<u32>, Vec<String>)> = res
+        .objects
+        .par_iter()
+        .enumerate()
+        .map(|(f, o)| {
+            let mut counts = vec![0u32; o.sections.len()];
+            let mut irel = vec![0u32; o.sections.len()];
+            let mut errors = Vec::new();
+            for (s, sec) in o.sections.iter().enumerate() {
+                if !live.is_live(f, s) || sec.relas.is_empty() || !sec.is_alloc() || sec.kind == SectionKind::Ignored {
+                    continue;
+                }
+                let r = A::scan_section(&cx, f, s);
+                counts[s] = r.dyn_relocs;
+                irel[s] = r.irel_relocs;
+                errors.extend(r.errors);
+            }
+            (counts, irel, errors)
+        })
+        .collect();
+    let mut errors = Vec::new();
+    let mut dyn_relocs = Vec::with_capacity(per_file.len());
+    let mut irel_relocs = Vec::with_capacity(per_file.len());
+    for (c, i, e) in per_file {
+        dyn_relocs.push(c);
+        irel_relocs.push(i);
+        errors.extend(e);
+    }
+    if !errors.is_empty() {
+        dedup_undefined(&mut errors);
+        return Err(Errors(errors));
+    }
+    Ok(Scan {
+        flags: cx.flags.into_iter().map(AtomicU8::into_inner).collect(),
+        dyn_relocs,
+        irel_relocs,
+        needs_tlsld: cx.needs_tlsld.into_inner(),
+        needs_got_base: cx.needs_got_base.into_inner(),
+    })
+}
+
+/// lld reports each undefined symbol once with its reference sites; merge messages that start alike.
+fn dedup_undefined(errors: &mut Vec<String>) {
+    let mut merged: Vec<String> = Vec::new();
+    let mut refs: Vec<usize> = Vec::new();
+    for e in errors.drain(..) {
+        let head = e.lines().next().unwrap_or("").to_string();
+        if head.starts_with("undefined symbol:") {
+            if let Some(k) = merged.iter().position(|m| m.lines().next() == Some(&head)) {
+                if refs[k] < 10 {
+                    if let Some(site) = e.lines().nth(1) {
+                        merged[k].push('\n');
+                        merged[k].push_str(site);
+                    }
+                }
+                refs[k] += 1;
+                continue;
+            }
+        }
+        merged.push(e);
+        refs.push(1);
+    }
+    *errors = merged;
+}
+
+/// The lld-style message for a relocation against an undefined symbol.
+pub fn undefined_error(cx: &ScanCx, f: usize, s: usize, offset: u64, sym: &SymRef) -> Option<String> {
+    if !matches!(sym.target, Target::Undefined { weak: false }) {
+        return None;
+    }
+    let o = &cx.res.objects[f];
+    Some(format!(
+        "undefined symbol: {}\n>>> referenced by {}:({}+0x{:x})",
+        cx.res.display(sym.id),
+        o.name,
+        o.section_name(s as u32),
+        offset
+    ))
+}

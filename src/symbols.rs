@@ -1,0 +1,108 @@
+//! One numbering of every symbol of the link: ids `0..num_globals` are the interned globals, followed by a
+//! contiguous range of local ids for each object (prefix sums over local counts). Flags, GOT/PLT slots and
+//! addresses are tables indexed by these ids, so a relocation needs no map lookup.
+
+use crate::elf::LE;
+use crate::parse::ObjectFile;
+use crate::resolve::{Def, Resolved};
+use object::elf as E;
+
+pub struct SymbolSpace {
+    pub local_base: Vec<u32>,
+    pub total: usize,
+}
+
+impl SymbolSpace {
+    pub fn new(res: &Resolved) -> SymbolSpace {
+        let mut next = res.num_globals() as u32;
+        let local_base = res
+            .objects
+            .iter()
+            .map(|o| {
+                let b = next;
+                next += o.first_global as u32;
+                b
+            })
+            .collect();
+        SymbolSpace { local_base, total: next as usize }
+    }
+}
+
+/// What a symbol reference resolves to, as the relocation passes need it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Target {
+    /// Defined in object `file` as its symbol `sym` (local or the winning global).
+    Object { file: u32, sym: u32 },
+    /// Defined by a shared object: every use goes through the dynamic linker.
+    Imported { file: u32, sym: u32 },
+    Linker,
+    /// Undefined; weak references resolve to 0, strong ones are errors.
+    Undefined { weak: bool },
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct SymRef {
+    pub id: u32,
+    pub target: Target,
+}
+
+impl SymRef {
+    pub fn is_imported(&self) -> bool {
+        matches!(self.target, Target::Imported { .. })
+    }
+}
+
+/// Resolves symbol `i` of object `f`.
+#[inline]
+pub fn lookup(res: &Resolved, space: &SymbolSpace, f: usize, i: usize) -> Option<SymRef> {
+    let o = &res.objects[f];
+    if i < o.first_global {
+        return Some(SymRef {
+            id: space.local_base[f] + i as u32,
+            target: Target::Object { file: f as u32, sym: i as u32 },
+        });
+    }
+    let id = *res.object_ids[f].get(i - o.first_global)?;
+    let target = match res.defs[id as usize] {
+        Def::Object { file, sym } => Target::Object { file, sym },
+        Def::Shared { file, sym } => Target::Imported { file, sym },
+        Def::Linker => Target::Linker,
+        Def::Undefined => Target::Undefined { weak: o.syms[i].st_bind() == E::STB_WEAK },
+    };
+    Some(SymRef { id, target })
+}
+
+pub fn sym_type(res: &Resolved, t: Target) -> u8 {
+    match t {
+        Target::Object { file, sym } => res.objects[file as usize].syms[sym as usize].st_type(),
+        Target::Imported { file, sym } => res.shared[file as usize].syms[sym as usize].st_type(),
+        _ => E::STT_NOTYPE,
+    }
+}
+
+pub fn is_ifunc(res: &Resolved, t: Target) -> bool {
+    matches!(t, Target::Object { .. }) && sym_type(res, t) == E::STT_GNU_IFUNC
+}
+
+pub fn is_absolute(res: &Resolved, t: Target) -> bool {
+    match t {
+        Target::Object { file, sym } => res.objects[file as usize].sym_shndx(sym as usize) == E::SHN_ABS as u32,
+        Target::Undefined { .. } => true,
+        _ => false,
+    }
+}
+
+pub fn sym_size(res: &Resolved, t: Target) -> u64 {
+    match t {
+        Target::Object { file, sym } => {
+            let o: &ObjectFile = &res.objects[file as usize];
+            if o.sym_shndx(sym as usize) == E::SHN_COMMON as u32 {
+                let g = res.object_ids[file as usize].get(sym as usize - o.first_global.min(sym as usize));
+                return g.map_or(0, |&g| res.common[g as usize].0);
+            }
+            o.syms[sym as usize].st_size.get(LE)
+        }
+        Target::Imported { file, sym } => res.shared[file as usize].syms[sym as usize].st_size.get(LE),
+        _ => 0,
+    }
+}

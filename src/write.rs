@@ -1,0 +1,1025 @@
+//! Pass 8: write the output.
+//!
+//! Input: the layout. Output: the file. The image is filled in parallel (input sections per file, each into the
+//! bytes the layout reserved for it, relocations applied while copying), then the synthetic sections, then the
+//! build id over the finished bytes. The image is built in a temporary file beside the target (or a heap buffer
+//! with `--no-mmap-output-file`) and renamed into place, so a failed link never leaves a partial output and an
+//! existing output (even a running executable) is replaced only by a complete new file.
+
+use crate::arch::Arch;
+use crate::args::{BuildId, Config, OutputKind};
+use crate::diag::{Errors, Result};
+use crate::elf::{self, LE, align_up};
+use crate::gc::Liveness;
+use crate::layout::{self, Layout, NONE, Part, Synth};
+use crate::parse::SectionKind;
+use crate::resolve::{Def, Resolved};
+use crate::symbols::{self, SymRef, SymbolSpace, Target};
+use object::elf as E;
+use rayon::prelude::*;
+use std::io::Write;
+use std::path::Path;
+
+/// A dynamic relocation to be written into `.rela.dyn`.
+#[derive(Clone, Copy)]
+pub struct DynRel {
+    pub offset: u64,
+    pub r_type: u32,
+    pub sym: u32,
+    pub addend: i64,
+}
+
+#[derive(Default)]
+pub struct DynRelSink {
+    pub relocs: Vec<DynRel>,
+    pub irel: Vec<DynRel>,
+}
+
+impl DynRelSink {
+    pub fn push(&mut self, r: DynRel) {
+        self.relocs.push(r);
+    }
+    pub fn push_irelative(&mut self, r: DynRel) {
+        self.irel.push(r);
+    }
+}
+
+pub struct WriteCx<'a> {
+    pub config: &'a Config,
+    pub res: &'a Resolved,
+    pub space: &'a SymbolSpace,
+    pub lay: &'a Layout,
+    pub live: &'a Liveness,
+}
+
+impl WriteCx<'_> {
+    pub fn pic(&self) -> bool {
+        self.config.kind != OutputKind::Exec
+    }
+    pub fn is_exe(&self) -> bool {
+        self.config.kind != OutputKind::Shared
+    }
+    pub fn dynamic(&self) -> bool {
+        self.lay.is_dynamic
+    }
+    pub fn lookup(&self, f: usize, i: usize) -> Option<SymRef> {
+        symbols::lookup(self.res, self.space, f, i)
+    }
+    pub fn section_addr(&self, f: usize, s: usize) -> u64 {
+        layout::section_offset_addr(self.lay, self.res, f, s, 0).unwrap_or(0)
+    }
+    /// S for a relocation with addend `a`: for a section symbol in a merge section the piece is chosen by
+    /// `value + a` (lld's rule), and the returned S is such that S + a lands inside that piece.
+    pub fn sym_value(&self, f: usize, i: usize, sym: &SymRef, a: i64) -> u64 {
+        if let Target::Object { file, sym: si } = sym.target {
+            let o = &self.res.objects[file as usize];
+            let s = &o.syms[si as usize];
+            if s.st_type() == E::STT_SECTION {
+                let shndx = o.sym_shndx(si as usize) as usize;
+                if shndx < o.sections.len() && o.sections[shndx].kind != SectionKind::Regular {
+                    let off = s.st_value.get(LE).wrapping_add(a as u64);
+                    return layout::section_offset_addr(self.lay, self.res, file as usize, shndx, off)
+                        .map_or(0, |v| v.wrapping_sub(a as u64));
+                }
+            }
+        }
+        let _ = (f, i);
+        if let Some(x) = self.lay.aux_of(sym.id) {
+            if x.iplt != NONE {
+                return self.lay.synth_addr(Synth::Iplt) + 16 * x.iplt as u64;
+            }
+        }
+        self.lay.addrs[sym.id as usize]
+    }
+    /// For non-allocated sections: S + A, or `None` if the target was discarded (tombstone).
+    pub fn nonalloc_value(&self, f: usize, i: usize, sym: &SymRef, a: i64) -> Option<u64> {
+        if !layout::sym_target_is_live(self.res, self.lay, sym.target) {
+            return None;
+        }
+        if let Target::Object { file, sym: si } = sym.target {
+            let o = &self.res.objects[file as usize];
+            let shndx = o.sym_shndx(si as usize) as usize;
+            if shndx != 0 && shndx < o.sections.len() && o.sections[shndx].kind == SectionKind::Merge
+                && o.syms[si as usize].st_type() == E::STT_SECTION
+            {
+                let off = o.syms[si as usize].st_value.get(LE).wrapping_add(a as u64);
+                return layout::section_offset_addr(self.lay, self.res, file as usize, shndx, off);
+            }
+            if shndx != 0 && shndx < o.sections.len() && o.syms[si as usize].st_type() == E::STT_SECTION {
+                let sec = &o.sections[shndx];
+                if sec.is_alloc() || sec.kind == SectionKind::Regular {
+                    let base = layout::section_offset_addr(self.lay, self.res, file as usize, shndx, 0)?;
+                    let _ = (f, i);
+                    return Some(base.wrapping_add(a as u64));
+                }
+            }
+        }
+        Some(self.lay.addrs[sym.id as usize].wrapping_add(a as u64))
+    }
+    pub fn plt_addr(&self, id: u32) -> Option<u64> {
+        let x = self.lay.aux_of(id)?;
+        if x.plt != NONE {
+            Some(self.lay.synth_addr(Synth::Plt) + 16 + 16 * x.plt as u64)
+        } else if x.iplt != NONE {
+            Some(self.lay.synth_addr(Synth::Iplt) + 16 * x.iplt as u64)
+        } else {
+            None
+        }
+    }
+    pub fn got_addr(&self, id: u32) -> u64 {
+        self.lay.aux_of(id).map_or(0, |x| self.lay.got_slot_addr(x.got))
+    }
+    pub fn gottp_addr(&self, id: u32) -> u64 {
+        self.lay.aux_of(id).map_or(0, |x| self.lay.got_slot_addr(x.gottp))
+    }
+    pub fn got_base(&self) -> u64 {
+        self.lay.synth_sec(Synth::GotPlt).filter(|o| o.shndx != 0).map_or_else(|| self.lay.synth_addr(Synth::Got), |o| o.addr)
+    }
+    /// x86-64 variant II: the thread pointer is the end of the TLS block, aligned.
+    pub fn tp_offset(&self, addr: u64) -> u64 {
+        let tp = self.lay.tls_start + align_up(self.lay.tls_end - self.lay.tls_start, self.lay.tls_align);
+        addr.wrapping_sub(tp)
+    }
+    pub fn dtp_offset(&self, addr: u64) -> u64 {
+        addr.wrapping_sub(self.lay.tls_start)
+    }
+    pub fn dynsym_index(&self, id: u32) -> u32 {
+        self.lay.aux_of(id).map_or(0, |x| if x.dynsym == NONE { 0 } else { x.dynsym })
+    }
+}
+
+/// Shared, disjoint writes into the output image from parallel tasks.
+#[derive(Clone, Copy)]
+struct Image {
+    ptr: *mut u8,
+    len: usize,
+}
+unsafe impl Send for Image {}
+unsafe impl Sync for Image {}
+
+impl Image {
+    /// SAFETY: callers write only ranges the layout gave them exclusively (distinct input sections and synthetic
+    /// sections never overlap).
+    #[allow(clippy::mut_from_ref)]
+    unsafe fn slice(&self, off: u64, len: u64) -> Option<&mut [u8]> {
+        let end = off.checked_add(len)?;
+        if end as usize > self.len {
+            return None;
+        }
+        Some(unsafe { std::slice::from_raw_parts_mut(self.ptr.add(off as usize), len as usize) })
+    }
+}
+
+enum OutputBuffer {
+    Mapped { map: memmap2::MmapMut, tmp: std::path::PathBuf },
+    Heap(Vec<u8>),
+}
+
+pub fn write<A: Arch>(config: &Config, res: &Resolved, space: &SymbolSpace, live: &Liveness, lay: &Layout) -> Result<()> {
+    let out_path = &config.output;
+    let size = lay.file_size;
+    let tmp = temp_path(out_path);
+    let mut buf = if config.mmap_output {
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(&tmp)
+            .map_err(|e| Errors::one(format!("cannot open output file {}: {e}", tmp.display())))?;
+        file.set_len(size).map_err(|e| Errors::one(format!("cannot size output file: {e}")))?;
+        // SAFETY: the file is ours (just created under a unique name) and sized before mapping.
+        let map = unsafe { memmap2::MmapMut::map_mut(&file) }.map_err(|e| Errors::one(format!("cannot map output: {e}")))?;
+        OutputBuffer::Mapped { map, tmp: tmp.clone() }
+    } else {
+        OutputBuffer::Heap(vec![0u8; size as usize])
+    };
+    let bytes: &mut [u8] = match &mut buf {
+        OutputBuffer::Mapped { map, .. } => &mut map[..],
+        OutputBuffer::Heap(v) => &mut v[..],
+    };
+    let result = fill::<A>(config, res, space, live, lay, bytes);
+    if let Err(e) = result {
+        if let OutputBuffer::Mapped { tmp, .. } = &buf {
+            let _ = std::fs::remove_file(tmp);
+        }
+        return Err(e);
+    }
+    let finish = || -> std::io::Result<()> {
+        match buf {
+            OutputBuffer::Mapped { map, tmp } => {
+                drop(map);
+                set_mode(&tmp, config)?;
+                std::fs::rename(&tmp, out_path)
+            }
+            OutputBuffer::Heap(v) => {
+                let mut f = std::fs::File::create(&tmp)?;
+                f.write_all(&v)?;
+                drop(f);
+                set_mode(&tmp, config)?;
+                std::fs::rename(&tmp, out_path)
+            }
+        }
+    };
+    finish().map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        Errors::one(format!("cannot write output file {}: {e}", out_path.display()))
+    })
+}
+
+fn temp_path(out: &Path) -> std::path::PathBuf {
+    let name = out.file_name().map_or_else(|| "a.out".into(), |n| n.to_string_lossy().into_owned());
+    out.with_file_name(format!(".{name}.rivet-tmp-{}", std::process::id()))
+}
+
+fn set_mode(path: &Path, _config: &Config) -> std::io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    let mode = 0o777 & !umask();
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))
+}
+
+fn umask() -> u32 {
+    // There is no way to read the umask without setting it; set and restore it once.
+    unsafe extern "C" {
+        fn umask(mask: u32) -> u32;
+    }
+    // SAFETY: umask is async-signal-safe and only affects this process.
+    unsafe {
+        let m = umask(0o022);
+        umask(m);
+        m
+    }
+}
+
+fn put_rela(out: &mut [u8], r: &DynRel) {
+    out[0..8].copy_from_slice(&r.offset.to_le_bytes());
+    out[8..16].copy_from_slice(&((r.sym as u64) << 32 | r.r_type as u64).to_le_bytes());
+    out[16..24].copy_from_slice(&r.addend.to_le_bytes());
+}
+
+fn fill<A: Arch>(config: &Config, res: &Resolved, space: &SymbolSpace, live: &Liveness, lay: &Layout, bytes: &mut [u8]) -> Result<()> {
+    let cx = WriteCx { config, res, space, lay, live };
+    let img = Image { ptr: bytes.as_mut_ptr(), len: bytes.len() };
+    let rela_dyn_off = lay.synth_sec(Synth::RelaDyn).map_or(0, |o| o.offset);
+    let irel_area_off = if lay.is_dynamic {
+        rela_dyn_off + 24 * (lay.got_dyn_relocs + lay.copy_relocs + lay.sec_dyn_relocs)
+    } else {
+        lay.synth_sec(Synth::RelaIplt).map_or(0, |o| o.offset)
+    };
+    let irel_got = lay.irel_total - lay.irel_base.iter().flatten().zip(&[0]).count() as u64 * 0;
+    let _ = irel_got;
+
+    // Input sections, per file in parallel.
+    let errors: Vec<String> = res
+        .objects
+        .par_iter()
+        .enumerate()
+        .flat_map_iter(|(f, o)| {
+            let mut errs = Vec::new();
+            for (s, sec) in o.sections.iter().enumerate() {
+                if !live.is_live(f, s) || sec.kind == SectionKind::Merge || sec.sh_type() == E::SHT_NOBITS {
+                    continue;
+                }
+                let place = lay.places[f][s];
+                if place.osec == NONE {
+                    continue;
+                }
+                let osec = &lay.osecs[place.osec as usize];
+                if osec.shndx == 0 {
+                    continue;
+                }
+                let start = osec.offset + osec.part_offsets.first().copied().unwrap_or(0) + place.offset;
+                let mut sink = DynRelSink::default();
+                let r = if sec.kind == SectionKind::EhFrame {
+                    write_eh_frame::<A>(&cx, f, s, img, start, &mut sink)
+                } else {
+                    // SAFETY: this input section's range is exclusively its own.
+                    match unsafe { img.slice(start, sec.size()) } {
+                        Some(out) => {
+                            out.copy_from_slice(sec.data);
+                            A::apply_section(&cx, f, s, out, &mut sink)
+                        }
+                        None => Err(format!("{}: section {} does not fit the output", o.name, o.section_name(s as u32))),
+                    }
+                };
+                if let Err(e) = r {
+                    errs.push(e);
+                    continue;
+                }
+                if !sink.relocs.is_empty() {
+                    let base = rela_dyn_off + 24 * lay.dyn_reloc_base[f][s];
+                    for (k, r) in sink.relocs.iter().enumerate() {
+                        // SAFETY: the scan pass reserved exactly these slots for this section.
+                        if let Some(out) = unsafe { img.slice(base + 24 * k as u64, 24) } {
+                            put_rela(out, r);
+                        }
+                    }
+                }
+                if !sink.irel.is_empty() {
+                    let base = irel_area_off + 24 * lay.irel_base[f][s];
+                    for (k, r) in sink.irel.iter().enumerate() {
+                        // SAFETY: as above, in the IRELATIVE area.
+                        if let Some(out) = unsafe { img.slice(base + 24 * k as u64, 24) } {
+                            put_rela(out, r);
+                        }
+                    }
+                }
+            }
+            errs
+        })
+        .collect();
+    if !errors.is_empty() {
+        return Err(Errors(errors));
+    }
+
+    // Merged sections.
+    lay.merges.par_iter().enumerate().for_each(|(m, g)| {
+        let o = &lay.osecs[g.osec as usize];
+        if o.is_nobits() || o.shndx == 0 {
+            return;
+        }
+        let idx = o.parts.iter().position(|p| matches!(p, Part::Merged(x) if *x == m as u32)).unwrap_or(0);
+        let base = o.offset + o.part_offsets[idx];
+        // SAFETY: the merge group's range is its own.
+        if let Some(out) = unsafe { img.slice(base, g.size) } {
+            for (p, &off) in g.pieces.iter().zip(&g.piece_offsets) {
+                out[off as usize..off as usize + p.bytes.len()].copy_from_slice(p.bytes);
+            }
+        }
+    });
+
+    write_got_plt::<A>(&cx, bytes)?;
+    write_dynamic_sections(&cx, bytes);
+    if let Some(o) = lay.synth_sec(Synth::Interp) {
+        if let Some(i) = &lay.interp {
+            bytes[o.offset as usize..o.offset as usize + i.len()].copy_from_slice(i);
+        }
+    }
+    if let Some(o) = lay.synth_sec(Synth::EhFrameHdr).filter(|o| o.shndx != 0) {
+        write_eh_frame_hdr(lay, o.offset, o.addr, bytes)?;
+    }
+    if !config.strip_all {
+        write_symtab(&cx, bytes);
+    }
+    write_headers::<A>(&cx, bytes);
+    if let Some(o) = lay.synth_sec(Synth::BuildId) {
+        write_build_id(config, lay, o.offset as usize, bytes);
+    }
+    Ok(())
+}
+
+/// Copies the kept records of one input `.eh_frame`, applying its relocations and re-pointing each FDE at its CIE.
+fn write_eh_frame<A: Arch>(cx: &WriteCx, f: usize, s: usize, img: Image, start: u64, sink: &mut DynRelSink) -> std::result::Result<(), String> {
+    let sec = &cx.res.objects[f].sections[s];
+    let mut tmp = sec.data.to_vec();
+    // Relocations are applied on a copy at input offsets; `section_offset_addr` gives each its output address.
+    A::apply_section(cx, f, s, &mut tmp, sink)?;
+    let recs = &cx.lay.eh_records[f][s];
+    for r in recs {
+        if r.out_off == NONE as u64 {
+            continue;
+        }
+        // SAFETY: the records of this input section occupy its reserved range.
+        let out = unsafe { img.slice(start + r.out_off, r.size) }.ok_or("eh_frame record out of range")?;
+        out.copy_from_slice(&tmp[r.in_off as usize..(r.in_off + r.size) as usize]);
+        if !r.is_cie && r.size > 4 {
+            let cie = recs.iter().find(|c| c.in_off == r.cie_in_off && c.is_cie).ok_or_else(|| {
+                format!("{}: .eh_frame FDE at 0x{:x} points at no CIE", cx.res.objects[f].name, r.in_off)
+            })?;
+            let ptr = (r.out_off + 4) - cie.out_off;
+            out[4..8].copy_from_slice(&(ptr as u32).to_le_bytes());
+        }
+    }
+    Ok(())
+}
+
+fn write_got_plt<A: Arch>(cx: &WriteCx, bytes: &mut [u8]) -> Result<()> {
+    let lay = cx.lay;
+    let res = cx.res;
+    let got = lay.synth_sec(Synth::Got).filter(|o| o.shndx != 0);
+    let gotplt = lay.synth_sec(Synth::GotPlt).filter(|o| o.shndx != 0);
+    let plt = lay.synth_sec(Synth::Plt).filter(|o| o.shndx != 0);
+    let iplt = lay.synth_sec(Synth::Iplt).filter(|o| o.shndx != 0);
+    let rela_dyn = lay.synth_sec(Synth::RelaDyn).map_or(0, |o| o.offset as usize);
+    let rela_plt = lay.synth_sec(Synth::RelaPlt).map_or(0, |o| o.offset as usize);
+    let irel_area = if lay.is_dynamic {
+        rela_dyn + 24 * (lay.got_dyn_relocs + lay.copy_relocs + lay.sec_dyn_relocs) as usize
+    } else {
+        lay.synth_sec(Synth::RelaIplt).map_or(0, |o| o.offset as usize)
+    };
+    let mut next_dyn = 0usize;
+    let mut next_irel = 0usize;
+    if let Some(gp) = gotplt {
+        let dynamic = lay.synth_sec(Synth::Dynamic).filter(|o| o.shndx != 0).map_or(0, |o| o.addr);
+        bytes[gp.offset as usize..gp.offset as usize + 8].copy_from_slice(&dynamic.to_le_bytes());
+    }
+    if let (Some(p), Some(gp)) = (plt, gotplt) {
+        if lay.num_plt > 0 {
+            A::write_plt0(&mut bytes[p.offset as usize..], p.addr, gp.addr);
+        }
+    }
+    let pic = cx.pic();
+    for &id in &lay.aux_ids {
+        let x = *lay.aux_of(id).unwrap();
+        let target = layout::target_of(res, cx.space, id);
+        let imported = matches!(target, Target::Imported { .. });
+        let ifunc = symbols::is_ifunc(res, target);
+        let value = lay.addrs[id as usize];
+        if x.got != NONE {
+            let g = got.expect("GOT slots imply a .got");
+            let off = g.offset as usize + 8 * x.got as usize;
+            let addr = g.addr + 8 * x.got as u64;
+            if imported {
+                put_rela(&mut bytes[rela_dyn + 24 * next_dyn..], &DynRel { offset: addr, r_type: A::R_GLOB_DAT, sym: x.dynsym, addend: 0 });
+                next_dyn += 1;
+            } else if ifunc {
+                put_rela(&mut bytes[irel_area + 24 * next_irel..], &DynRel { offset: addr, r_type: A::R_IRELATIVE, sym: 0, addend: value as i64 });
+                next_irel += 1;
+                bytes[off..off + 8].copy_from_slice(&value.to_le_bytes());
+            } else {
+                bytes[off..off + 8].copy_from_slice(&value.to_le_bytes());
+                if pic && !symbols::is_absolute(res, target) {
+                    put_rela(&mut bytes[rela_dyn + 24 * next_dyn..], &DynRel { offset: addr, r_type: A::R_RELATIVE, sym: 0, addend: value as i64 });
+                    next_dyn += 1;
+                }
+            }
+        }
+        if x.gottp != NONE {
+            let g = got.expect("GOT slots imply a .got");
+            let off = g.offset as usize + 8 * x.gottp as usize;
+            let addr = g.addr + 8 * x.gottp as u64;
+            if imported || cx.config.kind == OutputKind::Shared {
+                put_rela(&mut bytes[rela_dyn + 24 * next_dyn..], &DynRel {
+                    offset: addr,
+                    r_type: A::R_TPOFF64,
+                    sym: if imported { x.dynsym } else { 0 },
+                    addend: if imported { 0 } else { cx.dtp_offset(value) as i64 },
+                });
+                next_dyn += 1;
+            } else {
+                bytes[off..off + 8].copy_from_slice(&cx.tp_offset(value).to_le_bytes());
+            }
+        }
+        if x.plt != NONE {
+            let (p, gp) = (plt.expect("PLT entries imply .plt"), gotplt.expect("and .got.plt"));
+            let entry = p.addr + 16 + 16 * x.plt as u64;
+            let slot = gp.addr + 24 + 8 * x.plt as u64;
+            let eoff = p.offset as usize + 16 + 16 * x.plt as usize;
+            A::write_plt_entry(&mut bytes[eoff..], entry, slot, x.plt, p.addr);
+            let soff = gp.offset as usize + 24 + 8 * x.plt as usize;
+            bytes[soff..soff + 8].copy_from_slice(&(entry + 6).to_le_bytes());
+            put_rela(&mut bytes[rela_plt + 24 * x.plt as usize..], &DynRel { offset: slot, r_type: A::R_JUMP_SLOT, sym: x.dynsym, addend: 0 });
+        }
+        if x.iplt != NONE {
+            let p = iplt.expect("IFUNC stubs imply .iplt");
+            let g = got.expect("IFUNC stubs use a GOT slot");
+            let entry = p.addr + 16 * x.iplt as u64;
+            A::write_iplt_entry(&mut bytes[p.offset as usize + 16 * x.iplt as usize..], entry, g.addr + 8 * x.got as u64);
+        }
+    }
+    // Copy relocations follow the GOT's.
+    let mut seen = std::collections::HashSet::new();
+    let copy_base = lay.osecs.iter().find(|o| o.parts.iter().any(|p| matches!(p, Part::CopyRel))).map(|o| o.addr + o.part_offset(&Part::CopyRel));
+    for &id in &lay.aux_ids {
+        let x = *lay.aux_of(id).unwrap();
+        if !x.copied {
+            continue;
+        }
+        let addr = copy_base.unwrap_or(0) + x.copy_off;
+        if seen.insert(addr) {
+            put_rela(&mut bytes[rela_dyn + 24 * next_dyn..], &DynRel { offset: addr, r_type: A::R_COPY, sym: x.dynsym, addend: 0 });
+            next_dyn += 1;
+        }
+    }
+    debug_assert_eq!(next_dyn as u64, lay.got_dyn_relocs + lay.copy_relocs);
+    Ok(())
+}
+
+fn write_dynamic_sections(cx: &WriteCx, bytes: &mut [u8]) {
+    let lay = cx.lay;
+    if !lay.is_dynamic {
+        return;
+    }
+    let res = cx.res;
+    let config = cx.config;
+    // .dynsym
+    let dynsym = lay.synth_sec(Synth::Dynsym).unwrap();
+    for (i, d) in lay.dynsyms.iter().enumerate() {
+        let off = dynsym.offset as usize + 24 * (i + 1);
+        let e = &mut bytes[off..off + 24];
+        let name = lay.dyn_strings[d.name];
+        let target = layout::target_of(res, cx.space, d.id);
+        let x = lay.aux_of(d.id).unwrap();
+        let (bind, ty, size) = match target {
+            Target::Object { file, sym } => {
+                let s = &res.objects[file as usize].syms[sym as usize];
+                (s.st_bind(), s.st_type(), symbols::sym_size(res, target))
+            }
+            Target::Imported { file, sym } => {
+                let s = &res.shared[file as usize].syms[sym as usize];
+                (if s.st_bind() == E::STB_WEAK { E::STB_WEAK } else { E::STB_GLOBAL }, s.st_type(), s.st_size.get(LE))
+            }
+            _ => (E::STB_GLOBAL, E::STT_NOTYPE, 0),
+        };
+        let (shndx, value) = if d.defined {
+            let v = lay.addrs[d.id as usize];
+            let sec = lay.osecs.iter().filter(|o| o.shndx != 0 && o.is_alloc() && o.addr <= v && v <= o.addr + o.size).map(|o| o.shndx).next_back().unwrap_or(E::SHN_ABS as u32);
+            (sec as u16, v)
+        } else if x.plt != NONE && cx.is_exe() && lay.addrs[d.id as usize] != 0 && canonical(cx, d.id) {
+            (0, lay.addrs[d.id as usize])
+        } else {
+            (0, 0)
+        };
+        e[0..4].copy_from_slice(&name.to_le_bytes());
+        e[4] = (bind << 4) | (ty & 0xf);
+        e[5] = 0;
+        e[6..8].copy_from_slice(&shndx.to_le_bytes());
+        e[8..16].copy_from_slice(&value.to_le_bytes());
+        e[16..24].copy_from_slice(&size.to_le_bytes());
+    }
+    let dynstr = lay.synth_sec(Synth::Dynstr).unwrap();
+    bytes[dynstr.offset as usize..dynstr.offset as usize + lay.dynstr.len()].copy_from_slice(&lay.dynstr);
+    // .gnu.version
+    let versym = lay.synth_sec(Synth::Versym).unwrap();
+    for (i, d) in lay.dynsyms.iter().enumerate() {
+        let off = versym.offset as usize + 2 * (i + 1);
+        let v: u16 = if d.defined { 1 } else { d.version };
+        bytes[off..off + 2].copy_from_slice(&v.to_le_bytes());
+    }
+    // .gnu.version_r
+    if let Some(vn) = lay.synth_sec(Synth::Verneed).filter(|o| o.shndx != 0) {
+        let mut off = vn.offset as usize;
+        for (k, (soname, list)) in lay.verneed.iter().enumerate() {
+            let next = if k + 1 == lay.verneed.len() { 0 } else { 16 + 16 * list.len() as u32 };
+            let e = &mut bytes[off..off + 16];
+            e[0..2].copy_from_slice(&1u16.to_le_bytes());
+            e[2..4].copy_from_slice(&(list.len() as u16).to_le_bytes());
+            e[4..8].copy_from_slice(&(*soname as u32).to_le_bytes());
+            e[8..12].copy_from_slice(&16u32.to_le_bytes());
+            e[12..16].copy_from_slice(&next.to_le_bytes());
+            off += 16;
+            for (j, (name, idx, name_off)) in list.iter().enumerate() {
+                let a = &mut bytes[off..off + 16];
+                a[0..4].copy_from_slice(&elf::sysv_hash(name).to_le_bytes());
+                a[4..6].copy_from_slice(&0u16.to_le_bytes());
+                a[6..8].copy_from_slice(&idx.to_le_bytes());
+                a[8..12].copy_from_slice(&name_off.to_le_bytes());
+                a[12..16].copy_from_slice(&(if j + 1 == list.len() { 0u32 } else { 16 }).to_le_bytes());
+                off += 16;
+            }
+        }
+    }
+    // .hash
+    if let Some(h) = lay.synth_sec(Synth::Hash).filter(|o| o.shndx != 0) {
+        let n = lay.dynsyms.len() + 1;
+        let nbucket = n.max(1);
+        let mut buckets = vec![0u32; nbucket];
+        let mut chains = vec![0u32; n];
+        for (i, d) in lay.dynsyms.iter().enumerate() {
+            let b = elf::sysv_hash(d.name) as usize % nbucket;
+            chains[i + 1] = buckets[b];
+            buckets[b] = i as u32 + 1;
+        }
+        let mut off = h.offset as usize;
+        for v in [nbucket as u32, n as u32].into_iter().chain(buckets).chain(chains) {
+            bytes[off..off + 4].copy_from_slice(&v.to_le_bytes());
+            off += 4;
+        }
+    }
+    // .gnu.hash
+    if let Some(h) = lay.synth_sec(Synth::GnuHash).filter(|o| o.shndx != 0) {
+        let first_def = lay.dynsyms.iter().position(|d| d.defined).unwrap_or(lay.dynsyms.len());
+        let defs = &lay.dynsyms[first_def..];
+        let nbuckets = layout::gnu_hash_buckets(defs.len());
+        let nbloom = layout::gnu_bloom_words(defs.len());
+        let shift = 26u32;
+        let mut bloom = vec![0u64; nbloom as usize];
+        let mut buckets = vec![0u32; nbuckets as usize];
+        let mut chain = vec![0u32; defs.len()];
+        for (k, d) in defs.iter().enumerate() {
+            let hsh = elf::gnu_hash(d.name);
+            let w = ((hsh / 64) as u64 % nbloom) as usize;
+            bloom[w] |= 1u64 << (hsh % 64) | 1u64 << ((hsh >> shift) % 64);
+            let b = (hsh % nbuckets) as usize;
+            if buckets[b] == 0 {
+                buckets[b] = (first_def + 1 + k) as u32;
+            }
+            let last = k + 1 == defs.len() || elf::gnu_hash(defs[k + 1].name) % nbuckets != b as u32;
+            chain[k] = (hsh & !1) | last as u32;
+        }
+        let mut off = h.offset as usize;
+        let mut put32 = |v: u32, off: &mut usize| {
+            bytes[*off..*off + 4].copy_from_slice(&v.to_le_bytes());
+            *off += 4;
+        };
+        put32(nbuckets, &mut off);
+        put32((first_def + 1) as u32, &mut off);
+        put32(nbloom as u32, &mut off);
+        put32(shift, &mut off);
+        for w in bloom {
+            bytes[off..off + 8].copy_from_slice(&w.to_le_bytes());
+            off += 8;
+        }
+        for b in buckets {
+            bytes[off..off + 4].copy_from_slice(&b.to_le_bytes());
+            off += 4;
+        }
+        for c in chain {
+            bytes[off..off + 4].copy_from_slice(&c.to_le_bytes());
+            off += 4;
+        }
+    }
+    // .dynamic
+    let dynamic = lay.synth_sec(Synth::Dynamic).unwrap();
+    let mut entries: Vec<(u64, u64)> = Vec::new();
+    for &n in &lay.needed {
+        entries.push((E::DT_NEEDED as u64, n as u64));
+    }
+    if let Some(so) = &config.soname {
+        entries.push((E::DT_SONAME as u64, lay.dyn_strings[so.as_bytes()] as u64));
+    }
+    if !config.rpath.is_empty() {
+        let joined = config.rpath.join(":");
+        if let Some(&o) = lay.dyn_strings.get(joined.as_bytes()).or_else(|| lay.dyn_strings.get(config.rpath[0].as_bytes())) {
+            entries.push((if config.new_dtags { E::DT_RUNPATH } else { E::DT_RPATH } as u64, o as u64));
+        }
+    }
+    let addr = |s: Synth| lay.synth_sec(s).filter(|o| o.shndx != 0).map(|o| (o.addr, o.size));
+    let sec_range = |name: &[u8]| lay.osecs.iter().find(|o| o.shndx != 0 && o.name == name).map(|o| (o.addr, o.size));
+    if let Some(g) = res.names.lookup(config.init.as_deref().unwrap_or("_init").as_bytes()) {
+        if matches!(res.defs[g as usize], Def::Object { .. }) {
+            entries.push((E::DT_INIT as u64, lay.addrs[g as usize]));
+        }
+    }
+    if let Some(g) = res.names.lookup(config.fini.as_deref().unwrap_or("_fini").as_bytes()) {
+        if matches!(res.defs[g as usize], Def::Object { .. }) {
+            entries.push((E::DT_FINI as u64, lay.addrs[g as usize]));
+        }
+    }
+    for (name, tag, sz) in [
+        (&b".preinit_array"[..], E::DT_PREINIT_ARRAY, E::DT_PREINIT_ARRAYSZ),
+        (b".init_array", E::DT_INIT_ARRAY, E::DT_INIT_ARRAYSZ),
+        (b".fini_array", E::DT_FINI_ARRAY, E::DT_FINI_ARRAYSZ),
+    ] {
+        if let Some((a, s)) = sec_range(name) {
+            entries.push((tag as u64, a));
+            entries.push((sz as u64, s));
+        }
+    }
+    if let Some((a, _)) = addr(Synth::Hash) {
+        entries.push((E::DT_HASH as u64, a));
+    }
+    if let Some((a, _)) = addr(Synth::GnuHash) {
+        entries.push((E::DT_GNU_HASH as u64, a));
+    }
+    entries.push((E::DT_STRTAB as u64, dynstr.addr));
+    entries.push((E::DT_SYMTAB as u64, dynsym.addr));
+    entries.push((E::DT_STRSZ as u64, lay.dynstr.len() as u64));
+    entries.push((E::DT_SYMENT as u64, 24));
+    if cx.is_exe() {
+        entries.push((E::DT_DEBUG as u64, 0));
+    }
+    if let Some((a, _)) = addr(Synth::GotPlt) {
+        entries.push((E::DT_PLTGOT as u64, a));
+    }
+    if lay.num_plt > 0 {
+        let (a, s) = addr(Synth::RelaPlt).unwrap();
+        entries.push((E::DT_PLTRELSZ as u64, s));
+        entries.push((E::DT_PLTREL as u64, E::DT_RELA as u64));
+        entries.push((E::DT_JMPREL as u64, a));
+    }
+    if let Some((a, s)) = addr(Synth::RelaDyn) {
+        entries.push((E::DT_RELA as u64, a));
+        entries.push((E::DT_RELASZ as u64, s));
+        entries.push((E::DT_RELAENT as u64, 24));
+    }
+    if !config.z_text {
+        entries.push((E::DT_TEXTREL as u64, 0));
+    }
+    let mut flags = 0u64;
+    let mut flags1 = 0u64;
+    if config.bind_now {
+        flags |= E::DF_BIND_NOW as u64;
+        flags1 |= E::DF_1_NOW as u64;
+    }
+    if config.kind == OutputKind::Pie {
+        flags1 |= E::DF_1_PIE as u64;
+    }
+    if !config.z_text {
+        flags |= E::DF_TEXTREL as u64;
+    }
+    if flags != 0 {
+        entries.push((E::DT_FLAGS as u64, flags));
+    }
+    if flags1 != 0 {
+        entries.push((E::DT_FLAGS_1 as u64, flags1));
+    }
+    if lay.dynsyms.iter().any(|d| d.version > 1) || lay.synth_sec(Synth::Versym).is_some_and(|o| o.shndx != 0) {
+        entries.push((E::DT_VERSYM as u64, versym.addr));
+    }
+    if !lay.verneed.is_empty() {
+        entries.push((E::DT_VERNEED as u64, lay.synth_addr(Synth::Verneed)));
+        entries.push((E::DT_VERNEEDNUM as u64, lay.verneed.len() as u64));
+    }
+    entries.push((E::DT_NULL as u64, 0));
+    debug_assert!(entries.len() <= lay.dynamic_entries);
+    for (i, (tag, val)) in entries.iter().enumerate().take(lay.dynamic_entries) {
+        let off = dynamic.offset as usize + 16 * i;
+        bytes[off..off + 8].copy_from_slice(&tag.to_le_bytes());
+        bytes[off + 8..off + 16].copy_from_slice(&val.to_le_bytes());
+    }
+}
+
+fn canonical(cx: &WriteCx, id: u32) -> bool {
+    // The scan flags are not kept in the layout; a PLT entry whose symbol got the PLT address is canonical.
+    cx.lay.addrs[id as usize] != 0
+}
+
+/// `.eh_frame_hdr`: version, pointer encodings, `.eh_frame` address, FDE count, and a sorted table of
+/// (initial location, FDE address), all relative to the header (`DW_EH_PE_datarel | sdata4`).
+fn write_eh_frame_hdr(lay: &Layout, hdr_off: u64, hdr_addr: u64, bytes: &mut [u8]) -> Result<()> {
+    let eh = lay.osecs.iter().find(|o| o.name == b".eh_frame" && o.shndx != 0);
+    let mut table: Vec<(u64, u64)> = Vec::new();
+    if let Some(eh) = eh {
+        let data = &bytes[eh.offset as usize..(eh.offset + eh.size) as usize];
+        let mut off = 0usize;
+        let mut cie_enc: std::collections::HashMap<usize, u8> = std::collections::HashMap::new();
+        while off + 4 <= data.len() {
+            let len = elf::read_u32(data, off).unwrap_or(0) as usize;
+            if len == 0 {
+                off += 4;
+                continue;
+            }
+            let id = elf::read_u32(data, off + 4).unwrap_or(0) as usize;
+            if id == 0 {
+                cie_enc.insert(off, fde_encoding(&data[off..off + 4 + len]));
+            } else {
+                let cie = off + 4 - id;
+                let enc = cie_enc.get(&cie).copied().unwrap_or(0x1b);
+                let field = off + 8;
+                let pc = match enc & 0x0f {
+                    0x0b | 0x03 => elf::read_u32(data, field).unwrap_or(0) as i32 as i64 as u64,
+                    _ => elf::read_u64(data, field).unwrap_or(0),
+                };
+                let pc = if enc & 0x70 == 0x10 { pc.wrapping_add(eh.addr + field as u64) } else { pc };
+                table.push((pc, eh.addr + off as u64));
+            }
+            off += 4 + len;
+        }
+    }
+    table.sort_unstable();
+    let out = &mut bytes[hdr_off as usize..];
+    out[0] = 1;
+    out[1] = 0x1b; // eh_frame_ptr: pcrel sdata4
+    out[2] = 0x03; // fde_count: udata4
+    out[3] = 0x3b; // table: datarel sdata4
+    let eh_addr = eh.map_or(0, |o| o.addr);
+    out[4..8].copy_from_slice(&(eh_addr.wrapping_sub(hdr_addr + 4) as u32).to_le_bytes());
+    out[8..12].copy_from_slice(&(table.len() as u32).to_le_bytes());
+    for (i, (pc, fde)) in table.iter().enumerate() {
+        let o = 12 + 8 * i;
+        out[o..o + 4].copy_from_slice(&(pc.wrapping_sub(hdr_addr) as u32).to_le_bytes());
+        out[o + 4..o + 8].copy_from_slice(&(fde.wrapping_sub(hdr_addr) as u32).to_le_bytes());
+    }
+    Ok(())
+}
+
+/// The FDE pointer encoding from a CIE's augmentation ('R'), default absolute 8 bytes.
+fn fde_encoding(cie: &[u8]) -> u8 {
+    let aug_start = 9;
+    let Some(aug_len) = cie.get(aug_start..).and_then(|s| s.iter().position(|&b| b == 0)) else { return 0 };
+    let aug = &cie[aug_start..aug_start + aug_len];
+    let mut p = aug_start + aug_len + 1;
+    let uleb = |p: &mut usize| {
+        let mut v = 0u64;
+        let mut shift = 0;
+        while let Some(&b) = cie.get(*p) {
+            *p += 1;
+            v |= ((b & 0x7f) as u64) << shift;
+            shift += 7;
+            if b & 0x80 == 0 {
+                break;
+            }
+        }
+        v
+    };
+    uleb(&mut p); // code alignment
+    uleb(&mut p); // data alignment (sleb; only skipped)
+    if cie.get(8) == Some(&1) {
+        p += 1; // return address register (version 1: one byte)
+    } else {
+        uleb(&mut p);
+    }
+    if aug.first() != Some(&b'z') {
+        return 0;
+    }
+    uleb(&mut p);
+    for &c in &aug[1..] {
+        match c {
+            b'R' => return cie.get(p).copied().unwrap_or(0),
+            b'P' => {
+                let enc = cie.get(p).copied().unwrap_or(0);
+                p += 1;
+                p += match enc & 0x0f {
+                    0x02 | 0x0a => 2,
+                    0x03 | 0x0b => 4,
+                    _ => 8,
+                };
+            }
+            b'L' => p += 1,
+            _ => {}
+        }
+    }
+    0
+}
+
+fn write_symtab(cx: &WriteCx, bytes: &mut [u8]) {
+    let lay = cx.lay;
+    let res = cx.res;
+    let Some(symtab) = lay.synth_sec(Synth::Symtab) else { return };
+    let strtab = lay.synth_sec(Synth::Strtab).unwrap();
+    let img = Image { ptr: bytes.as_mut_ptr(), len: bytes.len() };
+    let nlocal: u64 = lay.symtab_counts.iter().map(|c| c.0 as u64).sum();
+    let mut local_start = Vec::with_capacity(lay.symtab_counts.len());
+    let mut global_start = Vec::with_capacity(lay.symtab_counts.len());
+    let mut str_start = Vec::with_capacity(lay.symtab_counts.len());
+    let (mut l, mut g, mut s) = (1u64, 1 + nlocal, 1u64);
+    for c in &lay.symtab_counts {
+        local_start.push(l);
+        global_start.push(g);
+        str_start.push(s);
+        l += c.0 as u64;
+        g += c.1 as u64;
+        s += c.2;
+    }
+    let shndx_of = |addr_osec: Option<u32>| addr_osec.map_or(E::SHN_ABS, |i| lay.osecs[i as usize].shndx as u16);
+    (0..res.objects.len()).into_par_iter().for_each(|f| {
+        let o = &res.objects[f];
+        if lay.symtab_counts[f] == (0, 0, 0) {
+            return;
+        }
+        let (mut li, mut gi, mut so) = (local_start[f], global_start[f], str_start[f]);
+        for i in 1..o.syms.len() {
+            if !layout::symtab_includes(res, cx.live, f, i) {
+                continue;
+            }
+            let sym = &o.syms[i];
+            let name = o.sym_name(i);
+            let idx = if i < o.first_global { &mut li } else { &mut gi };
+            let id = symbols::lookup(res, cx.space, f, i).map_or(0, |r| r.id);
+            let shndx = o.sym_shndx(i);
+            let osec = if shndx == E::SHN_ABS as u32 {
+                None
+            } else if shndx == E::SHN_COMMON as u32 {
+                lay.osecs.iter().position(|x| x.parts.iter().any(|p| matches!(p, Part::Commons))).map(|p| p as u32)
+            } else if o.sections[shndx as usize].kind == SectionKind::Merge {
+                Some(lay.merges[lay.merge_of[f][shndx as usize] as usize].osec)
+            } else {
+                Some(lay.places[f][shndx as usize].osec)
+            };
+            let ty = if shndx == E::SHN_COMMON as u32 { E::STT_OBJECT } else { sym.st_type() };
+            // SAFETY: each file writes only its own prefix-summed entries and string bytes.
+            unsafe {
+                if let Some(e) = img.slice(symtab.offset + 24 * *idx, 24) {
+                    e[0..4].copy_from_slice(&(so as u32).to_le_bytes());
+                    e[4] = (sym.st_bind() << 4) | ty;
+                    e[5] = sym.st_other;
+                    e[6..8].copy_from_slice(&shndx_of(osec).to_le_bytes());
+                    e[8..16].copy_from_slice(&cx.lay.addrs[id as usize].to_le_bytes());
+                    e[16..24].copy_from_slice(&symbols::sym_size(res, Target::Object { file: f as u32, sym: i as u32 }).to_le_bytes());
+                }
+                if let Some(sb) = img.slice(strtab.offset + so, name.len() as u64 + 1) {
+                    sb[..name.len()].copy_from_slice(name);
+                    sb[name.len()] = 0;
+                }
+            }
+            *idx += 1;
+            so += name.len() as u64 + 1;
+        }
+    });
+    // Linker-defined and imported symbols.
+    let mut idx = g;
+    let mut so = s;
+    for &gid in &lay.symtab_extra {
+        let name = res.name(gid);
+        let e = &mut bytes[(symtab.offset + 24 * idx) as usize..][..24];
+        let (shndx, value, bind) = match res.defs[gid as usize] {
+            Def::Linker => {
+                let v = lay.addrs[gid as usize];
+                let sec = lay.osecs.iter().filter(|o| o.shndx != 0 && o.is_alloc() && o.addr <= v && v <= o.addr + o.size).map(|o| o.shndx).next_back();
+                (sec.unwrap_or(E::SHN_ABS as u32) as u16, v, E::STB_GLOBAL)
+            }
+            _ => (0, 0, E::STB_GLOBAL),
+        };
+        e[0..4].copy_from_slice(&(so as u32).to_le_bytes());
+        e[4] = bind << 4;
+        e[5] = if matches!(res.defs[gid as usize], Def::Linker) && !cx.config.defsyms.iter().any(|(n, _)| n.as_bytes() == name) { E::STV_HIDDEN } else { 0 };
+        e[6..8].copy_from_slice(&shndx.to_le_bytes());
+        e[8..16].copy_from_slice(&value.to_le_bytes());
+        e[16..24].fill(0);
+        let sb = &mut bytes[(strtab.offset + so) as usize..][..name.len() + 1];
+        sb[..name.len()].copy_from_slice(name);
+        sb[name.len()] = 0;
+        idx += 1;
+        so += name.len() as u64 + 1;
+    }
+}
+
+fn write_headers<A: Arch>(cx: &WriteCx, bytes: &mut [u8]) {
+    let lay = cx.lay;
+    let nsec = lay.osecs.iter().filter(|o| o.shndx != 0).count() + 1;
+    let e_type = if cx.config.kind == OutputKind::Exec { E::ET_EXEC } else { E::ET_DYN };
+    let shstrndx = lay.synth_sec(Synth::Shstrtab).map_or(0, |o| o.shndx);
+    let h = &mut bytes[..64];
+    h[..16].copy_from_slice(&[0x7f, b'E', b'L', b'F', 2, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
+    h[16..18].copy_from_slice(&e_type.to_le_bytes());
+    h[18..20].copy_from_slice(&A::E_MACHINE.to_le_bytes());
+    h[20..24].copy_from_slice(&1u32.to_le_bytes());
+    h[24..32].copy_from_slice(&lay.entry.to_le_bytes());
+    h[32..40].copy_from_slice(&64u64.to_le_bytes());
+    h[40..48].copy_from_slice(&lay.shoff.to_le_bytes());
+    h[48..52].copy_from_slice(&0u32.to_le_bytes());
+    h[52..54].copy_from_slice(&64u16.to_le_bytes());
+    h[54..56].copy_from_slice(&56u16.to_le_bytes());
+    h[56..58].copy_from_slice(&(lay.segments.len() as u16).to_le_bytes());
+    h[58..60].copy_from_slice(&64u16.to_le_bytes());
+    h[60..62].copy_from_slice(&(nsec as u16).to_le_bytes());
+    h[62..64].copy_from_slice(&(shstrndx as u16).to_le_bytes());
+    for (i, s) in lay.segments.iter().enumerate() {
+        let p = &mut bytes[64 + 56 * i..64 + 56 * (i + 1)];
+        p[0..4].copy_from_slice(&s.p_type.to_le_bytes());
+        p[4..8].copy_from_slice(&s.flags.to_le_bytes());
+        p[8..16].copy_from_slice(&s.offset.to_le_bytes());
+        p[16..24].copy_from_slice(&s.vaddr.to_le_bytes());
+        p[24..32].copy_from_slice(&s.vaddr.to_le_bytes());
+        p[32..40].copy_from_slice(&s.filesz.to_le_bytes());
+        p[40..48].copy_from_slice(&s.memsz.to_le_bytes());
+        p[48..56].copy_from_slice(&s.align.to_le_bytes());
+    }
+    let shstr = lay.synth_sec(Synth::Shstrtab).unwrap();
+    bytes[shstr.offset as usize..shstr.offset as usize + lay.shstrtab.len()].copy_from_slice(&lay.shstrtab);
+    let mut name_off = 1u32;
+    let link_of = |s: Synth| lay.synth_sec(s).map_or(0, |o| o.shndx);
+    for o in lay.osecs.iter().filter(|o| o.shndx != 0) {
+        let sh = &mut bytes[(lay.shoff + 64 * o.shndx as u64) as usize..][..64];
+        let (link, info) = match o.sh_type {
+            E::SHT_SYMTAB => (link_of(Synth::Strtab), 1 + lay.symtab_counts.iter().map(|c| c.0).sum::<u32>()),
+            E::SHT_DYNSYM => (link_of(Synth::Dynstr), 1 + lay.dynsyms.iter().filter(|d| !d.defined).count() as u32 * 0 + 0),
+            E::SHT_HASH | E::SHT_GNU_HASH | E::SHT_GNU_VERSYM => (link_of(Synth::Dynsym), 0),
+            E::SHT_GNU_VERNEED => (link_of(Synth::Dynstr), lay.verneed.len() as u32),
+            E::SHT_DYNAMIC => (link_of(Synth::Dynstr), 0),
+            E::SHT_RELA => (if lay.is_dynamic { link_of(Synth::Dynsym) } else { 0 }, if o.name == b".rela.plt" { link_of(Synth::GotPlt) } else { 0 }),
+            _ => (0, 0),
+        };
+        let info = if o.sh_type == E::SHT_DYNSYM { 1 } else { info };
+        sh[0..4].copy_from_slice(&name_off.to_le_bytes());
+        sh[4..8].copy_from_slice(&o.sh_type.to_le_bytes());
+        sh[8..16].copy_from_slice(&o.flags.to_le_bytes());
+        sh[16..24].copy_from_slice(&o.addr.to_le_bytes());
+        sh[24..32].copy_from_slice(&o.offset.to_le_bytes());
+        sh[32..40].copy_from_slice(&o.size.to_le_bytes());
+        sh[40..44].copy_from_slice(&link.to_le_bytes());
+        sh[44..48].copy_from_slice(&info.to_le_bytes());
+        sh[48..56].copy_from_slice(&o.align.to_le_bytes());
+        sh[56..64].copy_from_slice(&o.entsize.to_le_bytes());
+        name_off += o.name.len() as u32 + 1;
+    }
+}
+
+fn write_build_id(config: &Config, lay: &Layout, off: usize, bytes: &mut [u8]) {
+    let n = lay.build_id_size as usize;
+    bytes[off..off + 4].copy_from_slice(&4u32.to_le_bytes());
+    bytes[off + 4..off + 8].copy_from_slice(&(n as u32).to_le_bytes());
+    bytes[off + 8..off + 12].copy_from_slice(&3u32.to_le_bytes()); // NT_GNU_BUILD_ID
+    bytes[off + 12..off + 16].copy_from_slice(b"GNU\0");
+    let id: Vec<u8> = match &config.build_id {
+        BuildId::Hex(h) => h.clone(),
+        BuildId::Uuid => {
+            let mut v = vec![0u8; 16];
+            if let Ok(mut f) = std::fs::File::open("/dev/urandom") {
+                use std::io::Read;
+                let _ = f.read_exact(&mut v);
+            }
+            v[6] = (v[6] & 0x0f) | 0x40;
+            v[8] = (v[8] & 0x3f) | 0x80;
+            v
+        }
+        BuildId::Sha1 => {
+            use sha1::Digest;
+            sha1::Sha1::digest(&*bytes).to_vec()
+        }
+        BuildId::Md5 => {
+            use md5::Digest;
+            md5::Md5::digest(&*bytes).to_vec()
+        }
+        _ => {
+            // Fast: xxh3-128 of per-chunk xxh3-64 digests, chunks hashed in parallel.
+            let digests: Vec<u8> = bytes
+                .par_chunks(1 << 20)
+                .flat_map_iter(|c| xxhash_rust::xxh3::xxh3_64(c).to_le_bytes())
+                .collect();
+            xxhash_rust::xxh3::xxh3_128(&digests).to_le_bytes().to_vec()
+        }
+    };
+    bytes[off + 16..off + 16 + n].copy_from_slice(&id[..n]);
+}

@@ -1,0 +1,3 @@
+int b_last(int);
+int a_back(int x) { return b_last(x) + 100; }
+

@@ -1,0 +1,2 @@
+int a_back(int);
+int b_middle(int x) { return a_back(x * 3); }

@@ -1,0 +1,1 @@
+int b_last(int x) { return x + 7; }

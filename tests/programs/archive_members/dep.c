@@ -1,0 +1,1 @@
+int dep_fn(int x) { return x * 10; }

@@ -1,0 +1,1 @@
+int kept_fn(int x) { return x; }

@@ -1,0 +1,1 @@
+int used_fn(int x) { return x + 1000; }

@@ -1,0 +1,3 @@
+int good(void);
+int bad(void);
+int main(void) { return good() + bad(); }

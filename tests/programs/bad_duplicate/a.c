@@ -1,0 +1,2 @@
+int dup_fn(void) { return 1; }
+int main(void) { return dup_fn(); }

@@ -1,0 +1,1 @@
+int dup_fn(void) { return 2; }

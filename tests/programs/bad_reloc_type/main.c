@@ -1,0 +1,3 @@
+int caller(void);
+int target_fn(void) { return 5; }
+int main(void) { return caller(); }

@@ -1,0 +1,2 @@
+int target_fn(void);
+int caller(void) { return target_fn(); }

@@ -1,0 +1,1 @@
+int broken_sym(void) { return 3; }

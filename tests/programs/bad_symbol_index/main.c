@@ -1,0 +1,2 @@
+int broken_sym(void);
+int main(void) { return broken_sym(); }

@@ -1,0 +1,2 @@
+int in_truncated(void);
+int main(void) { return in_truncated(); }

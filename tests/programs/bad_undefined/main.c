@@ -1,0 +1,2 @@
+int missing_fn(int);
+int main(void) { return missing_fn(1); }

@@ -1,0 +1,2 @@
+int user(void);
+int main(void) { return user(); }

@@ -1,0 +1,1 @@
+int np_lib(int x) { return x ^ 0x55; }

@@ -1,0 +1,1 @@
+const char *where(void) { return "found through the run path"; }

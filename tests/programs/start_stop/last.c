@@ -1,0 +1,2 @@
+#include "items.h"
+ITEM(last_hundred, 100)

@@ -1,0 +1,1 @@
+int t3_unused(void) { return 3; }

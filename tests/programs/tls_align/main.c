@@ -1,0 +1,34 @@
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+
+__thread char small_init = 'x';
+__thread _Alignas(64) long aligned64[3] = {1, 2, 3};
+__thread _Alignas(4096) char page_aligned[100] = "page";
+__thread char big_bss[200000];
+__thread _Alignas(128) int bss_aligned[4];
+extern __thread short other_tls;
+
+static int check(const char *who) {
+    int ok = ((uintptr_t)aligned64 % 64 == 0) && ((uintptr_t)page_aligned % 4096 == 0) &&
+             ((uintptr_t)bss_aligned % 128 == 0);
+    big_bss[199999] = 5;
+    bss_aligned[3] += 2;
+    printf("%s: aligned=%d small=%c a64=%ld page=%s big=%d bss=%d other=%d\n", who, ok, small_init, aligned64[2],
+           page_aligned, big_bss[199999] + big_bss[1000], bss_aligned[3], other_tls);
+    return ok;
+}
+
+static void *worker(void *arg) {
+    (void)arg;
+    check("thread");
+    return 0;
+}
+
+int main(void) {
+    pthread_t t;
+    int ok = check("main");
+    pthread_create(&t, 0, worker, 0);
+    pthread_join(t, 0);
+    return ok ? 0 : 1;
+}

@@ -1,0 +1,1 @@
+__thread short other_tls = 321;

@@ -1,0 +1,5 @@
+#include <stdio.h>
+int main(void) {
+    puts("main ran");
+    return 0;
+}

@@ -1,0 +1,2 @@
+int overridden(void) { return 100; }
+int weak_data = 20;

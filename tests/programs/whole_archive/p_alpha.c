@@ -1,0 +1,2 @@
+#include "registry.h"
+PLUGIN(alpha, x + 1)

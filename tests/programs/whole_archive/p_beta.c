@@ -1,0 +1,2 @@
+#include "registry.h"
+PLUGIN(beta, x * 10)

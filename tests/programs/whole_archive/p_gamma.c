@@ -1,0 +1,2 @@
+#include "registry.h"
+PLUGIN(gamma, x - 100)
