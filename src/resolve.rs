@@ -235,6 +235,7 @@ pub fn resolve(config: &Config, parsed: Parsed) -> Result<Resolved> {
     for (k, _) in config.defsyms.iter().enumerate() {
         defs[extra_ids[1 + config.undefined.len() + k] as usize] = Def::Linker;
     }
+    define_linker_symbols(config, &objects, &object_live, &shared_needed, &names, &mut defs);
 
     let common = common_size.into_iter().zip(common_align).map(|(s, a)| (s.into_inner(), a.into_inner())).collect();
     Ok(Resolved {
@@ -251,6 +252,51 @@ pub fn resolve(config: &Config, parsed: Parsed) -> Result<Resolved> {
         referenced_by_shared: referenced_by_shared.into_iter().map(AtomicBool::into_inner).collect(),
         common,
     })
+}
+
+/// Symbols the linker defines when a live object refers to them and nothing else defines them.
+fn define_linker_symbols(
+    config: &Config,
+    objects: &[ObjectFile],
+    live: &[bool],
+    shared_needed: &[bool],
+    names: &Interned,
+    defs: &mut [Def],
+) {
+    let dynamic = config.kind != crate::args::OutputKind::Exec || shared_needed.iter().any(|&n| n);
+    let mut list: Vec<&[u8]> = vec![
+        b"_GLOBAL_OFFSET_TABLE_", b"__ehdr_start", b"__executable_start", b"_end", b"end", b"_etext", b"etext",
+        b"__etext", b"_edata", b"edata", b"__bss_start", b"__init_array_start", b"__init_array_end",
+        b"__fini_array_start", b"__fini_array_end", b"__preinit_array_start", b"__preinit_array_end",
+    ];
+    if dynamic {
+        list.push(b"_DYNAMIC");
+    } else {
+        list.push(b"__rela_iplt_start");
+        list.push(b"__rela_iplt_end");
+    }
+    if config.eh_frame_hdr {
+        list.push(b"__GNU_EH_FRAME_HDR");
+    }
+    let mut extra: Vec<Vec<u8>> = Vec::new();
+    for (f, o) in objects.iter().enumerate() {
+        if !live[f] {
+            continue;
+        }
+        for sec in &o.sections {
+            if crate::gc::is_c_identifier(sec.name) {
+                extra.push([b"__start_", sec.name].concat());
+                extra.push([b"__stop_", sec.name].concat());
+            }
+        }
+    }
+    for name in list.into_iter().chain(extra.iter().map(|v| &v[..])) {
+        if let Some(g) = names.lookup(name) {
+            if defs[g as usize] == Def::Undefined {
+                defs[g as usize] = Def::Linker;
+            }
+        }
+    }
 }
 
 fn leak(s: &[u8]) -> &'static [u8] {
