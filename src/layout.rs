@@ -153,6 +153,8 @@ pub struct Aux {
     pub copy_off: u64,
     /// Data copied into `.bss` by an `R_X86_64_COPY`.
     pub copied: bool,
+    /// The PLT entry is the function's address (address taken from non-PIC code).
+    pub canonical: bool,
 }
 
 pub struct Segment {
@@ -631,7 +633,7 @@ pub fn layout<A: Arch>(
         let target = target_of(res, space, id);
         let imported = matches!(target, Target::Imported { .. });
         let ifunc = symbols::is_ifunc(res, target);
-        let mut x = Aux { got: NONE, gottp: NONE, plt: NONE, iplt: NONE, dynsym: NONE, copy_off: 0, copied: false };
+        let mut x = Aux { got: NONE, gottp: NONE, plt: NONE, iplt: NONE, dynsym: NONE, copy_off: 0, copied: false, canonical: fl & scan::NEEDS_CANONICAL != 0 };
         if fl & scan::NEEDS_GOT != 0 || (fl & scan::NEEDS_PLT != 0 && ifunc) {
             x.got = num_got;
             num_got += 1;
@@ -710,6 +712,37 @@ pub fn layout<A: Arch>(
         x.copy_off = off;
         x.copied = true;
     }
+    // Aliases of copied data (glibc's `environ` and `__environ`) must name the copy too, or the library keeps
+    // using its own, never-initialised original.
+    if !copy_done.is_empty() {
+        let files: Vec<u32> = {
+            let mut v: Vec<u32> = copy_done.keys().map(|k| k.0).collect();
+            v.sort_unstable();
+            v.dedup();
+            v
+        };
+        for file in files {
+            let sh = &res.shared[file as usize];
+            for (k, &g) in res.shared_ids[file as usize].iter().enumerate() {
+                let i = sh.first_global + k;
+                let sym = &sh.syms[i];
+                let Some(&off) = copy_done.get(&(file, sym.st_value.get(LE))) else { continue };
+                if sym.st_shndx.get(LE) == 0 || res.defs[g as usize] != (Def::Shared { file, sym: i as u32 }) {
+                    continue;
+                }
+                let slot = aux_index[g as usize];
+                if slot == NONE {
+                    aux_index[g as usize] = aux.len() as u32;
+                    aux.push(Aux { got: NONE, gottp: NONE, plt: NONE, iplt: NONE, dynsym: NONE, copy_off: off, copied: true, canonical: false });
+                    all_aux_ids.push(g);
+                    dynsym_ids.push(g);
+                } else if !aux[slot as usize].copied {
+                    aux[slot as usize].copy_off = off;
+                    aux[slot as usize].copied = true;
+                }
+            }
+        }
+    }
     if !commons.is_empty() || copy_off > 0 {
         let bss = *by_name.get(&b".bss"[..]).expect(".bss was created above");
         let o = &mut osecs[bss as usize];
@@ -774,6 +807,9 @@ pub fn layout<A: Arch>(
             }
             add_str(name, &mut dynstr, &mut dyn_strings);
             let defined = !matches!(target, Target::Imported { .. } | Target::Undefined { .. }) || copied;
+            if defined && !copied {
+                version = 1;
+            }
             let entry = DynSymbol { id, name, version, defined };
             if defined { def.push(entry) } else { undef.push(entry) }
         }
@@ -1423,7 +1459,7 @@ fn assign_addresses(config: &Config, res: &Resolved, space: &SymbolSpace, lay: &
     let iplt = lay.synth_addr(Synth::Iplt);
     for &id in &lay.aux_ids {
         let x = lay.aux[lay.aux_index[id as usize] as usize];
-        if x.plt != NONE && matches!(target_of(res, space, id), Target::Imported { .. }) {
+        if x.plt != NONE && x.canonical && matches!(target_of(res, space, id), Target::Imported { .. }) {
             addrs[id as usize] = plt + 16 + 16 * x.plt as u64;
         }
         if x.iplt != NONE {
@@ -1463,6 +1499,7 @@ fn assign_addresses(config: &Config, res: &Resolved, space: &SymbolSpace, lay: &
             b"_GLOBAL_OFFSET_TABLE_" => Some(lay.synth_addr(Synth::GotPlt)),
             b"_DYNAMIC" if lay.is_dynamic => Some(lay.synth_addr(Synth::Dynamic)),
             b"__ehdr_start" | b"__executable_start" => Some(base),
+            b"_TLS_MODULE_BASE_" => Some(lay.tls_start),
             b"_end" | b"end" => Some(end),
             b"_etext" | b"etext" | b"__etext" => Some(etext),
             b"_edata" | b"edata" => Some(edata),

@@ -160,12 +160,19 @@ pub fn resolve(config: &Config, parsed: Parsed) -> Result<Resolved> {
                 if b == key {
                     defs_atomic[g as usize].store((f as u64) << 32 | i as u64, Relaxed);
                 } else if key >> 32 == 0 && b >> 32 == 0 && o.sym_shndx(i) != E::SHN_ABS as u32 {
-                    let other = &objects[(b & 0xffff_ffff) as usize];
+                    let of = (b & 0xffff_ffff) as usize;
+                    let other = &objects[of];
+                    let site = |obj: &ObjectFile, i: usize| {
+                        let s = obj.sym_shndx(i);
+                        format!("{}:({}+0x{:x})", obj.name, obj.section_name(s), obj.syms[i].st_value.get(LE))
+                    };
+                    let oi = other.global_names.iter().position(|n| n.bytes == names.unique[g as usize].bytes);
+                    let other_site = oi.map_or_else(|| other.name.clone(), |k| site(other, other.first_global + k));
                     errs.push(format!(
                         "duplicate symbol: {}\n>>> defined at {}\n>>> defined at {}",
                         demangle(names.unique[g as usize].bytes),
-                        other.name,
-                        o.name
+                        other_site,
+                        site(o, i)
                     ));
                 }
             }
@@ -266,7 +273,7 @@ fn define_linker_symbols(
     let dynamic = config.kind != crate::args::OutputKind::Exec || shared_needed.iter().any(|&n| n);
     let mut list: Vec<&[u8]> = vec![
         b"_GLOBAL_OFFSET_TABLE_", b"__ehdr_start", b"__executable_start", b"_end", b"end", b"_etext", b"etext",
-        b"__etext", b"_edata", b"edata", b"__bss_start", b"__init_array_start", b"__init_array_end",
+        b"__etext", b"_TLS_MODULE_BASE_", b"_edata", b"edata", b"__bss_start", b"__init_array_start", b"__init_array_end",
         b"__fini_array_start", b"__fini_array_end", b"__preinit_array_start", b"__preinit_array_end",
     ];
     if dynamic {

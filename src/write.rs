@@ -525,7 +525,7 @@ fn write_dynamic_sections(cx: &WriteCx, bytes: &mut [u8]) {
             let v = lay.addrs[d.id as usize];
             let sec = lay.osecs.iter().filter(|o| o.shndx != 0 && o.is_alloc() && o.addr <= v && v <= o.addr + o.size).map(|o| o.shndx).next_back().unwrap_or(E::SHN_ABS as u32);
             (sec as u16, v)
-        } else if x.plt != NONE && cx.is_exe() && lay.addrs[d.id as usize] != 0 && canonical(cx, d.id) {
+        } else if x.plt != NONE && x.canonical && cx.is_exe() {
             (0, lay.addrs[d.id as usize])
         } else {
             (0, 0)
@@ -543,7 +543,7 @@ fn write_dynamic_sections(cx: &WriteCx, bytes: &mut [u8]) {
     let versym = lay.synth_sec(Synth::Versym).unwrap();
     for (i, d) in lay.dynsyms.iter().enumerate() {
         let off = versym.offset as usize + 2 * (i + 1);
-        let v: u16 = if d.defined { 1 } else { d.version };
+        let v: u16 = d.version;
         bytes[off..off + 2].copy_from_slice(&v.to_le_bytes());
     }
     // .gnu.version_r
@@ -728,11 +728,6 @@ fn write_dynamic_sections(cx: &WriteCx, bytes: &mut [u8]) {
         bytes[off..off + 8].copy_from_slice(&tag.to_le_bytes());
         bytes[off + 8..off + 16].copy_from_slice(&val.to_le_bytes());
     }
-}
-
-fn canonical(cx: &WriteCx, id: u32) -> bool {
-    // The scan flags are not kept in the layout; a PLT entry whose symbol got the PLT address is canonical.
-    cx.lay.addrs[id as usize] != 0
 }
 
 /// `.eh_frame_hdr`: version, pointer encodings, `.eh_frame` address, FDE count, and a sorted table of

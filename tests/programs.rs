@@ -1011,12 +1011,18 @@ fn first_line(s: &str) -> String {
     s.lines().find(|l| !l.trim().is_empty()).unwrap_or("").trim().to_string()
 }
 
-/// The most telling line of a driver's stderr: the first line mentioning an error, else the first line.
+/// The most telling line of a driver's stderr: the linker's first error line, else its first line, else the
+/// driver's own summary ("collect2: error: ld returned 1 exit status").
 fn first_error_line(s: &str) -> String {
-    s.lines()
-        .find(|l| l.contains("error") || l.contains("panicked") || l.contains("undefined"))
-        .map(|l| l.trim().to_string())
-        .unwrap_or_else(|| first_line(s))
+    let driver = |l: &str| l.starts_with("collect2:") || l.contains("linker command failed");
+    let lines: Vec<&str> = s.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
+    lines
+        .iter()
+        .find(|l| !driver(l) && (l.contains("error") || l.contains("panicked") || l.contains("undefined")))
+        .or_else(|| lines.iter().find(|l| !driver(l)))
+        .or_else(|| lines.first())
+        .map(|l| l.to_string())
+        .unwrap_or_default()
 }
 
 fn first_difference(want: &[u8], got: &[u8]) -> String {
@@ -1221,4 +1227,10 @@ fn harness_parses_linker_exit_codes() {
 fn harness_parses_every_spec() {
     let specs = load_specs();
     assert!(specs.len() >= 30, "only {} cases", specs.len());
+}
+
+#[test]
+fn harness_strips_addresses() {
+    let a = "#1  0x0000555555555159 in main () at g.c:3, tag=0x402004 \"x\" 0xzz";
+    assert_eq!(common::strip_addresses(a), "#1 # in main () at g.c:3, tag=# \"x\" 0xzz");
 }

@@ -179,7 +179,7 @@ fn decide(m: &Mode, r_type: u32, p: Props, writable: bool, data: &[u8], off: u64
         }
         R_X86_64_TLSDESC_CALL => Action::TlsDescCallToNop,
         R_X86_64_SIZE32 | R_X86_64_SIZE64 => Action::Size,
-        _ => Action::Error("unsupported relocation type"),
+        _ => Action::Error("is an unknown relocation type"),
     }
 }
 
@@ -197,7 +197,7 @@ fn type_name(r_type: u32) -> String {
         R_X86_64_TLSLD => "R_X86_64_TLSLD",
         R_X86_64_TPOFF32 => "R_X86_64_TPOFF32",
         R_X86_64_GOTTPOFF => "R_X86_64_GOTTPOFF",
-        _ => return format!("relocation type {r_type}"),
+        _ => return format!("unknown relocation ({r_type})"),
     };
     n.to_string()
 }

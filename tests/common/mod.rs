@@ -305,20 +305,30 @@ pub fn squash_ws(s: &str) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
-/// Replaces every `0x…` hexadecimal token and every long bare hex word with `#`, so that text from two links can be
-/// compared when addresses differ.
+/// Replaces every `0x…` hexadecimal number, wherever it appears in a word (`tag=0x4020`), with `#`, so that text
+/// from two links can be compared when addresses differ.
 pub fn strip_addresses(s: &str) -> String {
-    s.split_whitespace()
-        .map(|w| {
-            let t = w.trim_matches(|c: char| !c.is_ascii_alphanumeric());
-            if t.starts_with("0x") || (t.len() >= 8 && t.chars().all(|c| c.is_ascii_hexdigit())) {
-                "#".to_string()
-            } else {
-                w.to_string()
+    let b = s.as_bytes();
+    let mut out = String::with_capacity(s.len());
+    let mut i = 0;
+    while i < b.len() {
+        let starts_hex = b[i] == b'0'
+            && b.get(i + 1) == Some(&b'x')
+            && b.get(i + 2).is_some_and(u8::is_ascii_hexdigit)
+            && (i == 0 || !b[i - 1].is_ascii_alphanumeric());
+        if starts_hex {
+            i += 2;
+            while i < b.len() && b[i].is_ascii_hexdigit() {
+                i += 1;
             }
-        })
-        .collect::<Vec<_>>()
-        .join(" ")
+            out.push('#');
+        } else {
+            let ch = s[i..].chars().next().unwrap();
+            out.push(ch);
+            i += ch.len_utf8();
+        }
+    }
+    squash_ws(&out)
 }
 
 static CLANG_WARNING: OnceLock<()> = OnceLock::new();
