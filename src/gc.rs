@@ -76,13 +76,11 @@ pub fn gc(config: &Config, res: &Resolved) -> Liveness {
             let o = &objects[f];
             let mut roots = Vec::new();
             for s in 0..o.sections.len() {
-                let root = is_root_section(res, o, s)
-                    // Data that .eh_frame points at (LSDAs, personality pointers) lives as long as the FDE's
-                    // function; keeping it whenever referenced is the simple safe superset.
-                    || false;
-                if root && mark(f, s) {
+                if is_root_section(res, o, s) && mark(f, s) {
                     roots.push((f as u32, s as u32));
                 }
+                // Data that .eh_frame points at (LSDAs, personality pointers) lives as long as the FDE's function;
+                // keeping it whenever an FDE refers to it is the simple safe superset.
                 if o.sections[s].kind == SectionKind::EhFrame && candidate(res, f, s) {
                     for r in o.sections[s].relas {
                         if let Some((tf, ts)) = target_section(res, f, r.r_sym(crate::elf::LE, false) as usize) {
@@ -129,7 +127,9 @@ pub fn gc(config: &Config, res: &Resolved) -> Liveness {
                 let f = f as usize;
                 let sec = &objects[f].sections[s as usize];
                 let mut next = Vec::new();
-                for r in sec.relas {
+                // Debug info is kept but keeps nothing alive: its references to dead code get tombstones.
+                let relas = if sec.is_alloc() { sec.relas } else { &[] };
+                for r in relas {
                     if let Some((tf, ts)) = target_section(res, f, r.r_sym(crate::elf::LE, false) as usize) {
                         if mark(tf, ts) {
                             next.push((tf as u32, ts as u32));
