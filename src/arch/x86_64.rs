@@ -405,8 +405,13 @@ impl Arch for X86_64 {
                     v
                 }
                 Action::DynIrelative => {
-                    let v = s_val.wrapping_add(a as u64);
-                    dyn_out.push_irelative(DynRel { offset: p_addr, r_type: Self::R_IRELATIVE, sym: 0, addend: v as i64 });
+                    // A function with an IFUNC stub has the stub as its one canonical address; otherwise the
+                    // pointer is whatever the resolver returns.
+                    let (r_type, v) = match cx.plt_addr(sym.id) {
+                        Some(stub) => (Self::R_RELATIVE, stub.wrapping_add(a as u64)),
+                        None => (Self::R_IRELATIVE, cx.lay.addrs[sym.id as usize].wrapping_add(a as u64)),
+                    };
+                    dyn_out.push_irelative(DynRel { offset: p_addr, r_type, sym: 0, addend: v as i64 });
                     v
                 }
                 Action::DynSymbolic => {
