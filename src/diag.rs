@@ -61,7 +61,11 @@ pub fn collect<T>(results: impl IntoIterator<Item = Result<T>>) -> Result<Vec<T>
             Err(e) => errs.extend(e.0),
         }
     }
-    if errs.is_empty() { Ok(ok) } else { Err(Errors(errs)) }
+    if errs.is_empty() {
+        Ok(ok)
+    } else {
+        Err(Errors(errs))
+    }
 }
 
 #[cfg(test)]
@@ -72,6 +76,8 @@ mod tests {
     fn demangles_cpp_and_rust() {
         assert_eq!(demangle(b"_Z3fooi"), "foo(int)");
         assert_eq!(demangle(b"plain"), "plain");
-        assert!(demangle(b"_ZN4core3fmt5write17h0123456789abcdefE").starts_with("core::fmt::write"));
+        assert!(
+            demangle(b"_ZN4core3fmt5write17h0123456789abcdefE").starts_with("core::fmt::write")
+        );
     }
 }

@@ -20,7 +20,8 @@ pub type Data = &'static [u8];
 
 /// Checks the ELF identification and machine, and returns the file header.
 pub fn file_header(data: Data) -> Result<&'static Ehdr, String> {
-    let (eh, _) = pod::from_bytes::<Ehdr>(data).map_err(|_| "file is too short for an ELF header".to_string())?;
+    let (eh, _) = pod::from_bytes::<Ehdr>(data)
+        .map_err(|_| "file is too short for an ELF header".to_string())?;
     if eh.e_ident.magic != elf::ELFMAG {
         return Err("not an ELF file".into());
     }
@@ -29,7 +30,9 @@ pub fn file_header(data: Data) -> Result<&'static Ehdr, String> {
     }
     let machine = eh.e_machine.get(LE);
     if machine != elf::EM_X86_64 {
-        return Err(format!("incompatible machine type {machine} (expected x86-64)"));
+        return Err(format!(
+            "incompatible machine type {machine} (expected x86-64)"
+        ));
     }
     Ok(eh)
 }
@@ -43,15 +46,23 @@ pub fn section_headers(data: Data, eh: &Ehdr) -> Result<&'static [Shdr], String>
     if eh.e_shentsize.get(LE) as usize != size_of::<Shdr>() {
         return Err("invalid section header entry size".into());
     }
-    let rest = slice(data, off, size_of::<Shdr>() as u64).ok_or("section header table is out of bounds")?;
-    let (first, _) = pod::from_bytes::<Shdr>(rest).map_err(|_| "section header table is out of bounds")?;
+    let rest = slice(data, off, size_of::<Shdr>() as u64)
+        .ok_or("section header table is out of bounds")?;
+    let (first, _) =
+        pod::from_bytes::<Shdr>(rest).map_err(|_| "section header table is out of bounds")?;
     let mut num = eh.e_shnum.get(LE) as u64;
     if num == 0 {
         num = first.sh_size.get(LE);
     }
-    let bytes = slice(data, off, num.checked_mul(size_of::<Shdr>() as u64).ok_or("section count overflows")?)
-        .ok_or("section header table is out of bounds")?;
-    pod::slice_from_all_bytes::<Shdr>(bytes).map_err(|_| "section header table is misaligned".to_string())
+    let bytes = slice(
+        data,
+        off,
+        num.checked_mul(size_of::<Shdr>() as u64)
+            .ok_or("section count overflows")?,
+    )
+    .ok_or("section header table is out of bounds")?;
+    pod::slice_from_all_bytes::<Shdr>(bytes)
+        .map_err(|_| "section header table is misaligned".to_string())
 }
 
 /// The index of the section-name string table, with `SHN_XINDEX` handled.
@@ -79,13 +90,16 @@ pub fn section_data(data: Data, sh: &Shdr) -> Result<Data, String> {
     if sh.sh_type.get(LE) == elf::SHT_NOBITS {
         return Ok(&[]);
     }
-    slice(data, sh.sh_offset.get(LE), sh.sh_size.get(LE)).ok_or_else(|| "section data is out of bounds".to_string())
+    slice(data, sh.sh_offset.get(LE), sh.sh_size.get(LE))
+        .ok_or_else(|| "section data is out of bounds".to_string())
 }
 
 /// A NUL-terminated string at `off` in a string table.
 #[inline]
 pub fn cstr(strtab: Data, off: u32) -> Result<Data, String> {
-    let rest = strtab.get(off as usize..).ok_or("string table offset is out of bounds")?;
+    let rest = strtab
+        .get(off as usize..)
+        .ok_or("string table offset is out of bounds")?;
     let len = memchr0(rest).ok_or("unterminated string in string table")?;
     Ok(&rest[..len])
 }
@@ -99,24 +113,29 @@ pub fn memchr0(s: &[u8]) -> Option<usize> {
 pub fn table<T: pod::Pod>(data: Data, sh: &Shdr, what: &str) -> Result<&'static [T], String> {
     let bytes = section_data(data, sh)?;
     if bytes.len() % size_of::<T>() != 0 {
-        return Err(format!("{what} table size is not a multiple of its entry size"));
+        return Err(format!(
+            "{what} table size is not a multiple of its entry size"
+        ));
     }
     pod::slice_from_all_bytes::<T>(bytes).map_err(|_| format!("{what} table is misaligned"))
 }
 
 #[inline]
 pub fn read_u32(buf: &[u8], off: usize) -> Option<u32> {
-    buf.get(off..off + 4).map(|b| u32::from_le_bytes(b.try_into().unwrap()))
+    buf.get(off..off + 4)
+        .map(|b| u32::from_le_bytes(b.try_into().unwrap()))
 }
 
 #[inline]
 pub fn read_u64(buf: &[u8], off: usize) -> Option<u64> {
-    buf.get(off..off + 8).map(|b| u64::from_le_bytes(b.try_into().unwrap()))
+    buf.get(off..off + 8)
+        .map(|b| u64::from_le_bytes(b.try_into().unwrap()))
 }
 
 /// The GNU hash function for `.gnu.hash`.
 pub fn gnu_hash(name: &[u8]) -> u32 {
-    name.iter().fold(5381u32, |h, &c| h.wrapping_mul(33).wrapping_add(c as u32))
+    name.iter()
+        .fold(5381u32, |h, &c| h.wrapping_mul(33).wrapping_add(c as u32))
 }
 
 /// The System V hash function for `.hash`.
@@ -134,7 +153,11 @@ pub fn sysv_hash(name: &[u8]) -> u32 {
 }
 
 pub fn align_up(v: u64, align: u64) -> u64 {
-    if align <= 1 { v } else { v.div_ceil(align) * align }
+    if align <= 1 {
+        v
+    } else {
+        v.div_ceil(align) * align
+    }
 }
 
 #[cfg(test)]

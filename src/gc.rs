@@ -26,11 +26,15 @@ impl Liveness {
 
 /// A section that may be copied to the output (before garbage collection).
 fn candidate(res: &Resolved, f: usize, s: usize) -> bool {
-    res.object_live[f] && res.objects[f].sections[s].kind != SectionKind::Ignored && !res.comdat_discarded[f][s]
+    res.object_live[f]
+        && res.objects[f].sections[s].kind != SectionKind::Ignored
+        && !res.comdat_discarded[f][s]
 }
 
 pub fn is_c_identifier(name: &[u8]) -> bool {
-    !name.is_empty() && name.iter().all(|&c| c.is_ascii_alphanumeric() || c == b'_') && !name[0].is_ascii_digit()
+    !name.is_empty()
+        && name.iter().all(|&c| c.is_ascii_alphanumeric() || c == b'_')
+        && !name[0].is_ascii_digit()
 }
 
 fn is_root_section(res: &Resolved, o: &ObjectFile, s: usize) -> bool {
@@ -40,10 +44,22 @@ fn is_root_section(res: &Resolved, o: &ObjectFile, s: usize) -> bool {
         return true; // non-alloc (debug info, .comment) and SHF_GNU_RETAIN
     }
     let t = sec.sh_type();
-    if matches!(t, E::SHT_INIT_ARRAY | E::SHT_FINI_ARRAY | E::SHT_PREINIT_ARRAY | E::SHT_NOTE) {
+    if matches!(
+        t,
+        E::SHT_INIT_ARRAY | E::SHT_FINI_ARRAY | E::SHT_PREINIT_ARRAY | E::SHT_NOTE
+    ) {
         return true;
     }
-    for keep in [&b".init_array"[..], b".fini_array", b".preinit_array", b".ctors", b".dtors", b".init", b".fini", b".jcr"] {
+    for keep in [
+        &b".init_array"[..],
+        b".fini_array",
+        b".preinit_array",
+        b".ctors",
+        b".dtors",
+        b".init",
+        b".fini",
+        b".jcr",
+    ] {
         if name == keep || (name.starts_with(keep) && name.get(keep.len()) == Some(&b'.')) {
             return true;
         }
@@ -61,13 +77,20 @@ pub fn gc(config: &Config, res: &Resolved) -> Liveness {
     if !config.gc_sections {
         let live = (0..objects.len())
             .into_par_iter()
-            .map(|f| (0..objects[f].sections.len()).map(|s| candidate(res, f, s)).collect())
+            .map(|f| {
+                (0..objects[f].sections.len())
+                    .map(|s| candidate(res, f, s))
+                    .collect()
+            })
             .collect();
         return Liveness { live };
     }
-    let marks: Vec<Vec<AtomicBool>> =
-        objects.iter().map(|o| o.sections.iter().map(|_| AtomicBool::new(false)).collect()).collect();
-    let mark = |f: usize, s: usize| -> bool { candidate(res, f, s) && !marks[f][s].swap(true, Relaxed) };
+    let marks: Vec<Vec<AtomicBool>> = objects
+        .iter()
+        .map(|o| o.sections.iter().map(|_| AtomicBool::new(false)).collect())
+        .collect();
+    let mark =
+        |f: usize, s: usize| -> bool { candidate(res, f, s) && !marks[f][s].swap(true, Relaxed) };
 
     // Roots.
     let mut frontier: Vec<(u32, u32)> = (0..objects.len())
@@ -83,8 +106,11 @@ pub fn gc(config: &Config, res: &Resolved) -> Liveness {
                 // keeping it whenever an FDE refers to it is the simple safe superset.
                 if o.sections[s].kind == SectionKind::EhFrame && candidate(res, f, s) {
                     for r in o.sections[s].relas {
-                        if let Some((tf, ts)) = target_section(res, f, r.r_sym(crate::elf::LE, false) as usize) {
-                            let exec = objects[tf].sections[ts].flags() & E::SHF_EXECINSTR as u64 != 0;
+                        if let Some((tf, ts)) =
+                            target_section(res, f, r.r_sym(crate::elf::LE, false) as usize)
+                        {
+                            let exec =
+                                objects[tf].sections[ts].flags() & E::SHF_EXECINSTR as u64 != 0;
                             if !exec && mark(tf, ts) {
                                 roots.push((tf as u32, ts as u32));
                             }
@@ -101,7 +127,10 @@ pub fn gc(config: &Config, res: &Resolved) -> Liveness {
     for u in &config.undefined {
         root_syms.extend(res.names.lookup(u.as_bytes()));
     }
-    for name in [config.init.as_deref(), config.fini.as_deref()].into_iter().flatten() {
+    for name in [config.init.as_deref(), config.fini.as_deref()]
+        .into_iter()
+        .flatten()
+    {
         root_syms.extend(res.names.lookup(name.as_bytes()));
     }
     let export_all = config.export_dynamic || config.kind == OutputKind::Shared;
@@ -130,7 +159,9 @@ pub fn gc(config: &Config, res: &Resolved) -> Liveness {
                 // Debug info is kept but keeps nothing alive: its references to dead code get tombstones.
                 let relas = if sec.is_alloc() { sec.relas } else { &[] };
                 for r in relas {
-                    if let Some((tf, ts)) = target_section(res, f, r.r_sym(crate::elf::LE, false) as usize) {
+                    if let Some((tf, ts)) =
+                        target_section(res, f, r.r_sym(crate::elf::LE, false) as usize)
+                    {
                         if mark(tf, ts) {
                             next.push((tf as u32, ts as u32));
                         }
@@ -140,7 +171,10 @@ pub fn gc(config: &Config, res: &Resolved) -> Liveness {
             })
             .collect();
     }
-    let live = marks.into_iter().map(|v| v.into_iter().map(AtomicBool::into_inner).collect()).collect();
+    let live = marks
+        .into_iter()
+        .map(|v| v.into_iter().map(AtomicBool::into_inner).collect())
+        .collect();
     Liveness { live }
 }
 

@@ -36,7 +36,12 @@ pub struct Inputs {
 }
 
 pub fn load(config: &Config) -> Result<Inputs> {
-    let mut loader = Loader { config, inputs: Inputs::default(), errors: Vec::new(), script_depth: 0 };
+    let mut loader = Loader {
+        config,
+        inputs: Inputs::default(),
+        errors: Vec::new(),
+        script_depth: 0,
+    };
     for arg in &config.inputs {
         match arg {
             InputArg::File { path, flags } => loader.add_path(path, *flags),
@@ -44,7 +49,11 @@ pub fn load(config: &Config) -> Result<Inputs> {
             InputArg::GroupStart | InputArg::GroupEnd => {}
         }
     }
-    if loader.errors.is_empty() { Ok(loader.inputs) } else { Err(Errors(loader.errors)) }
+    if loader.errors.is_empty() {
+        Ok(loader.inputs)
+    } else {
+        Err(Errors(loader.errors))
+    }
 }
 
 struct Loader<'c> {
@@ -55,14 +64,19 @@ struct Loader<'c> {
 }
 
 fn map_file(path: &Path) -> std::result::Result<Data, String> {
-    let file = File::open(path).map_err(|e| format!("cannot open {}: {}", path.display(), io_reason(&e)))?;
-    let len = file.metadata().map_err(|e| format!("cannot open {}: {}", path.display(), io_reason(&e)))?.len();
+    let file = File::open(path)
+        .map_err(|e| format!("cannot open {}: {}", path.display(), io_reason(&e)))?;
+    let len = file
+        .metadata()
+        .map_err(|e| format!("cannot open {}: {}", path.display(), io_reason(&e)))?
+        .len();
     if len == 0 {
         return Ok(&[]);
     }
     // SAFETY: the mapping is read-only and private; a concurrent truncation by another process is the same hazard
     // every mmap-based linker accepts.
-    let map = unsafe { memmap2::Mmap::map(&file) }.map_err(|e| format!("cannot map {}: {}", path.display(), e))?;
+    let map = unsafe { memmap2::Mmap::map(&file) }
+        .map_err(|e| format!("cannot map {}: {}", path.display(), e))?;
     let map: &'static memmap2::Mmap = Box::leak(Box::new(map));
     Ok(&map[..])
 }
@@ -115,9 +129,19 @@ impl Loader<'_> {
         let name = path.display().to_string();
         if data.starts_with(b"\x7fELF") {
             match data.get(16..18) {
-                Some([1, 0]) => self.inputs.objects.push(ObjectInput { name, data, lazy: false }),
-                Some([3, 0]) => self.inputs.shared.push(SharedInput { name, data, as_needed: flags.as_needed }),
-                _ => self.errors.push(format!("{name}: unknown ELF file type (expected a relocatable or shared object)")),
+                Some([1, 0]) => self.inputs.objects.push(ObjectInput {
+                    name,
+                    data,
+                    lazy: false,
+                }),
+                Some([3, 0]) => self.inputs.shared.push(SharedInput {
+                    name,
+                    data,
+                    as_needed: flags.as_needed,
+                }),
+                _ => self.errors.push(format!(
+                    "{name}: unknown ELF file type (expected a relocatable or shared object)"
+                )),
             }
         } else if data.starts_with(b"!<arch>\n") {
             self.add_archive(path, &name, data, false, flags);
@@ -134,7 +158,9 @@ impl Loader<'_> {
 
     fn add_script(&mut self, path: &Path, name: &str, data: Data, flags: InputFlags) {
         if self.script_depth > 16 {
-            return self.errors.push(format!("{name}: linker scripts nest too deeply"));
+            return self
+                .errors
+                .push(format!("{name}: linker scripts nest too deeply"));
         }
         let text = String::from_utf8_lossy(data);
         let parsed = match script::parse(&text) {
@@ -144,7 +170,10 @@ impl Loader<'_> {
         let dirs: Vec<PathBuf> = parsed.search_dirs.iter().map(PathBuf::from).collect();
         self.script_depth += 1;
         for input in &parsed.inputs {
-            let f = InputFlags { as_needed: flags.as_needed || input.as_needed, ..flags };
+            let f = InputFlags {
+                as_needed: flags.as_needed || input.as_needed,
+                ..flags
+            };
             if let Some(lib) = input.name.strip_prefix("-l") {
                 self.add_library(lib, f, &dirs);
                 continue;
@@ -157,7 +186,9 @@ impl Loader<'_> {
                 .chain(self.config.search_paths.iter().map(|d| d.join(&p)));
             match candidates.into_iter().find(|c| c.is_file()) {
                 Some(c) => self.add_path(&c, f),
-                None => self.errors.push(format!("{name}: cannot find {}", input.name)),
+                None => self
+                    .errors
+                    .push(format!("{name}: cannot find {}", input.name)),
             }
         }
         self.script_depth -= 1;
@@ -176,18 +207,26 @@ impl Loader<'_> {
                 None => match map_file(&dir.join(&member_name)) {
                     Ok(d) => d,
                     Err(e) => {
-                        self.errors.push(format!("{name}: thin archive member: {e}"));
+                        self.errors
+                            .push(format!("{name}: thin archive member: {e}"));
                         continue;
                     }
                 },
             };
             let display = format!("{name}({member_name})");
             if data.starts_with(b"\x7fELF") {
-                self.inputs.objects.push(ObjectInput { name: display, data, lazy: !flags.whole_archive });
+                self.inputs.objects.push(ObjectInput {
+                    name: display,
+                    data,
+                    lazy: !flags.whole_archive,
+                });
             } else if data.starts_with(b"BC\xc0\xde") {
-                self.errors.push(format!("{display}: file is LLVM bitcode (LTO); rivet does not support LTO"));
+                self.errors.push(format!(
+                    "{display}: file is LLVM bitcode (LTO); rivet does not support LTO"
+                ));
             } else if flags.whole_archive {
-                self.errors.push(format!("{display}: archive member is not an ELF object"));
+                self.errors
+                    .push(format!("{display}: archive member is not an ELF object"));
             }
         }
     }
@@ -208,7 +247,9 @@ pub fn archive_members(data: Data, thin: bool) -> std::result::Result<Vec<Member
         if data.len() - off == 1 && data[off] == b'\n' {
             break;
         }
-        let hdr = data.get(off..off + 60).ok_or_else(|| format!("truncated archive member header at offset {off}"))?;
+        let hdr = data
+            .get(off..off + 60)
+            .ok_or_else(|| format!("truncated archive member header at offset {off}"))?;
         if &hdr[58..60] != b"`\n" {
             return Err(format!("corrupt archive member header at offset {off}"));
         }
@@ -218,12 +259,15 @@ pub fn archive_members(data: Data, thin: bool) -> std::result::Result<Vec<Member
             .ok_or_else(|| format!("corrupt archive member size at offset {off}"))?;
         let raw_name = trim_right(&hdr[0..16]);
         let body_off = off + 60;
-        let is_table = raw_name == b"/" || raw_name == b"//" || raw_name == b"/SYM64/" || raw_name == b"__.SYMDEF";
+        let is_table = raw_name == b"/"
+            || raw_name == b"//"
+            || raw_name == b"/SYM64/"
+            || raw_name == b"__.SYMDEF";
         // In a thin archive only the tables are stored inline; members live in their own files.
         let stored = if thin && !is_table { 0 } else { size };
-        let body = data
-            .get(body_off..body_off + stored)
-            .ok_or_else(|| format!("truncated archive: member at offset {off} claims {size} bytes"))?;
+        let body = data.get(body_off..body_off + stored).ok_or_else(|| {
+            format!("truncated archive: member at offset {off} claims {size} bytes")
+        })?;
         if raw_name == b"//" {
             long_names = body;
         } else if !is_table {
@@ -232,23 +276,34 @@ pub fn archive_members(data: Data, thin: bool) -> std::result::Result<Vec<Member
                     .ok()
                     .and_then(|s| s.parse().ok())
                     .ok_or_else(|| format!("corrupt long member name at offset {off}"))?;
-                let rest = long_names.get(i..).ok_or_else(|| format!("long member name out of range at offset {off}"))?;
+                let rest = long_names
+                    .get(i..)
+                    .ok_or_else(|| format!("long member name out of range at offset {off}"))?;
                 let end = rest.iter().position(|&b| b == b'\n').unwrap_or(rest.len());
                 let n = &rest[..end];
                 n.strip_suffix(b"/").unwrap_or(n)
             } else if let Some(len) = raw_name.strip_prefix(b"#1/") {
                 // BSD long name: stored at the start of the body.
-                let n: usize = std::str::from_utf8(len).ok().and_then(|s| s.parse().ok()).unwrap_or(0);
+                let n: usize = std::str::from_utf8(len)
+                    .ok()
+                    .and_then(|s| s.parse().ok())
+                    .unwrap_or(0);
                 let n = n.min(body.len());
                 let name = trim_nul(&body[..n]);
-                out.push(Member { name, data: Some(&body[n..]) });
+                out.push(Member {
+                    name,
+                    data: Some(&body[n..]),
+                });
                 off = body_off + stored + (stored & 1);
                 continue;
             } else {
                 raw_name.strip_suffix(b"/").unwrap_or(raw_name)
             };
             let name: &'static [u8] = name;
-            out.push(Member { name, data: if thin { None } else { Some(body) } });
+            out.push(Member {
+                name,
+                data: if thin { None } else { Some(body) },
+            });
         }
         off = body_off + stored + (stored & 1);
     }
@@ -270,7 +325,16 @@ mod tests {
     use super::*;
 
     fn member(name: &str, body: &[u8]) -> Vec<u8> {
-        let mut v = format!("{:<16}{:<12}{:<6}{:<6}{:<8}{:<10}`\n", name, 0, 0, 0, 644, body.len()).into_bytes();
+        let mut v = format!(
+            "{:<16}{:<12}{:<6}{:<6}{:<8}{:<10}`\n",
+            name,
+            0,
+            0,
+            0,
+            644,
+            body.len()
+        )
+        .into_bytes();
         v.extend_from_slice(body);
         if body.len() % 2 == 1 {
             v.push(b'\n');
@@ -301,7 +365,8 @@ mod tests {
         a.truncate(a.len() - 3);
         let a: &'static [u8] = Box::leak(a.into_boxed_slice());
         assert!(archive_members(a, false).unwrap_err().contains("truncated"));
-        let garbage: &'static [u8] = b"!<arch>\nthis is not a header at all, just junk text padding it out";
+        let garbage: &'static [u8] =
+            b"!<arch>\nthis is not a header at all, just junk text padding it out";
         assert!(archive_members(garbage, false).is_err());
     }
 }

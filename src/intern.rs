@@ -62,7 +62,9 @@ impl Interned {
     pub fn lookup(&self, name: &[u8]) -> Option<u32> {
         let n = Name::new(unsafe_static(name));
         let s = shard_of(n.hash);
-        self.shard_maps[s].get(&Key(n)).map(|&local| self.shard_base[s] + local)
+        self.shard_maps[s]
+            .get(&Key(n))
+            .map(|&local| self.shard_base[s] + local)
     }
 }
 
@@ -141,7 +143,10 @@ pub fn intern(lists: &[&[Name]]) -> Interned {
             let mut ids = vec![0u32; order.len()];
             for s in 0..SHARDS {
                 let local = &shards[s].2[offs[s] as usize..];
-                for (k, &i) in order[starts[s] as usize..starts[s + 1] as usize].iter().enumerate() {
+                for (k, &i) in order[starts[s] as usize..starts[s + 1] as usize]
+                    .iter()
+                    .enumerate()
+                {
                     ids[i as usize] = shard_base[s] + local[k];
                 }
             }
@@ -155,7 +160,12 @@ pub fn intern(lists: &[&[Name]]) -> Interned {
         unique.extend(names);
         shard_maps.push(map);
     }
-    Interned { ids, unique, shard_maps, shard_base }
+    Interned {
+        ids,
+        unique,
+        shard_maps,
+        shard_base,
+    }
 }
 
 #[cfg(test)]

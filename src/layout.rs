@@ -100,7 +100,11 @@ impl OutputSection {
         self.flags & E::SHF_TLS as u64 != 0
     }
     pub fn part_offset(&self, p: &Part) -> u64 {
-        let i = self.parts.iter().position(|q| std::mem::discriminant(q) == std::mem::discriminant(p)).unwrap_or(0);
+        let i = self
+            .parts
+            .iter()
+            .position(|q| std::mem::discriminant(q) == std::mem::discriminant(p))
+            .unwrap_or(0);
         self.part_offsets.get(i).copied().unwrap_or(0)
     }
 }
@@ -112,7 +116,10 @@ pub struct Place {
     pub offset: u64,
 }
 
-pub const DROPPED: Place = Place { osec: NONE, offset: 0 };
+pub const DROPPED: Place = Place {
+    osec: NONE,
+    offset: 0,
+};
 
 /// A deduplicated `SHF_MERGE` group: all input pieces with the same output section, entry size and alignment.
 pub struct MergeGroup {
@@ -239,8 +246,22 @@ impl Layout {
 
 fn output_name(name: &[u8]) -> &[u8] {
     const PREFIXES: [&[u8]; 17] = [
-        b".text", b".rodata", b".data.rel.ro", b".data", b".bss", b".tdata", b".tbss", b".gcc_except_table",
-        b".init_array", b".fini_array", b".preinit_array", b".ctors", b".dtors", b".ldata", b".lbss", b".lrodata",
+        b".text",
+        b".rodata",
+        b".data.rel.ro",
+        b".data",
+        b".bss",
+        b".tdata",
+        b".tbss",
+        b".gcc_except_table",
+        b".init_array",
+        b".fini_array",
+        b".preinit_array",
+        b".ctors",
+        b".dtors",
+        b".ldata",
+        b".lbss",
+        b".lrodata",
         b".sdata",
     ];
     for p in PREFIXES {
@@ -323,7 +344,13 @@ fn segment_class(r: u32) -> u32 {
 }
 
 fn init_priority(name: &[u8]) -> Option<u32> {
-    for p in [&b".init_array."[..], b".fini_array.", b".preinit_array.", b".ctors.", b".dtors."] {
+    for p in [
+        &b".init_array."[..],
+        b".fini_array.",
+        b".preinit_array.",
+        b".ctors.",
+        b".dtors.",
+    ] {
         if let Some(rest) = name.strip_prefix(p) {
             return std::str::from_utf8(rest).ok().and_then(|s| s.parse().ok());
         }
@@ -345,7 +372,11 @@ impl Builder<'_> {
             let o = &mut self.osecs[i as usize];
             // A PROGBITS input mapped into a NOBITS section (or the reverse) makes it PROGBITS.
             if o.sh_type != sh_type && sh_type != E::SHT_NOBITS {
-                o.sh_type = if o.sh_type == E::SHT_NOBITS { sh_type } else { o.sh_type };
+                o.sh_type = if o.sh_type == E::SHT_NOBITS {
+                    sh_type
+                } else {
+                    o.sh_type
+                };
             }
             o.flags |= flags & !(E::SHF_MERGE as u64 | E::SHF_STRINGS as u64 | E::SHF_GROUP as u64);
             return i;
@@ -360,7 +391,15 @@ impl Builder<'_> {
         i
     }
 
-    fn add_synth(&mut self, s: Synth, name: &[u8], sh_type: u32, flags: u64, align: u64, entsize: u64) -> u32 {
+    fn add_synth(
+        &mut self,
+        s: Synth,
+        name: &[u8],
+        sh_type: u32,
+        flags: u64,
+        align: u64,
+        entsize: u64,
+    ) -> u32 {
         let i = self.get_or_add(name, sh_type, flags);
         let o = &mut self.osecs[i as usize];
         o.align = o.align.max(align);
@@ -383,7 +422,13 @@ pub fn layout<A: Arch>(
     let any_shared = res.shared_needed.iter().any(|&n| n);
     let is_dynamic = pic || any_shared;
     let static_nonpic = !is_dynamic;
-    let mut b = Builder { config, osecs: Vec::new(), by_name: HashMap::new(), synth: HashMap::new(), _res: res };
+    let mut b = Builder {
+        config,
+        osecs: Vec::new(),
+        by_name: HashMap::new(),
+        synth: HashMap::new(),
+        _res: res,
+    };
 
     // Output sections named by the inputs, in first-seen order (renumbered by rank below).
     let names_per_file: Vec<Vec<(&[u8], u32, u64)>> = objects
@@ -410,18 +455,49 @@ pub fn layout<A: Arch>(
         .collect();
     for v in &names_per_file {
         for &(n, t, fl) in v {
-            let t = if matches!(t, E::SHT_INIT_ARRAY | E::SHT_FINI_ARRAY | E::SHT_PREINIT_ARRAY | E::SHT_NOTE | E::SHT_NOBITS) { t } else if t == 0x70000001 { E::SHT_PROGBITS } else { t };
+            let t = if matches!(
+                t,
+                E::SHT_INIT_ARRAY
+                    | E::SHT_FINI_ARRAY
+                    | E::SHT_PREINIT_ARRAY
+                    | E::SHT_NOTE
+                    | E::SHT_NOBITS
+            ) {
+                t
+            } else if t == 0x70000001 {
+                E::SHT_PROGBITS
+            } else {
+                t
+            };
             b.get_or_add(n, t, fl);
         }
     }
-    let has_common = res.defs.iter().enumerate().any(|(g, d)| is_common_def(res, g as u32, d));
+    let has_common = res
+        .defs
+        .iter()
+        .enumerate()
+        .any(|(g, d)| is_common_def(res, g as u32, d));
 
     // Synthetic sections.
-    let interp = if is_dynamic && config.kind != OutputKind::Shared && !config.no_dynamic_linker && !(config.static_link && pic && !any_shared) {
-        let path = config.dynamic_linker.clone().unwrap_or_else(|| "/lib64/ld-linux-x86-64.so.2".into());
+    let interp = if is_dynamic
+        && config.kind != OutputKind::Shared
+        && !config.no_dynamic_linker
+        && !(config.static_link && pic && !any_shared)
+    {
+        let path = config
+            .dynamic_linker
+            .clone()
+            .unwrap_or_else(|| "/lib64/ld-linux-x86-64.so.2".into());
         let mut v = path.into_bytes();
         v.push(0);
-        b.add_synth(Synth::Interp, b".interp", E::SHT_PROGBITS, E::SHF_ALLOC as u64, 1, 0);
+        b.add_synth(
+            Synth::Interp,
+            b".interp",
+            E::SHT_PROGBITS,
+            E::SHF_ALLOC as u64,
+            1,
+            0,
+        );
         Some(v)
     } else {
         None
@@ -433,7 +509,14 @@ pub fn layout<A: Arch>(
         crate::args::BuildId::Hex(h) => h.len() as u64,
     };
     if build_id_size > 0 {
-        b.add_synth(Synth::BuildId, b".note.gnu.build-id", E::SHT_NOTE, E::SHF_ALLOC as u64, 4, 0);
+        b.add_synth(
+            Synth::BuildId,
+            b".note.gnu.build-id",
+            E::SHT_NOTE,
+            E::SHF_ALLOC as u64,
+            4,
+            0,
+        );
     }
     let a = E::SHF_ALLOC as u64;
     let aw = a | E::SHF_WRITE as u64;
@@ -447,9 +530,23 @@ pub fn layout<A: Arch>(
         b.add_synth(Synth::Dynsym, b".dynsym", E::SHT_DYNSYM, a, 8, 24);
         b.add_synth(Synth::Dynstr, b".dynstr", E::SHT_STRTAB, a, 1, 0);
         b.add_synth(Synth::Versym, b".gnu.version", E::SHT_GNU_VERSYM, a, 2, 2);
-        b.add_synth(Synth::Verneed, b".gnu.version_r", E::SHT_GNU_VERNEED, a, 8, 0);
+        b.add_synth(
+            Synth::Verneed,
+            b".gnu.version_r",
+            E::SHT_GNU_VERNEED,
+            a,
+            8,
+            0,
+        );
         b.add_synth(Synth::RelaDyn, b".rela.dyn", E::SHT_RELA, a, 8, 24);
-        b.add_synth(Synth::RelaPlt, b".rela.plt", E::SHT_RELA, a | E::SHF_INFO_LINK as u64, 8, 24);
+        b.add_synth(
+            Synth::RelaPlt,
+            b".rela.plt",
+            E::SHT_RELA,
+            a | E::SHF_INFO_LINK as u64,
+            8,
+            24,
+        );
         b.add_synth(Synth::Dynamic, b".dynamic", E::SHT_DYNAMIC, aw, 8, 16);
     } else {
         b.add_synth(Synth::RelaIplt, b".rela.iplt", E::SHT_RELA, a, 8, 24);
@@ -460,7 +557,14 @@ pub fn layout<A: Arch>(
     b.add_synth(Synth::Got, b".got", E::SHT_PROGBITS, aw, 8, 8);
     b.add_synth(Synth::GotPlt, b".got.plt", E::SHT_PROGBITS, aw, 8, 8);
     if config.eh_frame_hdr && b.by_name.contains_key(&b".eh_frame"[..]) {
-        b.add_synth(Synth::EhFrameHdr, b".eh_frame_hdr", E::SHT_PROGBITS, a, 4, 0);
+        b.add_synth(
+            Synth::EhFrameHdr,
+            b".eh_frame_hdr",
+            E::SHT_PROGBITS,
+            a,
+            4,
+            0,
+        );
     }
     if has_common || (is_dynamic && scan.flags.iter().any(|&f| f & scan::NEEDS_COPY != 0)) {
         b.get_or_add(b".bss", E::SHT_NOBITS, aw);
@@ -483,17 +587,34 @@ pub fn layout<A: Arch>(
     }
     let mut osecs: Vec<OutputSection> = {
         let mut slots: Vec<Option<OutputSection>> = b.osecs.into_iter().map(Some).collect();
-        order.iter().map(|&i| slots[i as usize].take().unwrap()).collect()
+        order
+            .iter()
+            .map(|&i| slots[i as usize].take().unwrap())
+            .collect()
     };
-    let by_name: HashMap<Vec<u8>, u32> = b.by_name.into_iter().map(|(k, v)| (k, remap[v as usize])).collect();
-    let synth: HashMap<Synth, u32> = b.synth.into_iter().map(|(k, v)| (k, remap[v as usize])).collect();
+    let by_name: HashMap<Vec<u8>, u32> = b
+        .by_name
+        .into_iter()
+        .map(|(k, v)| (k, remap[v as usize]))
+        .collect();
+    let synth: HashMap<Synth, u32> = b
+        .synth
+        .into_iter()
+        .map(|(k, v)| (k, remap[v as usize]))
+        .collect();
 
     // Merge groups and .eh_frame records.
     let (merges, merge_of, piece_maps) = build_merges(res, live, &by_name, &mut osecs)?;
     let eh_records = split_eh_frames(res, live)?;
 
     // Place input sections: per-file blocks, then prefix sums in input order.
-    let sorted_names = [&b".init_array"[..], b".fini_array", b".preinit_array", b".ctors", b".dtors"];
+    let sorted_names = [
+        &b".init_array"[..],
+        b".fini_array",
+        b".preinit_array",
+        b".ctors",
+        b".dtors",
+    ];
     let per_file: Vec<(Vec<Place>, Vec<(u32, u64, u64)>)> = objects
         .par_iter()
         .enumerate()
@@ -508,7 +629,9 @@ pub fn layout<A: Arch>(
                 if sorted_names.contains(&oname) {
                     continue;
                 }
-                let Some(&osec) = by_name.get(oname) else { continue };
+                let Some(&osec) = by_name.get(oname) else {
+                    continue;
+                };
                 let size = if sec.kind == SectionKind::EhFrame {
                     eh_records[f].get(s).map_or(0, |r| eh_block_size(r))
                 } else {
@@ -549,15 +672,18 @@ pub fn layout<A: Arch>(
         }
         file_base.push(bases);
     }
-    places.par_iter_mut().zip(file_base.par_iter()).for_each(|(p, bases)| {
-        for pl in p.iter_mut() {
-            if pl.osec != NONE {
-                if let Some(&(_, base)) = bases.iter().find(|(o, _)| *o == pl.osec) {
-                    pl.offset += base;
+    places
+        .par_iter_mut()
+        .zip(file_base.par_iter())
+        .for_each(|(p, bases)| {
+            for pl in p.iter_mut() {
+                if pl.osec != NONE {
+                    if let Some(&(_, base)) = bases.iter().find(|(o, _)| *o == pl.osec) {
+                        pl.offset += base;
+                    }
                 }
             }
-        }
-    });
+        });
     for (i, o) in osecs.iter_mut().enumerate() {
         if cursor[i] > 0 || by_name_has_inputs(&names_per_file, &o.name) {
             o.parts.insert(0, Part::Inputs);
@@ -565,7 +691,9 @@ pub fn layout<A: Arch>(
     }
     // Sorted init/fini arrays: priority first, then input order; unnumbered sections last.
     for name in sorted_names {
-        let Some(&osec) = by_name.get(name) else { continue };
+        let Some(&osec) = by_name.get(name) else {
+            continue;
+        };
         let mut list: Vec<(u32, u32, u32)> = Vec::new();
         for (f, o) in objects.iter().enumerate() {
             for (s, sec) in o.sections.iter().enumerate() {
@@ -586,7 +714,10 @@ pub fn layout<A: Arch>(
         }
         cursor[osec as usize] = off;
         o.parts.retain(|p| !matches!(p, Part::Inputs));
-        o.parts.insert(0, Part::Sorted(list.iter().map(|&(_, f, s)| (f, s)).collect()));
+        o.parts.insert(
+            0,
+            Part::Sorted(list.iter().map(|&(_, f, s)| (f, s)).collect()),
+        );
     }
     for (i, m) in merges.iter().enumerate() {
         osecs[m.osec as usize].parts.push(Part::Merged(i as u32));
@@ -633,7 +764,16 @@ pub fn layout<A: Arch>(
         let target = target_of(res, space, id);
         let imported = matches!(target, Target::Imported { .. });
         let ifunc = symbols::is_ifunc(res, target);
-        let mut x = Aux { got: NONE, gottp: NONE, plt: NONE, iplt: NONE, dynsym: NONE, copy_off: 0, copied: false, canonical: fl & scan::NEEDS_CANONICAL != 0 };
+        let mut x = Aux {
+            got: NONE,
+            gottp: NONE,
+            plt: NONE,
+            iplt: NONE,
+            dynsym: NONE,
+            copy_off: 0,
+            copied: false,
+            canonical: fl & scan::NEEDS_CANONICAL != 0,
+        };
         if fl & scan::NEEDS_GOT != 0 || (fl & scan::NEEDS_PLT != 0 && ifunc) {
             x.got = num_got;
             num_got += 1;
@@ -664,7 +804,9 @@ pub fn layout<A: Arch>(
         if fl & scan::NEEDS_COPY != 0 && imported && fl & scan::NEEDS_CANONICAL == 0 {
             copy_syms.push(id);
         }
-        if is_dynamic && (fl & scan::NEEDS_DYNSYM != 0 || imported && fl & (scan::NEEDS_PLT | scan::NEEDS_COPY) != 0)
+        if is_dynamic
+            && (fl & scan::NEEDS_DYNSYM != 0
+                || imported && fl & (scan::NEEDS_PLT | scan::NEEDS_COPY) != 0)
             || exported.binary_search(&id).is_ok()
         {
             dynsym_ids.push(id);
@@ -673,7 +815,9 @@ pub fn layout<A: Arch>(
         aux.push(x);
     }
     if scan.needs_tlsld {
-        return Err(Errors::one("local-dynamic TLS in shared objects is not supported yet"));
+        return Err(Errors::one(
+            "local-dynamic TLS in shared objects is not supported yet",
+        ));
     }
 
     // Copy relocations, sharing one copy between aliases (same library, same address).
@@ -695,12 +839,18 @@ pub fn layout<A: Arch>(
     let mut copy_done: HashMap<(u32, u64), u64> = HashMap::new();
     let mut copy_relocs = 0u64;
     for &id in &copy_syms {
-        let Target::Imported { file, sym } = target_of(res, space, id) else { continue };
+        let Target::Imported { file, sym } = target_of(res, space, id) else {
+            continue;
+        };
         let s = &res.shared[file as usize].syms[sym as usize];
         let value = s.st_value.get(LE);
         let size = s.st_size.get(LE);
         let off = *copy_done.entry((file, value)).or_insert_with(|| {
-            let align = if value == 0 { 8 } else { (1u64 << value.trailing_zeros()).min(64) };
+            let align = if value == 0 {
+                8
+            } else {
+                (1u64 << value.trailing_zeros()).min(64)
+            };
             bss_align = bss_align.max(align);
             copy_off = align_up(copy_off, align);
             let o = copy_off;
@@ -726,14 +876,31 @@ pub fn layout<A: Arch>(
             for (k, &g) in res.shared_ids[file as usize].iter().enumerate() {
                 let i = sh.first_global + k;
                 let sym = &sh.syms[i];
-                let Some(&off) = copy_done.get(&(file, sym.st_value.get(LE))) else { continue };
-                if sym.st_shndx.get(LE) == 0 || res.defs[g as usize] != (Def::Shared { file, sym: i as u32 }) {
+                let Some(&off) = copy_done.get(&(file, sym.st_value.get(LE))) else {
+                    continue;
+                };
+                if sym.st_shndx.get(LE) == 0
+                    || res.defs[g as usize]
+                        != (Def::Shared {
+                            file,
+                            sym: i as u32,
+                        })
+                {
                     continue;
                 }
                 let slot = aux_index[g as usize];
                 if slot == NONE {
                     aux_index[g as usize] = aux.len() as u32;
-                    aux.push(Aux { got: NONE, gottp: NONE, plt: NONE, iplt: NONE, dynsym: NONE, copy_off: off, copied: true, canonical: false });
+                    aux.push(Aux {
+                        got: NONE,
+                        gottp: NONE,
+                        plt: NONE,
+                        iplt: NONE,
+                        dynsym: NONE,
+                        copy_off: off,
+                        copied: true,
+                        canonical: false,
+                    });
                     all_aux_ids.push(g);
                     dynsym_ids.push(g);
                 } else if !aux[slot as usize].copied {
@@ -758,16 +925,17 @@ pub fn layout<A: Arch>(
     // Dynamic symbol table: undefined ones first, then defined ones in .gnu.hash bucket order.
     let mut dyn_strings: HashMap<Vec<u8>, u32> = HashMap::new();
     let mut dynstr: Vec<u8> = vec![0];
-    let add_str = |s: &[u8], dynstr: &mut Vec<u8>, dyn_strings: &mut HashMap<Vec<u8>, u32>| -> u32 {
-        if let Some(&o) = dyn_strings.get(s) {
-            return o;
-        }
-        let o = dynstr.len() as u32;
-        dynstr.extend_from_slice(s);
-        dynstr.push(0);
-        dyn_strings.insert(s.to_vec(), o);
-        o
-    };
+    let add_str =
+        |s: &[u8], dynstr: &mut Vec<u8>, dyn_strings: &mut HashMap<Vec<u8>, u32>| -> u32 {
+            if let Some(&o) = dyn_strings.get(s) {
+                return o;
+            }
+            let o = dynstr.len() as u32;
+            dynstr.extend_from_slice(s);
+            dynstr.push(0);
+            dyn_strings.insert(s.to_vec(), o);
+            o
+        };
     let mut needed = Vec::new();
     let mut dynsyms: Vec<DynSymbol> = Vec::new();
     let mut verneed: Vec<(usize, Vec<(&'static [u8], u16, u32)>)> = Vec::new();
@@ -790,11 +958,14 @@ pub fn layout<A: Arch>(
             if let Target::Imported { file, sym } = target {
                 let v = res.shared[file as usize].version(sym as usize);
                 if v >= 2 {
-                    if let Some(Some(vname)) = res.shared[file as usize].version_names.get(v as usize) {
+                    if let Some(Some(vname)) =
+                        res.shared[file as usize].version_names.get(v as usize)
+                    {
                         version = *version_of.entry((file, v)).or_insert_with(|| {
                             let k = next_version;
                             next_version += 1;
-                            let soname_off = dyn_strings[res.shared[file as usize].soname.as_bytes()] as usize;
+                            let soname_off =
+                                dyn_strings[res.shared[file as usize].soname.as_bytes()] as usize;
                             let name_off = add_str(vname, &mut dynstr, &mut dyn_strings);
                             match verneed.iter_mut().find(|(so, _)| *so == soname_off) {
                                 Some((_, list)) => list.push((vname, k, name_off)),
@@ -806,12 +977,22 @@ pub fn layout<A: Arch>(
                 }
             }
             add_str(name, &mut dynstr, &mut dyn_strings);
-            let defined = !matches!(target, Target::Imported { .. } | Target::Undefined { .. }) || copied;
+            let defined =
+                !matches!(target, Target::Imported { .. } | Target::Undefined { .. }) || copied;
             if defined && !copied {
                 version = 1;
             }
-            let entry = DynSymbol { id, name, version, defined };
-            if defined { def.push(entry) } else { undef.push(entry) }
+            let entry = DynSymbol {
+                id,
+                name,
+                version,
+                defined,
+            };
+            if defined {
+                def.push(entry)
+            } else {
+                undef.push(entry)
+            }
         }
         let nbuckets = gnu_hash_buckets(def.len());
         def.sort_by_key(|d| elf::gnu_hash(d.name) % nbuckets);
@@ -822,7 +1003,11 @@ pub fn layout<A: Arch>(
             aux[k as usize].dynsym = i as u32 + 1;
         }
         if !config.rpath.is_empty() {
-            add_str(config.rpath.join(":").as_bytes(), &mut dynstr, &mut dyn_strings);
+            add_str(
+                config.rpath.join(":").as_bytes(),
+                &mut dynstr,
+                &mut dyn_strings,
+            );
         }
         if let Some(so) = &config.soname {
             add_str(so.as_bytes(), &mut dynstr, &mut dyn_strings);
@@ -886,7 +1071,11 @@ pub fn layout<A: Arch>(
     };
 
     // Synthetic section sizes.
-    let dynsym_count = if is_dynamic { dynsyms.len() as u64 + 1 } else { 0 };
+    let dynsym_count = if is_dynamic {
+        dynsyms.len() as u64 + 1
+    } else {
+        0
+    };
     let set_size = |osecs: &mut Vec<OutputSection>, s: Synth, size: u64| {
         if let Some(&i) = synth.get(&s) {
             osecs[i as usize].size = size;
@@ -894,40 +1083,88 @@ pub fn layout<A: Arch>(
     };
     let mut sizes: Vec<(Synth, u64)> = vec![
         (Synth::Interp, interp.as_ref().map_or(0, |v| v.len() as u64)),
-        (Synth::BuildId, if build_id_size > 0 { 16 + build_id_size } else { 0 }),
+        (
+            Synth::BuildId,
+            if build_id_size > 0 {
+                16 + build_id_size
+            } else {
+                0
+            },
+        ),
         (Synth::Dynsym, dynsym_count * 24),
         (Synth::Dynstr, dynstr.len() as u64),
         (Synth::Versym, if is_dynamic { dynsym_count * 2 } else { 0 }),
-        (Synth::Verneed, verneed.iter().map(|(_, l)| 16 + 16 * l.len() as u64).sum()),
+        (
+            Synth::Verneed,
+            verneed.iter().map(|(_, l)| 16 + 16 * l.len() as u64).sum(),
+        ),
         (Synth::RelaPlt, num_plt as u64 * 24),
-        (Synth::Plt, if num_plt > 0 { A::PLT0_SIZE + num_plt as u64 * A::PLT_ENTRY_SIZE } else { 0 }),
+        (
+            Synth::Plt,
+            if num_plt > 0 {
+                A::PLT0_SIZE + num_plt as u64 * A::PLT_ENTRY_SIZE
+            } else {
+                0
+            },
+        ),
         (Synth::Iplt, num_iplt as u64 * A::IPLT_ENTRY_SIZE),
         (Synth::Got, num_got as u64 * 8),
         (Synth::Dynamic, dynamic_entries as u64 * 16),
         (Synth::Shstrtab, 0),
     ];
-    let gotplt_needed = num_plt > 0 || is_dynamic || scan.needs_got_base || res.names.lookup(b"_GLOBAL_OFFSET_TABLE_").is_some();
-    sizes.push((Synth::GotPlt, if gotplt_needed { 24 + num_plt as u64 * 8 } else { 0 }));
+    let gotplt_needed = num_plt > 0
+        || is_dynamic
+        || scan.needs_got_base
+        || res.names.lookup(b"_GLOBAL_OFFSET_TABLE_").is_some();
+    sizes.push((
+        Synth::GotPlt,
+        if gotplt_needed {
+            24 + num_plt as u64 * 8
+        } else {
+            0
+        },
+    ));
     if is_dynamic {
-        sizes.push((Synth::RelaDyn, (got_dyn_relocs + copy_relocs + sec_dyn_relocs + irel_total) * 24));
+        sizes.push((
+            Synth::RelaDyn,
+            (got_dyn_relocs + copy_relocs + sec_dyn_relocs + irel_total) * 24,
+        ));
         let nhashed = dynsyms.iter().filter(|d| d.defined).count();
-        sizes.push((Synth::GnuHash, 16 + 8 * gnu_bloom_words(nhashed) + 4 * gnu_hash_buckets(nhashed) as u64 + 4 * nhashed as u64));
+        sizes.push((
+            Synth::GnuHash,
+            16 + 8 * gnu_bloom_words(nhashed)
+                + 4 * gnu_hash_buckets(nhashed) as u64
+                + 4 * nhashed as u64,
+        ));
         sizes.push((Synth::Hash, 8 + 4 * dynsym_count.max(1) * 2));
     } else {
         sizes.push((Synth::RelaIplt, irel_total * 24));
     }
     if let Some(&i) = synth.get(&Synth::EhFrameHdr) {
-        let fdes: usize = eh_records.iter().flatten().flatten().filter(|r| !r.is_cie && r.out_off != NONE as u64).count();
+        let fdes: usize = eh_records
+            .iter()
+            .flatten()
+            .flatten()
+            .filter(|r| !r.is_cie && r.out_off != NONE as u64)
+            .count();
         osecs[i as usize].size = 12 + 8 * fdes as u64;
     }
     for (s, size) in sizes {
         set_size(&mut osecs, s, size);
     }
     if let Some(&i) = synth.get(&Synth::Symtab) {
-        let n: u64 = symtab_counts.iter().map(|c| (c.0 + c.1) as u64).sum::<u64>() + symtab_extra.len() as u64 + 1;
+        let n: u64 = symtab_counts
+            .iter()
+            .map(|c| (c.0 + c.1) as u64)
+            .sum::<u64>()
+            + symtab_extra.len() as u64
+            + 1;
         osecs[i as usize].size = n * 24;
         let strs: u64 = symtab_counts.iter().map(|c| c.2).sum::<u64>()
-            + symtab_extra.iter().map(|&g| res.name(g).len() as u64 + 1).sum::<u64>()
+            + symtab_extra
+                .iter()
+                .map(|&g| res.name(g).len() as u64 + 1)
+                .sum::<u64>()
             + 1;
         osecs[synth[&Synth::Strtab] as usize].size = strs;
     }
@@ -962,7 +1199,9 @@ pub fn layout<A: Arch>(
         .map(|o| {
             o.size > 0
                 || o.name == b".shstrtab"
-                || o.parts.iter().any(|p| matches!(p, Part::Inputs | Part::Sorted(_)))
+                || o.parts
+                    .iter()
+                    .any(|p| matches!(p, Part::Inputs | Part::Sorted(_)))
                 || (o.name == b".dynamic" && is_dynamic)
         })
         .collect();
@@ -985,8 +1224,13 @@ pub fn layout<A: Arch>(
     osecs[synth[&Synth::Shstrtab] as usize].size = shstrtab.len() as u64;
 
     // Program headers: decide which exist, then assign addresses.
-    let alloc: Vec<usize> = (0..osecs.len()).filter(|&i| keep[i] && osecs[i].is_alloc()).collect();
-    let classes: Vec<u32> = alloc.iter().map(|&i| segment_class(rank(&osecs[i].name, osecs[i].sh_type, osecs[i].flags))).collect();
+    let alloc: Vec<usize> = (0..osecs.len())
+        .filter(|&i| keep[i] && osecs[i].is_alloc())
+        .collect();
+    let classes: Vec<u32> = alloc
+        .iter()
+        .map(|&i| segment_class(rank(&osecs[i].name, osecs[i].sh_type, osecs[i].flags)))
+        .collect();
     let mut load_classes: Vec<u32> = vec![0];
     for &c in &classes {
         if !load_classes.contains(&c) {
@@ -994,9 +1238,15 @@ pub fn layout<A: Arch>(
         }
     }
     let has_tls = alloc.iter().any(|&i| osecs[i].is_tls());
-    let notes: Vec<usize> = alloc.iter().copied().filter(|&i| osecs[i].sh_type == E::SHT_NOTE).collect();
+    let notes: Vec<usize> = alloc
+        .iter()
+        .copied()
+        .filter(|&i| osecs[i].sh_type == E::SHT_NOTE)
+        .collect();
     let has_relro = config.relro && load_classes.contains(&3);
-    let has_eh_hdr = synth.get(&Synth::EhFrameHdr).is_some_and(|&i| keep[i as usize]);
+    let has_eh_hdr = synth
+        .get(&Synth::EhFrameHdr)
+        .is_some_and(|&i| keep[i as usize]);
     let nphdr = (is_dynamic as usize) * 2 // PHDR, DYNAMIC
         + interp.is_some() as usize
         + load_classes.len()
@@ -1005,7 +1255,11 @@ pub fn layout<A: Arch>(
         + has_relro as usize
         + has_eh_hdr as usize
         + 1; // GNU_STACK
-    let base = if config.kind == OutputKind::Exec { 0x400000 } else { 0 };
+    let base = if config.kind == OutputKind::Exec {
+        0x400000
+    } else {
+        0
+    };
     let headers = 64 + 56 * nphdr as u64;
     let mut off = headers;
     let mut addr = base + headers;
@@ -1054,22 +1308,51 @@ pub fn layout<A: Arch>(
     let file_size = shoff + 64 * shndx as u64;
 
     // TLS block.
-    let tls: Vec<usize> = alloc.iter().copied().filter(|&i| osecs[i].is_tls()).collect();
-    let (tls_start, tls_end, tls_align) = if let (Some(&first), Some(&last)) = (tls.first(), tls.last()) {
-        let al = tls.iter().map(|&i| osecs[i].align).max().unwrap_or(1);
-        (osecs[first].addr, osecs[last].addr + osecs[last].size, al)
-    } else {
-        (0, 0, 1)
-    };
+    let tls: Vec<usize> = alloc
+        .iter()
+        .copied()
+        .filter(|&i| osecs[i].is_tls())
+        .collect();
+    let (tls_start, tls_end, tls_align) =
+        if let (Some(&first), Some(&last)) = (tls.first(), tls.last()) {
+            let al = tls.iter().map(|&i| osecs[i].align).max().unwrap_or(1);
+            (osecs[first].addr, osecs[last].addr + osecs[last].size, al)
+        } else {
+            (0, 0, 1)
+        };
 
     let mut segments = Vec::new();
-    let seg = |p_type, flags, offset, vaddr, filesz, memsz, align| Segment { p_type, flags, offset, vaddr, filesz, memsz, align };
+    let seg = |p_type, flags, offset, vaddr, filesz, memsz, align| Segment {
+        p_type,
+        flags,
+        offset,
+        vaddr,
+        filesz,
+        memsz,
+        align,
+    };
     if is_dynamic {
-        segments.push(seg(E::PT_PHDR, E::PF_R, 64, base + 64, headers - 64, headers - 64, 8));
+        segments.push(seg(
+            E::PT_PHDR,
+            E::PF_R,
+            64,
+            base + 64,
+            headers - 64,
+            headers - 64,
+            8,
+        ));
     }
     if interp.is_some() {
         let o = &osecs[synth[&Synth::Interp] as usize];
-        segments.push(seg(E::PT_INTERP, E::PF_R, o.offset, o.addr, o.size, o.size, 1));
+        segments.push(seg(
+            E::PT_INTERP,
+            E::PF_R,
+            o.offset,
+            o.addr,
+            o.size,
+            o.size,
+            1,
+        ));
     }
     for &c in &load_classes {
         let (o, a, fe, me) = seg_range[&c];
@@ -1082,27 +1365,85 @@ pub fn layout<A: Arch>(
     }
     if is_dynamic {
         let o = &osecs[synth[&Synth::Dynamic] as usize];
-        segments.push(seg(E::PT_DYNAMIC, E::PF_R | E::PF_W, o.offset, o.addr, o.size, o.size, 8));
+        segments.push(seg(
+            E::PT_DYNAMIC,
+            E::PF_R | E::PF_W,
+            o.offset,
+            o.addr,
+            o.size,
+            o.size,
+            8,
+        ));
     }
     for &i in &notes {
         let o = &osecs[i];
-        segments.push(seg(E::PT_NOTE, E::PF_R, o.offset, o.addr, o.size, o.size, o.align));
+        segments.push(seg(
+            E::PT_NOTE,
+            E::PF_R,
+            o.offset,
+            o.addr,
+            o.size,
+            o.size,
+            o.align,
+        ));
     }
     if has_tls {
         let first = &osecs[tls[0]];
-        let filesz: u64 = tls.iter().filter(|&&i| !osecs[i].is_nobits()).map(|&i| osecs[i].offset + osecs[i].size).max().unwrap_or(first.offset) - first.offset;
-        segments.push(seg(E::PT_TLS, E::PF_R, first.offset, tls_start, filesz, tls_end - tls_start, tls_align));
+        let filesz: u64 = tls
+            .iter()
+            .filter(|&&i| !osecs[i].is_nobits())
+            .map(|&i| osecs[i].offset + osecs[i].size)
+            .max()
+            .unwrap_or(first.offset)
+            - first.offset;
+        segments.push(seg(
+            E::PT_TLS,
+            E::PF_R,
+            first.offset,
+            tls_start,
+            filesz,
+            tls_end - tls_start,
+            tls_align,
+        ));
     }
     if has_relro {
         let (o, a, fe, me) = seg_range[&3];
         let _ = fe;
-        segments.push(seg(E::PT_GNU_RELRO, E::PF_R, o, a, me - a, align_up(me, PAGE) - a, 1));
+        segments.push(seg(
+            E::PT_GNU_RELRO,
+            E::PF_R,
+            o,
+            a,
+            me - a,
+            align_up(me, PAGE) - a,
+            1,
+        ));
     }
     if has_eh_hdr {
         let o = &osecs[synth[&Synth::EhFrameHdr] as usize];
-        segments.push(seg(E::PT_GNU_EH_FRAME, E::PF_R, o.offset, o.addr, o.size, o.size, 4));
+        segments.push(seg(
+            E::PT_GNU_EH_FRAME,
+            E::PF_R,
+            o.offset,
+            o.addr,
+            o.size,
+            o.size,
+            4,
+        ));
     }
-    segments.push(seg(E::PT_GNU_STACK, if config.execstack { E::PF_R | E::PF_W | E::PF_X } else { E::PF_R | E::PF_W }, 0, 0, 0, 0, 16));
+    segments.push(seg(
+        E::PT_GNU_STACK,
+        if config.execstack {
+            E::PF_R | E::PF_W | E::PF_X
+        } else {
+            E::PF_R | E::PF_W
+        },
+        0,
+        0,
+        0,
+        0,
+        16,
+    ));
     debug_assert_eq!(segments.len(), nphdr);
     // Fix relro file size to what is in the file.
     for s in segments.iter_mut() {
@@ -1174,7 +1515,9 @@ fn by_name_has_inputs(names: &[Vec<(&[u8], u32, u64)>], name: &[u8]) -> bool {
 
 pub fn is_common_def(res: &Resolved, _g: u32, d: &Def) -> bool {
     match *d {
-        Def::Object { file, sym } => res.objects[file as usize].sym_shndx(sym as usize) == E::SHN_COMMON as u32,
+        Def::Object { file, sym } => {
+            res.objects[file as usize].sym_shndx(sym as usize) == E::SHN_COMMON as u32
+        }
         _ => false,
     }
 }
@@ -1189,7 +1532,10 @@ pub fn target_of(res: &Resolved, space: &SymbolSpace, id: u32) -> Target {
         }
     } else {
         let f = space.local_base.partition_point(|&b| b <= id) - 1;
-        Target::Object { file: f as u32, sym: id - space.local_base[f] }
+        Target::Object {
+            file: f as u32,
+            sym: id - space.local_base[f],
+        }
     }
 }
 
@@ -1207,11 +1553,16 @@ pub fn symtab_includes(res: &Resolved, live: &Liveness, f: usize, i: usize) -> b
         if s.st_name.get(LE) == 0 || o.sym_name(i).starts_with(b".L") {
             return false;
         }
-        return shndx == E::SHN_ABS as u32 || (shndx != 0 && (shndx as usize) < o.sections.len() && live.is_live(f, shndx as usize));
+        return shndx == E::SHN_ABS as u32
+            || (shndx != 0
+                && (shndx as usize) < o.sections.len()
+                && live.is_live(f, shndx as usize));
     }
     let g = res.object_ids[f][i - o.first_global];
     matches!(res.defs[g as usize], Def::Object { file, sym } if file as usize == f && sym as usize == i)
-        && (shndx == E::SHN_ABS as u32 || shndx == E::SHN_COMMON as u32 || live.is_live(f, shndx as usize))
+        && (shndx == E::SHN_ABS as u32
+            || shndx == E::SHN_COMMON as u32
+            || live.is_live(f, shndx as usize))
 }
 
 pub fn gnu_hash_buckets(n: usize) -> u32 {
@@ -1223,7 +1574,12 @@ pub fn gnu_bloom_words(n: usize) -> u64 {
 }
 
 fn eh_block_size(records: &[EhRecord]) -> u64 {
-    records.iter().filter(|r| r.out_off != NONE as u64).map(|r| r.out_off + r.size).max().unwrap_or(0)
+    records
+        .iter()
+        .filter(|r| r.out_off != NONE as u64)
+        .map(|r| r.out_off + r.size)
+        .max()
+        .unwrap_or(0)
 }
 
 /// Splits every live `.eh_frame` into records and decides which are kept: an FDE is kept when the section its
@@ -1244,10 +1600,14 @@ fn split_eh_frames(res: &Resolved, live: &Liveness) -> Result<Vec<Vec<Vec<EhReco
                 let mut off = 0usize;
                 let mut rel_i = 0usize;
                 while off < d.len() {
-                    let bad = || format!("{}:(.eh_frame+0x{off:x}): corrupt .eh_frame record", o.name);
+                    let bad =
+                        || format!("{}:(.eh_frame+0x{off:x}): corrupt .eh_frame record", o.name);
                     let len = elf::read_u32(d, off).ok_or_else(bad)? as usize;
                     if len == 0xffff_ffff {
-                        return Err(format!("{}: 64-bit .eh_frame records are not supported", o.name));
+                        return Err(format!(
+                            "{}: 64-bit .eh_frame records are not supported",
+                            o.name
+                        ));
                     }
                     let size = 4 + len;
                     if off + size > d.len() {
@@ -1255,15 +1615,27 @@ fn split_eh_frames(res: &Resolved, live: &Liveness) -> Result<Vec<Vec<Vec<EhReco
                     }
                     if len == 0 {
                         // Terminator: keep it only where it is (crtend.o).
-                        recs.push(EhRecord { in_off: off as u64, size: 4, out_off: 0, is_cie: true, cie_in_off: 0 });
+                        recs.push(EhRecord {
+                            in_off: off as u64,
+                            size: 4,
+                            out_off: 0,
+                            is_cie: true,
+                            cie_in_off: 0,
+                        });
                         off += 4;
                         continue;
                     }
                     let id = elf::read_u32(d, off + 4).ok_or_else(bad)?;
                     let is_cie = id == 0;
-                    let cie_in_off = if is_cie { 0 } else { (off + 4).wrapping_sub(id as usize) as u64 };
+                    let cie_in_off = if is_cie {
+                        0
+                    } else {
+                        (off + 4).wrapping_sub(id as usize) as u64
+                    };
                     // Find this record's first relocation (pc_begin for an FDE).
-                    while rel_i < sec.relas.len() && (sec.relas[rel_i].r_offset.get(LE) as usize) < off {
+                    while rel_i < sec.relas.len()
+                        && (sec.relas[rel_i].r_offset.get(LE) as usize) < off
+                    {
                         rel_i += 1;
                     }
                     let mut keep = true;
@@ -1272,7 +1644,9 @@ fn split_eh_frames(res: &Resolved, live: &Liveness) -> Result<Vec<Vec<Vec<EhReco
                         if let Some(r) = sec.relas.get(rel_i) {
                             let ro = r.r_offset.get(LE) as usize;
                             if ro < off + size {
-                                if let Some((tf, ts)) = crate::gc::target_section(res, f, r.r_sym(LE, false) as usize) {
+                                if let Some((tf, ts)) =
+                                    crate::gc::target_section(res, f, r.r_sym(LE, false) as usize)
+                                {
                                     keep = live.is_live(tf, ts);
                                 }
                             }
@@ -1322,8 +1696,15 @@ fn build_merges(
             if sec.kind != SectionKind::Merge || !live.is_live(f, s) {
                 continue;
             }
-            let Some(&osec) = by_name.get(output_name(sec.name)) else { continue };
-            let key = (osec, sec.entsize(), sec.flags() & E::SHF_STRINGS as u64 != 0, sec.align());
+            let Some(&osec) = by_name.get(output_name(sec.name)) else {
+                continue;
+            };
+            let key = (
+                osec,
+                sec.entsize(),
+                sec.flags() & E::SHF_STRINGS as u64 != 0,
+                sec.align(),
+            );
             let k = match keys.iter().position(|k| *k == key) {
                 Some(k) => k,
                 None => {
@@ -1370,7 +1751,11 @@ fn build_merges(
                     }
                 } else {
                     if d.len() % ent != 0 {
-                        return Err(format!("{}:({}): size is not a multiple of entsize", o.name, o.section_name(s as u32)));
+                        return Err(format!(
+                            "{}:({}): size is not a multiple of entsize",
+                            o.name,
+                            o.section_name(s as u32)
+                        ));
                     }
                     while off < d.len() {
                         v.push((off as u64, Name::new(&d[off..off + ent])));
@@ -1384,7 +1769,10 @@ fn build_merges(
         .collect();
     let pieces = crate::diag::collect(pieces.into_iter().map(|r| r.map_err(Errors::one)))?;
     let mut groups = Vec::new();
-    let mut piece_maps: Vec<Vec<Vec<PieceMap>>> = objects.iter().map(|o| vec![Vec::new(); o.sections.len()]).collect();
+    let mut piece_maps: Vec<Vec<Vec<PieceMap>>> = objects
+        .iter()
+        .map(|o| vec![Vec::new(); o.sections.len()])
+        .collect();
     for (k, &(osec, _ent, strings, align)) in keys.iter().enumerate() {
         let mut lists_owned: Vec<(usize, usize, Vec<Name>)> = Vec::new();
         for (f, o) in objects.iter().enumerate() {
@@ -1407,18 +1795,33 @@ fn build_merges(
             piece_maps[*f][*s] = pieces[*f][*s]
                 .iter()
                 .zip(&interned.ids[li])
-                .map(|(&(in_off, _), &id)| PieceMap { in_off, out_off: offsets[id as usize] })
+                .map(|(&(in_off, _), &id)| PieceMap {
+                    in_off,
+                    out_off: offsets[id as usize],
+                })
                 .collect();
         }
         osecs[osec as usize].entsize = 0;
         let _ = strings;
-        groups.push(MergeGroup { osec, align, strings, pieces: interned.unique, piece_offsets: offsets, size: cur });
+        groups.push(MergeGroup {
+            osec,
+            align,
+            strings,
+            pieces: interned.unique,
+            piece_offsets: offsets,
+            size: cur,
+        });
     }
     Ok((groups, merge_of, piece_maps))
 }
 
 /// Addresses of every symbol, then the linker-defined ones.
-fn assign_addresses(config: &Config, res: &Resolved, space: &SymbolSpace, lay: &mut Layout) -> Result<()> {
+fn assign_addresses(
+    config: &Config,
+    res: &Resolved,
+    space: &SymbolSpace,
+    lay: &mut Layout,
+) -> Result<()> {
     let mut addrs = vec![0u64; space.total];
     // Locals, per file.
     {
@@ -1443,7 +1846,11 @@ fn assign_addresses(config: &Config, res: &Resolved, space: &SymbolSpace, lay: &
         });
     }
     // Commons.
-    if let Some(bss) = lay.osecs.iter().find(|o| o.parts.iter().any(|p| matches!(p, Part::Commons))) {
+    if let Some(bss) = lay
+        .osecs
+        .iter()
+        .find(|o| o.parts.iter().any(|p| matches!(p, Part::Commons)))
+    {
         let base = bss.addr + bss.part_offset(&Part::Commons);
         for &(g, off) in &lay.commons {
             addrs[g as usize] = base + off;
@@ -1459,7 +1866,10 @@ fn assign_addresses(config: &Config, res: &Resolved, space: &SymbolSpace, lay: &
     let iplt = lay.synth_addr(Synth::Iplt);
     for &id in &lay.aux_ids {
         let x = lay.aux[lay.aux_index[id as usize] as usize];
-        if x.plt != NONE && x.canonical && matches!(target_of(res, space, id), Target::Imported { .. }) {
+        if x.plt != NONE
+            && x.canonical
+            && matches!(target_of(res, space, id), Target::Imported { .. })
+        {
             addrs[id as usize] = plt + 16 + 16 * x.plt as u64;
         }
         if x.iplt != NONE {
@@ -1474,16 +1884,35 @@ fn assign_addresses(config: &Config, res: &Resolved, space: &SymbolSpace, lay: &
     }
     // Linker-defined symbols.
     let mut linker = HashMap::new();
-    let first_sec = |pred: &dyn Fn(&OutputSection) -> bool| lay.osecs.iter().filter(|o| o.shndx != 0 && pred(o)).map(|o| o.addr).next();
-    let base = lay.segments.iter().find(|s| s.p_type == E::PT_LOAD).map_or(0, |s| s.vaddr);
+    let first_sec = |pred: &dyn Fn(&OutputSection) -> bool| {
+        lay.osecs
+            .iter()
+            .filter(|o| o.shndx != 0 && pred(o))
+            .map(|o| o.addr)
+            .next()
+    };
+    let base = lay
+        .segments
+        .iter()
+        .find(|s| s.p_type == E::PT_LOAD)
+        .map_or(0, |s| s.vaddr);
     let end_of = |pred: &dyn Fn(&OutputSection) -> bool| {
-        lay.osecs.iter().filter(|o| o.shndx != 0 && o.is_alloc() && pred(o) && !(o.is_tls() && o.is_nobits())).map(|o| o.addr + o.size).max()
+        lay.osecs
+            .iter()
+            .filter(|o| o.shndx != 0 && o.is_alloc() && pred(o) && !(o.is_tls() && o.is_nobits()))
+            .map(|o| o.addr + o.size)
+            .max()
     };
     let end = end_of(&|_| true).unwrap_or(base);
     let etext = end_of(&|o| o.flags & E::SHF_EXECINSTR as u64 != 0).unwrap_or(base);
     let edata = end_of(&|o| !o.is_nobits()).unwrap_or(base);
     let bss_start = first_sec(&|o| o.is_nobits() && !o.is_tls()).unwrap_or(edata);
-    let sec_range = |name: &[u8]| lay.osecs.iter().find(|o| o.shndx != 0 && o.name == name).map(|o| (o.addr, o.addr + o.size));
+    let sec_range = |name: &[u8]| {
+        lay.osecs
+            .iter()
+            .find(|o| o.shndx != 0 && o.name == name)
+            .map(|o| (o.addr, o.addr + o.size))
+    };
     for g in 0..res.num_globals() as u32 {
         if !matches!(res.defs[g as usize], Def::Undefined | Def::Linker) {
             continue;
@@ -1504,10 +1933,18 @@ fn assign_addresses(config: &Config, res: &Resolved, space: &SymbolSpace, lay: &
             b"_etext" | b"etext" | b"__etext" => Some(etext),
             b"_edata" | b"edata" => Some(edata),
             b"__bss_start" => Some(bss_start),
-            b"__GNU_EH_FRAME_HDR" if lay.synth_sec(Synth::EhFrameHdr).is_some() => Some(lay.synth_addr(Synth::EhFrameHdr)),
+            b"__GNU_EH_FRAME_HDR" if lay.synth_sec(Synth::EhFrameHdr).is_some() => {
+                Some(lay.synth_addr(Synth::EhFrameHdr))
+            }
             b"__rela_iplt_start" | b"__rela_iplt_end" if !lay.is_dynamic => {
-                let r = lay.synth_sec(Synth::RelaIplt).map_or((0, 0), |o| (o.addr, o.addr + o.size));
-                Some(if name == b"__rela_iplt_start" { r.0 } else { r.1 })
+                let r = lay
+                    .synth_sec(Synth::RelaIplt)
+                    .map_or((0, 0), |o| (o.addr, o.addr + o.size));
+                Some(if name == b"__rela_iplt_start" {
+                    r.0
+                } else {
+                    r.1
+                })
             }
             _ => range_sym(b"__init_array_start", b".init_array", false)
                 .or_else(|| range_sym(b"__init_array_end", b".init_array", true))
@@ -1536,16 +1973,29 @@ fn assign_addresses(config: &Config, res: &Resolved, space: &SymbolSpace, lay: &
     }
     // --defsym.
     for (sym, expr) in &config.defsyms {
-        let Some(g) = res.names.lookup(sym.as_bytes()) else { continue };
-        let v = eval_defsym(expr, |n| res.names.lookup(n.as_bytes()).map(|id| addrs[id as usize]))
-            .ok_or_else(|| Errors::one(format!("--defsym: cannot evaluate expression '{expr}' for {sym}")))?;
+        let Some(g) = res.names.lookup(sym.as_bytes()) else {
+            continue;
+        };
+        let v = eval_defsym(expr, |n| {
+            res.names.lookup(n.as_bytes()).map(|id| addrs[id as usize])
+        })
+        .ok_or_else(|| {
+            Errors::one(format!(
+                "--defsym: cannot evaluate expression '{expr}' for {sym}"
+            ))
+        })?;
         addrs[g as usize] = v;
         linker.insert(g, v);
     }
     let entry_name = config.entry.as_deref().unwrap_or("_start");
     lay.entry = match res.names.lookup(entry_name.as_bytes()) {
-        Some(g) if !matches!(res.defs[g as usize], Def::Undefined | Def::Shared { .. }) => addrs[g as usize],
-        _ => entry_name.strip_prefix("0x").and_then(|h| u64::from_str_radix(h, 16).ok()).unwrap_or_else(|| first_sec(&|o| o.name == b".text").unwrap_or(0)),
+        Some(g) if !matches!(res.defs[g as usize], Def::Undefined | Def::Shared { .. }) => {
+            addrs[g as usize]
+        }
+        _ => entry_name
+            .strip_prefix("0x")
+            .and_then(|h| u64::from_str_radix(h, 16).ok())
+            .unwrap_or_else(|| first_sec(&|o| o.name == b".text").unwrap_or(0)),
     };
     lay.linker_syms = linker;
     lay.addrs = addrs;
@@ -1591,7 +2041,13 @@ pub fn object_sym_addr(res: &Resolved, lay: &Layout, f: usize, i: usize) -> u64 
 }
 
 /// Address of byte `off` of input section `s` of object `f`, following merge and .eh_frame piece maps.
-pub fn section_offset_addr(lay: &Layout, res: &Resolved, f: usize, s: usize, off: u64) -> Option<u64> {
+pub fn section_offset_addr(
+    lay: &Layout,
+    res: &Resolved,
+    f: usize,
+    s: usize,
+    off: u64,
+) -> Option<u64> {
     let sec = &res.objects[f].sections[s];
     match sec.kind {
         SectionKind::Merge => {
@@ -1604,8 +2060,16 @@ pub fn section_offset_addr(lay: &Layout, res: &Resolved, f: usize, s: usize, off
             let maps = &lay.piece_maps[f][s];
             let k = maps.partition_point(|p| p.in_off <= off).checked_sub(1)?;
             let base = o.addr + o.part_offset(&Part::Merged(m));
-            let merged_index = o.parts.iter().position(|p| matches!(p, Part::Merged(x) if *x == m)).unwrap_or(0);
-            let base = o.addr + o.part_offsets.get(merged_index).copied().unwrap_or(base - o.addr);
+            let merged_index = o
+                .parts
+                .iter()
+                .position(|p| matches!(p, Part::Merged(x) if *x == m))
+                .unwrap_or(0);
+            let base = o.addr
+                + o.part_offsets
+                    .get(merged_index)
+                    .copied()
+                    .unwrap_or(base - o.addr);
             Some(base + maps[k].out_off + (off - maps[k].in_off))
         }
         _ => {
@@ -1621,7 +2085,13 @@ pub fn section_offset_addr(lay: &Layout, res: &Resolved, f: usize, s: usize, off
                 if r.out_off == NONE as u64 {
                     return None;
                 }
-                return Some(o.addr + o.part_offsets.first().copied().unwrap_or(0) + p.offset + r.out_off + (off - r.in_off));
+                return Some(
+                    o.addr
+                        + o.part_offsets.first().copied().unwrap_or(0)
+                        + p.offset
+                        + r.out_off
+                        + (off - r.in_off),
+                );
             }
             Some(o.addr + o.part_offsets.first().copied().unwrap_or(0) + p.offset + off)
         }
@@ -1637,7 +2107,8 @@ pub fn sym_target_is_live(res: &Resolved, lay: &Layout, t: Target) -> bool {
                 || shndx == E::SHN_COMMON as u32
                 || (shndx != 0
                     && (shndx as usize) < o.sections.len()
-                    && (lay.places[file as usize][shndx as usize].osec != NONE || lay.merge_of[file as usize][shndx as usize] != NONE))
+                    && (lay.places[file as usize][shndx as usize].osec != NONE
+                        || lay.merge_of[file as usize][shndx as usize] != NONE))
         }
         Target::Linker | Target::Imported { .. } => true,
         Target::Undefined { .. } => false,

@@ -43,8 +43,13 @@ fn main() -> ExitCode {
     for w in &config.warnings {
         eprintln!("rivet: warning: {w}");
     }
-    let threads = config.threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
-    if let Err(e) = rayon::ThreadPoolBuilder::new().num_threads(threads).build_global() {
+    let threads = config
+        .threads
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    if let Err(e) = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build_global()
+    {
         eprintln!("rivet: error: cannot start worker threads: {e}");
         return ExitCode::from(1);
     }
@@ -70,7 +75,10 @@ impl Timer {
     fn phase(&mut self, name: &str) {
         if self.enabled {
             let now = Instant::now();
-            eprintln!("rivet: {:>8.2} ms  {name}", (now - self.last).as_secs_f64() * 1e3);
+            eprintln!(
+                "rivet: {:>8.2} ms  {name}",
+                (now - self.last).as_secs_f64() * 1e3
+            );
             self.last = now;
         }
     }
@@ -78,7 +86,11 @@ impl Timer {
 
 fn link<A: Arch>(config: &args::Config) -> diag::Result<()> {
     let now = Instant::now();
-    let mut t = Timer { enabled: config.print_timing, start: now, last: now };
+    let mut t = Timer {
+        enabled: config.print_timing,
+        start: now,
+        last: now,
+    };
     let inputs = input::load(config)?;
     t.phase("load");
     let parsed = parse::parse(inputs)?;
@@ -95,7 +107,10 @@ fn link<A: Arch>(config: &args::Config) -> diag::Result<()> {
     write::write::<A>(config, &resolved, &space, &live, &lay)?;
     t.phase("write");
     if t.enabled {
-        eprintln!("rivet: {:>8.2} ms  total", t.start.elapsed().as_secs_f64() * 1e3);
+        eprintln!(
+            "rivet: {:>8.2} ms  total",
+            t.start.elapsed().as_secs_f64() * 1e3
+        );
     }
     // Leave without dropping the big structures (DESIGN.md, rule 5).
     std::mem::forget((resolved, live, space, scanned, lay));

@@ -29,7 +29,10 @@ pub fn hash_name(bytes: &[u8]) -> u64 {
 
 impl Name {
     pub fn new(bytes: Data) -> Name {
-        Name { hash: hash_name(bytes), bytes }
+        Name {
+            hash: hash_name(bytes),
+            bytes,
+        }
     }
 }
 
@@ -104,18 +107,28 @@ impl ObjectFile {
     #[inline]
     pub fn sym_shndx(&self, i: usize) -> u32 {
         let s = self.syms[i].st_shndx.get(LE);
-        if s == E::SHN_XINDEX { self.xindex.get(i).map_or(0, |x| x.get(LE)) } else { s as u32 }
+        if s == E::SHN_XINDEX {
+            self.xindex.get(i).map_or(0, |x| x.get(LE))
+        } else {
+            s as u32
+        }
     }
 
     pub fn sym_name(&self, i: usize) -> Data {
         if i >= self.first_global {
             return self.global_names[i - self.first_global].bytes;
         }
-        self.syms.get(i).and_then(|s| elf::cstr(self.strtab, s.st_name.get(LE)).ok()).unwrap_or(b"")
+        self.syms
+            .get(i)
+            .and_then(|s| elf::cstr(self.strtab, s.st_name.get(LE)).ok())
+            .unwrap_or(b"")
     }
 
     pub fn section_name(&self, i: u32) -> String {
-        self.sections.get(i as usize).map_or_else(|| format!("section {i}"), |s| String::from_utf8_lossy(s.name).into())
+        self.sections.get(i as usize).map_or_else(
+            || format!("section {i}"),
+            |s| String::from_utf8_lossy(s.name).into(),
+        )
     }
 }
 
@@ -151,21 +164,40 @@ pub struct Parsed {
 }
 
 pub fn parse(inputs: Inputs) -> Result<Parsed> {
-    let objects: Vec<std::result::Result<ObjectFile, String>> =
-        inputs.objects.into_par_iter().with_min_len(8).map(parse_object).collect();
+    let objects: Vec<std::result::Result<ObjectFile, String>> = inputs
+        .objects
+        .into_par_iter()
+        .with_min_len(8)
+        .map(parse_object)
+        .collect();
     let shared: Vec<std::result::Result<SharedFile, String>> =
         inputs.shared.into_par_iter().map(parse_shared).collect();
     let mut errors = Vec::new();
-    let objects = objects.into_iter().filter_map(|r| r.map_err(|e| errors.push(e)).ok()).collect();
-    let shared = shared.into_iter().filter_map(|r| r.map_err(|e| errors.push(e)).ok()).collect();
-    if errors.is_empty() { Ok(Parsed { objects, shared }) } else { Err(Errors(errors)) }
+    let objects = objects
+        .into_iter()
+        .filter_map(|r| r.map_err(|e| errors.push(e)).ok())
+        .collect();
+    let shared = shared
+        .into_iter()
+        .filter_map(|r| r.map_err(|e| errors.push(e)).ok())
+        .collect();
+    if errors.is_empty() {
+        Ok(Parsed { objects, shared })
+    } else {
+        Err(Errors(errors))
+    }
 }
 
 fn classify(name: &[u8], sh: &Shdr) -> SectionKind {
     let ty = sh.sh_type.get(LE);
     let flags = sh.sh_flags.get(LE);
     match ty {
-        E::SHT_NULL | E::SHT_SYMTAB | E::SHT_STRTAB | E::SHT_RELA | E::SHT_REL | E::SHT_GROUP
+        E::SHT_NULL
+        | E::SHT_SYMTAB
+        | E::SHT_STRTAB
+        | E::SHT_RELA
+        | E::SHT_REL
+        | E::SHT_GROUP
         | E::SHT_SYMTAB_SHNDX => return SectionKind::Ignored,
         // .llvm_addrsig, .llvm.call-graph-profile and other LLVM link-time-only tables.
         0x6fff4c00..=0x6fff4cff => return SectionKind::Ignored,
@@ -205,16 +237,20 @@ fn parse_object(input: ObjectInput) -> std::result::Result<ObjectFile, String> {
     let mut xindex: &'static [object::U32<LE>] = &[];
     let mut lto_slim = false;
     for (i, sh) in shdrs.iter().enumerate() {
-        let sname = elf::cstr(shstrtab, sh.sh_name.get(LE)).map_err(|e| ctx(format!("section {i}: {e}")))?;
+        let sname = elf::cstr(shstrtab, sh.sh_name.get(LE))
+            .map_err(|e| ctx(format!("section {i}: {e}")))?;
         let kind = classify(sname, sh);
         let sdata = if kind == SectionKind::Ignored && sh.sh_type.get(LE) != E::SHT_GROUP {
             &[]
         } else {
-            elf::section_data(data, sh).map_err(|e| ctx(format!("section {}: {e}", String::from_utf8_lossy(sname))))?
+            elf::section_data(data, sh)
+                .map_err(|e| ctx(format!("section {}: {e}", String::from_utf8_lossy(sname))))?
         };
         match sh.sh_type.get(LE) {
             E::SHT_SYMTAB => symtab_idx = Some(i),
-            E::SHT_SYMTAB_SHNDX => xindex = elf::table(data, sh, "extended section index").map_err(ctx)?,
+            E::SHT_SYMTAB_SHNDX => {
+                xindex = elf::table(data, sh, "extended section index").map_err(ctx)?
+            }
             E::SHT_REL => {
                 return Err(ctx(format!(
                     "section {}: SHT_REL relocations are not used on x86-64",
@@ -226,7 +262,13 @@ fn parse_object(input: ObjectInput) -> std::result::Result<ObjectFile, String> {
         if sname.starts_with(b".gnu.lto_") {
             lto_slim = true;
         }
-        sections.push(InputSection { name: sname, shdr: sh, data: sdata, relas: &[], kind });
+        sections.push(InputSection {
+            name: sname,
+            shdr: sh,
+            data: sdata,
+            relas: &[],
+            kind,
+        });
     }
 
     // Relocation tables attach to the section they apply to.
@@ -238,7 +280,11 @@ fn parse_object(input: ObjectInput) -> std::result::Result<ObjectFile, String> {
         let relas: &'static [Rela] = elf::table(data, sh, "relocation").map_err(ctx)?;
         match sections.get_mut(target) {
             Some(t) => t.relas = relas,
-            None => return Err(ctx(format!("relocation section applies to invalid section index {target}"))),
+            None => {
+                return Err(ctx(format!(
+                    "relocation section applies to invalid section index {target}"
+                )));
+            }
         }
     }
 
@@ -258,14 +304,21 @@ fn parse_object(input: ObjectInput) -> std::result::Result<ObjectFile, String> {
 
     let mut global_names = Vec::with_capacity(syms.len().saturating_sub(first_global));
     for (i, s) in syms.iter().enumerate().skip(first_global) {
-        let n = elf::cstr(strtab, s.st_name.get(LE)).map_err(|e| ctx(format!("symbol {i}: {e}")))?;
+        let n =
+            elf::cstr(strtab, s.st_name.get(LE)).map_err(|e| ctx(format!("symbol {i}: {e}")))?;
         if n == b"__gnu_lto_slim" {
             lto_slim = true;
         }
         global_names.push(Name::new(n));
     }
-    if lto_slim && !sections.iter().any(|s| s.name == b".text" && s.size() > 0) && global_names.iter().any(|n| n.bytes == b"__gnu_lto_slim") {
-        return Err(ctx("file is a GCC LTO (GIMPLE) object; rivet does not support LTO: rebuild without -flto".into()));
+    if lto_slim
+        && !sections.iter().any(|s| s.name == b".text" && s.size() > 0)
+        && global_names.iter().any(|n| n.bytes == b"__gnu_lto_slim")
+    {
+        return Err(ctx(
+            "file is a GCC LTO (GIMPLE) object; rivet does not support LTO: rebuild without -flto"
+                .into(),
+        ));
     }
 
     // Check every symbol's section index once, so later passes can index without checks.
@@ -284,44 +337,64 @@ fn parse_object(input: ObjectInput) -> std::result::Result<ObjectFile, String> {
     for i in 0..syms.len() {
         let shndx = file.sym_shndx(i);
         if shndx != 0 && shndx < E::SHN_LORESERVE as u32 && shndx as usize >= file.sections.len() {
-            return Err(format!("{}: symbol {i} has invalid section index {shndx}", file.name));
+            return Err(format!(
+                "{}: symbol {i} has invalid section index {shndx}",
+                file.name
+            ));
         }
     }
     let comdats = parse_groups(&file, shdrs)?;
     Ok(ObjectFile { comdats, ..file })
 }
 
-fn parse_groups(file: &ObjectFile, shdrs: &[Shdr]) -> std::result::Result<Vec<ComdatGroup>, String> {
+fn parse_groups(
+    file: &ObjectFile,
+    shdrs: &[Shdr],
+) -> std::result::Result<Vec<ComdatGroup>, String> {
     let mut groups = Vec::new();
     for (i, sh) in shdrs.iter().enumerate() {
         if sh.sh_type.get(LE) != E::SHT_GROUP {
             continue;
         }
         let words = file.sections[i].data;
-        let flag = elf::read_u32(words, 0).ok_or_else(|| format!("{}: truncated section group", file.name))?;
+        let flag = elf::read_u32(words, 0)
+            .ok_or_else(|| format!("{}: truncated section group", file.name))?;
         if flag & E::GRP_COMDAT == 0 {
             continue;
         }
         let sig_idx = sh.sh_info.get(LE) as usize;
         if sig_idx >= file.syms.len() {
-            return Err(format!("{}: section group has an invalid signature symbol", file.name));
+            return Err(format!(
+                "{}: section group has an invalid signature symbol",
+                file.name
+            ));
         }
         let sig = file.sym_name(sig_idx);
         let mut members = Vec::new();
         for w in words[4..].chunks_exact(4) {
             let m = u32::from_le_bytes(w.try_into().unwrap());
             if m as usize >= file.sections.len() {
-                return Err(format!("{}: section group member {m} out of range", file.name));
+                return Err(format!(
+                    "{}: section group member {m} out of range",
+                    file.name
+                ));
             }
             members.push(m);
         }
-        groups.push(ComdatGroup { signature: Name::new(sig), sections: members });
+        groups.push(ComdatGroup {
+            signature: Name::new(sig),
+            sections: members,
+        });
     }
     Ok(groups)
 }
 
 fn parse_shared(input: SharedInput) -> std::result::Result<SharedFile, String> {
-    let SharedInput { name, data, as_needed } = input;
+    let SharedInput {
+        name,
+        data,
+        as_needed,
+    } = input;
     let ctx = |e: String| format!("{name}: {e}");
     let eh = elf::file_header(data).map_err(ctx)?;
     let shdrs = elf::section_headers(data, eh).map_err(ctx)?;
@@ -339,7 +412,9 @@ fn parse_shared(input: SharedInput) -> std::result::Result<SharedFile, String> {
                     .get(sh.sh_link.get(LE) as usize)
                     .ok_or_else(|| ctx("invalid .dynstr index".into()))
                     .and_then(|s| elf::section_data(data, s).map_err(ctx))?;
-                first_global = (sh.sh_info.get(LE) as usize).clamp(1, syms.len().max(1)).min(syms.len());
+                first_global = (sh.sh_info.get(LE) as usize)
+                    .clamp(1, syms.len().max(1))
+                    .min(syms.len());
             }
             E::SHT_GNU_VERSYM => versym = elf::table(data, sh, "version symbol").map_err(ctx)?,
             _ => {}
@@ -354,8 +429,12 @@ fn parse_shared(input: SharedInput) -> std::result::Result<SharedFile, String> {
                 let dyns: &'static [Dyn] = elf::table(data, sh, "dynamic").map_err(ctx)?;
                 for d in dyns {
                     if d.d_tag.get(LE) == E::DT_SONAME as u64 {
-                        let off = u32::try_from(d.d_val.get(LE)).map_err(|_| ctx("bad DT_SONAME".into()))?;
-                        soname = Some(String::from_utf8_lossy(elf::cstr(strtab, off).map_err(ctx)?).into_owned());
+                        let off = u32::try_from(d.d_val.get(LE))
+                            .map_err(|_| ctx("bad DT_SONAME".into()))?;
+                        soname = Some(
+                            String::from_utf8_lossy(elf::cstr(strtab, off).map_err(ctx)?)
+                                .into_owned(),
+                        );
                     }
                 }
             }
@@ -367,16 +446,34 @@ fn parse_shared(input: SharedInput) -> std::result::Result<SharedFile, String> {
     }
     let mut global_names = Vec::with_capacity(syms.len().saturating_sub(first_global));
     for (i, s) in syms.iter().enumerate().skip(first_global) {
-        let n = elf::cstr(strtab, s.st_name.get(LE)).map_err(|e| ctx(format!("dynamic symbol {i}: {e}")))?;
+        let n = elf::cstr(strtab, s.st_name.get(LE))
+            .map_err(|e| ctx(format!("dynamic symbol {i}: {e}")))?;
         global_names.push(Name::new(n));
     }
     let soname = soname.unwrap_or_else(|| {
-        std::path::Path::new(&name).file_name().map_or(name.clone(), |f| f.to_string_lossy().into_owned())
+        std::path::Path::new(&name)
+            .file_name()
+            .map_or(name.clone(), |f| f.to_string_lossy().into_owned())
     });
-    Ok(SharedFile { name, data, soname, as_needed, syms, strtab, versym, version_names, first_global, global_names })
+    Ok(SharedFile {
+        name,
+        data,
+        soname,
+        as_needed,
+        syms,
+        strtab,
+        versym,
+        version_names,
+        first_global,
+        global_names,
+    })
 }
 
-fn parse_verdef(data: Data, sh: &Shdr, strtab: Data) -> std::result::Result<Vec<Option<Data>>, String> {
+fn parse_verdef(
+    data: Data,
+    sh: &Shdr,
+    strtab: Data,
+) -> std::result::Result<Vec<Option<Data>>, String> {
     let sec = elf::section_data(data, sh)?;
     let mut names = Vec::new();
     let mut off = 0usize;

@@ -23,9 +23,15 @@ use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering::Relaxed};
 pub enum Def {
     Undefined,
     /// Symbol `sym` of object `file` (a real definition, or the winning common).
-    Object { file: u32, sym: u32 },
+    Object {
+        file: u32,
+        sym: u32,
+    },
     /// Dynamic symbol `sym` of shared object `file`.
-    Shared { file: u32, sym: u32 },
+    Shared {
+        file: u32,
+        sym: u32,
+    },
     /// Defined by the linker (`_end`, `__start_foo`, `--defsym`…); the layout pass gives it a value.
     Linker,
 }
@@ -93,7 +99,8 @@ pub fn resolve(config: &Config, parsed: Parsed) -> Result<Resolved> {
     let shared_ids: Vec<Vec<u32>> = all_ids.collect();
     let n = names.unique.len();
 
-    let object_live = pull_archive_members(&objects, &shared, &object_ids, &shared_ids, &extra_ids, n);
+    let object_live =
+        pull_archive_members(&objects, &shared, &object_ids, &shared_ids, &extra_ids, n);
     let comdat_discarded = choose_comdats(&objects, &object_live);
 
     // Winning definition: minimum of (rank << 32 | file) per symbol.
@@ -118,26 +125,33 @@ pub fn resolve(config: &Config, parsed: Parsed) -> Result<Resolved> {
         };
         Some(rank << 32 | f as u64)
     };
-    objects.par_iter().enumerate().filter(|(f, _)| object_live[*f]).for_each(|(f, o)| {
-        for (k, &g) in object_ids[f].iter().enumerate() {
-            let i = o.first_global + k;
-            let sym = &o.syms[i];
-            if matches!(sym.st_visibility(), E::STV_HIDDEN | E::STV_INTERNAL) {
-                hidden[g as usize].store(true, Relaxed);
-            }
-            if let Some(key) = obj_rank(o, f, i) {
-                best[g as usize].fetch_min(key, Relaxed);
-                if key >> 32 == 2 {
-                    common_size[g as usize].fetch_max(sym.st_size.get(LE), Relaxed);
-                    common_align[g as usize].fetch_max(sym.st_value.get(LE), Relaxed);
+    objects
+        .par_iter()
+        .enumerate()
+        .filter(|(f, _)| object_live[*f])
+        .for_each(|(f, o)| {
+            for (k, &g) in object_ids[f].iter().enumerate() {
+                let i = o.first_global + k;
+                let sym = &o.syms[i];
+                if matches!(sym.st_visibility(), E::STV_HIDDEN | E::STV_INTERNAL) {
+                    hidden[g as usize].store(true, Relaxed);
+                }
+                if let Some(key) = obj_rank(o, f, i) {
+                    best[g as usize].fetch_min(key, Relaxed);
+                    if key >> 32 == 2 {
+                        common_size[g as usize].fetch_max(sym.st_size.get(LE), Relaxed);
+                        common_align[g as usize].fetch_max(sym.st_value.get(LE), Relaxed);
+                    }
                 }
             }
-        }
-    });
+        });
     shared.par_iter().enumerate().for_each(|(d, s)| {
         for (k, &g) in shared_ids[d].iter().enumerate() {
             let i = s.first_global + k;
-            if s.syms[i].st_shndx.get(LE) != E::SHN_UNDEF && !s.is_hidden_version(i) && s.syms[i].st_bind() != E::STB_LOCAL {
+            if s.syms[i].st_shndx.get(LE) != E::SHN_UNDEF
+                && !s.is_hidden_version(i)
+                && s.syms[i].st_bind() != E::STB_LOCAL
+            {
                 best[g as usize].fetch_min(3 << 32 | d as u64, Relaxed);
             }
         }
@@ -155,7 +169,9 @@ pub fn resolve(config: &Config, parsed: Parsed) -> Result<Resolved> {
             }
             for (k, &g) in object_ids[f].iter().enumerate() {
                 let i = o.first_global + k;
-                let Some(key) = obj_rank(o, f, i) else { continue };
+                let Some(key) = obj_rank(o, f, i) else {
+                    continue;
+                };
                 let b = best[g as usize].load(Relaxed);
                 if b == key {
                     defs_atomic[g as usize].store((f as u64) << 32 | i as u64, Relaxed);
@@ -164,10 +180,21 @@ pub fn resolve(config: &Config, parsed: Parsed) -> Result<Resolved> {
                     let other = &objects[of];
                     let site = |obj: &ObjectFile, i: usize| {
                         let s = obj.sym_shndx(i);
-                        format!("{}:({}+0x{:x})", obj.name, obj.section_name(s), obj.syms[i].st_value.get(LE))
+                        format!(
+                            "{}:({}+0x{:x})",
+                            obj.name,
+                            obj.section_name(s),
+                            obj.syms[i].st_value.get(LE)
+                        )
                     };
-                    let oi = other.global_names.iter().position(|n| n.bytes == names.unique[g as usize].bytes);
-                    let other_site = oi.map_or_else(|| other.name.clone(), |k| site(other, other.first_global + k));
+                    let oi = other
+                        .global_names
+                        .iter()
+                        .position(|n| n.bytes == names.unique[g as usize].bytes);
+                    let other_site = oi.map_or_else(
+                        || other.name.clone(),
+                        |k| site(other, other.first_global + k),
+                    );
                     errs.push(format!(
                         "duplicate symbol: {}\n>>> defined at {}\n>>> defined at {}",
                         demangle(names.unique[g as usize].bytes),
@@ -203,25 +230,38 @@ pub fn resolve(config: &Config, parsed: Parsed) -> Result<Resolved> {
             if v == u64::MAX {
                 Def::Undefined
             } else if v >> 63 == 1 {
-                Def::Shared { file: ((v >> 32) & 0x7fff_ffff) as u32, sym: v as u32 }
+                Def::Shared {
+                    file: ((v >> 32) & 0x7fff_ffff) as u32,
+                    sym: v as u32,
+                }
             } else {
-                Def::Object { file: (v >> 32) as u32, sym: v as u32 }
+                Def::Object {
+                    file: (v >> 32) as u32,
+                    sym: v as u32,
+                }
             }
         })
         .collect();
 
     // --as-needed: a shared object is needed when a live object refers to a symbol it defines.
-    let used: Vec<AtomicBool> = shared.iter().map(|s| AtomicBool::new(!s.as_needed)).collect();
-    objects.par_iter().enumerate().filter(|(f, _)| object_live[*f]).for_each(|(f, o)| {
-        for (k, &g) in object_ids[f].iter().enumerate() {
-            let i = o.first_global + k;
-            if !is_defined(o, i) && o.syms[i].st_bind() != E::STB_WEAK {
-                if let Def::Shared { file, .. } = defs[g as usize] {
-                    used[file as usize].store(true, Relaxed);
+    let used: Vec<AtomicBool> = shared
+        .iter()
+        .map(|s| AtomicBool::new(!s.as_needed))
+        .collect();
+    objects
+        .par_iter()
+        .enumerate()
+        .filter(|(f, _)| object_live[*f])
+        .for_each(|(f, o)| {
+            for (k, &g) in object_ids[f].iter().enumerate() {
+                let i = o.first_global + k;
+                if !is_defined(o, i) && o.syms[i].st_bind() != E::STB_WEAK {
+                    if let Def::Shared { file, .. } = defs[g as usize] {
+                        used[file as usize].store(true, Relaxed);
+                    }
                 }
             }
-        }
-    });
+        });
     let shared_needed: Vec<bool> = used.into_iter().map(AtomicBool::into_inner).collect();
     for d in defs.iter_mut() {
         if let Def::Shared { file, .. } = *d {
@@ -231,20 +271,35 @@ pub fn resolve(config: &Config, parsed: Parsed) -> Result<Resolved> {
         }
     }
     let referenced_by_shared: Vec<AtomicBool> = (0..n).map(|_| AtomicBool::new(false)).collect();
-    shared.par_iter().enumerate().filter(|(d, _)| shared_needed[*d]).for_each(|(d, s)| {
-        for (k, &g) in shared_ids[d].iter().enumerate() {
-            if s.syms[s.first_global + k].st_shndx.get(LE) == E::SHN_UNDEF {
+    shared
+        .par_iter()
+        .enumerate()
+        .filter(|(d, _)| shared_needed[*d])
+        .for_each(|(d, s)| {
+            for (k, &g) in shared_ids[d].iter().enumerate() {
+                // Referenced or defined there: an executable's definition must be exported to interpose.
+                let _ = k;
                 referenced_by_shared[g as usize].store(true, Relaxed);
             }
-        }
-    });
+        });
 
     for (k, _) in config.defsyms.iter().enumerate() {
         defs[extra_ids[1 + config.undefined.len() + k] as usize] = Def::Linker;
     }
-    define_linker_symbols(config, &objects, &object_live, &shared_needed, &names, &mut defs);
+    define_linker_symbols(
+        config,
+        &objects,
+        &object_live,
+        &shared_needed,
+        &names,
+        &mut defs,
+    );
 
-    let common = common_size.into_iter().zip(common_align).map(|(s, a)| (s.into_inner(), a.into_inner())).collect();
+    let common = common_size
+        .into_iter()
+        .zip(common_align)
+        .map(|(s, a)| (s.into_inner(), a.into_inner()))
+        .collect();
     Ok(Resolved {
         objects,
         shared,
@@ -256,7 +311,10 @@ pub fn resolve(config: &Config, parsed: Parsed) -> Result<Resolved> {
         comdat_discarded,
         shared_needed,
         hidden: hidden.into_iter().map(AtomicBool::into_inner).collect(),
-        referenced_by_shared: referenced_by_shared.into_iter().map(AtomicBool::into_inner).collect(),
+        referenced_by_shared: referenced_by_shared
+            .into_iter()
+            .map(AtomicBool::into_inner)
+            .collect(),
         common,
     })
 }
@@ -272,9 +330,24 @@ fn define_linker_symbols(
 ) {
     let dynamic = config.kind != crate::args::OutputKind::Exec || shared_needed.iter().any(|&n| n);
     let mut list: Vec<&[u8]> = vec![
-        b"_GLOBAL_OFFSET_TABLE_", b"__ehdr_start", b"__executable_start", b"_end", b"end", b"_etext", b"etext",
-        b"__etext", b"_TLS_MODULE_BASE_", b"_edata", b"edata", b"__bss_start", b"__init_array_start", b"__init_array_end",
-        b"__fini_array_start", b"__fini_array_end", b"__preinit_array_start", b"__preinit_array_end",
+        b"_GLOBAL_OFFSET_TABLE_",
+        b"__ehdr_start",
+        b"__executable_start",
+        b"_end",
+        b"end",
+        b"_etext",
+        b"etext",
+        b"__etext",
+        b"_TLS_MODULE_BASE_",
+        b"_edata",
+        b"edata",
+        b"__bss_start",
+        b"__init_array_start",
+        b"__init_array_end",
+        b"__fini_array_start",
+        b"__fini_array_end",
+        b"__preinit_array_start",
+        b"__preinit_array_end",
     ];
     if dynamic {
         list.push(b"_DYNAMIC");
@@ -322,13 +395,17 @@ fn pull_archive_members(
     let live: Vec<AtomicBool> = objects.iter().map(|o| AtomicBool::new(!o.lazy)).collect();
     let defined: Vec<AtomicBool> = (0..n).map(|_| AtomicBool::new(false)).collect();
     let first_lazy: Vec<AtomicU32> = (0..n).map(|_| AtomicU32::new(NONE)).collect();
-    objects.par_iter().enumerate().filter(|(_, o)| o.lazy).for_each(|(f, o)| {
-        for (k, &g) in object_ids[f].iter().enumerate() {
-            if is_defined(o, o.first_global + k) {
-                first_lazy[g as usize].fetch_min(f as u32, Relaxed);
+    objects
+        .par_iter()
+        .enumerate()
+        .filter(|(_, o)| o.lazy)
+        .for_each(|(f, o)| {
+            for (k, &g) in object_ids[f].iter().enumerate() {
+                if is_defined(o, o.first_global + k) {
+                    first_lazy[g as usize].fetch_min(f as u32, Relaxed);
+                }
             }
-        }
-    });
+        });
     shared.par_iter().enumerate().for_each(|(d, s)| {
         for (k, &g) in shared_ids[d].iter().enumerate() {
             let i = s.first_global + k;
@@ -371,7 +448,11 @@ fn pull_archive_members(
                 let o = &objects[f];
                 object_ids[f].iter().enumerate().filter_map(move |(k, &g)| {
                     let s = &o.syms[o.first_global + k];
-                    if s.st_shndx.get(LE) == E::SHN_UNDEF && s.st_bind() != E::STB_WEAK { wanted(g) } else { None }
+                    if s.st_shndx.get(LE) == E::SHN_UNDEF && s.st_bind() != E::STB_WEAK {
+                        wanted(g)
+                    } else {
+                        None
+                    }
                 })
             })
             .collect();
@@ -395,11 +476,19 @@ fn choose_comdats(objects: &[ObjectFile], live: &[bool]) -> Vec<Vec<bool>> {
     let sigs: Vec<Vec<Name>> = objects
         .iter()
         .enumerate()
-        .map(|(f, o)| if live[f] { o.comdats.iter().map(|g| g.signature).collect() } else { Vec::new() })
+        .map(|(f, o)| {
+            if live[f] {
+                o.comdats.iter().map(|g| g.signature).collect()
+            } else {
+                Vec::new()
+            }
+        })
         .collect();
     let lists: Vec<&[Name]> = sigs.iter().map(|v| &v[..]).collect();
     let interned = intern(&lists);
-    let owner: Vec<AtomicU32> = (0..interned.unique.len()).map(|_| AtomicU32::new(NONE)).collect();
+    let owner: Vec<AtomicU32> = (0..interned.unique.len())
+        .map(|_| AtomicU32::new(NONE))
+        .collect();
     interned.ids.par_iter().enumerate().for_each(|(f, ids)| {
         for &g in ids {
             owner[g as usize].fetch_min(f as u32, Relaxed);

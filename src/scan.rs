@@ -80,7 +80,12 @@ pub struct SectionScan {
     pub errors: Vec<String>,
 }
 
-pub fn scan<A: Arch>(config: &Config, res: &Resolved, space: &SymbolSpace, live: &Liveness) -> Result<Scan> {
+pub fn scan<A: Arch>(
+    config: &Config,
+    res: &Resolved,
+    space: &SymbolSpace,
+    live: &Liveness,
+) -> Result<Scan> {
     let cx = ScanCx {
         config,
         res,
@@ -99,7 +104,11 @@ pub fn scan<A: Arch>(config: &Config, res: &Resolved, space: &SymbolSpace, live:
             let mut irel = vec![0u32; o.sections.len()];
             let mut errors = Vec::new();
             for (s, sec) in o.sections.iter().enumerate() {
-                if !live.is_live(f, s) || sec.relas.is_empty() || !sec.is_alloc() || sec.kind == SectionKind::Ignored {
+                if !live.is_live(f, s)
+                    || sec.relas.is_empty()
+                    || !sec.is_alloc()
+                    || sec.kind == SectionKind::Ignored
+                {
                     continue;
                 }
                 let r = A::scan_section(&cx, f, s);
@@ -156,7 +165,13 @@ fn dedup_undefined(errors: &mut Vec<String>) {
 }
 
 /// The lld-style message for a relocation against an undefined symbol.
-pub fn undefined_error(cx: &ScanCx, f: usize, s: usize, offset: u64, sym: &SymRef) -> Option<String> {
+pub fn undefined_error(
+    cx: &ScanCx,
+    f: usize,
+    s: usize,
+    offset: u64,
+    sym: &SymRef,
+) -> Option<String> {
     if !matches!(sym.target, Target::Undefined { weak: false }) {
         return None;
     }

@@ -40,7 +40,10 @@ fn tokenize(text: &str) -> Result<Vec<String>, String> {
             i += end + 2;
         } else {
             let start = i;
-            while i < b.len() && !b[i].is_ascii_whitespace() && !matches!(b[i], b'(' | b')' | b',' | b';' | b'"') {
+            while i < b.len()
+                && !b[i].is_ascii_whitespace()
+                && !matches!(b[i], b'(' | b')' | b',' | b';' | b'"')
+            {
                 i += 1;
             }
             toks.push(text[start..i].to_string());
@@ -82,7 +85,10 @@ pub fn parse(text: &str) -> Result<InputScript, String> {
                             i += 1;
                             as_needed = true;
                         }
-                        Some(name) => out.inputs.push(ScriptInput { name: name.to_string(), as_needed }),
+                        Some(name) => out.inputs.push(ScriptInput {
+                            name: name.to_string(),
+                            as_needed,
+                        }),
                     }
                     i += 1;
                 }
@@ -110,7 +116,10 @@ pub fn parse(text: &str) -> Result<InputScript, String> {
 /// Whether a file looks like a text linker script rather than a binary we do not recognise.
 pub fn looks_like_script(data: &[u8]) -> bool {
     let head = &data[..data.len().min(4096)];
-    !head.is_empty() && head.iter().all(|&b| b == b'\t' || b == b'\n' || b == b'\r' || (0x20..0x7f).contains(&b))
+    !head.is_empty()
+        && head
+            .iter()
+            .all(|&b| b == b'\t' || b == b'\n' || b == b'\r' || (0x20..0x7f).contains(&b))
 }
 
 #[cfg(test)]
@@ -127,9 +136,18 @@ mod tests {
         assert_eq!(
             p.inputs,
             vec![
-                ScriptInput { name: "/lib/x86_64-linux-gnu/libc.so.6".into(), as_needed: false },
-                ScriptInput { name: "/usr/lib/x86_64-linux-gnu/libc_nonshared.a".into(), as_needed: false },
-                ScriptInput { name: "/lib64/ld-linux-x86-64.so.2".into(), as_needed: true },
+                ScriptInput {
+                    name: "/lib/x86_64-linux-gnu/libc.so.6".into(),
+                    as_needed: false
+                },
+                ScriptInput {
+                    name: "/usr/lib/x86_64-linux-gnu/libc_nonshared.a".into(),
+                    as_needed: false
+                },
+                ScriptInput {
+                    name: "/lib64/ld-linux-x86-64.so.2".into(),
+                    as_needed: true
+                },
             ]
         );
     }

@@ -24,7 +24,10 @@ impl SymbolSpace {
                 b
             })
             .collect();
-        SymbolSpace { local_base, total: next as usize }
+        SymbolSpace {
+            local_base,
+            total: next as usize,
+        }
     }
 }
 
@@ -32,12 +35,20 @@ impl SymbolSpace {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Target {
     /// Defined in object `file` as its symbol `sym` (local or the winning global).
-    Object { file: u32, sym: u32 },
+    Object {
+        file: u32,
+        sym: u32,
+    },
     /// Defined by a shared object: every use goes through the dynamic linker.
-    Imported { file: u32, sym: u32 },
+    Imported {
+        file: u32,
+        sym: u32,
+    },
     Linker,
     /// Undefined; weak references resolve to 0, strong ones are errors.
-    Undefined { weak: bool },
+    Undefined {
+        weak: bool,
+    },
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -59,7 +70,10 @@ pub fn lookup(res: &Resolved, space: &SymbolSpace, f: usize, i: usize) -> Option
     if i < o.first_global {
         return Some(SymRef {
             id: space.local_base[f] + i as u32,
-            target: Target::Object { file: f as u32, sym: i as u32 },
+            target: Target::Object {
+                file: f as u32,
+                sym: i as u32,
+            },
         });
     }
     let id = *res.object_ids[f].get(i - o.first_global)?;
@@ -67,7 +81,9 @@ pub fn lookup(res: &Resolved, space: &SymbolSpace, f: usize, i: usize) -> Option
         Def::Object { file, sym } => Target::Object { file, sym },
         Def::Shared { file, sym } => Target::Imported { file, sym },
         Def::Linker => Target::Linker,
-        Def::Undefined => Target::Undefined { weak: o.syms[i].st_bind() == E::STB_WEAK },
+        Def::Undefined => Target::Undefined {
+            weak: o.syms[i].st_bind() == E::STB_WEAK,
+        },
     };
     Some(SymRef { id, target })
 }
@@ -86,7 +102,9 @@ pub fn is_ifunc(res: &Resolved, t: Target) -> bool {
 
 pub fn is_absolute(res: &Resolved, t: Target) -> bool {
     match t {
-        Target::Object { file, sym } => res.objects[file as usize].sym_shndx(sym as usize) == E::SHN_ABS as u32,
+        Target::Object { file, sym } => {
+            res.objects[file as usize].sym_shndx(sym as usize) == E::SHN_ABS as u32
+        }
         Target::Undefined { .. } => true,
         _ => false,
     }
@@ -97,12 +115,15 @@ pub fn sym_size(res: &Resolved, t: Target) -> u64 {
         Target::Object { file, sym } => {
             let o: &ObjectFile = &res.objects[file as usize];
             if o.sym_shndx(sym as usize) == E::SHN_COMMON as u32 {
-                let g = res.object_ids[file as usize].get(sym as usize - o.first_global.min(sym as usize));
+                let g = res.object_ids[file as usize]
+                    .get(sym as usize - o.first_global.min(sym as usize));
                 return g.map_or(0, |&g| res.common[g as usize].0);
             }
             o.syms[sym as usize].st_size.get(LE)
         }
-        Target::Imported { file, sym } => res.shared[file as usize].syms[sym as usize].st_size.get(LE),
+        Target::Imported { file, sym } => {
+            res.shared[file as usize].syms[sym as usize].st_size.get(LE)
+        }
         _ => 0,
     }
 }

@@ -78,8 +78,14 @@ impl WriteCx<'_> {
                 let shndx = o.sym_shndx(si as usize) as usize;
                 if shndx < o.sections.len() && o.sections[shndx].kind != SectionKind::Regular {
                     let off = s.st_value.get(LE).wrapping_add(a as u64);
-                    return layout::section_offset_addr(self.lay, self.res, file as usize, shndx, off)
-                        .map_or(0, |v| v.wrapping_sub(a as u64));
+                    return layout::section_offset_addr(
+                        self.lay,
+                        self.res,
+                        file as usize,
+                        shndx,
+                        off,
+                    )
+                    .map_or(0, |v| v.wrapping_sub(a as u64));
                 }
             }
         }
@@ -99,16 +105,22 @@ impl WriteCx<'_> {
         if let Target::Object { file, sym: si } = sym.target {
             let o = &self.res.objects[file as usize];
             let shndx = o.sym_shndx(si as usize) as usize;
-            if shndx != 0 && shndx < o.sections.len() && o.sections[shndx].kind == SectionKind::Merge
+            if shndx != 0
+                && shndx < o.sections.len()
+                && o.sections[shndx].kind == SectionKind::Merge
                 && o.syms[si as usize].st_type() == E::STT_SECTION
             {
                 let off = o.syms[si as usize].st_value.get(LE).wrapping_add(a as u64);
                 return layout::section_offset_addr(self.lay, self.res, file as usize, shndx, off);
             }
-            if shndx != 0 && shndx < o.sections.len() && o.syms[si as usize].st_type() == E::STT_SECTION {
+            if shndx != 0
+                && shndx < o.sections.len()
+                && o.syms[si as usize].st_type() == E::STT_SECTION
+            {
                 let sec = &o.sections[shndx];
                 if sec.is_alloc() || sec.kind == SectionKind::Regular {
-                    let base = layout::section_offset_addr(self.lay, self.res, file as usize, shndx, 0)?;
+                    let base =
+                        layout::section_offset_addr(self.lay, self.res, file as usize, shndx, 0)?;
                     let _ = (f, i);
                     return Some(base.wrapping_add(a as u64));
                 }
@@ -127,24 +139,34 @@ impl WriteCx<'_> {
         }
     }
     pub fn got_addr(&self, id: u32) -> u64 {
-        self.lay.aux_of(id).map_or(0, |x| self.lay.got_slot_addr(x.got))
+        self.lay
+            .aux_of(id)
+            .map_or(0, |x| self.lay.got_slot_addr(x.got))
     }
     pub fn gottp_addr(&self, id: u32) -> u64 {
-        self.lay.aux_of(id).map_or(0, |x| self.lay.got_slot_addr(x.gottp))
+        self.lay
+            .aux_of(id)
+            .map_or(0, |x| self.lay.got_slot_addr(x.gottp))
     }
     pub fn got_base(&self) -> u64 {
-        self.lay.synth_sec(Synth::GotPlt).filter(|o| o.shndx != 0).map_or_else(|| self.lay.synth_addr(Synth::Got), |o| o.addr)
+        self.lay
+            .synth_sec(Synth::GotPlt)
+            .filter(|o| o.shndx != 0)
+            .map_or_else(|| self.lay.synth_addr(Synth::Got), |o| o.addr)
     }
     /// x86-64 variant II: the thread pointer is the end of the TLS block, aligned.
     pub fn tp_offset(&self, addr: u64) -> u64 {
-        let tp = self.lay.tls_start + align_up(self.lay.tls_end - self.lay.tls_start, self.lay.tls_align);
+        let tp = self.lay.tls_start
+            + align_up(self.lay.tls_end - self.lay.tls_start, self.lay.tls_align);
         addr.wrapping_sub(tp)
     }
     pub fn dtp_offset(&self, addr: u64) -> u64 {
         addr.wrapping_sub(self.lay.tls_start)
     }
     pub fn dynsym_index(&self, id: u32) -> u32 {
-        self.lay.aux_of(id).map_or(0, |x| if x.dynsym == NONE { 0 } else { x.dynsym })
+        self.lay
+            .aux_of(id)
+            .map_or(0, |x| if x.dynsym == NONE { 0 } else { x.dynsym })
     }
 }
 
@@ -171,11 +193,20 @@ impl Image {
 }
 
 enum OutputBuffer {
-    Mapped { map: memmap2::MmapMut, tmp: std::path::PathBuf },
+    Mapped {
+        map: memmap2::MmapMut,
+        tmp: std::path::PathBuf,
+    },
     Heap(Vec<u8>),
 }
 
-pub fn write<A: Arch>(config: &Config, res: &Resolved, space: &SymbolSpace, live: &Liveness, lay: &Layout) -> Result<()> {
+pub fn write<A: Arch>(
+    config: &Config,
+    res: &Resolved,
+    space: &SymbolSpace,
+    live: &Liveness,
+    lay: &Layout,
+) -> Result<()> {
     let out_path = &config.output;
     let size = lay.file_size;
     let tmp = temp_path(out_path);
@@ -187,10 +218,15 @@ pub fn write<A: Arch>(config: &Config, res: &Resolved, space: &SymbolSpace, live
             .truncate(true)
             .open(&tmp)
             .map_err(|e| Errors::one(format!("cannot open output file {}: {e}", tmp.display())))?;
-        file.set_len(size).map_err(|e| Errors::one(format!("cannot size output file: {e}")))?;
+        file.set_len(size)
+            .map_err(|e| Errors::one(format!("cannot size output file: {e}")))?;
         // SAFETY: the file is ours (just created under a unique name) and sized before mapping.
-        let map = unsafe { memmap2::MmapMut::map_mut(&file) }.map_err(|e| Errors::one(format!("cannot map output: {e}")))?;
-        OutputBuffer::Mapped { map, tmp: tmp.clone() }
+        let map = unsafe { memmap2::MmapMut::map_mut(&file) }
+            .map_err(|e| Errors::one(format!("cannot map output: {e}")))?;
+        OutputBuffer::Mapped {
+            map,
+            tmp: tmp.clone(),
+        }
     } else {
         OutputBuffer::Heap(vec![0u8; size as usize])
     };
@@ -223,12 +259,17 @@ pub fn write<A: Arch>(config: &Config, res: &Resolved, space: &SymbolSpace, live
     };
     finish().map_err(|e| {
         let _ = std::fs::remove_file(&tmp);
-        Errors::one(format!("cannot write output file {}: {e}", out_path.display()))
+        Errors::one(format!(
+            "cannot write output file {}: {e}",
+            out_path.display()
+        ))
     })
 }
 
 fn temp_path(out: &Path) -> std::path::PathBuf {
-    let name = out.file_name().map_or_else(|| "a.out".into(), |n| n.to_string_lossy().into_owned());
+    let name = out
+        .file_name()
+        .map_or_else(|| "a.out".into(), |n| n.to_string_lossy().into_owned());
     out.with_file_name(format!(".{name}.rivet-tmp-{}", std::process::id()))
 }
 
@@ -257,9 +298,25 @@ fn put_rela(out: &mut [u8], r: &DynRel) {
     out[16..24].copy_from_slice(&r.addend.to_le_bytes());
 }
 
-fn fill<A: Arch>(config: &Config, res: &Resolved, space: &SymbolSpace, live: &Liveness, lay: &Layout, bytes: &mut [u8]) -> Result<()> {
-    let cx = WriteCx { config, res, space, lay, live };
-    let img = Image { ptr: bytes.as_mut_ptr(), len: bytes.len() };
+fn fill<A: Arch>(
+    config: &Config,
+    res: &Resolved,
+    space: &SymbolSpace,
+    live: &Liveness,
+    lay: &Layout,
+    bytes: &mut [u8],
+) -> Result<()> {
+    let cx = WriteCx {
+        config,
+        res,
+        space,
+        lay,
+        live,
+    };
+    let img = Image {
+        ptr: bytes.as_mut_ptr(),
+        len: bytes.len(),
+    };
     let rela_dyn_off = lay.synth_sec(Synth::RelaDyn).map_or(0, |o| o.offset);
     let irel_area_off = if lay.is_dynamic {
         rela_dyn_off + 24 * (lay.got_dyn_relocs + lay.copy_relocs + lay.sec_dyn_relocs)
@@ -277,7 +334,10 @@ fn fill<A: Arch>(config: &Config, res: &Resolved, space: &SymbolSpace, live: &Li
         .flat_map_iter(|(f, o)| {
             let mut errs = Vec::new();
             for (s, sec) in o.sections.iter().enumerate() {
-                if !live.is_live(f, s) || sec.kind == SectionKind::Merge || sec.sh_type() == E::SHT_NOBITS {
+                if !live.is_live(f, s)
+                    || sec.kind == SectionKind::Merge
+                    || sec.sh_type() == E::SHT_NOBITS
+                {
                     continue;
                 }
                 let place = lay.places[f][s];
@@ -288,7 +348,8 @@ fn fill<A: Arch>(config: &Config, res: &Resolved, space: &SymbolSpace, live: &Li
                 if osec.shndx == 0 {
                     continue;
                 }
-                let start = osec.offset + osec.part_offsets.first().copied().unwrap_or(0) + place.offset;
+                let start =
+                    osec.offset + osec.part_offsets.first().copied().unwrap_or(0) + place.offset;
                 let mut sink = DynRelSink::default();
                 let r = if sec.kind == SectionKind::EhFrame {
                     write_eh_frame::<A>(&cx, f, s, img, start, &mut sink)
@@ -299,7 +360,11 @@ fn fill<A: Arch>(config: &Config, res: &Resolved, space: &SymbolSpace, live: &Li
                             out.copy_from_slice(sec.data);
                             A::apply_section(&cx, f, s, out, &mut sink)
                         }
-                        None => Err(format!("{}: section {} does not fit the output", o.name, o.section_name(s as u32))),
+                        None => Err(format!(
+                            "{}: section {} does not fit the output",
+                            o.name,
+                            o.section_name(s as u32)
+                        )),
                     }
                 };
                 if let Err(e) = r {
@@ -338,7 +403,11 @@ fn fill<A: Arch>(config: &Config, res: &Resolved, space: &SymbolSpace, live: &Li
         if o.is_nobits() || o.shndx == 0 {
             return;
         }
-        let idx = o.parts.iter().position(|p| matches!(p, Part::Merged(x) if *x == m as u32)).unwrap_or(0);
+        let idx = o
+            .parts
+            .iter()
+            .position(|p| matches!(p, Part::Merged(x) if *x == m as u32))
+            .unwrap_or(0);
         let base = o.offset + o.part_offsets[idx];
         // SAFETY: the merge group's range is its own.
         if let Some(out) = unsafe { img.slice(base, g.size) } {
@@ -369,7 +438,14 @@ fn fill<A: Arch>(config: &Config, res: &Resolved, space: &SymbolSpace, live: &Li
 }
 
 /// Copies the kept records of one input `.eh_frame`, applying its relocations and re-pointing each FDE at its CIE.
-fn write_eh_frame<A: Arch>(cx: &WriteCx, f: usize, s: usize, img: Image, start: u64, sink: &mut DynRelSink) -> std::result::Result<(), String> {
+fn write_eh_frame<A: Arch>(
+    cx: &WriteCx,
+    f: usize,
+    s: usize,
+    img: Image,
+    start: u64,
+    sink: &mut DynRelSink,
+) -> std::result::Result<(), String> {
     let sec = &cx.res.objects[f].sections[s];
     let mut tmp = sec.data.to_vec();
     // Relocations are applied on a copy at input offsets; `section_offset_addr` gives each its output address.
@@ -380,12 +456,19 @@ fn write_eh_frame<A: Arch>(cx: &WriteCx, f: usize, s: usize, img: Image, start: 
             continue;
         }
         // SAFETY: the records of this input section occupy its reserved range.
-        let out = unsafe { img.slice(start + r.out_off, r.size) }.ok_or("eh_frame record out of range")?;
+        let out = unsafe { img.slice(start + r.out_off, r.size) }
+            .ok_or("eh_frame record out of range")?;
         out.copy_from_slice(&tmp[r.in_off as usize..(r.in_off + r.size) as usize]);
         if !r.is_cie && r.size > 4 {
-            let cie = recs.iter().find(|c| c.in_off == r.cie_in_off && c.is_cie).ok_or_else(|| {
-                format!("{}: .eh_frame FDE at 0x{:x} points at no CIE", cx.res.objects[f].name, r.in_off)
-            })?;
+            let cie = recs
+                .iter()
+                .find(|c| c.in_off == r.cie_in_off && c.is_cie)
+                .ok_or_else(|| {
+                    format!(
+                        "{}: .eh_frame FDE at 0x{:x} points at no CIE",
+                        cx.res.objects[f].name, r.in_off
+                    )
+                })?;
             let ptr = (r.out_off + 4) - cie.out_off;
             out[4..8].copy_from_slice(&(ptr as u32).to_le_bytes());
         }
@@ -400,17 +483,25 @@ fn write_got_plt<A: Arch>(cx: &WriteCx, bytes: &mut [u8]) -> Result<()> {
     let gotplt = lay.synth_sec(Synth::GotPlt).filter(|o| o.shndx != 0);
     let plt = lay.synth_sec(Synth::Plt).filter(|o| o.shndx != 0);
     let iplt = lay.synth_sec(Synth::Iplt).filter(|o| o.shndx != 0);
-    let rela_dyn = lay.synth_sec(Synth::RelaDyn).map_or(0, |o| o.offset as usize);
-    let rela_plt = lay.synth_sec(Synth::RelaPlt).map_or(0, |o| o.offset as usize);
+    let rela_dyn = lay
+        .synth_sec(Synth::RelaDyn)
+        .map_or(0, |o| o.offset as usize);
+    let rela_plt = lay
+        .synth_sec(Synth::RelaPlt)
+        .map_or(0, |o| o.offset as usize);
     let irel_area = if lay.is_dynamic {
         rela_dyn + 24 * (lay.got_dyn_relocs + lay.copy_relocs + lay.sec_dyn_relocs) as usize
     } else {
-        lay.synth_sec(Synth::RelaIplt).map_or(0, |o| o.offset as usize)
+        lay.synth_sec(Synth::RelaIplt)
+            .map_or(0, |o| o.offset as usize)
     };
     let mut next_dyn = 0usize;
     let mut next_irel = 0usize;
     if let Some(gp) = gotplt {
-        let dynamic = lay.synth_sec(Synth::Dynamic).filter(|o| o.shndx != 0).map_or(0, |o| o.addr);
+        let dynamic = lay
+            .synth_sec(Synth::Dynamic)
+            .filter(|o| o.shndx != 0)
+            .map_or(0, |o| o.addr);
         bytes[gp.offset as usize..gp.offset as usize + 8].copy_from_slice(&dynamic.to_le_bytes());
     }
     if let (Some(p), Some(gp)) = (plt, gotplt) {
@@ -430,16 +521,40 @@ fn write_got_plt<A: Arch>(cx: &WriteCx, bytes: &mut [u8]) -> Result<()> {
             let off = g.offset as usize + 8 * x.got as usize;
             let addr = g.addr + 8 * x.got as u64;
             if imported {
-                put_rela(&mut bytes[rela_dyn + 24 * next_dyn..], &DynRel { offset: addr, r_type: A::R_GLOB_DAT, sym: x.dynsym, addend: 0 });
+                put_rela(
+                    &mut bytes[rela_dyn + 24 * next_dyn..],
+                    &DynRel {
+                        offset: addr,
+                        r_type: A::R_GLOB_DAT,
+                        sym: x.dynsym,
+                        addend: 0,
+                    },
+                );
                 next_dyn += 1;
             } else if ifunc {
-                put_rela(&mut bytes[irel_area + 24 * next_irel..], &DynRel { offset: addr, r_type: A::R_IRELATIVE, sym: 0, addend: value as i64 });
+                put_rela(
+                    &mut bytes[irel_area + 24 * next_irel..],
+                    &DynRel {
+                        offset: addr,
+                        r_type: A::R_IRELATIVE,
+                        sym: 0,
+                        addend: value as i64,
+                    },
+                );
                 next_irel += 1;
                 bytes[off..off + 8].copy_from_slice(&value.to_le_bytes());
             } else {
                 bytes[off..off + 8].copy_from_slice(&value.to_le_bytes());
                 if pic && !symbols::is_absolute(res, target) {
-                    put_rela(&mut bytes[rela_dyn + 24 * next_dyn..], &DynRel { offset: addr, r_type: A::R_RELATIVE, sym: 0, addend: value as i64 });
+                    put_rela(
+                        &mut bytes[rela_dyn + 24 * next_dyn..],
+                        &DynRel {
+                            offset: addr,
+                            r_type: A::R_RELATIVE,
+                            sym: 0,
+                            addend: value as i64,
+                        },
+                    );
                     next_dyn += 1;
                 }
             }
@@ -449,37 +564,63 @@ fn write_got_plt<A: Arch>(cx: &WriteCx, bytes: &mut [u8]) -> Result<()> {
             let off = g.offset as usize + 8 * x.gottp as usize;
             let addr = g.addr + 8 * x.gottp as u64;
             if imported || cx.config.kind == OutputKind::Shared {
-                put_rela(&mut bytes[rela_dyn + 24 * next_dyn..], &DynRel {
-                    offset: addr,
-                    r_type: A::R_TPOFF64,
-                    sym: if imported { x.dynsym } else { 0 },
-                    addend: if imported { 0 } else { cx.dtp_offset(value) as i64 },
-                });
+                put_rela(
+                    &mut bytes[rela_dyn + 24 * next_dyn..],
+                    &DynRel {
+                        offset: addr,
+                        r_type: A::R_TPOFF64,
+                        sym: if imported { x.dynsym } else { 0 },
+                        addend: if imported {
+                            0
+                        } else {
+                            cx.dtp_offset(value) as i64
+                        },
+                    },
+                );
                 next_dyn += 1;
             } else {
                 bytes[off..off + 8].copy_from_slice(&cx.tp_offset(value).to_le_bytes());
             }
         }
         if x.plt != NONE {
-            let (p, gp) = (plt.expect("PLT entries imply .plt"), gotplt.expect("and .got.plt"));
+            let (p, gp) = (
+                plt.expect("PLT entries imply .plt"),
+                gotplt.expect("and .got.plt"),
+            );
             let entry = p.addr + 16 + 16 * x.plt as u64;
             let slot = gp.addr + 24 + 8 * x.plt as u64;
             let eoff = p.offset as usize + 16 + 16 * x.plt as usize;
             A::write_plt_entry(&mut bytes[eoff..], entry, slot, x.plt, p.addr);
             let soff = gp.offset as usize + 24 + 8 * x.plt as usize;
             bytes[soff..soff + 8].copy_from_slice(&(entry + 6).to_le_bytes());
-            put_rela(&mut bytes[rela_plt + 24 * x.plt as usize..], &DynRel { offset: slot, r_type: A::R_JUMP_SLOT, sym: x.dynsym, addend: 0 });
+            put_rela(
+                &mut bytes[rela_plt + 24 * x.plt as usize..],
+                &DynRel {
+                    offset: slot,
+                    r_type: A::R_JUMP_SLOT,
+                    sym: x.dynsym,
+                    addend: 0,
+                },
+            );
         }
         if x.iplt != NONE {
             let p = iplt.expect("IFUNC stubs imply .iplt");
             let g = got.expect("IFUNC stubs use a GOT slot");
             let entry = p.addr + 16 * x.iplt as u64;
-            A::write_iplt_entry(&mut bytes[p.offset as usize + 16 * x.iplt as usize..], entry, g.addr + 8 * x.got as u64);
+            A::write_iplt_entry(
+                &mut bytes[p.offset as usize + 16 * x.iplt as usize..],
+                entry,
+                g.addr + 8 * x.got as u64,
+            );
         }
     }
     // Copy relocations follow the GOT's.
     let mut seen = std::collections::HashSet::new();
-    let copy_base = lay.osecs.iter().find(|o| o.parts.iter().any(|p| matches!(p, Part::CopyRel))).map(|o| o.addr + o.part_offset(&Part::CopyRel));
+    let copy_base = lay
+        .osecs
+        .iter()
+        .find(|o| o.parts.iter().any(|p| matches!(p, Part::CopyRel)))
+        .map(|o| o.addr + o.part_offset(&Part::CopyRel));
     for &id in &lay.aux_ids {
         let x = *lay.aux_of(id).unwrap();
         if !x.copied {
@@ -487,7 +628,15 @@ fn write_got_plt<A: Arch>(cx: &WriteCx, bytes: &mut [u8]) -> Result<()> {
         }
         let addr = copy_base.unwrap_or(0) + x.copy_off;
         if seen.insert(addr) {
-            put_rela(&mut bytes[rela_dyn + 24 * next_dyn..], &DynRel { offset: addr, r_type: A::R_COPY, sym: x.dynsym, addend: 0 });
+            put_rela(
+                &mut bytes[rela_dyn + 24 * next_dyn..],
+                &DynRel {
+                    offset: addr,
+                    r_type: A::R_COPY,
+                    sym: x.dynsym,
+                    addend: 0,
+                },
+            );
             next_dyn += 1;
         }
     }
@@ -517,13 +666,27 @@ fn write_dynamic_sections(cx: &WriteCx, bytes: &mut [u8]) {
             }
             Target::Imported { file, sym } => {
                 let s = &res.shared[file as usize].syms[sym as usize];
-                (if s.st_bind() == E::STB_WEAK { E::STB_WEAK } else { E::STB_GLOBAL }, s.st_type(), s.st_size.get(LE))
+                (
+                    if s.st_bind() == E::STB_WEAK {
+                        E::STB_WEAK
+                    } else {
+                        E::STB_GLOBAL
+                    },
+                    s.st_type(),
+                    s.st_size.get(LE),
+                )
             }
             _ => (E::STB_GLOBAL, E::STT_NOTYPE, 0),
         };
         let (shndx, value) = if d.defined {
             let v = lay.addrs[d.id as usize];
-            let sec = lay.osecs.iter().filter(|o| o.shndx != 0 && o.is_alloc() && o.addr <= v && v <= o.addr + o.size).map(|o| o.shndx).next_back().unwrap_or(E::SHN_ABS as u32);
+            let sec = lay
+                .osecs
+                .iter()
+                .filter(|o| o.shndx != 0 && o.is_alloc() && o.addr <= v && v <= o.addr + o.size)
+                .map(|o| o.shndx)
+                .next_back()
+                .unwrap_or(E::SHN_ABS as u32);
             (sec as u16, v)
         } else if x.plt != NONE && x.canonical && cx.is_exe() {
             (0, lay.addrs[d.id as usize])
@@ -538,7 +701,8 @@ fn write_dynamic_sections(cx: &WriteCx, bytes: &mut [u8]) {
         e[16..24].copy_from_slice(&size.to_le_bytes());
     }
     let dynstr = lay.synth_sec(Synth::Dynstr).unwrap();
-    bytes[dynstr.offset as usize..dynstr.offset as usize + lay.dynstr.len()].copy_from_slice(&lay.dynstr);
+    bytes[dynstr.offset as usize..dynstr.offset as usize + lay.dynstr.len()]
+        .copy_from_slice(&lay.dynstr);
     // .gnu.version
     let versym = lay.synth_sec(Synth::Versym).unwrap();
     for (i, d) in lay.dynsyms.iter().enumerate() {
@@ -550,7 +714,11 @@ fn write_dynamic_sections(cx: &WriteCx, bytes: &mut [u8]) {
     if let Some(vn) = lay.synth_sec(Synth::Verneed).filter(|o| o.shndx != 0) {
         let mut off = vn.offset as usize;
         for (k, (soname, list)) in lay.verneed.iter().enumerate() {
-            let next = if k + 1 == lay.verneed.len() { 0 } else { 16 + 16 * list.len() as u32 };
+            let next = if k + 1 == lay.verneed.len() {
+                0
+            } else {
+                16 + 16 * list.len() as u32
+            };
             let e = &mut bytes[off..off + 16];
             e[0..2].copy_from_slice(&1u16.to_le_bytes());
             e[2..4].copy_from_slice(&(list.len() as u16).to_le_bytes());
@@ -564,7 +732,8 @@ fn write_dynamic_sections(cx: &WriteCx, bytes: &mut [u8]) {
                 a[4..6].copy_from_slice(&0u16.to_le_bytes());
                 a[6..8].copy_from_slice(&idx.to_le_bytes());
                 a[8..12].copy_from_slice(&name_off.to_le_bytes());
-                a[12..16].copy_from_slice(&(if j + 1 == list.len() { 0u32 } else { 16 }).to_le_bytes());
+                a[12..16]
+                    .copy_from_slice(&(if j + 1 == list.len() { 0u32 } else { 16 }).to_le_bytes());
                 off += 16;
             }
         }
@@ -581,14 +750,22 @@ fn write_dynamic_sections(cx: &WriteCx, bytes: &mut [u8]) {
             buckets[b] = i as u32 + 1;
         }
         let mut off = h.offset as usize;
-        for v in [nbucket as u32, n as u32].into_iter().chain(buckets).chain(chains) {
+        for v in [nbucket as u32, n as u32]
+            .into_iter()
+            .chain(buckets)
+            .chain(chains)
+        {
             bytes[off..off + 4].copy_from_slice(&v.to_le_bytes());
             off += 4;
         }
     }
     // .gnu.hash
     if let Some(h) = lay.synth_sec(Synth::GnuHash).filter(|o| o.shndx != 0) {
-        let first_def = lay.dynsyms.iter().position(|d| d.defined).unwrap_or(lay.dynsyms.len());
+        let first_def = lay
+            .dynsyms
+            .iter()
+            .position(|d| d.defined)
+            .unwrap_or(lay.dynsyms.len());
         let defs = &lay.dynsyms[first_def..];
         let nbuckets = layout::gnu_hash_buckets(defs.len());
         let nbloom = layout::gnu_bloom_words(defs.len());
@@ -604,7 +781,8 @@ fn write_dynamic_sections(cx: &WriteCx, bytes: &mut [u8]) {
             if buckets[b] == 0 {
                 buckets[b] = (first_def + 1 + k) as u32;
             }
-            let last = k + 1 == defs.len() || elf::gnu_hash(defs[k + 1].name) % nbuckets != b as u32;
+            let last =
+                k + 1 == defs.len() || elf::gnu_hash(defs[k + 1].name) % nbuckets != b as u32;
             chain[k] = (hsh & !1) | last as u32;
         }
         let mut off = h.offset as usize;
@@ -640,24 +818,54 @@ fn write_dynamic_sections(cx: &WriteCx, bytes: &mut [u8]) {
     }
     if !config.rpath.is_empty() {
         let joined = config.rpath.join(":");
-        if let Some(&o) = lay.dyn_strings.get(joined.as_bytes()).or_else(|| lay.dyn_strings.get(config.rpath[0].as_bytes())) {
-            entries.push((if config.new_dtags { E::DT_RUNPATH } else { E::DT_RPATH } as u64, o as u64));
+        if let Some(&o) = lay
+            .dyn_strings
+            .get(joined.as_bytes())
+            .or_else(|| lay.dyn_strings.get(config.rpath[0].as_bytes()))
+        {
+            entries.push((
+                if config.new_dtags {
+                    E::DT_RUNPATH
+                } else {
+                    E::DT_RPATH
+                } as u64,
+                o as u64,
+            ));
         }
     }
-    let addr = |s: Synth| lay.synth_sec(s).filter(|o| o.shndx != 0).map(|o| (o.addr, o.size));
-    let sec_range = |name: &[u8]| lay.osecs.iter().find(|o| o.shndx != 0 && o.name == name).map(|o| (o.addr, o.size));
-    if let Some(g) = res.names.lookup(config.init.as_deref().unwrap_or("_init").as_bytes()) {
+    let addr = |s: Synth| {
+        lay.synth_sec(s)
+            .filter(|o| o.shndx != 0)
+            .map(|o| (o.addr, o.size))
+    };
+    let sec_range = |name: &[u8]| {
+        lay.osecs
+            .iter()
+            .find(|o| o.shndx != 0 && o.name == name)
+            .map(|o| (o.addr, o.size))
+    };
+    if let Some(g) = res
+        .names
+        .lookup(config.init.as_deref().unwrap_or("_init").as_bytes())
+    {
         if matches!(res.defs[g as usize], Def::Object { .. }) {
             entries.push((E::DT_INIT as u64, lay.addrs[g as usize]));
         }
     }
-    if let Some(g) = res.names.lookup(config.fini.as_deref().unwrap_or("_fini").as_bytes()) {
+    if let Some(g) = res
+        .names
+        .lookup(config.fini.as_deref().unwrap_or("_fini").as_bytes())
+    {
         if matches!(res.defs[g as usize], Def::Object { .. }) {
             entries.push((E::DT_FINI as u64, lay.addrs[g as usize]));
         }
     }
     for (name, tag, sz) in [
-        (&b".preinit_array"[..], E::DT_PREINIT_ARRAY, E::DT_PREINIT_ARRAYSZ),
+        (
+            &b".preinit_array"[..],
+            E::DT_PREINIT_ARRAY,
+            E::DT_PREINIT_ARRAYSZ,
+        ),
         (b".init_array", E::DT_INIT_ARRAY, E::DT_INIT_ARRAYSZ),
         (b".fini_array", E::DT_FINI_ARRAY, E::DT_FINI_ARRAYSZ),
     ] {
@@ -714,7 +922,9 @@ fn write_dynamic_sections(cx: &WriteCx, bytes: &mut [u8]) {
     if flags1 != 0 {
         entries.push((E::DT_FLAGS_1 as u64, flags1));
     }
-    if lay.dynsyms.iter().any(|d| d.version > 1) || lay.synth_sec(Synth::Versym).is_some_and(|o| o.shndx != 0) {
+    if lay.dynsyms.iter().any(|d| d.version > 1)
+        || lay.synth_sec(Synth::Versym).is_some_and(|o| o.shndx != 0)
+    {
         entries.push((E::DT_VERSYM as u64, versym.addr));
     }
     if !lay.verneed.is_empty() {
@@ -733,7 +943,10 @@ fn write_dynamic_sections(cx: &WriteCx, bytes: &mut [u8]) {
 /// `.eh_frame_hdr`: version, pointer encodings, `.eh_frame` address, FDE count, and a sorted table of
 /// (initial location, FDE address), all relative to the header (`DW_EH_PE_datarel | sdata4`).
 fn write_eh_frame_hdr(lay: &Layout, hdr_off: u64, hdr_addr: u64, bytes: &mut [u8]) -> Result<()> {
-    let eh = lay.osecs.iter().find(|o| o.name == b".eh_frame" && o.shndx != 0);
+    let eh = lay
+        .osecs
+        .iter()
+        .find(|o| o.name == b".eh_frame" && o.shndx != 0);
     let mut table: Vec<(u64, u64)> = Vec::new();
     if let Some(eh) = eh {
         let data = &bytes[eh.offset as usize..(eh.offset + eh.size) as usize];
@@ -756,7 +969,11 @@ fn write_eh_frame_hdr(lay: &Layout, hdr_off: u64, hdr_addr: u64, bytes: &mut [u8
                     0x0b | 0x03 => elf::read_u32(data, field).unwrap_or(0) as i32 as i64 as u64,
                     _ => elf::read_u64(data, field).unwrap_or(0),
                 };
-                let pc = if enc & 0x70 == 0x10 { pc.wrapping_add(eh.addr + field as u64) } else { pc };
+                let pc = if enc & 0x70 == 0x10 {
+                    pc.wrapping_add(eh.addr + field as u64)
+                } else {
+                    pc
+                };
                 table.push((pc, eh.addr + off as u64));
             }
             off += 4 + len;
@@ -782,7 +999,12 @@ fn write_eh_frame_hdr(lay: &Layout, hdr_off: u64, hdr_addr: u64, bytes: &mut [u8
 /// The FDE pointer encoding from a CIE's augmentation ('R'), default absolute 8 bytes.
 fn fde_encoding(cie: &[u8]) -> u8 {
     let aug_start = 9;
-    let Some(aug_len) = cie.get(aug_start..).and_then(|s| s.iter().position(|&b| b == 0)) else { return 0 };
+    let Some(aug_len) = cie
+        .get(aug_start..)
+        .and_then(|s| s.iter().position(|&b| b == 0))
+    else {
+        return 0;
+    };
     let aug = &cie[aug_start..aug_start + aug_len];
     let mut p = aug_start + aug_len + 1;
     let uleb = |p: &mut usize| {
@@ -831,9 +1053,14 @@ fn fde_encoding(cie: &[u8]) -> u8 {
 fn write_symtab(cx: &WriteCx, bytes: &mut [u8]) {
     let lay = cx.lay;
     let res = cx.res;
-    let Some(symtab) = lay.synth_sec(Synth::Symtab) else { return };
+    let Some(symtab) = lay.synth_sec(Synth::Symtab) else {
+        return;
+    };
     let strtab = lay.synth_sec(Synth::Strtab).unwrap();
-    let img = Image { ptr: bytes.as_mut_ptr(), len: bytes.len() };
+    let img = Image {
+        ptr: bytes.as_mut_ptr(),
+        len: bytes.len(),
+    };
     let nlocal: u64 = lay.symtab_counts.iter().map(|c| c.0 as u64).sum();
     let mut local_start = Vec::with_capacity(lay.symtab_counts.len());
     let mut global_start = Vec::with_capacity(lay.symtab_counts.len());
@@ -847,7 +1074,9 @@ fn write_symtab(cx: &WriteCx, bytes: &mut [u8]) {
         g += c.1 as u64;
         s += c.2;
     }
-    let shndx_of = |addr_osec: Option<u32>| addr_osec.map_or(E::SHN_ABS, |i| lay.osecs[i as usize].shndx as u16);
+    let shndx_of = |addr_osec: Option<u32>| {
+        addr_osec.map_or(E::SHN_ABS, |i| lay.osecs[i as usize].shndx as u16)
+    };
     (0..res.objects.len()).into_par_iter().for_each(|f| {
         let o = &res.objects[f];
         if lay.symtab_counts[f] == (0, 0, 0) {
@@ -866,13 +1095,20 @@ fn write_symtab(cx: &WriteCx, bytes: &mut [u8]) {
             let osec = if shndx == E::SHN_ABS as u32 {
                 None
             } else if shndx == E::SHN_COMMON as u32 {
-                lay.osecs.iter().position(|x| x.parts.iter().any(|p| matches!(p, Part::Commons))).map(|p| p as u32)
+                lay.osecs
+                    .iter()
+                    .position(|x| x.parts.iter().any(|p| matches!(p, Part::Commons)))
+                    .map(|p| p as u32)
             } else if o.sections[shndx as usize].kind == SectionKind::Merge {
                 Some(lay.merges[lay.merge_of[f][shndx as usize] as usize].osec)
             } else {
                 Some(lay.places[f][shndx as usize].osec)
             };
-            let ty = if shndx == E::SHN_COMMON as u32 { E::STT_OBJECT } else { sym.st_type() };
+            let ty = if shndx == E::SHN_COMMON as u32 {
+                E::STT_OBJECT
+            } else {
+                sym.st_type()
+            };
             // SAFETY: each file writes only its own prefix-summed entries and string bytes.
             unsafe {
                 if let Some(e) = img.slice(symtab.offset + 24 * *idx, 24) {
@@ -881,7 +1117,16 @@ fn write_symtab(cx: &WriteCx, bytes: &mut [u8]) {
                     e[5] = sym.st_other;
                     e[6..8].copy_from_slice(&shndx_of(osec).to_le_bytes());
                     e[8..16].copy_from_slice(&cx.lay.addrs[id as usize].to_le_bytes());
-                    e[16..24].copy_from_slice(&symbols::sym_size(res, Target::Object { file: f as u32, sym: i as u32 }).to_le_bytes());
+                    e[16..24].copy_from_slice(
+                        &symbols::sym_size(
+                            res,
+                            Target::Object {
+                                file: f as u32,
+                                sym: i as u32,
+                            },
+                        )
+                        .to_le_bytes(),
+                    );
                 }
                 if let Some(sb) = img.slice(strtab.offset + so, name.len() as u64 + 1) {
                     sb[..name.len()].copy_from_slice(name);
@@ -901,14 +1146,25 @@ fn write_symtab(cx: &WriteCx, bytes: &mut [u8]) {
         let (shndx, value, bind) = match res.defs[gid as usize] {
             Def::Linker => {
                 let v = lay.addrs[gid as usize];
-                let sec = lay.osecs.iter().filter(|o| o.shndx != 0 && o.is_alloc() && o.addr <= v && v <= o.addr + o.size).map(|o| o.shndx).next_back();
+                let sec = lay
+                    .osecs
+                    .iter()
+                    .filter(|o| o.shndx != 0 && o.is_alloc() && o.addr <= v && v <= o.addr + o.size)
+                    .map(|o| o.shndx)
+                    .next_back();
                 (sec.unwrap_or(E::SHN_ABS as u32) as u16, v, E::STB_GLOBAL)
             }
             _ => (0, 0, E::STB_GLOBAL),
         };
         e[0..4].copy_from_slice(&(so as u32).to_le_bytes());
         e[4] = bind << 4;
-        e[5] = if matches!(res.defs[gid as usize], Def::Linker) && !cx.config.defsyms.iter().any(|(n, _)| n.as_bytes() == name) { E::STV_HIDDEN } else { 0 };
+        e[5] = if matches!(res.defs[gid as usize], Def::Linker)
+            && !cx.config.defsyms.iter().any(|(n, _)| n.as_bytes() == name)
+        {
+            E::STV_HIDDEN
+        } else {
+            0
+        };
         e[6..8].copy_from_slice(&shndx.to_le_bytes());
         e[8..16].copy_from_slice(&value.to_le_bytes());
         e[16..24].fill(0);
@@ -923,7 +1179,11 @@ fn write_symtab(cx: &WriteCx, bytes: &mut [u8]) {
 fn write_headers<A: Arch>(cx: &WriteCx, bytes: &mut [u8]) {
     let lay = cx.lay;
     let nsec = lay.osecs.iter().filter(|o| o.shndx != 0).count() + 1;
-    let e_type = if cx.config.kind == OutputKind::Exec { E::ET_EXEC } else { E::ET_DYN };
+    let e_type = if cx.config.kind == OutputKind::Exec {
+        E::ET_EXEC
+    } else {
+        E::ET_DYN
+    };
     let shstrndx = lay.synth_sec(Synth::Shstrtab).map_or(0, |o| o.shndx);
     let h = &mut bytes[..64];
     h[..16].copy_from_slice(&[0x7f, b'E', b'L', b'F', 2, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
@@ -952,18 +1212,36 @@ fn write_headers<A: Arch>(cx: &WriteCx, bytes: &mut [u8]) {
         p[48..56].copy_from_slice(&s.align.to_le_bytes());
     }
     let shstr = lay.synth_sec(Synth::Shstrtab).unwrap();
-    bytes[shstr.offset as usize..shstr.offset as usize + lay.shstrtab.len()].copy_from_slice(&lay.shstrtab);
+    bytes[shstr.offset as usize..shstr.offset as usize + lay.shstrtab.len()]
+        .copy_from_slice(&lay.shstrtab);
     let mut name_off = 1u32;
     let link_of = |s: Synth| lay.synth_sec(s).map_or(0, |o| o.shndx);
     for o in lay.osecs.iter().filter(|o| o.shndx != 0) {
         let sh = &mut bytes[(lay.shoff + 64 * o.shndx as u64) as usize..][..64];
         let (link, info) = match o.sh_type {
-            E::SHT_SYMTAB => (link_of(Synth::Strtab), 1 + lay.symtab_counts.iter().map(|c| c.0).sum::<u32>()),
-            E::SHT_DYNSYM => (link_of(Synth::Dynstr), 1 + lay.dynsyms.iter().filter(|d| !d.defined).count() as u32 * 0 + 0),
+            E::SHT_SYMTAB => (
+                link_of(Synth::Strtab),
+                1 + lay.symtab_counts.iter().map(|c| c.0).sum::<u32>(),
+            ),
+            E::SHT_DYNSYM => (
+                link_of(Synth::Dynstr),
+                1 + lay.dynsyms.iter().filter(|d| !d.defined).count() as u32 * 0 + 0,
+            ),
             E::SHT_HASH | E::SHT_GNU_HASH | E::SHT_GNU_VERSYM => (link_of(Synth::Dynsym), 0),
             E::SHT_GNU_VERNEED => (link_of(Synth::Dynstr), lay.verneed.len() as u32),
             E::SHT_DYNAMIC => (link_of(Synth::Dynstr), 0),
-            E::SHT_RELA => (if lay.is_dynamic { link_of(Synth::Dynsym) } else { 0 }, if o.name == b".rela.plt" { link_of(Synth::GotPlt) } else { 0 }),
+            E::SHT_RELA => (
+                if lay.is_dynamic {
+                    link_of(Synth::Dynsym)
+                } else {
+                    0
+                },
+                if o.name == b".rela.plt" {
+                    link_of(Synth::GotPlt)
+                } else {
+                    0
+                },
+            ),
             _ => (0, 0),
         };
         let info = if o.sh_type == E::SHT_DYNSYM { 1 } else { info };

@@ -34,7 +34,10 @@ fn gen_source(i: usize) -> String {
     let _ = writeln!(s, "}};");
     let _ = writeln!(s, "long zeroed_{i}[{}];", 100 + i * 10);
     for j in 0..FUNCS {
-        let _ = writeln!(s, "static int helper_{i}_{j}(int x) {{ return x * {j} + {i}; }}");
+        let _ = writeln!(
+            s,
+            "static int helper_{i}_{j}(int x) {{ return x * {j} + {i}; }}"
+        );
         let _ = writeln!(
             s,
             "int fn_{i}_{j}(int x) {{ tls_bss_{i} += x; return helper_{i}_{j}(x) + (int)strlen(names_{i}[{}]) + data_{i}[{j}]; }}",
@@ -42,7 +45,10 @@ fn gen_source(i: usize) -> String {
         );
     }
     let _ = writeln!(s, "int unused_{i}(int x) {{ return x + {i}; }}");
-    let _ = writeln!(s, "struct entry_{i} {{ const char *name; int (*fn)(int); }};");
+    let _ = writeln!(
+        s,
+        "struct entry_{i} {{ const char *name; int (*fn)(int); }};"
+    );
     let _ = write!(s, "static const struct entry_{i} table_{i}[] = {{");
     for j in 0..FUNCS {
         let _ = write!(s, "{{\"fn_{i}_{j}\", fn_{i}_{j}}}, ");
@@ -80,10 +86,18 @@ fn build_inputs(dir: &Path, cc: &str) -> Vec<String> {
     let mut names: Vec<String> = (0..FILES).map(|i| format!("gen_{i:02}")).collect();
     names.push("main".into());
     for (i, n) in names.iter().enumerate() {
-        let text = if n == "main" { gen_main() } else { gen_source(i) };
+        let text = if n == "main" {
+            gen_main()
+        } else {
+            gen_source(i)
+        };
         std::fs::write(dir.join(format!("{n}.c")), text).unwrap();
     }
-    std::fs::write(dir.join("shlib.c"), "int shlib_value(int x) { return x * 1000; }\n").unwrap();
+    std::fs::write(
+        dir.join("shlib.c"),
+        "int shlib_value(int x) { return x * 1000; }\n",
+    )
+    .unwrap();
     // Compile with as many workers as there are cores.
     let chunks: Vec<Vec<String>> = {
         let n = common::jobs().max(1);
@@ -99,28 +113,75 @@ fn build_inputs(dir: &Path, cc: &str) -> Vec<String> {
                 for n in chunk {
                     let c = format!("{n}.c");
                     let o = format!("{n}.o");
-                    let args = ["-c", "-O1", "-g", "-fPIE", "-ffunction-sections", "-fdata-sections", &c, "-o", &o];
-                    must(common::tool(cc, &args, Some(dir)), &format!("compiling {c}"));
+                    let args = [
+                        "-c",
+                        "-O1",
+                        "-g",
+                        "-fPIE",
+                        "-ffunction-sections",
+                        "-fdata-sections",
+                        &c,
+                        "-o",
+                        &o,
+                    ];
+                    must(
+                        common::tool(cc, &args, Some(dir)),
+                        &format!("compiling {c}"),
+                    );
                 }
             });
         }
     });
-    let archived: Vec<String> = names[FILES - IN_ARCHIVE..FILES].iter().map(|n| format!("{n}.o")).collect();
+    let archived: Vec<String> = names[FILES - IN_ARCHIVE..FILES]
+        .iter()
+        .map(|n| format!("{n}.o"))
+        .collect();
     let mut ar_args = vec!["rcs".to_string(), "libgen.a".to_string()];
     ar_args.extend(archived.iter().cloned());
     let ar_refs: Vec<&str> = ar_args.iter().map(String::as_str).collect();
     must(common::tool("ar", &ar_refs, Some(dir)), "ar");
     must(
-        common::tool(cc, &["-shared", "-fPIC", "-O1", "shlib.c", "-o", "libshlib.so", "-Wl,-soname,libshlib.so"], Some(dir)),
+        common::tool(
+            cc,
+            &[
+                "-shared",
+                "-fPIC",
+                "-O1",
+                "shlib.c",
+                "-o",
+                "libshlib.so",
+                "-Wl,-soname,libshlib.so",
+            ],
+            Some(dir),
+        ),
         "building libshlib.so",
     );
-    must(common::tool(cc, &["-c", "-fPIE", "-O1", "shlib.c", "-o", "shlib_static.o"], Some(dir)), "compiling shlib.c");
-    let mut objs: Vec<String> = names.iter().map(|n| format!("{n}.o")).filter(|o| !archived.contains(o)).collect();
+    must(
+        common::tool(
+            cc,
+            &["-c", "-fPIE", "-O1", "shlib.c", "-o", "shlib_static.o"],
+            Some(dir),
+        ),
+        "compiling shlib.c",
+    );
+    let mut objs: Vec<String> = names
+        .iter()
+        .map(|n| format!("{n}.o"))
+        .filter(|o| !archived.contains(o))
+        .collect();
     objs.push("libgen.a".into());
     objs
 }
 
-fn link(dir: &Path, cc: Compiler, flags: &[&str], objs: &[String], libs: &[&str], out: &Path, threads: Option<u32>) -> Vec<u8> {
+fn link(
+    dir: &Path,
+    cc: Compiler,
+    flags: &[&str],
+    objs: &[String],
+    libs: &[&str],
+    out: &Path,
+    threads: Option<u32>,
+) -> Vec<u8> {
     let (linker, _) = common::linker_under_test();
     let shim = common::ld_shim_dir(&linker, "determinism");
     let mut cmd = Command::new(cc.driver(false));
@@ -137,7 +198,11 @@ fn link(dir: &Path, cc: Compiler, flags: &[&str], objs: &[String], libs: &[&str]
 
 fn first_difference(a: &[u8], b: &[u8]) -> String {
     match a.iter().zip(b).position(|(x, y)| x != y) {
-        Some(p) => format!("first difference at byte {p:#x} of {:#x}/{:#x}", a.len(), b.len()),
+        Some(p) => format!(
+            "first difference at byte {p:#x} of {:#x}/{:#x}",
+            a.len(),
+            b.len()
+        ),
         None => format!("sizes differ: {:#x} vs {:#x}", a.len(), b.len()),
     }
 }
@@ -145,15 +210,27 @@ fn first_difference(a: &[u8], b: &[u8]) -> String {
 #[test]
 fn same_output_for_any_thread_count() {
     let (linker, overridden) = common::linker_under_test();
-    assert!(linker.exists(), "linker under test {} does not exist", linker.display());
+    assert!(
+        linker.exists(),
+        "linker under test {} does not exist",
+        linker.display()
+    );
     let cc = Compiler::Gcc;
     let dir = common::work_root().join("determinism");
     let objs = build_inputs(&dir, cc.driver(false));
     // (name, flags before the objects, inputs after them); static links get the library's function from an object.
     let kinds: [(&str, &[&str], &[&str]); 4] = [
         ("pie", &["-pie", "-Wl,--build-id=sha1"], &["-L.", "-lshlib"]),
-        ("nopie-gc", &["-no-pie", "-Wl,--gc-sections", "-Wl,-z,now"], &["-L.", "-lshlib"]),
-        ("static", &["-static", "-Wl,--build-id"], &["shlib_static.o"]),
+        (
+            "nopie-gc",
+            &["-no-pie", "-Wl,--gc-sections", "-Wl,-z,now"],
+            &["-L.", "-lshlib"],
+        ),
+        (
+            "static",
+            &["-static", "-Wl,--build-id"],
+            &["shlib_static.o"],
+        ),
         ("static-pie", &["-static-pie"], &["shlib_static.o"]),
     ];
     let mut failures = Vec::new();
@@ -163,17 +240,28 @@ fn same_output_for_any_thread_count() {
         let runs: Vec<(String, Option<u32>)> = if overridden {
             vec![("first".into(), None), ("second".into(), None)]
         } else {
-            vec![("threads1".into(), Some(1)), ("threads2".into(), Some(2)), ("threads2-again".into(), Some(2))]
+            vec![
+                ("threads1".into(), Some(1)),
+                ("threads2".into(), Some(2)),
+                ("threads2-again".into(), Some(2)),
+            ]
         };
         let mut outputs = Vec::new();
         for (label, threads) in &runs {
             let out = out_dir.join(format!("prog-{label}"));
-            outputs.push((label.clone(), link(&dir, cc, flags, &objs, libs, &out, *threads), out));
+            outputs.push((
+                label.clone(),
+                link(&dir, cc, flags, &objs, libs, &out, *threads),
+                out,
+            ));
         }
         let (base_label, base, base_path) = &outputs[0];
         for (label, bytes, _) in &outputs[1..] {
             if bytes != base {
-                failures.push(format!("{name}: {label} differs from {base_label}: {}", first_difference(base, bytes)));
+                failures.push(format!(
+                    "{name}: {label} differs from {base_label}: {}",
+                    first_difference(base, bytes)
+                ));
             }
         }
         // The output must also work.
@@ -184,5 +272,9 @@ fn same_output_for_any_thread_count() {
             failures.push(format!("{name}: program does not run: {}", r.status_text()));
         }
     }
-    assert!(failures.is_empty(), "non-deterministic output:\n{}", failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "non-deterministic output:\n{}",
+        failures.join("\n")
+    );
 }

@@ -117,7 +117,11 @@ enum Mutation {
     /// Set the type of the first relocation in the first relocation section for code to `rtype`.
     RelocType { file: String, rtype: u32 },
     /// Set `st_shndx` of the named symbol to `shndx`.
-    SymbolShndx { file: String, symbol: String, shndx: u16 },
+    SymbolShndx {
+        file: String,
+        symbol: String,
+        shndx: u16,
+    },
     /// Point `e_shoff` of an archive member past the end of the member.
     CorruptMember { archive: String, member: String },
     /// Write an archive magic followed by garbage.
@@ -140,7 +144,11 @@ enum CheckWhat {
     NmAbsent(String),
     NmPresent(String),
     /// `readelf <flags>` output (whitespace squashed) contains `pattern`, or lacks it when `negate`.
-    Readelf { flags: Vec<String>, pattern: String, negate: bool },
+    Readelf {
+        flags: Vec<String>,
+        pattern: String,
+        negate: bool,
+    },
     /// `addr2line -f` of the symbol's address gives a real answer, the same for both links.
     Addr2line(String),
     /// gdb stops at a breakpoint on the function, reporting the same function, arguments, file and line (and the
@@ -221,22 +229,35 @@ fn parse_spec(name: &str, dir: &Path) -> Result<Spec, String> {
             continue;
         }
         let err = |msg: &str| format!("{}:{}: {msg}: {raw}", path.display(), lineno + 1);
-        let (key, value) = line.split_once('=').ok_or_else(|| err("expected `key = value`"))?;
+        let (key, value) = line
+            .split_once('=')
+            .ok_or_else(|| err("expected `key = value`"))?;
         let (key, value) = (key.trim(), value.trim());
         let (key, only_kind) = match key.split_once('.') {
-            Some((k, kind)) => (k, Some(Kind::parse(kind).ok_or_else(|| err("unknown kind suffix"))?)),
+            Some((k, kind)) => (
+                k,
+                Some(Kind::parse(kind).ok_or_else(|| err("unknown kind suffix"))?),
+            ),
             None => (key, None),
         };
         if only_kind.is_some() && !(key.starts_with("check_") || key.starts_with("stdout_")) {
-            return Err(err("a `.kind` suffix is only allowed on check_* and stdout_* keys"));
+            return Err(err(
+                "a `.kind` suffix is only allowed on check_* and stdout_* keys",
+            ));
         }
         let lib_step = |v: &str| -> Result<LibStep, String> {
-            let (name, rest) = v.split_once(':').ok_or_else(|| err("expected `libname: sources`"))?;
+            let (name, rest) = v
+                .split_once(':')
+                .ok_or_else(|| err("expected `libname: sources`"))?;
             let (srcs, flags) = match rest.split_once(" -- ") {
                 Some((s, f)) => (words(s), words(f)),
                 None => (words(rest), vec![]),
             };
-            Ok(LibStep { name: name.trim().to_string(), srcs, flags })
+            Ok(LibStep {
+                name: name.trim().to_string(),
+                srcs,
+                flags,
+            })
         };
         let mut push_check = |what: CheckWhat| spec.checks.push(Check { only_kind, what });
         match key {
@@ -245,7 +266,10 @@ fn parse_spec(name: &str, dir: &Path) -> Result<Spec, String> {
                 spec.kinds = if value == "all" {
                     ALL_KINDS.to_vec()
                 } else {
-                    words(value).iter().map(|w| Kind::parse(w).ok_or_else(|| err("unknown kind"))).collect::<Result<_, _>>()?
+                    words(value)
+                        .iter()
+                        .map(|w| Kind::parse(w).ok_or_else(|| err("unknown kind")))
+                        .collect::<Result<_, _>>()?
                 }
             }
             "compilers" => {
@@ -266,8 +290,11 @@ fn parse_spec(name: &str, dir: &Path) -> Result<Spec, String> {
             }
             "cflags" => spec.cflags.extend(words(value)),
             "src_cflags" => {
-                let (file, flags) = value.split_once(':').ok_or_else(|| err("expected `file: flags`"))?;
-                spec.src_cflags.push((file.trim().to_string(), words(flags)))
+                let (file, flags) = value
+                    .split_once(':')
+                    .ok_or_else(|| err("expected `file: flags`"))?;
+                spec.src_cflags
+                    .push((file.trim().to_string(), words(flags)))
             }
             "ldflags" => spec.ldflags.extend(words(value)),
             "libs" => spec.libs.extend(words(value)),
@@ -276,13 +303,25 @@ fn parse_spec(name: &str, dir: &Path) -> Result<Spec, String> {
             "shared" => spec.shared.push(lib_step(value)?),
             "truncate" => {
                 let w = words(value);
-                let percent = w.get(1).and_then(|p| p.trim_end_matches('%').parse().ok()).unwrap_or(50);
-                spec.mutations.push(Mutation::Truncate { file: w.first().cloned().ok_or_else(|| err("file?"))?, percent })
+                let percent = w
+                    .get(1)
+                    .and_then(|p| p.trim_end_matches('%').parse().ok())
+                    .unwrap_or(50);
+                spec.mutations.push(Mutation::Truncate {
+                    file: w.first().cloned().ok_or_else(|| err("file?"))?,
+                    percent,
+                })
             }
             "reloc_type" => {
                 let w = words(value);
-                let rtype = w.get(1).and_then(|t| t.parse().ok()).ok_or_else(|| err("expected `file type`"))?;
-                spec.mutations.push(Mutation::RelocType { file: w[0].clone(), rtype })
+                let rtype = w
+                    .get(1)
+                    .and_then(|t| t.parse().ok())
+                    .ok_or_else(|| err("expected `file type`"))?;
+                spec.mutations.push(Mutation::RelocType {
+                    file: w[0].clone(),
+                    rtype,
+                })
             }
             "symbol_shndx" => {
                 let w = words(value);
@@ -290,20 +329,31 @@ fn parse_spec(name: &str, dir: &Path) -> Result<Spec, String> {
                     return Err(err("expected `file symbol shndx`"));
                 }
                 let shndx = w[2].parse().map_err(|_| err("bad shndx"))?;
-                spec.mutations.push(Mutation::SymbolShndx { file: w[0].clone(), symbol: w[1].clone(), shndx })
+                spec.mutations.push(Mutation::SymbolShndx {
+                    file: w[0].clone(),
+                    symbol: w[1].clone(),
+                    shndx,
+                })
             }
             "corrupt_member" => {
                 let w = words(value);
                 if w.len() != 2 {
                     return Err(err("expected `archive member`"));
                 }
-                spec.mutations.push(Mutation::CorruptMember { archive: w[0].clone(), member: w[1].clone() })
+                spec.mutations.push(Mutation::CorruptMember {
+                    archive: w[0].clone(),
+                    member: w[1].clone(),
+                })
             }
-            "garbage_archive" => spec.mutations.push(Mutation::GarbageArchive { file: value.to_string() }),
+            "garbage_archive" => spec.mutations.push(Mutation::GarbageArchive {
+                file: value.to_string(),
+            }),
             "args" => spec.args.extend(words(value)),
             "stdin" => spec.stdin = Some(value.to_string()),
             "env" => {
-                let (k, v) = value.split_once('=').ok_or_else(|| err("expected `env = NAME=value`"))?;
+                let (k, v) = value
+                    .split_once('=')
+                    .ok_or_else(|| err("expected `env = NAME=value`"))?;
                 spec.env.push((k.trim().to_string(), v.trim().to_string()))
             }
             "exit" => spec.exit = value.parse().map_err(|_| err("bad exit status"))?,
@@ -315,18 +365,32 @@ fn parse_spec(name: &str, dir: &Path) -> Result<Spec, String> {
             },
             "error" => spec.errors.push(value.to_string()),
             "bfd_error" => spec.bfd_errors.push(value.to_string()),
-            "check_nm_absent" => words(value).into_iter().for_each(|s| push_check(CheckWhat::NmAbsent(s))),
-            "check_nm_present" => words(value).into_iter().for_each(|s| push_check(CheckWhat::NmPresent(s))),
-            "check_addr2line" => words(value).into_iter().for_each(|s| push_check(CheckWhat::Addr2line(s))),
-            "check_gdb" => words(value).into_iter().for_each(|s| push_check(CheckWhat::Gdb(s))),
+            "check_nm_absent" => words(value)
+                .into_iter()
+                .for_each(|s| push_check(CheckWhat::NmAbsent(s))),
+            "check_nm_present" => words(value)
+                .into_iter()
+                .for_each(|s| push_check(CheckWhat::NmPresent(s))),
+            "check_addr2line" => words(value)
+                .into_iter()
+                .for_each(|s| push_check(CheckWhat::Addr2line(s))),
+            "check_gdb" => words(value)
+                .into_iter()
+                .for_each(|s| push_check(CheckWhat::Gdb(s))),
             "check_readelf" => {
-                let (flags, pattern) = value.split_once('|').ok_or_else(|| err("expected `flags | pattern`"))?;
+                let (flags, pattern) = value
+                    .split_once('|')
+                    .ok_or_else(|| err("expected `flags | pattern`"))?;
                 let pattern = pattern.trim();
                 let (negate, pattern) = match pattern.strip_prefix('!') {
                     Some(p) => (true, p.trim()),
                     None => (false, pattern),
                 };
-                push_check(CheckWhat::Readelf { flags: words(flags), pattern: common::squash_ws(pattern), negate })
+                push_check(CheckWhat::Readelf {
+                    flags: words(flags),
+                    pattern: common::squash_ws(pattern),
+                    negate,
+                })
             }
             "stdout_contains" => push_check(CheckWhat::StdoutContains(value.to_string())),
             "stdout_lacks" => push_check(CheckWhat::StdoutLacks(value.to_string())),
@@ -335,8 +399,13 @@ fn parse_spec(name: &str, dir: &Path) -> Result<Spec, String> {
     }
     if !srcs_given {
         // Every source in the folder that no library step uses.
-        let used: Vec<&String> =
-            spec.archives.iter().map(|(a, _)| a).chain(spec.shared.iter()).flat_map(|l| l.srcs.iter()).collect();
+        let used: Vec<&String> = spec
+            .archives
+            .iter()
+            .map(|(a, _)| a)
+            .chain(spec.shared.iter())
+            .flat_map(|l| l.srcs.iter())
+            .collect();
         let mut found: Vec<String> = std::fs::read_dir(dir)
             .map_err(|e| e.to_string())?
             .filter_map(|e| e.ok())
@@ -350,13 +419,18 @@ fn parse_spec(name: &str, dir: &Path) -> Result<Spec, String> {
         return Err(format!("{}: no sources", path.display()));
     }
     if spec.expect_error && spec.errors.is_empty() {
-        return Err(format!("{}: `expect = error` needs at least one `error =` line", path.display()));
+        return Err(format!(
+            "{}: `expect = error` needs at least one `error =` line",
+            path.display()
+        ));
     }
     Ok(spec)
 }
 
 fn is_source(name: &str) -> bool {
-    [".c", ".cc", ".cpp", ".S", ".s"].iter().any(|ext| name.ends_with(ext))
+    [".c", ".cc", ".cpp", ".S", ".s"]
+        .iter()
+        .any(|ext| name.ends_with(ext))
 }
 
 fn is_cxx(name: &str) -> bool {
@@ -364,8 +438,15 @@ fn is_cxx(name: &str) -> bool {
 }
 
 fn object_name(src: &str) -> String {
-    let file = Path::new(src).file_name().unwrap().to_string_lossy().into_owned();
-    let stem = file.rsplit_once('.').map(|(s, _)| s.to_string()).unwrap_or(file);
+    let file = Path::new(src)
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
+    let stem = file
+        .rsplit_once('.')
+        .map(|(s, _)| s.to_string())
+        .unwrap_or(file);
     format!("{stem}.o")
 }
 
@@ -392,14 +473,24 @@ fn load_specs() -> Vec<Spec> {
 
 fn env_filter(var: &str) -> Option<Vec<String>> {
     let v = std::env::var(var).ok()?;
-    let parts: Vec<String> = v.split(',').map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect();
+    let parts: Vec<String> = v
+        .split(',')
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
+        .collect();
     if parts.is_empty() { None } else { Some(parts) }
 }
 
 fn passes(filter: &Option<Vec<String>>, name: &str, exact: bool) -> bool {
     match filter {
         None => true,
-        Some(f) => f.iter().any(|p| if exact { p == name } else { name.contains(p.as_str()) }),
+        Some(f) => f.iter().any(|p| {
+            if exact {
+                p == name
+            } else {
+                name.contains(p.as_str())
+            }
+        }),
     }
 }
 
@@ -464,11 +555,17 @@ fn patch_reloc_type(b: &mut [u8], rtype: u32) -> Result<String, String> {
     let shstr = &shdrs[rd16(b, 0x3e).ok_or("bad header")? as usize];
     for s in &shdrs {
         let target = shdrs.get(s.info as usize);
-        if s.sh_type == SHT_RELA && s.size >= 24 && target.is_some_and(|t| t.flags & SHF_EXECINSTR != 0) {
+        if s.sh_type == SHT_RELA
+            && s.size >= 24
+            && target.is_some_and(|t| t.flags & SHF_EXECINSTR != 0)
+        {
             let old = rd32(b, s.offset + 8).ok_or("bad relocation offset")?;
             b[s.offset + 8..s.offset + 12].copy_from_slice(&rtype.to_le_bytes());
-            let name = String::from_utf8_lossy(cstr(b, shstr.offset + s.name as usize)).into_owned();
-            return Ok(format!("patched first relocation in {name}: type {old} -> {rtype}"));
+            let name =
+                String::from_utf8_lossy(cstr(b, shstr.offset + s.name as usize)).into_owned();
+            return Ok(format!(
+                "patched first relocation in {name}: type {old} -> {rtype}"
+            ));
         }
     }
     Err("no relocation section for code found".into())
@@ -478,7 +575,10 @@ fn patch_reloc_type(b: &mut [u8], rtype: u32) -> Result<String, String> {
 fn patch_symbol_shndx(b: &mut [u8], symbol: &str, shndx: u16) -> Result<String, String> {
     const SHT_SYMTAB: u32 = 2;
     let shdrs = section_headers(b).ok_or("not an ELF64 little-endian file")?;
-    let symtab = shdrs.iter().find(|s| s.sh_type == SHT_SYMTAB).ok_or("no .symtab")?;
+    let symtab = shdrs
+        .iter()
+        .find(|s| s.sh_type == SHT_SYMTAB)
+        .ok_or("no .symtab")?;
     let strtab = shdrs.get(symtab.link as usize).ok_or("bad sh_link")?;
     let entsize = symtab.entsize.max(24);
     for i in 0..symtab.size / entsize {
@@ -503,15 +603,26 @@ fn corrupt_archive_member(b: &mut [u8], member: &str) -> Result<String, String> 
     while pos + 60 <= b.len() {
         let hdr = &b[pos..pos + 60];
         let raw_name = String::from_utf8_lossy(&hdr[0..16]).trim_end().to_string();
-        let size: usize = String::from_utf8_lossy(&hdr[48..58]).trim().parse().map_err(|_| "bad member size")?;
+        let size: usize = String::from_utf8_lossy(&hdr[48..58])
+            .trim()
+            .parse()
+            .map_err(|_| "bad member size")?;
         let data = pos + 60;
         let name = if raw_name == "//" {
-            long_names = b.get(data..data + size).ok_or("bad long name table")?.to_vec();
+            long_names = b
+                .get(data..data + size)
+                .ok_or("bad long name table")?
+                .to_vec();
             String::new()
-        } else if let Some(off) = raw_name.strip_prefix('/').and_then(|n| n.parse::<usize>().ok()) {
+        } else if let Some(off) = raw_name
+            .strip_prefix('/')
+            .and_then(|n| n.parse::<usize>().ok())
+        {
             let tail = long_names.get(off..).unwrap_or(&[]);
             let end = tail.iter().position(|&c| c == b'\n').unwrap_or(tail.len());
-            String::from_utf8_lossy(&tail[..end]).trim_end_matches('/').to_string()
+            String::from_utf8_lossy(&tail[..end])
+                .trim_end_matches('/')
+                .to_string()
         } else {
             raw_name.trim_end_matches('/').to_string()
         };
@@ -521,7 +632,9 @@ fn corrupt_archive_member(b: &mut [u8], member: &str) -> Result<String, String> 
             }
             let bogus = (size as u64) * 4 + 0x1000;
             b[data + 0x28..data + 0x30].copy_from_slice(&bogus.to_le_bytes());
-            return Ok(format!("set e_shoff of {member} to {bogus:#x} (member size {size:#x})"));
+            return Ok(format!(
+                "set e_shoff of {member} to {bogus:#x} (member size {size:#x})"
+            ));
         }
         pos = data + size + (size & 1);
     }
@@ -554,6 +667,8 @@ struct Ctx {
     linker: PathBuf,
     overridden: bool,
     shim: PathBuf,
+    /// Holds `ld`, a script that saves its arguments to `$RIVET_RECORD_ARGS` and runs the linker under test.
+    record_dir: PathBuf,
     have_gdb: bool,
 }
 
@@ -584,7 +699,10 @@ impl Job<'_> {
 
     fn cxx(&self) -> bool {
         let s = self.spec;
-        s.srcs.iter().chain(s.archives.iter().flat_map(|(a, _)| a.srcs.iter())).any(|n| is_cxx(n))
+        s.srcs
+            .iter()
+            .chain(s.archives.iter().flat_map(|(a, _)| a.srcs.iter()))
+            .any(|n| is_cxx(n))
     }
 
     fn src_path(&self, src: &str) -> PathBuf {
@@ -592,12 +710,16 @@ impl Job<'_> {
     }
 
     fn subst(&self, s: &str, objdir: &Path) -> String {
-        s.replace("{objdir}", &objdir.to_string_lossy()).replace("{casedir}", &self.spec.dir.to_string_lossy())
+        s.replace("{objdir}", &objdir.to_string_lossy())
+            .replace("{casedir}", &self.spec.dir.to_string_lossy())
     }
 
     fn compile(&mut self, src: &str, objdir: &Path, pic_flag: &str) -> Res<()> {
         let mut cmd = Command::new(self.compiler.driver(is_cxx(src)));
-        cmd.current_dir(objdir).stdin(Stdio::null()).arg("-c").arg(pic_flag);
+        cmd.current_dir(objdir)
+            .stdin(Stdio::null())
+            .arg("-c")
+            .arg(pic_flag);
         cmd.args(self.variant.flags());
         for f in &self.spec.cflags {
             cmd.arg(self.subst(f, objdir));
@@ -610,7 +732,11 @@ impl Job<'_> {
         cmd.arg("-o").arg(object_name(src)).arg(self.src_path(src));
         let out = self.exec(&mut cmd, COMPILE_TIMEOUT);
         if !out.success() {
-            return Err(format!("compiling {src} failed ({}): {}", out.status_text(), first_line(&out.stderr_str())));
+            return Err(format!(
+                "compiling {src} failed ({}): {}",
+                out.status_text(),
+                first_line(&out.stderr_str())
+            ));
         }
         Ok(())
     }
@@ -636,13 +762,19 @@ impl Job<'_> {
                 format!("truncated {file} to {len} bytes")
             }
             Mutation::RelocType { rtype, .. } => patch_reloc_type(&mut bytes, *rtype)?,
-            Mutation::SymbolShndx { symbol, shndx, .. } => patch_symbol_shndx(&mut bytes, symbol, *shndx)?,
+            Mutation::SymbolShndx { symbol, shndx, .. } => {
+                patch_symbol_shndx(&mut bytes, symbol, *shndx)?
+            }
             Mutation::CorruptMember { member, .. } => corrupt_archive_member(&mut bytes, member)?,
             Mutation::GarbageArchive { .. } => {
                 // The magic, then what claims to be the symbol index but has a size that is not a number.
                 bytes.extend_from_slice(b"!<arch>\n");
-                bytes.extend_from_slice(b"/               0           0     0     0       abc       `\n");
-                bytes.extend_from_slice(&[0xde, 0xad, 0xbe, 0xef, 0x00, 0xff, 0x7f, 0x45, 0x4c, 0x46]);
+                bytes.extend_from_slice(
+                    b"/               0           0     0     0       abc       `\n",
+                );
+                bytes.extend_from_slice(&[
+                    0xde, 0xad, 0xbe, 0xef, 0x00, 0xff, 0x7f, 0x45, 0x4c, 0x46,
+                ]);
                 format!("wrote garbage archive {file}")
             }
         };
@@ -657,7 +789,11 @@ impl Job<'_> {
         let spec = self.spec;
         let pic_flag = if pic { "-fPIE" } else { "-fno-pie" };
         let mut srcs: Vec<String> = spec.srcs.clone();
-        srcs.extend(spec.archives.iter().flat_map(|(a, _)| a.srcs.iter().cloned()));
+        srcs.extend(
+            spec.archives
+                .iter()
+                .flat_map(|(a, _)| a.srcs.iter().cloned()),
+        );
         for src in &srcs {
             self.compile(src, objdir, pic_flag)?;
         }
@@ -672,11 +808,17 @@ impl Job<'_> {
         for (lib, thin) in &spec.archives {
             let _ = std::fs::remove_file(objdir.join(&lib.name));
             let mut cmd = Command::new("ar");
-            cmd.current_dir(objdir).arg(if *thin { "rcsT" } else { "rcs" }).arg(&lib.name);
+            cmd.current_dir(objdir)
+                .arg(if *thin { "rcsT" } else { "rcs" })
+                .arg(&lib.name);
             cmd.args(lib.srcs.iter().map(|s| object_name(s)));
             let out = self.exec(&mut cmd, COMPILE_TIMEOUT);
             if !out.success() {
-                return Err(format!("ar {} failed: {}", lib.name, first_line(&out.stderr_str())));
+                return Err(format!(
+                    "ar {} failed: {}",
+                    lib.name,
+                    first_line(&out.stderr_str())
+                ));
             }
         }
         // Shared libraries are always linked by GNU ld: only executables are rivet's job here.
@@ -689,14 +831,20 @@ impl Job<'_> {
             for f in &spec.cflags {
                 cmd.arg(self.subst(f, objdir));
             }
-            cmd.arg("-o").arg(&lib.name).arg(format!("-Wl,-soname,{}", lib.name));
+            cmd.arg("-o")
+                .arg(&lib.name)
+                .arg(format!("-Wl,-soname,{}", lib.name));
             cmd.args(lib.srcs.iter().map(|s| object_name(s)));
             for f in &lib.flags {
                 cmd.arg(self.subst(f, objdir));
             }
             let out = self.exec(&mut cmd, LINK_TIMEOUT);
             if !out.success() {
-                return Err(format!("linking shared {} failed: {}", lib.name, first_line(&out.stderr_str())));
+                return Err(format!(
+                    "linking shared {} failed: {}",
+                    lib.name,
+                    first_line(&out.stderr_str())
+                ));
             }
         }
         for m in spec.mutations.iter().filter(|m| m.on_archive()) {
@@ -705,15 +853,30 @@ impl Job<'_> {
         Ok(())
     }
 
-    /// The driver command that links the executable `out`, by GNU ld (`reference`) or by the linker under test.
-    fn link_command(&self, kind: Kind, objdir: &Path, out: &Path, reference: bool) -> Command {
+    /// The driver command that links the executable `out`, by GNU ld (`reference`) or by the linker under test;
+    /// with `record`, through a script that saves the linker's arguments in that file first.
+    fn link_command(
+        &self,
+        kind: Kind,
+        objdir: &Path,
+        out: &Path,
+        reference: bool,
+        record: Option<&Path>,
+    ) -> Command {
         let spec = self.spec;
         let mut cmd = Command::new(self.compiler.driver(self.cxx()));
         cmd.current_dir(objdir).stdin(Stdio::null());
         if reference {
             cmd.args(self.compiler.reference_link_flags());
+        } else if let Some(file) = record {
+            let script = self.ctx.record_dir.join("ld");
+            cmd.args(self.compiler.test_link_flags(&script, &self.ctx.record_dir));
+            cmd.env("RIVET_RECORD_ARGS", file);
         } else {
-            cmd.args(self.compiler.test_link_flags(&self.ctx.linker, &self.ctx.shim));
+            cmd.args(
+                self.compiler
+                    .test_link_flags(&self.ctx.linker, &self.ctx.shim),
+            );
         }
         cmd.arg(kind.link_flag()).args(self.variant.flags());
         for f in spec.cflags.iter().chain(spec.ldflags.iter()) {
@@ -728,10 +891,21 @@ impl Job<'_> {
     }
 
     fn link(&mut self, kind: Kind, objdir: &Path, out: &Path, reference: bool) -> Outcome {
+        self.link_recorded(kind, objdir, out, reference, None)
+    }
+
+    fn link_recorded(
+        &mut self,
+        kind: Kind,
+        objdir: &Path,
+        out: &Path,
+        reference: bool,
+        record: Option<&Path>,
+    ) -> Outcome {
         if let Some(parent) = out.parent() {
             let _ = std::fs::create_dir_all(parent);
         }
-        let mut cmd = self.link_command(kind, objdir, out, reference);
+        let mut cmd = self.link_command(kind, objdir, out, reference, record);
         self.exec(&mut cmd, LINK_TIMEOUT)
     }
 
@@ -742,7 +916,9 @@ impl Job<'_> {
         // Both executables see the same argv[0] and working directory.
         cmd.arg0("./prog").current_dir(exe.parent().unwrap());
         cmd.args(&spec.args);
-        cmd.env_remove("LD_LIBRARY_PATH").env_remove("LD_PRELOAD").env("LC_ALL", "C");
+        cmd.env_remove("LD_LIBRARY_PATH")
+            .env_remove("LD_PRELOAD")
+            .env("LC_ALL", "C");
         if spec.ld_library_path {
             cmd.env("LD_LIBRARY_PATH", objdir);
         }
@@ -755,7 +931,10 @@ impl Job<'_> {
                     cmd.stdin(file);
                 }
                 Err(e) => {
-                    return Outcome { spawn_error: Some(format!("stdin {f}: {e}")), ..Default::default() };
+                    return Outcome {
+                        spawn_error: Some(format!("stdin {f}: {e}")),
+                        ..Default::default()
+                    };
                 }
             },
             None => {
@@ -779,9 +958,16 @@ impl Job<'_> {
     fn nm_has(&mut self, exe: &Path, sym: &str) -> Res<bool> {
         let out = common::tool("nm", &[&exe.to_string_lossy()], None);
         if !out.success() {
-            return Err(format!("nm {} failed: {}", exe.display(), first_line(&out.stderr_str())));
+            return Err(format!(
+                "nm {} failed: {}",
+                exe.display(),
+                first_line(&out.stderr_str())
+            ));
         }
-        Ok(out.stdout_str().lines().any(|l| l.split_whitespace().nth(2) == Some(sym)))
+        Ok(out
+            .stdout_str()
+            .lines()
+            .any(|l| l.split_whitespace().nth(2) == Some(sym)))
     }
 
     /// A fact about one executable that must be the same for both links (addr2line, gdb).
@@ -789,19 +975,40 @@ impl Job<'_> {
         match what {
             CheckWhat::Addr2line(sym) => {
                 let addr = self.nm_address(exe, sym)?;
-                let out = common::tool("addr2line", &["-f", "-e", &exe.to_string_lossy(), &addr], None);
+                let out = common::tool(
+                    "addr2line",
+                    &["-f", "-e", &exe.to_string_lossy(), &addr],
+                    None,
+                );
                 self.log.push_str(&out.log());
                 let text = out.stdout_str().trim().to_string();
                 if !out.success() || text.contains("??") || !text.starts_with(sym.as_str()) {
-                    return Err(format!("addr2line {sym} in {}: {:?}", exe.display(), text.replace('\n', " ")));
+                    return Err(format!(
+                        "addr2line {sym} in {}: {:?}",
+                        exe.display(),
+                        text.replace('\n', " ")
+                    ));
                 }
                 Ok(text)
             }
             CheckWhat::Gdb(func) => {
                 let exe_s = exe.to_string_lossy().into_owned();
                 let mut cmd = Command::new("gdb");
-                cmd.args(["-nx", "-batch", "-ex", &format!("break {func}"), "-ex", "run", "-ex", "bt", "-ex", "kill"]);
-                cmd.arg(&exe_s).current_dir(exe.parent().unwrap()).stdin(Stdio::null());
+                cmd.args([
+                    "-nx",
+                    "-batch",
+                    "-ex",
+                    &format!("break {func}"),
+                    "-ex",
+                    "run",
+                    "-ex",
+                    "bt",
+                    "-ex",
+                    "kill",
+                ]);
+                cmd.arg(&exe_s)
+                    .current_dir(exe.parent().unwrap())
+                    .stdin(Stdio::null());
                 cmd.env("LD_LIBRARY_PATH", objdir);
                 let out = self.exec(&mut cmd, Duration::from_secs(120));
                 let text = out.stdout_str();
@@ -811,8 +1018,14 @@ impl Job<'_> {
                     .map(common::strip_addresses)
                     .collect();
                 let stop = format!("Breakpoint 1, {func} ");
-                if !facts.iter().any(|l| l.starts_with(&stop) && l.contains(" at ")) {
-                    return Err(format!("gdb did not stop in {func} with a source line in {}", exe.display()));
+                if !facts
+                    .iter()
+                    .any(|l| l.starts_with(&stop) && l.contains(" at "))
+                {
+                    return Err(format!(
+                        "gdb did not stop in {func} with a source line in {}",
+                        exe.display()
+                    ));
                 }
                 Ok(facts.join("\n"))
             }
@@ -821,12 +1034,20 @@ impl Job<'_> {
     }
 
     /// Checks that hold for one executable on its own (nm, readelf).
-    fn check_alone(&mut self, exe: &Path, objdir: &Path, what: &CheckWhat, stdout: &str) -> Res<()> {
+    fn check_alone(
+        &mut self,
+        exe: &Path,
+        objdir: &Path,
+        what: &CheckWhat,
+        stdout: &str,
+    ) -> Res<()> {
         let who = exe.display();
         match what {
             CheckWhat::NmAbsent(sym) => {
                 if self.nm_has(exe, sym)? {
-                    return Err(format!("{who}: symbol {sym} should have been dropped but nm lists it"));
+                    return Err(format!(
+                        "{who}: symbol {sym} should have been dropped but nm lists it"
+                    ));
                 }
             }
             CheckWhat::NmPresent(sym) => {
@@ -834,7 +1055,11 @@ impl Job<'_> {
                     return Err(format!("{who}: nm does not list symbol {sym}"));
                 }
             }
-            CheckWhat::Readelf { flags, pattern, negate } => {
+            CheckWhat::Readelf {
+                flags,
+                pattern,
+                negate,
+            } => {
                 let mut args: Vec<String> = flags.clone();
                 args.push(exe.to_string_lossy().into_owned());
                 let argv: Vec<&str> = args.iter().map(String::as_str).collect();
@@ -845,7 +1070,10 @@ impl Job<'_> {
                 if found == *negate {
                     self.log.push_str(&out.log());
                     let verb = if *negate { "contains" } else { "lacks" };
-                    return Err(format!("{who}: readelf {} {verb} {pattern:?}", flags.join(" ")));
+                    return Err(format!(
+                        "{who}: readelf {} {verb} {pattern:?}",
+                        flags.join(" ")
+                    ));
                 }
             }
             CheckWhat::StdoutContains(s) => {
@@ -873,12 +1101,22 @@ impl Job<'_> {
         self.note(&format!("\n===== {} (reference: GNU ld)", kind.name()));
         let r = self.link(kind, &objdir, &ref_exe, true);
         if !r.success() {
-            return Err(format!("reference link (GNU ld) failed: {}", first_error_line(&r.stderr_str())));
+            return Err(format!(
+                "reference link (GNU ld) failed: {}",
+                first_error_line(&r.stderr_str())
+            ));
         }
-        self.note(&format!("\n===== {} (under test: {})", kind.name(), self.ctx.linker.display()));
+        self.note(&format!(
+            "\n===== {} (under test: {})",
+            kind.name(),
+            self.ctx.linker.display()
+        ));
         let t = self.link(kind, &objdir, &test_exe, false);
         if !t.success() {
-            return Err(format!("link failed: {}", first_error_line(&t.stderr_str())));
+            return Err(format!(
+                "link failed: {}",
+                first_error_line(&t.stderr_str())
+            ));
         }
         let rr = self.run_program(&ref_exe, &objdir);
         if rr.code != Some(self.spec.exit) {
@@ -891,18 +1129,36 @@ impl Job<'_> {
         }
         let tr = self.run_program(&test_exe, &objdir);
         if tr.code != rr.code || tr.signal.is_some() || tr.timed_out {
-            return Err(format!(
-                "program ended with {} but the GNU ld build with {}; stderr: {}",
+            let mut msg = format!(
+                "program ended with {} but the GNU ld build with {}",
                 tr.status_text(),
-                rr.status_text(),
-                first_line(&tr.stderr_str())
-            ));
+                rr.status_text()
+            );
+            if tr.stdout != rr.stdout {
+                msg.push_str(&format!(
+                    "; stdout {}",
+                    first_difference(&rr.stdout, &tr.stdout)
+                ));
+            }
+            let err = first_line(&tr.stderr_str());
+            if !err.is_empty() {
+                msg.push_str(&format!("; stderr: {err}"));
+            }
+            return Err(msg);
         }
         if tr.stdout != rr.stdout {
-            return Err(format!("stdout differs from the GNU ld build: {}", first_difference(&rr.stdout, &tr.stdout)));
+            return Err(format!(
+                "stdout differs from the GNU ld build: {}",
+                first_difference(&rr.stdout, &tr.stdout)
+            ));
         }
-        let checks: Vec<Check> =
-            self.spec.checks.iter().filter(|c| c.only_kind.is_none_or(|k| k == kind)).cloned().collect();
+        let checks: Vec<Check> = self
+            .spec
+            .checks
+            .iter()
+            .filter(|c| c.only_kind.is_none_or(|k| k == kind))
+            .cloned()
+            .collect();
         let (ref_out, test_out) = (rr.stdout_str(), tr.stdout_str());
         for c in &checks {
             match &c.what {
@@ -911,14 +1167,19 @@ impl Job<'_> {
                         self.note("# gdb not installed: gdb check skipped");
                         continue;
                     }
-                    let want = self.probe(&ref_exe, &objdir, &c.what).map_err(|e| format!("reference: {e}"))?;
+                    let want = self
+                        .probe(&ref_exe, &objdir, &c.what)
+                        .map_err(|e| format!("reference: {e}"))?;
                     let got = self.probe(&test_exe, &objdir, &c.what)?;
                     if want != got {
-                        return Err(format!("debug info differs: GNU ld {want:?}, under test {got:?}"));
+                        return Err(format!(
+                            "debug info differs: GNU ld {want:?}, under test {got:?}"
+                        ));
                     }
                 }
                 _ => {
-                    self.check_alone(&ref_exe, &objdir, &c.what, &ref_out).map_err(|e| format!("reference: {e}"))?;
+                    self.check_alone(&ref_exe, &objdir, &c.what, &ref_out)
+                        .map_err(|e| format!("reference: {e}"))?;
                     self.check_alone(&test_exe, &objdir, &c.what, &test_out)?;
                 }
             }
@@ -931,55 +1192,97 @@ impl Job<'_> {
     fn run_error_kind(&mut self, kind: Kind) -> Res<()> {
         let objdir = self.dir.join(if kind.pic() { "pic" } else { "nopic" });
         let kdir = self.dir.join(kind.name());
-        self.note(&format!("\n===== {} (reference: GNU ld, must fail)", kind.name()));
+        self.note(&format!(
+            "\n===== {} (reference: GNU ld, must fail)",
+            kind.name()
+        ));
         let r = self.link(kind, &objdir, &kdir.join("ref/prog"), true);
         if r.success() {
-            return Err("reference link (GNU ld) succeeded: the case does not make a bad input".into());
+            return Err(
+                "reference link (GNU ld) succeeded: the case does not make a bad input".into(),
+            );
         }
         let r_err = r.stderr_str();
         for p in &self.spec.bfd_errors {
             if !r_err.contains(p.as_str()) {
-                return Err(format!("reference (GNU ld) error output lacks {p:?}: {}", first_error_line(&r_err)));
+                return Err(format!(
+                    "reference (GNU ld) error output lacks {p:?}: {}",
+                    first_error_line(&r_err)
+                ));
             }
         }
         let overridden = self.ctx.overridden;
-        // 1. No output file existed: none may be left behind, nor a temporary file beside it.
-        self.note(&format!("\n===== {} (under test, fresh output directory)", kind.name()));
+        // 1. Through the driver, no output file yet: none may be left behind, nor a temporary file beside it.
+        self.note(&format!(
+            "\n===== {} (under test, through the driver, fresh output directory)",
+            kind.name()
+        ));
         let fresh = kdir.join("rivet-fresh");
         common::fresh_dir(&fresh);
-        let t = self.link(kind, &objdir, &fresh.join("prog"), false);
+        let args_file = kdir.join("linker-args");
+        let _ = std::fs::remove_file(&args_file);
+        let out_path = fresh.join("prog");
+        let t = self.link_recorded(kind, &objdir, &out_path, false, Some(&args_file));
         self.expect_link_error(&t, overridden)?;
-        let left: Vec<String> = std::fs::read_dir(&fresh)
-            .map(|d| d.filter_map(|e| e.ok()).map(|e| e.file_name().to_string_lossy().into_owned()).collect())
-            .unwrap_or_default();
+        let left = dir_entries(&fresh);
         if !left.is_empty() {
-            return Err(format!("failed link left files behind: {}", left.join(", ")));
+            return Err(format!(
+                "failed link left files behind: {}",
+                left.join(", ")
+            ));
         }
-        // 2. An output file existed: it must be unchanged, and nothing else may appear.
-        self.note(&format!("\n===== {} (under test, existing output file)", kind.name()));
-        let existing = kdir.join("rivet-existing");
-        common::fresh_dir(&existing);
-        let sentinel: Vec<u8> = b"#!/bin/sh\necho 'an older output'\n".iter().copied().chain(0..=255u8).collect();
-        let out_path = existing.join("prog");
+        // 2. The linker run directly with the same arguments over an existing output file, because drivers get in
+        //    the way (clang deletes the output of a failed link itself): exit status exactly 1, the old file
+        //    byte-for-byte unchanged, nothing new beside it.
+        self.note(&format!(
+            "\n===== {} (under test, run directly, existing output file)",
+            kind.name()
+        ));
+        let raw = std::fs::read(&args_file)
+            .map_err(|e| format!("the recording shim saved no arguments: {e}"))?;
+        let mut args: Vec<std::ffi::OsString> = raw
+            .split(|&b| b == 0)
+            .map(|a| std::os::unix::ffi::OsStrExt::from_bytes(a))
+            .map(|a: &std::ffi::OsStr| a.to_os_string())
+            .collect();
+        args.pop(); // the empty piece after the last NUL
+        let sentinel: Vec<u8> = b"#!/bin/sh\necho 'an older output'\n"
+            .iter()
+            .copied()
+            .chain(0..=255u8)
+            .collect();
         std::fs::write(&out_path, &sentinel).map_err(|e| e.to_string())?;
-        let t = self.link(kind, &objdir, &out_path, false);
-        self.expect_link_error(&t, overridden)?;
+        let mut cmd = Command::new(&self.ctx.linker);
+        cmd.args(&args)
+            .current_dir(&objdir)
+            .stdin(Stdio::null())
+            .env_remove("RIVET_RECORD_ARGS");
+        let t = self.exec(&mut cmd, LINK_TIMEOUT);
+        if t.code != Some(1) {
+            return Err(format!(
+                "linker run directly ended with {}, want exit 1: {}",
+                t.status_text(),
+                first_error_line(&t.stderr_str())
+            ));
+        }
+        self.check_error_messages(&t.stderr_str(), overridden)?;
         match std::fs::read(&out_path) {
             Ok(b) if b == sentinel => {}
             Ok(_) => return Err("failed link changed the existing output file".into()),
-            Err(_) if overridden => self.note("# the overriding linker removed the old output (GNU ld does)"),
+            Err(_) if overridden => {
+                self.note("# the overriding linker removed the old output (GNU ld does)")
+            }
             Err(_) => return Err("failed link removed the existing output file".into()),
         }
-        let left: Vec<String> = std::fs::read_dir(&existing)
-            .map(|d| {
-                d.filter_map(|e| e.ok())
-                    .map(|e| e.file_name().to_string_lossy().into_owned())
-                    .filter(|n| n != "prog")
-                    .collect()
-            })
-            .unwrap_or_default();
+        let left: Vec<String> = dir_entries(&fresh)
+            .into_iter()
+            .filter(|n| n != "prog")
+            .collect();
         if !left.is_empty() {
-            return Err(format!("failed link left files behind: {}", left.join(", ")));
+            return Err(format!(
+                "failed link left files behind: {}",
+                left.join(", ")
+            ));
         }
         Ok(())
     }
@@ -991,24 +1294,57 @@ impl Job<'_> {
         }
         match self.compiler.linker_exit_code(&err) {
             Some(1) => {}
-            Some(n) => return Err(format!("linker exit status {n}, want 1: {}", first_error_line(&err))),
-            None => return Err(format!("linker did not exit normally: {}", first_error_line(&err))),
+            Some(n) => {
+                return Err(format!(
+                    "linker exit status {n}, want 1: {}",
+                    first_error_line(&err)
+                ));
+            }
+            None => {
+                return Err(format!(
+                    "linker did not exit normally: {}",
+                    first_error_line(&err)
+                ));
+            }
         }
+        self.check_error_messages(&err, overridden)
+    }
+
+    fn check_error_messages(&mut self, err: &str, overridden: bool) -> Res<()> {
         if overridden {
             self.note("# RIVET_TEST_LINKER set: lld-style message checks skipped");
             return Ok(());
         }
         for p in &self.spec.errors {
             if !err.contains(p.as_str()) {
-                return Err(format!("error output lacks {p:?}; got: {}", first_error_line(&err)));
+                return Err(format!(
+                    "error output lacks {p:?}; got: {}",
+                    first_error_line(err)
+                ));
             }
         }
         Ok(())
     }
 }
 
+fn dir_entries(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .map(|d| {
+            d.filter_map(|e| e.ok())
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    v.sort();
+    v
+}
+
 fn first_line(s: &str) -> String {
-    s.lines().find(|l| !l.trim().is_empty()).unwrap_or("").trim().to_string()
+    s.lines()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("")
+        .trim()
+        .to_string()
 }
 
 /// The most telling line of a driver's stderr: the linker's first error line, else its first line, else the
@@ -1018,7 +1354,9 @@ fn first_error_line(s: &str) -> String {
     let lines: Vec<&str> = s.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
     lines
         .iter()
-        .find(|l| !driver(l) && (l.contains("error") || l.contains("panicked") || l.contains("undefined")))
+        .find(|l| {
+            !driver(l) && (l.contains("error") || l.contains("panicked") || l.contains("undefined"))
+        })
         .or_else(|| lines.iter().find(|l| !driver(l)))
         .or_else(|| lines.first())
         .map(|l| l.to_string())
@@ -1035,16 +1373,43 @@ fn first_difference(want: &[u8], got: &[u8]) -> String {
         match (wl.next(), gl.next()) {
             (Some(a), Some(b)) if a == b => n += 1,
             (None, None) => return "only in line endings".into(),
-            (a, b) => return format!("line {n}: GNU ld {:?}, under test {:?}", a.unwrap_or("<end>"), b.unwrap_or("<end>")),
+            (a, b) => {
+                return format!(
+                    "line {n}: GNU ld {:?}, under test {:?}",
+                    a.unwrap_or("<end>"),
+                    b.unwrap_or("<end>")
+                );
+            }
         }
     }
 }
 
-fn run_job(spec: &Spec, compiler: Compiler, variant: Variant, kinds: &[Kind], ctx: &Ctx) -> JobResult {
-    let dir = common::work_root().join("programs").join(&spec.name).join(format!("{}-{}", compiler.name(), variant.name()));
+fn run_job(
+    spec: &Spec,
+    compiler: Compiler,
+    variant: Variant,
+    kinds: &[Kind],
+    ctx: &Ctx,
+) -> JobResult {
+    let dir = common::work_root()
+        .join("programs")
+        .join(&spec.name)
+        .join(format!("{}-{}", compiler.name(), variant.name()));
     common::fresh_dir(&dir);
-    let mut job = Job { spec, compiler, variant, ctx, dir: dir.clone(), log: String::new() };
-    job.note(&format!("case {} / {} / {}", spec.name, compiler.name(), variant.name()));
+    let mut job = Job {
+        spec,
+        compiler,
+        variant,
+        ctx,
+        dir: dir.clone(),
+        log: String::new(),
+    };
+    job.note(&format!(
+        "case {} / {} / {}",
+        spec.name,
+        compiler.name(),
+        variant.name()
+    ));
     let mut results = Vec::new();
     let mut built: BTreeMap<bool, Res<()>> = BTreeMap::new();
     for &kind in kinds {
@@ -1056,7 +1421,11 @@ fn run_job(spec: &Spec, compiler: Compiler, variant: Variant, kinds: &[Kind], ct
         let status = match &built[&kind.pic()] {
             Err(e) => Status::Fail(format!("building inputs: {e}")),
             Ok(()) => {
-                let r = if spec.expect_error { job.run_error_kind(kind) } else { job.run_kind(kind) };
+                let r = if spec.expect_error {
+                    job.run_error_kind(kind)
+                } else {
+                    job.run_kind(kind)
+                };
                 match r {
                     Ok(()) => Status::Pass,
                     Err(e) => Status::Fail(e),
@@ -1070,7 +1439,13 @@ fn run_job(spec: &Spec, compiler: Compiler, variant: Variant, kinds: &[Kind], ct
     }
     let log_path = dir.join("log.txt");
     let _ = std::fs::write(&log_path, &job.log);
-    JobResult { case: spec.name.clone(), compiler, variant, kinds: results, log_path }
+    JobResult {
+        case: spec.name.clone(),
+        compiler,
+        variant,
+        kinds: results,
+        log_path,
+    }
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -1079,8 +1454,18 @@ fn run_job(spec: &Spec, compiler: Compiler, variant: Variant, kinds: &[Kind], ct
 #[test]
 fn programs() {
     let (linker, overridden) = common::linker_under_test();
-    assert!(linker.exists(), "linker under test {} does not exist", linker.display());
-    let ctx = Ctx { shim: common::ld_shim_dir(&linker, "programs"), linker, overridden, have_gdb: common::have_tool("gdb") };
+    assert!(
+        linker.exists(),
+        "linker under test {} does not exist",
+        linker.display()
+    );
+    let ctx = Ctx {
+        shim: common::ld_shim_dir(&linker, "programs"),
+        record_dir: common::recording_shim_dir(&linker, "programs"),
+        linker,
+        overridden,
+        have_gdb: common::have_tool("gdb"),
+    };
     if !ctx.have_gdb {
         eprintln!("WARNING: gdb not found: gdb checks are skipped (apt-get install gdb)");
     }
@@ -1090,17 +1475,33 @@ fn programs() {
     let kind_filter = env_filter("RIVET_KIND");
     let var_filter = env_filter("RIVET_VARIANT");
     let specs = load_specs();
-    let specs: Vec<Spec> = specs.into_iter().filter(|s| passes(&case_filter, &s.name, false)).collect();
+    let specs: Vec<Spec> = specs
+        .into_iter()
+        .filter(|s| passes(&case_filter, &s.name, false))
+        .collect();
     assert!(!specs.is_empty(), "RIVET_CASE matches no case");
 
     let mut queue = VecDeque::new();
     for (i, spec) in specs.iter().enumerate() {
-        let kinds: Vec<Kind> = spec.kinds.iter().copied().filter(|k| passes(&kind_filter, k.name(), true)).collect();
+        let kinds: Vec<Kind> = spec
+            .kinds
+            .iter()
+            .copied()
+            .filter(|k| passes(&kind_filter, k.name(), true))
+            .collect();
         if kinds.is_empty() {
             continue;
         }
-        for &c in spec.compilers.iter().filter(|c| compilers.contains(c) && passes(&comp_filter, c.name(), true)) {
-            for &v in spec.variants.iter().filter(|v| passes(&var_filter, v.name(), true)) {
+        for &c in spec
+            .compilers
+            .iter()
+            .filter(|c| compilers.contains(c) && passes(&comp_filter, c.name(), true))
+        {
+            for &v in spec
+                .variants
+                .iter()
+                .filter(|v| passes(&var_filter, v.name(), true))
+            {
                 queue.push_back((i, c, v, kinds.clone()));
             }
         }
@@ -1111,7 +1512,11 @@ fn programs() {
         specs.len(),
         common::jobs(),
         ctx.linker.display(),
-        if ctx.overridden { " (RIVET_TEST_LINKER)" } else { "" }
+        if ctx.overridden {
+            " (RIVET_TEST_LINKER)"
+        } else {
+            ""
+        }
     );
     let queue = Mutex::new(queue);
     let results: Mutex<Vec<JobResult>> = Mutex::new(Vec::new());
@@ -1120,7 +1525,9 @@ fn programs() {
         for _ in 0..common::jobs() {
             scope.spawn(|| {
                 loop {
-                    let Some((i, c, v, kinds)) = queue.lock().unwrap().pop_front() else { break };
+                    let Some((i, c, v, kinds)) = queue.lock().unwrap().pop_front() else {
+                        break;
+                    };
                     let r = run_job(&specs[i], c, v, &kinds, &ctx);
                     let failed = r.kinds.iter().any(|k| k.status != Status::Pass);
                     let mut d = done.lock().unwrap();
@@ -1145,8 +1552,50 @@ fn programs() {
     let _ = std::fs::write(&summary, &report);
     eprintln!("{report}");
     eprintln!("(summary written to {})", summary.display());
-    let failures = results.iter().flat_map(|r| r.kinds.iter()).filter(|k| k.status != Status::Pass).count();
-    assert_eq!(failures, 0, "{failures} program test(s) failed; see the table above");
+    // Known failures (tests/programs/KNOWN_FAILURES: `case compiler kind`, `*` matches anything) are listed but do
+    // not fail the suite; each line there says what is missing in rivet. A known failure that passes is reported
+    // so the line can be removed.
+    let known = load_known_failures();
+    let mut unexpected = 0;
+    for r in &results {
+        for k in &r.kinds {
+            let is_known = known.iter().any(|(c, comp, kind)| {
+                (c == "*" || *c == r.case)
+                    && (comp == "*" || comp == r.compiler.name())
+                    && (kind == "*" || kind == k.kind.name())
+            });
+            match (k.status != Status::Pass, is_known) {
+                (true, false) => unexpected += 1,
+                (true, true) => {
+                    eprintln!(
+                        "known failure: {} {} {} {}",
+                        r.case,
+                        r.compiler.name(),
+                        r.variant.name(),
+                        k.kind.name()
+                    )
+                }
+                _ => {}
+            }
+        }
+    }
+    assert_eq!(
+        unexpected, 0,
+        "{unexpected} program test(s) failed that are not in tests/programs/KNOWN_FAILURES"
+    );
+}
+
+fn load_known_failures() -> Vec<(String, String, String)> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/programs/KNOWN_FAILURES");
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    text.lines()
+        .map(|l| l.split('#').next().unwrap_or("").trim())
+        .filter(|l| !l.is_empty())
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            (f.len() == 3).then(|| (f[0].to_string(), f[1].to_string(), f[2].to_string()))
+        })
+        .collect()
 }
 
 /// A table with a row per case and a column per compiler and kind, then one line per failure.
@@ -1154,7 +1603,9 @@ fn report(specs: &[Spec], compilers: &[Compiler], results: &[JobResult]) -> Stri
     let mut cell: BTreeMap<(&str, Compiler, Kind), Vec<(Variant, bool)>> = BTreeMap::new();
     for r in results {
         for k in &r.kinds {
-            cell.entry((&r.case, r.compiler, k.kind)).or_default().push((r.variant, k.status == Status::Pass));
+            cell.entry((&r.case, r.compiler, k.kind))
+                .or_default()
+                .push((r.variant, k.status == Status::Pass));
         }
     }
     let mut s = String::new();
@@ -1174,7 +1625,11 @@ fn report(specs: &[Spec], compilers: &[Compiler], results: &[JobResult]) -> Stri
                 let text = match cell.get(&(spec.name.as_str(), c, k)) {
                     None => "-".to_string(),
                     Some(v) => {
-                        let bad: Vec<&str> = v.iter().filter(|(_, ok)| !ok).map(|(var, _)| var.name()).collect();
+                        let bad: Vec<&str> = v
+                            .iter()
+                            .filter(|(_, ok)| !ok)
+                            .map(|(var, _)| var.name())
+                            .collect();
                         pass += v.len() - bad.len();
                         fail += bad.len();
                         if bad.is_empty() {
@@ -1191,7 +1646,10 @@ fn report(specs: &[Spec], compilers: &[Compiler], results: &[JobResult]) -> Stri
         }
         s.push('\n');
     }
-    let _ = writeln!(s, "\n{pass} passed, {fail} failed (each cell covers the variants O0, O2g, sections)");
+    let _ = writeln!(
+        s,
+        "\n{pass} passed, {fail} failed (each cell covers the variants O0, O2g, sections)"
+    );
     for r in results {
         for k in &r.kinds {
             if let Status::Fail(e) = &k.status {
@@ -1218,9 +1676,13 @@ fn report(specs: &[Spec], compilers: &[Compiler], results: &[JobResult]) -> Stri
 fn harness_parses_linker_exit_codes() {
     let gcc = "/usr/bin/ld: x\ncollect2: error: ld returned 1 exit status\n";
     assert_eq!(Compiler::Gcc.linker_exit_code(gcc), Some(1));
-    let clang = "clang-19: error: linker command failed with exit code 1 (use -v to see invocation)\n";
+    let clang =
+        "clang-19: error: linker command failed with exit code 1 (use -v to see invocation)\n";
     assert_eq!(Compiler::Clang.linker_exit_code(clang), Some(1));
-    assert_eq!(Compiler::Gcc.linker_exit_code("collect2: fatal error: ld terminated with signal 11"), None);
+    assert_eq!(
+        Compiler::Gcc.linker_exit_code("collect2: fatal error: ld terminated with signal 11"),
+        None
+    );
 }
 
 #[test]
@@ -1232,5 +1694,8 @@ fn harness_parses_every_spec() {
 #[test]
 fn harness_strips_addresses() {
     let a = "#1  0x0000555555555159 in main () at g.c:3, tag=0x402004 \"x\" 0xzz";
-    assert_eq!(common::strip_addresses(a), "#1 # in main () at g.c:3, tag=# \"x\" 0xzz");
+    assert_eq!(
+        common::strip_addresses(a),
+        "#1 # in main () at g.c:3, tag=# \"x\" 0xzz"
+    );
 }

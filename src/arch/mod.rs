@@ -27,7 +27,13 @@ pub trait Arch: Send + Sync + 'static {
 
     /// Applies the relocations of section `s` of object `f` to `out`, its bytes in the output (already copied),
     /// emitting the dynamic relocations that scan counted into `dyn_out`.
-    fn apply_section(cx: &WriteCx, f: usize, s: usize, out: &mut [u8], dyn_out: &mut DynRelSink) -> Result<(), String>;
+    fn apply_section(
+        cx: &WriteCx,
+        f: usize,
+        s: usize,
+        out: &mut [u8],
+        dyn_out: &mut DynRelSink,
+    ) -> Result<(), String>;
 
     fn write_plt0(out: &mut [u8], plt_addr: u64, gotplt_addr: u64);
     fn write_plt_entry(out: &mut [u8], entry_addr: u64, slot_addr: u64, index: u32, plt_addr: u64);

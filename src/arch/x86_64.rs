@@ -105,7 +105,11 @@ fn decide(m: &Mode, r_type: u32, p: Props, writable: bool, data: &[u8], off: u64
                     Action::Abs
                 }
             } else if p.ifunc {
-                if m.pic || m.dynamic { Action::DynIrelative } else { Action::Plt }
+                if m.pic || m.dynamic {
+                    Action::DynIrelative
+                } else {
+                    Action::Plt
+                }
             } else if m.pic && !p.absolute {
                 Action::DynRelative
             } else {
@@ -113,11 +117,17 @@ fn decide(m: &Mode, r_type: u32, p: Props, writable: bool, data: &[u8], off: u64
             }
         }
         R_X86_64_PC32 | R_X86_64_PC64 | R_X86_64_PC16 | R_X86_64_PC8 => {
-            if p.ifunc || (p.imported && p.func) { Action::Plt } else { Action::Pc }
+            if p.ifunc || (p.imported && p.func) {
+                Action::Plt
+            } else {
+                Action::Pc
+            }
         }
         R_X86_64_32 | R_X86_64_32S | R_X86_64_16 | R_X86_64_8 => {
             if m.pic && !p.absolute {
-                Action::Error("can not be used when making a PIE object or shared object; recompile with -fPIC")
+                Action::Error(
+                    "can not be used when making a PIE object or shared object; recompile with -fPIC",
+                )
             } else if p.ifunc || (p.imported && p.func) {
                 Action::Plt
             } else {
@@ -125,15 +135,23 @@ fn decide(m: &Mode, r_type: u32, p: Props, writable: bool, data: &[u8], off: u64
             }
         }
         R_X86_64_PLT32 | R_X86_64_PLTOFF64 => {
-            if p.imported || p.ifunc { Action::Plt } else { Action::Pc }
+            if p.imported || p.ifunc {
+                Action::Plt
+            } else {
+                Action::Pc
+            }
         }
         R_X86_64_GOTPCREL | R_X86_64_GOTPCRELX | R_X86_64_REX_GOTPCRELX => {
             let relaxable = r_type != R_X86_64_GOTPCREL && !p.imported && !p.ifunc && !p.absolute;
             if relaxable {
                 match (byte(data, off - 2), byte(data, off - 1)) {
                     (Some(0x8b), _) => return Action::RelaxGotToLea,
-                    (Some(0xff), Some(0x15)) if r_type == R_X86_64_GOTPCRELX => return Action::RelaxGotCall,
-                    (Some(0xff), Some(0x25)) if r_type == R_X86_64_GOTPCRELX => return Action::RelaxGotJmp,
+                    (Some(0xff), Some(0x15)) if r_type == R_X86_64_GOTPCRELX => {
+                        return Action::RelaxGotCall;
+                    }
+                    (Some(0xff), Some(0x25)) if r_type == R_X86_64_GOTPCRELX => {
+                        return Action::RelaxGotJmp;
+                    }
                     _ => {}
                 }
             }
@@ -143,7 +161,11 @@ fn decide(m: &Mode, r_type: u32, p: Props, writable: bool, data: &[u8], off: u64
         R_X86_64_GOTOFF64 => Action::GotOff,
         R_X86_64_GOTPC32 | R_X86_64_GOTPC64 => Action::GotPc,
         R_X86_64_TPOFF32 | R_X86_64_TPOFF64 => {
-            if m.exe { Action::TpOff } else { Action::Error("local-exec TLS can not be used in a shared object") }
+            if m.exe {
+                Action::TpOff
+            } else {
+                Action::Error("local-exec TLS can not be used in a shared object")
+            }
         }
         R_X86_64_GOTTPOFF => {
             if m.exe && !p.imported {
@@ -165,7 +187,11 @@ fn decide(m: &Mode, r_type: u32, p: Props, writable: bool, data: &[u8], off: u64
             }
         }
         R_X86_64_TLSLD => {
-            if m.exe { Action::TlsLdToLe } else { Action::Error("local-dynamic TLS in shared objects is not supported yet") }
+            if m.exe {
+                Action::TlsLdToLe
+            } else {
+                Action::Error("local-dynamic TLS in shared objects is not supported yet")
+            }
         }
         R_X86_64_DTPOFF32 | R_X86_64_DTPOFF64 => Action::DtpOff,
         R_X86_64_GOTPC32_TLSDESC => {
@@ -203,10 +229,22 @@ fn type_name(r_type: u32) -> String {
 }
 
 fn mode_of_scan(cx: &ScanCx) -> Mode {
-    Mode { pic: cx.pic(), exe: cx.is_exe(), dynamic: cx.dynamic() }
+    Mode {
+        pic: cx.pic(),
+        exe: cx.is_exe(),
+        dynamic: cx.dynamic(),
+    }
 }
 
-fn reloc_error(res: &crate::resolve::Resolved, f: usize, s: usize, off: u64, r_type: u32, sym: &SymRef, why: &str) -> String {
+fn reloc_error(
+    res: &crate::resolve::Resolved,
+    f: usize,
+    s: usize,
+    off: u64,
+    r_type: u32,
+    sym: &SymRef,
+    why: &str,
+) -> String {
     let o = &res.objects[f];
     let name = if sym.id as usize >= res.num_globals() {
         String::from_utf8_lossy(o.sym_name(sym_index_of(sym))).into_owned()
@@ -262,7 +300,11 @@ impl Arch for X86_64 {
             let off = r.r_offset.get(LE);
             let r_type = r.r_type(LE, false);
             let Some(sym) = cx.lookup(f, r.r_sym(LE, false) as usize) else {
-                out.errors.push(format!("{}:({}+0x{off:x}): invalid symbol index", o.name, o.section_name(s as u32)));
+                out.errors.push(format!(
+                    "{}:({}+0x{off:x}): invalid symbol index",
+                    o.name,
+                    o.section_name(s as u32)
+                ));
                 continue;
             };
             if r_type == R_X86_64_NONE {
@@ -277,8 +319,16 @@ impl Arch for X86_64 {
             let p = props(cx.res, &sym);
             let action = decide(&m, r_type, p, writable, sec.data, off);
             match action {
-                Action::None | Action::Abs | Action::Pc | Action::TpOff | Action::DtpOff | Action::Size => {}
-                Action::RelaxGotToLea | Action::RelaxGotCall | Action::RelaxGotJmp | Action::TlsDescCallToNop => {}
+                Action::None
+                | Action::Abs
+                | Action::Pc
+                | Action::TpOff
+                | Action::DtpOff
+                | Action::Size => {}
+                Action::RelaxGotToLea
+                | Action::RelaxGotCall
+                | Action::RelaxGotJmp
+                | Action::TlsDescCallToNop => {}
                 Action::GotTpToLe | Action::TlsDescToLe => {}
                 Action::DynRelative | Action::DynIrelative => {
                     if !writable && cx.config.z_text {
@@ -324,8 +374,12 @@ impl Arch for X86_64 {
                     skip_next = action == Action::TlsGdToIe;
                 }
                 Action::TlsGdToLe | Action::TlsLdToLe => skip_next = true,
-                Action::GotOff | Action::GotPc => cx.needs_got_base.store(true, std::sync::atomic::Ordering::Relaxed),
-                Action::Error(why) => out.errors.push(reloc_error(cx.res, f, s, off, r_type, &sym, why)),
+                Action::GotOff | Action::GotPc => cx
+                    .needs_got_base
+                    .store(true, std::sync::atomic::Ordering::Relaxed),
+                Action::Error(why) => out
+                    .errors
+                    .push(reloc_error(cx.res, f, s, off, r_type, &sym, why)),
             }
             // Data from a shared object referenced directly from an executable: copy relocation.
             if p.imported && !p.func && m.exe && matches!(action, Action::Abs | Action::Pc) {
@@ -335,12 +389,22 @@ impl Arch for X86_64 {
         out
     }
 
-    fn apply_section(cx: &WriteCx, f: usize, s: usize, out: &mut [u8], dyn_out: &mut DynRelSink) -> Result<(), String> {
+    fn apply_section(
+        cx: &WriteCx,
+        f: usize,
+        s: usize,
+        out: &mut [u8],
+        dyn_out: &mut DynRelSink,
+    ) -> Result<(), String> {
         let o = &cx.res.objects[f];
         let sec = &o.sections[s];
         let writable = sec.flags() & SHF_WRITE as u64 != 0;
         let alloc = sec.is_alloc();
-        let m = Mode { pic: cx.pic(), exe: cx.is_exe(), dynamic: cx.dynamic() };
+        let m = Mode {
+            pic: cx.pic(),
+            exe: cx.is_exe(),
+            dynamic: cx.dynamic(),
+        };
         let base = cx.section_addr(f, s);
         let mut skip_next = false;
         for r in sec.relas {
@@ -355,33 +419,54 @@ impl Arch for X86_64 {
             }
             let a = r.r_addend.get(LE);
             let sym_idx = r.r_sym(LE, false) as usize;
-            let sym = cx.lookup(f, sym_idx).ok_or_else(|| format!("{}: invalid symbol index {sym_idx}", o.name))?;
+            let sym = cx
+                .lookup(f, sym_idx)
+                .ok_or_else(|| format!("{}: invalid symbol index {sym_idx}", o.name))?;
             let p_addr = base.wrapping_add(off);
             let at = off as usize;
             let err_range = || {
-                format!("{}:({}+0x{off:x}): relocation offset is out of range", o.name, o.section_name(s as u32))
+                format!(
+                    "{}:({}+0x{off:x}): relocation offset is out of range",
+                    o.name,
+                    o.section_name(s as u32)
+                )
             };
             if !alloc {
                 // Debug info and other non-allocated sections: absolute values only, tombstone for dead code.
                 let v = match cx.nonalloc_value(f, sym_idx, &sym, a) {
                     Some(v) => v,
                     None => {
-                        if sec.name == b".debug_loc" || sec.name == b".debug_ranges" { 1 } else { 0 }
+                        if sec.name == b".debug_loc" || sec.name == b".debug_ranges" {
+                            1
+                        } else {
+                            0
+                        }
                     }
                 };
                 let v = match r_type {
                     R_X86_64_DTPOFF32 | R_X86_64_DTPOFF64 => cx.dtp_offset(v),
-                    R_X86_64_SIZE32 | R_X86_64_SIZE64 => symbols::sym_size(cx.res, sym.target).wrapping_add(a as u64),
+                    R_X86_64_SIZE32 | R_X86_64_SIZE64 => {
+                        symbols::sym_size(cx.res, sym.target).wrapping_add(a as u64)
+                    }
                     R_X86_64_PC32 | R_X86_64_PC64 => v.wrapping_sub(p_addr),
                     _ => v,
                 };
                 match r_type {
-                    R_X86_64_64 | R_X86_64_DTPOFF64 | R_X86_64_SIZE64 | R_X86_64_PC64 => put64(out, at, v).ok_or_else(err_range)?,
-                    R_X86_64_32 | R_X86_64_32S | R_X86_64_DTPOFF32 | R_X86_64_SIZE32 | R_X86_64_PC32 => {
-                        put32(out, at, v as u32).ok_or_else(err_range)?
+                    R_X86_64_64 | R_X86_64_DTPOFF64 | R_X86_64_SIZE64 | R_X86_64_PC64 => {
+                        put64(out, at, v).ok_or_else(err_range)?
                     }
+                    R_X86_64_32 | R_X86_64_32S | R_X86_64_DTPOFF32 | R_X86_64_SIZE32
+                    | R_X86_64_PC32 => put32(out, at, v as u32).ok_or_else(err_range)?,
                     _ => {
-                        return Err(reloc_error(cx.res, f, s, off, r_type, &sym, "is not supported in a non-allocated section"));
+                        return Err(reloc_error(
+                            cx.res,
+                            f,
+                            s,
+                            off,
+                            r_type,
+                            &sym,
+                            "is not supported in a non-allocated section",
+                        ));
                     }
                 }
                 continue;
@@ -393,7 +478,9 @@ impl Arch for X86_64 {
                 Action::None | Action::TlsDescCallToNop => {
                     if action == Action::TlsDescCallToNop {
                         // call *(%rax) → xchg %ax,%ax
-                        out.get_mut(at..at + 2).ok_or_else(err_range)?.copy_from_slice(&[0x66, 0x90]);
+                        out.get_mut(at..at + 2)
+                            .ok_or_else(err_range)?
+                            .copy_from_slice(&[0x66, 0x90]);
                     }
                     continue;
                 }
@@ -401,7 +488,12 @@ impl Arch for X86_64 {
                 Action::Pc => s_val.wrapping_add(a as u64).wrapping_sub(p_addr),
                 Action::DynRelative => {
                     let v = s_val.wrapping_add(a as u64);
-                    dyn_out.push(DynRel { offset: p_addr, r_type: Self::R_RELATIVE, sym: 0, addend: v as i64 });
+                    dyn_out.push(DynRel {
+                        offset: p_addr,
+                        r_type: Self::R_RELATIVE,
+                        sym: 0,
+                        addend: v as i64,
+                    });
                     v
                 }
                 Action::DynIrelative => {
@@ -409,25 +501,44 @@ impl Arch for X86_64 {
                     // pointer is whatever the resolver returns.
                     let (r_type, v) = match cx.plt_addr(sym.id) {
                         Some(stub) => (Self::R_RELATIVE, stub.wrapping_add(a as u64)),
-                        None => (Self::R_IRELATIVE, cx.lay.addrs[sym.id as usize].wrapping_add(a as u64)),
+                        None => (
+                            Self::R_IRELATIVE,
+                            cx.lay.addrs[sym.id as usize].wrapping_add(a as u64),
+                        ),
                     };
-                    dyn_out.push_irelative(DynRel { offset: p_addr, r_type, sym: 0, addend: v as i64 });
+                    dyn_out.push_irelative(DynRel {
+                        offset: p_addr,
+                        r_type,
+                        sym: 0,
+                        addend: v as i64,
+                    });
                     v
                 }
                 Action::DynSymbolic => {
-                    dyn_out.push(DynRel { offset: p_addr, r_type: Self::R_ABS64, sym: cx.dynsym_index(sym.id), addend: a });
+                    dyn_out.push(DynRel {
+                        offset: p_addr,
+                        r_type: Self::R_ABS64,
+                        sym: cx.dynsym_index(sym.id),
+                        addend: a,
+                    });
                     a as u64
                 }
                 Action::Plt => {
                     let target = cx.plt_addr(sym.id).unwrap_or(s_val);
                     match r_type {
-                        R_X86_64_64 | R_X86_64_32 | R_X86_64_32S | R_X86_64_16 | R_X86_64_8 => target.wrapping_add(a as u64),
+                        R_X86_64_64 | R_X86_64_32 | R_X86_64_32S | R_X86_64_16 | R_X86_64_8 => {
+                            target.wrapping_add(a as u64)
+                        }
                         _ => target.wrapping_add(a as u64).wrapping_sub(p_addr),
                     }
                 }
                 Action::Got => {
                     let g = cx.got_addr(sym.id);
-                    if r_type == R_X86_64_GOTPCREL64 || r_type == R_X86_64_GOTPCREL || r_type == R_X86_64_GOTPCRELX || r_type == R_X86_64_REX_GOTPCRELX {
+                    if r_type == R_X86_64_GOTPCREL64
+                        || r_type == R_X86_64_GOTPCREL
+                        || r_type == R_X86_64_GOTPCRELX
+                        || r_type == R_X86_64_REX_GOTPCRELX
+                    {
                         g.wrapping_add(a as u64).wrapping_sub(p_addr)
                     } else {
                         g.wrapping_add(a as u64)
@@ -444,13 +555,19 @@ impl Arch for X86_64 {
                 }
                 Action::RelaxGotJmp => {
                     out[at - 2] = 0xe9;
-                    let v = s_val.wrapping_add(a as u64).wrapping_sub(p_addr).wrapping_add(1);
+                    let v = s_val
+                        .wrapping_add(a as u64)
+                        .wrapping_sub(p_addr)
+                        .wrapping_add(1);
                     put32(out, at - 1, v as u32).ok_or_else(err_range)?;
                     *out.get_mut(at + 3).ok_or_else(err_range)? = 0x90;
                     continue;
                 }
                 Action::TpOff => cx.tp_offset(s_val.wrapping_add(a as u64)),
-                Action::GotTp => cx.gottp_addr(sym.id).wrapping_add(a as u64).wrapping_sub(p_addr),
+                Action::GotTp => cx
+                    .gottp_addr(sym.id)
+                    .wrapping_add(a as u64)
+                    .wrapping_sub(p_addr),
                 Action::GotTpToLe => {
                     let rex = out[at - 3];
                     let op = out[at - 2];
@@ -464,17 +581,33 @@ impl Arch for X86_64 {
                     skip_next = true;
                     let start = at.checked_sub(4).ok_or_else(err_range)?;
                     let seq = out.get(start..start + 16).ok_or_else(err_range)?;
-                    if seq[..4] != [0x66, 0x48, 0x8d, 0x3d] || !(seq[8..12] == [0x66, 0x66, 0x48, 0xe8]) {
-                        return Err(reloc_error(cx.res, f, s, off, r_type, &sym, "is not followed by the expected __tls_get_addr call sequence"));
+                    if seq[..4] != [0x66, 0x48, 0x8d, 0x3d]
+                        || !(seq[8..12] == [0x66, 0x66, 0x48, 0xe8])
+                    {
+                        return Err(reloc_error(
+                            cx.res,
+                            f,
+                            s,
+                            off,
+                            r_type,
+                            &sym,
+                            "is not followed by the expected __tls_get_addr call sequence",
+                        ));
                     }
                     let seq = &mut out[start..start + 16];
                     if action == Action::TlsGdToLe {
-                        seq[..12].copy_from_slice(&[0x64, 0x48, 0x8b, 0x04, 0x25, 0, 0, 0, 0, 0x48, 0x8d, 0x80]);
+                        seq[..12].copy_from_slice(&[
+                            0x64, 0x48, 0x8b, 0x04, 0x25, 0, 0, 0, 0, 0x48, 0x8d, 0x80,
+                        ]);
                         let v = cx.tp_offset(s_val);
                         seq[12..16].copy_from_slice(&(v as u32).to_le_bytes());
                     } else {
-                        seq[..12].copy_from_slice(&[0x64, 0x48, 0x8b, 0x04, 0x25, 0, 0, 0, 0, 0x48, 0x03, 0x05]);
-                        let v = cx.gottp_addr(sym.id).wrapping_sub(base.wrapping_add(start as u64 + 16));
+                        seq[..12].copy_from_slice(&[
+                            0x64, 0x48, 0x8b, 0x04, 0x25, 0, 0, 0, 0, 0x48, 0x03, 0x05,
+                        ]);
+                        let v = cx
+                            .gottp_addr(sym.id)
+                            .wrapping_sub(base.wrapping_add(start as u64 + 16));
                         seq[12..16].copy_from_slice(&(v as u32).to_le_bytes());
                     }
                     continue;
@@ -484,9 +617,19 @@ impl Arch for X86_64 {
                     let start = at.checked_sub(3).ok_or_else(err_range)?;
                     let seq = out.get_mut(start..start + 12).ok_or_else(err_range)?;
                     if seq[..3] != [0x48, 0x8d, 0x3d] || seq[7] != 0xe8 {
-                        return Err(reloc_error(cx.res, f, s, off, r_type, &sym, "is not followed by the expected __tls_get_addr call sequence"));
+                        return Err(reloc_error(
+                            cx.res,
+                            f,
+                            s,
+                            off,
+                            r_type,
+                            &sym,
+                            "is not followed by the expected __tls_get_addr call sequence",
+                        ));
                     }
-                    seq.copy_from_slice(&[0x66, 0x66, 0x66, 0x64, 0x48, 0x8b, 0x04, 0x25, 0, 0, 0, 0]);
+                    seq.copy_from_slice(&[
+                        0x66, 0x66, 0x66, 0x64, 0x48, 0x8b, 0x04, 0x25, 0, 0, 0, 0,
+                    ]);
                     continue;
                 }
                 Action::TlsDescToLe | Action::TlsDescToIe => {
@@ -500,17 +643,25 @@ impl Arch for X86_64 {
                         cx.tp_offset(s_val)
                     } else {
                         out[at - 2] = 0x8b;
-                        cx.gottp_addr(sym.id).wrapping_add(a as u64).wrapping_sub(p_addr)
+                        cx.gottp_addr(sym.id)
+                            .wrapping_add(a as u64)
+                            .wrapping_sub(p_addr)
                     }
                 }
                 Action::DtpOff => {
                     // In an executable every local-dynamic access was relaxed to local exec.
-                    if m.exe { cx.tp_offset(s_val.wrapping_add(a as u64)) } else { cx.dtp_offset(s_val.wrapping_add(a as u64)) }
+                    if m.exe {
+                        cx.tp_offset(s_val.wrapping_add(a as u64))
+                    } else {
+                        cx.dtp_offset(s_val.wrapping_add(a as u64))
+                    }
                 }
                 Action::Size => symbols::sym_size(cx.res, sym.target).wrapping_add(a as u64),
                 Action::GotOff => s_val.wrapping_add(a as u64).wrapping_sub(cx.got_base()),
                 Action::GotPc => cx.got_base().wrapping_add(a as u64).wrapping_sub(p_addr),
-                Action::Error(why) => return Err(reloc_error(cx.res, f, s, off, r_type, &sym, why)),
+                Action::Error(why) => {
+                    return Err(reloc_error(cx.res, f, s, off, r_type, &sym, why));
+                }
             };
             write_value(out, at, r_type, value).map_err(|e| match e {
                 WriteErr::Range => err_range(),
@@ -529,7 +680,9 @@ impl Arch for X86_64 {
     }
 
     fn write_plt0(out: &mut [u8], plt: u64, gotplt: u64) {
-        out[..16].copy_from_slice(&[0xff, 0x35, 0, 0, 0, 0, 0xff, 0x25, 0, 0, 0, 0, 0x0f, 0x1f, 0x40, 0x00]);
+        out[..16].copy_from_slice(&[
+            0xff, 0x35, 0, 0, 0, 0, 0xff, 0x25, 0, 0, 0, 0, 0x0f, 0x1f, 0x40, 0x00,
+        ]);
         out[2..6].copy_from_slice(&((gotplt + 8).wrapping_sub(plt + 6) as u32).to_le_bytes());
         out[8..12].copy_from_slice(&((gotplt + 16).wrapping_sub(plt + 12) as u32).to_le_bytes());
     }
@@ -542,7 +695,9 @@ impl Arch for X86_64 {
     }
 
     fn write_iplt_entry(out: &mut [u8], entry: u64, slot: u64) {
-        out[..16].copy_from_slice(&[0xff, 0x25, 0, 0, 0, 0, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc]);
+        out[..16].copy_from_slice(&[
+            0xff, 0x25, 0, 0, 0, 0, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc,
+        ]);
         out[2..6].copy_from_slice(&(slot.wrapping_sub(entry + 6) as u32).to_le_bytes());
     }
 }
@@ -566,14 +721,23 @@ fn put64(out: &mut [u8], at: usize, v: u64) -> Option<()> {
 fn write_value(out: &mut [u8], at: usize, r_type: u32, value: u64) -> Result<(), WriteErr> {
     let signed = value as i64;
     let (width, ok) = match r_type {
-        R_X86_64_64 | R_X86_64_PC64 | R_X86_64_GOTOFF64 | R_X86_64_GOTPC64 | R_X86_64_GOTPCREL64 | R_X86_64_SIZE64
-        | R_X86_64_DTPOFF64 | R_X86_64_TPOFF64 | R_X86_64_PLTOFF64 => (8, true),
+        R_X86_64_64 | R_X86_64_PC64 | R_X86_64_GOTOFF64 | R_X86_64_GOTPC64
+        | R_X86_64_GOTPCREL64 | R_X86_64_SIZE64 | R_X86_64_DTPOFF64 | R_X86_64_TPOFF64
+        | R_X86_64_PLTOFF64 => (8, true),
         R_X86_64_32 | R_X86_64_SIZE32 => (4, value <= u32::MAX as u64),
-        R_X86_64_16 => (2, value <= u16::MAX as u64 || (signed >= i16::MIN as i64 && signed < 0)),
-        R_X86_64_8 => (1, value <= u8::MAX as u64 || (signed >= i8::MIN as i64 && signed < 0)),
+        R_X86_64_16 => (
+            2,
+            value <= u16::MAX as u64 || (signed >= i16::MIN as i64 && signed < 0),
+        ),
+        R_X86_64_8 => (
+            1,
+            value <= u8::MAX as u64 || (signed >= i8::MIN as i64 && signed < 0),
+        ),
         R_X86_64_PC16 => (2, signed >= i16::MIN as i64 && signed <= i16::MAX as i64),
         R_X86_64_PC8 => (1, signed >= i8::MIN as i64 && signed <= i8::MAX as i64),
-        R_X86_64_DTPOFF32 | R_X86_64_TPOFF32 | R_X86_64_GOTTPOFF | R_X86_64_GOTPC32_TLSDESC => (4, true),
+        R_X86_64_DTPOFF32 | R_X86_64_TPOFF32 | R_X86_64_GOTTPOFF | R_X86_64_GOTPC32_TLSDESC => {
+            (4, true)
+        }
         _ => (4, signed >= i32::MIN as i64 && signed <= i32::MAX as i64),
     };
     if !ok {

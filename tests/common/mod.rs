@@ -21,7 +21,11 @@ pub fn linker_under_test() -> (PathBuf, bool) {
     match std::env::var_os("RIVET_TEST_LINKER") {
         Some(p) if !p.is_empty() => {
             let p = PathBuf::from(p);
-            let p = if p.is_absolute() { p } else { which(p.to_str().unwrap_or("")).unwrap_or(p) };
+            let p = if p.is_absolute() {
+                p
+            } else {
+                which(p.to_str().unwrap_or("")).unwrap_or(p)
+            };
             (p, true)
         }
         _ => (PathBuf::from(env!("CARGO_BIN_EXE_rivet")), false),
@@ -37,7 +41,9 @@ pub fn work_root() -> PathBuf {
 
 pub fn which(name: &str) -> Option<PathBuf> {
     let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path).map(|d| d.join(name)).find(|p| p.is_file())
+    std::env::split_paths(&path)
+        .map(|d| d.join(name))
+        .find(|p| p.is_file())
 }
 
 pub fn have_tool(name: &str) -> bool {
@@ -50,7 +56,11 @@ pub fn jobs() -> usize {
         .ok()
         .and_then(|s| s.parse().ok())
         .filter(|&n: &usize| n > 0)
-        .unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2))
+        .unwrap_or_else(|| {
+            std::thread::available_parallelism()
+                .map(|n| n.get())
+                .unwrap_or(2)
+        })
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -142,6 +152,25 @@ pub fn ld_shim_dir(linker: &Path, tag: &str) -> PathBuf {
     dir
 }
 
+/// A directory holding `ld`, a shell script that writes its arguments (each followed by a NUL byte) to the file
+/// named by `$RIVET_RECORD_ARGS` and then runs `linker` with them. It lets a test replay the exact link a compiler
+/// driver ran, without the driver in the way.
+pub fn recording_shim_dir(linker: &Path, tag: &str) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = work_root().join(format!("ld-record-{tag}"));
+    std::fs::create_dir_all(&dir).expect("create recording shim dir");
+    let quoted = format!("'{}'", linker.to_string_lossy().replace('\'', "'\\''"));
+    let script = format!(
+        "#!/bin/sh\nif [ -n \"$RIVET_RECORD_ARGS\" ]; then printf '%s\\0' \"$@\" > \"$RIVET_RECORD_ARGS\"; fi\nexec {quoted} \"$@\"\n"
+    );
+    let tmp = dir.join(format!("ld.tmp{}", std::process::id()));
+    std::fs::write(&tmp, script).expect("write recording shim");
+    std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(0o755))
+        .expect("chmod recording shim");
+    std::fs::rename(&tmp, dir.join("ld")).expect("rename recording shim");
+    dir
+}
+
 /// What a finished command left behind.
 #[derive(Debug, Default, Clone)]
 pub struct Outcome {
@@ -215,7 +244,10 @@ pub fn truncate_text(s: &str, max: usize) -> String {
 }
 
 fn shell_quote(s: &str) -> String {
-    if !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || "-_./=,+:@%".contains(c)) {
+    if !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./=,+:@%".contains(c))
+    {
         s.to_string()
     } else {
         format!("'{}'", s.replace('\'', "'\\''"))
@@ -229,7 +261,11 @@ pub fn describe(cmd: &Command) -> String {
     }
     for (k, v) in cmd.get_envs() {
         if let Some(v) = v {
-            parts.push(format!("{}={}", k.to_string_lossy(), shell_quote(&v.to_string_lossy())));
+            parts.push(format!(
+                "{}={}",
+                k.to_string_lossy(),
+                shell_quote(&v.to_string_lossy())
+            ));
         }
     }
     parts.push(shell_quote(&cmd.get_program().to_string_lossy()));
@@ -251,7 +287,13 @@ pub fn run_with_timeout(cmd: &mut Command, timeout: Duration) -> Outcome {
     cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
     let mut child = match cmd.spawn() {
         Ok(c) => c,
-        Err(e) => return Outcome { cmdline, spawn_error: Some(e.to_string()), ..Default::default() },
+        Err(e) => {
+            return Outcome {
+                cmdline,
+                spawn_error: Some(e.to_string()),
+                ..Default::default()
+            };
+        }
     };
     let mut out_pipe = child.stdout.take().unwrap();
     let mut err_pipe = child.stderr.take().unwrap();
@@ -287,7 +329,15 @@ pub fn run_with_timeout(cmd: &mut Command, timeout: Duration) -> Outcome {
         Some(st) if !timed_out => (st.code(), st.signal()),
         _ => (None, None),
     };
-    Outcome { code, signal, timed_out, stdout, stderr, cmdline, spawn_error: None }
+    Outcome {
+        code,
+        signal,
+        timed_out,
+        stdout,
+        stderr,
+        cmdline,
+        spawn_error: None,
+    }
 }
 
 /// Runs a short tool command (nm, readelf, ar, …) with a generous limit.
@@ -337,7 +387,10 @@ static CLANG_WARNING: OnceLock<()> = OnceLock::new();
 /// is set.
 pub fn compilers() -> Vec<Compiler> {
     let mut v = Vec::new();
-    assert!(Compiler::Gcc.available(), "gcc and g++ are required for the integration tests");
+    assert!(
+        Compiler::Gcc.available(),
+        "gcc and g++ are required for the integration tests"
+    );
     v.push(Compiler::Gcc);
     if Compiler::Clang.available() {
         v.push(Compiler::Clang);

@@ -11,15 +11,14 @@ static int nfuncs;
 static const char *frames[32];
 static int nframes;
 
+/* The unwinder's own answer for the function containing ip (from the FDE it finds through .eh_frame_hdr or the
+   registered frames), matched exactly against the functions we know. */
 static const char *lookup(uintptr_t ip) {
-    const char *best = "?";
-    uintptr_t best_addr = 0;
+    uintptr_t start = (uintptr_t)_Unwind_FindEnclosingFunction((void *)ip);
     for (int i = 0; i < nfuncs; i++)
-        if (funcs[i].addr <= ip && funcs[i].addr > best_addr && ip - funcs[i].addr < 4096) {
-            best = funcs[i].name;
-            best_addr = funcs[i].addr;
-        }
-    return best;
+        if (funcs[i].addr == start)
+            return funcs[i].name;
+    return "?";
 }
 
 static _Unwind_Reason_Code trace(struct _Unwind_Context *ctx, void *arg) {
