@@ -232,6 +232,7 @@ impl Loader<'_> {
     }
 }
 
+#[derive(Debug)]
 pub struct Member {
     pub name: &'static [u8],
     /// `None` for a thin archive member, whose bytes live in a file of that name beside the archive.
