@@ -1579,6 +1579,24 @@ fn programs() {
             }
         }
     }
+    for (c, comp, kind) in &known {
+        let matches = |r: &JobResult, k: &KindResult| {
+            (c == "*" || *c == r.case)
+                && (comp == "*" || comp == r.compiler.name())
+                && (kind == "*" || kind == k.kind.name())
+        };
+        let ran = results
+            .iter()
+            .any(|r| r.kinds.iter().any(|k| matches(r, k)));
+        let failed = results.iter().any(|r| {
+            r.kinds
+                .iter()
+                .any(|k| matches(r, k) && k.status != Status::Pass)
+        });
+        if ran && !failed {
+            eprintln!("KNOWN_FAILURES line `{c} {comp} {kind}` now passes: remove it");
+        }
+    }
     assert_eq!(
         unexpected, 0,
         "{unexpected} program test(s) failed that are not in tests/programs/KNOWN_FAILURES"
