@@ -363,7 +363,6 @@ struct Builder<'a> {
     osecs: Vec<OutputSection>,
     by_name: HashMap<Vec<u8>, u32>,
     synth: HashMap<Synth, u32>,
-    _res: &'a Resolved,
 }
 
 impl Builder<'_> {
@@ -421,13 +420,11 @@ pub fn layout<A: Arch>(
     let pic = config.kind != OutputKind::Exec;
     let any_shared = res.shared_needed.iter().any(|&n| n);
     let is_dynamic = pic || any_shared;
-    let static_nonpic = !is_dynamic;
     let mut b = Builder {
         config,
         osecs: Vec::new(),
         by_name: HashMap::new(),
         synth: HashMap::new(),
-        _res: res,
     };
 
     // Output sections named by the inputs, in first-seen order (renumbered by rank below).
@@ -1065,7 +1062,7 @@ pub fn layout<A: Arch>(
                 Def::Linker => true,
                 Def::Shared { .. } => aux_index[g as usize] != NONE,
                 Def::Undefined => false,
-                Def::Object { .. } => is_common_def(res, g, &res.defs[g as usize]) && false,
+                Def::Object { .. } => false,
             })
             .collect()
     };
@@ -1172,7 +1169,7 @@ pub fn layout<A: Arch>(
     // Sizes of sections made of parts.
     for o in osecs.iter_mut() {
         let mut off = 0u64;
-        let idx = remap_index(&by_name, &o.name);
+        let idx = by_name.get(&o.name).copied();
         for p in &o.parts {
             let (size, align) = match p {
                 Part::Inputs => (idx.map_or(0, |i| cursor[i as usize]), 1),
@@ -1407,8 +1404,7 @@ pub fn layout<A: Arch>(
         ));
     }
     if has_relro {
-        let (o, a, fe, me) = seg_range[&3];
-        let _ = fe;
+        let (o, a, _, me) = seg_range[&3];
         segments.push(seg(
             E::PT_GNU_RELRO,
             E::PF_R,
@@ -1445,12 +1441,6 @@ pub fn layout<A: Arch>(
         16,
     ));
     debug_assert_eq!(segments.len(), nphdr);
-    // Fix relro file size to what is in the file.
-    for s in segments.iter_mut() {
-        if s.p_type == E::PT_GNU_RELRO {
-            s.filesz = s.memsz.min(s.filesz.max(s.memsz));
-        }
-    }
     for (i, o) in osecs.iter_mut().enumerate() {
         if !keep[i] {
             o.shndx = 0;
@@ -1500,13 +1490,8 @@ pub fn layout<A: Arch>(
         build_id_size,
         linker_syms: HashMap::new(),
     };
-    let _ = static_nonpic;
     assign_addresses(config, res, space, &mut lay)?;
     Ok(lay)
-}
-
-fn remap_index(by_name: &HashMap<Vec<u8>, u32>, name: &[u8]) -> Option<u32> {
-    by_name.get(name).copied()
 }
 
 fn by_name_has_inputs(names: &[Vec<(&[u8], u32, u64)>], name: &[u8]) -> bool {
@@ -1801,8 +1786,6 @@ fn build_merges(
                 })
                 .collect();
         }
-        osecs[osec as usize].entsize = 0;
-        let _ = strings;
         groups.push(MergeGroup {
             osec,
             align,
@@ -1863,7 +1846,6 @@ fn assign_addresses(
         .find(|o| o.parts.iter().any(|p| matches!(p, Part::CopyRel)))
         .map(|o| o.addr + o.part_offset(&Part::CopyRel));
     let plt = lay.synth_addr(Synth::Plt);
-    let iplt = lay.synth_addr(Synth::Iplt);
     for &id in &lay.aux_ids {
         let x = lay.aux[lay.aux_index[id as usize] as usize];
         if x.plt != NONE
@@ -1871,10 +1853,6 @@ fn assign_addresses(
             && matches!(target_of(res, space, id), Target::Imported { .. })
         {
             addrs[id as usize] = plt + 16 + 16 * x.plt as u64;
-        }
-        if x.iplt != NONE {
-            // The stub is the function's address only where the address is taken (canonical); calls use it too.
-            let _ = iplt;
         }
         if let (Some(base), Target::Imported { .. }) = (copy_base, target_of(res, space, id)) {
             if x.copied {
@@ -2059,18 +2037,11 @@ pub fn section_offset_addr(
             let o = &lay.osecs[g.osec as usize];
             let maps = &lay.piece_maps[f][s];
             let k = maps.partition_point(|p| p.in_off <= off).checked_sub(1)?;
-            let base = o.addr + o.part_offset(&Part::Merged(m));
-            let merged_index = o
+            let part = o
                 .parts
                 .iter()
-                .position(|p| matches!(p, Part::Merged(x) if *x == m))
-                .unwrap_or(0);
-            let base = o.addr
-                + o.part_offsets
-                    .get(merged_index)
-                    .copied()
-                    .unwrap_or(base - o.addr);
-            Some(base + maps[k].out_off + (off - maps[k].in_off))
+                .position(|p| matches!(p, Part::Merged(x) if *x == m))?;
+            Some(o.addr + o.part_offsets[part] + maps[k].out_off + (off - maps[k].in_off))
         }
         _ => {
             let p = lay.places[f][s];

@@ -338,8 +338,9 @@ fn parse_object(input: ObjectInput) -> std::result::Result<ObjectFile, String> {
         let shndx = file.sym_shndx(i);
         if shndx != 0 && shndx < E::SHN_LORESERVE as u32 && shndx as usize >= file.sections.len() {
             return Err(format!(
-                "{}: symbol {i} has invalid section index {shndx}",
-                file.name
+                "{}: symbol '{}' (index {i}) has invalid section index {shndx}",
+                file.name,
+                crate::diag::demangle(file.sym_name(i))
             ));
         }
     }

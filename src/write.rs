@@ -70,7 +70,7 @@ impl WriteCx<'_> {
     }
     /// S for a relocation with addend `a`: for a section symbol in a merge section the piece is chosen by
     /// `value + a` (lld's rule), and the returned S is such that S + a lands inside that piece.
-    pub fn sym_value(&self, f: usize, i: usize, sym: &SymRef, a: i64) -> u64 {
+    pub fn sym_value(&self, sym: &SymRef, a: i64) -> u64 {
         if let Target::Object { file, sym: si } = sym.target {
             let o = &self.res.objects[file as usize];
             let s = &o.syms[si as usize];
@@ -89,7 +89,6 @@ impl WriteCx<'_> {
                 }
             }
         }
-        let _ = (f, i);
         if let Some(x) = self.lay.aux_of(sym.id) {
             if x.iplt != NONE {
                 return self.lay.synth_addr(Synth::Iplt) + 16 * x.iplt as u64;
@@ -98,7 +97,7 @@ impl WriteCx<'_> {
         self.lay.addrs[sym.id as usize]
     }
     /// For non-allocated sections: S + A, or `None` if the target was discarded (tombstone).
-    pub fn nonalloc_value(&self, f: usize, i: usize, sym: &SymRef, a: i64) -> Option<u64> {
+    pub fn nonalloc_value(&self, sym: &SymRef, a: i64) -> Option<u64> {
         if !layout::sym_target_is_live(self.res, self.lay, sym.target) {
             return None;
         }
@@ -121,7 +120,6 @@ impl WriteCx<'_> {
                 if sec.is_alloc() || sec.kind == SectionKind::Regular {
                     let base =
                         layout::section_offset_addr(self.lay, self.res, file as usize, shndx, 0)?;
-                    let _ = (f, i);
                     return Some(base.wrapping_add(a as u64));
                 }
             }
@@ -323,8 +321,6 @@ fn fill<A: Arch>(
     } else {
         lay.synth_sec(Synth::RelaIplt).map_or(0, |o| o.offset)
     };
-    let irel_got = lay.irel_total - lay.irel_base.iter().flatten().zip(&[0]).count() as u64 * 0;
-    let _ = irel_got;
 
     // Input sections, per file in parallel.
     let errors: Vec<String> = res
@@ -469,7 +465,7 @@ fn write_eh_frame<A: Arch>(
                         cx.res.objects[f].name, r.in_off
                     )
                 })?;
-            let ptr = (r.out_off + 4) - cie.out_off;
+            let ptr = (r.out_off + 4).wrapping_sub(cie.out_off);
             out[4..8].copy_from_slice(&(ptr as u32).to_le_bytes());
         }
     }

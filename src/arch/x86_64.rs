@@ -433,7 +433,7 @@ impl Arch for X86_64 {
             };
             if !alloc {
                 // Debug info and other non-allocated sections: absolute values only, tombstone for dead code.
-                let v = match cx.nonalloc_value(f, sym_idx, &sym, a) {
+                let v = match cx.nonalloc_value(&sym, a) {
                     Some(v) => v,
                     None => {
                         if sec.name == b".debug_loc" || sec.name == b".debug_ranges" {
@@ -471,9 +471,13 @@ impl Arch for X86_64 {
                 }
                 continue;
             }
+            // Instruction rewrites below touch bytes just before the field; the field itself must be inside.
+            if at >= out.len() {
+                return Err(err_range());
+            }
             let p = props(cx.res, &sym);
             let action = decide(&m, r_type, p, writable, sec.data, off);
-            let s_val = cx.sym_value(f, sym_idx, &sym, a);
+            let s_val = cx.sym_value(&sym, a);
             let value: u64 = match action {
                 Action::None | Action::TlsDescCallToNop => {
                     if action == Action::TlsDescCallToNop {
