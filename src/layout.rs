@@ -1263,11 +1263,19 @@ pub fn layout<A: Arch>(
     let mut prev = 0u32;
     let mut seg_range: HashMap<u32, (u64, u64, u64, u64)> = HashMap::new(); // class → (off, addr, file end, mem end)
     seg_range.insert(0, (0, base, headers, base + headers));
+    // A PT_LOAD is aligned to the page size or to its most-aligned section, whichever is larger, so that a
+    // PIE's load base (chosen by the kernel or ld.so as a multiple of p_align) keeps every section aligned.
+    // Its file offset must then be congruent to its address modulo that alignment.
+    let mut class_align: HashMap<u32, u64> = HashMap::new();
+    for (k, &i) in alloc.iter().enumerate() {
+        let a = class_align.entry(classes[k]).or_insert(PAGE);
+        *a = (*a).max(osecs[i].align.next_power_of_two());
+    }
     for (k, &i) in alloc.iter().enumerate() {
         let c = classes[k];
         if c != prev {
-            off = align_up(off, PAGE);
             addr = align_up(addr, PAGE);
+            off += addr.wrapping_sub(off) & (class_align[&c] - 1);
             prev = c;
             seg_range.entry(c).or_insert((off, addr, off, addr));
         }
@@ -1358,7 +1366,8 @@ pub fn layout<A: Arch>(
             3 | 4 => E::PF_R | E::PF_W,
             _ => E::PF_R,
         };
-        segments.push(seg(E::PT_LOAD, flags, o, a, fe - o, me - a, PAGE));
+        let align = class_align.get(&c).copied().unwrap_or(PAGE);
+        segments.push(seg(E::PT_LOAD, flags, o, a, fe - o, me - a, align));
     }
     if is_dynamic {
         let o = &osecs[synth[&Synth::Dynamic] as usize];
