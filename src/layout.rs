@@ -162,6 +162,8 @@ pub struct Aux {
     pub copied: bool,
     /// The PLT entry is the function's address (address taken from non-PIC code).
     pub canonical: bool,
+    /// Some relocation names the symbol through a non-weak symbol-table entry.
+    pub strong_ref: bool,
 }
 
 pub struct Segment {
@@ -179,7 +181,11 @@ pub struct DynSymbol {
     pub name: &'static [u8],
     /// Version index for `.gnu.version`.
     pub version: u16,
+    /// Defined in the output (a section or absolute address).
     pub defined: bool,
+    /// In the hash tables, so the dynamic loader can bind other modules' references to it: every defined
+    /// symbol, and an executable's imported functions whose canonical address is their PLT entry.
+    pub hashed: bool,
 }
 
 pub struct Layout {
@@ -770,6 +776,7 @@ pub fn layout<A: Arch>(
             copy_off: 0,
             copied: false,
             canonical: fl & scan::NEEDS_CANONICAL != 0,
+            strong_ref: fl & scan::STRONG_REF != 0,
         };
         if fl & scan::NEEDS_GOT != 0 || (fl & scan::NEEDS_PLT != 0 && ifunc) {
             x.got = num_got;
@@ -897,6 +904,7 @@ pub fn layout<A: Arch>(
                         copy_off: off,
                         copied: true,
                         canonical: false,
+                        strong_ref: false,
                     });
                     all_aux_ids.push(g);
                     dynsym_ids.push(g);
@@ -952,6 +960,8 @@ pub fn layout<A: Arch>(
             let name = res.name(id);
             let mut version = 1u16;
             let copied = aux[aux_index[id as usize] as usize].copied;
+            let canonical = aux[aux_index[id as usize] as usize].canonical
+                && config.kind != OutputKind::Shared;
             if let Target::Imported { file, sym } = target {
                 let v = res.shared[file as usize].version(sym as usize);
                 if v >= 2 {
@@ -979,13 +989,15 @@ pub fn layout<A: Arch>(
             if defined && !copied {
                 version = 1;
             }
+            let hashed = defined || canonical;
             let entry = DynSymbol {
                 id,
                 name,
                 version,
                 defined,
+                hashed,
             };
-            if defined {
+            if hashed {
                 def.push(entry)
             } else {
                 undef.push(entry)
@@ -1126,7 +1138,7 @@ pub fn layout<A: Arch>(
             Synth::RelaDyn,
             (got_dyn_relocs + copy_relocs + sec_dyn_relocs + irel_total) * 24,
         ));
-        let nhashed = dynsyms.iter().filter(|d| d.defined).count();
+        let nhashed = dynsyms.iter().filter(|d| d.hashed).count();
         sizes.push((
             Synth::GnuHash,
             16 + 8 * gnu_bloom_words(nhashed)

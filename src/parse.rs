@@ -279,7 +279,15 @@ fn parse_object(input: ObjectInput) -> std::result::Result<ObjectFile, String> {
         let target = sh.sh_info.get(LE) as usize;
         let relas: &'static [Rela] = elf::table(data, sh, "relocation").map_err(ctx)?;
         match sections.get_mut(target) {
-            Some(t) => t.relas = relas,
+            Some(t) => {
+                t.relas = relas;
+                // A mergeable section with relocations (gcc -no-pie puts pointer constants in .rodata.cst8)
+                // cannot be deduplicated by its bytes: equal bytes may relocate to different values. Keep it
+                // whole, as lld does.
+                if t.kind == SectionKind::Merge && !relas.is_empty() {
+                    t.kind = SectionKind::Regular;
+                }
+            }
             None => {
                 return Err(ctx(format!(
                     "relocation section applies to invalid section index {target}"

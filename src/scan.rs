@@ -28,6 +28,8 @@ pub const NEEDS_COPY: u8 = 16;
 pub const NEEDS_CANONICAL: u8 = 32;
 /// Needs a `.dynsym` entry because a dynamic relocation names it.
 pub const NEEDS_DYNSYM: u8 = 64;
+/// Named by a relocation through a non-weak symbol-table entry (so an import is bound GLOBAL, not WEAK).
+pub const STRONG_REF: u8 = 128;
 
 pub struct ScanCx<'a> {
     pub config: &'a Config,

@@ -662,14 +662,22 @@ fn write_dynamic_sections(cx: &WriteCx, bytes: &mut [u8]) {
             }
             Target::Imported { file, sym } => {
                 let s = &res.shared[file as usize].syms[sym as usize];
+                // Like GNU ld: the binding is that of this link's references (weak only when every reference
+                // is weak), an IFUNC import is a plain function here (its resolver runs in the library), and
+                // only a copied object keeps its size.
+                let weak = if x.copied {
+                    s.st_bind() == E::STB_WEAK
+                } else {
+                    !x.strong_ref
+                };
+                let ty = match s.st_type() {
+                    E::STT_GNU_IFUNC => E::STT_FUNC,
+                    t => t,
+                };
                 (
-                    if s.st_bind() == E::STB_WEAK {
-                        E::STB_WEAK
-                    } else {
-                        E::STB_GLOBAL
-                    },
-                    s.st_type(),
-                    s.st_size.get(LE),
+                    if weak { E::STB_WEAK } else { E::STB_GLOBAL },
+                    ty,
+                    if x.copied { s.st_size.get(LE) } else { 0 },
                 )
             }
             _ => (E::STB_GLOBAL, E::STT_NOTYPE, 0),
@@ -760,7 +768,7 @@ fn write_dynamic_sections(cx: &WriteCx, bytes: &mut [u8]) {
         let first_def = lay
             .dynsyms
             .iter()
-            .position(|d| d.defined)
+            .position(|d| d.hashed)
             .unwrap_or(lay.dynsyms.len());
         let defs = &lay.dynsyms[first_def..];
         let nbuckets = layout::gnu_hash_buckets(defs.len());
@@ -1221,7 +1229,7 @@ fn write_headers<A: Arch>(cx: &WriteCx, bytes: &mut [u8]) {
             ),
             E::SHT_DYNSYM => (
                 link_of(Synth::Dynstr),
-                1 + lay.dynsyms.iter().filter(|d| !d.defined).count() as u32 * 0 + 0,
+                1, // every dynamic symbol is global
             ),
             E::SHT_HASH | E::SHT_GNU_HASH | E::SHT_GNU_VERSYM => (link_of(Synth::Dynsym), 0),
             E::SHT_GNU_VERNEED => (link_of(Synth::Dynstr), lay.verneed.len() as u32),

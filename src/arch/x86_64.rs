@@ -310,6 +310,11 @@ impl Arch for X86_64 {
             if r_type == R_X86_64_NONE {
                 continue;
             }
+            if sym.is_imported()
+                && o.syms[r.r_sym(LE, false) as usize].st_bind() != STB_WEAK
+            {
+                cx.set(&sym, scan::STRONG_REF);
+            }
             if let Some(e) = scan::undefined_error(cx, f, s, off, &sym) {
                 if cx.is_exe() {
                     out.errors.push(e);
