@@ -164,6 +164,9 @@ pub struct Aux {
     pub canonical: bool,
     /// Some relocation names the symbol through a non-weak symbol-table entry.
     pub strong_ref: bool,
+    /// The slot an IFUNC stub jumps through (IRELATIVE), when `got` holds the stub's own address instead: in
+    /// position-dependent output the stub is the function's one canonical address, GOT loads included.
+    pub igot: u32,
 }
 
 pub struct Segment {
@@ -763,10 +766,16 @@ pub fn layout<A: Arch>(
     let mut copy_syms: Vec<u32> = Vec::new();
     let mut dynsym_ids: Vec<u32> = Vec::new();
     for &id in &all_aux_ids {
-        let fl = scan.flags[id as usize];
+        let mut fl = scan.flags[id as usize];
         let target = target_of(res, space, id);
         let imported = matches!(target, Target::Imported { .. });
         let ifunc = symbols::is_ifunc(res, target);
+        // Position-dependent output gives a local IFUNC one address, its stub, which GOT loads must see too.
+        let canonical_stub =
+            ifunc && !imported && config.kind == OutputKind::Exec && fl & scan::NEEDS_GOT != 0;
+        if canonical_stub {
+            fl |= scan::NEEDS_PLT;
+        }
         let mut x = Aux {
             got: NONE,
             gottp: NONE,
@@ -777,11 +786,16 @@ pub fn layout<A: Arch>(
             copied: false,
             canonical: fl & scan::NEEDS_CANONICAL != 0,
             strong_ref: fl & scan::STRONG_REF != 0,
+            igot: NONE,
         };
         if fl & scan::NEEDS_GOT != 0 || (fl & scan::NEEDS_PLT != 0 && ifunc) {
             x.got = num_got;
             num_got += 1;
-            if imported {
+            if canonical_stub {
+                x.igot = num_got;
+                num_got += 1;
+                irel_got += 1;
+            } else if imported {
                 got_dyn_relocs += 1;
             } else if ifunc {
                 irel_got += 1;
@@ -905,6 +919,7 @@ pub fn layout<A: Arch>(
                         copied: true,
                         canonical: false,
                         strong_ref: false,
+                        igot: NONE,
                     });
                     all_aux_ids.push(g);
                     dynsym_ids.push(g);

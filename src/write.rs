@@ -528,17 +528,28 @@ fn write_got_plt<A: Arch>(cx: &WriteCx, bytes: &mut [u8]) -> Result<()> {
                 );
                 next_dyn += 1;
             } else if ifunc {
+                // The resolver fills the stub's slot; a separate canonical slot holds the stub's address.
+                let (irel_slot, irel_addr) = if x.igot != NONE {
+                    let stub = cx.plt_addr(id).expect("a canonical IFUNC slot implies a stub");
+                    bytes[off..off + 8].copy_from_slice(&stub.to_le_bytes());
+                    (
+                        g.offset as usize + 8 * x.igot as usize,
+                        g.addr + 8 * x.igot as u64,
+                    )
+                } else {
+                    (off, addr)
+                };
                 put_rela(
                     &mut bytes[irel_area + 24 * next_irel..],
                     &DynRel {
-                        offset: addr,
+                        offset: irel_addr,
                         r_type: A::R_IRELATIVE,
                         sym: 0,
                         addend: value as i64,
                     },
                 );
                 next_irel += 1;
-                bytes[off..off + 8].copy_from_slice(&value.to_le_bytes());
+                bytes[irel_slot..irel_slot + 8].copy_from_slice(&value.to_le_bytes());
             } else {
                 bytes[off..off + 8].copy_from_slice(&value.to_le_bytes());
                 if pic && !symbols::is_absolute(res, target) {
@@ -606,7 +617,7 @@ fn write_got_plt<A: Arch>(cx: &WriteCx, bytes: &mut [u8]) -> Result<()> {
             A::write_iplt_entry(
                 &mut bytes[p.offset as usize + 16 * x.iplt as usize..],
                 entry,
-                g.addr + 8 * x.got as u64,
+                g.addr + 8 * if x.igot != NONE { x.igot } else { x.got } as u64,
             );
         }
     }
@@ -682,8 +693,14 @@ fn write_dynamic_sections(cx: &WriteCx, bytes: &mut [u8]) {
             }
             _ => (E::STB_GLOBAL, E::STT_NOTYPE, 0),
         };
+        // An executable's IFUNC with a canonical stub is exported as a plain function at the stub.
+        let stub = match target {
+            Target::Object { .. } if ty == E::STT_GNU_IFUNC && !cx.pic() => cx.plt_addr(d.id),
+            _ => None,
+        };
+        let ty = if stub.is_some() { E::STT_FUNC } else { ty };
         let (shndx, value) = if d.defined {
-            let v = lay.addrs[d.id as usize];
+            let v = stub.unwrap_or(lay.addrs[d.id as usize]);
             let sec = lay
                 .osecs
                 .iter()

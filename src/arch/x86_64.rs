@@ -105,7 +105,9 @@ fn decide(m: &Mode, r_type: u32, p: Props, writable: bool, data: &[u8], off: u64
                     Action::Abs
                 }
             } else if p.ifunc {
-                if m.pic || m.dynamic {
+                // Position-dependent output: the stub is the address (no dynamic relocation, so also in
+                // read-only data); PIC: the resolver's result, or the stub when one exists (see DynIrelative).
+                if m.pic {
                     Action::DynIrelative
                 } else {
                     Action::Plt
