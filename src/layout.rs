@@ -650,11 +650,18 @@ pub fn layout<A: Arch>(
                         blocks.len() - 1
                     }
                 };
+                // .eh_frame records are 4-byte multiples and must follow each other without gaps: a zero
+                // word between them reads as the terminator to unwinders walking from __EH_FRAME_BEGIN__.
+                let align = if sec.kind == SectionKind::EhFrame {
+                    sec.align().min(4)
+                } else {
+                    sec.align()
+                };
                 let blk = &mut blocks[i];
-                let off = align_up(blk.1, sec.align());
+                let off = align_up(blk.1, align);
                 places[s] = Place { osec, offset: off };
                 blk.1 = off + size;
-                blk.2 = blk.2.max(sec.align());
+                blk.2 = blk.2.max(align);
             }
             (places, blocks)
         })
@@ -2086,19 +2093,21 @@ pub fn section_offset_addr(
             }
             let o = &lay.osecs[p.osec as usize];
             if sec.kind == SectionKind::EhFrame {
+                // Inside a kept record: the same byte of its copy. Anywhere else (a dropped record, the end
+                // of the section, an empty section such as crtbeginT.o's __EH_FRAME_BEGIN__): where the next
+                // kept record of this section, or the end of its block, lands.
                 let recs = &lay.eh_records[f][s];
-                let k = recs.partition_point(|r| r.in_off <= off).checked_sub(1)?;
-                let r = recs[k];
-                if r.out_off == NONE as u64 {
-                    return None;
-                }
-                return Some(
-                    o.addr
-                        + o.part_offsets.first().copied().unwrap_or(0)
-                        + p.offset
-                        + r.out_off
-                        + (off - r.in_off),
-                );
+                let k = recs.partition_point(|r| r.in_off + r.size <= off);
+                let out_off = match recs.get(k) {
+                    Some(r) if r.out_off != NONE as u64 && r.in_off <= off => {
+                        r.out_off + (off - r.in_off)
+                    }
+                    _ => recs[k..]
+                        .iter()
+                        .find(|r| r.out_off != NONE as u64)
+                        .map_or_else(|| eh_block_size(recs), |r| r.out_off),
+                };
+                return Some(o.addr + o.part_offsets.first().copied().unwrap_or(0) + p.offset + out_off);
             }
             Some(o.addr + o.part_offsets.first().copied().unwrap_or(0) + p.offset + off)
         }

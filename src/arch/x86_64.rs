@@ -651,7 +651,16 @@ impl Arch for X86_64 {
                         out[at - 3] = 0x48 | (rex & 4) >> 2;
                         out[at - 2] = 0xc7;
                         out[at - 1] = 0xc0 | reg;
-                        cx.tp_offset(s_val)
+                        // clang's local-dynamic TLSDESC adds x@dtpoff to the descriptor of
+                        // _TLS_MODULE_BASE_; those DTPOFFs become thread-pointer offsets here (see DtpOff), so
+                        // the module base relaxes to thread-pointer offset 0.
+                        if matches!(sym.target, Target::Linker)
+                            && cx.res.name(sym.id) == b"_TLS_MODULE_BASE_"
+                        {
+                            0
+                        } else {
+                            cx.tp_offset(s_val)
+                        }
                     } else {
                         out[at - 2] = 0x8b;
                         cx.gottp_addr(sym.id)
