@@ -21,6 +21,8 @@ use std::collections::HashMap;
 
 pub const NONE: u32 = u32::MAX;
 pub const PAGE: u64 = 4096;
+/// `Layout::sec_addr` of an input section that has no place of its own.
+pub const NO_ADDR: u64 = u64::MAX;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Synth {
@@ -195,6 +197,9 @@ pub struct Layout {
     pub osecs: Vec<OutputSection>,
     pub synth: HashMap<Synth, u32>,
     pub places: Vec<Vec<Place>>,
+    /// Output address of each placed input section (`NO_ADDR` if discarded or merged), filled with the
+    /// addresses: the hot lookup of relocation processing.
+    pub sec_addr: Vec<Vec<u64>>,
     pub merges: Vec<MergeGroup>,
     /// Per object, per section: piece maps of merge sections (empty for others).
     pub piece_maps: Vec<Vec<Vec<PieceMap>>>,
@@ -436,6 +441,7 @@ pub fn layout<A: Arch>(
         synth: HashMap::new(),
     };
 
+    let t = crate::timing::span("output sections");
     // Output sections named by the inputs, in first-seen order (renumbered by rank below).
     let names_per_file: Vec<Vec<(&[u8], u32, u64)>> = objects
         .par_iter()
@@ -609,10 +615,17 @@ pub fn layout<A: Arch>(
         .map(|(k, v)| (k, remap[v as usize]))
         .collect();
 
+    drop(t);
+    let t = crate::timing::span("merge sections, split .eh_frame");
     // Merge groups and .eh_frame records.
     let (merges, merge_of, piece_maps) = build_merges(res, live, &by_name, &mut osecs)?;
-    let eh_records = split_eh_frames(res, live)?;
+    let eh_records = {
+        let _t = crate::timing::span("split .eh_frame");
+        split_eh_frames(res, live)?
+    };
 
+    drop(t);
+    let t = crate::timing::span("place input sections");
     // Place input sections: per-file blocks, then prefix sums in input order.
     let sorted_names = [
         &b".init_array"[..],
@@ -738,6 +751,8 @@ pub fn layout<A: Arch>(
         o.align = o.align.max(m.align);
     }
 
+    drop(t);
+    let t = crate::timing::span("GOT, PLT, dynamic symbols");
     // GOT, PLT and dynamic symbols from the scan flags.
     let aux_ids: Vec<u32> = scan
         .flags
@@ -1066,6 +1081,8 @@ pub fn layout<A: Arch>(
     let sec_dyn_relocs = next_dyn - got_dyn_relocs - copy_relocs;
     let irel_total = next_irel;
 
+    drop(t);
+    let t = crate::timing::span("symbol table sizes");
     // Symbol table sizes per file (locals, globals, string bytes), and the linker-made extras.
     let symtab_counts: Vec<(u32, u32, u64)> = if config.strip_all {
         Vec::new()
@@ -1254,6 +1271,8 @@ pub fn layout<A: Arch>(
     }
     osecs[synth[&Synth::Shstrtab] as usize].size = shstrtab.len() as u64;
 
+    drop(t);
+    let t = crate::timing::span("addresses");
     // Program headers: decide which exist, then assign addresses.
     let alloc: Vec<usize> = (0..osecs.len())
         .filter(|&i| keep[i] && osecs[i].is_alloc())
@@ -1494,6 +1513,7 @@ pub fn layout<A: Arch>(
         osecs,
         synth,
         places,
+        sec_addr: Vec::new(),
         merges,
         piece_maps,
         merge_of,
@@ -1533,6 +1553,8 @@ pub fn layout<A: Arch>(
         build_id_size,
         linker_syms: HashMap::new(),
     };
+    drop(t);
+    let _t = crate::timing::span("symbol addresses");
     assign_addresses(config, res, space, &mut lay)?;
     Ok(lay)
 }
@@ -1745,6 +1767,7 @@ fn build_merges(
         merge_of.push(m);
     }
     // Split into pieces, in parallel over files.
+    let t = crate::timing::span("split merge pieces");
     let pieces: Vec<std::result::Result<Vec<Vec<(u64, Name)>>, String>> = objects
         .par_iter()
         .enumerate()
@@ -1796,6 +1819,8 @@ fn build_merges(
         })
         .collect();
     let pieces = crate::diag::collect(pieces.into_iter().map(|r| r.map_err(Errors::one)))?;
+    drop(t);
+    let _t = crate::timing::span("deduplicate merge pieces");
     let mut groups = Vec::new();
     let mut piece_maps: Vec<Vec<Vec<PieceMap>>> = objects
         .iter()
@@ -1848,6 +1873,23 @@ fn assign_addresses(
     space: &SymbolSpace,
     lay: &mut Layout,
 ) -> Result<()> {
+    lay.sec_addr = lay
+        .places
+        .par_iter()
+        .map(|places| {
+            places
+                .iter()
+                .map(|p| {
+                    if p.osec == NONE {
+                        NO_ADDR
+                    } else {
+                        let o = &lay.osecs[p.osec as usize];
+                        o.addr + o.part_offsets.first().copied().unwrap_or(0) + p.offset
+                    }
+                })
+                .collect()
+        })
+        .collect();
     let mut addrs = vec![0u64; space.total];
     // Locals, per file.
     {
@@ -2087,11 +2129,10 @@ pub fn section_offset_addr(
             Some(o.addr + o.part_offsets[part] + maps[k].out_off + (off - maps[k].in_off))
         }
         _ => {
-            let p = lay.places[f][s];
-            if p.osec == NONE {
+            let base = lay.sec_addr[f][s];
+            if base == NO_ADDR {
                 return None;
             }
-            let o = &lay.osecs[p.osec as usize];
             if sec.kind == SectionKind::EhFrame {
                 // Inside a kept record: the same byte of its copy. Anywhere else (a dropped record, the end
                 // of the section, an empty section such as crtbeginT.o's __EH_FRAME_BEGIN__): where the next
@@ -2107,9 +2148,9 @@ pub fn section_offset_addr(
                         .find(|r| r.out_off != NONE as u64)
                         .map_or_else(|| eh_block_size(recs), |r| r.out_off),
                 };
-                return Some(o.addr + o.part_offsets.first().copied().unwrap_or(0) + p.offset + out_off);
+                return Some(base + out_off);
             }
-            Some(o.addr + o.part_offsets.first().copied().unwrap_or(0) + p.offset + off)
+            Some(base + off)
         }
     }
 }
@@ -2123,7 +2164,7 @@ pub fn sym_target_is_live(res: &Resolved, lay: &Layout, t: Target) -> bool {
                 || shndx == E::SHN_COMMON as u32
                 || (shndx != 0
                     && (shndx as usize) < o.sections.len()
-                    && (lay.places[file as usize][shndx as usize].osec != NONE
+                    && (lay.sec_addr[file as usize][shndx as usize] != NO_ADDR
                         || lay.merge_of[file as usize][shndx as usize] != NONE))
         }
         Target::Linker | Target::Imported { .. } => true,

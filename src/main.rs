@@ -14,14 +14,20 @@ mod resolve;
 mod scan;
 mod script;
 mod symbols;
+mod timing;
 mod write;
 
 use arch::Arch;
 use std::process::ExitCode;
-use std::time::Instant;
 
 fn main() -> ExitCode {
     let argv: Vec<String> = std::env::args().skip(1).collect();
+    if let [flag, path] = &argv[..] {
+        if flag == write::UNLINK_HELPER_FLAG {
+            let _ = std::fs::remove_file(path);
+            return ExitCode::SUCCESS;
+        }
+    }
     let config = match args::parse(&argv) {
         Ok(args::Action::Link(c)) => c,
         Ok(args::Action::Version) => {
@@ -64,53 +70,49 @@ fn main() -> ExitCode {
     }
 }
 
-/// Phase timings for `--print-timing`.
-struct Timer {
-    enabled: bool,
-    start: Instant,
-    last: Instant,
-}
-
-impl Timer {
-    fn phase(&mut self, name: &str) {
-        if self.enabled {
-            let now = Instant::now();
-            eprintln!(
-                "rivet: {:>8.2} ms  {name}",
-                (now - self.last).as_secs_f64() * 1e3
-            );
-            self.last = now;
-        }
-    }
-}
-
 fn link<A: Arch>(config: &args::Config) -> diag::Result<()> {
-    let now = Instant::now();
-    let mut t = Timer {
-        enabled: config.print_timing,
-        start: now,
-        last: now,
+    if config.print_timing || config.time_trace.is_some() {
+        timing::enable();
+    }
+    let total = timing::span("link");
+    let inputs = {
+        let _t = timing::span("load inputs");
+        input::load(config)?
     };
-    let inputs = input::load(config)?;
-    t.phase("load");
-    let parsed = parse::parse(inputs)?;
-    t.phase("parse");
-    let resolved = resolve::resolve(config, parsed)?;
-    t.phase("resolve");
-    let live = gc::gc(config, &resolved);
-    t.phase("gc");
-    let space = symbols::SymbolSpace::new(&resolved);
-    let scanned = scan::scan::<A>(config, &resolved, &space, &live)?;
-    t.phase("scan");
-    let lay = layout::layout::<A>(config, &resolved, &space, &live, &scanned)?;
-    t.phase("layout");
-    write::write::<A>(config, &resolved, &space, &live, &lay)?;
-    t.phase("write");
-    if t.enabled {
-        eprintln!(
-            "rivet: {:>8.2} ms  total",
-            t.start.elapsed().as_secs_f64() * 1e3
-        );
+    let parsed = {
+        let _t = timing::span("parse");
+        parse::parse(inputs)?
+    };
+    let resolved = {
+        let _t = timing::span("resolve symbols");
+        resolve::resolve(config, parsed)?
+    };
+    let live = {
+        let _t = timing::span("gc sections");
+        gc::gc(config, &resolved)
+    };
+    let (space, scanned) = {
+        let _t = timing::span("scan relocations");
+        let space = symbols::SymbolSpace::new(&resolved);
+        let scanned = scan::scan::<A>(config, &resolved, &space, &live)?;
+        (space, scanned)
+    };
+    let lay = {
+        let _t = timing::span("layout");
+        layout::layout::<A>(config, &resolved, &space, &live, &scanned)?
+    };
+    {
+        let _t = timing::span("write output");
+        write::write::<A>(config, &resolved, &space, &live, &lay)?;
+    }
+    drop(total);
+    if config.print_timing {
+        eprint!("{}", timing::report());
+    }
+    if let Some(path) = &config.time_trace {
+        std::fs::write(path, timing::chrome_trace()).map_err(|e| {
+            diag::Errors::one(format!("cannot write time trace {}: {e}", path.display()))
+        })?;
     }
     // Leave without dropping the big structures (DESIGN.md, rule 5).
     std::mem::forget((resolved, live, space, scanned, lay));

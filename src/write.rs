@@ -96,33 +96,27 @@ impl WriteCx<'_> {
         }
         self.lay.addrs[sym.id as usize]
     }
-    /// For non-allocated sections: S + A, or `None` if the target was discarded (tombstone).
+    /// For non-allocated sections: S + A, or `None` if the target was discarded (tombstone). The hot path of
+    /// debug-info links: section symbols go straight to `Layout::sec_addr`.
     pub fn nonalloc_value(&self, sym: &SymRef, a: i64) -> Option<u64> {
-        if !layout::sym_target_is_live(self.res, self.lay, sym.target) {
-            return None;
-        }
         if let Target::Object { file, sym: si } = sym.target {
             let o = &self.res.objects[file as usize];
+            let st = &o.syms[si as usize];
             let shndx = o.sym_shndx(si as usize) as usize;
-            if shndx != 0
-                && shndx < o.sections.len()
-                && o.sections[shndx].kind == SectionKind::Merge
-                && o.syms[si as usize].st_type() == E::STT_SECTION
-            {
-                let off = o.syms[si as usize].st_value.get(LE).wrapping_add(a as u64);
-                return layout::section_offset_addr(self.lay, self.res, file as usize, shndx, off);
+            if st.st_type() == E::STT_SECTION && shndx != 0 && shndx < o.sections.len() {
+                let off = st.st_value.get(LE).wrapping_add(a as u64);
+                return match o.sections[shndx].kind {
+                    SectionKind::Regular => {
+                        let base = self.lay.sec_addr[file as usize][shndx];
+                        (base != layout::NO_ADDR).then(|| base.wrapping_add(off))
+                    }
+                    // Merge pieces are chosen by value + A (lld's rule); .eh_frame by record.
+                    _ => layout::section_offset_addr(self.lay, self.res, file as usize, shndx, off),
+                };
             }
-            if shndx != 0
-                && shndx < o.sections.len()
-                && o.syms[si as usize].st_type() == E::STT_SECTION
-            {
-                let sec = &o.sections[shndx];
-                if sec.is_alloc() || sec.kind == SectionKind::Regular {
-                    let base =
-                        layout::section_offset_addr(self.lay, self.res, file as usize, shndx, 0)?;
-                    return Some(base.wrapping_add(a as u64));
-                }
-            }
+        }
+        if !layout::sym_target_is_live(self.res, self.lay, sym.target) {
+            return None;
         }
         Some(self.lay.addrs[sym.id as usize].wrapping_add(a as u64))
     }
@@ -208,6 +202,7 @@ pub fn write<A: Arch>(
     let out_path = &config.output;
     let size = lay.file_size;
     let tmp = temp_path(out_path);
+    let t = crate::timing::span("open output");
     let mut buf = if config.mmap_output {
         let file = std::fs::OpenOptions::new()
             .read(true)
@@ -232,6 +227,7 @@ pub fn write<A: Arch>(
         OutputBuffer::Mapped { map, .. } => &mut map[..],
         OutputBuffer::Heap(v) => &mut v[..],
     };
+    drop(t);
     let result = fill::<A>(config, res, space, live, lay, bytes);
     if let Err(e) = result {
         if let OutputBuffer::Mapped { tmp, .. } = &buf {
@@ -239,21 +235,32 @@ pub fn write<A: Arch>(
         }
         return Err(e);
     }
+    let _t = crate::timing::span("close output");
     let finish = || -> std::io::Result<()> {
         match buf {
             OutputBuffer::Mapped { map, tmp } => {
                 drop(map);
                 set_mode(&tmp, config)?;
-                std::fs::rename(&tmp, out_path)
             }
             OutputBuffer::Heap(v) => {
                 let mut f = std::fs::File::create(&tmp)?;
                 f.write_all(&v)?;
                 drop(f);
                 set_mode(&tmp, config)?;
-                std::fs::rename(&tmp, out_path)
             }
         }
+        let old = move_old_output(out_path);
+        let r = std::fs::rename(&tmp, out_path);
+        if let Some((old, size)) = old {
+            if r.is_err() {
+                let _ = std::fs::rename(&old, out_path);
+            } else if size >= BACKGROUND_UNLINK_MIN {
+                unlink_in_background(&old);
+            } else {
+                let _ = std::fs::remove_file(&old);
+            }
+        }
+        r
     };
     finish().map_err(|e| {
         let _ = std::fs::remove_file(&tmp);
@@ -263,6 +270,44 @@ pub fn write<A: Arch>(
         ))
     })
 }
+
+/// Replacing an existing output has two hidden costs. ext4 (`auto_da_alloc`) starts writeback of the new file
+/// when a rename replaces an existing one (15 ms for 27 MB), and dropping the old file's last link frees its pages
+/// synchronously (about 20 ms for 30 MB). So the old output is first renamed aside (the new one follows
+/// immediately, so the name is missing only between two renames) and then removed: by a detached helper process
+/// (`rivet --rivet-internal-unlink`) when it is large, after this process has exited.
+const BACKGROUND_UNLINK_MIN: u64 = 4 << 20;
+
+/// Renames an existing regular output aside; returns its new name and size.
+fn move_old_output(out: &Path) -> Option<(std::path::PathBuf, u64)> {
+    let meta = std::fs::symlink_metadata(out).ok()?;
+    if !meta.is_file() {
+        return None;
+    }
+    let name = out.file_name()?.to_string_lossy().into_owned();
+    let old = out.with_file_name(format!(".{name}.rivet-old-{}", std::process::id()));
+    std::fs::rename(out, &old).ok()?;
+    Some((old, meta.len()))
+}
+
+fn unlink_in_background(old: &Path) {
+    use std::process::{Command, Stdio};
+    let spawned = std::env::current_exe().and_then(|exe| {
+        Command::new(exe)
+            .arg(UNLINK_HELPER_FLAG)
+            .arg(old)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+    });
+    if spawned.is_err() {
+        let _ = std::fs::remove_file(old);
+    }
+}
+
+/// The hidden first argument that makes rivet only remove the file named by the second.
+pub const UNLINK_HELPER_FLAG: &str = "--rivet-internal-unlink";
 
 fn temp_path(out: &Path) -> std::path::PathBuf {
     let name = out
@@ -323,77 +368,80 @@ fn fill<A: Arch>(
     };
 
     // Input sections, per file in parallel.
+    let t = crate::timing::span("copy and relocate sections");
+    // Parallel over sections, not files: one large object (a Rust crate's codegen unit, a big C++ TU) would
+    // otherwise keep one thread busy while the others idle.
+    let write_section = |f: usize, s: usize| -> Option<String> {
+        let o = &res.objects[f];
+        let sec = &o.sections[s];
+        if !live.is_live(f, s) || sec.kind == SectionKind::Merge || sec.sh_type() == E::SHT_NOBITS {
+            return None;
+        }
+        let place = lay.places[f][s];
+        if place.osec == NONE {
+            return None;
+        }
+        let osec = &lay.osecs[place.osec as usize];
+        if osec.shndx == 0 {
+            return None;
+        }
+        let start = osec.offset + osec.part_offsets.first().copied().unwrap_or(0) + place.offset;
+        let mut sink = DynRelSink::default();
+        let r = if sec.kind == SectionKind::EhFrame {
+            write_eh_frame::<A>(&cx, f, s, img, start, &mut sink)
+        } else {
+            // SAFETY: this input section's range is exclusively its own.
+            match unsafe { img.slice(start, sec.size()) } {
+                Some(out) => {
+                    out.copy_from_slice(sec.data);
+                    A::apply_section(&cx, f, s, out, &mut sink)
+                }
+                None => Err(format!(
+                    "{}: section {} does not fit the output",
+                    o.name,
+                    o.section_name(s as u32)
+                )),
+            }
+        };
+        if let Err(e) = r {
+            return Some(e);
+        }
+        if !sink.relocs.is_empty() {
+            let base = rela_dyn_off + 24 * lay.dyn_reloc_base[f][s];
+            for (k, r) in sink.relocs.iter().enumerate() {
+                // SAFETY: the scan pass reserved exactly these slots for this section.
+                if let Some(out) = unsafe { img.slice(base + 24 * k as u64, 24) } {
+                    put_rela(out, r);
+                }
+            }
+        }
+        if !sink.irel.is_empty() {
+            let base = irel_area_off + 24 * lay.irel_base[f][s];
+            for (k, r) in sink.irel.iter().enumerate() {
+                // SAFETY: as above, in the IRELATIVE area.
+                if let Some(out) = unsafe { img.slice(base + 24 * k as u64, 24) } {
+                    put_rela(out, r);
+                }
+            }
+        }
+        None
+    };
     let errors: Vec<String> = res
         .objects
         .par_iter()
         .enumerate()
-        .flat_map_iter(|(f, o)| {
-            let mut errs = Vec::new();
-            for (s, sec) in o.sections.iter().enumerate() {
-                if !live.is_live(f, s)
-                    || sec.kind == SectionKind::Merge
-                    || sec.sh_type() == E::SHT_NOBITS
-                {
-                    continue;
-                }
-                let place = lay.places[f][s];
-                if place.osec == NONE {
-                    continue;
-                }
-                let osec = &lay.osecs[place.osec as usize];
-                if osec.shndx == 0 {
-                    continue;
-                }
-                let start =
-                    osec.offset + osec.part_offsets.first().copied().unwrap_or(0) + place.offset;
-                let mut sink = DynRelSink::default();
-                let r = if sec.kind == SectionKind::EhFrame {
-                    write_eh_frame::<A>(&cx, f, s, img, start, &mut sink)
-                } else {
-                    // SAFETY: this input section's range is exclusively its own.
-                    match unsafe { img.slice(start, sec.size()) } {
-                        Some(out) => {
-                            out.copy_from_slice(sec.data);
-                            A::apply_section(&cx, f, s, out, &mut sink)
-                        }
-                        None => Err(format!(
-                            "{}: section {} does not fit the output",
-                            o.name,
-                            o.section_name(s as u32)
-                        )),
-                    }
-                };
-                if let Err(e) = r {
-                    errs.push(e);
-                    continue;
-                }
-                if !sink.relocs.is_empty() {
-                    let base = rela_dyn_off + 24 * lay.dyn_reloc_base[f][s];
-                    for (k, r) in sink.relocs.iter().enumerate() {
-                        // SAFETY: the scan pass reserved exactly these slots for this section.
-                        if let Some(out) = unsafe { img.slice(base + 24 * k as u64, 24) } {
-                            put_rela(out, r);
-                        }
-                    }
-                }
-                if !sink.irel.is_empty() {
-                    let base = irel_area_off + 24 * lay.irel_base[f][s];
-                    for (k, r) in sink.irel.iter().enumerate() {
-                        // SAFETY: as above, in the IRELATIVE area.
-                        if let Some(out) = unsafe { img.slice(base + 24 * k as u64, 24) } {
-                            put_rela(out, r);
-                        }
-                    }
-                }
-            }
-            errs
+        .flat_map(|(f, o)| {
+            (0..o.sections.len())
+                .into_par_iter()
+                .filter_map(move |s| write_section(f, s))
         })
         .collect();
     if !errors.is_empty() {
         return Err(Errors(errors));
     }
 
-    // Merged sections.
+    drop(t);
+    let t = crate::timing::span("merged sections");
     lay.merges.par_iter().enumerate().for_each(|(m, g)| {
         let o = &lay.osecs[g.osec as usize];
         if o.is_nobits() || o.shndx == 0 {
@@ -413,6 +461,8 @@ fn fill<A: Arch>(
         }
     });
 
+    drop(t);
+    let t = crate::timing::span("synthetic sections");
     write_got_plt::<A>(&cx, bytes)?;
     write_dynamic_sections(&cx, bytes);
     if let Some(o) = lay.synth_sec(Synth::Interp) {
@@ -420,14 +470,18 @@ fn fill<A: Arch>(
             bytes[o.offset as usize..o.offset as usize + i.len()].copy_from_slice(i);
         }
     }
+    drop(t);
     if let Some(o) = lay.synth_sec(Synth::EhFrameHdr).filter(|o| o.shndx != 0) {
+        let _t = crate::timing::span(".eh_frame_hdr");
         write_eh_frame_hdr(lay, o.offset, o.addr, bytes)?;
     }
     if !config.strip_all {
+        let _t = crate::timing::span("symbol table");
         write_symtab(&cx, bytes);
     }
     write_headers::<A>(&cx, bytes);
     if let Some(o) = lay.synth_sec(Synth::BuildId) {
+        let _t = crate::timing::span("build id");
         write_build_id(config, lay, o.offset as usize, bytes);
     }
     Ok(())
@@ -1280,6 +1334,8 @@ fn write_headers<A: Arch>(cx: &WriteCx, bytes: &mut [u8]) {
     }
 }
 
+const BUILD_ID_CHUNK: usize = 1 << 20;
+
 fn write_build_id(config: &Config, lay: &Layout, off: usize, bytes: &mut [u8]) {
     let n = lay.build_id_size as usize;
     bytes[off..off + 4].copy_from_slice(&4u32.to_le_bytes());
@@ -1298,18 +1354,28 @@ fn write_build_id(config: &Config, lay: &Layout, off: usize, bytes: &mut [u8]) {
             v[8] = (v[8] & 0x3f) | 0x80;
             v
         }
+        // Like lld and mold: the digest of the 1 MiB chunks' digests, so the chunks hash in parallel. The value
+        // differs from GNU ld's whole-file digest; a build id only has to be a deterministic content hash.
         BuildId::Sha1 => {
             use sha1::Digest;
-            sha1::Sha1::digest(&*bytes).to_vec()
+            let leaves: Vec<u8> = bytes
+                .par_chunks(BUILD_ID_CHUNK)
+                .flat_map_iter(|c| sha1::Sha1::digest(c).to_vec())
+                .collect();
+            sha1::Sha1::digest(&leaves).to_vec()
         }
         BuildId::Md5 => {
             use md5::Digest;
-            md5::Md5::digest(&*bytes).to_vec()
+            let leaves: Vec<u8> = bytes
+                .par_chunks(BUILD_ID_CHUNK)
+                .flat_map_iter(|c| md5::Md5::digest(c).to_vec())
+                .collect();
+            md5::Md5::digest(&leaves).to_vec()
         }
         _ => {
             // Fast: xxh3-128 of per-chunk xxh3-64 digests, chunks hashed in parallel.
             let digests: Vec<u8> = bytes
-                .par_chunks(1 << 20)
+                .par_chunks(BUILD_ID_CHUNK)
                 .flat_map_iter(|c| xxhash_rust::xxh3::xxh3_64(c).to_le_bytes())
                 .collect();
             xxhash_rust::xxh3::xxh3_128(&digests).to_le_bytes().to_vec()
