@@ -33,7 +33,9 @@ impl PartialEq for Key {
 }
 impl Eq for Key {}
 
-/// Passes a precomputed hash through (the shard already used the low bits, the map uses the rest).
+/// Reuses the precomputed hash. The shard already used the low bits, which are therefore equal for every key of
+/// a map; hashbrown takes its bucket from the low bits and its 7-bit tag from the top ones, so both must come from
+/// the other bits, mixed: a tag made of shard bits would match almost every probed key (a cache miss each).
 #[derive(Default)]
 pub struct PassThrough(u64);
 impl Hasher for PassThrough {
@@ -44,7 +46,7 @@ impl Hasher for PassThrough {
         unreachable!("Key hashes with write_u64 only")
     }
     fn write_u64(&mut self, v: u64) {
-        self.0 = v.rotate_right(6);
+        self.0 = (v >> 6).wrapping_mul(0x9e37_79b9_7f4a_7c15);
     }
 }
 
@@ -102,9 +104,13 @@ pub fn intern(lists: &[&[Name]]) -> Interned {
     let shards: Vec<(KeyMap<u32>, Vec<Name>, Vec<u32>)> = (0..SHARDS)
         .into_par_iter()
         .map(|s| {
-            let mut map = KeyMap::default();
-            let mut names = Vec::new();
-            let mut local_ids = Vec::new();
+            let count: usize = buckets
+                .iter()
+                .map(|(_, starts)| (starts[s + 1] - starts[s]) as usize)
+                .sum();
+            let mut map = KeyMap::with_capacity_and_hasher(count, Default::default());
+            let mut names = Vec::with_capacity(count);
+            let mut local_ids = Vec::with_capacity(count);
             for (list, (order, starts)) in lists.iter().zip(&buckets) {
                 for &i in &order[starts[s] as usize..starts[s + 1] as usize] {
                     let n = list[i as usize];

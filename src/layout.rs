@@ -1768,20 +1768,33 @@ fn build_merges(
     }
     // Split into pieces, in parallel over files.
     let t = crate::timing::span("split merge pieces");
-    let pieces: Vec<std::result::Result<Vec<Vec<(u64, Name)>>, String>> = objects
+    let pieces: Vec<std::result::Result<Vec<(Vec<u64>, Vec<Name>)>, String>> = objects
         .par_iter()
         .enumerate()
         .map(|(f, o)| {
-            let mut out = vec![Vec::new(); o.sections.len()];
+            let mut out = vec![(Vec::new(), Vec::new()); o.sections.len()];
             for (s, sec) in o.sections.iter().enumerate() {
                 if merge_of[f][s] == NONE {
                     continue;
                 }
                 let d = sec.data;
                 let ent = sec.entsize() as usize;
-                let mut v = Vec::new();
+                let mut v = (Vec::new(), Vec::new());
                 let mut off = 0usize;
-                if sec.flags() & E::SHF_STRINGS as u64 != 0 {
+                if sec.flags() & E::SHF_STRINGS as u64 != 0 && ent == 1 {
+                    while off < d.len() {
+                        let Some(len) = memchr::memchr(0, &d[off..]) else {
+                            return Err(format!(
+                                "{}:({}): string in merge section is not null-terminated",
+                                o.name,
+                                o.section_name(s as u32)
+                            ));
+                        };
+                        v.0.push(off as u64);
+                        v.1.push(Name::new(&d[off..off + len + 1]));
+                        off += len + 1;
+                    }
+                } else if sec.flags() & E::SHF_STRINGS as u64 != 0 {
                     while off < d.len() {
                         let mut end = off;
                         loop {
@@ -1797,7 +1810,8 @@ fn build_merges(
                             }
                             end += ent;
                         }
-                        v.push((off as u64, Name::new(&d[off..end + ent])));
+                        v.0.push(off as u64);
+                        v.1.push(Name::new(&d[off..end + ent]));
                         off = end + ent;
                     }
                 } else {
@@ -1809,7 +1823,8 @@ fn build_merges(
                         ));
                     }
                     while off < d.len() {
-                        v.push((off as u64, Name::new(&d[off..off + ent])));
+                        v.0.push(off as u64);
+                        v.1.push(Name::new(&d[off..off + ent]));
                         off += ent;
                     }
                 }
@@ -1826,16 +1841,17 @@ fn build_merges(
         .iter()
         .map(|o| vec![Vec::new(); o.sections.len()])
         .collect();
-    for (k, &(osec, _ent, strings, align)) in keys.iter().enumerate() {
-        let mut lists_owned: Vec<(usize, usize, Vec<Name>)> = Vec::new();
-        for (f, o) in objects.iter().enumerate() {
-            for s in 0..o.sections.len() {
-                if merge_of[f][s] == k as u32 {
-                    lists_owned.push((f, s, pieces[f][s].iter().map(|p| p.1).collect()));
-                }
+    // Each group's sections in input order, found in one pass.
+    let mut members: Vec<Vec<(usize, usize)>> = vec![Vec::new(); keys.len()];
+    for (f, m) in merge_of.iter().enumerate() {
+        for (s, &k) in m.iter().enumerate() {
+            if k != NONE {
+                members[k as usize].push((f, s));
             }
         }
-        let lists: Vec<&[Name]> = lists_owned.iter().map(|l| &l.2[..]).collect();
+    }
+    for (k, &(osec, _ent, strings, align)) in keys.iter().enumerate() {
+        let lists: Vec<&[Name]> = members[k].iter().map(|&(f, s)| &pieces[f][s].1[..]).collect();
         let interned = intern(&lists);
         let mut offsets = Vec::with_capacity(interned.unique.len());
         let mut cur = 0u64;
@@ -1844,15 +1860,23 @@ fn build_merges(
             offsets.push(cur);
             cur += p.bytes.len() as u64;
         }
-        for (li, (f, s, _)) in lists_owned.iter().enumerate() {
-            piece_maps[*f][*s] = pieces[*f][*s]
-                .iter()
-                .zip(&interned.ids[li])
-                .map(|(&(in_off, _), &id)| PieceMap {
-                    in_off,
-                    out_off: offsets[id as usize],
-                })
-                .collect();
+        let maps: Vec<Vec<PieceMap>> = members[k]
+            .par_iter()
+            .zip(interned.ids.par_iter())
+            .map(|(&(f, s), ids)| {
+                pieces[f][s]
+                    .0
+                    .iter()
+                    .zip(ids)
+                    .map(|(&in_off, &id)| PieceMap {
+                        in_off,
+                        out_off: offsets[id as usize],
+                    })
+                    .collect()
+            })
+            .collect();
+        for (&(f, s), m) in members[k].iter().zip(maps) {
+            piece_maps[f][s] = m;
         }
         groups.push(MergeGroup {
             osec,
