@@ -453,12 +453,19 @@ fn fill<A: Arch>(
             .position(|p| matches!(p, Part::Merged(x) if *x == m as u32))
             .unwrap_or(0);
         let base = o.offset + o.part_offsets[idx];
-        // SAFETY: the merge group's range is its own.
-        if let Some(out) = unsafe { img.slice(base, g.size) } {
-            for (p, &off) in g.pieces.iter().zip(&g.piece_offsets) {
-                out[off as usize..off as usize + p.bytes.len()].copy_from_slice(p.bytes);
-            }
-        }
+        // Large groups (.debug_str) are copied in chunks of pieces on all threads.
+        const CHUNK: usize = 4096;
+        g.pieces
+            .par_chunks(CHUNK)
+            .zip(g.piece_offsets.par_chunks(CHUNK))
+            .for_each(|(pieces, offsets)| {
+                for (p, &off) in pieces.iter().zip(offsets) {
+                    // SAFETY: pieces of a group occupy disjoint ranges inside the group's own range.
+                    if let Some(out) = unsafe { img.slice(base + off, p.bytes.len() as u64) } {
+                        out.copy_from_slice(p.bytes);
+                    }
+                }
+            });
     });
 
     drop(t);

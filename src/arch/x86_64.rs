@@ -405,8 +405,10 @@ impl Arch for X86_64 {
     ) -> Result<(), String> {
         let o = &cx.res.objects[f];
         let sec = &o.sections[s];
+        if !sec.is_alloc() {
+            return apply_nonalloc(cx, f, s, out);
+        }
         let writable = sec.flags() & SHF_WRITE as u64 != 0;
-        let alloc = sec.is_alloc();
         let m = Mode {
             pic: cx.pic(),
             exe: cx.is_exe(),
@@ -438,46 +440,6 @@ impl Arch for X86_64 {
                     o.section_name(s as u32)
                 )
             };
-            if !alloc {
-                // Debug info and other non-allocated sections: absolute values only, tombstone for dead code.
-                let v = match cx.nonalloc_value(&sym, a) {
-                    Some(v) => v,
-                    None => {
-                        if sec.name == b".debug_loc" || sec.name == b".debug_ranges" {
-                            1
-                        } else {
-                            0
-                        }
-                    }
-                };
-                let v = match r_type {
-                    R_X86_64_DTPOFF32 | R_X86_64_DTPOFF64 => cx.dtp_offset(v),
-                    R_X86_64_SIZE32 | R_X86_64_SIZE64 => {
-                        symbols::sym_size(cx.res, sym.target).wrapping_add(a as u64)
-                    }
-                    R_X86_64_PC32 | R_X86_64_PC64 => v.wrapping_sub(p_addr),
-                    _ => v,
-                };
-                match r_type {
-                    R_X86_64_64 | R_X86_64_DTPOFF64 | R_X86_64_SIZE64 | R_X86_64_PC64 => {
-                        put64(out, at, v).ok_or_else(err_range)?
-                    }
-                    R_X86_64_32 | R_X86_64_32S | R_X86_64_DTPOFF32 | R_X86_64_SIZE32
-                    | R_X86_64_PC32 => put32(out, at, v as u32).ok_or_else(err_range)?,
-                    _ => {
-                        return Err(reloc_error(
-                            cx.res,
-                            f,
-                            s,
-                            off,
-                            r_type,
-                            &sym,
-                            "is not supported in a non-allocated section",
-                        ));
-                    }
-                }
-                continue;
-            }
             // Instruction rewrites below touch bytes just before the field; the field itself must be inside.
             if at >= out.len() {
                 return Err(err_range());
@@ -720,6 +682,105 @@ impl Arch for X86_64 {
         ]);
         out[2..6].copy_from_slice(&(slot.wrapping_sub(entry + 6) as u32).to_le_bytes());
     }
+}
+
+/// Debug info and other non-allocated sections: absolute values only (no GOT, PLT or dynamic relocations), a
+/// tombstone for references to discarded code. The hot loop of debug links, so section symbols (most of DWARF's
+/// relocations) are resolved without building a `SymRef`.
+fn apply_nonalloc(cx: &WriteCx, f: usize, s: usize, out: &mut [u8]) -> Result<(), String> {
+    let o = &cx.res.objects[f];
+    let sec = &o.sections[s];
+    // lld's tombstones: 1 where 0 would end a list (.debug_loc, .debug_ranges), 0 elsewhere.
+    let tombstone = if sec.name == b".debug_loc" || sec.name == b".debug_ranges" {
+        1
+    } else {
+        0
+    };
+    let sec_addr = &cx.lay.sec_addr[f];
+    // A non-allocated output section has address 0, so P is the offset inside it.
+    let p_base = cx.section_addr(f, s);
+    for r in sec.relas {
+        let r_type = r.r_type(LE, false);
+        if r_type == R_X86_64_NONE {
+            continue;
+        }
+        let off = r.r_offset.get(LE);
+        let a = r.r_addend.get(LE);
+        let sym_idx = r.r_sym(LE, false) as usize;
+        let at = off as usize;
+        let err_range = || {
+            format!(
+                "{}:({}+0x{off:x}): relocation offset is out of range",
+                o.name,
+                o.section_name(s as u32)
+            )
+        };
+        // Fast path: a local section symbol of a plain section.
+        let mut fast = None;
+        if sym_idx < o.first_global {
+            if let Some(st) = o.syms.get(sym_idx) {
+                if st.st_type() == STT_SECTION
+                    && !matches!(r_type, R_X86_64_SIZE32 | R_X86_64_SIZE64)
+                {
+                    let shndx = o.sym_shndx(sym_idx) as usize;
+                    if let (Some(&base), Some(target)) = (sec_addr.get(shndx), o.sections.get(shndx))
+                    {
+                        if target.kind == crate::parse::SectionKind::Regular {
+                            fast = Some(if base == crate::layout::NO_ADDR {
+                                tombstone
+                            } else {
+                                base.wrapping_add(st.st_value.get(LE)).wrapping_add(a as u64)
+                            });
+                        }
+                    }
+                }
+            }
+        }
+        let (v, sym) = match fast {
+            Some(v) => (v, None),
+            None => {
+                let sym = cx
+                    .lookup(f, sym_idx)
+                    .ok_or_else(|| format!("{}: invalid symbol index {sym_idx}", o.name))?;
+                (cx.nonalloc_value(&sym, a).unwrap_or(tombstone), Some(sym))
+            }
+        };
+        let v = match r_type {
+            R_X86_64_DTPOFF32 | R_X86_64_DTPOFF64 => cx.dtp_offset(v),
+            R_X86_64_SIZE32 | R_X86_64_SIZE64 => match &sym {
+                Some(sym) => symbols::sym_size(cx.res, sym.target).wrapping_add(a as u64),
+                None => v,
+            },
+            R_X86_64_PC32 | R_X86_64_PC64 => v.wrapping_sub(p_base.wrapping_add(off)),
+            _ => v,
+        };
+        match r_type {
+            R_X86_64_64 | R_X86_64_DTPOFF64 | R_X86_64_SIZE64 | R_X86_64_PC64 => {
+                put64(out, at, v).ok_or_else(err_range)?
+            }
+            R_X86_64_32 | R_X86_64_32S | R_X86_64_DTPOFF32 | R_X86_64_SIZE32 | R_X86_64_PC32 => {
+                put32(out, at, v as u32).ok_or_else(err_range)?
+            }
+            _ => {
+                let sym = match sym {
+                    Some(sym) => sym,
+                    None => cx
+                        .lookup(f, sym_idx)
+                        .ok_or_else(|| format!("{}: invalid symbol index {sym_idx}", o.name))?,
+                };
+                return Err(reloc_error(
+                    cx.res,
+                    f,
+                    s,
+                    off,
+                    r_type,
+                    &sym,
+                    "is not supported in a non-allocated section",
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 enum WriteErr {
