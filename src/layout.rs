@@ -169,6 +169,9 @@ pub struct Aux {
     /// The slot an IFUNC stub jumps through (IRELATIVE), when `got` holds the stub's own address instead: in
     /// position-dependent output the stub is the function's one canonical address, GOT loads included.
     pub igot: u32,
+    /// First of two GOT slots: general-dynamic (module id, offset) pair, and TLS descriptor (shared objects).
+    pub tlsgd: u32,
+    pub tlsdesc: u32,
 }
 
 pub struct Segment {
@@ -209,6 +212,8 @@ pub struct Layout {
     pub aux: Vec<Aux>,
     pub aux_ids: Vec<u32>,
     pub num_got: u32,
+    /// The local-dynamic module pair's first GOT slot, or NONE.
+    pub tlsld: u32,
     pub num_plt: u32,
     pub num_iplt: u32,
     pub dynsyms: Vec<DynSymbol>,
@@ -809,6 +814,8 @@ pub fn layout<A: Arch>(
             canonical: fl & scan::NEEDS_CANONICAL != 0,
             strong_ref: fl & scan::STRONG_REF != 0,
             igot: NONE,
+            tlsgd: NONE,
+            tlsdesc: NONE,
         };
         if fl & scan::NEEDS_GOT != 0 || (fl & scan::NEEDS_PLT != 0 && ifunc) {
             x.got = num_got;
@@ -832,6 +839,18 @@ pub fn layout<A: Arch>(
                 got_dyn_relocs += 1;
             }
         }
+        // TLS pairs (shared objects only; executables relax these accesses): a preemptible (imported) symbol
+        // gets a DTPMOD64 and a DTPOFF64, a local one a DTPMOD64 of this module and a static offset.
+        if fl & scan::NEEDS_TLSGD != 0 {
+            x.tlsgd = num_got;
+            num_got += 2;
+            got_dyn_relocs += if imported { 2 } else { 1 };
+        }
+        if fl & scan::NEEDS_TLSDESC != 0 {
+            x.tlsdesc = num_got;
+            num_got += 2;
+            got_dyn_relocs += 1;
+        }
         if fl & scan::NEEDS_PLT != 0 {
             if imported {
                 x.plt = num_plt;
@@ -854,11 +873,14 @@ pub fn layout<A: Arch>(
         aux_index[id as usize] = aux.len() as u32;
         aux.push(x);
     }
-    if scan.needs_tlsld {
-        return Err(Errors::one(
-            "local-dynamic TLS in shared objects is not supported yet",
-        ));
-    }
+    // Local dynamic: one (module id, 0) pair for the whole output.
+    let tlsld = if scan.needs_tlsld {
+        num_got += 2;
+        got_dyn_relocs += 1;
+        num_got - 2
+    } else {
+        NONE
+    };
 
     // Copy relocations, sharing one copy between aliases (same library, same address).
     let mut commons: Vec<(u32, u64)> = Vec::new();
@@ -942,6 +964,8 @@ pub fn layout<A: Arch>(
                         canonical: false,
                         strong_ref: false,
                         igot: NONE,
+                        tlsgd: NONE,
+                        tlsdesc: NONE,
                     });
                     all_aux_ids.push(g);
                     dynsym_ids.push(g);
@@ -1522,6 +1546,7 @@ pub fn layout<A: Arch>(
         aux,
         aux_ids: all_aux_ids,
         num_got,
+        tlsld,
         num_plt,
         num_iplt,
         dynsyms,

@@ -14,29 +14,31 @@ use crate::parse::SectionKind;
 use crate::resolve::Resolved;
 use crate::symbols::{SymRef, SymbolSpace, Target};
 use rayon::prelude::*;
-use std::sync::atomic::{AtomicBool, AtomicU8, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, AtomicU16, Ordering::Relaxed};
 
-pub const NEEDS_GOT: u8 = 1;
-pub const NEEDS_PLT: u8 = 2;
+pub const NEEDS_GOT: u16 = 1;
+pub const NEEDS_PLT: u16 = 2;
 /// An initial-exec GOT entry holding the thread-pointer offset.
-pub const NEEDS_GOTTP: u8 = 4;
+pub const NEEDS_GOTTP: u16 = 4;
 /// A general-dynamic GOT pair (module id, offset).
-pub const NEEDS_TLSGD: u8 = 8;
+pub const NEEDS_TLSGD: u16 = 8;
 /// Data from a shared object accessed with absolute or PC-relative addressing: copy it into `.bss`.
-pub const NEEDS_COPY: u8 = 16;
+pub const NEEDS_COPY: u16 = 16;
 /// A shared object's function whose address is taken in a non-PIC way: its PLT entry becomes its address.
-pub const NEEDS_CANONICAL: u8 = 32;
+pub const NEEDS_CANONICAL: u16 = 32;
 /// Needs a `.dynsym` entry because a dynamic relocation names it.
-pub const NEEDS_DYNSYM: u8 = 64;
+pub const NEEDS_DYNSYM: u16 = 64;
 /// Named by a relocation through a non-weak symbol-table entry (so an import is bound GLOBAL, not WEAK).
-pub const STRONG_REF: u8 = 128;
+pub const STRONG_REF: u16 = 128;
+/// A TLS descriptor (GOT pair resolved by the dynamic loader), in a shared object.
+pub const NEEDS_TLSDESC: u16 = 256;
 
 pub struct ScanCx<'a> {
     pub config: &'a Config,
     pub res: &'a Resolved,
     pub space: &'a SymbolSpace,
     pub live: &'a Liveness,
-    pub flags: Vec<AtomicU8>,
+    pub flags: Vec<AtomicU16>,
     pub needs_tlsld: AtomicBool,
     pub needs_got_base: AtomicBool,
 }
@@ -53,7 +55,7 @@ impl ScanCx<'_> {
         self.pic() || self.res.shared_needed.iter().any(|&n| n)
     }
     #[inline]
-    pub fn set(&self, s: &SymRef, f: u8) {
+    pub fn set(&self, s: &SymRef, f: u16) {
         let slot = &self.flags[s.id as usize];
         if slot.load(Relaxed) & f != f {
             slot.fetch_or(f, Relaxed);
@@ -65,7 +67,7 @@ impl ScanCx<'_> {
 }
 
 pub struct Scan {
-    pub flags: Vec<u8>,
+    pub flags: Vec<u16>,
     /// Dynamic relocations emitted by each section's contents (`R_X86_64_RELATIVE`, symbolic, IRELATIVE).
     pub dyn_relocs: Vec<Vec<u32>>,
     pub irel_relocs: Vec<Vec<u32>>,
@@ -93,7 +95,7 @@ pub fn scan<A: Arch>(
         res,
         space,
         live,
-        flags: (0..space.total).map(|_| AtomicU8::new(0)).collect(),
+        flags: (0..space.total).map(|_| AtomicU16::new(0)).collect(),
         needs_tlsld: AtomicBool::new(false),
         needs_got_base: AtomicBool::new(false),
     };
@@ -134,7 +136,7 @@ pub fn scan<A: Arch>(
         return Err(Errors(errors));
     }
     Ok(Scan {
-        flags: cx.flags.into_iter().map(AtomicU8::into_inner).collect(),
+        flags: cx.flags.into_iter().map(AtomicU16::into_inner).collect(),
         dyn_relocs,
         irel_relocs,
         needs_tlsld: cx.needs_tlsld.into_inner(),

@@ -152,6 +152,30 @@ impl WriteCx<'_> {
             + align_up(self.lay.tls_end - self.lay.tls_start, self.lay.tls_align);
         addr.wrapping_sub(tp)
     }
+    /// A symbol table's `st_value`: the address, or for a TLS symbol its offset in the TLS template.
+    pub fn symbol_value(&self, st_type: u8, addr: u64) -> u64 {
+        if st_type == E::STT_TLS {
+            self.dtp_offset(addr)
+        } else {
+            addr
+        }
+    }
+    /// The output section index of a defined object symbol, from where its input section went.
+    pub fn object_sym_shndx(&self, f: usize, i: usize) -> Option<u16> {
+        let o = &self.res.objects[f];
+        let shndx = o.sym_shndx(i);
+        if shndx == E::SHN_ABS as u32 {
+            return Some(E::SHN_ABS);
+        }
+        let sec = o.sections.get(shndx as usize)?;
+        let osec = if sec.kind == SectionKind::Merge {
+            self.lay.merges.get(*self.lay.merge_of[f].get(shndx as usize)? as usize)?.osec
+        } else {
+            self.lay.places[f].get(shndx as usize)?.osec
+        };
+        let n = self.lay.osecs.get(osec as usize)?.shndx;
+        (n != 0).then_some(n as u16)
+    }
     pub fn dtp_offset(&self, addr: u64) -> u64 {
         addr.wrapping_sub(self.lay.tls_start)
     }
@@ -671,6 +695,47 @@ fn write_got_plt<A: Arch>(cx: &WriteCx, bytes: &mut [u8]) -> Result<()> {
                 },
             );
         }
+        if x.tlsgd != NONE {
+            let g = got.expect("TLS pairs imply a .got");
+            let addr = g.addr + 8 * x.tlsgd as u64;
+            let mut dynrel = |offset, r_type, sym| {
+                put_rela(
+                    &mut bytes[rela_dyn + 24 * next_dyn..],
+                    &DynRel {
+                        offset,
+                        r_type,
+                        sym,
+                        addend: 0,
+                    },
+                );
+                next_dyn += 1;
+            };
+            if imported {
+                dynrel(addr, A::R_DTPMOD64, x.dynsym);
+                dynrel(addr + 8, A::R_DTPOFF64, x.dynsym);
+            } else {
+                dynrel(addr, A::R_DTPMOD64, 0);
+                let off = g.offset as usize + 8 * x.tlsgd as usize + 8;
+                bytes[off..off + 8].copy_from_slice(&cx.dtp_offset(value).to_le_bytes());
+            }
+        }
+        if x.tlsdesc != NONE {
+            let g = got.expect("TLS pairs imply a .got");
+            put_rela(
+                &mut bytes[rela_dyn + 24 * next_dyn..],
+                &DynRel {
+                    offset: g.addr + 8 * x.tlsdesc as u64,
+                    r_type: A::R_TLSDESC,
+                    sym: if imported { x.dynsym } else { 0 },
+                    addend: if imported {
+                        0
+                    } else {
+                        cx.dtp_offset(value) as i64
+                    },
+                },
+            );
+            next_dyn += 1;
+        }
         if x.iplt != NONE {
             let p = iplt.expect("IFUNC stubs imply .iplt");
             let g = got.expect("IFUNC stubs use a GOT slot");
@@ -681,6 +746,19 @@ fn write_got_plt<A: Arch>(cx: &WriteCx, bytes: &mut [u8]) -> Result<()> {
                 g.addr + 8 * if x.igot != NONE { x.igot } else { x.got } as u64,
             );
         }
+    }
+    if lay.tlsld != NONE {
+        let g = got.expect("a TLS module pair implies a .got");
+        put_rela(
+            &mut bytes[rela_dyn + 24 * next_dyn..],
+            &DynRel {
+                offset: g.addr + 8 * lay.tlsld as u64,
+                r_type: A::R_DTPMOD64,
+                sym: 0,
+                addend: 0,
+            },
+        );
+        next_dyn += 1;
     }
     // Copy relocations follow the GOT's.
     let mut seen = std::collections::HashSet::new();
@@ -762,14 +840,19 @@ fn write_dynamic_sections(cx: &WriteCx, bytes: &mut [u8]) {
         let ty = if stub.is_some() { E::STT_FUNC } else { ty };
         let (shndx, value) = if d.defined {
             let v = stub.unwrap_or(lay.addrs[d.id as usize]);
-            let sec = lay
-                .osecs
-                .iter()
-                .filter(|o| o.shndx != 0 && o.is_alloc() && o.addr <= v && v <= o.addr + o.size)
-                .map(|o| o.shndx)
-                .next_back()
-                .unwrap_or(E::SHN_ABS as u32);
-            (sec as u16, v)
+            let sec = match (stub, target) {
+                (None, Target::Object { file, sym }) => cx.object_sym_shndx(file as usize, sym as usize),
+                _ => None,
+            }
+            .unwrap_or_else(|| {
+                lay.osecs
+                    .iter()
+                    .filter(|o| o.shndx != 0 && o.is_alloc() && o.addr <= v && v <= o.addr + o.size)
+                    .map(|o| o.shndx as u16)
+                    .next_back()
+                    .unwrap_or(E::SHN_ABS)
+            });
+            (sec, cx.symbol_value(ty, v))
         } else if x.plt != NONE && x.canonical && cx.is_exe() {
             (0, lay.addrs[d.id as usize])
         } else {
@@ -998,6 +1081,10 @@ fn write_dynamic_sections(cx: &WriteCx, bytes: &mut [u8]) {
     if !config.z_text {
         flags |= E::DF_TEXTREL as u64;
     }
+    // Initial-exec TLS in a shared object: it needs space in the static TLS block (dlopen may refuse it).
+    if config.kind == OutputKind::Shared && lay.aux.iter().any(|x| x.gottp != NONE) {
+        flags |= E::DF_STATIC_TLS as u64;
+    }
     if flags != 0 {
         entries.push((E::DT_FLAGS as u64, flags));
     }
@@ -1198,7 +1285,7 @@ fn write_symtab(cx: &WriteCx, bytes: &mut [u8]) {
                     e[4] = (sym.st_bind() << 4) | ty;
                     e[5] = sym.st_other;
                     e[6..8].copy_from_slice(&shndx_of(osec).to_le_bytes());
-                    e[8..16].copy_from_slice(&cx.lay.addrs[id as usize].to_le_bytes());
+                    e[8..16].copy_from_slice(&cx.symbol_value(ty, cx.lay.addrs[id as usize]).to_le_bytes());
                     e[16..24].copy_from_slice(
                         &symbols::sym_size(
                             res,

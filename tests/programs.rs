@@ -185,6 +185,9 @@ struct Spec {
     env: Vec<(String, String)>,
     exit: i32,
     ld_library_path: bool,
+    /// `shared_test_linker = yes`: the shared libraries are also linked by the linker under test, and its
+    /// executable runs with those.
+    shared_test_linker: bool,
     expect_error: bool,
     errors: Vec<String>,
     bfd_errors: Vec<String>,
@@ -217,6 +220,7 @@ fn parse_spec(name: &str, dir: &Path) -> Result<Spec, String> {
         env: vec![],
         exit: 0,
         ld_library_path: true,
+        shared_test_linker: false,
         expect_error: false,
         errors: vec![],
         bfd_errors: vec![],
@@ -358,6 +362,7 @@ fn parse_spec(name: &str, dir: &Path) -> Result<Spec, String> {
             }
             "exit" => spec.exit = value.parse().map_err(|_| err("bad exit status"))?,
             "ld_library_path" => spec.ld_library_path = value != "no",
+            "shared_test_linker" => spec.shared_test_linker = value == "yes",
             "expect" => match value {
                 "error" => spec.expect_error = true,
                 "run" => spec.expect_error = false,
@@ -436,6 +441,9 @@ fn is_source(name: &str) -> bool {
 fn is_cxx(name: &str) -> bool {
     name.ends_with(".cc") || name.ends_with(".cpp")
 }
+
+/// Where `shared_test_linker` puts the shared libraries the linker under test made (inside the object directory).
+const UNDER_TEST_LIBS: &str = "under-test";
 
 fn object_name(src: &str) -> String {
     let file = Path::new(src)
@@ -821,18 +829,41 @@ impl Job<'_> {
                 ));
             }
         }
-        // Shared libraries are always linked by GNU ld: only executables are rivet's job here.
-        for lib in &spec.shared {
+        // Shared libraries are linked by GNU ld (both executables link against these), and with
+        // `shared_test_linker` also by the linker under test into `under-test/`, which its executable runs with.
+        let under_test_dir = objdir.join(UNDER_TEST_LIBS);
+        if spec.shared_test_linker {
+            let _ = std::fs::create_dir_all(&under_test_dir);
+        }
+        let builds = spec.shared.iter().map(|l| (l, true)).chain(
+            spec.shared
+                .iter()
+                .filter(|_| spec.shared_test_linker)
+                .map(|l| (l, false)),
+        );
+        for (lib, reference) in builds {
             let cxx = lib.srcs.iter().any(|s| is_cxx(s));
             let mut cmd = Command::new(self.compiler.driver(cxx));
             cmd.current_dir(objdir).stdin(Stdio::null());
-            cmd.args(self.compiler.reference_link_flags());
+            if reference {
+                cmd.args(self.compiler.reference_link_flags());
+            } else {
+                cmd.args(
+                    self.compiler
+                        .test_link_flags(&self.ctx.linker, &self.ctx.shim),
+                );
+            }
             cmd.args(["-shared", "-fPIC"]).args(self.variant.flags());
             for f in &spec.cflags {
                 cmd.arg(self.subst(f, objdir));
             }
+            let out_name = if reference {
+                PathBuf::from(&lib.name)
+            } else {
+                under_test_dir.join(&lib.name)
+            };
             cmd.arg("-o")
-                .arg(&lib.name)
+                .arg(out_name)
                 .arg(format!("-Wl,-soname,{}", lib.name));
             cmd.args(lib.srcs.iter().map(|s| object_name(s)));
             for f in &lib.flags {
@@ -909,7 +940,7 @@ impl Job<'_> {
         self.exec(&mut cmd, LINK_TIMEOUT)
     }
 
-    fn run_program(&mut self, exe: &Path, objdir: &Path) -> Outcome {
+    fn run_program(&mut self, exe: &Path, objdir: &Path, reference: bool) -> Outcome {
         use std::os::unix::process::CommandExt;
         let spec = self.spec;
         let mut cmd = Command::new(exe);
@@ -920,7 +951,14 @@ impl Job<'_> {
             .env_remove("LD_PRELOAD")
             .env("LC_ALL", "C");
         if spec.ld_library_path {
-            cmd.env("LD_LIBRARY_PATH", objdir);
+            if spec.shared_test_linker && !reference {
+                let mut path = std::ffi::OsString::from(objdir.join(UNDER_TEST_LIBS));
+                path.push(":");
+                path.push(objdir);
+                cmd.env("LD_LIBRARY_PATH", path);
+            } else {
+                cmd.env("LD_LIBRARY_PATH", objdir);
+            }
         }
         for (k, v) in &spec.env {
             cmd.env(k, self.subst(v, objdir));
@@ -1118,7 +1156,7 @@ impl Job<'_> {
                 first_error_line(&t.stderr_str())
             ));
         }
-        let rr = self.run_program(&ref_exe, &objdir);
+        let rr = self.run_program(&ref_exe, &objdir, true);
         if rr.code != Some(self.spec.exit) {
             return Err(format!(
                 "reference program (GNU ld) ended with {} instead of exit {}: {}",
@@ -1127,7 +1165,7 @@ impl Job<'_> {
                 first_line(&rr.stderr_str())
             ));
         }
-        let tr = self.run_program(&test_exe, &objdir);
+        let tr = self.run_program(&test_exe, &objdir, false);
         if tr.code != rr.code || tr.signal.is_some() || tr.timed_out {
             let mut msg = format!(
                 "program ended with {} but the GNU ld build with {}",

@@ -17,6 +17,7 @@ pub trait Arch: Send + Sync + 'static {
     const R_TPOFF64: u32;
     const R_DTPMOD64: u32;
     const R_DTPOFF64: u32;
+    const R_TLSDESC: u32;
     /// Size of the lazy-binding header of `.plt` and of one entry; an IFUNC stub in `.iplt`.
     const PLT0_SIZE: u64;
     const PLT_ENTRY_SIZE: u64;

@@ -52,6 +52,12 @@ enum Action {
     TlsDescToLe,
     TlsDescToIe,
     TlsDescCallToNop,
+    /// Shared object: general dynamic, `x@tlsgd(%rip)` → the symbol's (module, offset) GOT pair + A - P.
+    TlsGd,
+    /// Shared object: local dynamic, `x@tlsld(%rip)` → the module's (module, 0) GOT pair + A - P.
+    TlsLd,
+    /// Shared object: `x@tlsdesc(%rip)` → the symbol's TLS descriptor GOT pair + A - P.
+    TlsDesc,
     /// Offset in the TLS block, as a thread-pointer offset after LD→LE relaxation.
     DtpOff,
     Size,
@@ -181,7 +187,7 @@ fn decide(m: &Mode, r_type: u32, p: Props, writable: bool, data: &[u8], off: u64
         }
         R_X86_64_TLSGD => {
             if !m.exe {
-                Action::Error("general-dynamic TLS in shared objects is not supported yet")
+                Action::TlsGd
             } else if p.imported {
                 Action::TlsGdToIe
             } else {
@@ -192,20 +198,26 @@ fn decide(m: &Mode, r_type: u32, p: Props, writable: bool, data: &[u8], off: u64
             if m.exe {
                 Action::TlsLdToLe
             } else {
-                Action::Error("local-dynamic TLS in shared objects is not supported yet")
+                Action::TlsLd
             }
         }
         R_X86_64_DTPOFF32 | R_X86_64_DTPOFF64 => Action::DtpOff,
         R_X86_64_GOTPC32_TLSDESC => {
             if !m.exe {
-                Action::Error("TLSDESC in shared objects is not supported yet")
+                Action::TlsDesc
             } else if p.imported {
                 Action::TlsDescToIe
             } else {
                 Action::TlsDescToLe
             }
         }
-        R_X86_64_TLSDESC_CALL => Action::TlsDescCallToNop,
+        R_X86_64_TLSDESC_CALL => {
+            if m.exe {
+                Action::TlsDescCallToNop
+            } else {
+                Action::None
+            }
+        }
         R_X86_64_SIZE32 | R_X86_64_SIZE64 => Action::Size,
         _ => Action::Error("is an unknown relocation type"),
     }
@@ -283,6 +295,7 @@ impl Arch for X86_64 {
     const R_TPOFF64: u32 = R_X86_64_TPOFF64;
     const R_DTPMOD64: u32 = R_X86_64_DTPMOD64;
     const R_DTPOFF64: u32 = R_X86_64_DTPOFF64;
+    const R_TLSDESC: u32 = R_X86_64_TLSDESC;
     const PLT0_SIZE: u64 = 16;
     const PLT_ENTRY_SIZE: u64 = 16;
     const IPLT_ENTRY_SIZE: u64 = 16;
@@ -381,6 +394,22 @@ impl Arch for X86_64 {
                     skip_next = action == Action::TlsGdToIe;
                 }
                 Action::TlsGdToLe | Action::TlsLdToLe => skip_next = true,
+                Action::TlsGd | Action::TlsDesc => {
+                    cx.set(
+                        &sym,
+                        if action == Action::TlsGd {
+                            scan::NEEDS_TLSGD
+                        } else {
+                            scan::NEEDS_TLSDESC
+                        },
+                    );
+                    if p.imported {
+                        cx.set(&sym, scan::NEEDS_DYNSYM);
+                    }
+                }
+                Action::TlsLd => cx
+                    .needs_tlsld
+                    .store(true, std::sync::atomic::Ordering::Relaxed),
                 Action::GotOff | Action::GotPc => cx
                     .needs_got_base
                     .store(true, std::sync::atomic::Ordering::Relaxed),
@@ -537,6 +566,20 @@ impl Arch for X86_64 {
                     continue;
                 }
                 Action::TpOff => cx.tp_offset(s_val.wrapping_add(a as u64)),
+                Action::TlsGd | Action::TlsLd | Action::TlsDesc => {
+                    let pair = match action {
+                        Action::TlsGd => cx.lay.aux_of(sym.id).map(|x| x.tlsgd),
+                        Action::TlsDesc => cx.lay.aux_of(sym.id).map(|x| x.tlsdesc),
+                        _ => Some(cx.lay.tlsld),
+                    };
+                    let slot = pair.filter(|&p| p != crate::layout::NONE).ok_or_else(|| {
+                        reloc_error(cx.res, f, s, off, r_type, &sym, "has no TLS GOT entry")
+                    })?;
+                    cx.lay
+                        .got_slot_addr(slot)
+                        .wrapping_add(a as u64)
+                        .wrapping_sub(p_addr)
+                }
                 Action::GotTp => cx
                     .gottp_addr(sym.id)
                     .wrapping_add(a as u64)
