@@ -91,6 +91,9 @@ pub struct ObjectFile {
     pub name: String,
     pub data: Data,
     pub lazy: bool,
+    pub shdrs: &'static [Shdr],
+    pub shstrtab: Data,
+    /// Empty until `parse_sections` ran (archive members: when pulled in).
     pub sections: Vec<InputSection>,
     pub syms: &'static [Sym],
     pub strtab: Data,
@@ -232,73 +235,19 @@ fn parse_object(input: ObjectInput) -> std::result::Result<ObjectFile, String> {
         None => return Err(ctx("invalid section name string table index".into())),
     };
 
-    let mut sections = Vec::with_capacity(shdrs.len());
     let mut symtab_idx = None;
     let mut xindex: &'static [object::U32<LE>] = &[];
-    let mut lto_slim = false;
-    for (i, sh) in shdrs.iter().enumerate() {
-        let sname = elf::cstr(shstrtab, sh.sh_name.get(LE))
-            .map_err(|e| ctx(format!("section {i}: {e}")))?;
-        let kind = classify(sname, sh);
-        let sdata = if kind == SectionKind::Ignored && sh.sh_type.get(LE) != E::SHT_GROUP {
-            &[]
-        } else {
-            elf::section_data(data, sh)
-                .map_err(|e| ctx(format!("section {}: {e}", String::from_utf8_lossy(sname))))?
-        };
+    for sh in shdrs {
         match sh.sh_type.get(LE) {
-            E::SHT_SYMTAB => symtab_idx = Some(i),
+            E::SHT_SYMTAB => symtab_idx = Some(sh),
             E::SHT_SYMTAB_SHNDX => {
                 xindex = elf::table(data, sh, "extended section index").map_err(ctx)?
             }
-            E::SHT_REL => {
-                return Err(ctx(format!(
-                    "section {}: SHT_REL relocations are not used on x86-64",
-                    String::from_utf8_lossy(sname)
-                )));
-            }
             _ => {}
         }
-        if sname.starts_with(b".gnu.lto_") {
-            lto_slim = true;
-        }
-        sections.push(InputSection {
-            name: sname,
-            shdr: sh,
-            data: sdata,
-            relas: &[],
-            kind,
-        });
     }
-
-    // Relocation tables attach to the section they apply to.
-    for sh in shdrs.iter() {
-        if sh.sh_type.get(LE) != E::SHT_RELA {
-            continue;
-        }
-        let target = sh.sh_info.get(LE) as usize;
-        let relas: &'static [Rela] = elf::table(data, sh, "relocation").map_err(ctx)?;
-        match sections.get_mut(target) {
-            Some(t) => {
-                t.relas = relas;
-                // A mergeable section with relocations (gcc -no-pie puts pointer constants in .rodata.cst8)
-                // cannot be deduplicated by its bytes: equal bytes may relocate to different values. Keep it
-                // whole, as lld does.
-                if t.kind == SectionKind::Merge && !relas.is_empty() {
-                    t.kind = SectionKind::Regular;
-                }
-            }
-            None => {
-                return Err(ctx(format!(
-                    "relocation section applies to invalid section index {target}"
-                )));
-            }
-        }
-    }
-
     let (syms, strtab, first_global) = match symtab_idx {
-        Some(i) => {
-            let sh = &shdrs[i];
+        Some(sh) => {
             let syms: &'static [Sym] = elf::table(data, sh, "symbol").map_err(ctx)?;
             let strtab = shdrs
                 .get(sh.sh_link.get(LE) as usize)
@@ -314,27 +263,16 @@ fn parse_object(input: ObjectInput) -> std::result::Result<ObjectFile, String> {
     for (i, s) in syms.iter().enumerate().skip(first_global) {
         let n =
             elf::cstr(strtab, s.st_name.get(LE)).map_err(|e| ctx(format!("symbol {i}: {e}")))?;
-        if n == b"__gnu_lto_slim" {
-            lto_slim = true;
-        }
         global_names.push(Name::new(n));
     }
-    if lto_slim
-        && !sections.iter().any(|s| s.name == b".text" && s.size() > 0)
-        && global_names.iter().any(|n| n.bytes == b"__gnu_lto_slim")
-    {
-        return Err(ctx(
-            "file is a GCC LTO (GIMPLE) object; rivet does not support LTO: rebuild without -flto"
-                .into(),
-        ));
-    }
 
-    // Check every symbol's section index once, so later passes can index without checks.
-    let file = ObjectFile {
+    let mut file = ObjectFile {
         name,
         data,
         lazy,
-        sections,
+        shdrs,
+        shstrtab,
+        sections: Vec::new(),
         syms,
         strtab,
         xindex,
@@ -342,9 +280,10 @@ fn parse_object(input: ObjectInput) -> std::result::Result<ObjectFile, String> {
         global_names,
         comdats: Vec::new(),
     };
+    // Check every symbol's section index once, so later passes can index without checks.
     for i in 0..syms.len() {
         let shndx = file.sym_shndx(i);
-        if shndx != 0 && shndx < E::SHN_LORESERVE as u32 && shndx as usize >= file.sections.len() {
+        if shndx != 0 && shndx < E::SHN_LORESERVE as u32 && shndx as usize >= shdrs.len() {
             return Err(format!(
                 "{}: symbol '{}' (index {i}) has invalid section index {shndx}",
                 file.name,
@@ -352,8 +291,85 @@ fn parse_object(input: ObjectInput) -> std::result::Result<ObjectFile, String> {
             ));
         }
     }
-    let comdats = parse_groups(&file, shdrs)?;
-    Ok(ObjectFile { comdats, ..file })
+    // An archive member's sections are only read if the member is pulled into the link.
+    if !lazy {
+        file.parse_sections()?;
+    }
+    Ok(file)
+}
+
+impl ObjectFile {
+    /// Reads the section headers into `sections` (kinds, data, relocations) and the COMDAT groups. Done at parse
+    /// time for plain objects and once resolution pulls it in for an archive member (most members of a large
+    /// link never are).
+    pub fn parse_sections(&mut self) -> std::result::Result<(), String> {
+        let name = &self.name;
+        let data = self.data;
+        let ctx = |e: String| format!("{name}: {e}");
+        let mut sections = Vec::with_capacity(self.shdrs.len());
+        for (i, sh) in self.shdrs.iter().enumerate() {
+            let sname = elf::cstr(self.shstrtab, sh.sh_name.get(LE))
+                .map_err(|e| ctx(format!("section {i}: {e}")))?;
+            let kind = classify(sname, sh);
+            let sdata = if kind == SectionKind::Ignored && sh.sh_type.get(LE) != E::SHT_GROUP {
+                &[]
+            } else {
+                elf::section_data(data, sh).map_err(|e| {
+                    ctx(format!("section {}: {e}", String::from_utf8_lossy(sname)))
+                })?
+            };
+            if sh.sh_type.get(LE) == E::SHT_REL {
+                return Err(ctx(format!(
+                    "section {}: SHT_REL relocations are not used on x86-64",
+                    String::from_utf8_lossy(sname)
+                )));
+            }
+            sections.push(InputSection {
+                name: sname,
+                shdr: sh,
+                data: sdata,
+                relas: &[],
+                kind,
+            });
+        }
+
+        // Relocation tables attach to the section they apply to.
+        for sh in self.shdrs.iter() {
+            if sh.sh_type.get(LE) != E::SHT_RELA {
+                continue;
+            }
+            let target = sh.sh_info.get(LE) as usize;
+            let relas: &'static [Rela] = elf::table(data, sh, "relocation").map_err(ctx)?;
+            match sections.get_mut(target) {
+                Some(t) => {
+                    t.relas = relas;
+                    // A mergeable section with relocations (gcc -no-pie puts pointer constants in
+                    // .rodata.cst8) cannot be deduplicated by its bytes: equal bytes may relocate to
+                    // different values. Keep it whole, as lld does.
+                    if t.kind == SectionKind::Merge && !relas.is_empty() {
+                        t.kind = SectionKind::Regular;
+                    }
+                }
+                None => {
+                    return Err(ctx(format!(
+                        "relocation section applies to invalid section index {target}"
+                    )));
+                }
+            }
+        }
+        // GCC's slim LTO objects carry only GIMPLE (and this marker symbol), no code.
+        if self.global_names.iter().any(|n| n.bytes == b"__gnu_lto_slim")
+            && !sections.iter().any(|s| s.name == b".text" && s.size() > 0)
+        {
+            return Err(ctx(
+                "file is a GCC LTO (GIMPLE) object; rivet does not support LTO: rebuild without -flto"
+                    .into(),
+            ));
+        }
+        self.sections = sections;
+        self.comdats = parse_groups(self, self.shdrs)?;
+        Ok(())
+    }
 }
 
 fn parse_groups(

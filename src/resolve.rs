@@ -76,7 +76,10 @@ fn is_defined(obj: &ObjectFile, i: usize) -> bool {
 }
 
 pub fn resolve(config: &Config, parsed: Parsed) -> Result<Resolved> {
-    let Parsed { objects, shared } = parsed;
+    let Parsed {
+        mut objects,
+        shared,
+    } = parsed;
 
     // Names the command line or the linker itself may refer to: interned first so they always have ids.
     let mut extra: Vec<Name> = Vec::new();
@@ -92,16 +95,34 @@ pub fn resolve(config: &Config, parsed: Parsed) -> Result<Resolved> {
     lists.push(&extra);
     lists.extend(objects.iter().map(|o| &o.global_names[..]));
     lists.extend(shared.iter().map(|s| &s.global_names[..]));
+    let t = crate::timing::span("intern global names");
     let mut names = intern(&lists);
+    drop(t);
     let mut all_ids = std::mem::take(&mut names.ids).into_iter();
     let extra_ids = all_ids.next().unwrap_or_default();
     let object_ids: Vec<Vec<u32>> = all_ids.by_ref().take(objects.len()).collect();
     let shared_ids: Vec<Vec<u32>> = all_ids.collect();
     let n = names.unique.len();
 
+    let t = crate::timing::span("archive members");
     let object_live =
         pull_archive_members(&objects, &shared, &object_ids, &shared_ids, &extra_ids, n);
+    drop(t);
+    let t = crate::timing::span("parse pulled archive members");
+    let errors: Vec<String> = objects
+        .par_iter_mut()
+        .enumerate()
+        .filter(|(f, o)| o.lazy && object_live[*f])
+        .filter_map(|(_, o)| o.parse_sections().err())
+        .collect();
+    if !errors.is_empty() {
+        return Err(Errors(errors));
+    }
+    drop(t);
+    let t = crate::timing::span("COMDAT groups");
     let comdat_discarded = choose_comdats(&objects, &object_live);
+    drop(t);
+    let _t = crate::timing::span("definitions");
 
     // Winning definition: minimum of (rank << 32 | file) per symbol.
     let best: Vec<AtomicU64> = (0..n).map(|_| AtomicU64::new(u64::MAX)).collect();

@@ -240,6 +240,7 @@ pub fn write<A: Arch>(
         // SAFETY: the file is ours (just created under a unique name) and sized before mapping.
         let map = unsafe { memmap2::MmapMut::map_mut(&file) }
             .map_err(|e| Errors::one(format!("cannot map output: {e}")))?;
+        prefault(&map);
         OutputBuffer::Mapped {
             map,
             tmp: tmp.clone(),
@@ -328,6 +329,17 @@ fn unlink_in_background(old: &Path) {
     if spawned.is_err() {
         let _ = std::fs::remove_file(old);
     }
+}
+
+/// Faults the fresh output mapping in, in parallel chunks (`MADV_POPULATE_WRITE`), instead of one trap per page
+/// while sections are copied. Best effort: older kernels refuse the advice and the pages fault in as before.
+fn prefault(map: &memmap2::MmapMut) {
+    const CHUNK: usize = 1 << 21;
+    let len = map.len();
+    (0..len.div_ceil(CHUNK)).into_par_iter().for_each(|k| {
+        let off = k * CHUNK;
+        let _ = map.advise_range(memmap2::Advice::PopulateWrite, off, CHUNK.min(len - off));
+    });
 }
 
 /// The hidden first argument that makes rivet only remove the file named by the second.
