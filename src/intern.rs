@@ -58,15 +58,31 @@ pub struct Interned {
     pub unique: Vec<Name>,
     shard_maps: Vec<KeyMap<u32>>,
     shard_base: Vec<u32>,
+    /// Names added one by one after the parallel pass (`push`), with their ids.
+    late: KeyMap<u32>,
 }
 
 impl Interned {
     pub fn lookup(&self, name: &[u8]) -> Option<u32> {
-        let n = Name::new(unsafe_static(name));
+        self.lookup_name(Name::new(unsafe_static(name)))
+    }
+    /// The id of an already hashed name.
+    pub fn lookup_name(&self, n: Name) -> Option<u32> {
         let s = shard_of(n.hash);
         self.shard_maps[s]
             .get(&Key(n))
             .map(|&local| self.shard_base[s] + local)
+            .or_else(|| self.late.get(&Key(n)).copied())
+    }
+    /// The id of `n`, adding it (with the next free id) if it is new.
+    pub fn push(&mut self, n: Name) -> u32 {
+        if let Some(id) = self.lookup_name(n) {
+            return id;
+        }
+        let id = self.unique.len() as u32;
+        self.unique.push(n);
+        self.late.insert(Key(n), id);
+        id
     }
 }
 
@@ -171,6 +187,7 @@ pub fn intern(lists: &[&[Name]]) -> Interned {
         unique,
         shard_maps,
         shard_base,
+        late: KeyMap::default(),
     }
 }
 

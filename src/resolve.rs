@@ -91,22 +91,78 @@ pub fn resolve(config: &Config, parsed: Parsed) -> Result<Resolved> {
     for (sym, _) in &config.defsyms {
         extra.push(Name::new(leak(sym.as_bytes())));
     }
+    // An archive member's undefined references matter only if it is pulled in (in big static links most are
+    // not), so members contribute just their defined names here; the rest are looked up, or added, when pulled.
+    let t = crate::timing::span("intern global names");
+    let lazy_defs: Vec<(Vec<Name>, Vec<u32>)> = objects
+        .par_iter()
+        .map(|o| {
+            if !o.lazy {
+                return (Vec::new(), Vec::new());
+            }
+            let mut names = Vec::new();
+            let mut index = Vec::new();
+            for (k, n) in o.global_names.iter().enumerate() {
+                if is_defined(o, o.first_global + k) {
+                    names.push(*n);
+                    index.push(k as u32);
+                }
+            }
+            (names, index)
+        })
+        .collect();
     let mut lists: Vec<&[Name]> = Vec::with_capacity(1 + objects.len() + shared.len());
     lists.push(&extra);
-    lists.extend(objects.iter().map(|o| &o.global_names[..]));
+    lists.extend(
+        objects
+            .iter()
+            .zip(&lazy_defs)
+            .map(|(o, (defs, _))| if o.lazy { &defs[..] } else { &o.global_names[..] }),
+    );
     lists.extend(shared.iter().map(|s| &s.global_names[..]));
-    let t = crate::timing::span("intern global names");
     let mut names = intern(&lists);
-    drop(t);
     let mut all_ids = std::mem::take(&mut names.ids).into_iter();
     let extra_ids = all_ids.next().unwrap_or_default();
-    let object_ids: Vec<Vec<u32>> = all_ids.by_ref().take(objects.len()).collect();
+    let mut object_ids: Vec<Vec<u32>> = all_ids
+        .by_ref()
+        .take(objects.len())
+        .zip(objects.par_iter().zip(&lazy_defs).collect::<Vec<_>>())
+        .map(|(ids, (o, (_, index)))| {
+            if !o.lazy {
+                return ids;
+            }
+            let mut full = vec![NONE; o.global_names.len()];
+            for (&k, id) in index.iter().zip(ids) {
+                full[k as usize] = id;
+            }
+            full
+        })
+        .collect();
     let shared_ids: Vec<Vec<u32>> = all_ids.collect();
-    let n = names.unique.len();
+    drop(lazy_defs);
+    drop(t);
 
     let t = crate::timing::span("archive members");
-    let object_live =
-        pull_archive_members(&objects, &shared, &object_ids, &shared_ids, &extra_ids, n);
+    let object_live = pull_archive_members(
+        &objects,
+        &shared,
+        &mut object_ids,
+        &shared_ids,
+        &extra_ids,
+        &names,
+    );
+    // Names only pulled members' references use, which nothing defines (weak or linker-defined symbols,
+    // undefined errors): new ids, in input order.
+    for (f, o) in objects.iter().enumerate() {
+        if o.lazy && object_live[f] {
+            for (k, id) in object_ids[f].iter_mut().enumerate() {
+                if *id == NONE {
+                    *id = names.push(o.global_names[k]);
+                }
+            }
+        }
+    }
+    let n = names.unique.len();
     drop(t);
     let t = crate::timing::span("parse pulled archive members");
     let errors: Vec<String> = objects
@@ -408,11 +464,12 @@ fn leak(s: &[u8]) -> &'static [u8] {
 fn pull_archive_members(
     objects: &[ObjectFile],
     shared: &[SharedFile],
-    object_ids: &[Vec<u32>],
+    object_ids: &mut [Vec<u32>],
     shared_ids: &[Vec<u32>],
     extra_ids: &[u32],
-    n: usize,
+    names: &crate::intern::Interned,
 ) -> Vec<bool> {
+    let n = names.unique.len();
     let live: Vec<AtomicBool> = objects.iter().map(|o| AtomicBool::new(!o.lazy)).collect();
     let defined: Vec<AtomicBool> = (0..n).map(|_| AtomicBool::new(false)).collect();
     let first_lazy: Vec<AtomicU32> = (0..n).map(|_| AtomicU32::new(NONE)).collect();
@@ -422,7 +479,7 @@ fn pull_archive_members(
         .filter(|(_, o)| o.lazy)
         .for_each(|(f, o)| {
             for (k, &g) in object_ids[f].iter().enumerate() {
-                if is_defined(o, o.first_global + k) {
+                if g != NONE && is_defined(o, o.first_global + k) {
                     first_lazy[g as usize].fetch_min(f as u32, Relaxed);
                 }
             }
@@ -448,6 +505,30 @@ fn pull_archive_members(
     }
     let mut frontier: Vec<usize> = (0..objects.len()).filter(|&f| !objects[f].lazy).collect();
     loop {
+        // Newly pulled members: ids for their references, where some file defines the name.
+        let filled: Vec<(usize, Vec<u32>)> = frontier
+            .par_iter()
+            .filter(|&&f| objects[f].lazy)
+            .map(|&f| {
+                let o = &objects[f];
+                let ids = object_ids[f]
+                    .iter()
+                    .zip(&o.global_names)
+                    .map(|(&g, &name)| {
+                        if g == NONE {
+                            names.lookup_name(name).unwrap_or(NONE)
+                        } else {
+                            g
+                        }
+                    })
+                    .collect();
+                (f, ids)
+            })
+            .collect();
+        for (f, ids) in filled {
+            object_ids[f] = ids;
+        }
+        let object_ids = &*object_ids;
         frontier.par_iter().for_each(|&f| {
             let o = &objects[f];
             for (k, &g) in object_ids[f].iter().enumerate() {
@@ -457,7 +538,7 @@ fn pull_archive_members(
             }
         });
         let wanted = |g: u32| -> Option<u32> {
-            if defined[g as usize].load(Relaxed) {
+            if g == NONE || defined[g as usize].load(Relaxed) {
                 return None;
             }
             let m = first_lazy[g as usize].load(Relaxed);
