@@ -542,6 +542,7 @@ const OPTIONS: &[OptSpec] = &[
     flag(Opt::Ignored, &["-g"], "Ignored"),
 ];
 
+#[cfg(test)]
 const fn count_names(specs: &[OptSpec]) -> usize {
     let mut n = 0;
     let mut i = 0;
@@ -552,8 +553,10 @@ const fn count_names(specs: &[OptSpec]) -> usize {
     n
 }
 
+#[cfg(test)]
 const NAME_COUNT: usize = count_names(OPTIONS);
 
+#[cfg(test)]
 const fn all_names() -> [&'static str; NAME_COUNT] {
     let mut out = [""; NAME_COUNT];
     let mut k = 0;
@@ -573,9 +576,11 @@ const fn all_names() -> [&'static str; NAME_COUNT] {
 /// Every option spelling rivet accepts, in help order, generated from the option table. Long options are listed with
 /// their canonical dashes; the other number of dashes is accepted too (see the module doc). `-z` keywords are in
 /// [`Z_KEYWORDS`].
+#[cfg(test)]
 pub const ACCEPTED_OPTIONS: &[&str] = &all_names();
 
 /// Every `-z` keyword rivet accepts (`=N` takes a number, decimal or `0x` hex).
+#[cfg(test)]
 pub const Z_KEYWORDS: &[&str] = &[
     "relro",
     "norelro",

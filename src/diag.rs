@@ -41,12 +41,11 @@ pub fn demangle(name: &[u8]) -> String {
     if let Ok(d) = rustc_demangle::try_demangle(&s) {
         return format!("{d:#}");
     }
-    if s.starts_with("_Z") {
-        if let Ok(sym) = cpp_demangle::Symbol::new(s.as_bytes()) {
-            if let Ok(d) = sym.demangle() {
-                return d;
-            }
-        }
+    if s.starts_with("_Z")
+        && let Ok(sym) = cpp_demangle::Symbol::new(s.as_bytes())
+        && let Ok(d) = sym.demangle()
+    {
+        return d;
     }
     s.into_owned()
 }

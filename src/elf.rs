@@ -13,7 +13,6 @@ pub type Ehdr = FileHeader64<LE>;
 pub type Shdr = SectionHeader64<LE>;
 pub type Sym = Sym64<LE>;
 pub type Rela = Rela64<LE>;
-pub type Phdr = object::elf::ProgramHeader64<LE>;
 pub type Dyn = object::elf::Dyn64<LE>;
 
 pub type Data = &'static [u8];

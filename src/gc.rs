@@ -161,10 +161,9 @@ pub fn gc(config: &Config, res: &Resolved) -> Liveness {
                 for r in relas {
                     if let Some((tf, ts)) =
                         target_section(res, f, r.r_sym(crate::elf::LE, false) as usize)
+                        && mark(tf, ts)
                     {
-                        if mark(tf, ts) {
-                            next.push((tf as u32, ts as u32));
-                        }
+                        next.push((tf as u32, ts as u32));
                     }
                 }
                 next

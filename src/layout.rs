@@ -53,12 +53,13 @@ pub enum Synth {
 pub enum Part {
     /// The input sections of every file mapped here, file blocks in input order.
     Inputs,
-    /// Input sections in a given order (`.init_array.NNNNN` priorities).
-    Sorted(Vec<(u32, u32)>),
+    /// Input sections in a given order (`.init_array.NNNNN` priorities), placed by `places`.
+    Sorted,
     Merged(u32),
     Commons,
     CopyRel,
-    Synthetic(Synth),
+    /// A linker-made section's contents.
+    Synthetic,
 }
 
 pub struct OutputSection {
@@ -127,7 +128,6 @@ pub const DROPPED: Place = Place {
 pub struct MergeGroup {
     pub osec: u32,
     pub align: u64,
-    pub strings: bool,
     pub pieces: Vec<Name>,
     pub piece_offsets: Vec<u64>,
     pub size: u64,
@@ -196,6 +196,9 @@ pub struct DynSymbol {
     pub hashed: bool,
 }
 
+/// (soname offset, [(version name, version index, name offset)]) per needed library with versions.
+pub type Verneed = Vec<(usize, Vec<(&'static [u8], u16, u32)>)>;
+
 pub struct Layout {
     pub osecs: Vec<OutputSection>,
     pub synth: HashMap<Synth, u32>,
@@ -211,16 +214,13 @@ pub struct Layout {
     pub aux_index: Vec<u32>,
     pub aux: Vec<Aux>,
     pub aux_ids: Vec<u32>,
-    pub num_got: u32,
     /// The local-dynamic module pair's first GOT slot, or NONE.
     pub tlsld: u32,
     pub num_plt: u32,
-    pub num_iplt: u32,
     pub dynsyms: Vec<DynSymbol>,
     pub dynstr: Vec<u8>,
     pub needed: Vec<u32>,
-    /// (soname offset, [(version name, version index, name offset)]) per needed library with versions.
-    pub verneed: Vec<(usize, Vec<(&'static [u8], u16, u32)>)>,
+    pub verneed: Verneed,
     pub dyn_strings: HashMap<Vec<u8>, u32>,
     pub dynamic_entries: usize,
     pub segments: Vec<Segment>,
@@ -233,7 +233,6 @@ pub struct Layout {
     pub got_dyn_relocs: u64,
     pub copy_relocs: u64,
     pub sec_dyn_relocs: u64,
-    pub irel_total: u64,
     pub commons: Vec<(u32, u64)>,
     pub symtab_counts: Vec<(u32, u32, u64)>,
     pub symtab_extra: Vec<u32>,
@@ -377,14 +376,13 @@ fn init_priority(name: &[u8]) -> Option<u32> {
     None
 }
 
-struct Builder<'a> {
-    config: &'a Config,
+struct Builder {
     osecs: Vec<OutputSection>,
     by_name: HashMap<Vec<u8>, u32>,
     synth: HashMap<Synth, u32>,
 }
 
-impl Builder<'_> {
+impl Builder {
     fn get_or_add(&mut self, name: &[u8], sh_type: u32, flags: u64) -> u32 {
         if let Some(&i) = self.by_name.get(name) {
             let o = &mut self.osecs[i as usize];
@@ -422,7 +420,7 @@ impl Builder<'_> {
         let o = &mut self.osecs[i as usize];
         o.align = o.align.max(align);
         o.entsize = entsize;
-        o.parts.push(Part::Synthetic(s));
+        o.parts.push(Part::Synthetic);
         self.synth.insert(s, i);
         i
     }
@@ -440,7 +438,6 @@ pub fn layout<A: Arch>(
     let any_shared = res.shared_needed.iter().any(|&n| n);
     let is_dynamic = pic || any_shared;
     let mut b = Builder {
-        config,
         osecs: Vec::new(),
         by_name: HashMap::new(),
         synth: HashMap::new(),
@@ -639,7 +636,9 @@ pub fn layout<A: Arch>(
         b".ctors",
         b".dtors",
     ];
-    let per_file: Vec<(Vec<Place>, Vec<(u32, u64, u64)>)> = objects
+    // Per file: where each section goes, and the file's block (output section, size, alignment) per section.
+    type FileBlocks = (Vec<Place>, Vec<(u32, u64, u64)>);
+    let per_file: Vec<FileBlocks> = objects
         .par_iter()
         .enumerate()
         .map(|(f, o)| {
@@ -708,10 +707,10 @@ pub fn layout<A: Arch>(
         .zip(file_base.par_iter())
         .for_each(|(p, bases)| {
             for pl in p.iter_mut() {
-                if pl.osec != NONE {
-                    if let Some(&(_, base)) = bases.iter().find(|(o, _)| *o == pl.osec) {
-                        pl.offset += base;
-                    }
+                if pl.osec != NONE
+                    && let Some(&(_, base)) = bases.iter().find(|(o, _)| *o == pl.osec)
+                {
+                    pl.offset += base;
                 }
             }
         });
@@ -745,10 +744,7 @@ pub fn layout<A: Arch>(
         }
         cursor[osec as usize] = off;
         o.parts.retain(|p| !matches!(p, Part::Inputs));
-        o.parts.insert(
-            0,
-            Part::Sorted(list.iter().map(|&(_, f, s)| (f, s)).collect()),
-        );
+        o.parts.insert(0, Part::Sorted);
     }
     for (i, m) in merges.iter().enumerate() {
         osecs[m.osec as usize].parts.push(Part::Merged(i as u32));
@@ -1004,7 +1000,7 @@ pub fn layout<A: Arch>(
         };
     let mut needed = Vec::new();
     let mut dynsyms: Vec<DynSymbol> = Vec::new();
-    let mut verneed: Vec<(usize, Vec<(&'static [u8], u16, u32)>)> = Vec::new();
+    let mut verneed: Verneed = Vec::new();
     let mut dynamic_entries = 0;
     if is_dynamic {
         for (d, s) in res.shared.iter().enumerate() {
@@ -1021,27 +1017,26 @@ pub fn layout<A: Arch>(
             let name = res.name(id);
             let mut version = 1u16;
             let copied = aux[aux_index[id as usize] as usize].copied;
-            let canonical = aux[aux_index[id as usize] as usize].canonical
-                && config.kind != OutputKind::Shared;
+            let canonical =
+                aux[aux_index[id as usize] as usize].canonical && config.kind != OutputKind::Shared;
             if let Target::Imported { file, sym } = target {
                 let v = res.shared[file as usize].version(sym as usize);
-                if v >= 2 {
-                    if let Some(Some(vname)) =
+                if v >= 2
+                    && let Some(Some(vname)) =
                         res.shared[file as usize].version_names.get(v as usize)
-                    {
-                        version = *version_of.entry((file, v)).or_insert_with(|| {
-                            let k = next_version;
-                            next_version += 1;
-                            let soname_off =
-                                dyn_strings[res.shared[file as usize].soname.as_bytes()] as usize;
-                            let name_off = add_str(vname, &mut dynstr, &mut dyn_strings);
-                            match verneed.iter_mut().find(|(so, _)| *so == soname_off) {
-                                Some((_, list)) => list.push((vname, k, name_off)),
-                                None => verneed.push((soname_off, vec![(vname, k, name_off)])),
-                            }
-                            k
-                        });
-                    }
+                {
+                    version = *version_of.entry((file, v)).or_insert_with(|| {
+                        let k = next_version;
+                        next_version += 1;
+                        let soname_off =
+                            dyn_strings[res.shared[file as usize].soname.as_bytes()] as usize;
+                        let name_off = add_str(vname, &mut dynstr, &mut dyn_strings);
+                        match verneed.iter_mut().find(|(so, _)| *so == soname_off) {
+                            Some((_, list)) => list.push((vname, k, name_off)),
+                            None => verneed.push((soname_off, vec![(vname, k, name_off)])),
+                        }
+                        k
+                    });
                 }
             }
             add_str(name, &mut dynstr, &mut dyn_strings);
@@ -1248,11 +1243,11 @@ pub fn layout<A: Arch>(
         for p in &o.parts {
             let (size, align) = match p {
                 Part::Inputs => (idx.map_or(0, |i| cursor[i as usize]), 1),
-                Part::Sorted(_) => (idx.map_or(0, |i| cursor[i as usize]), 1),
+                Part::Sorted => (idx.map_or(0, |i| cursor[i as usize]), 1),
                 Part::Merged(m) => (merges[*m as usize].size, merges[*m as usize].align),
                 Part::Commons => (commons_size, bss_align),
                 Part::CopyRel => (copy_off, bss_align),
-                Part::Synthetic(_) => (o.size, o.align),
+                Part::Synthetic => (o.size, o.align),
             };
             off = align_up(off, align);
             o.part_offsets.push(off);
@@ -1273,7 +1268,7 @@ pub fn layout<A: Arch>(
                 || o.name == b".shstrtab"
                 || o.parts
                     .iter()
-                    .any(|p| matches!(p, Part::Inputs | Part::Sorted(_)))
+                    .any(|p| matches!(p, Part::Inputs | Part::Sorted))
                 || (o.name == b".dynamic" && is_dynamic)
         })
         .collect();
@@ -1545,10 +1540,8 @@ pub fn layout<A: Arch>(
         aux_index,
         aux,
         aux_ids: all_aux_ids,
-        num_got,
         tlsld,
         num_plt,
-        num_iplt,
         dynsyms,
         dynstr,
         needed,
@@ -1565,7 +1558,6 @@ pub fn layout<A: Arch>(
         got_dyn_relocs,
         copy_relocs,
         sec_dyn_relocs,
-        irel_total,
         commons,
         symtab_counts,
         symtab_extra,
@@ -1718,12 +1710,11 @@ fn split_eh_frames(res: &Resolved, live: &Liveness) -> Result<Vec<Vec<Vec<EhReco
                         keep = false;
                         if let Some(r) = sec.relas.get(rel_i) {
                             let ro = r.r_offset.get(LE) as usize;
-                            if ro < off + size {
-                                if let Some((tf, ts)) =
+                            if ro < off + size
+                                && let Some((tf, ts)) =
                                     crate::gc::target_section(res, f, r.r_sym(LE, false) as usize)
-                                {
-                                    keep = live.is_live(tf, ts);
-                                }
+                            {
+                                keep = live.is_live(tf, ts);
                             }
                         }
                     }
@@ -1759,7 +1750,7 @@ fn build_merges(
     res: &Resolved,
     live: &Liveness,
     by_name: &HashMap<Vec<u8>, u32>,
-    osecs: &mut [OutputSection],
+    _osecs: &mut [OutputSection],
 ) -> Result<MergeResult> {
     let objects = &res.objects;
     // Group keys: (output section, entsize, strings, align).
@@ -1793,7 +1784,9 @@ fn build_merges(
     }
     // Split into pieces, in parallel over files.
     let t = crate::timing::span("split merge pieces");
-    let pieces: Vec<std::result::Result<Vec<(Vec<u64>, Vec<Name>)>, String>> = objects
+    // Per section: piece input offsets and piece names.
+    type SectionPieces = Vec<(Vec<u64>, Vec<Name>)>;
+    let pieces: Vec<std::result::Result<SectionPieces, String>> = objects
         .par_iter()
         .enumerate()
         .map(|(f, o)| {
@@ -1875,8 +1868,11 @@ fn build_merges(
             }
         }
     }
-    for (k, &(osec, _ent, strings, align)) in keys.iter().enumerate() {
-        let lists: Vec<&[Name]> = members[k].iter().map(|&(f, s)| &pieces[f][s].1[..]).collect();
+    for (k, &(osec, _ent, _strings, align)) in keys.iter().enumerate() {
+        let lists: Vec<&[Name]> = members[k]
+            .iter()
+            .map(|&(f, s)| &pieces[f][s].1[..])
+            .collect();
         let interned = intern(&lists);
         let mut offsets = Vec::with_capacity(interned.unique.len());
         let mut cur = 0u64;
@@ -1906,7 +1902,6 @@ fn build_merges(
         groups.push(MergeGroup {
             osec,
             align,
-            strings,
             pieces: interned.unique,
             piece_offsets: offsets,
             size: cur,
@@ -1988,10 +1983,10 @@ fn assign_addresses(
         {
             addrs[id as usize] = plt + 16 + 16 * x.plt as u64;
         }
-        if let (Some(base), Target::Imported { .. }) = (copy_base, target_of(res, space, id)) {
-            if x.copied {
-                addrs[id as usize] = base + x.copy_off;
-            }
+        if let (Some(base), Target::Imported { .. }) = (copy_base, target_of(res, space, id))
+            && x.copied
+        {
+            addrs[id as usize] = base + x.copy_off;
         }
     }
     // Linker-defined symbols.
@@ -2129,10 +2124,10 @@ fn eval_defsym(expr: &str, lookup: impl Fn(&str) -> Option<u64>) -> Option<u64> 
     if let Some((a, b)) = expr.split_once('+') {
         return Some(term(a)?.wrapping_add(term(b)?));
     }
-    if let Some((a, b)) = expr.rsplit_once('-') {
-        if !a.trim().is_empty() {
-            return Some(term(a)?.wrapping_sub(term(b)?));
-        }
+    if let Some((a, b)) = expr.rsplit_once('-')
+        && !a.trim().is_empty()
+    {
+        return Some(term(a)?.wrapping_sub(term(b)?));
     }
     term(expr)
 }

@@ -22,11 +22,11 @@ use std::process::ExitCode;
 
 fn main() -> ExitCode {
     let argv: Vec<String> = std::env::args().skip(1).collect();
-    if let [flag, path] = &argv[..] {
-        if flag == write::UNLINK_HELPER_FLAG {
-            let _ = std::fs::remove_file(path);
-            return ExitCode::SUCCESS;
-        }
+    if let [flag, path] = &argv[..]
+        && flag == write::UNLINK_HELPER_FLAG
+    {
+        let _ = std::fs::remove_file(path);
+        return ExitCode::SUCCESS;
     }
     let config = match args::parse(&argv) {
         Ok(args::Action::Link(c)) => c,

@@ -136,12 +136,9 @@ impl ObjectFile {
 }
 
 pub struct SharedFile {
-    pub name: String,
-    pub data: Data,
     pub soname: String,
     pub as_needed: bool,
     pub syms: &'static [Sym],
-    pub strtab: Data,
     /// `.gnu.version`, one entry per dynamic symbol, or empty if unversioned.
     pub versym: &'static [object::U16<LE>],
     /// Version names by version index (`.gnu.version_d`); `None` for indices without a definition.
@@ -314,9 +311,8 @@ impl ObjectFile {
             let sdata = if kind == SectionKind::Ignored && sh.sh_type.get(LE) != E::SHT_GROUP {
                 &[]
             } else {
-                elf::section_data(data, sh).map_err(|e| {
-                    ctx(format!("section {}: {e}", String::from_utf8_lossy(sname)))
-                })?
+                elf::section_data(data, sh)
+                    .map_err(|e| ctx(format!("section {}: {e}", String::from_utf8_lossy(sname))))?
             };
             if sh.sh_type.get(LE) == E::SHT_REL {
                 return Err(ctx(format!(
@@ -358,7 +354,10 @@ impl ObjectFile {
             }
         }
         // GCC's slim LTO objects carry only GIMPLE (and this marker symbol), no code.
-        if self.global_names.iter().any(|n| n.bytes == b"__gnu_lto_slim")
+        if self
+            .global_names
+            .iter()
+            .any(|n| n.bytes == b"__gnu_lto_slim")
             && !sections.iter().any(|s| s.name == b".text" && s.size() > 0)
         {
             return Err(ctx(
@@ -481,12 +480,9 @@ fn parse_shared(input: SharedInput) -> std::result::Result<SharedFile, String> {
             .map_or(name.clone(), |f| f.to_string_lossy().into_owned())
     });
     Ok(SharedFile {
-        name,
-        data,
         soname,
         as_needed,
         syms,
-        strtab,
         versym,
         version_names,
         first_global,

@@ -113,12 +113,13 @@ pub fn resolve(config: &Config, parsed: Parsed) -> Result<Resolved> {
         .collect();
     let mut lists: Vec<&[Name]> = Vec::with_capacity(1 + objects.len() + shared.len());
     lists.push(&extra);
-    lists.extend(
-        objects
-            .iter()
-            .zip(&lazy_defs)
-            .map(|(o, (defs, _))| if o.lazy { &defs[..] } else { &o.global_names[..] }),
-    );
+    lists.extend(objects.iter().zip(&lazy_defs).map(|(o, (defs, _))| {
+        if o.lazy {
+            &defs[..]
+        } else {
+            &o.global_names[..]
+        }
+    }));
     lists.extend(shared.iter().map(|s| &s.global_names[..]));
     let mut names = intern(&lists);
     let mut all_ids = std::mem::take(&mut names.ids).into_iter();
@@ -332,19 +333,20 @@ pub fn resolve(config: &Config, parsed: Parsed) -> Result<Resolved> {
         .for_each(|(f, o)| {
             for (k, &g) in object_ids[f].iter().enumerate() {
                 let i = o.first_global + k;
-                if !is_defined(o, i) && o.syms[i].st_bind() != E::STB_WEAK {
-                    if let Def::Shared { file, .. } = defs[g as usize] {
-                        used[file as usize].store(true, Relaxed);
-                    }
+                if !is_defined(o, i)
+                    && o.syms[i].st_bind() != E::STB_WEAK
+                    && let Def::Shared { file, .. } = defs[g as usize]
+                {
+                    used[file as usize].store(true, Relaxed);
                 }
             }
         });
     let shared_needed: Vec<bool> = used.into_iter().map(AtomicBool::into_inner).collect();
     for d in defs.iter_mut() {
-        if let Def::Shared { file, .. } = *d {
-            if !shared_needed[file as usize] {
-                *d = Def::Undefined;
-            }
+        if let Def::Shared { file, .. } = *d
+            && !shared_needed[file as usize]
+        {
+            *d = Def::Undefined;
         }
     }
     let referenced_by_shared: Vec<AtomicBool> = (0..n).map(|_| AtomicBool::new(false)).collect();
@@ -352,7 +354,7 @@ pub fn resolve(config: &Config, parsed: Parsed) -> Result<Resolved> {
         .par_iter()
         .enumerate()
         .filter(|(d, _)| shared_needed[*d])
-        .for_each(|(d, s)| {
+        .for_each(|(d, _s)| {
             for (k, &g) in shared_ids[d].iter().enumerate() {
                 // Referenced or defined there: an executable's definition must be exported to interpose.
                 let _ = k;
@@ -448,10 +450,10 @@ fn define_linker_symbols(
         }
     }
     for name in list.into_iter().chain(extra.iter().map(|v| &v[..])) {
-        if let Some(g) = names.lookup(name) {
-            if defs[g as usize] == Def::Undefined {
-                defs[g as usize] = Def::Linker;
-            }
+        if let Some(g) = names.lookup(name)
+            && defs[g as usize] == Def::Undefined
+        {
+            defs[g as usize] = Def::Linker;
         }
     }
 }

@@ -37,7 +37,6 @@ pub struct ScanCx<'a> {
     pub config: &'a Config,
     pub res: &'a Resolved,
     pub space: &'a SymbolSpace,
-    pub live: &'a Liveness,
     pub flags: Vec<AtomicU16>,
     pub needs_tlsld: AtomicBool,
     pub needs_got_base: AtomicBool,
@@ -49,10 +48,6 @@ impl ScanCx<'_> {
     }
     pub fn is_exe(&self) -> bool {
         self.config.kind != OutputKind::Shared
-    }
-    /// Whether the output has a dynamic section at all (so dynamic relocations can be emitted).
-    pub fn dynamic(&self) -> bool {
-        self.pic() || self.res.shared_needed.iter().any(|&n| n)
     }
     #[inline]
     pub fn set(&self, s: &SymRef, f: u16) {
@@ -94,7 +89,6 @@ pub fn scan<A: Arch>(
         config,
         res,
         space,
-        live,
         flags: (0..space.total).map(|_| AtomicU16::new(0)).collect(),
         needs_tlsld: AtomicBool::new(false),
         needs_got_base: AtomicBool::new(false),
@@ -150,17 +144,17 @@ fn dedup_undefined(errors: &mut Vec<String>) {
     let mut refs: Vec<usize> = Vec::new();
     for e in errors.drain(..) {
         let head = e.lines().next().unwrap_or("").to_string();
-        if head.starts_with("undefined symbol:") {
-            if let Some(k) = merged.iter().position(|m| m.lines().next() == Some(&head)) {
-                if refs[k] < 10 {
-                    if let Some(site) = e.lines().nth(1) {
-                        merged[k].push('\n');
-                        merged[k].push_str(site);
-                    }
-                }
-                refs[k] += 1;
-                continue;
+        if head.starts_with("undefined symbol:")
+            && let Some(k) = merged.iter().position(|m| m.lines().next() == Some(&head))
+        {
+            if refs[k] < 10
+                && let Some(site) = e.lines().nth(1)
+            {
+                merged[k].push('\n');
+                merged[k].push_str(site);
             }
+            refs[k] += 1;
+            continue;
         }
         merged.push(e);
         refs.push(1);

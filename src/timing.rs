@@ -111,7 +111,10 @@ mod tests {
         let r = report();
         let lines: Vec<&str> = r.lines().collect();
         assert_eq!(lines.len(), 2, "{r}");
-        assert!(lines[0].ends_with(" outer") && lines[1].ends_with("   inner"), "{r}");
+        assert!(
+            lines[0].ends_with(" outer") && lines[1].ends_with("   inner"),
+            "{r}"
+        );
         let t = chrome_trace();
         assert!(t.contains("\"name\":\"outer\"") && t.contains("\"name\":\"inner\""));
         assert!(t.trim_end().ends_with('}'));

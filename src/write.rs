@@ -59,9 +59,6 @@ impl WriteCx<'_> {
     pub fn is_exe(&self) -> bool {
         self.config.kind != OutputKind::Shared
     }
-    pub fn dynamic(&self) -> bool {
-        self.lay.is_dynamic
-    }
     pub fn lookup(&self, f: usize, i: usize) -> Option<SymRef> {
         symbols::lookup(self.res, self.space, f, i)
     }
@@ -89,10 +86,10 @@ impl WriteCx<'_> {
                 }
             }
         }
-        if let Some(x) = self.lay.aux_of(sym.id) {
-            if x.iplt != NONE {
-                return self.lay.synth_addr(Synth::Iplt) + 16 * x.iplt as u64;
-            }
+        if let Some(x) = self.lay.aux_of(sym.id)
+            && x.iplt != NONE
+        {
+            return self.lay.synth_addr(Synth::Iplt) + 16 * x.iplt as u64;
         }
         self.lay.addrs[sym.id as usize]
     }
@@ -169,7 +166,10 @@ impl WriteCx<'_> {
         }
         let sec = o.sections.get(shndx as usize)?;
         let osec = if sec.kind == SectionKind::Merge {
-            self.lay.merges.get(*self.lay.merge_of[f].get(shndx as usize)? as usize)?.osec
+            self.lay
+                .merges
+                .get(*self.lay.merge_of[f].get(shndx as usize)? as usize)?
+                .osec
         } else {
             self.lay.places[f].get(shndx as usize)?.osec
         };
@@ -508,10 +508,10 @@ fn fill<A: Arch>(
     let t = crate::timing::span("synthetic sections");
     write_got_plt::<A>(&cx, bytes)?;
     write_dynamic_sections(&cx, bytes);
-    if let Some(o) = lay.synth_sec(Synth::Interp) {
-        if let Some(i) = &lay.interp {
-            bytes[o.offset as usize..o.offset as usize + i.len()].copy_from_slice(i);
-        }
+    if let Some(o) = lay.synth_sec(Synth::Interp)
+        && let Some(i) = &lay.interp
+    {
+        bytes[o.offset as usize..o.offset as usize + i.len()].copy_from_slice(i);
     }
     drop(t);
     if let Some(o) = lay.synth_sec(Synth::EhFrameHdr).filter(|o| o.shndx != 0) {
@@ -597,10 +597,10 @@ fn write_got_plt<A: Arch>(cx: &WriteCx, bytes: &mut [u8]) -> Result<()> {
             .map_or(0, |o| o.addr);
         bytes[gp.offset as usize..gp.offset as usize + 8].copy_from_slice(&dynamic.to_le_bytes());
     }
-    if let (Some(p), Some(gp)) = (plt, gotplt) {
-        if lay.num_plt > 0 {
-            A::write_plt0(&mut bytes[p.offset as usize..], p.addr, gp.addr);
-        }
+    if let (Some(p), Some(gp)) = (plt, gotplt)
+        && lay.num_plt > 0
+    {
+        A::write_plt0(&mut bytes[p.offset as usize..], p.addr, gp.addr);
     }
     let pic = cx.pic();
     for &id in &lay.aux_ids {
@@ -627,7 +627,9 @@ fn write_got_plt<A: Arch>(cx: &WriteCx, bytes: &mut [u8]) -> Result<()> {
             } else if ifunc {
                 // The resolver fills the stub's slot; a separate canonical slot holds the stub's address.
                 let (irel_slot, irel_addr) = if x.igot != NONE {
-                    let stub = cx.plt_addr(id).expect("a canonical IFUNC slot implies a stub");
+                    let stub = cx
+                        .plt_addr(id)
+                        .expect("a canonical IFUNC slot implies a stub");
                     bytes[off..off + 8].copy_from_slice(&stub.to_le_bytes());
                     (
                         g.offset as usize + 8 * x.igot as usize,
@@ -853,7 +855,9 @@ fn write_dynamic_sections(cx: &WriteCx, bytes: &mut [u8]) {
         let (shndx, value) = if d.defined {
             let v = stub.unwrap_or(lay.addrs[d.id as usize]);
             let sec = match (stub, target) {
-                (None, Target::Object { file, sym }) => cx.object_sym_shndx(file as usize, sym as usize),
+                (None, Target::Object { file, sym }) => {
+                    cx.object_sym_shndx(file as usize, sym as usize)
+                }
                 _ => None,
             }
             .unwrap_or_else(|| {
@@ -1024,18 +1028,16 @@ fn write_dynamic_sections(cx: &WriteCx, bytes: &mut [u8]) {
     if let Some(g) = res
         .names
         .lookup(config.init.as_deref().unwrap_or("_init").as_bytes())
+        && matches!(res.defs[g as usize], Def::Object { .. })
     {
-        if matches!(res.defs[g as usize], Def::Object { .. }) {
-            entries.push((E::DT_INIT as u64, lay.addrs[g as usize]));
-        }
+        entries.push((E::DT_INIT as u64, lay.addrs[g as usize]));
     }
     if let Some(g) = res
         .names
         .lookup(config.fini.as_deref().unwrap_or("_fini").as_bytes())
+        && matches!(res.defs[g as usize], Def::Object { .. })
     {
-        if matches!(res.defs[g as usize], Def::Object { .. }) {
-            entries.push((E::DT_FINI as u64, lay.addrs[g as usize]));
-        }
+        entries.push((E::DT_FINI as u64, lay.addrs[g as usize]));
     }
     for (name, tag, sz) in [
         (
@@ -1297,7 +1299,9 @@ fn write_symtab(cx: &WriteCx, bytes: &mut [u8]) {
                     e[4] = (sym.st_bind() << 4) | ty;
                     e[5] = sym.st_other;
                     e[6..8].copy_from_slice(&shndx_of(osec).to_le_bytes());
-                    e[8..16].copy_from_slice(&cx.symbol_value(ty, cx.lay.addrs[id as usize]).to_le_bytes());
+                    e[8..16].copy_from_slice(
+                        &cx.symbol_value(ty, cx.lay.addrs[id as usize]).to_le_bytes(),
+                    );
                     e[16..24].copy_from_slice(
                         &symbols::sym_size(
                             res,
@@ -1319,9 +1323,8 @@ fn write_symtab(cx: &WriteCx, bytes: &mut [u8]) {
         }
     });
     // Linker-defined and imported symbols.
-    let mut idx = g;
     let mut so = s;
-    for &gid in &lay.symtab_extra {
+    for (idx, &gid) in (g..).zip(&lay.symtab_extra) {
         let name = res.name(gid);
         let e = &mut bytes[(symtab.offset + 24 * idx) as usize..][..24];
         let (shndx, value, bind) = match res.defs[gid as usize] {
@@ -1352,7 +1355,6 @@ fn write_symtab(cx: &WriteCx, bytes: &mut [u8]) {
         let sb = &mut bytes[(strtab.offset + so) as usize..][..name.len() + 1];
         sb[..name.len()].copy_from_slice(name);
         sb[name.len()] = 0;
-        idx += 1;
         so += name.len() as u64 + 1;
     }
 }

@@ -1280,7 +1280,7 @@ impl Job<'_> {
             .map_err(|e| format!("the recording shim saved no arguments: {e}"))?;
         let mut args: Vec<std::ffi::OsString> = raw
             .split(|&b| b == 0)
-            .map(|a| std::os::unix::ffi::OsStrExt::from_bytes(a))
+            .map(std::os::unix::ffi::OsStrExt::from_bytes)
             .map(|a: &std::ffi::OsStr| a.to_os_string())
             .collect();
         args.pop(); // the empty piece after the last NUL
@@ -1451,11 +1451,10 @@ fn run_job(
     let mut results = Vec::new();
     let mut built: BTreeMap<bool, Res<()>> = BTreeMap::new();
     for &kind in kinds {
-        if !built.contains_key(&kind.pic()) {
+        built.entry(kind.pic()).or_insert_with(|| {
             let sub = dir.join(if kind.pic() { "pic" } else { "nopic" });
-            let r = job.build_inputs(&sub, kind.pic());
-            built.insert(kind.pic(), r);
-        }
+            job.build_inputs(&sub, kind.pic())
+        });
         let status = match &built[&kind.pic()] {
             Err(e) => Status::Fail(format!("building inputs: {e}")),
             Ok(()) => {
@@ -1656,7 +1655,9 @@ fn load_known_failures() -> Vec<(String, String, String)> {
 
 /// A table with a row per case and a column per compiler and kind, then one line per failure.
 fn report(specs: &[Spec], compilers: &[Compiler], results: &[JobResult]) -> String {
-    let mut cell: BTreeMap<(&str, Compiler, Kind), Vec<(Variant, bool)>> = BTreeMap::new();
+    // (case, compiler, kind) → each variant's pass/fail.
+    type Cells<'a> = BTreeMap<(&'a str, Compiler, Kind), Vec<(Variant, bool)>>;
+    let mut cell: Cells = BTreeMap::new();
     for r in results {
         for k in &r.kinds {
             cell.entry((&r.case, r.compiler, k.kind))

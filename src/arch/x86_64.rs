@@ -89,7 +89,6 @@ fn props(res: &crate::resolve::Resolved, s: &SymRef) -> Props {
 struct Mode {
     pic: bool,
     exe: bool,
-    dynamic: bool,
 }
 
 /// Byte at `off`, if inside the section.
@@ -246,7 +245,6 @@ fn mode_of_scan(cx: &ScanCx) -> Mode {
     Mode {
         pic: cx.pic(),
         exe: cx.is_exe(),
-        dynamic: cx.dynamic(),
     }
 }
 
@@ -325,16 +323,14 @@ impl Arch for X86_64 {
             if r_type == R_X86_64_NONE {
                 continue;
             }
-            if sym.is_imported()
-                && o.syms[r.r_sym(LE, false) as usize].st_bind() != STB_WEAK
-            {
+            if sym.is_imported() && o.syms[r.r_sym(LE, false) as usize].st_bind() != STB_WEAK {
                 cx.set(&sym, scan::STRONG_REF);
             }
-            if let Some(e) = scan::undefined_error(cx, f, s, off, &sym) {
-                if cx.is_exe() {
-                    out.errors.push(e);
-                    continue;
-                }
+            if let Some(e) = scan::undefined_error(cx, f, s, off, &sym)
+                && cx.is_exe()
+            {
+                out.errors.push(e);
+                continue;
             }
             let p = props(cx.res, &sym);
             let action = decide(&m, r_type, p, writable, sec.data, off);
@@ -441,7 +437,6 @@ impl Arch for X86_64 {
         let m = Mode {
             pic: cx.pic(),
             exe: cx.is_exe(),
-            dynamic: cx.dynamic(),
         };
         let base = cx.section_addr(f, s);
         let mut skip_next = false;
@@ -598,7 +593,7 @@ impl Arch for X86_64 {
                     let start = at.checked_sub(4).ok_or_else(err_range)?;
                     let seq = out.get(start..start + 16).ok_or_else(err_range)?;
                     if seq[..4] != [0x66, 0x48, 0x8d, 0x3d]
-                        || !(seq[8..12] == [0x66, 0x66, 0x48, 0xe8])
+                        || (seq[8..12] != [0x66, 0x66, 0x48, 0xe8])
                     {
                         return Err(reloc_error(
                             cx.res,
@@ -760,23 +755,21 @@ fn apply_nonalloc(cx: &WriteCx, f: usize, s: usize, out: &mut [u8]) -> Result<()
         };
         // Fast path: a local section symbol of a plain section.
         let mut fast = None;
-        if sym_idx < o.first_global {
-            if let Some(st) = o.syms.get(sym_idx) {
-                if st.st_type() == STT_SECTION
-                    && !matches!(r_type, R_X86_64_SIZE32 | R_X86_64_SIZE64)
-                {
-                    let shndx = o.sym_shndx(sym_idx) as usize;
-                    if let (Some(&base), Some(target)) = (sec_addr.get(shndx), o.sections.get(shndx))
-                    {
-                        if target.kind == crate::parse::SectionKind::Regular {
-                            fast = Some(if base == crate::layout::NO_ADDR {
-                                tombstone
-                            } else {
-                                base.wrapping_add(st.st_value.get(LE)).wrapping_add(a as u64)
-                            });
-                        }
-                    }
-                }
+        if sym_idx < o.first_global
+            && let Some(st) = o.syms.get(sym_idx)
+            && st.st_type() == STT_SECTION
+            && !matches!(r_type, R_X86_64_SIZE32 | R_X86_64_SIZE64)
+        {
+            let shndx = o.sym_shndx(sym_idx) as usize;
+            if let (Some(&base), Some(target)) = (sec_addr.get(shndx), o.sections.get(shndx))
+                && target.kind == crate::parse::SectionKind::Regular
+            {
+                fast = Some(if base == crate::layout::NO_ADDR {
+                    tombstone
+                } else {
+                    base.wrapping_add(st.st_value.get(LE))
+                        .wrapping_add(a as u64)
+                });
             }
         }
         let (v, sym) = match fast {
