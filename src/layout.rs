@@ -792,10 +792,11 @@ pub fn layout<A: Arch>(
         let mut fl = scan.flags[id as usize];
         let target = target_of(res, space, id);
         let imported = matches!(target, Target::Imported { .. });
+        let preemptible = symbols::is_preemptible(res, config, id, target);
         let ifunc = symbols::is_ifunc(res, target);
         // Position-dependent output gives a local IFUNC one address, its stub, which GOT loads must see too.
         let canonical_stub =
-            ifunc && !imported && config.kind == OutputKind::Exec && fl & scan::NEEDS_GOT != 0;
+            ifunc && !preemptible && config.kind == OutputKind::Exec && fl & scan::NEEDS_GOT != 0;
         if canonical_stub {
             fl |= scan::NEEDS_PLT;
         }
@@ -820,7 +821,7 @@ pub fn layout<A: Arch>(
                 x.igot = num_got;
                 num_got += 1;
                 irel_got += 1;
-            } else if imported {
+            } else if preemptible {
                 got_dyn_relocs += 1;
             } else if ifunc {
                 irel_got += 1;
@@ -831,7 +832,7 @@ pub fn layout<A: Arch>(
         if fl & scan::NEEDS_GOTTP != 0 {
             x.gottp = num_got;
             num_got += 1;
-            if imported || config.kind == OutputKind::Shared {
+            if preemptible || config.kind == OutputKind::Shared {
                 got_dyn_relocs += 1;
             }
         }
@@ -840,7 +841,7 @@ pub fn layout<A: Arch>(
         if fl & scan::NEEDS_TLSGD != 0 {
             x.tlsgd = num_got;
             num_got += 2;
-            got_dyn_relocs += if imported { 2 } else { 1 };
+            got_dyn_relocs += if preemptible { 2 } else { 1 };
         }
         if fl & scan::NEEDS_TLSDESC != 0 {
             x.tlsdesc = num_got;
@@ -848,7 +849,7 @@ pub fn layout<A: Arch>(
             got_dyn_relocs += 1;
         }
         if fl & scan::NEEDS_PLT != 0 {
-            if imported {
+            if preemptible {
                 x.plt = num_plt;
                 num_plt += 1;
             } else if ifunc {
@@ -861,7 +862,7 @@ pub fn layout<A: Arch>(
         }
         if is_dynamic
             && (fl & scan::NEEDS_DYNSYM != 0
-                || imported && fl & (scan::NEEDS_PLT | scan::NEEDS_COPY) != 0)
+                || preemptible && fl & (scan::NEEDS_PLT | scan::NEEDS_COPY) != 0)
             || exported.binary_search(&id).is_ok()
         {
             dynsym_ids.push(id);
@@ -1160,7 +1161,16 @@ pub fn layout<A: Arch>(
         ),
         (Synth::Dynsym, dynsym_count * 24),
         (Synth::Dynstr, dynstr.len() as u64),
-        (Synth::Versym, if is_dynamic { dynsym_count * 2 } else { 0 }),
+        // Only with versions to name: ld.so indexes its version table, which it builds only from
+        // DT_VERNEED/DT_VERDEF, with every .gnu.version entry.
+        (
+            Synth::Versym,
+            if is_dynamic && !verneed.is_empty() {
+                dynsym_count * 2
+            } else {
+                0
+            },
+        ),
         (
             Synth::Verneed,
             verneed.iter().map(|(_, l)| 16 + 16 * l.len() as u64).sum(),

@@ -63,6 +63,28 @@ impl SymRef {
     }
 }
 
+/// Whether references to the symbol must go through the dynamic linker because another module's definition may
+/// win: imports; in a shared object also undefined symbols and default-visibility definitions (GNU ld's
+/// preemption rules, unless `-Bsymbolic` or, for functions, `-Bsymbolic-functions`).
+pub fn is_preemptible(res: &Resolved, config: &crate::args::Config, id: u32, t: Target) -> bool {
+    match t {
+        Target::Imported { .. } => true,
+        _ if config.kind != crate::args::OutputKind::Shared => false,
+        Target::Undefined { .. } => true,
+        Target::Linker => false,
+        Target::Object { file, sym } => {
+            if id as usize >= res.num_globals() || res.hidden[id as usize] || config.bsymbolic {
+                return false;
+            }
+            let st = &res.objects[file as usize].syms[sym as usize];
+            st.st_visibility() == E::STV_DEFAULT
+                && st.st_bind() != E::STB_LOCAL
+                && !(config.bsymbolic_functions
+                    && matches!(st.st_type(), E::STT_FUNC | E::STT_GNU_IFUNC))
+        }
+    }
+}
+
 /// Resolves symbol `i` of object `f`.
 #[inline]
 pub fn lookup(res: &Resolved, space: &SymbolSpace, f: usize, i: usize) -> Option<SymRef> {

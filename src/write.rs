@@ -606,7 +606,8 @@ fn write_got_plt<A: Arch>(cx: &WriteCx, bytes: &mut [u8]) -> Result<()> {
     for &id in &lay.aux_ids {
         let x = *lay.aux_of(id).unwrap();
         let target = layout::target_of(res, cx.space, id);
-        let imported = matches!(target, Target::Imported { .. });
+        // Bound by the dynamic linker (imports; in a shared object also its preemptible definitions).
+        let imported = symbols::is_preemptible(res, cx.config, id, target);
         let ifunc = symbols::is_ifunc(res, target);
         let value = lay.addrs[id as usize];
         if x.got != NONE {
@@ -844,6 +845,7 @@ fn write_dynamic_sections(cx: &WriteCx, bytes: &mut [u8]) {
                     if x.copied { s.st_size.get(LE) } else { 0 },
                 )
             }
+            Target::Undefined { weak: true } => (E::STB_WEAK, E::STT_NOTYPE, 0),
             _ => (E::STB_GLOBAL, E::STT_NOTYPE, 0),
         };
         // An executable's IFUNC with a canonical stub is exported as a plain function at the stub.
@@ -885,11 +887,11 @@ fn write_dynamic_sections(cx: &WriteCx, bytes: &mut [u8]) {
     bytes[dynstr.offset as usize..dynstr.offset as usize + lay.dynstr.len()]
         .copy_from_slice(&lay.dynstr);
     // .gnu.version
-    let versym = lay.synth_sec(Synth::Versym).unwrap();
-    for (i, d) in lay.dynsyms.iter().enumerate() {
-        let off = versym.offset as usize + 2 * (i + 1);
-        let v: u16 = d.version;
-        bytes[off..off + 2].copy_from_slice(&v.to_le_bytes());
+    if let Some(versym) = lay.synth_sec(Synth::Versym).filter(|o| o.shndx != 0) {
+        for (i, d) in lay.dynsyms.iter().enumerate() {
+            let off = versym.offset as usize + 2 * (i + 1);
+            bytes[off..off + 2].copy_from_slice(&d.version.to_le_bytes());
+        }
     }
     // .gnu.version_r
     if let Some(vn) = lay.synth_sec(Synth::Verneed).filter(|o| o.shndx != 0) {
@@ -1105,9 +1107,7 @@ fn write_dynamic_sections(cx: &WriteCx, bytes: &mut [u8]) {
     if flags1 != 0 {
         entries.push((E::DT_FLAGS_1 as u64, flags1));
     }
-    if lay.dynsyms.iter().any(|d| d.version > 1)
-        || lay.synth_sec(Synth::Versym).is_some_and(|o| o.shndx != 0)
-    {
+    if let Some(versym) = lay.synth_sec(Synth::Versym).filter(|o| o.shndx != 0) {
         entries.push((E::DT_VERSYM as u64, versym.addr));
     }
     if !lay.verneed.is_empty() {

@@ -71,15 +71,18 @@ enum Action {
 #[derive(Clone, Copy)]
 struct Props {
     imported: bool,
+    /// Bound at load time (imports; in a shared object, default-visibility definitions and undefined symbols).
+    preemptible: bool,
     ifunc: bool,
     absolute: bool,
     func: bool,
 }
 
-fn props(res: &crate::resolve::Resolved, s: &SymRef) -> Props {
+fn props(res: &crate::resolve::Resolved, config: &crate::args::Config, s: &SymRef) -> Props {
     let ty = symbols::sym_type(res, s.target);
     Props {
         imported: s.is_imported(),
+        preemptible: symbols::is_preemptible(res, config, s.id, s.target),
         ifunc: symbols::is_ifunc(res, s.target),
         absolute: symbols::is_absolute(res, s.target),
         func: ty == STT_FUNC || ty == STT_GNU_IFUNC,
@@ -101,7 +104,7 @@ fn decide(m: &Mode, r_type: u32, p: Props, writable: bool, data: &[u8], off: u64
     match r_type {
         R_X86_64_NONE => Action::None,
         R_X86_64_64 => {
-            if p.imported {
+            if p.preemptible {
                 if writable || m.pic {
                     Action::DynSymbolic
                 } else if p.func {
@@ -124,7 +127,9 @@ fn decide(m: &Mode, r_type: u32, p: Props, writable: bool, data: &[u8], off: u64
             }
         }
         R_X86_64_PC32 | R_X86_64_PC64 | R_X86_64_PC16 | R_X86_64_PC8 => {
-            if p.ifunc || (p.imported && p.func) {
+            if p.preemptible && !p.func && !m.exe {
+                Action::Error("can not be used when making a shared object; recompile with -fPIC")
+            } else if p.ifunc || (p.preemptible && p.func) {
                 Action::Plt
             } else {
                 Action::Pc
@@ -135,21 +140,22 @@ fn decide(m: &Mode, r_type: u32, p: Props, writable: bool, data: &[u8], off: u64
                 Action::Error(
                     "can not be used when making a PIE object or shared object; recompile with -fPIC",
                 )
-            } else if p.ifunc || (p.imported && p.func) {
+            } else if p.ifunc || (p.preemptible && p.func) {
                 Action::Plt
             } else {
                 Action::Abs
             }
         }
         R_X86_64_PLT32 | R_X86_64_PLTOFF64 => {
-            if p.imported || p.ifunc {
+            if p.preemptible || p.ifunc {
                 Action::Plt
             } else {
                 Action::Pc
             }
         }
         R_X86_64_GOTPCREL | R_X86_64_GOTPCRELX | R_X86_64_REX_GOTPCRELX => {
-            let relaxable = r_type != R_X86_64_GOTPCREL && !p.imported && !p.ifunc && !p.absolute;
+            let relaxable =
+                r_type != R_X86_64_GOTPCREL && !p.preemptible && !p.ifunc && !p.absolute;
             if relaxable {
                 match (byte(data, off - 2), byte(data, off - 1)) {
                     (Some(0x8b), _) => return Action::RelaxGotToLea,
@@ -175,7 +181,7 @@ fn decide(m: &Mode, r_type: u32, p: Props, writable: bool, data: &[u8], off: u64
             }
         }
         R_X86_64_GOTTPOFF => {
-            if m.exe && !p.imported {
+            if m.exe && !p.preemptible {
                 match (byte(data, off - 3), byte(data, off - 2)) {
                     (Some(0x48 | 0x4c), Some(0x8b | 0x03)) => Action::GotTpToLe,
                     _ => Action::GotTp,
@@ -187,7 +193,7 @@ fn decide(m: &Mode, r_type: u32, p: Props, writable: bool, data: &[u8], off: u64
         R_X86_64_TLSGD => {
             if !m.exe {
                 Action::TlsGd
-            } else if p.imported {
+            } else if p.preemptible {
                 Action::TlsGdToIe
             } else {
                 Action::TlsGdToLe
@@ -204,7 +210,7 @@ fn decide(m: &Mode, r_type: u32, p: Props, writable: bool, data: &[u8], off: u64
         R_X86_64_GOTPC32_TLSDESC => {
             if !m.exe {
                 Action::TlsDesc
-            } else if p.imported {
+            } else if p.preemptible {
                 Action::TlsDescToIe
             } else {
                 Action::TlsDescToLe
@@ -332,7 +338,7 @@ impl Arch for X86_64 {
                 out.errors.push(e);
                 continue;
             }
-            let p = props(cx.res, &sym);
+            let p = props(cx.res, cx.config, &sym);
             let action = decide(&m, r_type, p, writable, sec.data, off);
             match action {
                 Action::None
@@ -364,7 +370,7 @@ impl Arch for X86_64 {
                     out.dyn_relocs += 1;
                 }
                 Action::Plt => {
-                    if p.imported {
+                    if p.preemptible {
                         cx.set(&sym, scan::NEEDS_PLT | scan::NEEDS_DYNSYM);
                         if !matches!(r_type, R_X86_64_PLT32 | R_X86_64_PLTOFF64) {
                             cx.set(&sym, scan::NEEDS_CANONICAL);
@@ -378,13 +384,13 @@ impl Arch for X86_64 {
                 }
                 Action::Got => {
                     cx.set(&sym, scan::NEEDS_GOT);
-                    if p.imported {
+                    if p.preemptible {
                         cx.set(&sym, scan::NEEDS_DYNSYM);
                     }
                 }
                 Action::GotTp | Action::TlsGdToIe | Action::TlsDescToIe => {
                     cx.set(&sym, scan::NEEDS_GOTTP);
-                    if p.imported {
+                    if p.preemptible {
                         cx.set(&sym, scan::NEEDS_DYNSYM);
                     }
                     skip_next = action == Action::TlsGdToIe;
@@ -399,7 +405,7 @@ impl Arch for X86_64 {
                             scan::NEEDS_TLSDESC
                         },
                     );
-                    if p.imported {
+                    if p.preemptible {
                         cx.set(&sym, scan::NEEDS_DYNSYM);
                     }
                 }
@@ -468,7 +474,7 @@ impl Arch for X86_64 {
             if at >= out.len() {
                 return Err(err_range());
             }
-            let p = props(cx.res, &sym);
+            let p = props(cx.res, cx.config, &sym);
             let action = decide(&m, r_type, p, writable, sec.data, off);
             let s_val = cx.sym_value(&sym, a);
             let value: u64 = match action {
