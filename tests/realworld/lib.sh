@@ -34,10 +34,12 @@ apt_need() {
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y --no-install-recommends "${missing[@]}"
 }
 
-# make_ld_wrapper DIR LOG: creates DIR/ld, a wrapper that appends "<shared> <output path>" for each invocation to
-# LOG and then execs rivet. DIR works as `gcc -B DIR/` and DIR/ld as `clang --ld-path=DIR/ld`.
+# make_ld_wrapper DIR LOG [hash]: creates DIR/ld, a wrapper that appends "<shared> <output path>" for each
+# invocation to LOG and then execs rivet; with "hash", it runs rivet and then logs the sha256 of the output as a
+# third column (for outputs that get copied elsewhere). DIR works as `gcc -B DIR/` and DIR/ld as
+# `clang --ld-path=DIR/ld`.
 make_ld_wrapper() {
-    local dir="$1" logf="$2"
+    local dir="$1" logf="$2" hash="${3:-}"
     mkdir -p "$dir"
     : >"$logf"
     cat >"$dir/ld" <<EOF
@@ -56,8 +58,13 @@ scan() {
     done
 }
 scan "\$@"
-printf '%s\t%s\n' "\$shared" "\$(realpath -m -- "\${out:-a.out}")" >>'$logf'
-exec '$RIVET' "\$@"
+out="\$(realpath -m -- "\${out:-a.out}")"
+if [ -z "$hash" ]; then
+    printf '%s\t%s\n' "\$shared" "\$out" >>'$logf'
+    exec '$RIVET' "\$@"
+fi
+'$RIVET' "\$@" || exit
+printf '%s\t%s\t%s\n' "\$shared" "\$out" "\$(sha256sum <"\$out" | cut -d' ' -f1)" >>'$logf'
 EOF
     chmod +x "$dir/ld"
 }
