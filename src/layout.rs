@@ -33,6 +33,7 @@ pub enum Synth {
     Dynsym,
     Dynstr,
     Versym,
+    Verdef,
     Verneed,
     RelaDyn,
     RelaPlt,
@@ -128,6 +129,7 @@ pub const DROPPED: Place = Place {
 pub struct MergeGroup {
     pub osec: u32,
     pub align: u64,
+    pub entsize: u64,
     pub pieces: Vec<Name>,
     pub piece_offsets: Vec<u64>,
     pub size: u64,
@@ -293,6 +295,16 @@ fn output_name(name: &[u8]) -> &[u8] {
     name
 }
 
+/// The name of version 1 in `.gnu.version_d`: the soname, or else the output file's name.
+pub fn version_base_name(config: &Config) -> String {
+    config.soname.clone().unwrap_or_else(|| {
+        config
+            .output
+            .file_name()
+            .map_or_else(|| "a.out".into(), |n| n.to_string_lossy().into_owned())
+    })
+}
+
 /// Output section order: the GNU ld / lld default for x86-64 with separate code.
 fn rank(name: &[u8], sh_type: u32, flags: u64) -> u32 {
     let alloc = flags & E::SHF_ALLOC as u64 != 0;
@@ -316,7 +328,8 @@ fn rank(name: &[u8], sh_type: u32, flags: u64) -> u32 {
         b".dynsym" => 32,
         b".dynstr" => 33,
         b".gnu.version" => 34,
-        b".gnu.version_r" => 35,
+        // Ties keep creation order: .gnu.version_d before .gnu.version_r.
+        b".gnu.version_d" | b".gnu.version_r" => 35,
         b".rela.dyn" => 36,
         b".rela.plt" => 37,
         b".rela.iplt" => 38,
@@ -544,6 +557,7 @@ pub fn layout<A: Arch>(
         b.add_synth(Synth::Dynsym, b".dynsym", E::SHT_DYNSYM, a, 8, 24);
         b.add_synth(Synth::Dynstr, b".dynstr", E::SHT_STRTAB, a, 1, 0);
         b.add_synth(Synth::Versym, b".gnu.version", E::SHT_GNU_VERSYM, a, 2, 2);
+        b.add_synth(Synth::Verdef, b".gnu.version_d", E::SHT_GNU_VERDEF, a, 8, 0);
         b.add_synth(
             Synth::Verneed,
             b".gnu.version_r",
@@ -745,6 +759,26 @@ pub fn layout<A: Arch>(
         cursor[osec as usize] = off;
         o.parts.retain(|p| !matches!(p, Part::Inputs));
         o.parts.insert(0, Part::Sorted);
+    }
+    // A merged output section keeps SHF_MERGE with its inputs' entry size, unless plain inputs or another
+    // entry size share it.
+    for m in &merges {
+        let o = &mut osecs[m.osec as usize];
+        let plain = o
+            .parts
+            .iter()
+            .any(|p| matches!(p, Part::Inputs | Part::Sorted));
+        if plain || (o.entsize != 0 && o.entsize != m.entsize) {
+            o.flags &= !(E::SHF_MERGE as u64 | E::SHF_STRINGS as u64);
+            o.entsize = u64::MAX;
+        } else if o.entsize != u64::MAX {
+            o.entsize = m.entsize;
+        }
+    }
+    for o in osecs.iter_mut() {
+        if o.entsize == u64::MAX {
+            o.entsize = 0;
+        }
     }
     for (i, m) in merges.iter().enumerate() {
         osecs[m.osec as usize].parts.push(Part::Merged(i as u32));
@@ -1009,7 +1043,8 @@ pub fn layout<A: Arch>(
                 needed.push(add_str(s.soname.as_bytes(), &mut dynstr, &mut dyn_strings));
             }
         }
-        let mut next_version = 2u16;
+        // Needed versions are numbered after this file's own definitions (1 and the script's nodes).
+        let mut next_version = 2 + res.version_defs.len() as u16;
         let mut version_of: HashMap<(u32, u16), u16> = HashMap::new();
         let mut undef = Vec::new();
         let mut def = Vec::new();
@@ -1044,7 +1079,7 @@ pub fn layout<A: Arch>(
             let defined =
                 !matches!(target, Target::Imported { .. } | Target::Undefined { .. }) || copied;
             if defined && !copied {
-                version = 1;
+                version = res.sym_version.get(id as usize).copied().unwrap_or(1);
             }
             let hashed = defined || canonical;
             let entry = DynSymbol {
@@ -1078,7 +1113,20 @@ pub fn layout<A: Arch>(
         if let Some(so) = &config.soname {
             add_str(so.as_bytes(), &mut dynstr, &mut dyn_strings);
         }
-        dynamic_entries = needed.len() + 30;
+        if !res.version_defs.is_empty() {
+            add_str(
+                version_base_name(config).as_bytes(),
+                &mut dynstr,
+                &mut dyn_strings,
+            );
+            for (name, deps) in &res.version_defs {
+                add_str(name.as_bytes(), &mut dynstr, &mut dyn_strings);
+                for d in deps {
+                    add_str(d.as_bytes(), &mut dynstr, &mut dyn_strings);
+                }
+            }
+        }
+        dynamic_entries = needed.len() + 34;
     }
 
     // Dynamic relocation areas: [GOT][copy][sections][IRELATIVE].
@@ -1165,8 +1213,22 @@ pub fn layout<A: Arch>(
         // DT_VERNEED/DT_VERDEF, with every .gnu.version entry.
         (
             Synth::Versym,
-            if is_dynamic && !verneed.is_empty() {
+            if is_dynamic && (!verneed.is_empty() || !res.version_defs.is_empty()) {
                 dynsym_count * 2
+            } else {
+                0
+            },
+        ),
+        // Version definitions: the base (the file's own name) and each named node, a Verdef (20 bytes) with
+        // a Verdaux (8 bytes) for its name and one per dependency.
+        (
+            Synth::Verdef,
+            if is_dynamic && !res.version_defs.is_empty() {
+                28 + res
+                    .version_defs
+                    .iter()
+                    .map(|(_, deps)| 28 + 8 * deps.len() as u64)
+                    .sum::<u64>()
             } else {
                 0
             },
@@ -1449,7 +1511,14 @@ pub fn layout<A: Arch>(
             _ => E::PF_R,
         };
         let align = class_align.get(&c).copied().unwrap_or(PAGE);
-        segments.push(seg(E::PT_LOAD, flags, o, a, fe - o, me - a, align));
+        // The RELRO segment's PT_LOAD reaches its page end, so PT_GNU_RELRO (which does, for ld.so to protect
+        // the whole last page) lies inside it; the next segment starts on the next page anyway.
+        let mem_end = if c == 3 && has_relro {
+            align_up(me, PAGE)
+        } else {
+            me
+        };
+        segments.push(seg(E::PT_LOAD, flags, o, a, fe - o, mem_end - a, align));
     }
     if is_dynamic {
         let o = &osecs[synth[&Synth::Dynamic] as usize];
@@ -1878,7 +1947,7 @@ fn build_merges(
             }
         }
     }
-    for (k, &(osec, _ent, _strings, align)) in keys.iter().enumerate() {
+    for (k, &(osec, entsize, _strings, align)) in keys.iter().enumerate() {
         let lists: Vec<&[Name]> = members[k]
             .iter()
             .map(|&(f, s)| &pieces[f][s].1[..])
@@ -1912,6 +1981,7 @@ fn build_merges(
         groups.push(MergeGroup {
             osec,
             align,
+            entsize,
             pieces: interned.unique,
             piece_offsets: offsets,
             size: cur,

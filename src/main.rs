@@ -15,6 +15,7 @@ mod scan;
 mod script;
 mod symbols;
 mod timing;
+mod version;
 mod write;
 
 use arch::Arch;

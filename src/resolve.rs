@@ -54,6 +54,10 @@ pub struct Resolved {
     pub referenced_by_shared: Vec<bool>,
     /// Size and alignment of the winning common symbol.
     pub common: Vec<(u64, u64)>,
+    /// With `--version-script`: each global's version index (1 = base); empty without a script.
+    pub sym_version: Vec<u16>,
+    /// The version script's named nodes, in version-index order from 2: (name, names it depends on).
+    pub version_defs: Vec<(String, Vec<String>)>,
 }
 
 impl Resolved {
@@ -374,6 +378,9 @@ pub fn resolve(config: &Config, parsed: Parsed) -> Result<Resolved> {
         &mut defs,
     );
 
+    let mut hidden: Vec<bool> = hidden.into_iter().map(AtomicBool::into_inner).collect();
+    let (sym_version, version_defs) = apply_version_scripts(config, &names, &defs, &mut hidden)?;
+
     let common = common_size
         .into_iter()
         .zip(common_align)
@@ -389,13 +396,86 @@ pub fn resolve(config: &Config, parsed: Parsed) -> Result<Resolved> {
         object_live,
         comdat_discarded,
         shared_needed,
-        hidden: hidden.into_iter().map(AtomicBool::into_inner).collect(),
+        hidden,
         referenced_by_shared: referenced_by_shared
             .into_iter()
             .map(AtomicBool::into_inner)
             .collect(),
         common,
+        sym_version,
+        version_defs,
     })
+}
+
+type VersionOutcome = (Vec<u16>, Vec<(String, Vec<String>)>);
+
+/// Reads the `--version-script` files and decides, for every defined global, its version or that it is local
+/// (then it is marked hidden: not exported, not preemptible).
+fn apply_version_scripts(
+    config: &Config,
+    names: &crate::intern::Interned,
+    defs: &[Def],
+    hidden: &mut [bool],
+) -> Result<VersionOutcome> {
+    if config.version_script.is_empty() {
+        return Ok((Vec::new(), Vec::new()));
+    }
+    let mut script = crate::version::VersionScript::default();
+    for path in &config.version_script {
+        let text = std::fs::read_to_string(path).map_err(|e| {
+            Errors::one(format!(
+                "cannot read version script {}: {e}",
+                path.display()
+            ))
+        })?;
+        let s = crate::version::parse(&text)
+            .map_err(|e| Errors::one(format!("{}: {e}", path.display())))?;
+        script.nodes.extend(s.nodes);
+    }
+    // Version indices: 1 is the base (the anonymous node too), named nodes from 2 in script order.
+    let mut index_of_node = Vec::with_capacity(script.nodes.len());
+    let mut version_defs = Vec::new();
+    for n in &script.nodes {
+        match &n.name {
+            Some(name) => {
+                version_defs.push((name.clone(), n.deps.clone()));
+                index_of_node.push(1 + version_defs.len() as u16);
+            }
+            None => index_of_node.push(1),
+        }
+    }
+    let cxx = script.has_cxx();
+    let verdicts: Vec<Option<u16>> = defs
+        .par_iter()
+        .enumerate()
+        .map(|(g, d)| {
+            if !matches!(d, Def::Object { .. }) {
+                return Some(1);
+            }
+            let name = names.unique[g].bytes;
+            let demangled = if cxx {
+                crate::version::demangle_cxx(name)
+            } else {
+                None
+            };
+            match script.binding(name, demangled.as_deref()) {
+                crate::version::Binding::Unmatched => Some(1),
+                crate::version::Binding::Local => None,
+                crate::version::Binding::Global(k) => Some(index_of_node[k]),
+            }
+        })
+        .collect();
+    let mut sym_version = Vec::with_capacity(verdicts.len());
+    for (g, v) in verdicts.into_iter().enumerate() {
+        match v {
+            Some(v) => sym_version.push(v),
+            None => {
+                hidden[g] = true;
+                sym_version.push(1);
+            }
+        }
+    }
+    Ok((sym_version, version_defs))
 }
 
 /// Symbols the linker defines when a live object refers to them and nothing else defines them.

@@ -893,6 +893,40 @@ fn write_dynamic_sections(cx: &WriteCx, bytes: &mut [u8]) {
             bytes[off..off + 2].copy_from_slice(&d.version.to_le_bytes());
         }
     }
+    // .gnu.version_d: the base version, then the script's named nodes.
+    if let Some(vd) = lay.synth_sec(Synth::Verdef).filter(|o| o.shndx != 0) {
+        let base = layout::version_base_name(cx.config);
+        let mut list: Vec<(&str, &[String], u16)> = vec![(&base, &[], E::VER_FLG_BASE)];
+        list.extend(
+            cx.res
+                .version_defs
+                .iter()
+                .map(|(n, d)| (n.as_str(), &d[..], 0u16)),
+        );
+        let mut off = vd.offset as usize;
+        for (k, (name, deps, flags)) in list.iter().enumerate() {
+            let size = 20 + 8 * (1 + deps.len());
+            let next = if k + 1 == list.len() { 0 } else { size as u32 };
+            let e = &mut bytes[off..off + 20];
+            e[0..2].copy_from_slice(&1u16.to_le_bytes());
+            e[2..4].copy_from_slice(&flags.to_le_bytes());
+            e[4..6].copy_from_slice(&(k as u16 + 1).to_le_bytes());
+            e[6..8].copy_from_slice(&(1 + deps.len() as u16).to_le_bytes());
+            e[8..12].copy_from_slice(&elf::sysv_hash(name.as_bytes()).to_le_bytes());
+            e[12..16].copy_from_slice(&20u32.to_le_bytes());
+            e[16..20].copy_from_slice(&next.to_le_bytes());
+            let names = std::iter::once(*name).chain(deps.iter().map(String::as_str));
+            let count = 1 + deps.len();
+            for (j, n) in names.enumerate() {
+                let a = &mut bytes[off + 20 + 8 * j..off + 28 + 8 * j];
+                let name_off = lay.dyn_strings.get(n.as_bytes()).copied().unwrap_or(0);
+                a[0..4].copy_from_slice(&name_off.to_le_bytes());
+                let anext: u32 = if j + 1 == count { 0 } else { 8 };
+                a[4..8].copy_from_slice(&anext.to_le_bytes());
+            }
+            off += size;
+        }
+    }
     // .gnu.version_r
     if let Some(vn) = lay.synth_sec(Synth::Verneed).filter(|o| o.shndx != 0) {
         let mut off = vn.offset as usize;
@@ -1109,6 +1143,10 @@ fn write_dynamic_sections(cx: &WriteCx, bytes: &mut [u8]) {
     }
     if let Some(versym) = lay.synth_sec(Synth::Versym).filter(|o| o.shndx != 0) {
         entries.push((E::DT_VERSYM as u64, versym.addr));
+    }
+    if let Some(vd) = lay.synth_sec(Synth::Verdef).filter(|o| o.shndx != 0) {
+        entries.push((E::DT_VERDEF as u64, vd.addr));
+        entries.push((E::DT_VERDEFNUM as u64, 1 + cx.res.version_defs.len() as u64));
     }
     if !lay.verneed.is_empty() {
         entries.push((E::DT_VERNEED as u64, lay.synth_addr(Synth::Verneed)));
@@ -1412,6 +1450,7 @@ fn write_headers<A: Arch>(cx: &WriteCx, bytes: &mut [u8]) {
             ),
             E::SHT_HASH | E::SHT_GNU_HASH | E::SHT_GNU_VERSYM => (link_of(Synth::Dynsym), 0),
             E::SHT_GNU_VERNEED => (link_of(Synth::Dynstr), lay.verneed.len() as u32),
+            E::SHT_GNU_VERDEF => (link_of(Synth::Dynstr), 1 + cx.res.version_defs.len() as u32),
             E::SHT_DYNAMIC => (link_of(Synth::Dynstr), 0),
             E::SHT_RELA => (
                 if lay.is_dynamic {

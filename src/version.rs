@@ -1,0 +1,387 @@
+//! Version scripts (`--version-script`): which defined symbols a shared object exports, and under which version.
+//!
+//! Grammar (GNU ld's): an anonymous node `{ global: a; b*; local: *; };` or named nodes
+//! `V1 { global: ...; local: ...; }; V2 { ... } V1;` whose optional trailing names are the nodes they depend on.
+//! Patterns are names or globs (`*`, `?`, `[...]`); `extern "C++" { ns::f*; }` patterns match demangled names.
+//!
+//! Matching follows GNU ld and lld: an exact name anywhere beats every glob; among globs, a `global` one beats a
+//! `local` one, the more specific beats the bare `*`, and otherwise the first in the script wins.
+
+use crate::diag::demangle;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Pattern {
+    pub text: String,
+    /// Matches the demangled C++ name (`extern "C++"`).
+    pub cxx: bool,
+    pub glob: bool,
+}
+
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Node {
+    /// `None` for the anonymous node (symbols keep the base version).
+    pub name: Option<String>,
+    pub global: Vec<Pattern>,
+    pub local: Vec<Pattern>,
+    pub deps: Vec<String>,
+}
+
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct VersionScript {
+    pub nodes: Vec<Node>,
+}
+
+/// What the script says about one symbol.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Binding {
+    /// Not mentioned: exported, base version.
+    Unmatched,
+    /// `local:` — not exported.
+    Local,
+    /// `global:` in node `k` (index into `nodes`).
+    Global(usize),
+}
+
+fn tokenize(text: &str) -> Result<Vec<String>, String> {
+    let mut toks = Vec::new();
+    let b = text.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        if c.is_ascii_whitespace() {
+            i += 1;
+        } else if c == b'/' && b.get(i + 1) == Some(&b'*') {
+            let end = text[i + 2..].find("*/").ok_or("unterminated comment")?;
+            i += end + 4;
+        } else if c == b'#' {
+            while i < b.len() && b[i] != b'\n' {
+                i += 1;
+            }
+        } else if matches!(c, b'{' | b'}' | b';') {
+            toks.push((c as char).to_string());
+            i += 1;
+        } else if c == b'"' {
+            let end = text[i + 1..].find('"').ok_or("unterminated string")?;
+            // Quoted names are literal (no glob); mark them with a leading quote.
+            toks.push(format!("\"{}", &text[i + 1..i + 1 + end]));
+            i += end + 2;
+        } else {
+            let start = i;
+            while i < b.len()
+                && !b[i].is_ascii_whitespace()
+                && !matches!(b[i], b'{' | b'}' | b';' | b'"')
+            {
+                i += 1;
+            }
+            toks.push(text[start..i].to_string());
+        }
+    }
+    Ok(toks)
+}
+
+fn pattern(tok: &str, cxx: bool) -> Pattern {
+    match tok.strip_prefix('"') {
+        Some(lit) => Pattern {
+            text: lit.to_string(),
+            cxx,
+            glob: false,
+        },
+        None => Pattern {
+            text: tok.to_string(),
+            cxx,
+            glob: tok.contains(['*', '?', '[']),
+        },
+    }
+}
+
+pub fn parse(text: &str) -> Result<VersionScript, String> {
+    let toks = tokenize(text)?;
+    let mut nodes = Vec::new();
+    let mut i = 0;
+    let tok = |i: usize| toks.get(i).map(String::as_str);
+    // An optional `VERSION { ... }` wrapper (the form allowed inside full linker scripts).
+    let wrapped = tok(0) == Some("VERSION") && tok(1) == Some("{");
+    if wrapped {
+        i = 2;
+    }
+    while i < toks.len() {
+        if wrapped && tok(i) == Some("}") {
+            i += 1;
+            if tok(i) == Some(";") {
+                i += 1;
+            }
+            continue;
+        }
+        let mut node = Node::default();
+        if tok(i) != Some("{") {
+            node.name = Some(toks[i].clone());
+            i += 1;
+        }
+        if tok(i) != Some("{") {
+            return Err(format!(
+                "expected '{{' after version name, found {:?}",
+                tok(i)
+            ));
+        }
+        i += 1;
+        let mut local = false;
+        loop {
+            match tok(i) {
+                None => return Err("unexpected end of version script".into()),
+                Some("}") => {
+                    i += 1;
+                    break;
+                }
+                Some("global:") => {
+                    local = false;
+                    i += 1;
+                }
+                Some("local:") => {
+                    local = true;
+                    i += 1;
+                }
+                Some("global") | Some("local") if tok(i + 1) == Some(":") => {
+                    local = tok(i) == Some("local");
+                    i += 2;
+                }
+                Some("extern") => {
+                    let lang = tok(i + 1).unwrap_or("");
+                    let cxx = match lang {
+                        "\"C++" => true,
+                        "\"C" => false,
+                        _ => return Err(format!("unsupported extern language {lang}")),
+                    };
+                    if tok(i + 2) != Some("{") {
+                        return Err("expected '{' after extern".into());
+                    }
+                    i += 3;
+                    while let Some(t) = tok(i) {
+                        if t == "}" {
+                            break;
+                        }
+                        if t != ";" {
+                            let p = pattern(t, cxx);
+                            if local {
+                                &mut node.local
+                            } else {
+                                &mut node.global
+                            }
+                            .push(p);
+                        }
+                        i += 1;
+                    }
+                    i += 1; // `}`
+                    if tok(i) == Some(";") {
+                        i += 1;
+                    }
+                }
+                Some(";") => i += 1,
+                Some(t) => {
+                    let p = pattern(t, false);
+                    if local {
+                        &mut node.local
+                    } else {
+                        &mut node.global
+                    }
+                    .push(p);
+                    i += 1;
+                }
+            }
+        }
+        while let Some(t) = tok(i) {
+            if t == ";" {
+                i += 1;
+                break;
+            }
+            node.deps.push(t.to_string());
+            i += 1;
+        }
+        nodes.push(node);
+    }
+    Ok(VersionScript { nodes })
+}
+
+/// Shell-style glob match (`*`, `?`, `[abc]`, `[a-z]`, `[!x]`) over bytes.
+pub fn glob_match(pat: &[u8], s: &[u8]) -> bool {
+    let (mut p, mut i) = (0usize, 0usize);
+    let mut star: Option<(usize, usize)> = None;
+    while i < s.len() {
+        if p < pat.len() {
+            match pat[p] {
+                b'*' => {
+                    star = Some((p, i));
+                    p += 1;
+                    continue;
+                }
+                b'?' => {
+                    p += 1;
+                    i += 1;
+                    continue;
+                }
+                b'[' => {
+                    if let Some((matched, next)) = class_match(&pat[p..], s[i]) {
+                        if matched {
+                            p += next;
+                            i += 1;
+                            continue;
+                        }
+                    } else if s[i] == b'[' {
+                        p += 1;
+                        i += 1;
+                        continue;
+                    }
+                }
+                c if c == s[i] => {
+                    p += 1;
+                    i += 1;
+                    continue;
+                }
+                _ => {}
+            }
+        }
+        match star {
+            Some((sp, si)) => {
+                p = sp + 1;
+                i = si + 1;
+                star = Some((sp, si + 1));
+            }
+            None => return false,
+        }
+    }
+    pat[p..].iter().all(|&c| c == b'*')
+}
+
+/// `[...]` at the start of `pat`: whether `c` is in the class, and the class's length; `None` if unterminated.
+fn class_match(pat: &[u8], c: u8) -> Option<(bool, usize)> {
+    let mut k = 1;
+    let negate = matches!(pat.get(k), Some(b'!' | b'^'));
+    if negate {
+        k += 1;
+    }
+    let mut matched = false;
+    let mut first = true;
+    while k < pat.len() && (pat[k] != b']' || first) {
+        first = false;
+        if k + 2 < pat.len() && pat[k + 1] == b'-' && pat[k + 2] != b']' {
+            matched |= pat[k] <= c && c <= pat[k + 2];
+            k += 3;
+        } else {
+            matched |= pat[k] == c;
+            k += 1;
+        }
+    }
+    (k < pat.len()).then_some((matched != negate, k + 1))
+}
+
+impl VersionScript {
+    pub fn has_cxx(&self) -> bool {
+        self.nodes
+            .iter()
+            .flat_map(|n| n.global.iter().chain(&n.local))
+            .any(|p| p.cxx)
+    }
+
+    /// The script's verdict for `name` (`demangled` is its C++ demangling when any pattern needs it).
+    pub fn binding(&self, name: &[u8], demangled: Option<&str>) -> Binding {
+        let target = |p: &Pattern| -> &[u8] {
+            if p.cxx {
+                demangled.map_or(name, str::as_bytes)
+            } else {
+                name
+            }
+        };
+        // Exact names first, `global` before `local` within a node, nodes in order.
+        for (k, n) in self.nodes.iter().enumerate() {
+            if n.global
+                .iter()
+                .any(|p| !p.glob && p.text.as_bytes() == target(p))
+            {
+                return Binding::Global(k);
+            }
+            if n.local
+                .iter()
+                .any(|p| !p.glob && p.text.as_bytes() == target(p))
+            {
+                return Binding::Local;
+            }
+        }
+        // Then globs other than a bare `*`, then `*`.
+        for catch_all in [false, true] {
+            for (k, n) in self.nodes.iter().enumerate() {
+                let hit = |p: &Pattern| {
+                    p.glob
+                        && (p.text == "*") == catch_all
+                        && glob_match(p.text.as_bytes(), target(p))
+                };
+                if n.global.iter().any(hit) {
+                    return Binding::Global(k);
+                }
+                if n.local.iter().any(hit) {
+                    return Binding::Local;
+                }
+            }
+        }
+        Binding::Unmatched
+    }
+}
+
+/// Demangles for `extern "C++"` patterns: the C++ name without the parameter list's spaces normalised, as
+/// GNU ld compares it.
+pub fn demangle_cxx(name: &[u8]) -> Option<String> {
+    if !name.starts_with(b"_Z") {
+        return None;
+    }
+    let d = demangle(name);
+    (d.as_bytes() != name).then_some(d)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_nodes_and_matches_like_gnu_ld() {
+        let s = parse(
+            "VER_1 { global: foo; bar*; extern \"C++\" { ns::f*; \"ns::exact()\"; }; local: *; };\n\
+             VER_2 { global: foo2; baz; } VER_1;\n",
+        )
+        .unwrap();
+        assert_eq!(s.nodes.len(), 2);
+        assert_eq!(s.nodes[1].deps, vec!["VER_1".to_string()]);
+        assert_eq!(s.binding(b"foo", None), Binding::Global(0));
+        assert_eq!(s.binding(b"barx", None), Binding::Global(0));
+        assert_eq!(s.binding(b"baz", None), Binding::Global(1));
+        assert_eq!(s.binding(b"other", None), Binding::Local);
+        assert_eq!(
+            s.binding(b"_ZN2ns3fooEv", Some("ns::foo()")),
+            Binding::Global(0)
+        );
+        assert_eq!(
+            s.binding(b"_ZN2ns5exactEv", Some("ns::exact()")),
+            Binding::Global(0)
+        );
+        let anon = parse("{ global: a; local: *; };").unwrap();
+        assert_eq!(anon.nodes[0].name, None);
+        assert_eq!(anon.binding(b"a", None), Binding::Global(0));
+        assert_eq!(anon.binding(b"b", None), Binding::Local);
+    }
+
+    #[test]
+    fn exact_beats_glob_and_specific_glob_beats_star() {
+        let s = parse("A { global: *; }; B { local: secret; global: p_*; };").unwrap();
+        assert_eq!(s.binding(b"secret", None), Binding::Local);
+        assert_eq!(s.binding(b"p_x", None), Binding::Global(1));
+        assert_eq!(s.binding(b"q", None), Binding::Global(0));
+    }
+
+    #[test]
+    fn globs() {
+        assert!(glob_match(b"a*c", b"abbbc"));
+        assert!(glob_match(b"a?c", b"abc"));
+        assert!(!glob_match(b"a?c", b"ac"));
+        assert!(glob_match(b"[a-c]x", b"bx"));
+        assert!(!glob_match(b"[!a-c]x", b"bx"));
+        assert!(glob_match(b"*", b""));
+        assert!(!glob_match(b"abc", b"abd"));
+    }
+}
