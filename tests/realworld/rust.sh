@@ -105,7 +105,9 @@ build_and_test() {
         record "$name tests" PASS "$p passed, $f failed, $i ignored; $((SECONDS - t0)) s"
     else
         grep -E '^test .* FAILED$|panicked|error' "$out" | head -n 20 >&2 || true
-        record "$name tests" FAIL "$p passed, $f failed, $i ignored; cargo exited $rc (see $out)"
+        local why
+        why="$(grep -m1 -oE 'fatal runtime error: .*|signal: [0-9]+, SIG[A-Z]+' "$out" || true)"
+        record "$name tests" FAIL "$p passed, $f failed, $i ignored; cargo exited $rc${why:+ ($why)} (see $out)"
     fi
 }
 
