@@ -577,7 +577,14 @@ pub fn layout<A: Arch>(
         );
         b.add_synth(Synth::Dynamic, b".dynamic", E::SHT_DYNAMIC, aw, 8, 16);
     } else {
-        b.add_synth(Synth::RelaIplt, b".rela.iplt", E::SHT_RELA, a, 8, 24);
+        b.add_synth(
+            Synth::RelaIplt,
+            b".rela.iplt",
+            E::SHT_RELA,
+            a | E::SHF_INFO_LINK as u64,
+            8,
+            24,
+        );
     }
     let ax = a | E::SHF_EXECINSTR as u64;
     b.add_synth(Synth::Plt, b".plt", E::SHT_PROGBITS, ax, 16, 16);

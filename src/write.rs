@@ -1397,6 +1397,21 @@ fn write_symtab(cx: &WriteCx, bytes: &mut [u8]) {
     }
 }
 
+fn uses_gnu_symbol_extensions(cx: &WriteCx) -> bool {
+    cx.lay
+        .dynsyms
+        .iter()
+        .any(|d| symbols::is_ifunc(cx.res, layout::target_of(cx.res, cx.space, d.id)))
+        || (!cx.config.strip_all
+            && cx.res.objects.par_iter().enumerate().any(|(f, o)| {
+                cx.res.object_live[f]
+                    && o.syms.iter().enumerate().any(|(i, s)| {
+                        (s.st_type() == E::STT_GNU_IFUNC || s.st_bind() == E::STB_GNU_UNIQUE)
+                            && layout::symtab_includes(cx.res, cx.live, f, i)
+                    })
+            }))
+}
+
 fn write_headers<A: Arch>(cx: &WriteCx, bytes: &mut [u8]) {
     let lay = cx.lay;
     let nsec = lay.osecs.iter().filter(|o| o.shndx != 0).count() + 1;
@@ -1408,6 +1423,10 @@ fn write_headers<A: Arch>(cx: &WriteCx, bytes: &mut [u8]) {
     let shstrndx = lay.synth_sec(Synth::Shstrtab).map_or(0, |o| o.shndx);
     let h = &mut bytes[..64];
     h[..16].copy_from_slice(&[0x7f, b'E', b'L', b'F', 2, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
+    // GNU extensions in the symbol tables (IFUNC symbols, unique globals) make the OS ABI GNU, as GNU ld marks it.
+    if uses_gnu_symbol_extensions(cx) {
+        h[7] = E::ELFOSABI_GNU;
+    }
     h[16..18].copy_from_slice(&e_type.to_le_bytes());
     h[18..20].copy_from_slice(&A::E_MACHINE.to_le_bytes());
     h[20..24].copy_from_slice(&1u32.to_le_bytes());
@@ -1452,12 +1471,10 @@ fn write_headers<A: Arch>(cx: &WriteCx, bytes: &mut [u8]) {
             E::SHT_GNU_VERNEED => (link_of(Synth::Dynstr), lay.verneed.len() as u32),
             E::SHT_GNU_VERDEF => (link_of(Synth::Dynstr), 1 + cx.res.version_defs.len() as u32),
             E::SHT_DYNAMIC => (link_of(Synth::Dynstr), 0),
+            // A static executable's IRELATIVE table: linked to .symtab (as GNU ld does) and applying to .got.
+            E::SHT_RELA if !lay.is_dynamic => (link_of(Synth::Symtab), link_of(Synth::Got)),
             E::SHT_RELA => (
-                if lay.is_dynamic {
-                    link_of(Synth::Dynsym)
-                } else {
-                    0
-                },
+                link_of(Synth::Dynsym),
                 if o.name == b".rela.plt" {
                     link_of(Synth::GotPlt)
                 } else {

@@ -678,6 +678,7 @@ struct Ctx {
     /// Holds `ld`, a script that saves its arguments to `$RIVET_RECORD_ARGS` and runs the linker under test.
     record_dir: PathBuf,
     have_gdb: bool,
+    have_elflint: bool,
 }
 
 struct Job<'a> {
@@ -696,6 +697,55 @@ impl Job<'_> {
         self.log.push_str(s);
         if !s.ends_with('\n') {
             self.log.push('\n');
+        }
+    }
+
+    /// `eu-elflint --gnu-ld` findings, with section numbers removed and numbers masked so that the two links'
+    /// lines compare (layouts differ in offsets and symbol indices, not in kinds of problem).
+    fn elflint(&mut self, file: &Path) -> Vec<String> {
+        let mut cmd = Command::new("eu-elflint");
+        cmd.arg("--gnu-ld").arg(file).stdin(Stdio::null());
+        let out = self.exec(&mut cmd, Duration::from_secs(60));
+        out.stdout_str()
+            .lines()
+            .filter(|l| !l.trim().is_empty() && !l.starts_with("No errors"))
+            .map(|l| {
+                let mut s = String::new();
+                let mut in_brackets = false;
+                for ch in l.chars() {
+                    match ch {
+                        '[' => in_brackets = true,
+                        ']' => in_brackets = false,
+                        c if !in_brackets && c.is_ascii_digit() => {
+                            if !s.ends_with('#') {
+                                s.push('#');
+                            }
+                        }
+                        c if !in_brackets => s.push(c),
+                        _ => {}
+                    }
+                }
+                s
+            })
+            .collect()
+    }
+
+    fn elflint_compare(&mut self, reference: &Path, ours: &Path) -> Res<()> {
+        if !self.ctx.have_elflint {
+            return Ok(());
+        }
+        let known = self.elflint(reference);
+        let found: Vec<String> = self
+            .elflint(ours)
+            .into_iter()
+            .filter(|l| !known.contains(l))
+            .collect();
+        match found.first() {
+            None => Ok(()),
+            Some(first) => Err(format!(
+                "eu-elflint --gnu-ld reports {} problem(s) GNU ld's output does not have, first: {first}",
+                found.len()
+            )),
         }
     }
 
@@ -1190,6 +1240,14 @@ impl Job<'_> {
                 first_difference(&rr.stdout, &tr.stdout)
             ));
         }
+        // Structure: eu-elflint must find nothing in rivet's outputs that it does not find in GNU ld's.
+        self.elflint_compare(&ref_exe, &test_exe)?;
+        if self.spec.shared_test_linker {
+            for lib in &self.spec.shared {
+                let ours = objdir.join(UNDER_TEST_LIBS).join(&lib.name);
+                self.elflint_compare(&objdir.join(&lib.name), &ours)?;
+            }
+        }
         let checks: Vec<Check> = self
             .spec
             .checks
@@ -1502,6 +1560,7 @@ fn programs() {
         linker,
         overridden,
         have_gdb: common::have_tool("gdb"),
+        have_elflint: common::have_tool("eu-elflint"),
     };
     if !ctx.have_gdb {
         eprintln!("WARNING: gdb not found: gdb checks are skipped (apt-get install gdb)");
