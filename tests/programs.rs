@@ -716,11 +716,8 @@ impl Job<'_> {
                     match ch {
                         '[' => in_brackets = true,
                         ']' => in_brackets = false,
-                        c if !in_brackets && c.is_ascii_digit() => {
-                            if !s.ends_with('#') {
-                                s.push('#');
-                            }
-                        }
+                        c if !in_brackets && c.is_ascii_digit() && s.ends_with('#') => {}
+                        c if !in_brackets && c.is_ascii_digit() => s.push('#'),
                         c if !in_brackets => s.push(c),
                         _ => {}
                     }
