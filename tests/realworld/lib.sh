@@ -7,7 +7,6 @@
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 RW_SRC="$REPO/tests/realworld"
 RIVET="${RIVET:-$REPO/target/release/rivet}"
-RIVET="$(realpath "$RIVET")"
 RW_DIR="${RIVET_RW_DIR:-$HOME/.cache/rivet-realworld}"
 mkdir -p "$RW_DIR"
 RW_DIR="$(realpath "$RW_DIR")"
@@ -16,6 +15,7 @@ if [ ! -x "$RIVET" ]; then
     echo "error: linker under test '$RIVET' is missing or not executable (set RIVET=/path/to/rivet)" >&2
     exit 2
 fi
+RIVET="$(realpath "$RIVET")"
 
 log() { printf '[%s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 

@@ -17,10 +17,11 @@ mkdir -p "$W"
 # The wrapper directory is named after rivet's hash: RUSTFLAGS then differ per rivet binary, so cargo relinks
 # everything with a new rivet, while a rerun with the same rivet can reuse the builds (and their logged links).
 WRAP="$W/ld-$(sha256sum "$RIVET" | cut -c1-12)"
-if [ ! -x "$WRAP/ld" ]; then
-    make_ld_wrapper "$WRAP" "$WRAP/links.log"
-fi
+# The wrapper is rewritten each run (it names $RIVET's path); its log of earlier runs is kept.
 LINKLOG="$WRAP/links.log"
+mkdir -p "$WRAP" && touch "$LINKLOG" && mv "$LINKLOG" "$LINKLOG.keep"
+make_ld_wrapper "$WRAP" "$LINKLOG"
+mv "$LINKLOG.keep" "$LINKLOG"
 RF_GCC="-C linker=gcc -C link-arg=-B$WRAP/ -C linker-features=-lld"
 RF_CLANG="-C linker=clang-19 -C link-arg=--ld-path=$WRAP/ld -C linker-features=-lld"
 
