@@ -71,11 +71,12 @@ for p in $PKGS; do
         record "$p-$v build" FAIL "$ok/$total extension modules linked by rivet"
     fi
 
-    out="$(cd "$W" && "$VPY" -c "${CHECK[$p]}" 2>&1)" || true
-    if [ "$out" = ok ]; then
+    rc=0
+    out="$(cd "$W" && "$VPY" -c "${CHECK[$p]}" 2>&1)" || rc=$?
+    if [ $rc -eq 0 ] && [ "$out" = ok ]; then
         record "$p-$v compiled module in use" PASS "import check"
     else
-        record "$p-$v compiled module in use" FAIL "$(tail -n1 <<<"$out")"
+        record "$p-$v compiled module in use" FAIL "python exited $rc$( [ $rc -gt 128 ] && echo " (signal $((rc - 128)))"): $(tail -n1 <<<"$out")"
     fi
 
     # The sdist's tests, copied out of the source tree so that the installed package is the one imported.
