@@ -16,6 +16,7 @@ use crate::intern::{Interned, intern};
 use crate::parse::{Name, ObjectFile, Parsed, SharedFile};
 use object::elf as E;
 use rayon::prelude::*;
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering::Relaxed};
 
 /// The definition a global symbol resolved to.
@@ -95,6 +96,13 @@ pub fn resolve(config: &Config, parsed: Parsed) -> Result<Resolved> {
     for (sym, _) in &config.defsyms {
         extra.push(Name::new(leak(sym.as_bytes())));
     }
+    // --wrap=SYM: SYM, __wrap_SYM and __real_SYM always have ids (they need not be roots).
+    let roots_len = extra.len();
+    for w in &config.wrap {
+        extra.push(Name::new(leak(w.as_bytes())));
+        extra.push(Name::new(leak(format!("__wrap_{w}").as_bytes())));
+        extra.push(Name::new(leak(format!("__real_{w}").as_bytes())));
+    }
     // An archive member's undefined references matter only if it is pulled in (in big static links most are
     // not), so members contribute just their defined names here; the rest are looked up, or added, when pulled.
     let t = crate::timing::span("intern global names");
@@ -128,6 +136,17 @@ pub fn resolve(config: &Config, parsed: Parsed) -> Result<Resolved> {
     let mut names = intern(&lists);
     let mut all_ids = std::mem::take(&mut names.ids).into_iter();
     let extra_ids = all_ids.next().unwrap_or_default();
+    // Undefined references to SYM go to __wrap_SYM, and those to __real_SYM to SYM.
+    let mut wrap: HashMap<u32, u32> = HashMap::new();
+    for k in 0..config.wrap.len() {
+        let (sym, wrapped, real) = (
+            extra_ids[roots_len + 3 * k],
+            extra_ids[roots_len + 3 * k + 1],
+            extra_ids[roots_len + 3 * k + 2],
+        );
+        wrap.insert(sym, wrapped);
+        wrap.insert(real, sym);
+    }
     let mut object_ids: Vec<Vec<u32>> = all_ids
         .by_ref()
         .take(objects.len())
@@ -145,6 +164,13 @@ pub fn resolve(config: &Config, parsed: Parsed) -> Result<Resolved> {
         .collect();
     let shared_ids: Vec<Vec<u32>> = all_ids.collect();
     drop(lazy_defs);
+    if !wrap.is_empty() {
+        objects
+            .par_iter()
+            .zip(object_ids.par_iter_mut())
+            .filter(|(o, _)| !o.lazy)
+            .for_each(|(o, ids)| apply_wrap(o, ids, &wrap));
+    }
     drop(t);
 
     let t = crate::timing::span("archive members");
@@ -153,8 +179,9 @@ pub fn resolve(config: &Config, parsed: Parsed) -> Result<Resolved> {
         &shared,
         &mut object_ids,
         &shared_ids,
-        &extra_ids,
+        &extra_ids[..roots_len],
         &names,
+        &wrap,
     );
     // Names only pulled members' references use, which nothing defines (weak or linker-defined symbols,
     // undefined errors): new ids, in input order.
@@ -407,6 +434,17 @@ pub fn resolve(config: &Config, parsed: Parsed) -> Result<Resolved> {
     })
 }
 
+/// `--wrap`: redirects the undefined references of one object.
+fn apply_wrap(o: &ObjectFile, ids: &mut [u32], wrap: &HashMap<u32, u32>) {
+    for (k, id) in ids.iter_mut().enumerate() {
+        if !is_defined(o, o.first_global + k) {
+            if let Some(&to) = wrap.get(id) {
+                *id = to;
+            }
+        }
+    }
+}
+
 type VersionOutcome = (Vec<u16>, Vec<(String, Vec<String>)>);
 
 /// Reads the `--version-script` files and decides, for every defined global, its version or that it is local
@@ -550,6 +588,7 @@ fn pull_archive_members(
     shared_ids: &[Vec<u32>],
     extra_ids: &[u32],
     names: &crate::intern::Interned,
+    wrap: &HashMap<u32, u32>,
 ) -> Vec<bool> {
     let n = names.unique.len();
     let live: Vec<AtomicBool> = objects.iter().map(|o| AtomicBool::new(!o.lazy)).collect();
@@ -603,7 +642,11 @@ fn pull_archive_members(
                             g
                         }
                     })
-                    .collect();
+                    .collect::<Vec<u32>>();
+                let mut ids = ids;
+                if !wrap.is_empty() {
+                    apply_wrap(o, &mut ids, wrap);
+                }
                 (f, ids)
             })
             .collect();
