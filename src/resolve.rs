@@ -437,10 +437,10 @@ pub fn resolve(config: &Config, parsed: Parsed) -> Result<Resolved> {
 /// `--wrap`: redirects the undefined references of one object.
 fn apply_wrap(o: &ObjectFile, ids: &mut [u32], wrap: &HashMap<u32, u32>) {
     for (k, id) in ids.iter_mut().enumerate() {
-        if !is_defined(o, o.first_global + k) {
-            if let Some(&to) = wrap.get(id) {
-                *id = to;
-            }
+        if !is_defined(o, o.first_global + k)
+            && let Some(&to) = wrap.get(id)
+        {
+            *id = to;
         }
     }
 }
