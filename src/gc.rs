@@ -170,6 +170,15 @@ pub fn gc(config: &Config, res: &Resolved) -> Liveness {
             })
             .collect();
     }
+    // .eh_frame stays: it keeps nothing alive itself (its FDEs of dead functions are dropped when it is split
+    // into records), but unwinding needs the rest.
+    objects.par_iter().enumerate().for_each(|(f, o)| {
+        for (s, sec) in o.sections.iter().enumerate() {
+            if sec.kind == SectionKind::EhFrame && candidate(res, f, s) {
+                marks[f][s].store(true, Relaxed);
+            }
+        }
+    });
     let live = marks
         .into_iter()
         .map(|v| v.into_iter().map(AtomicBool::into_inner).collect())

@@ -47,8 +47,16 @@ fn main() -> ExitCode {
     if config.print_version {
         println!("{}", args::version_line());
     }
+    let warn_word = if config.fatal_warnings {
+        "error"
+    } else {
+        "warning"
+    };
     for w in &config.warnings {
-        eprintln!("rivet: warning: {w}");
+        eprintln!("rivet: {warn_word}: {w}");
+    }
+    if config.fatal_warnings && !config.warnings.is_empty() {
+        return ExitCode::from(1);
     }
     let threads = config
         .threads
@@ -63,8 +71,18 @@ fn main() -> ExitCode {
     match link::<arch::x86_64::X86_64>(&config) {
         Ok(()) => ExitCode::SUCCESS,
         Err(errors) => {
-            for e in &errors.0 {
+            // --error-limit (default 20, 0 = no limit), as lld prints them.
+            let limit = match config.error_limit {
+                0 => usize::MAX,
+                n => n as usize,
+            };
+            for e in errors.0.iter().take(limit) {
                 eprintln!("rivet: error: {e}");
+            }
+            if errors.0.len() > limit {
+                eprintln!(
+                    "rivet: error: too many errors emitted, stopping now (use --error-limit=0 to see all errors)"
+                );
             }
             ExitCode::from(1)
         }

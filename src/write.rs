@@ -845,7 +845,17 @@ fn write_dynamic_sections(cx: &WriteCx, bytes: &mut [u8]) {
                     if x.copied { s.st_size.get(LE) } else { 0 },
                 )
             }
-            Target::Undefined { weak: true } => (E::STB_WEAK, E::STT_NOTYPE, 0),
+            // A shared object's unresolved reference: GLOBAL unless every reference is weak, so that loading
+            // fails (as with GNU ld's output) when no module defines it.
+            Target::Undefined { .. } => (
+                if x.strong_ref {
+                    E::STB_GLOBAL
+                } else {
+                    E::STB_WEAK
+                },
+                E::STT_NOTYPE,
+                0,
+            ),
             _ => (E::STB_GLOBAL, E::STT_NOTYPE, 0),
         };
         // An executable's IFUNC with a canonical stub is exported as a plain function at the stub.
@@ -1127,6 +1137,20 @@ fn write_dynamic_sections(cx: &WriteCx, bytes: &mut [u8]) {
     }
     if config.kind == OutputKind::Pie {
         flags1 |= E::DF_1_PIE as u64;
+    }
+    for (on, bit) in [
+        (config.z_nodelete, E::DF_1_NODELETE),
+        (config.z_nodlopen, E::DF_1_NOOPEN),
+        (config.z_initfirst, E::DF_1_INITFIRST),
+        (config.z_interpose, E::DF_1_INTERPOSE),
+        (config.z_origin, E::DF_1_ORIGIN),
+    ] {
+        if on {
+            flags1 |= bit as u64;
+        }
+    }
+    if config.z_origin {
+        flags |= E::DF_ORIGIN as u64;
     }
     if !config.z_text {
         flags |= E::DF_TEXTREL as u64;

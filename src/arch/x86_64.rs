@@ -329,11 +329,16 @@ impl Arch for X86_64 {
             if r_type == R_X86_64_NONE {
                 continue;
             }
-            if sym.is_imported() && o.syms[r.r_sym(LE, false) as usize].st_bind() != STB_WEAK {
+            if matches!(
+                sym.target,
+                Target::Imported { .. } | Target::Undefined { .. }
+            ) && o.syms[r.r_sym(LE, false) as usize].st_bind() != STB_WEAK
+            {
                 cx.set(&sym, scan::STRONG_REF);
             }
+            // Executables must resolve everything; shared objects only with -z defs / --no-undefined.
             if let Some(e) = scan::undefined_error(cx, f, s, off, &sym)
-                && cx.is_exe()
+                && (cx.is_exe() || cx.config.z_defs)
             {
                 out.errors.push(e);
                 continue;
@@ -440,6 +445,7 @@ impl Arch for X86_64 {
             return apply_nonalloc(cx, f, s, out);
         }
         let writable = sec.flags() & SHF_WRITE as u64 != 0;
+        let eh_frame = sec.kind == crate::parse::SectionKind::EhFrame;
         let m = Mode {
             pic: cx.pic(),
             exe: cx.is_exe(),
@@ -461,7 +467,12 @@ impl Arch for X86_64 {
             let sym = cx
                 .lookup(f, sym_idx)
                 .ok_or_else(|| format!("{}: invalid symbol index {sym_idx}", o.name))?;
-            let p_addr = base.wrapping_add(off);
+            // .eh_frame records move when dead FDEs before them are dropped: P follows its record.
+            let p_addr = if eh_frame {
+                crate::layout::section_offset_addr(cx.lay, cx.res, f, s, off).unwrap_or(0)
+            } else {
+                base.wrapping_add(off)
+            };
             let at = off as usize;
             let err_range = || {
                 format!(

@@ -1,0 +1,2 @@
+int exe_callback(int x);
+int good_entry(int x) { return exe_callback(x) * 2; }
