@@ -142,12 +142,8 @@ pub struct Config {
     pub z_interpose: bool,
     /// `--version-script FILE`, in command-line order (parsed later by the resolve pass).
     pub version_script: Vec<PathBuf>,
-    /// `--dynamic-list FILE`, in command-line order.
-    pub dynamic_list: Vec<PathBuf>,
     /// `--wrap SYM`, in command-line order.
     pub wrap: Vec<String>,
-    /// `-Map FILE` / `--Map=FILE`: write a link map there.
-    pub map_file: Option<PathBuf>,
     /// `-t` / `--trace`: print each input file as it is loaded.
     pub trace: bool,
     /// `-Bsymbolic`: bind global symbol references inside a shared library to its own definitions.
@@ -215,9 +211,7 @@ impl Default for Config {
             z_initfirst: false,
             z_interpose: false,
             version_script: Vec::new(),
-            dynamic_list: Vec::new(),
             wrap: Vec::new(),
-            map_file: None,
             trace: false,
             bsymbolic: false,
             bsymbolic_functions: false,
@@ -471,7 +465,7 @@ const OPTIONS: &[OptSpec] = &[
     value(Opt::Defsym, &["--defsym"], "SYM=EXPR", "Define SYM as EXPR"),
     value(Opt::Wrap, &["--wrap"], "SYM", "Use __wrap_SYM for SYM and __real_SYM for the original"),
     value(Opt::VersionScript, &["--version-script"], "FILE", "Read a version script"),
-    value(Opt::DynamicList, &["--dynamic-list"], "FILE", "Read a list of symbols to export"),
+    value(Opt::DynamicList, &["--dynamic-list"], "FILE", "List of symbols to export (not supported yet)"),
     flag(Opt::ExportDynamic, &["-E", "--export-dynamic"], "Export all global symbols"),
     flag(Opt::NoExportDynamic, &["--no-export-dynamic"], "Turn off --export-dynamic (default)"),
     flag(Opt::Bsymbolic, &["-Bsymbolic"], "Bind global references locally in a shared library"),
@@ -503,11 +497,11 @@ const OPTIONS: &[OptSpec] = &[
     flag(Opt::StripAll, &["-s", "--strip-all"], "Omit all symbol information"),
     flag(Opt::StripDebug, &["-S", "--strip-debug"], "Omit debug information"),
     flag(Opt::DiscardAll, &["-x", "--discard-all"], "Discard all local symbols"),
-    flag(Opt::DiscardLocals, &["-X", "--discard-locals"], "Discard temporary local symbols"),
+    flag(Opt::DiscardLocals, &["-X", "--discard-locals"], "Discard temporary (.L) local symbols (always done)"),
     value(Opt::CompressDebugSections, &["--compress-debug-sections"], "none", "Only none is supported"),
     value(Opt::Icf, &["--icf"], "none", "Identical code folding; only none is supported"),
     value(Opt::Optimize, &["-O"], "LEVEL", "Optimization level (accepted; same output at every level)"),
-    value(Opt::Map, &["-Map"], "FILE", "Write a link map to FILE"),
+    value(Opt::Map, &["-Map"], "FILE", "Write a link map to FILE (not supported yet)"),
     flag(Opt::Ignored, &["--cref"], "Ignored"),
     value(Opt::Threads, &["--threads", "--thread-count"], "N", "Use N threads (default: all cores)"),
     flag(Opt::NoThreads, &["--no-threads"], "Use one thread"),
@@ -701,6 +695,10 @@ pub fn parse(argv: &[String]) -> Result<Action, String> {
             Opt::Relocatable => {
                 return Err(format!("{arg}: relocatable output is not supported yet"));
             }
+            // Accepting these without doing what they say would give a silently different output.
+            Opt::Map | Opt::DynamicList => {
+                return Err(format!("{} is not supported yet", option_name(arg)));
+            }
             _ => {}
         }
         let value = match (spec.takes, glued) {
@@ -836,7 +834,6 @@ impl Parser {
             }
             Opt::Wrap => cfg.wrap.push(val()),
             Opt::VersionScript => cfg.version_script.push(PathBuf::from(val())),
-            Opt::DynamicList => cfg.dynamic_list.push(PathBuf::from(val())),
             Opt::ExportDynamic => cfg.export_dynamic = true,
             Opt::NoExportDynamic => cfg.export_dynamic = false,
             Opt::Bsymbolic => cfg.bsymbolic = true,
@@ -914,7 +911,6 @@ impl Parser {
                     .parse()
                     .map_err(|_| format!("-O: number expected, but got '{v}'"))?;
             }
-            Opt::Map => cfg.map_file = Some(PathBuf::from(val())),
             Opt::Threads => {
                 let v = val();
                 match v.parse::<usize>() {
@@ -943,6 +939,8 @@ impl Parser {
             Opt::NoFatalWarnings => cfg.fatal_warnings = false,
             Opt::Verbose => cfg.verbose = true,
             Opt::Trace => cfg.trace = true,
+            // Refused before their value is read (see above); kept here so the match stays exhaustive.
+            Opt::Map | Opt::DynamicList => return Err(format!("{arg} is not supported yet")),
             Opt::Version => return Ok(Some(Action::Version)),
             Opt::VersionAndLink => cfg.print_version = true,
             Opt::Help => return Ok(Some(Action::Help)),
@@ -1565,13 +1563,11 @@ mod tests {
     #[test]
     fn recorded_for_later_passes() {
         let cfg = link(
-            "--version-script v.map --version-script=w.map --dynamic-list=d.list --wrap malloc --wrap=free \
-             -Map out.map -t -Bsymbolic -Bsymbolic-functions --error-limit=0 -init my_init -fini=my_fini -x -X a.o",
+            "--version-script v.map --version-script=w.map --wrap malloc --wrap=free \
+             -t -Bsymbolic -Bsymbolic-functions --error-limit=0 -init my_init -fini=my_fini -x -X a.o",
         );
         assert_eq!(cfg.version_script, ["v.map", "w.map"].map(PathBuf::from));
-        assert_eq!(cfg.dynamic_list, [PathBuf::from("d.list")]);
         assert_eq!(cfg.wrap, ["malloc", "free"]);
-        assert_eq!(cfg.map_file, Some(PathBuf::from("out.map")));
         assert!(
             cfg.trace
                 && cfg.bsymbolic
@@ -1582,7 +1578,11 @@ mod tests {
         assert_eq!(cfg.error_limit, 0);
         assert_eq!(cfg.init.as_deref(), Some("my_init"));
         assert_eq!(cfg.fini.as_deref(), Some("my_fini"));
-        assert_eq!(link("--Map=m a.o").map_file, Some(PathBuf::from("m")));
+        for unsupported in ["--Map=m a.o", "-Map m a.o", "--dynamic-list=d a.o"] {
+            let argv: Vec<String> = unsupported.split(' ').map(String::from).collect();
+            let err = parse(&argv).err().unwrap_or_default();
+            assert!(err.contains("not supported yet"), "{unsupported}: {err}");
+        }
     }
 
     #[test]

@@ -25,10 +25,20 @@ impl Liveness {
 }
 
 /// A section that may be copied to the output (before garbage collection).
+/// Whether section `s` of object `f` can be in the output at all: its file is linked, it is not a
+/// link-time-only table, its COMDAT group won, and `-S` does not strip it (debug sections).
 fn candidate(res: &Resolved, f: usize, s: usize) -> bool {
+    let sec = &res.objects[f].sections[s];
     res.object_live[f]
-        && res.objects[f].sections[s].kind != SectionKind::Ignored
+        && sec.kind != SectionKind::Ignored
         && !res.comdat_discarded[f][s]
+        && !(res.strip_debug && !sec.is_alloc() && is_debug_section(sec.name))
+}
+
+fn is_debug_section(name: &[u8]) -> bool {
+    name.starts_with(b".debug")
+        || name.starts_with(b".zdebug")
+        || name.starts_with(b".gnu.debuglto")
 }
 
 pub fn is_c_identifier(name: &[u8]) -> bool {
@@ -179,10 +189,24 @@ pub fn gc(config: &Config, res: &Resolved) -> Liveness {
             }
         }
     });
-    let live = marks
+    let live: Vec<Vec<bool>> = marks
         .into_iter()
         .map(|v| v.into_iter().map(AtomicBool::into_inner).collect())
         .collect();
+    if config.print_gc_sections {
+        // lld's wording, one line per discarded section, in input order.
+        for (f, o) in objects.iter().enumerate() {
+            for (s, sec) in o.sections.iter().enumerate() {
+                if !live[f][s] && candidate(res, f, s) && sec.is_alloc() {
+                    eprintln!(
+                        "removing unused section {}:({})",
+                        o.name,
+                        String::from_utf8_lossy(sec.name)
+                    );
+                }
+            }
+        }
+    }
     Liveness { live }
 }
 

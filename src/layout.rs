@@ -1171,7 +1171,7 @@ pub fn layout<A: Arch>(
                     return (0, 0, 0);
                 }
                 for i in 1..o.syms.len() {
-                    if symtab_includes(res, live, f, i) {
+                    if symtab_includes(res, live, config.discard_all, f, i) {
                         strs += o.sym_name(i).len() as u64 + 1;
                         if i < o.first_global { nl += 1 } else { ng += 1 }
                     }
@@ -1694,7 +1694,15 @@ pub fn target_of(res: &Resolved, space: &SymbolSpace, id: u32) -> Target {
 
 /// Whether symbol `i` of object `f` goes into `.symtab`: named locals in live sections, and the globals this
 /// file defines (the winning definition).
-pub fn symtab_includes(res: &Resolved, live: &Liveness, f: usize, i: usize) -> bool {
+/// Whether `.symtab` lists symbol `i` of object `f`: live definitions, without section, file and `.L` temporary
+/// symbols (GNU ld's `-X`, always on), and without any local symbol under `-x` (`no_locals`).
+pub fn symtab_includes(
+    res: &Resolved,
+    live: &Liveness,
+    no_locals: bool,
+    f: usize,
+    i: usize,
+) -> bool {
     let o = &res.objects[f];
     let s = &o.syms[i];
     let ty = s.st_type();
@@ -1703,7 +1711,7 @@ pub fn symtab_includes(res: &Resolved, live: &Liveness, f: usize, i: usize) -> b
     }
     let shndx = o.sym_shndx(i);
     if i < o.first_global {
-        if s.st_name.get(LE) == 0 || o.sym_name(i).starts_with(b".L") {
+        if no_locals || s.st_name.get(LE) == 0 || o.sym_name(i).starts_with(b".L") {
             return false;
         }
         return shndx == E::SHN_ABS as u32

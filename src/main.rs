@@ -106,6 +106,19 @@ fn link<A: Arch>(config: &args::Config) -> diag::Result<()> {
         let _t = timing::span("resolve symbols");
         resolve::resolve(config, parsed)?
     };
+    if config.trace {
+        // -t: every file the link uses (archive members that were pulled in, shared objects kept).
+        for (f, o) in resolved.objects.iter().enumerate() {
+            if resolved.object_live[f] {
+                println!("{}", o.name);
+            }
+        }
+        for (d, s) in resolved.shared.iter().enumerate() {
+            if resolved.shared_needed[d] {
+                println!("{}", s.soname);
+            }
+        }
+    }
     let live = {
         let _t = timing::span("gc sections");
         gc::gc(config, &resolved)

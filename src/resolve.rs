@@ -55,6 +55,8 @@ pub struct Resolved {
     pub referenced_by_shared: Vec<bool>,
     /// Size and alignment of the winning common symbol.
     pub common: Vec<(u64, u64)>,
+    /// `-S`: debug sections are left out.
+    pub strip_debug: bool,
     /// With `--version-script`: each global's version index (1 = base); empty without a script.
     pub sym_version: Vec<u16>,
     /// The version script's named nodes, in version-index order from 2: (name, names it depends on).
@@ -429,6 +431,7 @@ pub fn resolve(config: &Config, parsed: Parsed) -> Result<Resolved> {
             .map(AtomicBool::into_inner)
             .collect(),
         common,
+        strip_debug: config.strip_debug,
         sym_version,
         version_defs,
     })

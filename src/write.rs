@@ -1329,7 +1329,7 @@ fn write_symtab(cx: &WriteCx, bytes: &mut [u8]) {
         }
         let (mut li, mut gi, mut so) = (local_start[f], global_start[f], str_start[f]);
         for i in 1..o.syms.len() {
-            if !layout::symtab_includes(res, cx.live, f, i) {
+            if !layout::symtab_includes(res, cx.live, cx.config.discard_all, f, i) {
                 continue;
             }
             let sym = &o.syms[i];
@@ -1431,7 +1431,7 @@ fn uses_gnu_symbol_extensions(cx: &WriteCx) -> bool {
                 cx.res.object_live[f]
                     && o.syms.iter().enumerate().any(|(i, s)| {
                         (s.st_type() == E::STT_GNU_IFUNC || s.st_bind() == E::STB_GNU_UNIQUE)
-                            && layout::symtab_includes(cx.res, cx.live, f, i)
+                            && layout::symtab_includes(cx.res, cx.live, cx.config.discard_all, f, i)
                     })
             }))
 }
