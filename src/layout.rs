@@ -208,6 +208,8 @@ pub struct Layout {
     /// Output address of each placed input section (`NO_ADDR` if discarded or merged), filled with the
     /// addresses: the hot lookup of relocation processing.
     pub sec_addr: Vec<Vec<u64>>,
+    /// Output address of each merge group's first byte.
+    pub merge_addr: Vec<u64>,
     pub merges: Vec<MergeGroup>,
     /// Per object, per section: piece maps of merge sections (empty for others).
     pub piece_maps: Vec<Vec<Vec<PieceMap>>>,
@@ -1619,6 +1621,7 @@ pub fn layout<A: Arch>(
         synth,
         places,
         sec_addr: Vec::new(),
+        merge_addr: Vec::new(),
         merges,
         piece_maps,
         merge_of,
@@ -2012,6 +2015,18 @@ fn assign_addresses(
     space: &SymbolSpace,
     lay: &mut Layout,
 ) -> Result<()> {
+    lay.merge_addr = lay
+        .merges
+        .iter()
+        .enumerate()
+        .map(|(m, g)| {
+            let o = &lay.osecs[g.osec as usize];
+            o.parts
+                .iter()
+                .position(|p| matches!(p, Part::Merged(x) if *x as usize == m))
+                .map_or(NO_ADDR, |part| o.addr + o.part_offsets[part])
+        })
+        .collect();
     lay.sec_addr = lay
         .places
         .par_iter()
@@ -2252,21 +2267,7 @@ pub fn section_offset_addr(
 ) -> Option<u64> {
     let sec = &res.objects[f].sections[s];
     match sec.kind {
-        SectionKind::Merge => {
-            let m = lay.merge_of[f][s];
-            if m == NONE {
-                return None;
-            }
-            let g = &lay.merges[m as usize];
-            let o = &lay.osecs[g.osec as usize];
-            let maps = &lay.piece_maps[f][s];
-            let k = maps.partition_point(|p| p.in_off <= off).checked_sub(1)?;
-            let part = o
-                .parts
-                .iter()
-                .position(|p| matches!(p, Part::Merged(x) if *x == m))?;
-            Some(o.addr + o.part_offsets[part] + maps[k].out_off + (off - maps[k].in_off))
-        }
+        SectionKind::Merge => merge_offset_addr(lay, f, s, off, &mut { usize::MAX }),
         _ => {
             let base = lay.sec_addr[f][s];
             if base == NO_ADDR {
@@ -2292,6 +2293,36 @@ pub fn section_offset_addr(
             Some(base + off)
         }
     }
+}
+
+/// Address of byte `off` of merge section `s` of object `f`. `hint` is the piece found last time for this section
+/// (`usize::MAX` for none): relocations into `.debug_str` come mostly in increasing order, so the next lookup
+/// usually hits that piece or the one after it and skips the binary search.
+#[inline]
+pub fn merge_offset_addr(
+    lay: &Layout,
+    f: usize,
+    s: usize,
+    off: u64,
+    hint: &mut usize,
+) -> Option<u64> {
+    let m = *lay.merge_of[f].get(s)?;
+    if m == NONE {
+        return None;
+    }
+    let maps = &lay.piece_maps[f][s];
+    let covers = |k: usize| {
+        k < maps.len() && maps[k].in_off <= off && maps.get(k + 1).is_none_or(|n| n.in_off > off)
+    };
+    let k = if covers(*hint) {
+        *hint
+    } else if covers(hint.wrapping_add(1)) {
+        *hint + 1
+    } else {
+        maps.partition_point(|p| p.in_off <= off).checked_sub(1)?
+    };
+    *hint = k;
+    Some(lay.merge_addr[m as usize] + maps[k].out_off + (off - maps[k].in_off))
 }
 
 pub fn sym_target_is_live(res: &Resolved, lay: &Layout, t: Target) -> bool {

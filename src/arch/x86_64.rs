@@ -754,6 +754,8 @@ fn apply_nonalloc(cx: &WriteCx, f: usize, s: usize, out: &mut [u8]) -> Result<()
     let sec_addr = &cx.lay.sec_addr[f];
     // A non-allocated output section has address 0, so P is the offset inside it.
     let p_base = cx.section_addr(f, s);
+    // The merge sections (.debug_str, .debug_line_str) looked up last, with their piece hints.
+    let mut merge_hint = [(usize::MAX, usize::MAX); 2];
     for r in sec.relas {
         let r_type = r.r_type(LE, false);
         if r_type == R_X86_64_NONE {
@@ -770,7 +772,7 @@ fn apply_nonalloc(cx: &WriteCx, f: usize, s: usize, out: &mut [u8]) -> Result<()
                 o.section_name(s as u32)
             )
         };
-        // Fast path: a local section symbol of a plain section.
+        // Fast path: a local section symbol of a plain or merge section.
         let mut fast = None;
         if sym_idx < o.first_global
             && let Some(st) = o.syms.get(sym_idx)
@@ -778,15 +780,34 @@ fn apply_nonalloc(cx: &WriteCx, f: usize, s: usize, out: &mut [u8]) -> Result<()
             && !matches!(r_type, R_X86_64_SIZE32 | R_X86_64_SIZE64)
         {
             let shndx = o.sym_shndx(sym_idx) as usize;
-            if let (Some(&base), Some(target)) = (sec_addr.get(shndx), o.sections.get(shndx))
-                && target.kind == crate::parse::SectionKind::Regular
-            {
-                fast = Some(if base == crate::layout::NO_ADDR {
-                    tombstone
-                } else {
-                    base.wrapping_add(st.st_value.get(LE))
-                        .wrapping_add(a as u64)
-                });
+            let off = st.st_value.get(LE).wrapping_add(a as u64);
+            if let (Some(&base), Some(target)) = (sec_addr.get(shndx), o.sections.get(shndx)) {
+                match target.kind {
+                    crate::parse::SectionKind::Regular => {
+                        fast = Some(if base == crate::layout::NO_ADDR {
+                            tombstone
+                        } else {
+                            base.wrapping_add(off)
+                        });
+                    }
+                    crate::parse::SectionKind::Merge => {
+                        let slot = if merge_hint[0].0 == shndx {
+                            0
+                        } else if merge_hint[1].0 == shndx {
+                            1
+                        } else {
+                            merge_hint[1] = merge_hint[0];
+                            merge_hint[0] = (shndx, usize::MAX);
+                            0
+                        };
+                        let hint = &mut merge_hint[slot].1;
+                        fast = Some(
+                            crate::layout::merge_offset_addr(cx.lay, f, shndx, off, hint)
+                                .unwrap_or(tombstone),
+                        );
+                    }
+                    _ => {}
+                }
             }
         }
         let (v, sym) = match fast {
