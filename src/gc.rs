@@ -103,6 +103,7 @@ pub fn gc(config: &Config, res: &Resolved) -> Liveness {
         |f: usize, s: usize| -> bool { candidate(res, f, s) && !marks[f][s].swap(true, Relaxed) };
 
     // Roots.
+    let t = crate::timing::span("roots");
     let mut frontier: Vec<(u32, u32)> = (0..objects.len())
         .into_par_iter()
         .flat_map_iter(|f| {
@@ -158,28 +159,43 @@ pub fn gc(config: &Config, res: &Resolved) -> Liveness {
         }
     }
 
-    while !frontier.is_empty() {
-        frontier = frontier
-            .par_iter()
-            .with_min_len(64)
-            .flat_map_iter(|&(f, s)| {
-                let f = f as usize;
-                let sec = &objects[f].sections[s as usize];
-                let mut next = Vec::new();
-                // Debug info is kept but keeps nothing alive: its references to dead code get tombstones.
-                let relas = if sec.is_alloc() { sec.relas } else { &[] };
-                for r in relas {
-                    if let Some((tf, ts)) =
-                        target_section(res, f, r.r_sym(crate::elf::LE, false) as usize)
-                        && mark(tf, ts)
-                    {
-                        next.push((tf as u32, ts as u32));
-                    }
-                }
-                next
-            })
-            .collect();
+    drop(t);
+    let t = crate::timing::span("mark");
+    // Depth-first from every root on all threads; a task whose stack grows hands half of it to another task.
+    // (Level-synchronous BFS paid a barrier per level, and call graphs are deep.)
+    /// Marks what one (file, section) refers to, pushing the newly marked ones.
+    type Step<'s> = &'s (dyn Fn((u32, u32), &mut Vec<(u32, u32)>) + Sync);
+    fn visit<'s>(scope: &rayon::Scope<'s>, mut stack: Vec<(u32, u32)>, step: Step<'s>) {
+        const SPLIT: usize = 256;
+        while let Some(item) = stack.pop() {
+            step(item, &mut stack);
+            if stack.len() > SPLIT {
+                let half = stack.split_off(SPLIT / 2);
+                scope.spawn(move |sc| visit(sc, half, step));
+            }
+        }
     }
+    let step = |(f, s): (u32, u32), out: &mut Vec<(u32, u32)>| {
+        let f = f as usize;
+        let sec = &objects[f].sections[s as usize];
+        // Debug info is kept but keeps nothing alive: its references to dead code get tombstones.
+        let relas = if sec.is_alloc() { sec.relas } else { &[] };
+        for r in relas {
+            if let Some((tf, ts)) = target_section(res, f, r.r_sym(crate::elf::LE, false) as usize)
+                && mark(tf, ts)
+            {
+                out.push((tf as u32, ts as u32));
+            }
+        }
+    };
+    rayon::scope(|scope| {
+        for chunk in frontier.chunks(64) {
+            let stack = chunk.to_vec();
+            let step = &step;
+            scope.spawn(move |sc| visit(sc, stack, step));
+        }
+    });
+    drop(t);
     // .eh_frame stays: it keeps nothing alive itself (its FDEs of dead functions are dropped when it is split
     // into records), but unwinding needs the rest.
     objects.par_iter().enumerate().for_each(|(f, o)| {
