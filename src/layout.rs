@@ -142,6 +142,45 @@ pub struct PieceMap {
     pub out_off: u64,
 }
 
+/// The pieces of one input merge section, with a block index for lookups by input offset: `blocks[b]` is the
+/// last piece starting at or before byte `b * PIECE_BLOCK`, so a lookup scans a piece or two instead of a binary
+/// search (debug info makes millions of them, in no useful order).
+#[derive(Clone, Default)]
+pub struct PieceTable {
+    pub maps: Vec<PieceMap>,
+    pub blocks: Vec<u32>,
+}
+
+pub const PIECE_BLOCK: u64 = 64;
+
+impl PieceTable {
+    fn new(maps: Vec<PieceMap>, size: u64) -> PieceTable {
+        let nblocks = size.div_ceil(PIECE_BLOCK) as usize;
+        let mut blocks = Vec::with_capacity(nblocks);
+        let mut k = 0usize;
+        for b in 0..nblocks as u64 {
+            while k + 1 < maps.len() && maps[k + 1].in_off <= b * PIECE_BLOCK {
+                k += 1;
+            }
+            blocks.push(k as u32);
+        }
+        PieceTable { maps, blocks }
+    }
+
+    /// The index of the piece holding input offset `off`.
+    #[inline]
+    pub fn find(&self, off: u64) -> Option<usize> {
+        let mut k = *self.blocks.get((off / PIECE_BLOCK) as usize)? as usize;
+        if self.maps.get(k)?.in_off > off {
+            return None;
+        }
+        while k + 1 < self.maps.len() && self.maps[k + 1].in_off <= off {
+            k += 1;
+        }
+        Some(k)
+    }
+}
+
 /// A record of an input `.eh_frame` section.
 #[derive(Clone, Copy, Debug)]
 pub struct EhRecord {
@@ -212,7 +251,7 @@ pub struct Layout {
     pub merge_addr: Vec<u64>,
     pub merges: Vec<MergeGroup>,
     /// Per object, per section: piece maps of merge sections (empty for others).
-    pub piece_maps: Vec<Vec<Vec<PieceMap>>>,
+    pub piece_maps: Vec<Vec<PieceTable>>,
     pub merge_of: Vec<Vec<u32>>,
     pub eh_records: Vec<Vec<Vec<EhRecord>>>,
     pub aux_index: Vec<u32>,
@@ -1840,7 +1879,7 @@ fn split_eh_frames(res: &Resolved, live: &Liveness) -> Result<Vec<Vec<Vec<EhReco
     crate::diag::collect(out.into_iter().map(|r| r.map_err(Errors::one)))
 }
 
-type MergeResult = (Vec<MergeGroup>, Vec<Vec<u32>>, Vec<Vec<Vec<PieceMap>>>);
+type MergeResult = (Vec<MergeGroup>, Vec<Vec<u32>>, Vec<Vec<PieceTable>>);
 
 /// Splits `SHF_MERGE` sections into pieces and deduplicates them per merge group.
 fn build_merges(
@@ -1952,9 +1991,9 @@ fn build_merges(
     drop(t);
     let _t = crate::timing::span("deduplicate merge pieces");
     let mut groups = Vec::new();
-    let mut piece_maps: Vec<Vec<Vec<PieceMap>>> = objects
+    let mut piece_maps: Vec<Vec<PieceTable>> = objects
         .iter()
-        .map(|o| vec![Vec::new(); o.sections.len()])
+        .map(|o| vec![PieceTable::default(); o.sections.len()])
         .collect();
     // Each group's sections in input order, found in one pass.
     let mut members: Vec<Vec<(usize, usize)>> = vec![Vec::new(); keys.len()];
@@ -1978,11 +2017,11 @@ fn build_merges(
             offsets.push(cur);
             cur += p.bytes.len() as u64;
         }
-        let maps: Vec<Vec<PieceMap>> = members[k]
+        let maps: Vec<PieceTable> = members[k]
             .par_iter()
             .zip(interned.ids.par_iter())
             .map(|(&(f, s), ids)| {
-                pieces[f][s]
+                let maps = pieces[f][s]
                     .0
                     .iter()
                     .zip(ids)
@@ -1990,7 +2029,8 @@ fn build_merges(
                         in_off,
                         out_off: offsets[id as usize],
                     })
-                    .collect()
+                    .collect();
+                PieceTable::new(maps, objects[f].sections[s].size())
             })
             .collect();
         for (&(f, s), m) in members[k].iter().zip(maps) {
@@ -2310,16 +2350,15 @@ pub fn merge_offset_addr(
     if m == NONE {
         return None;
     }
-    let maps = &lay.piece_maps[f][s];
+    let table = &lay.piece_maps[f][s];
+    let maps = &table.maps;
     let covers = |k: usize| {
         k < maps.len() && maps[k].in_off <= off && maps.get(k + 1).is_none_or(|n| n.in_off > off)
     };
     let k = if covers(*hint) {
         *hint
-    } else if covers(hint.wrapping_add(1)) {
-        *hint + 1
     } else {
-        maps.partition_point(|p| p.in_off <= off).checked_sub(1)?
+        table.find(off)?
     };
     *hint = k;
     Some(lay.merge_addr[m as usize] + maps[k].out_off + (off - maps[k].in_off))
