@@ -814,85 +814,90 @@ fn write_dynamic_sections(cx: &WriteCx, bytes: &mut [u8]) {
     let config = cx.config;
     // .dynsym
     let dynsym = lay.synth_sec(Synth::Dynsym).unwrap();
-    for (i, d) in lay.dynsyms.iter().enumerate() {
-        let off = dynsym.offset as usize + 24 * (i + 1);
-        let e = &mut bytes[off..off + 24];
-        let name = lay.dyn_strings[d.name];
-        let target = layout::target_of(res, cx.space, d.id);
-        let x = lay.aux_of(d.id).unwrap();
-        let (bind, ty, size) = match target {
-            Target::Object { file, sym } => {
-                let s = &res.objects[file as usize].syms[sym as usize];
-                (s.st_bind(), s.st_type(), symbols::sym_size(res, target))
-            }
-            Target::Imported { file, sym } => {
-                let s = &res.shared[file as usize].syms[sym as usize];
-                // Like GNU ld: the binding is that of this link's references (weak only when every reference
-                // is weak), an IFUNC import is a plain function here (its resolver runs in the library), and
-                // only a copied object keeps its size.
-                let weak = if x.copied {
-                    s.st_bind() == E::STB_WEAK
-                } else {
-                    !x.strong_ref
-                };
-                let ty = match s.st_type() {
-                    E::STT_GNU_IFUNC => E::STT_FUNC,
-                    t => t,
-                };
-                (
-                    if weak { E::STB_WEAK } else { E::STB_GLOBAL },
-                    ty,
-                    if x.copied { s.st_size.get(LE) } else { 0 },
-                )
-            }
-            // A shared object's unresolved reference: GLOBAL unless every reference is weak, so that loading
-            // fails (as with GNU ld's output) when no module defines it.
-            Target::Undefined { .. } => (
-                if x.strong_ref {
-                    E::STB_GLOBAL
-                } else {
-                    E::STB_WEAK
-                },
-                E::STT_NOTYPE,
-                0,
-            ),
-            _ => (E::STB_GLOBAL, E::STT_NOTYPE, 0),
-        };
-        // An executable's IFUNC with a canonical stub is exported as a plain function at the stub.
-        let stub = match target {
-            Target::Object { .. } if ty == E::STT_GNU_IFUNC && !cx.pic() => cx.plt_addr(d.id),
-            _ => None,
-        };
-        let ty = if stub.is_some() { E::STT_FUNC } else { ty };
-        let (shndx, value) = if d.defined {
-            let v = stub.unwrap_or(lay.addrs[d.id as usize]);
-            let sec = match (stub, target) {
-                (None, Target::Object { file, sym }) => {
-                    cx.object_sym_shndx(file as usize, sym as usize)
+    let start = dynsym.offset as usize + 24;
+    let end = start + 24 * lay.dynsyms.len();
+    bytes[start..end]
+        .par_chunks_mut(24)
+        .zip(lay.dynsyms.par_iter())
+        .for_each(|(e, d)| {
+            let name = d.name_off;
+            let target = layout::target_of(res, cx.space, d.id);
+            let x = lay.aux_of(d.id).unwrap();
+            let (bind, ty, size) = match target {
+                Target::Object { file, sym } => {
+                    let s = &res.objects[file as usize].syms[sym as usize];
+                    (s.st_bind(), s.st_type(), symbols::sym_size(res, target))
                 }
+                Target::Imported { file, sym } => {
+                    let s = &res.shared[file as usize].syms[sym as usize];
+                    // Like GNU ld: the binding is that of this link's references (weak only when every reference
+                    // is weak), an IFUNC import is a plain function here (its resolver runs in the library), and
+                    // only a copied object keeps its size.
+                    let weak = if x.copied {
+                        s.st_bind() == E::STB_WEAK
+                    } else {
+                        !x.strong_ref
+                    };
+                    let ty = match s.st_type() {
+                        E::STT_GNU_IFUNC => E::STT_FUNC,
+                        t => t,
+                    };
+                    (
+                        if weak { E::STB_WEAK } else { E::STB_GLOBAL },
+                        ty,
+                        if x.copied { s.st_size.get(LE) } else { 0 },
+                    )
+                }
+                // A shared object's unresolved reference: GLOBAL unless every reference is weak, so that loading
+                // fails (as with GNU ld's output) when no module defines it.
+                Target::Undefined { .. } => (
+                    if x.strong_ref {
+                        E::STB_GLOBAL
+                    } else {
+                        E::STB_WEAK
+                    },
+                    E::STT_NOTYPE,
+                    0,
+                ),
+                _ => (E::STB_GLOBAL, E::STT_NOTYPE, 0),
+            };
+            // An executable's IFUNC with a canonical stub is exported as a plain function at the stub.
+            let stub = match target {
+                Target::Object { .. } if ty == E::STT_GNU_IFUNC && !cx.pic() => cx.plt_addr(d.id),
                 _ => None,
-            }
-            .unwrap_or_else(|| {
-                lay.osecs
-                    .iter()
-                    .filter(|o| o.shndx != 0 && o.is_alloc() && o.addr <= v && v <= o.addr + o.size)
-                    .map(|o| o.shndx as u16)
-                    .next_back()
-                    .unwrap_or(E::SHN_ABS)
-            });
-            (sec, cx.symbol_value(ty, v))
-        } else if x.plt != NONE && x.canonical && cx.is_exe() {
-            (0, lay.addrs[d.id as usize])
-        } else {
-            (0, 0)
-        };
-        e[0..4].copy_from_slice(&name.to_le_bytes());
-        e[4] = (bind << 4) | (ty & 0xf);
-        e[5] = 0;
-        e[6..8].copy_from_slice(&shndx.to_le_bytes());
-        e[8..16].copy_from_slice(&value.to_le_bytes());
-        e[16..24].copy_from_slice(&size.to_le_bytes());
-    }
+            };
+            let ty = if stub.is_some() { E::STT_FUNC } else { ty };
+            let (shndx, value) = if d.defined {
+                let v = stub.unwrap_or(lay.addrs[d.id as usize]);
+                let sec = match (stub, target) {
+                    (None, Target::Object { file, sym }) => {
+                        cx.object_sym_shndx(file as usize, sym as usize)
+                    }
+                    _ => None,
+                }
+                .unwrap_or_else(|| {
+                    lay.osecs
+                        .iter()
+                        .filter(|o| {
+                            o.shndx != 0 && o.is_alloc() && o.addr <= v && v <= o.addr + o.size
+                        })
+                        .map(|o| o.shndx as u16)
+                        .next_back()
+                        .unwrap_or(E::SHN_ABS)
+                });
+                (sec, cx.symbol_value(ty, v))
+            } else if x.plt != NONE && x.canonical && cx.is_exe() {
+                (0, lay.addrs[d.id as usize])
+            } else {
+                (0, 0)
+            };
+            e[0..4].copy_from_slice(&name.to_le_bytes());
+            e[4] = (bind << 4) | (ty & 0xf);
+            e[5] = 0;
+            e[6..8].copy_from_slice(&shndx.to_le_bytes());
+            e[8..16].copy_from_slice(&value.to_le_bytes());
+            e[16..24].copy_from_slice(&size.to_le_bytes());
+        });
     let dynstr = lay.synth_sec(Synth::Dynstr).unwrap();
     bytes[dynstr.offset as usize..dynstr.offset as usize + lay.dynstr.len()]
         .copy_from_slice(&lay.dynstr);
