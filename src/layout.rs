@@ -1100,7 +1100,7 @@ pub fn layout<A: Arch>(
         let mut def = Vec::new();
         for &id in &dynsym_ids {
             let target = target_of(res, space, id);
-            let name = res.name(id);
+            let mut name = res.name(id);
             let mut version = 1u16;
             let copied = aux[aux_index[id as usize] as usize].copied;
             let canonical =
@@ -1125,15 +1125,21 @@ pub fn layout<A: Arch>(
                     });
                 }
             }
-            // Every dynamic symbol has its own name: no need to look for an equal string.
-            let name_off = dynstr.len() as u32;
-            dynstr.extend_from_slice(name);
-            dynstr.push(0);
             let defined =
                 !matches!(target, Target::Imported { .. } | Target::Undefined { .. }) || copied;
             if defined && !copied {
                 version = res.sym_version.get(id as usize).copied().unwrap_or(1);
+                // `name@VERSION` (.symver, non-default): exported as `name`, hidden version.
+                if version & 0x8000 != 0
+                    && let Some(at) = memchr::memchr(b'@', name)
+                {
+                    name = &name[..at];
+                }
             }
+            // Every dynamic symbol has its own name: no need to look for an equal string.
+            let name_off = dynstr.len() as u32;
+            dynstr.extend_from_slice(name);
+            dynstr.push(0);
             let hashed = defined || canonical;
             let entry = DynSymbol {
                 id,

@@ -103,6 +103,10 @@ pub struct ObjectFile {
     /// Names of `syms[first_global..]`.
     pub global_names: Vec<Name>,
     pub comdats: Vec<ComdatGroup>,
+    /// Defined globals with a version in their name (`.symver`): (index in `global_names`, version name,
+    /// default). A default one (`name@@VERSION`) is renamed `name` here, so plain references bind to it; a
+    /// non-default one (`name@VERSION`) keeps its full name and binds nothing.
+    pub symvers: Vec<(u32, Data, bool)>,
 }
 
 impl ObjectFile {
@@ -257,9 +261,21 @@ fn parse_object(input: ObjectInput) -> std::result::Result<ObjectFile, String> {
     };
 
     let mut global_names = Vec::with_capacity(syms.len().saturating_sub(first_global));
+    let mut symvers = Vec::new();
     for (i, s) in syms.iter().enumerate().skip(first_global) {
-        let n =
+        let mut n =
             elf::cstr(strtab, s.st_name.get(LE)).map_err(|e| ctx(format!("symbol {i}: {e}")))?;
+        if s.st_shndx.get(LE) != E::SHN_UNDEF
+            && let Some(at) = memchr::memchr(b'@', n)
+        {
+            let k = (i - first_global) as u32;
+            if n.get(at + 1) == Some(&b'@') {
+                symvers.push((k, &n[at + 2..], true));
+                n = &n[..at];
+            } else {
+                symvers.push((k, &n[at + 1..], false));
+            }
+        }
         global_names.push(Name::new(n));
     }
 
@@ -276,6 +292,7 @@ fn parse_object(input: ObjectInput) -> std::result::Result<ObjectFile, String> {
         first_global,
         global_names,
         comdats: Vec::new(),
+        symvers,
     };
     // Check every symbol's section index once, so later passes can index without checks.
     for i in 0..syms.len() {

@@ -408,7 +408,8 @@ pub fn resolve(config: &Config, parsed: Parsed) -> Result<Resolved> {
     );
 
     let mut hidden: Vec<bool> = hidden.into_iter().map(AtomicBool::into_inner).collect();
-    let (sym_version, version_defs) = apply_version_scripts(config, &names, &defs, &mut hidden)?;
+    let (sym_version, version_defs) =
+        apply_version_scripts(config, &objects, &object_ids, &names, &defs, &mut hidden)?;
 
     let common = common_size
         .into_iter()
@@ -454,11 +455,29 @@ type VersionOutcome = (Vec<u16>, Vec<(String, Vec<String>)>);
 /// (then it is marked hidden: not exported, not preemptible).
 fn apply_version_scripts(
     config: &Config,
+    objects: &[ObjectFile],
+    object_ids: &[Vec<u32>],
     names: &crate::intern::Interned,
     defs: &[Def],
     hidden: &mut [bool],
 ) -> Result<VersionOutcome> {
-    if config.version_script.is_empty() {
+    // Versions named in symbol names (`.symver`): `name@@V` (default; parse renamed it `name`) and `name@V`.
+    let mut explicit: HashMap<u32, (&[u8], bool)> = HashMap::new();
+    for (f, o) in objects.iter().enumerate() {
+        for &(k, ver, default) in &o.symvers {
+            let g = object_ids[f][k as usize];
+            if g != NONE
+                && defs[g as usize]
+                    == (Def::Object {
+                        file: f as u32,
+                        sym: (o.first_global + k as usize) as u32,
+                    })
+            {
+                explicit.insert(g, (ver, default));
+            }
+        }
+    }
+    if config.version_script.is_empty() && explicit.is_empty() {
         return Ok((Vec::new(), Vec::new()));
     }
     let mut script = crate::version::VersionScript::default();
@@ -485,6 +504,38 @@ fn apply_version_scripts(
             None => index_of_node.push(1),
         }
     }
+    let mut errors = Vec::new();
+    let mut explicit_index: HashMap<u32, u16> = HashMap::new();
+    let named_nodes: Vec<usize> = (0..script.nodes.len())
+        .filter(|&k| script.nodes[k].name.is_some())
+        .collect();
+    for (&g, &(ver, default)) in &explicit {
+        match version_defs.iter().position(|(n, _)| n.as_bytes() == ver) {
+            Some(k) => {
+                let full = names.unique[g as usize].bytes;
+                let base = if default {
+                    full
+                } else {
+                    &full[..full.len() - ver.len() - 1]
+                };
+                if script.node_hides(named_nodes[k], base) {
+                    explicit_index.insert(g, 0);
+                } else {
+                    let hidden_bit = if default { 0 } else { 0x8000 };
+                    explicit_index.insert(g, (k as u16 + 2) | hidden_bit);
+                }
+            }
+            None => errors.push(format!(
+                "symbol '{}' has undefined version '{}'",
+                demangle(names.unique[g as usize].bytes),
+                String::from_utf8_lossy(ver)
+            )),
+        }
+    }
+    if !errors.is_empty() {
+        errors.sort();
+        return Err(Errors(errors));
+    }
     let cxx = script.has_cxx();
     let verdicts: Vec<Option<u16>> = defs
         .par_iter()
@@ -492,6 +543,10 @@ fn apply_version_scripts(
         .map(|(g, d)| {
             if !matches!(d, Def::Object { .. }) {
                 return Some(1);
+            }
+            if let Some(&v) = explicit_index.get(&(g as u32)) {
+                // 0: hidden by its own node's `local:`.
+                return (v != 0).then_some(v);
             }
             let name = names.unique[g].bytes;
             let demangled = if cxx {

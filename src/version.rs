@@ -281,6 +281,21 @@ impl VersionScript {
             .any(|p| p.cxx)
     }
 
+    /// Whether node `k`'s own `local:` patterns hide `name` (and none of its `global:` ones names it): GNU ld
+    /// applies this to symbols whose version is given in their name (`name@NODE`).
+    pub fn node_hides(&self, k: usize, name: &[u8]) -> bool {
+        let n = &self.nodes[k];
+        let hit = |p: &Pattern| {
+            !p.cxx
+                && if p.glob {
+                    glob_match(p.text.as_bytes(), name)
+                } else {
+                    p.text.as_bytes() == name
+                }
+        };
+        n.local.iter().any(hit) && !n.global.iter().any(hit)
+    }
+
     /// The script's verdict for `name` (`demangled` is its C++ demangling when any pattern needs it).
     pub fn binding(&self, name: &[u8], demangled: Option<&str>) -> Binding {
         let target = |p: &Pattern| -> &[u8] {
