@@ -26,6 +26,16 @@ pub struct Node {
     pub deps: Vec<String>,
 }
 
+impl Node {
+    fn add(&mut self, local: bool, p: Pattern) {
+        if local {
+            self.local.push(p)
+        } else {
+            self.global.push(p)
+        }
+    }
+}
+
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct VersionScript {
     pub nodes: Vec<Node>,
@@ -160,13 +170,7 @@ pub fn parse(text: &str) -> Result<VersionScript, String> {
                             break;
                         }
                         if t != ";" {
-                            let p = pattern(t, cxx);
-                            if local {
-                                &mut node.local
-                            } else {
-                                &mut node.global
-                            }
-                            .push(p);
+                            node.add(local, pattern(t, cxx));
                         }
                         i += 1;
                     }
@@ -177,13 +181,7 @@ pub fn parse(text: &str) -> Result<VersionScript, String> {
                 }
                 Some(";") => i += 1,
                 Some(t) => {
-                    let p = pattern(t, false);
-                    if local {
-                        &mut node.local
-                    } else {
-                        &mut node.global
-                    }
-                    .push(p);
+                    node.add(local, pattern(t, false));
                     i += 1;
                 }
             }

@@ -610,6 +610,14 @@ fn write_got_plt<A: Arch>(cx: &WriteCx, bytes: &mut [u8]) -> Result<()> {
         let imported = symbols::is_preemptible(res, cx.config, id, target);
         let ifunc = symbols::is_ifunc(res, target);
         let value = lay.addrs[id as usize];
+        // A TLS dynamic relocation names a preemptible symbol, or else this module with the offset in its block.
+        let tls_reference = |preemptible: bool| {
+            if preemptible {
+                (x.dynsym, 0)
+            } else {
+                (0, cx.dtp_offset(value) as i64)
+            }
+        };
         if x.got != NONE {
             let g = got.expect("GOT slots imply a .got");
             let off = g.offset as usize + 8 * x.got as usize;
@@ -671,17 +679,14 @@ fn write_got_plt<A: Arch>(cx: &WriteCx, bytes: &mut [u8]) -> Result<()> {
             let off = g.offset as usize + 8 * x.gottp as usize;
             let addr = g.addr + 8 * x.gottp as u64;
             if imported || cx.config.kind == OutputKind::Shared {
+                let (sym, addend) = tls_reference(imported);
                 put_rela(
                     &mut bytes[rela_dyn + 24 * next_dyn..],
                     &DynRel {
                         offset: addr,
                         r_type: A::R_TPOFF64,
-                        sym: if imported { x.dynsym } else { 0 },
-                        addend: if imported {
-                            0
-                        } else {
-                            cx.dtp_offset(value) as i64
-                        },
+                        sym,
+                        addend,
                     },
                 );
                 next_dyn += 1;
@@ -736,17 +741,14 @@ fn write_got_plt<A: Arch>(cx: &WriteCx, bytes: &mut [u8]) -> Result<()> {
         }
         if x.tlsdesc != NONE {
             let g = got.expect("TLS pairs imply a .got");
+            let (sym, addend) = tls_reference(imported);
             put_rela(
                 &mut bytes[rela_dyn + 24 * next_dyn..],
                 &DynRel {
                     offset: g.addr + 8 * x.tlsdesc as u64,
                     r_type: A::R_TLSDESC,
-                    sym: if imported { x.dynsym } else { 0 },
-                    addend: if imported {
-                        0
-                    } else {
-                        cx.dtp_offset(value) as i64
-                    },
+                    sym,
+                    addend,
                 },
             );
             next_dyn += 1;

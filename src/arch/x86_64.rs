@@ -474,13 +474,7 @@ impl Arch for X86_64 {
                 base.wrapping_add(off)
             };
             let at = off as usize;
-            let err_range = || {
-                format!(
-                    "{}:({}+0x{off:x}): relocation offset is out of range",
-                    o.name,
-                    o.section_name(s as u32)
-                )
-            };
+            let err_range = || offset_range_error(o, s, off);
             // Instruction rewrites below touch bytes just before the field; the field itself must be inside.
             if at >= out.len() {
                 return Err(err_range());
@@ -765,13 +759,7 @@ fn apply_nonalloc(cx: &WriteCx, f: usize, s: usize, out: &mut [u8]) -> Result<()
         let a = r.r_addend.get(LE);
         let sym_idx = r.r_sym(LE, false) as usize;
         let at = off as usize;
-        let err_range = || {
-            format!(
-                "{}:({}+0x{off:x}): relocation offset is out of range",
-                o.name,
-                o.section_name(s as u32)
-            )
-        };
+        let err_range = || offset_range_error(o, s, off);
         // Fast path: a local section symbol of a plain or merge section.
         let mut fast = None;
         if sym_idx < o.first_global
@@ -855,6 +843,14 @@ fn apply_nonalloc(cx: &WriteCx, f: usize, s: usize, out: &mut [u8]) -> Result<()
         }
     }
     Ok(())
+}
+
+fn offset_range_error(o: &crate::parse::ObjectFile, s: usize, off: u64) -> String {
+    format!(
+        "{}:({}+0x{off:x}): relocation offset is out of range",
+        o.name,
+        o.section_name(s as u32)
+    )
 }
 
 enum WriteErr {
