@@ -142,6 +142,9 @@ pub struct Config {
     pub z_interpose: bool,
     /// `--version-script FILE`, in command-line order (parsed later by the resolve pass).
     pub version_script: Vec<PathBuf>,
+    /// `--dynamic-list FILE`: in an executable the symbols to export; in a shared object the only ones that
+    /// stay preemptible (the rest bind locally, as with -Bsymbolic).
+    pub dynamic_list: Vec<PathBuf>,
     /// `--wrap SYM`, in command-line order.
     pub wrap: Vec<String>,
     /// `-t` / `--trace`: print each input file as it is loaded.
@@ -211,6 +214,7 @@ impl Default for Config {
             z_initfirst: false,
             z_interpose: false,
             version_script: Vec::new(),
+            dynamic_list: Vec::new(),
             wrap: Vec::new(),
             trace: false,
             bsymbolic: false,
@@ -465,7 +469,7 @@ const OPTIONS: &[OptSpec] = &[
     value(Opt::Defsym, &["--defsym"], "SYM=EXPR", "Define SYM as EXPR"),
     value(Opt::Wrap, &["--wrap"], "SYM", "Use __wrap_SYM for SYM and __real_SYM for the original"),
     value(Opt::VersionScript, &["--version-script"], "FILE", "Read a version script"),
-    value(Opt::DynamicList, &["--dynamic-list"], "FILE", "List of symbols to export (not supported yet)"),
+    value(Opt::DynamicList, &["--dynamic-list"], "FILE", "Symbols to export (executable) or keep preemptible (shared)"),
     flag(Opt::ExportDynamic, &["-E", "--export-dynamic"], "Export all global symbols"),
     flag(Opt::NoExportDynamic, &["--no-export-dynamic"], "Turn off --export-dynamic (default)"),
     flag(Opt::Bsymbolic, &["-Bsymbolic"], "Bind global references locally in a shared library"),
@@ -696,7 +700,7 @@ pub fn parse(argv: &[String]) -> Result<Action, String> {
                 return Err(format!("{arg}: relocatable output is not supported yet"));
             }
             // Accepting these without doing what they say would give a silently different output.
-            Opt::Map | Opt::DynamicList => {
+            Opt::Map => {
                 return Err(format!("{} is not supported yet", option_name(arg)));
             }
             _ => {}
@@ -834,6 +838,7 @@ impl Parser {
             }
             Opt::Wrap => cfg.wrap.push(val()),
             Opt::VersionScript => cfg.version_script.push(PathBuf::from(val())),
+            Opt::DynamicList => cfg.dynamic_list.push(PathBuf::from(val())),
             Opt::ExportDynamic => cfg.export_dynamic = true,
             Opt::NoExportDynamic => cfg.export_dynamic = false,
             Opt::Bsymbolic => cfg.bsymbolic = true,
@@ -940,7 +945,7 @@ impl Parser {
             Opt::Verbose => cfg.verbose = true,
             Opt::Trace => cfg.trace = true,
             // Refused before their value is read (see above); kept here so the match stays exhaustive.
-            Opt::Map | Opt::DynamicList => return Err(format!("{arg} is not supported yet")),
+            Opt::Map => return Err(format!("{arg} is not supported yet")),
             Opt::Version => return Ok(Some(Action::Version)),
             Opt::VersionAndLink => cfg.print_version = true,
             Opt::Help => return Ok(Some(Action::Help)),
@@ -1578,7 +1583,11 @@ mod tests {
         assert_eq!(cfg.error_limit, 0);
         assert_eq!(cfg.init.as_deref(), Some("my_init"));
         assert_eq!(cfg.fini.as_deref(), Some("my_fini"));
-        for unsupported in ["--Map=m a.o", "-Map m a.o", "--dynamic-list=d a.o"] {
+        assert_eq!(
+            link("--dynamic-list=d.list a.o").dynamic_list,
+            [PathBuf::from("d.list")]
+        );
+        for unsupported in ["--Map=m a.o", "-Map m a.o"] {
             let argv: Vec<String> = unsupported.split(' ').map(String::from).collect();
             let err = parse(&argv).err().unwrap_or_default();
             assert!(err.contains("not supported yet"), "{unsupported}: {err}");

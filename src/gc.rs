@@ -146,7 +146,8 @@ pub fn gc(config: &Config, res: &Resolved) -> Liveness {
     }
     let export_all = config.export_dynamic || config.kind == OutputKind::Shared;
     for g in 0..res.num_globals() {
-        if res.referenced_by_shared[g] || (export_all && !res.hidden[g]) {
+        let listed = res.in_dynamic_list.get(g) == Some(&true);
+        if res.referenced_by_shared[g] || ((export_all || listed) && !res.hidden[g]) {
             root_syms.push(g as u32);
         }
     }

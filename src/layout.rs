@@ -854,7 +854,9 @@ pub fn layout<A: Arch>(
             .filter(|&g| {
                 matches!(res.defs[g as usize], Def::Object { .. } | Def::Linker)
                     && !res.hidden[g as usize]
-                    && (export_all || res.referenced_by_shared[g as usize])
+                    && (export_all
+                        || res.referenced_by_shared[g as usize]
+                        || res.in_dynamic_list.get(g as usize) == Some(&true))
                     && scan.flags[g as usize] & scan::NEEDS_DYNSYM == 0
             })
             .collect();

@@ -57,6 +57,8 @@ pub struct Resolved {
     pub common: Vec<(u64, u64)>,
     /// `-S`: debug sections are left out.
     pub strip_debug: bool,
+    /// With `--dynamic-list`: whether each global is listed; empty without a list.
+    pub in_dynamic_list: Vec<bool>,
     /// With `--version-script`: each global's version index (1 = base); empty without a script.
     pub sym_version: Vec<u16>,
     /// The version script's named nodes, in version-index order from 2: (name, names it depends on).
@@ -410,6 +412,7 @@ pub fn resolve(config: &Config, parsed: Parsed) -> Result<Resolved> {
     let mut hidden: Vec<bool> = hidden.into_iter().map(AtomicBool::into_inner).collect();
     let (sym_version, version_defs) =
         apply_version_scripts(config, &objects, &object_ids, &names, &defs, &mut hidden)?;
+    let in_dynamic_list = read_dynamic_lists(config, &names)?;
 
     let common = common_size
         .into_iter()
@@ -433,6 +436,7 @@ pub fn resolve(config: &Config, parsed: Parsed) -> Result<Resolved> {
             .collect(),
         common,
         strip_debug: config.strip_debug,
+        in_dynamic_list,
         sym_version,
         version_defs,
     })
@@ -447,6 +451,38 @@ fn apply_wrap(o: &ObjectFile, ids: &mut [u32], wrap: &HashMap<u32, u32>) {
             *id = to;
         }
     }
+}
+
+/// `--dynamic-list` files (the `{ sym; glob*; extern "C++" { ... }; };` syntax of version scripts).
+fn read_dynamic_lists(config: &Config, names: &crate::intern::Interned) -> Result<Vec<bool>> {
+    if config.dynamic_list.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut list = crate::version::VersionScript::default();
+    for path in &config.dynamic_list {
+        let text = std::fs::read_to_string(path).map_err(|e| {
+            Errors::one(format!("cannot read dynamic list {}: {e}", path.display()))
+        })?;
+        let s = crate::version::parse(&text)
+            .map_err(|e| Errors::one(format!("{}: {e}", path.display())))?;
+        list.nodes.extend(s.nodes);
+    }
+    let cxx = list.has_cxx();
+    Ok(names
+        .unique
+        .par_iter()
+        .map(|n| {
+            let demangled = if cxx {
+                crate::version::demangle_cxx(n.bytes)
+            } else {
+                None
+            };
+            matches!(
+                list.binding(n.bytes, demangled.as_deref()),
+                crate::version::Binding::Global(_)
+            )
+        })
+        .collect())
 }
 
 type VersionOutcome = (Vec<u16>, Vec<(String, Vec<String>)>);

@@ -76,6 +76,10 @@ pub fn is_preemptible(res: &Resolved, config: &crate::args::Config, id: u32, t: 
             if id as usize >= res.num_globals() || res.hidden[id as usize] || config.bsymbolic {
                 return false;
             }
+            // With a dynamic list, only the listed definitions stay preemptible.
+            if !res.in_dynamic_list.is_empty() && !res.in_dynamic_list[id as usize] {
+                return false;
+            }
             let st = &res.objects[file as usize].syms[sym as usize];
             st.st_visibility() == E::STV_DEFAULT
                 && st.st_bind() != E::STB_LOCAL
