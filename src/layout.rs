@@ -17,7 +17,9 @@ use crate::scan::{self, Scan};
 use crate::symbols::{self, SymbolSpace, Target};
 use object::elf as E;
 use rayon::prelude::*;
-use std::collections::HashMap;
+// Fx: these maps are keyed by section names and small integers on hot per-section paths; no untrusted-input DoS
+// concern for a linker, and iteration order is not used for output.
+use rustc_hash::FxHashMap as HashMap;
 
 pub const NONE: u32 = u32::MAX;
 pub const PAGE: u64 = 4096;
@@ -495,8 +497,8 @@ pub fn layout<A: Arch>(
     let is_dynamic = pic || any_shared;
     let mut b = Builder {
         osecs: Vec::new(),
-        by_name: HashMap::new(),
-        synth: HashMap::new(),
+        by_name: HashMap::default(),
+        synth: HashMap::default(),
     };
 
     let t = crate::timing::span("output sections");
@@ -981,7 +983,7 @@ pub fn layout<A: Arch>(
     }
     let commons_size = bss_off;
     let mut copy_off = 0u64;
-    let mut copy_done: HashMap<(u32, u64), u64> = HashMap::new();
+    let mut copy_done: HashMap<(u32, u64), u64> = HashMap::default();
     let mut copy_relocs = 0u64;
     for &id in &copy_syms {
         let Target::Imported { file, sym } = target_of(res, space, id) else {
@@ -1072,7 +1074,7 @@ pub fn layout<A: Arch>(
     }
 
     // Dynamic symbol table: undefined ones first, then defined ones in .gnu.hash bucket order.
-    let mut dyn_strings: HashMap<Vec<u8>, u32> = HashMap::new();
+    let mut dyn_strings: HashMap<Vec<u8>, u32> = HashMap::default();
     let mut dynstr: Vec<u8> = vec![0];
     let add_str =
         |s: &[u8], dynstr: &mut Vec<u8>, dyn_strings: &mut HashMap<Vec<u8>, u32>| -> u32 {
@@ -1097,7 +1099,7 @@ pub fn layout<A: Arch>(
         }
         // Needed versions are numbered after this file's own definitions (1 and the script's nodes).
         let mut next_version = 2 + res.version_defs.len() as u16;
-        let mut version_of: HashMap<(u32, u16), u16> = HashMap::new();
+        let mut version_of: HashMap<(u32, u16), u16> = HashMap::default();
         let mut undef = Vec::new();
         let mut def = Vec::new();
         for &id in &dynsym_ids {
@@ -1468,12 +1470,12 @@ pub fn layout<A: Arch>(
     let mut off = headers;
     let mut addr = base + headers;
     let mut prev = 0u32;
-    let mut seg_range: HashMap<u32, (u64, u64, u64, u64)> = HashMap::new(); // class → (off, addr, file end, mem end)
+    let mut seg_range: HashMap<u32, (u64, u64, u64, u64)> = HashMap::default(); // class → (off, addr, file end, mem end)
     seg_range.insert(0, (0, base, headers, base + headers));
     // A PT_LOAD is aligned to the page size or to its most-aligned section, whichever is larger, so that a
     // PIE's load base (chosen by the kernel or ld.so as a multiple of p_align) keeps every section aligned.
     // Its file offset must then be congruent to its address modulo that alignment.
-    let mut class_align: HashMap<u32, u64> = HashMap::new();
+    let mut class_align: HashMap<u32, u64> = HashMap::default();
     for (k, &i) in alloc.iter().enumerate() {
         let a = class_align.entry(classes[k]).or_insert(PAGE);
         *a = (*a).max(osecs[i].align.next_power_of_two());
@@ -1711,7 +1713,7 @@ pub fn layout<A: Arch>(
         is_dynamic,
         interp,
         build_id_size,
-        linker_syms: HashMap::new(),
+        linker_syms: HashMap::default(),
     };
     drop(t);
     let _t = crate::timing::span("symbol addresses");
@@ -2155,7 +2157,7 @@ fn assign_addresses(
         }
     }
     // Linker-defined symbols.
-    let mut linker = HashMap::new();
+    let mut linker = HashMap::default();
     let first_sec = |pred: &dyn Fn(&OutputSection) -> bool| {
         lay.osecs
             .iter()
