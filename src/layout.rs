@@ -258,6 +258,8 @@ pub struct Layout {
     pub piece_maps: Vec<Vec<PieceTable>>,
     pub merge_of: Vec<Vec<u32>>,
     pub eh_records: Vec<Vec<Vec<EhRecord>>>,
+    /// CIEs dropped as duplicates: (file, section, input offset) → the kept identical CIE's.
+    pub cie_redirect: HashMap<(u32, u32, u64), (u32, u32, u64)>,
     pub aux_index: Vec<u32>,
     pub aux: Vec<Aux>,
     pub aux_ids: Vec<u32>,
@@ -687,9 +689,11 @@ pub fn layout<A: Arch>(
     let t = crate::timing::span("merge sections, split .eh_frame");
     // Merge groups and .eh_frame records.
     let (merges, merge_of, piece_maps) = build_merges(res, live, &by_name, &mut osecs)?;
-    let eh_records = {
+    let (eh_records, cie_redirect) = {
         let _t = crate::timing::span("split .eh_frame");
-        split_eh_frames(res, live)?
+        let mut recs = split_eh_frames(res, live)?;
+        let redirect = dedup_cies(res, &mut recs);
+        (recs, redirect)
     };
 
     drop(t);
@@ -1682,6 +1686,7 @@ pub fn layout<A: Arch>(
         piece_maps,
         merge_of,
         eh_records,
+        cie_redirect,
         aux_index,
         aux,
         aux_ids: all_aux_ids,
@@ -1791,6 +1796,86 @@ pub fn gnu_hash_buckets(n: usize) -> u32 {
 
 pub fn gnu_bloom_words(n: usize) -> u64 {
     ((n / 8).max(1) as u64).next_power_of_two()
+}
+
+/// Drops CIEs no kept FDE uses, and CIEs identical (bytes and relocation targets) to one earlier in input order,
+/// whose FDEs then point at that one (GNU ld and lld do the same; C++ and Rust objects each repeat the same few
+/// CIEs). Output offsets of the affected sections are recomputed.
+fn dedup_cies(
+    res: &Resolved,
+    recs: &mut [Vec<Vec<EhRecord>>],
+) -> HashMap<(u32, u32, u64), (u32, u32, u64)> {
+    type CieKey = (Vec<u8>, Vec<(u64, u32, u64, i64)>);
+    let mut seen: HashMap<CieKey, (u32, u32, u64)> = HashMap::default();
+    let mut redirect = HashMap::default();
+    for (f, per_sec) in recs.iter_mut().enumerate() {
+        let o = &res.objects[f];
+        for (s, list) in per_sec.iter_mut().enumerate() {
+            if list.is_empty() {
+                continue;
+            }
+            let used: std::collections::HashSet<u64> = list
+                .iter()
+                .filter(|r| !r.is_cie && r.out_off != NONE as u64)
+                .map(|r| r.cie_in_off)
+                .collect();
+            let sec = &o.sections[s];
+            let mut changed = false;
+            for r in list.iter_mut() {
+                // Terminators (4-byte zero records) stay where they are.
+                if !r.is_cie || r.size <= 4 || r.out_off == NONE as u64 {
+                    continue;
+                }
+                if !used.contains(&r.in_off) {
+                    r.out_off = NONE as u64;
+                    changed = true;
+                    continue;
+                }
+                let (start, end) = (r.in_off, r.in_off + r.size);
+                let bytes = sec.data[start as usize..end as usize].to_vec();
+                let relocs = sec
+                    .relas
+                    .iter()
+                    .filter(|x| (start..end).contains(&x.r_offset.get(LE)))
+                    .map(|x| {
+                        let sym = x.r_sym(LE, false) as usize;
+                        // Globals compare by their resolved id; locals are this file's own.
+                        let local = (1u64 << 63) | (f as u64) << 32 | sym as u64;
+                        let target = match sym.checked_sub(o.first_global) {
+                            Some(k) => res.object_ids[f].get(k).map_or(local, |&g| g as u64),
+                            None => local,
+                        };
+                        (
+                            x.r_offset.get(LE) - start,
+                            x.r_type(LE, false),
+                            target,
+                            x.r_addend.get(LE),
+                        )
+                    })
+                    .collect();
+                match seen.entry((bytes, relocs)) {
+                    std::collections::hash_map::Entry::Occupied(e) => {
+                        redirect.insert((f as u32, s as u32, r.in_off), *e.get());
+                        r.out_off = NONE as u64;
+                        changed = true;
+                    }
+                    std::collections::hash_map::Entry::Vacant(e) => {
+                        e.insert((f as u32, s as u32, r.in_off));
+                    }
+                }
+            }
+            if changed {
+                let mut cur = 0u64;
+                for r in list.iter_mut() {
+                    if r.out_off != NONE as u64 {
+                        r.out_off = cur;
+                        cur += r.size;
+                    }
+                }
+            }
+        }
+    }
+    redirect
 }
 
 fn eh_block_size(records: &[EhRecord]) -> u64 {

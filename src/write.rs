@@ -562,7 +562,28 @@ fn write_eh_frame<A: Arch>(
                         cx.res.objects[f].name, r.in_off
                     )
                 })?;
-            let ptr = (r.out_off + 4).wrapping_sub(cie.out_off);
+            // The CIE is this section's, or an identical one kept earlier in another file's block.
+            let base = cx.lay.sec_addr[f][s];
+            let cie_addr = if cie.out_off != NONE as u64 {
+                base + cie.out_off
+            } else {
+                let &(kf, ks, kin) = cx
+                    .lay
+                    .cie_redirect
+                    .get(&(f as u32, s as u32, cie.in_off))
+                    .ok_or_else(|| {
+                        format!(
+                            "{}: .eh_frame FDE at 0x{:x} lost its CIE",
+                            cx.res.objects[f].name, r.in_off
+                        )
+                    })?;
+                let kept = cx.lay.eh_records[kf as usize][ks as usize]
+                    .iter()
+                    .find(|c| c.in_off == kin)
+                    .map_or(0, |c| c.out_off);
+                cx.lay.sec_addr[kf as usize][ks as usize] + kept
+            };
+            let ptr = (base + r.out_off + 4).wrapping_sub(cie_addr);
             out[4..8].copy_from_slice(&(ptr as u32).to_le_bytes());
         }
     }
