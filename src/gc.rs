@@ -70,7 +70,7 @@ fn is_root_section(res: &Resolved, o: &ObjectFile, s: usize) -> bool {
         b".fini",
         b".jcr",
     ] {
-        if name == keep || (name.starts_with(keep) && name.get(keep.len()) == Some(&b'.')) {
+        if crate::parse::in_section_family(name, keep) {
             return true;
         }
     }

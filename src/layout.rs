@@ -332,12 +332,9 @@ fn output_name(name: &[u8]) -> &[u8] {
         b".sdata",
     ];
     for p in PREFIXES {
-        if name == p || (name.starts_with(p) && name.get(p.len()) == Some(&b'.')) {
+        if crate::parse::in_section_family(name, p) {
             return p;
         }
-    }
-    if name.starts_with(b".text.") {
-        return b".text";
     }
     name
 }

@@ -18,6 +18,12 @@ pub struct Name {
     pub bytes: Data,
 }
 
+/// Whether section `name` is `base` or one of its `base.*` variants (`.text.foo`, `.init_array.00100`).
+pub fn in_section_family(name: &[u8], base: &[u8]) -> bool {
+    name.strip_prefix(base)
+        .is_some_and(|rest| rest.is_empty() || rest[0] == b'.')
+}
+
 pub fn hash_name(bytes: &[u8]) -> u64 {
     use std::hash::Hasher;
     let mut h = rustc_hash::FxHasher::default();

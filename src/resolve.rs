@@ -151,10 +151,11 @@ pub fn resolve(config: &Config, parsed: Parsed) -> Result<Resolved> {
         wrap.insert(sym, wrapped);
         wrap.insert(real, sym);
     }
-    let mut object_ids: Vec<Vec<u32>> = all_ids
-        .by_ref()
-        .take(objects.len())
-        .zip(objects.par_iter().zip(&lazy_defs).collect::<Vec<_>>())
+    let interned_ids: Vec<Vec<u32>> = all_ids.by_ref().take(objects.len()).collect();
+    // Members' ids back at their symbol indices (NONE for references, filled in if the member is pulled).
+    let mut object_ids: Vec<Vec<u32>> = interned_ids
+        .into_par_iter()
+        .zip(objects.par_iter().zip(lazy_defs.par_iter()))
         .map(|(ids, (o, (_, index)))| {
             if !o.lazy {
                 return ids;
@@ -238,26 +239,19 @@ pub fn resolve(config: &Config, parsed: Parsed) -> Result<Resolved> {
         };
         Some(rank << 32 | f as u64)
     };
-    objects
-        .par_iter()
-        .enumerate()
-        .filter(|(f, _)| object_live[*f])
-        .for_each(|(f, o)| {
-            for (k, &g) in object_ids[f].iter().enumerate() {
-                let i = o.first_global + k;
-                let sym = &o.syms[i];
-                if matches!(sym.st_visibility(), E::STV_HIDDEN | E::STV_INTERNAL) {
-                    hidden[g as usize].store(true, Relaxed);
-                }
-                if let Some(key) = obj_rank(o, f, i) {
-                    best[g as usize].fetch_min(key, Relaxed);
-                    if key >> 32 == 2 {
-                        common_size[g as usize].fetch_max(sym.st_size.get(LE), Relaxed);
-                        common_align[g as usize].fetch_max(sym.st_value.get(LE), Relaxed);
-                    }
-                }
+    for_each_live_global(&objects, &object_live, &object_ids, |f, o, i, g| {
+        let sym = &o.syms[i];
+        if matches!(sym.st_visibility(), E::STV_HIDDEN | E::STV_INTERNAL) {
+            hidden[g as usize].store(true, Relaxed);
+        }
+        if let Some(key) = obj_rank(o, f, i) {
+            best[g as usize].fetch_min(key, Relaxed);
+            if key >> 32 == 2 {
+                common_size[g as usize].fetch_max(sym.st_size.get(LE), Relaxed);
+                common_align[g as usize].fetch_max(sym.st_value.get(LE), Relaxed);
             }
-        });
+        }
+    });
     shared.par_iter().enumerate().for_each(|(d, s)| {
         for (k, &g) in shared_ids[d].iter().enumerate() {
             let i = s.first_global + k;
@@ -361,21 +355,14 @@ pub fn resolve(config: &Config, parsed: Parsed) -> Result<Resolved> {
         .iter()
         .map(|s| AtomicBool::new(!s.as_needed))
         .collect();
-    objects
-        .par_iter()
-        .enumerate()
-        .filter(|(f, _)| object_live[*f])
-        .for_each(|(f, o)| {
-            for (k, &g) in object_ids[f].iter().enumerate() {
-                let i = o.first_global + k;
-                if !is_defined(o, i)
-                    && o.syms[i].st_bind() != E::STB_WEAK
-                    && let Def::Shared { file, .. } = defs[g as usize]
-                {
-                    used[file as usize].store(true, Relaxed);
-                }
-            }
-        });
+    for_each_live_global(&objects, &object_live, &object_ids, |_, o, i, g| {
+        if !is_defined(o, i)
+            && o.syms[i].st_bind() != E::STB_WEAK
+            && let Def::Shared { file, .. } = defs[g as usize]
+        {
+            used[file as usize].store(true, Relaxed);
+        }
+    });
     let shared_needed: Vec<bool> = used.into_iter().map(AtomicBool::into_inner).collect();
     for d in defs.iter_mut() {
         if let Def::Shared { file, .. } = *d
@@ -440,6 +427,25 @@ pub fn resolve(config: &Config, parsed: Parsed) -> Result<Resolved> {
         sym_version,
         version_defs,
     })
+}
+
+/// Calls `visit(file, object, symbol index, global id)` for every global symbol entry of every linked object, in
+/// parallel over files.
+fn for_each_live_global(
+    objects: &[ObjectFile],
+    object_live: &[bool],
+    object_ids: &[Vec<u32>],
+    visit: impl Fn(usize, &ObjectFile, usize, u32) + Sync,
+) {
+    objects
+        .par_iter()
+        .enumerate()
+        .filter(|(f, _)| object_live[*f])
+        .for_each(|(f, o)| {
+            for (k, &g) in object_ids[f].iter().enumerate() {
+                visit(f, o, o.first_global + k, g);
+            }
+        });
 }
 
 /// `--wrap`: redirects the undefined references of one object.

@@ -475,6 +475,17 @@ impl Arch for X86_64 {
             };
             let at = off as usize;
             let err_range = || offset_range_error(o, s, off);
+            let bad_tls_sequence = |sym: &SymRef| {
+                reloc_error(
+                    cx.res,
+                    f,
+                    s,
+                    off,
+                    r_type,
+                    sym,
+                    "is not followed by the expected __tls_get_addr call sequence",
+                )
+            };
             // Instruction rewrites below touch bytes just before the field; the field itself must be inside.
             if at >= out.len() {
                 return Err(err_range());
@@ -606,15 +617,7 @@ impl Arch for X86_64 {
                     if seq[..4] != [0x66, 0x48, 0x8d, 0x3d]
                         || (seq[8..12] != [0x66, 0x66, 0x48, 0xe8])
                     {
-                        return Err(reloc_error(
-                            cx.res,
-                            f,
-                            s,
-                            off,
-                            r_type,
-                            &sym,
-                            "is not followed by the expected __tls_get_addr call sequence",
-                        ));
+                        return Err(bad_tls_sequence(&sym));
                     }
                     let seq = &mut out[start..start + 16];
                     if action == Action::TlsGdToLe {
@@ -639,15 +642,7 @@ impl Arch for X86_64 {
                     let start = at.checked_sub(3).ok_or_else(err_range)?;
                     let seq = out.get_mut(start..start + 12).ok_or_else(err_range)?;
                     if seq[..3] != [0x48, 0x8d, 0x3d] || seq[7] != 0xe8 {
-                        return Err(reloc_error(
-                            cx.res,
-                            f,
-                            s,
-                            off,
-                            r_type,
-                            &sym,
-                            "is not followed by the expected __tls_get_addr call sequence",
-                        ));
+                        return Err(bad_tls_sequence(&sym));
                     }
                     seq.copy_from_slice(&[
                         0x66, 0x66, 0x66, 0x64, 0x48, 0x8b, 0x04, 0x25, 0, 0, 0, 0,
