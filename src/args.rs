@@ -116,6 +116,8 @@ pub struct Config {
     pub z_text: bool,
     pub z_separate_code: bool,
     pub max_page_size: u64,
+    /// `-z pack-relative-relocs` / `--pack-dyn-relocs=relr`: relative relocations go to `.relr.dyn` (DT_RELR).
+    pub pack_relative_relocs: bool,
     pub fatal_warnings: bool,
     pub verbose: bool,
     /// `-O1` etc. (accepted; rivet applies the same string tail merging at every level).
@@ -201,6 +203,7 @@ impl Default for Config {
             z_text: true,
             z_separate_code: true,
             max_page_size: 4096,
+            pack_relative_relocs: false,
             fatal_warnings: false,
             verbose: false,
             opt_level: 0,
@@ -285,7 +288,8 @@ pub fn help_text() -> String {
     out.push_str(
         "\nLong options take one or two dashes. @FILE reads more arguments from FILE.\n\
          -z keywords: relro norelro now lazy execstack noexecstack text notext separate-code noseparate-code\n\
-         \x20 defs undefs nodelete nodlopen origin initfirst interpose combreloc max-page-size=N common-page-size=N\n",
+         \x20 defs undefs nodelete nodlopen origin initfirst interpose combreloc max-page-size=N common-page-size=N\n\
+         \x20 pack-relative-relocs nopack-relative-relocs\n",
     );
     out
 }
@@ -337,6 +341,7 @@ enum Opt {
     DynamicLinker,
     NoDynamicLinker,
     HashStyle,
+    PackDynRelocs,
     EnableNewDtags,
     DisableNewDtags,
     Z,
@@ -488,6 +493,7 @@ const OPTIONS: &[OptSpec] = &[
     value(Opt::DynamicLinker, &["-dynamic-linker", "-I"], "FILE", "Set the program interpreter (PT_INTERP)"),
     flag(Opt::NoDynamicLinker, &["--no-dynamic-linker"], "No PT_INTERP (static-pie)"),
     value(Opt::HashStyle, &["--hash-style"], "sysv|gnu|both", "Dynamic symbol hash table style (default sysv)"),
+    value(Opt::PackDynRelocs, &["--pack-dyn-relocs"], "none|relr", "relr: pack relative relocations into .relr.dyn (as -z pack-relative-relocs)"),
     flag(Opt::EnableNewDtags, &["--enable-new-dtags"], "Use DT_RUNPATH for -rpath (default)"),
     flag(Opt::DisableNewDtags, &["--disable-new-dtags"], "Use DT_RPATH for -rpath"),
     value(Opt::Z, &["-z"], "KEYWORD", "ELF extensions (see below)"),
@@ -597,6 +603,8 @@ pub const Z_KEYWORDS: &[&str] = &[
     "origin",
     "initfirst",
     "interpose",
+    "pack-relative-relocs",
+    "nopack-relative-relocs",
     "combreloc",
     "max-page-size=N",
     "common-page-size=N",
@@ -878,6 +886,13 @@ impl Parser {
                     other => return Err(format!("unknown --hash-style: {other}")),
                 }
             }
+            Opt::PackDynRelocs => {
+                cfg.pack_relative_relocs = match val().as_str() {
+                    "relr" => true,
+                    "none" => false,
+                    other => return Err(format!("unknown --pack-dyn-relocs: {other}")),
+                }
+            }
             Opt::EnableNewDtags => cfg.new_dtags = true,
             Opt::DisableNewDtags => cfg.new_dtags = false,
             Opt::Z => apply_z(cfg, &val())?,
@@ -1053,6 +1068,8 @@ fn apply_z(cfg: &mut Config, keyword: &str) -> Result<(), String> {
         "origin" => cfg.z_origin = true,
         "initfirst" => cfg.z_initfirst = true,
         "interpose" => cfg.z_interpose = true,
+        "pack-relative-relocs" => cfg.pack_relative_relocs = true,
+        "nopack-relative-relocs" => cfg.pack_relative_relocs = false,
         // Relocations are always sorted and combined; this is GNU ld's default too.
         "combreloc" => {}
         _ => {

@@ -13,6 +13,12 @@ pub type Ehdr = FileHeader64<LE>;
 pub type Shdr = SectionHeader64<LE>;
 pub type Sym = Sym64<LE>;
 pub type Rela = Rela64<LE>;
+
+/// Dynamic tags for packed relative relocations (`object` 0.36 names SHT_RELR but not these).
+pub const DT_RELRSZ: u64 = 35;
+pub const DT_RELR: u64 = 36;
+pub const DT_RELRENT: u64 = 37;
+
 pub type Dyn = object::elf::Dyn64<LE>;
 
 pub type Data = &'static [u8];

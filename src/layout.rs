@@ -40,6 +40,7 @@ pub enum Synth {
     RelaDyn,
     RelaPlt,
     RelaIplt,
+    RelrDyn,
     Plt,
     Iplt,
     Got,
@@ -279,6 +280,8 @@ pub struct Layout {
     pub tls_align: u64,
     pub dyn_reloc_base: Vec<Vec<u64>>,
     pub irel_base: Vec<Vec<u64>>,
+    /// `.relr.dyn`'s entries (`-z pack-relative-relocs`).
+    pub relr: Vec<u64>,
     pub got_dyn_relocs: u64,
     pub copy_relocs: u64,
     pub sec_dyn_relocs: u64,
@@ -377,6 +380,7 @@ fn rank(name: &[u8], sh_type: u32, flags: u64) -> u32 {
         b".rela.dyn" => 36,
         b".rela.plt" => 37,
         b".rela.iplt" => 38,
+        b".relr.dyn" => 39,
         b".init" => 100,
         b".plt" => 110,
         b".iplt" => 111,
@@ -619,6 +623,9 @@ pub fn layout<A: Arch>(
             8,
             24,
         );
+        if config.pack_relative_relocs {
+            b.add_synth(Synth::RelrDyn, b".relr.dyn", E::SHT_RELR, a, 8, 8);
+        }
         b.add_synth(Synth::Dynamic, b".dynamic", E::SHT_DYNAMIC, aw, 8, 16);
     } else {
         b.add_synth(
@@ -874,6 +881,8 @@ pub fn layout<A: Arch>(
     let mut num_plt = 0u32;
     let mut num_iplt = 0u32;
     let mut got_dyn_relocs = 0u64;
+    // GOT slots holding a link-time address that go to .relr.dyn (`-z pack-relative-relocs`).
+    let mut relr_got: Vec<u32> = Vec::new();
     let mut irel_got = 0u64;
     let mut copy_syms: Vec<u32> = Vec::new();
     let mut dynsym_ids: Vec<u32> = Vec::new();
@@ -915,7 +924,11 @@ pub fn layout<A: Arch>(
             } else if ifunc {
                 irel_got += 1;
             } else if pic && !symbols::is_absolute(res, target) {
-                got_dyn_relocs += 1;
+                if config.pack_relative_relocs {
+                    relr_got.push(x.got);
+                } else {
+                    got_dyn_relocs += 1;
+                }
             }
         }
         if fl & scan::NEEDS_GOTTP != 0 {
@@ -1169,6 +1182,28 @@ pub fn layout<A: Arch>(
             let k = aux_index[d.id as usize];
             aux[k as usize].dynsym = i as u32 + 1;
         }
+        // glibc's ld.so refuses DT_RELR in an object without a GLIBC_ABI_DT_RELR dependency (a libc that
+        // defines that version supports DT_RELR); GNU ld and lld add it the same way.
+        let packs = !relr_got.is_empty() || scan.relr.iter().any(|v| !v.is_empty());
+        if config.pack_relative_relocs && packs {
+            let libc = res.shared.iter().enumerate().find_map(|(d, so)| {
+                let v = so
+                    .version_names
+                    .iter()
+                    .position(|n| *n == Some(&b"GLIBC_ABI_DT_RELR"[..]))?;
+                (res.shared_needed[d] && so.soname.starts_with("libc.so")).then_some((d, v))
+            });
+            if let Some((d, v)) = libc {
+                let vname = res.shared[d].version_names[v].unwrap();
+                let soname_off = dyn_strings[res.shared[d].soname.as_bytes()] as usize;
+                let name_off = add_str(vname, &mut dynstr, &mut dyn_strings);
+                let k = next_version;
+                match verneed.iter_mut().find(|(so, _)| *so == soname_off) {
+                    Some((_, list)) => list.push((vname, k, name_off)),
+                    None => verneed.push((soname_off, vec![(vname, k, name_off)])),
+                }
+            }
+        }
         if !config.rpath.is_empty() {
             add_str(
                 config.rpath.join(":").as_bytes(),
@@ -1192,7 +1227,7 @@ pub fn layout<A: Arch>(
                 }
             }
         }
-        dynamic_entries = needed.len() + 34;
+        dynamic_entries = needed.len() + 34 + 3 * config.pack_relative_relocs as usize;
     }
 
     // Dynamic relocation areas: [GOT][copy][sections][IRELATIVE].
@@ -1313,6 +1348,11 @@ pub fn layout<A: Arch>(
             },
         ),
         (Synth::Iplt, num_iplt as u64 * A::IPLT_ENTRY_SIZE),
+        // Settled with the addresses (see `encode_relr`); a first entry keeps the section.
+        (
+            Synth::RelrDyn,
+            8 * (!relr_got.is_empty() || scan.relr.iter().any(|v| !v.is_empty())) as u64,
+        ),
         (Synth::Got, num_got as u64 * 8),
         (Synth::Dynamic, dynamic_entries as u64 * 16),
         (Synth::Shstrtab, 0),
@@ -1468,11 +1508,6 @@ pub fn layout<A: Arch>(
         0
     };
     let headers = 64 + 56 * nphdr as u64;
-    let mut off = headers;
-    let mut addr = base + headers;
-    let mut prev = 0u32;
-    let mut seg_range: HashMap<u32, (u64, u64, u64, u64)> = HashMap::default(); // class → (off, addr, file end, mem end)
-    seg_range.insert(0, (0, base, headers, base + headers));
     // A PT_LOAD is aligned to the page size or to its most-aligned section, whichever is larger, so that a
     // PIE's load base (chosen by the kernel or ld.so as a multiple of p_align) keeps every section aligned.
     // Its file offset must then be congruent to its address modulo that alignment.
@@ -1481,34 +1516,65 @@ pub fn layout<A: Arch>(
         let a = class_align.entry(classes[k]).or_insert(PAGE);
         *a = (*a).max(osecs[i].align.next_power_of_two());
     }
-    for (k, &i) in alloc.iter().enumerate() {
-        let c = classes[k];
-        if c != prev {
-            addr = align_up(addr, PAGE);
-            off += addr.wrapping_sub(off) & (class_align[&c] - 1);
-            prev = c;
-            seg_range.entry(c).or_insert((off, addr, off, addr));
-        }
-        let o = &mut osecs[i];
-        let al = o.align.max(1);
-        let new_addr = align_up(addr, al);
-        off += new_addr - addr;
-        addr = new_addr;
-        o.addr = addr;
-        o.offset = off;
-        let is_tbss = o.is_tls() && o.is_nobits();
-        if !is_tbss {
-            addr += o.size;
-            if !o.is_nobits() {
-                off += o.size;
+    // Addresses and file offsets of the allocated sections; per segment class (off, addr, file end, mem end),
+    // and the file offset after the last allocated section.
+    let place_alloc = |osecs: &mut [OutputSection]| {
+        let mut off = headers;
+        let mut addr = base + headers;
+        let mut prev = 0u32;
+        let mut seg_range: HashMap<u32, (u64, u64, u64, u64)> = HashMap::default();
+        seg_range.insert(0, (0, base, headers, base + headers));
+        for (k, &i) in alloc.iter().enumerate() {
+            let c = classes[k];
+            if c != prev {
+                addr = align_up(addr, PAGE);
+                off += addr.wrapping_sub(off) & (class_align[&c] - 1);
+                prev = c;
+                seg_range.entry(c).or_insert((off, addr, off, addr));
+            }
+            let o = &mut osecs[i];
+            let al = o.align.max(1);
+            let new_addr = align_up(addr, al);
+            off += new_addr - addr;
+            addr = new_addr;
+            o.addr = addr;
+            o.offset = off;
+            let is_tbss = o.is_tls() && o.is_nobits();
+            if !is_tbss {
+                addr += o.size;
+                if !o.is_nobits() {
+                    off += o.size;
+                }
+            }
+            let r = seg_range.get_mut(&c).unwrap();
+            if !is_tbss {
+                r.3 = addr;
+                if !o.is_nobits() {
+                    r.2 = off;
+                }
             }
         }
-        let r = seg_range.get_mut(&c).unwrap();
-        if !is_tbss {
-            r.3 = addr;
-            if !o.is_nobits() {
-                r.2 = off;
+        (seg_range, off)
+    };
+    let (mut seg_range, mut off) = place_alloc(&mut osecs);
+    // .relr.dyn encodes the addresses of the places it relocates, and its size moves those places: lay out
+    // again until the size is stable. It only grows between rounds (a shorter encoding is padded with empty
+    // bitmaps), so this ends; in practice the first round's size is final, because everything after
+    // .relr.dyn moves by whole pages.
+    let mut relr = Vec::new();
+    if let Some(&ri) = synth.get(&Synth::RelrDyn)
+        && keep[ri as usize]
+    {
+        let sites = relr_sites(res, scan, &places, &osecs, &relr_got, synth[&Synth::Got]);
+        loop {
+            relr = encode_relr(sites.iter().map(|&(o, at)| osecs[o as usize].addr + at));
+            let have = osecs[ri as usize].size / 8;
+            if relr.len() as u64 <= have {
+                relr.resize(have as usize, 1);
+                break;
             }
+            osecs[ri as usize].size = 8 * relr.len() as u64;
+            (seg_range, off) = place_alloc(&mut osecs);
         }
     }
     for (i, o) in osecs.iter_mut().enumerate() {
@@ -1702,6 +1768,7 @@ pub fn layout<A: Arch>(
         tls_align,
         dyn_reloc_base,
         irel_base,
+        relr,
         got_dyn_relocs,
         copy_relocs,
         sec_dyn_relocs,
@@ -1721,6 +1788,69 @@ pub fn layout<A: Arch>(
     let _t = crate::timing::span("symbol addresses");
     assign_addresses(config, res, space, &mut lay)?;
     Ok(lay)
+}
+
+/// The places `.relr.dyn` relocates, as (output section, offset in it), in address order: the packed relative
+/// relocations of the input sections and the GOT slots that hold a link-time address.
+fn relr_sites(
+    res: &Resolved,
+    scan: &Scan,
+    places: &[Vec<Place>],
+    osecs: &[OutputSection],
+    relr_got: &[u32],
+    got: u32,
+) -> Vec<(u32, u64)> {
+    let mut sites: Vec<(u32, u64)> = scan
+        .relr
+        .par_iter()
+        .enumerate()
+        .flat_map_iter(|(f, list)| {
+            list.iter().filter_map(move |&(s, off)| {
+                let p = places[f][s as usize];
+                let o = osecs.get(p.osec as usize)?;
+                debug_assert!(res.objects[f].sections[s as usize].kind == SectionKind::Regular);
+                Some((
+                    p.osec,
+                    o.part_offsets.first().copied().unwrap_or(0) + p.offset + off,
+                ))
+            })
+        })
+        .collect();
+    sites.extend(relr_got.iter().map(|&slot| (got, 8 * slot as u64)));
+    // Output sections are numbered in address order.
+    sites.par_sort_unstable();
+    sites.dedup();
+    sites
+}
+
+/// The RELR encoding of `addrs` (ascending, word-aligned): an address entry relocates its word and starts a run;
+/// each following odd entry is a bitmap whose bit k (k = 1..63) relocates the word k-1 places after the previous
+/// entry's range, 63 words per bitmap.
+pub fn encode_relr(addrs: impl Iterator<Item = u64>) -> Vec<u64> {
+    const BITS: u64 = 63;
+    let mut out = Vec::new();
+    let mut addrs = addrs.peekable();
+    while let Some(start) = addrs.next() {
+        out.push(start);
+        let mut base = start + 8;
+        loop {
+            let mut bitmap = 0u64;
+            while let Some(&a) = addrs.peek() {
+                let d = a.wrapping_sub(base);
+                if a < base || d >= BITS * 8 || d % 8 != 0 {
+                    break;
+                }
+                bitmap |= 1 << (d / 8);
+                addrs.next();
+            }
+            if bitmap == 0 {
+                break;
+            }
+            out.push((bitmap << 1) | 1);
+            base += BITS * 8;
+        }
+    }
+    out
 }
 
 fn by_name_has_inputs(names: &[Vec<(&[u8], u32, u64)>], name: &[u8]) -> bool {
@@ -2477,5 +2607,26 @@ pub fn sym_target_is_live(res: &Resolved, lay: &Layout, t: Target) -> bool {
         }
         Target::Linker | Target::Imported { .. } => true,
         Target::Undefined { .. } => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::encode_relr;
+
+    #[test]
+    fn relr_encoding() {
+        // A run: the address entry, a bitmap for the next two words, a second bitmap 63 words on, a far address.
+        let addrs = [0x1000, 0x1008, 0x1010, 0x1200, 0x5000, 0x5010];
+        assert_eq!(
+            encode_relr(addrs.into_iter()),
+            vec![0x1000, 0b111, 0b11, 0x5000, 0b101]
+        );
+        // A word exactly 63 words past a bitmap's base falls into the next bitmap; an empty bitmap ends the run.
+        assert_eq!(
+            encode_relr([0x2000, 0x2008 + 63 * 8 * 2].into_iter()),
+            vec![0x2000, 0x2008 + 63 * 8 * 2]
+        );
+        assert_eq!(encode_relr(std::iter::empty()), Vec::<u64>::new());
     }
 }

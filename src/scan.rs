@@ -10,7 +10,7 @@ use crate::arch::Arch;
 use crate::args::{Config, OutputKind};
 use crate::diag::{Errors, Result};
 use crate::gc::Liveness;
-use crate::parse::SectionKind;
+use crate::parse::{InputSection, SectionKind};
 use crate::resolve::Resolved;
 use crate::symbols::{SymRef, SymbolSpace, Target};
 use rayon::prelude::*;
@@ -63,8 +63,11 @@ impl ScanCx<'_> {
 
 pub struct Scan {
     pub flags: Vec<u16>,
-    /// Dynamic relocations emitted by each section's contents (`R_X86_64_RELATIVE`, symbolic, IRELATIVE).
+    /// Dynamic relocations emitted by each section's contents into `.rela.dyn` (`R_X86_64_RELATIVE`, symbolic).
     pub dyn_relocs: Vec<Vec<u32>>,
+    /// With `-z pack-relative-relocs`: per file, the (section, offset) of each relative relocation that goes to
+    /// `.relr.dyn` instead, in section then offset order.
+    pub relr: Vec<Vec<(u32, u64)>>,
     pub irel_relocs: Vec<Vec<u32>>,
     pub needs_tlsld: bool,
     pub needs_got_base: bool,
@@ -74,6 +77,8 @@ pub struct Scan {
 #[derive(Default)]
 pub struct SectionScan {
     pub dyn_relocs: u32,
+    /// Offsets of the relative relocations packed into `.relr.dyn` (not counted in `dyn_relocs`).
+    pub relr: Vec<u64>,
     /// `R_X86_64_IRELATIVE`-like relocations, which go after all others.
     pub irel_relocs: u32,
     pub errors: Vec<String>,
@@ -93,13 +98,15 @@ pub fn scan<A: Arch>(
         needs_tlsld: AtomicBool::new(false),
         needs_got_base: AtomicBool::new(false),
     };
-    let per_file: Vec<(Vec<u32>, Vec<u32>, Vec<String>)> = res
+    type PerFile = (Vec<u32>, Vec<u32>, Vec<(u32, u64)>, Vec<String>);
+    let per_file: Vec<PerFile> = res
         .objects
         .par_iter()
         .enumerate()
         .map(|(f, o)| {
             let mut counts = vec![0u32; o.sections.len()];
             let mut irel = vec![0u32; o.sections.len()];
+            let mut relr = Vec::new();
             let mut errors = Vec::new();
             for (s, sec) in o.sections.iter().enumerate() {
                 if !live.is_live(f, s)
@@ -112,17 +119,20 @@ pub fn scan<A: Arch>(
                 let r = A::scan_section(&cx, f, s);
                 counts[s] = r.dyn_relocs;
                 irel[s] = r.irel_relocs;
+                relr.extend(r.relr.into_iter().map(|off| (s as u32, off)));
                 errors.extend(r.errors);
             }
-            (counts, irel, errors)
+            (counts, irel, relr, errors)
         })
         .collect();
     let mut errors = Vec::new();
     let mut dyn_relocs = Vec::with_capacity(per_file.len());
     let mut irel_relocs = Vec::with_capacity(per_file.len());
-    for (c, i, e) in per_file {
+    let mut relr = Vec::with_capacity(per_file.len());
+    for (c, i, p, e) in per_file {
         dyn_relocs.push(c);
         irel_relocs.push(i);
+        relr.push(p);
         errors.extend(e);
     }
     if !errors.is_empty() {
@@ -133,9 +143,21 @@ pub fn scan<A: Arch>(
         flags: cx.flags.into_iter().map(AtomicU16::into_inner).collect(),
         dyn_relocs,
         irel_relocs,
+        relr,
         needs_tlsld: cx.needs_tlsld.into_inner(),
         needs_got_base: cx.needs_got_base.into_inner(),
     })
+}
+
+/// Whether a relative relocation at `off` in `sec` is packed into `.relr.dyn`: with `-z pack-relative-relocs`,
+/// when its place is word-aligned in the output (the section aligned to 8 and `off` a multiple of 8), as RELR
+/// encodes only such places, and not in `.eh_frame`, whose records move. Scan and write both ask this.
+#[inline]
+pub fn packs_relative(config: &Config, sec: &InputSection, off: u64) -> bool {
+    config.pack_relative_relocs
+        && off % 8 == 0
+        && sec.align() >= 8
+        && sec.kind != SectionKind::EhFrame
 }
 
 /// lld reports each undefined symbol once with its reference sites; merge messages that start alike.

@@ -681,7 +681,8 @@ fn write_got_plt<A: Arch>(cx: &WriteCx, bytes: &mut [u8]) -> Result<()> {
                 bytes[irel_slot..irel_slot + 8].copy_from_slice(&value.to_le_bytes());
             } else {
                 bytes[off..off + 8].copy_from_slice(&value.to_le_bytes());
-                if pic && !symbols::is_absolute(res, target) {
+                // Packed: the layout's .relr.dyn names this slot.
+                if pic && !symbols::is_absolute(res, target) && !cx.config.pack_relative_relocs {
                     put_rela(
                         &mut bytes[rela_dyn + 24 * next_dyn..],
                         &DynRel {
@@ -993,6 +994,13 @@ fn write_dynamic_sections(cx: &WriteCx, bytes: &mut [u8]) {
             }
         }
     }
+    // .relr.dyn
+    if let Some(r) = lay.synth_sec(Synth::RelrDyn).filter(|o| o.shndx != 0) {
+        let out = &mut bytes[r.offset as usize..(r.offset + r.size) as usize];
+        for (chunk, e) in out.chunks_exact_mut(8).zip(&lay.relr) {
+            chunk.copy_from_slice(&e.to_le_bytes());
+        }
+    }
     // .hash
     if let Some(h) = lay.synth_sec(Synth::Hash).filter(|o| o.shndx != 0) {
         let n = lay.dynsyms.len() + 1;
@@ -1153,6 +1161,11 @@ fn write_dynamic_sections(cx: &WriteCx, bytes: &mut [u8]) {
         entries.push((E::DT_RELA as u64, a));
         entries.push((E::DT_RELASZ as u64, s));
         entries.push((E::DT_RELAENT as u64, 24));
+    }
+    if let Some((a, s)) = addr(Synth::RelrDyn) {
+        entries.push((elf::DT_RELR, a));
+        entries.push((elf::DT_RELRSZ, s));
+        entries.push((elf::DT_RELRENT, 8));
     }
     if !config.z_text {
         entries.push((E::DT_TEXTREL as u64, 0));

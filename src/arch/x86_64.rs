@@ -362,7 +362,11 @@ impl Arch for X86_64 {
                         out.errors.push(reloc_error(cx.res, f, s, off, r_type, &sym, "would need a text relocation; recompile with -fPIC or link with -z notext"));
                     }
                     if action == Action::DynRelative {
-                        out.dyn_relocs += 1;
+                        if scan::packs_relative(cx.config, sec, off) {
+                            out.relr.push(off);
+                        } else {
+                            out.dyn_relocs += 1;
+                        }
                     } else {
                         out.irel_relocs += 1;
                     }
@@ -506,13 +510,16 @@ impl Arch for X86_64 {
                 Action::Abs => s_val.wrapping_add(a as u64),
                 Action::Pc => s_val.wrapping_add(a as u64).wrapping_sub(p_addr),
                 Action::DynRelative => {
+                    // Packed: the place holds the addend (RELR is REL-style) and .relr.dyn names the place.
                     let v = s_val.wrapping_add(a as u64);
-                    dyn_out.push(DynRel {
-                        offset: p_addr,
-                        r_type: Self::R_RELATIVE,
-                        sym: 0,
-                        addend: v as i64,
-                    });
+                    if !scan::packs_relative(cx.config, sec, off) {
+                        dyn_out.push(DynRel {
+                            offset: p_addr,
+                            r_type: Self::R_RELATIVE,
+                            sym: 0,
+                            addend: v as i64,
+                        });
+                    }
                     v
                 }
                 Action::DynIrelative => {
