@@ -1837,7 +1837,7 @@ pub fn encode_relr(addrs: impl Iterator<Item = u64>) -> Vec<u64> {
             let mut bitmap = 0u64;
             while let Some(&a) = addrs.peek() {
                 let d = a.wrapping_sub(base);
-                if a < base || d >= BITS * 8 || d % 8 != 0 {
+                if a < base || d >= BITS * 8 || !d.is_multiple_of(8) {
                     break;
                 }
                 bitmap |= 1 << (d / 8);

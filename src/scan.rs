@@ -155,7 +155,7 @@ pub fn scan<A: Arch>(
 #[inline]
 pub fn packs_relative(config: &Config, sec: &InputSection, off: u64) -> bool {
     config.pack_relative_relocs
-        && off % 8 == 0
+        && off.is_multiple_of(8)
         && sec.align() >= 8
         && sec.kind != SectionKind::EhFrame
 }
