@@ -111,14 +111,22 @@ pub struct Config {
     pub mmap_output: bool,
     pub print_timing: bool,
     pub time_trace: Option<PathBuf>,
+    /// `-Map FILE`: a link map (`-` for stdout).
+    pub map: Option<PathBuf>,
+    /// `--why-extract=FILE`: why each archive member was pulled in, as tab-separated lines (`-` for stdout).
+    pub why_extract: Option<PathBuf>,
     /// Whether `--eh-frame-hdr` or `--no-eh-frame-hdr` appeared at all (otherwise `eh_frame_hdr` is the default).
     pub eh_frame_hdr_set: bool,
     pub z_text: bool,
     pub z_separate_code: bool,
     pub max_page_size: u64,
+    /// `-z common-page-size=N`: the page size RELRO is rounded up to.
+    pub common_page_size: u64,
     /// `-z pack-relative-relocs` / `--pack-dyn-relocs=relr`: relative relocations go to `.relr.dyn` (DT_RELR).
     pub pack_relative_relocs: bool,
     pub fatal_warnings: bool,
+    /// `--warn-common`.
+    pub warn_common: bool,
     pub verbose: bool,
     /// `-O1` etc. (accepted; rivet applies the same string tail merging at every level).
     pub opt_level: u32,
@@ -199,12 +207,16 @@ impl Default for Config {
             mmap_output: true,
             print_timing: false,
             time_trace: None,
+            map: None,
+            why_extract: None,
             eh_frame_hdr_set: false,
             z_text: true,
             z_separate_code: true,
             max_page_size: 4096,
+            common_page_size: 4096,
             pack_relative_relocs: false,
             fatal_warnings: false,
+            warn_common: false,
             verbose: false,
             opt_level: 0,
             print_version: false,
@@ -361,6 +373,9 @@ enum Opt {
     Icf,
     Optimize,
     Map,
+    WhyExtract,
+    WarnCommon,
+    NoWarnCommon,
     // Rivet's own behaviour.
     Threads,
     NoThreads,
@@ -511,7 +526,8 @@ const OPTIONS: &[OptSpec] = &[
     value(Opt::CompressDebugSections, &["--compress-debug-sections"], "none", "Only none is supported"),
     value(Opt::Icf, &["--icf"], "none", "Identical code folding; only none is supported"),
     value(Opt::Optimize, &["-O"], "LEVEL", "Optimization level (accepted; same output at every level)"),
-    value(Opt::Map, &["-Map"], "FILE", "Write a link map to FILE (not supported yet)"),
+    value(Opt::Map, &["-Map"], "FILE", "Write a link map to FILE: output sections, input sections, symbols, archive members"),
+    value(Opt::WhyExtract, &["--why-extract"], "FILE", "Write why each archive member was pulled in to FILE ('-' for stdout)"),
     flag(Opt::Ignored, &["--cref"], "Ignored"),
     value(Opt::Threads, &["--threads", "--thread-count"], "N", "Use N threads (default: all cores)"),
     flag(Opt::NoThreads, &["--no-threads"], "Use one thread"),
@@ -535,7 +551,8 @@ const OPTIONS: &[OptSpec] = &[
     flag(Opt::Ignored, &["--no-color-diagnostics"], "Ignored"),
     optional(Opt::SortCommon, &["--sort-common"], "ascending|descending", "Ignored"),
     value(Opt::SortSection, &["--sort-section"], "name|alignment", "Ignored"),
-    flag(Opt::Ignored, &["--warn-common"], "Ignored"),
+    flag(Opt::WarnCommon, &["--warn-common"], "Warn when a common symbol is merged with another common or a definition"),
+    flag(Opt::NoWarnCommon, &["--no-warn-common"], "Do not warn about common symbols (default)"),
     flag(Opt::Ignored, &["--no-warn-mismatch"], "Ignored"),
     flag(Opt::Ignored, &["--warn-shared-textrel"], "Ignored"),
     flag(Opt::Ignored, &["--relax"], "Ignored"),
@@ -706,10 +723,6 @@ pub fn parse(argv: &[String]) -> Result<Action, String> {
             }
             Opt::Relocatable => {
                 return Err(format!("{arg}: relocatable output is not supported yet"));
-            }
-            // Accepting these without doing what they say would give a silently different output.
-            Opt::Map => {
-                return Err(format!("{} is not supported yet", option_name(arg)));
             }
             _ => {}
         }
@@ -956,11 +969,13 @@ impl Parser {
                     .map_err(|_| format!("--error-limit: number expected, but got '{v}'"))?;
             }
             Opt::FatalWarnings => cfg.fatal_warnings = true,
+            Opt::WarnCommon => cfg.warn_common = true,
+            Opt::NoWarnCommon => cfg.warn_common = false,
             Opt::NoFatalWarnings => cfg.fatal_warnings = false,
             Opt::Verbose => cfg.verbose = true,
             Opt::Trace => cfg.trace = true,
-            // Refused before their value is read (see above); kept here so the match stays exhaustive.
-            Opt::Map => return Err(format!("{arg} is not supported yet")),
+            Opt::Map => cfg.map = Some(PathBuf::from(val())),
+            Opt::WhyExtract => cfg.why_extract = Some(PathBuf::from(val())),
             Opt::Version => return Ok(Some(Action::Version)),
             Opt::VersionAndLink => cfg.print_version = true,
             Opt::Help => return Ok(Some(Action::Help)),
@@ -1076,7 +1091,7 @@ fn apply_z(cfg: &mut Config, keyword: &str) -> Result<(), String> {
             if let Some(n) = keyword.strip_prefix("max-page-size=") {
                 cfg.max_page_size = parse_page_size("max-page-size", n)?;
             } else if let Some(n) = keyword.strip_prefix("common-page-size=") {
-                parse_page_size("common-page-size", n)?;
+                cfg.common_page_size = parse_page_size("common-page-size", n)?;
             } else {
                 return Err(format!("unknown -z value: {keyword}"));
             }
@@ -1604,11 +1619,13 @@ mod tests {
             link("--dynamic-list=d.list a.o").dynamic_list,
             [PathBuf::from("d.list")]
         );
-        for unsupported in ["--Map=m a.o", "-Map m a.o"] {
-            let argv: Vec<String> = unsupported.split(' ').map(String::from).collect();
-            let err = parse(&argv).err().unwrap_or_default();
-            assert!(err.contains("not supported yet"), "{unsupported}: {err}");
+        for map in ["--Map=m.map a.o", "-Map m.map a.o", "-Map=m.map a.o"] {
+            assert_eq!(link(map).map, Some(PathBuf::from("m.map")), "{map}");
         }
+        assert_eq!(
+            link("--why-extract=- a.o").why_extract,
+            Some(PathBuf::from("-"))
+        );
     }
 
     #[test]
@@ -1616,7 +1633,7 @@ mod tests {
         link(
             "-nostdlib -g -EL --relax --no-relax --cref --sort-common --sort-common=descending --sort-section=name \
              --allow-shlib-undefined --no-allow-shlib-undefined --undefined-version --no-undefined-version \
-             --warn-common --no-warn-mismatch --warn-shared-textrel --color-diagnostics --color-diagnostics=never \
+             --no-warn-mismatch --warn-shared-textrel --color-diagnostics --color-diagnostics=never \
              --exclude-libs ALL --compress-debug-sections=none --icf=none --plugin x.so -plugin-opt O2 \
              --fatal-warnings --no-fatal-warnings --verbose -s -S --enable-new-dtags --disable-new-dtags \
              --print-gc-sections --no-gc-sections --no-eh-frame-hdr --no-export-dynamic -E a.o",

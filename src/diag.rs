@@ -4,6 +4,21 @@
 //! undefined symbols of a link at once rather than one per run.
 
 use std::fmt;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+static WARNINGS: AtomicUsize = AtomicUsize::new(0);
+
+/// Prints a link-time warning (`rivet: warning: MSG`) and counts it, so that `--fatal-warnings` can fail the link
+/// before the output is written.
+pub fn warn(msg: &str) {
+    WARNINGS.fetch_add(1, Ordering::Relaxed);
+    eprintln!("rivet: warning: {msg}");
+}
+
+/// How many warnings the link has printed.
+pub fn warnings() -> usize {
+    WARNINGS.load(Ordering::Relaxed)
+}
 
 /// One or more errors; printed one per paragraph by `main`.
 #[derive(Debug, Default)]

@@ -22,7 +22,6 @@ use rayon::prelude::*;
 use rustc_hash::FxHashMap as HashMap;
 
 pub const NONE: u32 = u32::MAX;
-pub const PAGE: u64 = 4096;
 /// `Layout::sec_addr` of an input section that has no place of its own.
 pub const NO_ADDR: u64 = u64::MAX;
 
@@ -1508,12 +1507,17 @@ pub fn layout<A: Arch>(
         0
     };
     let headers = 64 + 56 * nphdr as u64;
+    // Segments start on a new maximum-size page; RELRO is protected up to the end of its common-size page.
+    let (max_page, common_page) = (
+        config.max_page_size,
+        config.common_page_size.min(config.max_page_size),
+    );
     // A PT_LOAD is aligned to the page size or to its most-aligned section, whichever is larger, so that a
     // PIE's load base (chosen by the kernel or ld.so as a multiple of p_align) keeps every section aligned.
     // Its file offset must then be congruent to its address modulo that alignment.
     let mut class_align: HashMap<u32, u64> = HashMap::default();
     for (k, &i) in alloc.iter().enumerate() {
-        let a = class_align.entry(classes[k]).or_insert(PAGE);
+        let a = class_align.entry(classes[k]).or_insert(max_page);
         *a = (*a).max(osecs[i].align.next_power_of_two());
     }
     // Addresses and file offsets of the allocated sections; per segment class (off, addr, file end, mem end),
@@ -1527,7 +1531,10 @@ pub fn layout<A: Arch>(
         for (k, &i) in alloc.iter().enumerate() {
             let c = classes[k];
             if c != prev {
-                addr = align_up(addr, PAGE);
+                // Each segment starts on a page of its own, in memory and in the file (-z separate-code, GNU
+                // ld's default on x86-64). Sharing a file page between RELRO and the data after it would save
+                // space, but RELRO's PT_LOAD reaches its page end, so eu-elflint would then find .bss in it.
+                addr = align_up(addr, max_page);
                 off += addr.wrapping_sub(off) & (class_align[&c] - 1);
                 prev = c;
                 seg_range.entry(c).or_insert((off, addr, off, addr));
@@ -1642,11 +1649,11 @@ pub fn layout<A: Arch>(
             3 | 4 => E::PF_R | E::PF_W,
             _ => E::PF_R,
         };
-        let align = class_align.get(&c).copied().unwrap_or(PAGE);
+        let align = class_align.get(&c).copied().unwrap_or(max_page);
         // The RELRO segment's PT_LOAD reaches its page end, so PT_GNU_RELRO (which does, for ld.so to protect
         // the whole last page) lies inside it; the next segment starts on the next page anyway.
         let mem_end = if c == 3 && has_relro {
-            align_up(me, PAGE)
+            align_up(me, common_page)
         } else {
             me
         };
@@ -1703,7 +1710,7 @@ pub fn layout<A: Arch>(
             o,
             a,
             me - a,
-            align_up(me, PAGE) - a,
+            align_up(me, common_page) - a,
             1,
         ));
     }

@@ -9,6 +9,7 @@ mod gc;
 mod input;
 mod intern;
 mod layout;
+mod map;
 mod parse;
 mod resolve;
 mod scan;
@@ -119,6 +120,9 @@ fn link<A: Arch>(config: &args::Config) -> diag::Result<()> {
             }
         }
     }
+    if let Some(path) = &config.why_extract {
+        map::write_why_extract(path, &resolved)?;
+    }
     let live = {
         let _t = timing::span("gc sections");
         gc::gc(config, &resolved)
@@ -133,9 +137,19 @@ fn link<A: Arch>(config: &args::Config) -> diag::Result<()> {
         let _t = timing::span("layout");
         layout::layout::<A>(config, &resolved, &space, &live, &scanned)?
     };
+    if config.fatal_warnings && diag::warnings() > 0 {
+        return Err(diag::Errors::one(format!(
+            "{} warning(s) treated as errors (--fatal-warnings); no output written",
+            diag::warnings()
+        )));
+    }
     {
         let _t = timing::span("write output");
         write::write::<A>(config, &resolved, &space, &live, &lay)?;
+    }
+    if let Some(path) = &config.map {
+        let _t = timing::span("link map");
+        map::write_map(path, config, &resolved, &live, &lay)?;
     }
     drop(total);
     if config.print_timing {

@@ -46,6 +46,8 @@ pub struct Resolved {
     pub object_ids: Vec<Vec<u32>>,
     pub shared_ids: Vec<Vec<u32>>,
     pub object_live: Vec<bool>,
+    /// Archive members pulled in, each with the first reference that pulled it (for -Map and --why-extract).
+    pub extracted: Vec<Extraction>,
     /// Per object, per section: discarded because another file's COMDAT group of the same signature won.
     pub comdat_discarded: Vec<Vec<bool>>,
     pub shared_needed: Vec<bool>,
@@ -179,7 +181,7 @@ pub fn resolve(config: &Config, parsed: Parsed) -> Result<Resolved> {
     drop(t);
 
     let t = crate::timing::span("archive members");
-    let object_live = pull_archive_members(
+    let (object_live, extracted) = pull_archive_members(
         &objects,
         &shared,
         &mut object_ids,
@@ -397,6 +399,16 @@ pub fn resolve(config: &Config, parsed: Parsed) -> Result<Resolved> {
     );
 
     let mut hidden: Vec<bool> = hidden.into_iter().map(AtomicBool::into_inner).collect();
+    if config.warn_common {
+        warn_common(
+            &objects,
+            &object_live,
+            &object_ids,
+            &common_size,
+            &obj_rank,
+            &names,
+        );
+    }
     let (sym_version, version_defs) =
         apply_version_scripts(config, &objects, &object_ids, &names, &defs, &mut hidden)?;
     let in_dynamic_list = read_dynamic_lists(config, &names)?;
@@ -414,6 +426,7 @@ pub fn resolve(config: &Config, parsed: Parsed) -> Result<Resolved> {
         object_ids,
         shared_ids,
         object_live,
+        extracted,
         comdat_discarded,
         shared_needed,
         hidden,
@@ -689,7 +702,7 @@ fn pull_archive_members(
     extra_ids: &[u32],
     names: &crate::intern::Interned,
     wrap: &HashMap<u32, u32>,
-) -> Vec<bool> {
+) -> (Vec<bool>, Vec<Extraction>) {
     let n = names.unique.len();
     let live: Vec<AtomicBool> = objects.iter().map(|o| AtomicBool::new(!o.lazy)).collect();
     let defined: Vec<AtomicBool> = (0..n).map(|_| AtomicBool::new(false)).collect();
@@ -715,15 +728,16 @@ fn pull_archive_members(
     });
 
     // Round zero's extra references: the command line's and the shared objects' undefined symbols.
-    let mut roots: Vec<u32> = extra_ids.to_vec();
+    let mut roots: Vec<(u32, u32)> = extra_ids.iter().map(|&g| (g, NONE)).collect();
     for (d, s) in shared.iter().enumerate() {
         for (k, &g) in shared_ids[d].iter().enumerate() {
             let sym = &s.syms[s.first_global + k];
             if sym.st_shndx.get(LE) == E::SHN_UNDEF && sym.st_bind() != E::STB_WEAK {
-                roots.push(g);
+                roots.push((g, (objects.len() + d) as u32));
             }
         }
     }
+    let mut extracted: Vec<Extraction> = Vec::new();
     let mut frontier: Vec<usize> = (0..objects.len()).filter(|&f| !objects[f].lazy).collect();
     loop {
         // Newly pulled members: ids for their references, where some file defines the name.
@@ -769,32 +783,113 @@ fn pull_archive_members(
             let m = first_lazy[g as usize].load(Relaxed);
             (m != NONE && !live[m as usize].load(Relaxed)).then_some(m)
         };
-        let mut next: Vec<u32> = frontier
+        // (member, referencing file, symbol): the first reference in input order is the reason kept.
+        let mut next: Vec<Extraction> = frontier
             .par_iter()
             .flat_map_iter(|&f| {
                 let o = &objects[f];
                 object_ids[f].iter().enumerate().filter_map(move |(k, &g)| {
                     let s = &o.syms[o.first_global + k];
                     if s.st_shndx.get(LE) == E::SHN_UNDEF && s.st_bind() != E::STB_WEAK {
-                        wanted(g)
+                        wanted(g).map(|m| Extraction {
+                            member: m,
+                            by: f as u32,
+                            sym: g,
+                        })
                     } else {
                         None
                     }
                 })
             })
             .collect();
-        next.extend(roots.drain(..).filter_map(wanted));
-        next.sort_unstable();
-        next.dedup();
+        next.extend(roots.drain(..).filter_map(|(g, by)| {
+            wanted(g).map(|m| Extraction {
+                member: m,
+                by,
+                sym: g,
+            })
+        }));
+        next.sort_unstable_by_key(|e| (e.member, e.by));
+        next.dedup_by_key(|e| e.member);
         if next.is_empty() {
             break;
         }
-        for &m in &next {
-            live[m as usize].store(true, Relaxed);
+        for e in &next {
+            live[e.member as usize].store(true, Relaxed);
         }
-        frontier = next.into_iter().map(|m| m as usize).collect();
+        frontier = next.iter().map(|e| e.member as usize).collect();
+        extracted.extend(next);
     }
-    live.into_iter().map(AtomicBool::into_inner).collect()
+    (
+        live.into_iter().map(AtomicBool::into_inner).collect(),
+        extracted,
+    )
+}
+
+/// `--warn-common`: GNU ld's warnings for each common symbol merged with another common or a definition, in input
+/// order. Runs only with the option, so it is serial.
+fn warn_common(
+    objects: &[ObjectFile],
+    live: &[bool],
+    ids: &[Vec<u32>],
+    common_size: &[AtomicU64],
+    rank: &impl Fn(&ObjectFile, usize, usize) -> Option<u64>,
+    names: &crate::intern::Interned,
+) {
+    // Per symbol with a common: the first common or definition seen (file, size; None for a definition).
+    let mut first: HashMap<u32, (usize, Option<u64>)> = HashMap::default();
+    for (f, o) in objects.iter().enumerate() {
+        if !live[f] {
+            continue;
+        }
+        for (k, &g) in ids[f].iter().enumerate() {
+            let i = o.first_global + k;
+            if g == NONE || common_size[g as usize].load(Relaxed) == 0 {
+                continue;
+            }
+            let Some(key) = rank(o, f, i) else { continue };
+            let size = (key >> 32 == 2).then(|| o.syms[i].st_size.get(LE));
+            if key >> 32 == 1 {
+                continue; // weak definitions neither override nor are overridden by commons
+            }
+            let Some(&(pf, psize)) = first.get(&g) else {
+                first.insert(g, (f, size));
+                continue;
+            };
+            let name = demangle(names.unique[g as usize].bytes);
+            let (this, prev) = (&o.name, &objects[pf].name);
+            let msg = match (psize, size) {
+                (None, None) => continue, // two definitions: the duplicate-symbol error's business
+                (None, Some(_)) => {
+                    format!("{this}: common of `{name}' overridden by definition from {prev}")
+                }
+                (Some(_), None) => {
+                    first.insert(g, (f, None));
+                    format!("{this}: definition of `{name}' overriding common from {prev}")
+                }
+                (Some(p), Some(c)) if p == c => {
+                    format!("{this}: multiple common of `{name}' (also common in {prev})")
+                }
+                (Some(p), Some(c)) if p > c => {
+                    format!("{this}: common of `{name}' overridden by larger common from {prev}")
+                }
+                (Some(_), Some(c)) => {
+                    first.insert(g, (f, Some(c)));
+                    format!("{this}: common of `{name}' overriding smaller common from {prev}")
+                }
+            };
+            crate::diag::warn(&msg);
+        }
+    }
+}
+
+/// An archive member pulled into the link, and the first reference that pulled it: `by` is an object file index,
+/// `objects.len() + d` for shared object `d`, or `NONE` for the command line (`-u`, `-e`, `--defsym`...).
+#[derive(Clone, Copy, Debug)]
+pub struct Extraction {
+    pub member: u32,
+    pub by: u32,
+    pub sym: u32,
 }
 
 /// COMDAT groups: the first live file (in input order) with a signature keeps its group; the others' member

@@ -1,0 +1,256 @@
+//! Reports about a finished link: the link map (`-Map FILE`) and the archive-member extraction list
+//! (`--why-extract=FILE`).
+//!
+//! The map lists, for every output section in address order, what fills it (input sections as `file:(section)`,
+//! merged strings and constants, linker-made contents) and the symbols each input section defines, with addresses,
+//! sizes and alignments in hex. It opens with the archive members pulled into the link and the reference that
+//! pulled each. Input sections' lines are formatted in parallel; the whole map is built in memory and written at
+//! once.
+
+use crate::args::Config;
+use crate::diag::{Errors, Result};
+use crate::gc::Liveness;
+use crate::layout::{self, Layout, NONE, Part};
+use crate::resolve::{Def, Resolved};
+use object::elf as E;
+use rayon::prelude::*;
+use std::fmt::Write as _;
+use std::io::Write as _;
+use std::path::Path;
+
+/// Writes `text` to `path`, or to stdout for `-`.
+fn emit(path: &Path, what: &str, text: &str) -> Result<()> {
+    let r = if path.as_os_str() == "-" {
+        std::io::stdout().lock().write_all(text.as_bytes())
+    } else {
+        std::fs::write(path, text)
+    };
+    r.map_err(|e| Errors::one(format!("cannot write {what} {}: {e}", path.display())))
+}
+
+/// Who made a reference that pulled an archive member in.
+fn referrer(res: &Resolved, by: u32) -> String {
+    if by == NONE {
+        "<command line>".into()
+    } else if (by as usize) < res.objects.len() {
+        res.objects[by as usize].name.clone()
+    } else {
+        res.shared[by as usize - res.objects.len()].soname.clone()
+    }
+}
+
+/// `--why-extract`: one line per pulled archive member, `reference<TAB>extracted<TAB>symbol`, in input order of
+/// the members (lld's format).
+pub fn write_why_extract(path: &Path, res: &Resolved) -> Result<()> {
+    let mut out = String::from("reference\textracted\tsymbol\n");
+    let mut list = res.extracted.clone();
+    list.sort_unstable_by_key(|e| e.member);
+    for e in &list {
+        let _ = writeln!(
+            out,
+            "{}\t{}\t{}",
+            referrer(res, e.by),
+            res.objects[e.member as usize].name,
+            res.display(e.sym)
+        );
+    }
+    emit(path, "--why-extract file", &out)
+}
+
+/// One line of the memory map: address, size and alignment (blank for symbols), then `name` indented by `depth`
+/// columns of 8.
+fn line(out: &mut String, addr: u64, size_align: Option<(u64, u64)>, depth: usize, name: &str) {
+    let _ = match size_align {
+        Some((size, align)) => write!(out, "{addr:>16x} {size:>10x} {align:>6x} "),
+        None => write!(out, "{addr:>16x} {:>10} {:>6} ", "", ""),
+    };
+    let _ = writeln!(out, "{:indent$}{name}", "", indent = depth * 8);
+}
+
+/// The symbols each live input section defines, per file and section, sorted by address: locals, and globals
+/// whose chosen definition is this one.
+fn defined_symbols(res: &Resolved, lay: &Layout, live: &Liveness) -> Vec<Vec<Vec<(u64, u32)>>> {
+    res.objects
+        .par_iter()
+        .enumerate()
+        .map(|(f, o)| {
+            let mut per_sec: Vec<Vec<(u64, u32)>> = vec![Vec::new(); o.sections.len()];
+            if !res.object_live[f] {
+                return per_sec;
+            }
+            let ids = &res.object_ids[f];
+            for i in 1..o.syms.len() {
+                let s = &o.syms[i];
+                let shndx = o.sym_shndx(i) as usize;
+                if matches!(s.st_type(), E::STT_SECTION | E::STT_FILE)
+                    || shndx == 0
+                    || shndx >= o.sections.len()
+                    || !live.is_live(f, shndx)
+                    || o.sym_name(i).is_empty()
+                {
+                    continue;
+                }
+                if i >= o.first_global {
+                    let g = ids[i - o.first_global];
+                    let chosen = matches!(res.defs.get(g as usize),
+                        Some(Def::Object { file, sym }) if *file as usize == f && *sym as usize == i);
+                    if !chosen {
+                        continue;
+                    }
+                }
+                per_sec[shndx].push((layout::object_sym_addr(res, lay, f, i), i as u32));
+            }
+            for list in &mut per_sec {
+                list.sort_unstable();
+            }
+            per_sec
+        })
+        .collect()
+}
+
+/// `-Map`: the link map.
+pub fn write_map(
+    path: &Path,
+    config: &Config,
+    res: &Resolved,
+    live: &Liveness,
+    lay: &Layout,
+) -> Result<()> {
+    let mut out = String::new();
+    if !res.extracted.is_empty() {
+        out.push_str(
+            "Archive members pulled in, each after the first reference that pulled it:\n\n",
+        );
+        let mut list = res.extracted.clone();
+        list.sort_unstable_by_key(|e| e.member);
+        for e in &list {
+            let _ = writeln!(
+                out,
+                "{}\n        {} ({})",
+                res.objects[e.member as usize].name,
+                referrer(res, e.by),
+                res.display(e.sym)
+            );
+        }
+        out.push('\n');
+    }
+    let _ = writeln!(out, "Output file: {}\n", config.output.display());
+    let _ = writeln!(
+        out,
+        "{:>16} {:>10} {:>6} Output section / input section / symbol",
+        "Address", "Size", "Align"
+    );
+
+    // Every placed live input section as (output section, offset in its part run, file, section).
+    let mut inputs: Vec<(u32, u64, u32, u32)> = res
+        .objects
+        .par_iter()
+        .enumerate()
+        .flat_map_iter(|(f, o)| {
+            (0..o.sections.len()).filter_map(move |s| {
+                let p = lay.places[f][s];
+                (p.osec != NONE && live.is_live(f, s) && lay.sec_addr[f][s] != layout::NO_ADDR)
+                    .then_some((p.osec, lay.sec_addr[f][s], f as u32, s as u32))
+            })
+        })
+        .collect();
+    inputs.par_sort_unstable();
+    let syms = defined_symbols(res, lay, live);
+    // Each input section's lines, formatted in parallel.
+    let texts: Vec<String> = inputs
+        .par_iter()
+        .map(|&(_, addr, f, s)| {
+            let (f, s) = (f as usize, s as usize);
+            let o = &res.objects[f];
+            let sec = &o.sections[s];
+            let mut t = String::new();
+            line(
+                &mut t,
+                addr,
+                Some((sec.size(), sec.align())),
+                1,
+                &format!("{}:({})", o.name, o.section_name(s as u32)),
+            );
+            for &(a, i) in &syms[f][s] {
+                line(
+                    &mut t,
+                    a,
+                    None,
+                    2,
+                    &crate::diag::demangle(o.sym_name(i as usize)),
+                );
+            }
+            t
+        })
+        .collect();
+
+    let mut next = 0usize;
+    for (k, o) in lay.osecs.iter().enumerate() {
+        // Inputs of output sections that were dropped (none expected) are skipped.
+        while next < inputs.len() && (inputs[next].0 as usize) < k {
+            next += 1;
+        }
+        if o.shndx == 0 {
+            continue;
+        }
+        let name = String::from_utf8_lossy(&o.name);
+        line(&mut out, o.addr, Some((o.size, o.align)), 0, &name);
+        for (pi, part) in o.parts.iter().enumerate() {
+            let start = o.part_offsets.get(pi).copied().unwrap_or(0);
+            let end = o.part_offsets.get(pi + 1).copied().unwrap_or(o.size);
+            let at = o.addr + start;
+            match part {
+                Part::Inputs | Part::Sorted => {
+                    // Both kinds of run are in `inputs`, in address order; print them with the first one.
+                    if o.parts[..pi]
+                        .iter()
+                        .any(|p| matches!(p, Part::Inputs | Part::Sorted))
+                    {
+                        continue;
+                    }
+                    while next < inputs.len() && inputs[next].0 as usize == k {
+                        out.push_str(&texts[next]);
+                        next += 1;
+                    }
+                }
+                Part::Merged(m) => {
+                    let g = &lay.merges[*m as usize];
+                    line(
+                        &mut out,
+                        at,
+                        Some((g.size, g.align)),
+                        1,
+                        &format!("<merged>:({name})"),
+                    );
+                }
+                Part::Commons => line(
+                    &mut out,
+                    at,
+                    Some((end - start, o.align)),
+                    1,
+                    "<common symbols>",
+                ),
+                Part::CopyRel => line(
+                    &mut out,
+                    at,
+                    Some((end - start, o.align)),
+                    1,
+                    "<copy relocations>",
+                ),
+                Part::Synthetic => line(
+                    &mut out,
+                    at,
+                    Some((end - start, o.align)),
+                    1,
+                    &format!("<internal>:({name})"),
+                ),
+            }
+        }
+        // Sections placed in an output section without an input part (none expected) still get listed.
+        while next < inputs.len() && inputs[next].0 as usize == k {
+            out.push_str(&texts[next]);
+            next += 1;
+        }
+    }
+    emit(path, "map file", &out)
+}

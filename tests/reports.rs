@@ -1,0 +1,235 @@
+//! Link reports: `-Map FILE` and `--why-extract=FILE`. A small program with an archive is linked through gcc; the
+//! reports must name the archive members pulled in with the reference that pulled each (and not the member nothing
+//! needs), and the map must place each input section and symbol where the output (read back with `nm` and
+//! `readelf`) has it.
+//!
+//! Skipped when `RIVET_TEST_LINKER` points at another linker (these are rivet's own report formats).
+
+mod common;
+
+use std::collections::HashMap;
+use std::path::Path;
+
+fn run(program: &str, args: &[&str], cwd: &Path) -> String {
+    let out = common::tool(program, args, Some(cwd));
+    assert!(out.success(), "{program} {args:?} failed:\n{}", out.log());
+    out.stdout_str()
+}
+
+#[test]
+fn map_and_why_extract() {
+    let (linker, overridden) = common::linker_under_test();
+    if overridden || !common::have_tool("gcc") {
+        eprintln!("skipped: rivet's own report formats, gcc needed");
+        return;
+    }
+    let dir = common::work_root().join("reports");
+    common::fresh_dir(&dir);
+    let files = [
+        (
+            "main.c",
+            "#include <stdio.h>\nint used_fn(int);\nint counter = 5;\n\
+             int main(void) { printf(\"%d\\n\", used_fn(counter)); return 0; }\n",
+        ),
+        (
+            "used.c",
+            "int helper_fn(int);\nint table[64];\n\
+             int used_fn(int x) { return helper_fn(x) + table[0]; }\n",
+        ),
+        ("helper.c", "int helper_fn(int x) { return x * 2; }\n"),
+        ("unused.c", "int unused_fn(int x) { return x - 1; }\n"),
+    ];
+    for (name, text) in files {
+        std::fs::write(dir.join(name), text).unwrap();
+        run("gcc", &["-c", "-O1", "-fno-pie", name], &dir);
+    }
+    run(
+        "ar",
+        &["rcs", "libx.a", "used.o", "helper.o", "unused.o"],
+        &dir,
+    );
+    let shim = common::ld_shim_dir(&linker, "reports");
+    let out = common::tool(
+        "gcc",
+        &[
+            &format!("-B{}/", shim.display()),
+            "-no-pie",
+            "-o",
+            "prog",
+            "main.o",
+            "libx.a",
+            "-Wl,-Map,prog.map",
+            "-Wl,--why-extract=prog.why",
+        ],
+        Some(&dir),
+    );
+    assert!(out.success(), "link failed:\n{}", out.log());
+    assert_eq!(
+        run(&dir.join("prog").display().to_string(), &[], &dir),
+        "10\n"
+    );
+
+    // --why-extract: main.o pulled used.o for used_fn, used.o pulled helper.o for helper_fn; unused.o stays out.
+    let why = std::fs::read_to_string(dir.join("prog.why")).unwrap();
+    let lines: Vec<&str> = why.lines().collect();
+    assert_eq!(lines[0], "reference\textracted\tsymbol");
+    assert!(lines.contains(&"main.o\tlibx.a(used.o)\tused_fn"), "{why}");
+    assert!(
+        lines.contains(&"libx.a(used.o)\tlibx.a(helper.o)\thelper_fn"),
+        "{why}"
+    );
+    assert!(!why.contains("unused.o"), "{why}");
+
+    // The map: the same members with their reasons, then sections and symbols at the addresses nm reports.
+    let map = std::fs::read_to_string(dir.join("prog.map")).unwrap();
+    assert!(
+        map.contains("libx.a(helper.o)\n        libx.a(used.o) (helper_fn)\n"),
+        "{map}"
+    );
+    assert!(!map.contains("unused"), "{map}");
+    let nm = run("nm", &["prog"], &dir);
+    let addr_of: HashMap<&str, u64> = nm
+        .lines()
+        .filter_map(|l| {
+            let mut w = l.split_whitespace();
+            let a = u64::from_str_radix(w.next()?, 16).ok()?;
+            let _kind = w.next()?;
+            Some((w.next()?, a))
+        })
+        .collect();
+    // Which output section and input section each symbol line falls under.
+    let mut out_sec = String::new();
+    let mut in_sec = String::new();
+    let mut seen = HashMap::new();
+    for l in map.lines() {
+        let (Some(addr), Some(name_col)) = (l.get(..16), l.get(35..)) else {
+            continue;
+        };
+        let Ok(addr) = u64::from_str_radix(addr.trim(), 16) else {
+            continue;
+        };
+        let depth = name_col.len() - name_col.trim_start().len();
+        let name = name_col.trim();
+        match depth {
+            0 => out_sec = name.to_string(),
+            8 => in_sec = name.to_string(),
+            _ => {
+                seen.insert(name.to_string(), (addr, out_sec.clone(), in_sec.clone()));
+            }
+        }
+    }
+    for (sym, sec, input) in [
+        ("main", ".text", "main.o:(.text)"),
+        ("used_fn", ".text", "libx.a(used.o):(.text)"),
+        ("helper_fn", ".text", "libx.a(helper.o):(.text)"),
+        ("counter", ".data", "main.o:(.data)"),
+        ("table", ".bss", "libx.a(used.o):(.bss)"),
+    ] {
+        let (addr, o, i) = seen
+            .get(sym)
+            .unwrap_or_else(|| panic!("{sym} missing from the map:\n{map}"));
+        assert_eq!((o.as_str(), i.as_str()), (sec, input), "{sym}");
+        assert_eq!(Some(addr), addr_of.get(sym), "{sym}'s address");
+    }
+    // Output sections appear with the addresses and sizes readelf reports.
+    let sections = run("readelf", &["-SW", "prog"], &dir);
+    for l in sections
+        .lines()
+        .filter(|l| l.contains(" .text ") || l.contains(" .data "))
+    {
+        let w: Vec<&str> = l.split_whitespace().collect();
+        let at = w
+            .iter()
+            .position(|x| *x == ".text" || *x == ".data")
+            .unwrap();
+        let (name, addr, size) = (w[at], w[at + 2], w[at + 4]);
+        let addr = u64::from_str_radix(addr, 16).unwrap();
+        let size = u64::from_str_radix(size, 16).unwrap();
+        let want = format!("{addr:>16x} {size:>10x}");
+        assert!(
+            map.lines()
+                .any(|m| m.starts_with(&want) && m.ends_with(&format!(" {name}"))),
+            "{name} at {addr:x} size {size:x} not in the map:\n{map}"
+        );
+    }
+}
+
+/// `--warn-common` prints GNU ld's five kinds of common-symbol warning, naming both files; with
+/// `--fatal-warnings` the link fails and leaves an existing output untouched.
+#[test]
+fn warn_common() {
+    let (linker, overridden) = common::linker_under_test();
+    if overridden || !common::have_tool("gcc") {
+        eprintln!("skipped: rivet's own diagnostics, gcc needed");
+        return;
+    }
+    let dir = common::work_root().join("warn-common");
+    common::fresh_dir(&dir);
+    let files = [
+        (
+            "c1.c",
+            "int over_def; int small_then_big[4]; int big_then_small[8]; int same; int def_first;\n\
+             int main(void) { return over_def + small_then_big[0] + big_then_small[0] + same + def_first; }\n",
+        ),
+        (
+            "c2.c",
+            "int over_def = 3; int small_then_big[8]; int big_then_small[2]; int same;\n",
+        ),
+        ("c0.c", "int def_first = 1;\n"),
+        ("c3.c", "int def_first;\n"),
+    ];
+    for (name, text) in files {
+        std::fs::write(dir.join(name), text).unwrap();
+        run("gcc", &["-c", "-fcommon", name], &dir);
+    }
+    let shim = common::ld_shim_dir(&linker, "warn-common");
+    let link = |extra: &[&str]| {
+        let mut args = vec![
+            format!("-B{}/", shim.display()),
+            "-o".into(),
+            "prog".into(),
+            "c0.o".into(),
+            "c1.o".into(),
+            "c2.o".into(),
+            "c3.o".into(),
+        ];
+        args.extend(extra.iter().map(|s| s.to_string()));
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        common::tool("gcc", &args, Some(&dir))
+    };
+    let quiet = link(&[]);
+    assert!(
+        quiet.success() && !quiet.stderr_str().contains("common"),
+        "{}",
+        quiet.log()
+    );
+    let out = link(&["-Wl,--warn-common"]);
+    assert!(out.success(), "{}", out.log());
+    let err = out.stderr_str();
+    for want in [
+        "c1.o: common of `def_first' overridden by definition from c0.o",
+        "c2.o: definition of `over_def' overriding common from c1.o",
+        "c2.o: common of `small_then_big' overriding smaller common from c1.o",
+        "c2.o: common of `big_then_small' overridden by larger common from c1.o",
+        "c2.o: multiple common of `same' (also common in c1.o)",
+        "c3.o: common of `def_first' overridden by definition from c0.o",
+    ] {
+        assert!(
+            err.contains(&format!("rivet: warning: {want}")),
+            "missing {want:?}:\n{err}"
+        );
+    }
+    let before = std::fs::read(dir.join("prog")).unwrap();
+    let fatal = link(&["-Wl,--warn-common", "-Wl,--fatal-warnings"]);
+    assert!(!fatal.success(), "{}", fatal.log());
+    assert!(
+        fatal.stderr_str().contains("--fatal-warnings"),
+        "{}",
+        fatal.log()
+    );
+    assert_eq!(
+        std::fs::read(dir.join("prog")).unwrap(),
+        before,
+        "output changed"
+    );
+}
