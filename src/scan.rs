@@ -11,7 +11,7 @@ use crate::args::{Config, OutputKind};
 use crate::diag::{Errors, Result};
 use crate::gc::Liveness;
 use crate::parse::{InputSection, SectionKind};
-use crate::resolve::Resolved;
+use crate::resolve::{Def, Resolved};
 use crate::symbols::{SymRef, SymbolSpace, Target};
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicBool, AtomicU16, Ordering::Relaxed};
@@ -82,6 +82,8 @@ pub struct SectionScan {
     /// `R_X86_64_IRELATIVE`-like relocations, which go after all others.
     pub irel_relocs: u32,
     pub errors: Vec<String>,
+    /// Symbols behind the "undefined symbol" errors, for the "did you mean" hints.
+    pub undefined: Vec<u32>,
 }
 
 pub fn scan<A: Arch>(
@@ -98,7 +100,7 @@ pub fn scan<A: Arch>(
         needs_tlsld: AtomicBool::new(false),
         needs_got_base: AtomicBool::new(false),
     };
-    type PerFile = (Vec<u32>, Vec<u32>, Vec<(u32, u64)>, Vec<String>);
+    type PerFile = (Vec<u32>, Vec<u32>, Vec<(u32, u64)>, Vec<String>, Vec<u32>);
     let per_file: Vec<PerFile> = res
         .objects
         .par_iter()
@@ -108,6 +110,7 @@ pub fn scan<A: Arch>(
             let mut irel = vec![0u32; o.sections.len()];
             let mut relr = Vec::new();
             let mut errors = Vec::new();
+            let mut undefined = Vec::new();
             for (s, sec) in o.sections.iter().enumerate() {
                 if !live.is_live(f, s)
                     || sec.relas.is_empty()
@@ -121,22 +124,26 @@ pub fn scan<A: Arch>(
                 irel[s] = r.irel_relocs;
                 relr.extend(r.relr.into_iter().map(|off| (s as u32, off)));
                 errors.extend(r.errors);
+                undefined.extend(r.undefined);
             }
-            (counts, irel, relr, errors)
+            (counts, irel, relr, errors, undefined)
         })
         .collect();
     let mut errors = Vec::new();
     let mut dyn_relocs = Vec::with_capacity(per_file.len());
     let mut irel_relocs = Vec::with_capacity(per_file.len());
     let mut relr = Vec::with_capacity(per_file.len());
-    for (c, i, p, e) in per_file {
+    let mut undefined = Vec::new();
+    for (c, i, p, e, u) in per_file {
         dyn_relocs.push(c);
         irel_relocs.push(i);
         relr.push(p);
         errors.extend(e);
+        undefined.extend(u);
     }
     if !errors.is_empty() {
         dedup_undefined(&mut errors);
+        add_suggestions(res, config, &mut errors, undefined);
         return Err(Errors(errors));
     }
     Ok(Scan {
@@ -158,6 +165,129 @@ pub fn packs_relative(config: &Config, sec: &InputSection, off: u64) -> bool {
         && off.is_multiple_of(8)
         && sec.align() >= 8
         && sec.kind != SectionKind::EhFrame
+}
+
+/// Appends lld's "did you mean" lines to the undefined-symbol errors (of the first `--error-limit` symbols).
+fn add_suggestions(res: &Resolved, config: &Config, errors: &mut [String], mut ids: Vec<u32>) {
+    ids.sort_unstable();
+    ids.dedup();
+    let limit = if config.error_limit == 0 {
+        usize::MAX
+    } else {
+        config.error_limit as usize
+    };
+    let hints: Vec<(String, String)> = ids
+        .par_iter()
+        .take(limit)
+        .filter_map(|&id| {
+            Some((
+                format!("undefined symbol: {}", res.display(id)),
+                suggestion(res, id)?,
+            ))
+        })
+        .collect();
+    for e in errors.iter_mut() {
+        let head = e.lines().next().unwrap_or("");
+        if let Some((_, hint)) = hints.iter().find(|(h, _)| h == head) {
+            e.push('\n');
+            e.push_str(hint);
+        }
+    }
+}
+
+/// A defined name the undefined symbol `id` may have been meant to be, as `>>> did you mean:` and `>>> defined
+/// in:` lines: the C function a C++ reference names (a missing `extern "C"`), the C++ function a C reference
+/// names, or a defined name one edit away (a typo, a wrong case).
+fn suggestion(res: &Resolved, id: u32) -> Option<String> {
+    let defined_in = |g: u32| -> Option<String> {
+        match res.defs.get(g as usize)? {
+            Def::Object { file, .. } => Some(res.objects[*file as usize].name.clone()),
+            Def::Shared { file, .. } => Some(res.shared[*file as usize].soname.clone()),
+            _ => None,
+        }
+    };
+    let hint = |shown: String, g: u32| -> Option<String> {
+        Some(format!(
+            ">>> did you mean: {shown}\n>>> defined in: {}",
+            defined_in(g)?
+        ))
+    };
+    let name = res.name(id);
+    if name.starts_with(b"_Z") {
+        // `foo(int)` referenced from C++, `foo` defined in C.
+        let shown = res.display(id);
+        let base = shown.split('(').next().unwrap_or("");
+        if !base.is_empty()
+            && base != shown
+            && let Some(g) = res.names.lookup(base.as_bytes())
+            && let Some(h) = hint(format!("extern \"C\" {base}"), g)
+        {
+            return Some(h);
+        }
+    } else if !name.is_empty() {
+        // `foo` referenced from C, `foo(int)` defined in C++: its mangled name contains `3foo`.
+        let needle = format!("{}{}", name.len(), String::from_utf8_lossy(name));
+        let finder = memchr::memmem::Finder::new(needle.as_bytes());
+        let want = format!("{}(", String::from_utf8_lossy(name));
+        let found = (0..res.num_globals() as u32)
+            .into_par_iter()
+            .find_first(|&g| {
+                let n = res.name(g);
+                n.starts_with(b"_Z")
+                    && finder.find(n).is_some()
+                    && defined_in(g).is_some()
+                    && res.display(g).starts_with(&want)
+            });
+        if let Some(g) = found {
+            return hint(res.display(g), g);
+        }
+    }
+    // One edit away: a character deleted, swapped with the next, replaced or inserted.
+    const ALPHABET: &[u8] = b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_";
+    let try_name = |cand: &[u8]| -> Option<String> {
+        let g = res.names.lookup(cand)?;
+        if g == id {
+            None
+        } else {
+            hint(res.display(g), g)
+        }
+    };
+    let mut cand = Vec::with_capacity(name.len() + 1);
+    for i in 0..name.len() {
+        cand.clear();
+        cand.extend_from_slice(&name[..i]);
+        cand.extend_from_slice(&name[i + 1..]);
+        if let Some(h) = try_name(&cand) {
+            return Some(h);
+        }
+        if i + 1 < name.len() {
+            cand.clear();
+            cand.extend_from_slice(name);
+            cand.swap(i, i + 1);
+            if let Some(h) = try_name(&cand) {
+                return Some(h);
+            }
+        }
+    }
+    for i in 0..=name.len() {
+        for &c in ALPHABET {
+            if i < name.len() && name[i] != c {
+                cand.clear();
+                cand.extend_from_slice(name);
+                cand[i] = c;
+                if let Some(h) = try_name(&cand) {
+                    return Some(h);
+                }
+            }
+            cand.clear();
+            cand.extend_from_slice(name);
+            cand.insert(i, c);
+            if let Some(h) = try_name(&cand) {
+                return Some(h);
+            }
+        }
+    }
+    None
 }
 
 /// lld reports each undefined symbol once with its reference sites; merge messages that start alike.

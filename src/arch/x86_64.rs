@@ -341,6 +341,7 @@ impl Arch for X86_64 {
                 && (cx.is_exe() || cx.config.z_defs)
             {
                 out.errors.push(e);
+                out.undefined.push(sym.id);
                 continue;
             }
             let p = props(cx.res, cx.config, &sym);
