@@ -160,6 +160,26 @@ pub fn gc(config: &Config, res: &Resolved) -> Liveness {
         }
     }
 
+    // SHF_LINK_ORDER sections (`__patchable_function_entries`, sanitizer metadata) live and die with the section
+    // they are linked to: per file, (linked section, dependent) pairs sorted by the linked section.
+    let dependents: Vec<Vec<(u32, u32)>> = objects
+        .par_iter()
+        .map(|o| {
+            let mut d: Vec<(u32, u32)> = o
+                .sections
+                .iter()
+                .enumerate()
+                .filter(|(_, sec)| sec.is_alloc() && sec.flags() & E::SHF_LINK_ORDER as u64 != 0)
+                .filter_map(|(s, sec)| {
+                    let link = sec.shdr.sh_link.get(crate::elf::LE);
+                    (link != 0 && (link as usize) < o.sections.len()).then_some((link, s as u32))
+                })
+                .collect();
+            d.sort_unstable();
+            d
+        })
+        .collect();
+
     drop(t);
     let t = crate::timing::span("mark");
     // Depth-first from every root on all threads; a task whose stack grows hands half of it to another task.
@@ -186,6 +206,15 @@ pub fn gc(config: &Config, res: &Resolved) -> Liveness {
                 && mark(tf, ts)
             {
                 out.push((tf as u32, ts as u32));
+            }
+        }
+        let deps = &dependents[f];
+        if !deps.is_empty() {
+            let from = deps.partition_point(|&(link, _)| link < s);
+            for &(_, d) in deps[from..].iter().take_while(|&&(link, _)| link == s) {
+                if mark(f, d as usize) {
+                    out.push((f as u32, d));
+                }
             }
         }
     };

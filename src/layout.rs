@@ -819,6 +819,56 @@ pub fn layout<A: Arch>(
         o.parts.retain(|p| !matches!(p, Part::Inputs));
         o.parts.insert(0, Part::Sorted);
     }
+    // SHF_LINK_ORDER inputs (`__patchable_function_entries`, sanitizer tables) follow the order of the sections
+    // they are linked to, as in GNU ld and lld; other inputs of the same output section go first, in input order.
+    let link_ordered: Vec<(u32, u32, u32)> =
+        objects
+            .par_iter()
+            .enumerate()
+            .flat_map_iter(|(f, o)| {
+                let places = &places[f];
+                o.sections.iter().enumerate().filter_map(move |(s, sec)| {
+                    (places[s].osec != NONE && sec.flags() & E::SHF_LINK_ORDER as u64 != 0)
+                        .then_some((places[s].osec, f as u32, s as u32))
+                })
+            })
+            .collect();
+    let mut lo_osecs: Vec<u32> = link_ordered.iter().map(|x| x.0).collect();
+    lo_osecs.sort_unstable();
+    lo_osecs.dedup();
+    for osec in lo_osecs {
+        // (linked?, linked section's output section (NONE if dropped) and offset, file, section), in input order.
+        let mut list: Vec<(bool, u32, u64, u32, u32)> = Vec::new();
+        for (f, o) in objects.iter().enumerate() {
+            for (s, sec) in o.sections.iter().enumerate() {
+                if places[f][s].osec != osec || sec.kind == SectionKind::EhFrame {
+                    continue;
+                }
+                let linked = sec.flags() & E::SHF_LINK_ORDER as u64 != 0;
+                let (lo, loff) = if linked {
+                    let link = sec.shdr.sh_link.get(LE) as usize;
+                    places[f]
+                        .get(link)
+                        .map_or((NONE, 0), |p| (p.osec, p.offset))
+                } else {
+                    (0, 0)
+                };
+                list.push((linked, lo, loff, f as u32, s as u32));
+            }
+        }
+        list.sort_by_key(|&(linked, lo, loff, _, _)| (linked, lo, loff));
+        let mut off = 0u64;
+        let o = &mut osecs[osec as usize];
+        for &(_, _, _, f, s) in &list {
+            let sec = &objects[f as usize].sections[s as usize];
+            off = align_up(off, sec.align());
+            places[f as usize][s as usize] = Place { osec, offset: off };
+            off += sec.size();
+        }
+        cursor[osec as usize] = off;
+        o.parts.retain(|p| !matches!(p, Part::Inputs));
+        o.parts.insert(0, Part::Sorted);
+    }
     // A merged output section keeps SHF_MERGE with its inputs' entry size, unless plain inputs or another
     // entry size share it.
     for m in &merges {

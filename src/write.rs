@@ -1521,7 +1521,7 @@ fn write_headers<A: Arch>(cx: &WriteCx, bytes: &mut [u8]) {
         .copy_from_slice(&lay.shstrtab);
     let mut name_off = 1u32;
     let link_of = |s: Synth| lay.synth_sec(s).map_or(0, |o| o.shndx);
-    for o in lay.osecs.iter().filter(|o| o.shndx != 0) {
+    for (k, o) in lay.osecs.iter().enumerate().filter(|(_, o)| o.shndx != 0) {
         let sh = &mut bytes[(lay.shoff + 64 * o.shndx as u64) as usize..][..64];
         let (link, info) = match o.sh_type {
             E::SHT_SYMTAB => (
@@ -1546,6 +1546,8 @@ fn write_headers<A: Arch>(cx: &WriteCx, bytes: &mut [u8]) {
                     0
                 },
             ),
+            // SHF_LINK_ORDER: the output section its first input's linked section went to.
+            _ if o.flags & E::SHF_LINK_ORDER as u64 != 0 => (link_order_target(cx, k), 0),
             _ => (0, 0),
         };
         let info = if o.sh_type == E::SHT_DYNSYM { 1 } else { info };
@@ -1611,4 +1613,23 @@ fn write_build_id(config: &Config, lay: &Layout, off: usize, bytes: &mut [u8]) {
         }
     };
     bytes[off + 16..off + 16 + n].copy_from_slice(&id[..n]);
+}
+
+/// The section index of the output section that holds the section linked to the first SHF_LINK_ORDER input of
+/// output section `osec` (0 if none).
+fn link_order_target(cx: &WriteCx, osec: usize) -> u32 {
+    let lay = cx.lay;
+    for (f, o) in cx.res.objects.iter().enumerate() {
+        for (s, sec) in o.sections.iter().enumerate() {
+            if lay.places[f][s].osec as usize == osec && sec.flags() & E::SHF_LINK_ORDER as u64 != 0
+            {
+                let link = sec.shdr.sh_link.get(LE) as usize;
+                return lay.places[f]
+                    .get(link)
+                    .and_then(|p| lay.osecs.get(p.osec as usize))
+                    .map_or(0, |o| o.shndx);
+            }
+        }
+    }
+    0
 }
