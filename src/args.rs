@@ -111,6 +111,10 @@ pub struct Config {
     pub mmap_output: bool,
     pub print_timing: bool,
     pub time_trace: Option<PathBuf>,
+    /// `--reproduce=FILE.tar`: a tar of the inputs and a response file that repeats the link.
+    pub reproduce: Option<PathBuf>,
+    /// The command line after `@file` expansion (for `--reproduce`).
+    pub argv: Vec<String>,
     /// `-Map FILE`: a link map (`-` for stdout).
     pub map: Option<PathBuf>,
     /// `--why-extract=FILE`: why each archive member was pulled in, as tab-separated lines (`-` for stdout).
@@ -209,6 +213,8 @@ impl Default for Config {
             time_trace: None,
             map: None,
             why_extract: None,
+            reproduce: None,
+            argv: Vec::new(),
             eh_frame_hdr_set: false,
             z_text: true,
             z_separate_code: true,
@@ -374,6 +380,7 @@ enum Opt {
     Optimize,
     Map,
     WhyExtract,
+    Reproduce,
     WarnCommon,
     NoWarnCommon,
     // Rivet's own behaviour.
@@ -527,6 +534,7 @@ const OPTIONS: &[OptSpec] = &[
     value(Opt::Icf, &["--icf"], "none", "Identical code folding; only none is supported"),
     value(Opt::Optimize, &["-O"], "LEVEL", "Optimization level (accepted; same output at every level)"),
     value(Opt::Map, &["-Map"], "FILE", "Write a link map to FILE: output sections, input sections, symbols, archive members"),
+    value(Opt::Reproduce, &["--reproduce"], "FILE.tar", "Write the inputs and a response file repeating this link to FILE.tar"),
     value(Opt::WhyExtract, &["--why-extract"], "FILE", "Write why each archive member was pulled in to FILE ('-' for stdout)"),
     flag(Opt::Ignored, &["--cref"], "Ignored"),
     value(Opt::Threads, &["--threads", "--thread-count"], "N", "Use N threads (default: all cores)"),
@@ -631,6 +639,43 @@ fn is_short(name: &str) -> bool {
     name.len() == 2
 }
 
+/// What a command-line word is to `--reproduce`, which rewrites paths.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ArgRole {
+    /// A positional input file.
+    Input,
+    /// An option naming an input file or search directory; `glued` says whether its value is in the same word
+    /// (`-Lx`, `--version-script=x`) rather than the next one.
+    InputPath { glued: bool },
+    /// An option naming an output file (`-o`, `-Map`), glued or not.
+    OutputPath { glued: bool },
+    /// `--reproduce` itself.
+    Reproduce { glued: bool },
+    /// Anything else; `takes_next` if its value is the next word.
+    Other { takes_next: bool },
+}
+
+/// Classifies one word of the (expanded) command line.
+pub fn arg_role(arg: &str) -> ArgRole {
+    if !arg.starts_with('-') || arg == "-" {
+        return ArgRole::Input;
+    }
+    let Some((spec, glued)) = lookup(arg) else {
+        return ArgRole::Other { takes_next: false };
+    };
+    let glued = glued.is_some();
+    match spec.opt {
+        Opt::LibraryPath | Opt::Script | Opt::VersionScript | Opt::DynamicList => {
+            ArgRole::InputPath { glued }
+        }
+        Opt::Output | Opt::Map | Opt::WhyExtract => ArgRole::OutputPath { glued },
+        Opt::Reproduce => ArgRole::Reproduce { glued },
+        _ => ArgRole::Other {
+            takes_next: spec.takes == Takes::Value && !glued,
+        },
+    }
+}
+
 /// Finds the option `arg` (which starts with `-`) spells, and the value glued to it if any.
 fn lookup(arg: &str) -> Option<(&'static OptSpec, Option<String>)> {
     let (body, two_dashes) = match arg.strip_prefix("--") {
@@ -694,6 +739,7 @@ fn lookup_short(body: &str) -> Option<(&'static OptSpec, Option<String>)> {
 pub fn parse(argv: &[String]) -> Result<Action, String> {
     let args = expand_response_files(argv)?;
     let mut parser = Parser::default();
+    parser.cfg.argv = args.clone();
     let mut i = 0;
     let mut only_files = false;
     while i < args.len() {
@@ -976,6 +1022,7 @@ impl Parser {
             Opt::Trace => cfg.trace = true,
             Opt::Map => cfg.map = Some(PathBuf::from(val())),
             Opt::WhyExtract => cfg.why_extract = Some(PathBuf::from(val())),
+            Opt::Reproduce => cfg.reproduce = Some(PathBuf::from(val())),
             Opt::Version => return Ok(Some(Action::Version)),
             Opt::VersionAndLink => cfg.print_version = true,
             Opt::Help => return Ok(Some(Action::Help)),

@@ -33,6 +33,8 @@ pub struct SharedInput {
 pub struct Inputs {
     pub objects: Vec<ObjectInput>,
     pub shared: Vec<SharedInput>,
+    /// Every file read, as named (for `--reproduce`).
+    pub files: Vec<(PathBuf, Data)>,
 }
 
 pub fn load(config: &Config) -> Result<Inputs> {
@@ -126,6 +128,7 @@ impl Loader<'_> {
             Ok(d) => d,
             Err(e) => return self.errors.push(e),
         };
+        self.inputs.files.push((path.to_path_buf(), data));
         let name = path.display().to_string();
         if data.starts_with(b"\x7fELF") {
             match data.get(16..18) {
@@ -205,7 +208,10 @@ impl Loader<'_> {
             let data = match m.data {
                 Some(d) => d,
                 None => match map_file(&dir.join(&member_name)) {
-                    Ok(d) => d,
+                    Ok(d) => {
+                        self.inputs.files.push((dir.join(&member_name), d));
+                        d
+                    }
                     Err(e) => {
                         self.errors
                             .push(format!("{name}: thin archive member: {e}"));

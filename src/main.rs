@@ -11,6 +11,7 @@ mod intern;
 mod layout;
 mod map;
 mod parse;
+mod reproduce;
 mod resolve;
 mod scan;
 mod script;
@@ -99,6 +100,9 @@ fn link<A: Arch>(config: &args::Config) -> diag::Result<()> {
         let _t = timing::span("load inputs");
         input::load(config)?
     };
+    if let Some(path) = &config.reproduce {
+        reproduce::write(path, config, &inputs.files)?;
+    }
     let parsed = {
         let _t = timing::span("parse");
         parse::parse(inputs)?

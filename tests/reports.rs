@@ -233,3 +233,77 @@ fn warn_common() {
         "output changed"
     );
 }
+
+/// `--reproduce=FILE.tar`: the tar holds the inputs and a response file; linking again from the extracted copy
+/// (with the original inputs moved away) gives a byte-identical output.
+#[test]
+fn reproduce() {
+    let (linker, overridden) = common::linker_under_test();
+    if overridden || !common::have_tool("gcc") || !common::have_tool("tar") {
+        eprintln!("skipped: rivet's own option, gcc and tar needed");
+        return;
+    }
+    let dir = common::work_root().join("reproduce");
+    common::fresh_dir(&dir);
+    std::fs::write(
+        dir.join("main.c"),
+        "#include <stdio.h>\nint lib_fn(int);\nint main(void) { printf(\"%d\\n\", lib_fn(20)); return 0; }\n",
+    )
+    .unwrap();
+    std::fs::write(dir.join("lib.c"), "int lib_fn(int x) { return x + 22; }\n").unwrap();
+    std::fs::write(dir.join("v.map"), "{ global: main; local: *; };\n").unwrap();
+    run("gcc", &["-c", "main.c", "lib.c"], &dir);
+    std::fs::create_dir_all(dir.join("libs")).unwrap();
+    run("ar", &["rcs", "libs/libl.a", "lib.o"], &dir);
+    let shim = common::ld_shim_dir(&linker, "reproduce");
+    let out = common::tool(
+        "gcc",
+        &[
+            &format!("-B{}/", shim.display()),
+            "-o",
+            "prog",
+            "main.o",
+            "-Llibs",
+            "-ll",
+            "-Wl,--version-script=v.map",
+            "-Wl,--reproduce=repro.tar",
+        ],
+        Some(&dir),
+    );
+    assert!(out.success(), "link failed:\n{}", out.log());
+    assert_eq!(
+        run(&dir.join("prog").display().to_string(), &[], &dir),
+        "42\n"
+    );
+    let list = run("tar", &["tf", "repro.tar"], &dir);
+    for want in [
+        "repro/response.txt",
+        "repro/version.txt",
+        "/main.o",
+        "/libs/libl.a",
+        "/v.map",
+    ] {
+        assert!(
+            list.lines().any(|l| l.ends_with(want)),
+            "{want} not in the tar:\n{list}"
+        );
+    }
+    // The inputs go away; the extracted copy alone must reproduce the output.
+    let x = dir.join("x");
+    std::fs::create_dir_all(&x).unwrap();
+    run("tar", &["xf", "../repro.tar"], &x);
+    for f in ["main.o", "lib.o", "libs/libl.a", "v.map"] {
+        std::fs::remove_file(dir.join(f)).unwrap();
+    }
+    let again = common::tool(
+        &linker.display().to_string(),
+        &["@response.txt"],
+        Some(&x.join("repro")),
+    );
+    assert!(again.success(), "relink failed:\n{}", again.log());
+    assert_eq!(
+        std::fs::read(x.join("repro/prog")).unwrap(),
+        std::fs::read(dir.join("prog")).unwrap(),
+        "the reproduced link differs"
+    );
+}
