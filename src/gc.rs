@@ -15,6 +15,9 @@ use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 
 pub struct Liveness {
     pub live: Vec<Vec<bool>>,
+    /// With `--gc-sections`: which shared objects are still needed (lld's rule: an `--as-needed` library stays
+    /// only if a live section makes a non-weak reference to a symbol it defines). `None`: unchanged.
+    pub shared_needed: Option<Vec<bool>>,
 }
 
 impl Liveness {
@@ -93,8 +96,33 @@ pub fn gc(config: &Config, res: &Resolved) -> Liveness {
                     .collect()
             })
             .collect();
-        return Liveness { live };
+        return Liveness {
+            live,
+            shared_needed: None,
+        };
     }
+    // --as-needed libraries that resolve kept: the mark below finds which of them live code really uses.
+    let track_shared = res
+        .shared
+        .iter()
+        .zip(&res.shared_needed)
+        .any(|(so, &needed)| so.as_needed && needed);
+    let shared_used: Vec<AtomicBool> = res
+        .shared
+        .iter()
+        .map(|so| AtomicBool::new(!so.as_needed))
+        .collect();
+    let note_shared = |f: usize, sym: usize| {
+        let o = &objects[f];
+        if sym >= o.first_global
+            && let Some(&g) = res.object_ids[f].get(sym - o.first_global)
+            && let Def::Shared { file, .. } = res.defs[g as usize]
+            && !shared_used[file as usize].load(Relaxed)
+            && o.syms[sym].st_bind() != E::STB_WEAK
+        {
+            shared_used[file as usize].store(true, Relaxed);
+        }
+    };
     let marks: Vec<Vec<AtomicBool>> = objects
         .iter()
         .map(|o| o.sections.iter().map(|_| AtomicBool::new(false)).collect())
@@ -117,6 +145,9 @@ pub fn gc(config: &Config, res: &Resolved) -> Liveness {
                 // keeping it whenever an FDE refers to it is the simple safe superset.
                 if o.sections[s].kind == SectionKind::EhFrame && candidate(res, f, s) {
                     for r in o.sections[s].relas {
+                        if track_shared {
+                            note_shared(f, r.r_sym(crate::elf::LE, false) as usize);
+                        }
                         if let Some((tf, ts)) =
                             target_section(res, f, r.r_sym(crate::elf::LE, false) as usize)
                         {
@@ -143,6 +174,12 @@ pub fn gc(config: &Config, res: &Resolved) -> Liveness {
         .flatten()
     {
         root_syms.extend(res.names.lookup(name.as_bytes()));
+    }
+    // Named on the command line: these keep a library they resolve to (exports below do not).
+    for &g in &root_syms {
+        if let Def::Shared { file, .. } = res.defs[g as usize] {
+            shared_used[file as usize].store(true, Relaxed);
+        }
     }
     let export_all = config.export_dynamic || config.kind == OutputKind::Shared;
     for g in 0..res.num_globals() {
@@ -202,10 +239,13 @@ pub fn gc(config: &Config, res: &Resolved) -> Liveness {
         // Debug info is kept but keeps nothing alive: its references to dead code get tombstones.
         let relas = if sec.is_alloc() { sec.relas } else { &[] };
         for r in relas {
-            if let Some((tf, ts)) = target_section(res, f, r.r_sym(crate::elf::LE, false) as usize)
-                && mark(tf, ts)
-            {
-                out.push((tf as u32, ts as u32));
+            let sym = r.r_sym(crate::elf::LE, false) as usize;
+            if let Some((tf, ts)) = target_section(res, f, sym) {
+                if mark(tf, ts) {
+                    out.push((tf as u32, ts as u32));
+                }
+            } else if track_shared {
+                note_shared(f, sym);
             }
         }
         let deps = &dependents[f];
@@ -253,7 +293,17 @@ pub fn gc(config: &Config, res: &Resolved) -> Liveness {
             }
         }
     }
-    Liveness { live }
+    let shared_needed = track_shared.then(|| {
+        shared_used
+            .into_iter()
+            .zip(&res.shared_needed)
+            .map(|(u, &needed)| needed && u.into_inner())
+            .collect()
+    });
+    Liveness {
+        live,
+        shared_needed,
+    }
 }
 
 /// The (object, section) that symbol `sym` of object `f` is defined in, following global resolution.

@@ -107,7 +107,7 @@ fn link<A: Arch>(config: &args::Config) -> diag::Result<()> {
         let _t = timing::span("parse");
         parse::parse(inputs)?
     };
-    let resolved = {
+    let mut resolved = {
         let _t = timing::span("resolve symbols");
         resolve::resolve(config, parsed)?
     };
@@ -127,10 +127,13 @@ fn link<A: Arch>(config: &args::Config) -> diag::Result<()> {
     if let Some(path) = &config.why_extract {
         map::write_why_extract(path, &resolved)?;
     }
-    let live = {
+    let mut live = {
         let _t = timing::span("gc sections");
         gc::gc(config, &resolved)
     };
+    if let Some(needed) = live.shared_needed.take() {
+        resolved.shared_needed = needed;
+    }
     let (space, scanned) = {
         let _t = timing::span("scan relocations");
         let space = symbols::SymbolSpace::new(&resolved);
