@@ -227,6 +227,7 @@ pub struct Segment {
     pub align: u64,
 }
 
+#[derive(Clone, Copy)]
 pub struct DynSymbol {
     pub id: u32,
     pub name: &'static [u8],
@@ -935,6 +936,7 @@ pub fn layout<A: Arch>(
     let mut irel_got = 0u64;
     let mut copy_syms: Vec<u32> = Vec::new();
     let mut dynsym_ids: Vec<u32> = Vec::new();
+    let t_slots = crate::timing::span("GOT and PLT slots");
     for &id in &all_aux_ids {
         let mut fl = scan.flags[id as usize];
         let target = target_of(res, space, id);
@@ -1136,6 +1138,7 @@ pub fn layout<A: Arch>(
         }
     }
 
+    drop(t_slots);
     // Dynamic symbol table: undefined ones first, then defined ones in .gnu.hash bucket order.
     let mut dyn_strings: HashMap<Vec<u8>, u32> = HashMap::default();
     let mut dynstr: Vec<u8> = vec![0];
@@ -1155,6 +1158,7 @@ pub fn layout<A: Arch>(
     let mut verneed: Verneed = Vec::new();
     let mut dynamic_entries = 0;
     if is_dynamic {
+        let _t = crate::timing::span("dynamic symbol table");
         for (d, s) in res.shared.iter().enumerate() {
             if res.shared_needed[d] {
                 needed.push(add_str(s.soname.as_bytes(), &mut dynstr, &mut dyn_strings));
@@ -1163,70 +1167,90 @@ pub fn layout<A: Arch>(
         // Needed versions are numbered after this file's own definitions (1 and the script's nodes).
         let mut next_version = 2 + res.version_defs.len() as u16;
         let mut version_of: HashMap<(u32, u16), u16> = HashMap::default();
+        // Entries in parallel (names, versions of this output's definitions); an import's version needs a
+        // number from the serial pass below, keyed (file, index).
+        let entries: Vec<(DynSymbol, Option<(u32, u16)>)> = dynsym_ids
+            .par_iter()
+            .map(|&id| {
+                let target = target_of(res, space, id);
+                let mut name = res.name(id);
+                let mut version = 1u16;
+                let x = &aux[aux_index[id as usize] as usize];
+                let copied = x.copied;
+                let canonical = x.canonical && config.kind != OutputKind::Shared;
+                let mut import_version = None;
+                if let Target::Imported { file, sym } = target {
+                    let v = res.shared[file as usize].version(sym as usize);
+                    if v >= 2
+                        && let Some(Some(_)) =
+                            res.shared[file as usize].version_names.get(v as usize)
+                    {
+                        import_version = Some((file, v));
+                    }
+                }
+                let defined =
+                    !matches!(target, Target::Imported { .. } | Target::Undefined { .. }) || copied;
+                if defined && !copied {
+                    version = res.sym_version.get(id as usize).copied().unwrap_or(1);
+                    // `name@VERSION` (.symver, non-default): exported as `name`, hidden version.
+                    if version & 0x8000 != 0
+                        && let Some(at) = memchr::memchr(b'@', name)
+                    {
+                        name = &name[..at];
+                    }
+                }
+                let entry = DynSymbol {
+                    id,
+                    name,
+                    name_off: 0,
+                    version,
+                    defined,
+                    hashed: defined || canonical,
+                };
+                (entry, import_version)
+            })
+            .collect();
+        // Needed versions numbered in first-use order, and their names into .dynstr.
+        for (_, iv) in &entries {
+            let Some((file, v)) = *iv else { continue };
+            if version_of.contains_key(&(file, v)) {
+                continue;
+            }
+            let vname = res.shared[file as usize].version_names[v as usize].unwrap();
+            let k = next_version;
+            next_version += 1;
+            let soname_off = dyn_strings[res.shared[file as usize].soname.as_bytes()] as usize;
+            let name_off = add_str(vname, &mut dynstr, &mut dyn_strings);
+            match verneed.iter_mut().find(|(so, _)| *so == soname_off) {
+                Some((_, list)) => list.push((vname, k, name_off)),
+                None => verneed.push((soname_off, vec![(vname, k, name_off)])),
+            }
+            version_of.insert((file, v), k);
+        }
+        // Every dynamic symbol has its own name: no need to look for an equal string.
+        dynstr.reserve(entries.iter().map(|(e, _)| e.name.len() + 1).sum());
         let mut undef = Vec::new();
         let mut def = Vec::new();
-        for &id in &dynsym_ids {
-            let target = target_of(res, space, id);
-            let mut name = res.name(id);
-            let mut version = 1u16;
-            let copied = aux[aux_index[id as usize] as usize].copied;
-            let canonical =
-                aux[aux_index[id as usize] as usize].canonical && config.kind != OutputKind::Shared;
-            if let Target::Imported { file, sym } = target {
-                let v = res.shared[file as usize].version(sym as usize);
-                if v >= 2
-                    && let Some(Some(vname)) =
-                        res.shared[file as usize].version_names.get(v as usize)
-                {
-                    version = *version_of.entry((file, v)).or_insert_with(|| {
-                        let k = next_version;
-                        next_version += 1;
-                        let soname_off =
-                            dyn_strings[res.shared[file as usize].soname.as_bytes()] as usize;
-                        let name_off = add_str(vname, &mut dynstr, &mut dyn_strings);
-                        match verneed.iter_mut().find(|(so, _)| *so == soname_off) {
-                            Some((_, list)) => list.push((vname, k, name_off)),
-                            None => verneed.push((soname_off, vec![(vname, k, name_off)])),
-                        }
-                        k
-                    });
-                }
+        for (mut e, iv) in entries {
+            if let Some(key) = iv {
+                e.version = version_of[&key];
             }
-            let defined =
-                !matches!(target, Target::Imported { .. } | Target::Undefined { .. }) || copied;
-            if defined && !copied {
-                version = res.sym_version.get(id as usize).copied().unwrap_or(1);
-                // `name@VERSION` (.symver, non-default): exported as `name`, hidden version.
-                if version & 0x8000 != 0
-                    && let Some(at) = memchr::memchr(b'@', name)
-                {
-                    name = &name[..at];
-                }
-            }
-            // Every dynamic symbol has its own name: no need to look for an equal string.
-            let name_off = dynstr.len() as u32;
-            dynstr.extend_from_slice(name);
+            e.name_off = dynstr.len() as u32;
+            dynstr.extend_from_slice(e.name);
             dynstr.push(0);
-            let hashed = defined || canonical;
-            let entry = DynSymbol {
-                id,
-                name,
-                name_off,
-                version,
-                defined,
-                hashed,
-            };
-            if hashed {
-                def.push(entry)
-            } else {
-                undef.push(entry)
-            }
+            if e.hashed { def.push(e) } else { undef.push(e) }
         }
-        // Each name hashed once (a comparison sort calling the hash per comparison cost 200 ms on a big .so).
+        // .gnu.hash bucket order, stable: each name hashed once, in parallel (a comparison sort calling the
+        // hash per comparison cost 200 ms on a big .so).
         let nbuckets = gnu_hash_buckets(def.len());
-        def.sort_by_cached_key(|d| elf::gnu_hash(d.name) % nbuckets);
+        let mut order: Vec<(u32, u32)> = def
+            .par_iter()
+            .enumerate()
+            .map(|(i, d)| (elf::gnu_hash(d.name) % nbuckets, i as u32))
+            .collect();
+        order.par_sort_unstable();
         dynsyms = undef;
-        dynsyms.extend(def);
+        dynsyms.extend(order.iter().map(|&(_, i)| def[i as usize]));
         for (i, d) in dynsyms.iter().enumerate() {
             let k = aux_index[d.id as usize];
             aux[k as usize].dynsym = i as u32 + 1;

@@ -136,7 +136,7 @@ fn link<A: Arch>(config: &args::Config) -> diag::Result<()> {
     }
     let (space, scanned) = {
         let _t = timing::span("scan relocations");
-        let space = symbols::SymbolSpace::new(&resolved);
+        let space = symbols::SymbolSpace::new(&resolved, config);
         let scanned = scan::scan::<A>(config, &resolved, &space, &live)?;
         (space, scanned)
     };

@@ -6,14 +6,52 @@ use crate::elf::LE;
 use crate::parse::ObjectFile;
 use crate::resolve::{Def, Resolved};
 use object::elf as E;
+use rayon::prelude::*;
 
 pub struct SymbolSpace {
     pub local_base: Vec<u32>,
     pub total: usize,
+    /// Per global id, the [`SymProps`] bits of what it resolves to: one byte read per relocation instead of the
+    /// target's symbol-table entry, which lies in another file's mapping (a cache and TLB miss each time on big
+    /// links; measured 7% of clang-so's link in `sym_type` alone).
+    pub gprops: Vec<u8>,
+}
+
+/// Properties of a resolved symbol that relocation processing asks about, as bits.
+pub struct SymProps;
+
+impl SymProps {
+    pub const IMPORTED: u8 = 1;
+    pub const PREEMPTIBLE: u8 = 2;
+    pub const IFUNC: u8 = 4;
+    pub const ABSOLUTE: u8 = 8;
+    pub const FUNC: u8 = 16;
+
+    /// The bits for a reference to `id` resolving to `t`.
+    pub fn of(res: &Resolved, config: &crate::args::Config, id: u32, t: Target) -> u8 {
+        let ty = sym_type(res, t);
+        let mut b = 0;
+        if matches!(t, Target::Imported { .. }) {
+            b |= Self::IMPORTED;
+        }
+        if is_preemptible(res, config, id, t) {
+            b |= Self::PREEMPTIBLE;
+        }
+        if matches!(t, Target::Object { .. }) && ty == E::STT_GNU_IFUNC {
+            b |= Self::IFUNC;
+        }
+        if is_absolute(res, t) {
+            b |= Self::ABSOLUTE;
+        }
+        if ty == E::STT_FUNC || ty == E::STT_GNU_IFUNC {
+            b |= Self::FUNC;
+        }
+        b
+    }
 }
 
 impl SymbolSpace {
-    pub fn new(res: &Resolved) -> SymbolSpace {
+    pub fn new(res: &Resolved, config: &crate::args::Config) -> SymbolSpace {
         let mut next = res.num_globals() as u32;
         let local_base = res
             .objects
@@ -24,9 +62,23 @@ impl SymbolSpace {
                 b
             })
             .collect();
+        let gprops = (0..res.num_globals() as u32)
+            .into_par_iter()
+            .map(|g| {
+                let t = match res.defs[g as usize] {
+                    Def::Object { file, sym } => Target::Object { file, sym },
+                    Def::Shared { file, sym } => Target::Imported { file, sym },
+                    Def::Linker => Target::Linker,
+                    // A weak or strong undefined reference: the bits do not depend on which.
+                    Def::Undefined => Target::Undefined { weak: false },
+                };
+                SymProps::of(res, config, g, t)
+            })
+            .collect();
         SymbolSpace {
             local_base,
             total: next as usize,
+            gprops,
         }
     }
 }
@@ -55,12 +107,6 @@ pub enum Target {
 pub struct SymRef {
     pub id: u32,
     pub target: Target,
-}
-
-impl SymRef {
-    pub fn is_imported(&self) -> bool {
-        matches!(self.target, Target::Imported { .. })
-    }
 }
 
 /// Whether references to the symbol must go through the dynamic linker because another module's definition may

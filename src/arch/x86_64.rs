@@ -6,7 +6,7 @@
 use super::Arch;
 use crate::elf::LE;
 use crate::scan::{self, ScanCx, SectionScan};
-use crate::symbols::{self, SymRef, Target};
+use crate::symbols::{self, SymProps, SymRef, Target};
 use crate::write::{DynRel, DynRelSink, WriteCx};
 use object::elf::*;
 
@@ -78,14 +78,22 @@ struct Props {
     func: bool,
 }
 
-fn props(res: &crate::resolve::Resolved, config: &crate::args::Config, s: &SymRef) -> Props {
-    let ty = symbols::sym_type(res, s.target);
+fn props(
+    res: &crate::resolve::Resolved,
+    config: &crate::args::Config,
+    space: &symbols::SymbolSpace,
+    s: &SymRef,
+) -> Props {
+    let b = match space.gprops.get(s.id as usize) {
+        Some(&b) => b,
+        None => SymProps::of(res, config, s.id, s.target),
+    };
     Props {
-        imported: s.is_imported(),
-        preemptible: symbols::is_preemptible(res, config, s.id, s.target),
-        ifunc: symbols::is_ifunc(res, s.target),
-        absolute: symbols::is_absolute(res, s.target),
-        func: ty == STT_FUNC || ty == STT_GNU_IFUNC,
+        imported: b & SymProps::IMPORTED != 0,
+        preemptible: b & SymProps::PREEMPTIBLE != 0,
+        ifunc: b & SymProps::IFUNC != 0,
+        absolute: b & SymProps::ABSOLUTE != 0,
+        func: b & SymProps::FUNC != 0,
     }
 }
 
@@ -344,7 +352,7 @@ impl Arch for X86_64 {
                 out.undefined.push(sym.id);
                 continue;
             }
-            let p = props(cx.res, cx.config, &sym);
+            let p = props(cx.res, cx.config, cx.space, &sym);
             let action = decide(&m, r_type, p, writable, sec.data, off);
             match action {
                 Action::None
@@ -495,7 +503,7 @@ impl Arch for X86_64 {
             if at >= out.len() {
                 return Err(err_range());
             }
-            let p = props(cx.res, cx.config, &sym);
+            let p = props(cx.res, cx.config, cx.space, &sym);
             let action = decide(&m, r_type, p, writable, sec.data, off);
             let s_val = cx.sym_value(&sym, a);
             let value: u64 = match action {
