@@ -793,19 +793,31 @@ pub fn layout<A: Arch>(
             o.parts.insert(0, Part::Inputs);
         }
     }
-    // Sorted init/fini arrays: priority first, then input order; unnumbered sections last.
-    for name in sorted_names {
+    // Sorted init/fini arrays: priority first, then input order; unnumbered sections last. Found in one
+    // parallel pass (a serial pass per array name cost 5 walks over every section).
+    let sorted_inputs: Vec<(usize, u32, u32, u32)> = objects
+        .par_iter()
+        .enumerate()
+        .flat_map_iter(|(f, o)| {
+            o.sections.iter().enumerate().filter_map(move |(s, sec)| {
+                if !live.is_live(f, s) {
+                    return None;
+                }
+                let n = output_name(sec.name);
+                let k = sorted_names.iter().position(|&x| x == n)?;
+                Some((k, init_priority(sec.name).unwrap_or(65536), f as u32, s as u32))
+            })
+        })
+        .collect();
+    for (k, name) in sorted_names.into_iter().enumerate() {
         let Some(&osec) = by_name.get(name) else {
             continue;
         };
-        let mut list: Vec<(u32, u32, u32)> = Vec::new();
-        for (f, o) in objects.iter().enumerate() {
-            for (s, sec) in o.sections.iter().enumerate() {
-                if live.is_live(f, s) && output_name(sec.name) == name {
-                    list.push((init_priority(sec.name).unwrap_or(65536), f as u32, s as u32));
-                }
-            }
-        }
+        let mut list: Vec<(u32, u32, u32)> = sorted_inputs
+            .iter()
+            .filter(|x| x.0 == k)
+            .map(|&(_, prio, f, s)| (prio, f, s))
+            .collect();
         list.sort();
         let mut off = 0u64;
         let o = &mut osecs[osec as usize];
