@@ -139,8 +139,27 @@ pub fn read_u64(buf: &[u8], off: usize) -> Option<u64> {
 
 /// The GNU hash function for `.gnu.hash`.
 pub fn gnu_hash(name: &[u8]) -> u32 {
-    name.iter()
-        .fold(5381u32, |h, &c| h.wrapping_mul(33).wrapping_add(c as u32))
+    // h = h * 33 + c, four bytes per step: h * 33^4 + (c0 * 33^3 + c1 * 33^2 + c2 * 33 + c3). The byte terms do
+    // not depend on h, so the serial chain is one multiply-add per four bytes instead of per byte (dynamic
+    // symbol names of C++ libraries average ~90 bytes; hashing 75k of them took 9 ms serially).
+    const P1: u32 = 33;
+    const P2: u32 = 33 * 33;
+    const P3: u32 = 33 * 33 * 33;
+    const P4: u32 = P3.wrapping_mul(33);
+    let mut h = 5381u32;
+    let mut chunks = name.chunks_exact(4);
+    for c in &mut chunks {
+        let t = (c[0] as u32)
+            .wrapping_mul(P3)
+            .wrapping_add((c[1] as u32).wrapping_mul(P2))
+            .wrapping_add((c[2] as u32).wrapping_mul(P1))
+            .wrapping_add(c[3] as u32);
+        h = h.wrapping_mul(P4).wrapping_add(t);
+    }
+    chunks
+        .remainder()
+        .iter()
+        .fold(h, |h, &c| h.wrapping_mul(33).wrapping_add(c as u32))
 }
 
 /// The System V hash function for `.hash`.
@@ -173,6 +192,14 @@ mod tests {
     fn hashes_match_the_abi_examples() {
         assert_eq!(gnu_hash(b""), 0x1505);
         assert_eq!(gnu_hash(b"printf"), 0x156b2bb8);
+        // Every length around the four-byte steps agrees with the byte-at-a-time definition.
+        let text = b"_ZNSt6vectorIiSaIiEE9push_backERKi_and_some_more";
+        for n in 0..text.len() {
+            let slow = text[..n]
+                .iter()
+                .fold(5381u32, |h, &c| h.wrapping_mul(33).wrapping_add(c as u32));
+            assert_eq!(gnu_hash(&text[..n]), slow, "length {n}");
+        }
         assert_eq!(sysv_hash(b"printf"), 0x077905a6);
     }
 

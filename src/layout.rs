@@ -233,6 +233,8 @@ pub struct DynSymbol {
     pub name: &'static [u8],
     /// Offset of the name in `.dynstr`.
     pub name_off: u32,
+    /// `.gnu.hash` hash of the name (set for hashed entries).
+    pub gnu_hash: u32,
     /// Version index for `.gnu.version`.
     pub version: u16,
     /// Defined in the output (a section or absolute address).
@@ -805,7 +807,12 @@ pub fn layout<A: Arch>(
                 }
                 let n = output_name(sec.name);
                 let k = sorted_names.iter().position(|&x| x == n)?;
-                Some((k, init_priority(sec.name).unwrap_or(65536), f as u32, s as u32))
+                Some((
+                    k,
+                    init_priority(sec.name).unwrap_or(65536),
+                    f as u32,
+                    s as u32,
+                ))
             })
         })
         .collect();
@@ -1215,6 +1222,7 @@ pub fn layout<A: Arch>(
                     id,
                     name,
                     name_off: 0,
+                    gnu_hash: 0,
                     version,
                     defined,
                     hashed: defined || canonical,
@@ -1239,26 +1247,53 @@ pub fn layout<A: Arch>(
             }
             version_of.insert((file, v), k);
         }
-        // Every dynamic symbol has its own name: no need to look for an equal string.
-        dynstr.reserve(entries.iter().map(|(e, _)| e.name.len() + 1).sum());
+        // Every dynamic symbol has its own name: no need to look for an equal string. Offsets by a prefix
+        // sum, then the names copied in parallel.
+        let base = dynstr.len();
         let mut undef = Vec::new();
         let mut def = Vec::new();
+        let mut end = base;
         for (mut e, iv) in entries {
             if let Some(key) = iv {
                 e.version = version_of[&key];
             }
-            e.name_off = dynstr.len() as u32;
-            dynstr.extend_from_slice(e.name);
-            dynstr.push(0);
+            e.name_off = end as u32;
+            end += e.name.len() + 1;
             if e.hashed { def.push(e) } else { undef.push(e) }
+        }
+        dynstr.resize(end, 0);
+        {
+            // Names were given increasing offsets in entry order: undefined and defined ones interleave.
+            let mut by_offset: Vec<(u32, &[u8])> = undef
+                .iter()
+                .chain(&def)
+                .map(|e| (e.name_off, e.name))
+                .collect();
+            by_offset.par_sort_unstable_by_key(|e| e.0);
+            let mut rest = &mut dynstr[base..];
+            let mut slots: Vec<(&mut [u8], &[u8])> = Vec::with_capacity(by_offset.len());
+            for (_, name) in by_offset {
+                let (slot, tail) = rest.split_at_mut(name.len() + 1);
+                slots.push((slot, name));
+                rest = tail;
+            }
+            slots
+                .into_par_iter()
+                .for_each(|(slot, name)| slot[..name.len()].copy_from_slice(name));
         }
         // .gnu.hash bucket order, stable: each name hashed once, in parallel (a comparison sort calling the
         // hash per comparison cost 200 ms on a big .so).
         let nbuckets = gnu_hash_buckets(def.len());
+        // Hashed from the fresh .dynstr copy: the names in the inputs' string tables are scattered over every
+        // mapping (a TLB and cache miss each), the copy is contiguous.
+        def.par_iter_mut().for_each(|d| {
+            let at = d.name_off as usize;
+            d.gnu_hash = elf::gnu_hash(&dynstr[at..at + d.name.len()]);
+        });
         let mut order: Vec<(u32, u32)> = def
-            .par_iter()
+            .iter()
             .enumerate()
-            .map(|(i, d)| (elf::gnu_hash(d.name) % nbuckets, i as u32))
+            .map(|(i, d)| (d.gnu_hash % nbuckets, i as u32))
             .collect();
         order.par_sort_unstable();
         dynsyms = undef;
@@ -2211,24 +2246,30 @@ fn build_merges(
     _osecs: &mut [OutputSection],
 ) -> Result<MergeResult> {
     let objects = &res.objects;
-    // Group keys: (output section, entsize, strings, align).
-    let mut keys: Vec<(u32, u64, bool, u64)> = Vec::new();
+    // Group keys: (output section, entsize, strings, align), numbered in first-seen input order. Each file's
+    // merge sections and their keys are found in parallel; only the numbering is serial.
+    type Key = (u32, u64, bool, u64);
+    let found: Vec<Vec<(u32, Key)>> = objects
+        .par_iter()
+        .enumerate()
+        .map(|(f, o)| {
+            o.sections
+                .iter()
+                .enumerate()
+                .filter(|&(s, sec)| sec.kind == SectionKind::Merge && live.is_live(f, s))
+                .filter_map(|(s, sec)| {
+                    let &osec = by_name.get(output_name(sec.name))?;
+                    let strings = sec.flags() & E::SHF_STRINGS as u64 != 0;
+                    Some((s as u32, (osec, sec.entsize(), strings, sec.align())))
+                })
+                .collect()
+        })
+        .collect();
+    let mut keys: Vec<Key> = Vec::new();
     let mut merge_of: Vec<Vec<u32>> = Vec::with_capacity(objects.len());
-    for (f, o) in objects.iter().enumerate() {
+    for (o, list) in objects.iter().zip(&found) {
         let mut m = vec![NONE; o.sections.len()];
-        for (s, sec) in o.sections.iter().enumerate() {
-            if sec.kind != SectionKind::Merge || !live.is_live(f, s) {
-                continue;
-            }
-            let Some(&osec) = by_name.get(output_name(sec.name)) else {
-                continue;
-            };
-            let key = (
-                osec,
-                sec.entsize(),
-                sec.flags() & E::SHF_STRINGS as u64 != 0,
-                sec.align(),
-            );
+        for &(s, key) in list {
             let k = match keys.iter().position(|k| *k == key) {
                 Some(k) => k,
                 None => {
@@ -2236,7 +2277,7 @@ fn build_merges(
                     keys.len() - 1
                 }
             };
-            m[s] = k as u32;
+            m[s as usize] = k as u32;
         }
         merge_of.push(m);
     }

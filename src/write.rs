@@ -1037,15 +1037,14 @@ fn write_dynamic_sections(cx: &WriteCx, bytes: &mut [u8]) {
         let mut buckets = vec![0u32; nbuckets as usize];
         let mut chain = vec![0u32; defs.len()];
         for (k, d) in defs.iter().enumerate() {
-            let hsh = elf::gnu_hash(d.name);
+            let hsh = d.gnu_hash;
             let w = ((hsh / 64) as u64 % nbloom) as usize;
             bloom[w] |= 1u64 << (hsh % 64) | 1u64 << ((hsh >> shift) % 64);
             let b = (hsh % nbuckets) as usize;
             if buckets[b] == 0 {
                 buckets[b] = (first_def + 1 + k) as u32;
             }
-            let last =
-                k + 1 == defs.len() || elf::gnu_hash(defs[k + 1].name) % nbuckets != b as u32;
+            let last = k + 1 == defs.len() || defs[k + 1].gnu_hash % nbuckets != b as u32;
             chain[k] = (hsh & !1) | last as u32;
         }
         let mut off = h.offset as usize;
