@@ -1,4 +1,4 @@
-//! Determinism: the same link with `--threads=1` and `--threads=2` (and a second `--threads=2` run) gives
+//! Determinism: the same link with `--threads=1`, `2`, `4` and `8` (and a second `--threads=2` run) gives
 //! byte-identical output, for a moderately sized generated program (many objects with functions, strings, TLS,
 //! data tables with relocations, debug info, an archive and a GNU-ld-built shared library) in several output kinds.
 //!
@@ -244,6 +244,8 @@ fn same_output_for_any_thread_count() {
                 ("threads1".into(), Some(1)),
                 ("threads2".into(), Some(2)),
                 ("threads2-again".into(), Some(2)),
+                ("threads4".into(), Some(4)),
+                ("threads8".into(), Some(8)),
             ]
         };
         let mut outputs = Vec::new();

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Side-by-side comparison of rivet with its peers on the shared benchmark corpus (issue 5's table).
+#
+# Usage: bench/compare.sh [WORKLOAD...]        (default: all five workloads)
+#
+# Needs the peers and the corpus from ../shared/bench (peers.sh, corpus.sh; see bench/README.md). Builds rivet in
+# release mode, then runs ../shared/bench/run.sh once per workload with: rivet (default threads), rivet
+# --threads=1, wild, mold and ld.lld-19 (wild and mold with --no-fork, added by run.sh), plus wild
+# --no-gc-sections on the workloads that do not ask for --gc-sections (wild collects garbage by default), and the
+# @read/@write I/O floor. ROUNDS (default 7) and the other run.sh variables pass through.
+set -euo pipefail
+
+HERE=$(cd "$(dirname "$0")" && pwd)
+ROOT=$(cd "$HERE/.." && pwd)
+SHARED=${SHARED_BENCH:-$(cd "$ROOT/../shared/bench" 2>/dev/null && pwd || true)}
+[ -x "$SHARED/run.sh" ] || { echo "compare.sh: ../shared/bench/run.sh not found (set SHARED_BENCH)" >&2; exit 2; }
+PEERS=${BENCH_CACHE:-$HOME/.cache/linker-bench}/peers/bin
+export PATH="$PEERS:$PATH"
+
+(cd "$ROOT" && cargo build --release)
+RIVET="$ROOT/target/release/rivet"
+
+workloads=("$@")
+[ ${#workloads[@]} -gt 0 ] || workloads=(rg-release rg-debug c-gc clang-tool clang-so)
+for w in "${workloads[@]}"; do
+    specs=("rivet=$RIVET" "rivet-t1=$RIVET --threads=1" wild mold ld.lld-19 @read @write)
+    case "$w" in
+        clang-tool|clang-so) specs+=("wild-nogc=wild --no-gc-sections") ;;
+    esac
+    "$SHARED/run.sh" "$w" "${specs[@]}"
+done
