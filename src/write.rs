@@ -227,6 +227,10 @@ pub fn write<A: Arch>(
     let size = lay.file_size;
     let tmp = temp_path(out_path);
     let t = crate::timing::span("open output");
+    // The default is the mapped file: measured on this project's 2-core machine (hyperfine, 8 runs), mmap beats a
+    // heap buffer written with write(2) on ext4 (rg-release 86 vs 108 ms, clang-so 829 vs 948 ms) and on tmpfs
+    // (87 vs 91 ms, 808 vs 909 ms): write(2) copies every byte once more and allocates the page cache serially,
+    // while the mapping is pre-faulted and filled by all threads.
     let mut buf = if config.mmap_output {
         let file = std::fs::OpenOptions::new()
             .read(true)
