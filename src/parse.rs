@@ -108,6 +108,8 @@ pub struct ObjectFile {
     pub first_global: usize,
     /// Names of `syms[first_global..]`.
     pub global_names: Vec<Name>,
+    /// For an archive member: the indices in `global_names` of its defined globals (empty otherwise).
+    pub lazy_defined: Vec<u32>,
     pub comdats: Vec<ComdatGroup>,
     /// Defined globals with a version in their name (`.symver`): (index in `global_names`, version name,
     /// default). A default one (`name@@VERSION`) is renamed `name` here, so plain references bind to it; a
@@ -299,8 +301,11 @@ fn parse_object(input: ObjectInput) -> std::result::Result<ObjectFile, String> {
         global_names,
         comdats: Vec::new(),
         symvers,
+        lazy_defined: Vec::new(),
     };
-    // Check every symbol's section index once, so later passes can index without checks.
+    // Check every symbol's section index once, so later passes can index without checks. An archive member's
+    // defined globals are noted on the way: resolution interns only those (re-reading the symbol tables of
+    // thousands of members there cost clang-tool 9 ms).
     for i in 0..syms.len() {
         let shndx = file.sym_shndx(i);
         if shndx != 0 && shndx < E::SHN_LORESERVE as u32 && shndx as usize >= shdrs.len() {
@@ -309,6 +314,9 @@ fn parse_object(input: ObjectInput) -> std::result::Result<ObjectFile, String> {
                 file.name,
                 crate::diag::demangle(file.sym_name(i))
             ));
+        }
+        if lazy && shndx != 0 && i >= first_global {
+            file.lazy_defined.push((i - first_global) as u32);
         }
     }
     // An archive member's sections are only read if the member is pulled into the link.

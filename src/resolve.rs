@@ -112,21 +112,17 @@ pub fn resolve(config: &Config, parsed: Parsed) -> Result<Resolved> {
     // An archive member's undefined references matter only if it is pulled in (in big static links most are
     // not), so members contribute just their defined names here; the rest are looked up, or added, when pulled.
     let t = crate::timing::span("intern global names");
-    let lazy_defs: Vec<(Vec<Name>, Vec<u32>)> = objects
+    let lazy_defs: Vec<(Vec<Name>, &[u32])> = objects
         .par_iter()
         .map(|o| {
             if !o.lazy {
-                return (Vec::new(), Vec::new());
+                return (Vec::new(), &[][..]);
             }
-            let mut names = Vec::new();
-            let mut index = Vec::new();
-            for (k, n) in o.global_names.iter().enumerate() {
-                if is_defined(o, o.first_global + k) {
-                    names.push(*n);
-                    index.push(k as u32);
-                }
-            }
-            (names, index)
+            let index = &o.lazy_defined[..];
+            (
+                index.iter().map(|&k| o.global_names[k as usize]).collect(),
+                index,
+            )
         })
         .collect();
     let mut lists: Vec<&[Name]> = Vec::with_capacity(1 + objects.len() + shared.len());
