@@ -112,13 +112,38 @@ pub fn gc(config: &Config, res: &Resolved) -> Liveness {
         .iter()
         .map(|so| AtomicBool::new(!so.as_needed))
         .collect();
+    // lld's rule: a symbol keeps its library only if some live object refers to it non-weakly (the reference
+    // that live code makes may itself be weak).
+    let strong: Vec<AtomicBool> = if track_shared {
+        let strong: Vec<AtomicBool> = (0..res.num_globals())
+            .map(|_| AtomicBool::new(false))
+            .collect();
+        objects.par_iter().enumerate().for_each(|(f, o)| {
+            if !res.object_live[f] {
+                return;
+            }
+            for (k, &g) in res.object_ids[f].iter().enumerate() {
+                let sym = &o.syms[o.first_global + k];
+                if g != u32::MAX
+                    && sym.st_shndx.get(crate::elf::LE) == E::SHN_UNDEF
+                    && sym.st_bind() != E::STB_WEAK
+                    && matches!(res.defs[g as usize], Def::Shared { .. })
+                {
+                    strong[g as usize].store(true, Relaxed);
+                }
+            }
+        });
+        strong
+    } else {
+        Vec::new()
+    };
     let note_shared = |f: usize, sym: usize| {
         let o = &objects[f];
         if sym >= o.first_global
             && let Some(&g) = res.object_ids[f].get(sym - o.first_global)
             && let Def::Shared { file, .. } = res.defs[g as usize]
             && !shared_used[file as usize].load(Relaxed)
-            && o.syms[sym].st_bind() != E::STB_WEAK
+            && strong[g as usize].load(Relaxed)
         {
             shared_used[file as usize].store(true, Relaxed);
         }

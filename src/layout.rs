@@ -857,6 +857,14 @@ pub fn layout<A: Arch>(
     lo_osecs.sort_unstable();
     lo_osecs.dedup();
     for osec in lo_osecs {
+        // Already in priority order (an `.init_array` input with SHF_LINK_ORDER): keep that order.
+        if osecs[osec as usize]
+            .parts
+            .iter()
+            .any(|p| matches!(p, Part::Sorted))
+        {
+            continue;
+        }
         // (linked?, linked section's output section (NONE if dropped) and offset, file, section), in input order.
         let mut list: Vec<(bool, u32, u64, u32, u32)> = Vec::new();
         for (f, o) in objects.iter().enumerate() {
@@ -1302,19 +1310,18 @@ pub fn layout<A: Arch>(
             let k = aux_index[d.id as usize];
             aux[k as usize].dynsym = i as u32 + 1;
         }
-        // glibc's ld.so refuses DT_RELR in an object without a GLIBC_ABI_DT_RELR dependency (a libc that
-        // defines that version supports DT_RELR); GNU ld and lld add it the same way.
+        // An object with DT_RELR requires version GLIBC_ABI_DT_RELR of a versioned libc, as GNU ld and lld
+        // add it: a glibc whose ld.so predates DT_RELR lacks that version and refuses to load the object,
+        // instead of silently skipping its relative relocations.
         let packs = !relr_got.is_empty() || scan.relr.iter().any(|v| !v.is_empty());
         if config.pack_relative_relocs && packs {
-            let libc = res.shared.iter().enumerate().find_map(|(d, so)| {
-                let v = so
-                    .version_names
-                    .iter()
-                    .position(|n| *n == Some(&b"GLIBC_ABI_DT_RELR"[..]))?;
-                (res.shared_needed[d] && so.soname.starts_with("libc.so")).then_some((d, v))
+            let libc = res.shared.iter().enumerate().position(|(d, so)| {
+                res.shared_needed[d]
+                    && so.soname.starts_with("libc.so")
+                    && so.version_names.iter().any(Option::is_some)
             });
-            if let Some((d, v)) = libc {
-                let vname = res.shared[d].version_names[v].unwrap();
+            if let Some(d) = libc {
+                let vname: &'static [u8] = b"GLIBC_ABI_DT_RELR";
                 let soname_off = dyn_strings[res.shared[d].soname.as_bytes()] as usize;
                 let name_off = add_str(vname, &mut dynstr, &mut dyn_strings);
                 let k = next_version;

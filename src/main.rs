@@ -132,7 +132,7 @@ fn link<A: Arch>(config: &args::Config) -> diag::Result<()> {
         gc::gc(config, &resolved)
     };
     if let Some(needed) = live.shared_needed.take() {
-        resolved.shared_needed = needed;
+        resolved.drop_unneeded_shared(needed);
     }
     let (space, scanned) = {
         let _t = timing::span("scan relocations");
@@ -150,13 +150,15 @@ fn link<A: Arch>(config: &args::Config) -> diag::Result<()> {
             diag::warnings()
         )));
     }
-    {
-        let _t = timing::span("write output");
-        write::write::<A>(config, &resolved, &space, &live, &lay)?;
-    }
+    // The map comes from the layout alone; written first, a map that cannot be written fails the link before
+    // the output is replaced (a build tool would otherwise take the new output as up to date).
     if let Some(path) = &config.map {
         let _t = timing::span("link map");
         map::write_map(path, config, &resolved, &live, &lay)?;
+    }
+    {
+        let _t = timing::span("write output");
+        write::write::<A>(config, &resolved, &space, &live, &lay)?;
     }
     drop(total);
     if config.print_timing {

@@ -52,10 +52,20 @@ fn rewrite_args(cwd: &Path, argv: &[String]) -> Vec<String> {
             .file_name()
             .map_or_else(|| p.to_string(), |n| n.to_string_lossy().into_owned())
     };
-    // A glued value follows `=` in long options and the option letter in short ones (`-Lx`, `-ofile`).
+    // A glued value follows `=` in long options (`--version-script=x`, `-Map=x`) and the option letter in short
+    // ones (`-Lx`, `-ofile`, `-Tfoo=bar.ld`).
     let split = |a: &str| -> (String, String) {
+        const SINGLE_DASH_LONG: [&str; 5] = [
+            "-Map",
+            "-version-script",
+            "-dynamic-list",
+            "-script",
+            "-library-path",
+        ];
         match a.split_once('=') {
-            Some((o, v)) if a.starts_with("--") || o.len() > 2 => (format!("{o}="), v.to_string()),
+            Some((o, v)) if a.starts_with("--") || SINGLE_DASH_LONG.contains(&o) => {
+                (format!("{o}="), v.to_string())
+            }
             _ => (a[..2].to_string(), a[2..].to_string()),
         }
     };
@@ -169,6 +179,13 @@ fn append(tar: &mut Vec<u8>, name: &str, data: &[u8]) {
 /// Writes the reproduction tar for this link: `files` are the inputs the loader read.
 pub fn write(path: &Path, config: &Config, files: &[(PathBuf, &[u8])]) -> Result<()> {
     let err = |e: String| Errors::one(format!("--reproduce: {}: {e}", path.display()));
+    // ustar sizes are 11 octal digits.
+    if let Some((p, _)) = files.iter().find(|(_, d)| d.len() as u64 >= 1 << 33) {
+        return Err(err(format!(
+            "{}: too large for a tar member (8 GiB or more)",
+            p.display()
+        )));
+    }
     let cwd = std::env::current_dir().map_err(|e| err(e.to_string()))?;
     let dir = path
         .file_stem()
@@ -226,6 +243,7 @@ mod tests {
             "-L/usr/lib/../lib",
             "--reproduce=r.tar",
             "-Map=/tmp/prog.map",
+            "-Tno=such.ld",
             "-dynamic-linker",
             "/",
             "-lc",
@@ -240,6 +258,7 @@ mod tests {
                 "prog",
                 "-Lusr/lib",
                 "-Map=prog.map",
+                "-Tno=such.ld",
                 "-dynamic-linker",
                 "/",
                 "-lc"

@@ -77,6 +77,41 @@ impl Resolved {
     pub fn num_globals(&self) -> usize {
         self.defs.len()
     }
+
+    /// Applies a narrower set of needed shared objects (`--gc-sections` with `--as-needed`): symbols that only a
+    /// dropped library defined become undefined (only weak references remain to them), and only the kept
+    /// libraries' references make an executable export its definitions.
+    pub fn drop_unneeded_shared(&mut self, needed: Vec<bool>) {
+        let dropped: Vec<bool> = needed
+            .iter()
+            .zip(&self.shared_needed)
+            .map(|(&n, &was)| was && !n)
+            .collect();
+        if !dropped.contains(&true) {
+            return;
+        }
+        self.defs.par_iter_mut().for_each(|d| {
+            if let Def::Shared { file, .. } = *d
+                && dropped[file as usize]
+            {
+                *d = Def::Undefined;
+            }
+        });
+        let referenced: Vec<AtomicBool> = (0..self.defs.len())
+            .map(|_| AtomicBool::new(false))
+            .collect();
+        self.shared_ids
+            .par_iter()
+            .enumerate()
+            .filter(|&(d, _)| needed[d])
+            .for_each(|(_, ids)| {
+                for &g in ids {
+                    referenced[g as usize].store(true, Relaxed);
+                }
+            });
+        self.referenced_by_shared = referenced.into_iter().map(AtomicBool::into_inner).collect();
+        self.shared_needed = needed;
+    }
 }
 
 const NONE: u32 = u32::MAX;

@@ -157,13 +157,14 @@ pub fn scan<A: Arch>(
 }
 
 /// Whether a relative relocation at `off` in `sec` is packed into `.relr.dyn`: with `-z pack-relative-relocs`,
-/// when its place is word-aligned in the output (the section aligned to 8 and `off` a multiple of 8), as RELR
+/// when its place is word-aligned in the output (the section aligned to a multiple of 8 and `off` a multiple of
+/// 8), as RELR
 /// encodes only such places, and not in `.eh_frame`, whose records move. Scan and write both ask this.
 #[inline]
 pub fn packs_relative(config: &Config, sec: &InputSection, off: u64) -> bool {
     config.pack_relative_relocs
         && off.is_multiple_of(8)
-        && sec.align() >= 8
+        && sec.align().is_multiple_of(8)
         && sec.kind != SectionKind::EhFrame
 }
 

@@ -104,3 +104,72 @@ fn gc_drops_libraries_only_dead_code_uses() {
     assert_eq!(env_run("gc"), "2 -1\n");
     assert_eq!(env_run("nogc"), "2 -1\n");
 }
+
+/// A live weak reference keeps a library when some other (even removed) code refers to the symbol strongly, as
+/// in lld, where the symbol's binding decides; a versioned definition must then come with its DT_NEEDED and
+/// version requirement.
+#[test]
+fn live_weak_reference_to_a_strongly_referenced_symbol() {
+    let (linker, overridden) = common::linker_under_test();
+    if overridden || !common::have_tool("gcc") {
+        eprintln!("skipped: lld's rule, not GNU ld's; gcc needed");
+        return;
+    }
+    let dir = common::work_root().join("gc-as-needed-weak");
+    common::fresh_dir(&dir);
+    std::fs::write(dir.join("foo.c"), "int foo(void) { return 42; }\n").unwrap();
+    std::fs::write(dir.join("foo.map"), "V1 { global: foo; local: *; };\n").unwrap();
+    run(
+        "gcc",
+        &[
+            "-shared",
+            "-fPIC",
+            "-Wl,--version-script=foo.map",
+            "-o",
+            "libfoo.so",
+            "foo.c",
+        ],
+        &dir,
+    );
+    std::fs::write(
+        dir.join("a.c"),
+        "#include <stdio.h>\nextern int foo(void) __attribute__((weak));\n\
+         int main(void) { printf(\"%d\\n\", foo ? foo() : -1); return 0; }\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("b.c"),
+        "int foo(void);\nint unused_caller(void) { return foo(); }\n",
+    )
+    .unwrap();
+    run(
+        "gcc",
+        &["-c", "-O1", "-ffunction-sections", "a.c", "b.c"],
+        &dir,
+    );
+    let shim = common::ld_shim_dir(&linker, "gc-as-needed-weak");
+    let out = common::tool(
+        "gcc",
+        &[
+            &format!("-B{}/", shim.display()),
+            "-o",
+            "prog",
+            "a.o",
+            "b.o",
+            "-Wl,--gc-sections",
+            "-L.",
+            "-Wl,--as-needed",
+            "-lfoo",
+            "-Wl,--no-as-needed",
+        ],
+        Some(&dir),
+    );
+    assert!(out.success(), "link failed:\n{}", out.log());
+    let libs = needed(&dir, "prog");
+    assert!(libs.contains(&"libfoo.so".to_string()), "{libs:?}");
+    let mut cmd = std::process::Command::new(dir.join("prog"));
+    cmd.env("LD_LIBRARY_PATH", &dir);
+    let r = common::run_with_timeout(&mut cmd, std::time::Duration::from_secs(20));
+    assert!(r.success(), "{}", r.log());
+    assert_eq!(r.stdout_str(), "42\n");
+}
