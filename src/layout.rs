@@ -183,6 +183,21 @@ impl PieceTable {
     }
 }
 
+/// The `.eh_frame` records of every live `.eh_frame` input section, per object as (section, records): most
+/// sections are not `.eh_frame`, and an empty list per input section cost clang-so 20 MB.
+#[derive(Default)]
+pub struct EhRecords(pub Vec<Vec<(u32, Vec<EhRecord>)>>);
+
+impl EhRecords {
+    /// The records of section `s` of object `f` (empty if it has none).
+    pub fn get(&self, f: usize, s: usize) -> &[EhRecord] {
+        self.0[f]
+            .iter()
+            .find(|(k, _)| *k as usize == s)
+            .map_or(&[], |(_, v)| &v[..])
+    }
+}
+
 /// A record of an input `.eh_frame` section.
 #[derive(Clone, Copy, Debug)]
 pub struct EhRecord {
@@ -259,8 +274,10 @@ pub struct Layout {
     pub merges: Vec<MergeGroup>,
     /// Per object, per section: piece maps of merge sections (empty for others).
     pub piece_maps: Vec<Vec<PieceTable>>,
+    /// Per object, per section: the merge section's index in `piece_maps[f]` (NONE for others).
+    pub piece_slot: Vec<Vec<u32>>,
     pub merge_of: Vec<Vec<u32>>,
-    pub eh_records: Vec<Vec<Vec<EhRecord>>>,
+    pub eh_records: EhRecords,
     /// CIEs dropped as duplicates: (file, section, input offset) → the kept identical CIE's.
     pub cie_redirect: HashMap<(u32, u32, u64), (u32, u32, u64)>,
     pub aux_index: Vec<u32>,
@@ -693,7 +710,7 @@ pub fn layout<A: Arch>(
     drop(t);
     let t = crate::timing::span("merge sections, split .eh_frame");
     // Merge groups and .eh_frame records.
-    let (merges, merge_of, piece_maps) = build_merges(res, live, &by_name, &mut osecs)?;
+    let (merges, merge_of, piece_slot, piece_maps) = build_merges(res, live, &by_name, &mut osecs)?;
     let (eh_records, cie_redirect) = {
         let _t = crate::timing::span("split .eh_frame");
         let mut recs = split_eh_frames(res, live)?;
@@ -731,7 +748,7 @@ pub fn layout<A: Arch>(
                     continue;
                 };
                 let size = if sec.kind == SectionKind::EhFrame {
-                    eh_records[f].get(s).map_or(0, |r| eh_block_size(r))
+                    eh_block_size(eh_records.get(f, s))
                 } else {
                     sec.size()
                 };
@@ -1513,9 +1530,10 @@ pub fn layout<A: Arch>(
     }
     if let Some(&i) = synth.get(&Synth::EhFrameHdr) {
         let fdes: usize = eh_records
+            .0
             .iter()
             .flatten()
-            .flatten()
+            .flat_map(|(_, v)| v)
             .filter(|r| !r.is_cie && r.out_off != NONE as u64)
             .count();
         osecs[i as usize].size = 12 + 8 * fdes as u64;
@@ -1881,6 +1899,7 @@ pub fn layout<A: Arch>(
         merge_addr: Vec::new(),
         merges,
         piece_maps,
+        piece_slot,
         merge_of,
         eh_records,
         cie_redirect,
@@ -2062,16 +2081,14 @@ pub fn gnu_bloom_words(n: usize) -> u64 {
 /// Drops CIEs no kept FDE uses, and CIEs identical (bytes and relocation targets) to one earlier in input order,
 /// whose FDEs then point at that one (GNU ld and lld do the same; C++ and Rust objects each repeat the same few
 /// CIEs). Output offsets of the affected sections are recomputed.
-fn dedup_cies(
-    res: &Resolved,
-    recs: &mut [Vec<Vec<EhRecord>>],
-) -> HashMap<(u32, u32, u64), (u32, u32, u64)> {
+fn dedup_cies(res: &Resolved, recs: &mut EhRecords) -> HashMap<(u32, u32, u64), (u32, u32, u64)> {
     type CieKey = (Vec<u8>, Vec<(u64, u32, u64, i64)>);
     let mut seen: HashMap<CieKey, (u32, u32, u64)> = HashMap::default();
     let mut redirect = HashMap::default();
-    for (f, per_sec) in recs.iter_mut().enumerate() {
+    for (f, per_sec) in recs.0.iter_mut().enumerate() {
         let o = &res.objects[f];
-        for (s, list) in per_sec.iter_mut().enumerate() {
+        for (s, list) in per_sec.iter_mut() {
+            let s = *s as usize;
             if list.is_empty() {
                 continue;
             }
@@ -2150,13 +2167,14 @@ fn eh_block_size(records: &[EhRecord]) -> u64 {
 
 /// Splits every live `.eh_frame` into records and decides which are kept: an FDE is kept when the section its
 /// first relocation points at is live; CIEs are kept when a kept FDE uses them.
-fn split_eh_frames(res: &Resolved, live: &Liveness) -> Result<Vec<Vec<Vec<EhRecord>>>> {
-    let out: Vec<std::result::Result<Vec<Vec<EhRecord>>, String>> = res
+fn split_eh_frames(res: &Resolved, live: &Liveness) -> Result<EhRecords> {
+    type PerFile = Vec<(u32, Vec<EhRecord>)>;
+    let out: Vec<std::result::Result<PerFile, String>> = res
         .objects
         .par_iter()
         .enumerate()
         .map(|(f, o)| {
-            let mut per_sec = vec![Vec::new(); o.sections.len()];
+            let mut per_sec = Vec::new();
             for (s, sec) in o.sections.iter().enumerate() {
                 if sec.kind != SectionKind::EhFrame || !live.is_live(f, s) {
                     continue;
@@ -2234,15 +2252,20 @@ fn split_eh_frames(res: &Resolved, live: &Liveness) -> Result<Vec<Vec<Vec<EhReco
                         cur += r.size;
                     }
                 }
-                per_sec[s] = recs;
+                per_sec.push((s as u32, recs));
             }
             Ok(per_sec)
         })
         .collect();
-    crate::diag::collect(out.into_iter().map(|r| r.map_err(Errors::one)))
+    crate::diag::collect(out.into_iter().map(|r| r.map_err(Errors::one))).map(EhRecords)
 }
 
-type MergeResult = (Vec<MergeGroup>, Vec<Vec<u32>>, Vec<Vec<PieceTable>>);
+type MergeResult = (
+    Vec<MergeGroup>,
+    Vec<Vec<u32>>,
+    Vec<Vec<u32>>,
+    Vec<Vec<PieceTable>>,
+);
 
 /// Splits `SHF_MERGE` sections into pieces and deduplicates them per merge group.
 fn build_merges(
@@ -2287,19 +2310,31 @@ fn build_merges(
         }
         merge_of.push(m);
     }
+    // Each file's merge sections get slots in section order: piece tables are kept for those only (a table per
+    // input section cost clang-so's 836k sections 40 MB).
+    let piece_slot: Vec<Vec<u32>> = objects
+        .par_iter()
+        .zip(found.par_iter())
+        .map(|(o, list)| {
+            let mut slot = vec![NONE; o.sections.len()];
+            for (k, &(s, _)) in list.iter().enumerate() {
+                slot[s as usize] = k as u32;
+            }
+            slot
+        })
+        .collect();
     // Split into pieces, in parallel over files.
     let t = crate::timing::span("split merge pieces");
-    // Per section: piece input offsets and piece names.
+    // Per merge section (by slot): piece input offsets and piece names.
     type SectionPieces = Vec<(Vec<u64>, Vec<Name>)>;
     let pieces: Vec<std::result::Result<SectionPieces, String>> = objects
         .par_iter()
-        .enumerate()
-        .map(|(f, o)| {
-            let mut out = vec![(Vec::new(), Vec::new()); o.sections.len()];
-            for (s, sec) in o.sections.iter().enumerate() {
-                if merge_of[f][s] == NONE {
-                    continue;
-                }
+        .zip(found.par_iter())
+        .map(|(o, list)| {
+            let mut out = Vec::with_capacity(list.len());
+            for &(s, _) in list {
+                let s = s as usize;
+                let sec = &o.sections[s];
                 let d = sec.data;
                 let ent = sec.entsize() as usize;
                 let mut v = (Vec::new(), Vec::new());
@@ -2351,7 +2386,7 @@ fn build_merges(
                         off += ent;
                     }
                 }
-                out[s] = v;
+                out.push(v);
             }
             Ok(out)
         })
@@ -2360,9 +2395,9 @@ fn build_merges(
     drop(t);
     let _t = crate::timing::span("deduplicate merge pieces");
     let mut groups = Vec::new();
-    let mut piece_maps: Vec<Vec<PieceTable>> = objects
+    let mut piece_maps: Vec<Vec<PieceTable>> = found
         .iter()
-        .map(|o| vec![PieceTable::default(); o.sections.len()])
+        .map(|list| vec![PieceTable::default(); list.len()])
         .collect();
     // Each group's sections in input order, found in one pass.
     let mut members: Vec<Vec<(usize, usize)>> = vec![Vec::new(); keys.len()];
@@ -2376,7 +2411,7 @@ fn build_merges(
     for (k, &(osec, entsize, _strings, align)) in keys.iter().enumerate() {
         let lists: Vec<&[Name]> = members[k]
             .iter()
-            .map(|&(f, s)| &pieces[f][s].1[..])
+            .map(|&(f, s)| &pieces[f][piece_slot[f][s] as usize].1[..])
             .collect();
         let interned = intern(&lists);
         let mut offsets = Vec::with_capacity(interned.unique.len());
@@ -2390,7 +2425,7 @@ fn build_merges(
             .par_iter()
             .zip(interned.ids.par_iter())
             .map(|(&(f, s), ids)| {
-                let maps = pieces[f][s]
+                let maps = pieces[f][piece_slot[f][s] as usize]
                     .0
                     .iter()
                     .zip(ids)
@@ -2403,7 +2438,7 @@ fn build_merges(
             })
             .collect();
         for (&(f, s), m) in members[k].iter().zip(maps) {
-            piece_maps[f][s] = m;
+            piece_maps[f][piece_slot[f][s] as usize] = m;
         }
         groups.push(MergeGroup {
             osec,
@@ -2414,7 +2449,7 @@ fn build_merges(
             size: cur,
         });
     }
-    Ok((groups, merge_of, piece_maps))
+    Ok((groups, merge_of, piece_slot, piece_maps))
 }
 
 /// Addresses of every symbol, then the linker-defined ones.
@@ -2686,7 +2721,7 @@ pub fn section_offset_addr(
                 // Inside a kept record: the same byte of its copy. Anywhere else (a dropped record, the end
                 // of the section, an empty section such as crtbeginT.o's __EH_FRAME_BEGIN__): where the next
                 // kept record of this section, or the end of its block, lands.
-                let recs = &lay.eh_records[f][s];
+                let recs = lay.eh_records.get(f, s);
                 let k = recs.partition_point(|r| r.in_off + r.size <= off);
                 let out_off = match recs.get(k) {
                     Some(r) if r.out_off != NONE as u64 && r.in_off <= off => {
@@ -2719,7 +2754,7 @@ pub fn merge_offset_addr(
     if m == NONE {
         return None;
     }
-    let table = &lay.piece_maps[f][s];
+    let table = &lay.piece_maps[f][lay.piece_slot[f][s] as usize];
     let maps = &table.maps;
     let covers = |k: usize| {
         k < maps.len() && maps[k].in_off <= off && maps.get(k + 1).is_none_or(|n| n.in_off > off)

@@ -547,7 +547,7 @@ fn write_eh_frame<A: Arch>(
     let mut tmp = sec.data.to_vec();
     // Relocations are applied on a copy at input offsets; `section_offset_addr` gives each its output address.
     A::apply_section(cx, f, s, &mut tmp, sink)?;
-    let recs = &cx.lay.eh_records[f][s];
+    let recs = cx.lay.eh_records.get(f, s);
     for r in recs {
         if r.out_off == NONE as u64 {
             continue;
@@ -581,7 +581,10 @@ fn write_eh_frame<A: Arch>(
                             cx.res.objects[f].name, r.in_off
                         )
                     })?;
-                let kept = cx.lay.eh_records[kf as usize][ks as usize]
+                let kept = cx
+                    .lay
+                    .eh_records
+                    .get(kf as usize, ks as usize)
                     .iter()
                     .find(|c| c.in_off == kin)
                     .map_or(0, |c| c.out_off);
