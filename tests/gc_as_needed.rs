@@ -8,13 +8,8 @@
 
 mod common;
 
+use common::tool_ok as run;
 use std::path::Path;
-
-fn run(program: &str, args: &[&str], cwd: &Path) -> String {
-    let out = common::tool(program, args, Some(cwd));
-    assert!(out.success(), "{program} {args:?} failed:\n{}", out.log());
-    out.stdout_str()
-}
 
 fn needed(dir: &Path, exe: &str) -> Vec<String> {
     run("readelf", &["-dW", exe], dir)

@@ -7,14 +7,8 @@
 
 mod common;
 
+use common::tool_ok as run;
 use std::collections::HashMap;
-use std::path::Path;
-
-fn run(program: &str, args: &[&str], cwd: &Path) -> String {
-    let out = common::tool(program, args, Some(cwd));
-    assert!(out.success(), "{program} {args:?} failed:\n{}", out.log());
-    out.stdout_str()
-}
 
 #[test]
 fn map_and_why_extract() {

@@ -350,6 +350,13 @@ pub fn tool(program: &str, args: &[&str], cwd: Option<&Path>) -> Outcome {
     run_with_timeout(&mut cmd, Duration::from_secs(120))
 }
 
+/// Runs a tool command in `cwd` that must succeed (the test panics with its log otherwise); returns its stdout.
+pub fn tool_ok(program: &str, args: &[&str], cwd: &Path) -> String {
+    let out = tool(program, args, Some(cwd));
+    assert!(out.success(), "{program} {args:?} failed:\n{}", out.log());
+    out.stdout_str()
+}
+
 /// Collapses every run of whitespace to one space, so that readelf column layout doesn't matter to a check.
 pub fn squash_ws(s: &str) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ")
