@@ -927,7 +927,7 @@ pub struct Extraction {
 /// sections are discarded.
 fn choose_comdats(objects: &[ObjectFile], live: &[bool]) -> Vec<Vec<bool>> {
     let sigs: Vec<Vec<Name>> = objects
-        .iter()
+        .par_iter()
         .enumerate()
         .map(|(f, o)| {
             if live[f] {
