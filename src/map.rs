@@ -39,13 +39,18 @@ fn referrer(res: &Resolved, by: u32) -> String {
     }
 }
 
+/// The pulled archive members in input order.
+fn extractions(res: &Resolved) -> Vec<crate::resolve::Extraction> {
+    let mut list = res.extracted.clone();
+    list.sort_unstable_by_key(|e| e.member);
+    list
+}
+
 /// `--why-extract`: one line per pulled archive member, `reference<TAB>extracted<TAB>symbol`, in input order of
 /// the members (lld's format).
 pub fn write_why_extract(path: &Path, res: &Resolved) -> Result<()> {
     let mut out = String::from("reference\textracted\tsymbol\n");
-    let mut list = res.extracted.clone();
-    list.sort_unstable_by_key(|e| e.member);
-    for e in &list {
+    for e in &extractions(res) {
         let _ = writeln!(
             out,
             "{}\t{}\t{}",
@@ -119,11 +124,9 @@ pub fn write_map(
     let mut out = String::new();
     if !res.extracted.is_empty() {
         out.push_str(
-            "Archive members pulled in, each after the first reference that pulled it:\n\n",
+            "Archive members pulled in, each followed by the reference that pulled it in:\n\n",
         );
-        let mut list = res.extracted.clone();
-        list.sort_unstable_by_key(|e| e.member);
-        for e in &list {
+        for e in &extractions(res) {
             let _ = writeln!(
                 out,
                 "{}\n        {} ({})",
