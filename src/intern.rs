@@ -93,17 +93,6 @@ fn unsafe_static(name: &[u8]) -> &'static [u8] {
     unsafe { std::slice::from_raw_parts(name.as_ptr(), name.len()) }
 }
 
-#[inline(always)]
-fn prefetch(p: *const u8) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: a prefetch is a hint; it never faults, whatever the address.
-    unsafe {
-        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(p as *const i8)
-    };
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = p;
-}
-
 pub fn intern(lists: &[&[Name]]) -> Interned {
     // Bucket each list's elements by shard (counting sort), in parallel over lists.
     let buckets: Vec<(Vec<u32>, Vec<u32>)> = lists
@@ -144,7 +133,7 @@ pub fn intern(lists: &[&[Name]]) -> Interned {
                     // The names' bytes lie all over the inputs; fetching a few ahead hides part of the latency
                     // of the byte comparison a duplicate needs.
                     if let Some(&ahead) = run.get(k + 8) {
-                        prefetch(list[ahead as usize].bytes.as_ptr());
+                        crate::elf::prefetch(list[ahead as usize].bytes.as_ptr());
                     }
                     let n = list[i as usize];
                     let id = *map.entry(Key(n)).or_insert_with(|| {

@@ -97,6 +97,39 @@ fn props(
     }
 }
 
+/// Relocations this far ahead get their target's per-symbol entries prefetched.
+const PREFETCH_AHEAD: usize = 16;
+
+/// Starts loading what the relocation `PREFETCH_AHEAD` places after `k` will read about its symbol if it names a
+/// global: its definition, its property byte and (when writing) its address, which lie at random in tables of
+/// every global.
+#[inline(always)]
+fn prefetch_ahead(
+    res: &crate::resolve::Resolved,
+    space: &symbols::SymbolSpace,
+    addrs: &[u64],
+    f: usize,
+    relas: &[crate::elf::Rela],
+    k: usize,
+) {
+    let Some(r) = relas.get(k + PREFETCH_AHEAD) else {
+        return;
+    };
+    let i = r.r_sym(LE, false) as usize;
+    let o = &res.objects[f];
+    if i < o.first_global {
+        return;
+    }
+    if let Some(&g) = res.object_ids[f].get(i - o.first_global) {
+        let g = g as usize;
+        crate::elf::prefetch(res.defs.as_ptr().wrapping_add(g));
+        crate::elf::prefetch(space.gprops.as_ptr().wrapping_add(g));
+        if !addrs.is_empty() {
+            crate::elf::prefetch(addrs.as_ptr().wrapping_add(g));
+        }
+    }
+}
+
 struct Mode {
     pic: bool,
     exe: bool,
@@ -319,7 +352,8 @@ impl Arch for X86_64 {
         let m = mode_of_scan(cx);
         let mut out = SectionScan::default();
         let mut skip_next = false;
-        for r in sec.relas {
+        for (k, r) in sec.relas.iter().enumerate() {
+            prefetch_ahead(cx.res, cx.space, &[], f, sec.relas, k);
             if skip_next {
                 skip_next = false;
                 continue;
@@ -465,7 +499,8 @@ impl Arch for X86_64 {
         };
         let base = cx.section_addr(f, s);
         let mut skip_next = false;
-        for r in sec.relas {
+        for (k, r) in sec.relas.iter().enumerate() {
+            prefetch_ahead(cx.res, cx.space, &cx.lay.addrs, f, sec.relas, k);
             if skip_next {
                 skip_next = false;
                 continue;
