@@ -118,12 +118,12 @@ pub fn gc(config: &Config, res: &Resolved) -> Liveness {
         let strong: Vec<AtomicBool> = (0..res.num_globals())
             .map(|_| AtomicBool::new(false))
             .collect();
-        objects.par_iter().enumerate().for_each(|(f, o)| {
-            if !res.object_live[f] {
-                return;
-            }
-            for (k, &g) in res.object_ids[f].iter().enumerate() {
-                let sym = &o.syms[o.first_global + k];
+        crate::resolve::for_each_live_global(
+            objects,
+            &res.object_live,
+            &res.object_ids,
+            |_, o, i, g| {
+                let sym = &o.syms[i];
                 if g != u32::MAX
                     && sym.st_shndx.get(crate::elf::LE) == E::SHN_UNDEF
                     && sym.st_bind() != E::STB_WEAK
@@ -131,8 +131,8 @@ pub fn gc(config: &Config, res: &Resolved) -> Liveness {
                 {
                     strong[g as usize].store(true, Relaxed);
                 }
-            }
-        });
+            },
+        );
         strong
     } else {
         Vec::new()

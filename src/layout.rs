@@ -1276,6 +1276,7 @@ pub fn layout<A: Arch>(
         let base = dynstr.len();
         let mut undef = Vec::new();
         let mut def = Vec::new();
+        let mut names_in_order: Vec<&[u8]> = Vec::with_capacity(entries.len());
         let mut end = base;
         for (mut e, iv) in entries {
             if let Some(key) = iv {
@@ -1283,20 +1284,14 @@ pub fn layout<A: Arch>(
             }
             e.name_off = end as u32;
             end += e.name.len() + 1;
+            names_in_order.push(e.name);
             if e.hashed { def.push(e) } else { undef.push(e) }
         }
         dynstr.resize(end, 0);
         {
-            // Names were given increasing offsets in entry order: undefined and defined ones interleave.
-            let mut by_offset: Vec<(u32, &[u8])> = undef
-                .iter()
-                .chain(&def)
-                .map(|e| (e.name_off, e.name))
-                .collect();
-            by_offset.par_sort_unstable_by_key(|e| e.0);
             let mut rest = &mut dynstr[base..];
-            let mut slots: Vec<(&mut [u8], &[u8])> = Vec::with_capacity(by_offset.len());
-            for (_, name) in by_offset {
+            let mut slots: Vec<(&mut [u8], &[u8])> = Vec::with_capacity(names_in_order.len());
+            for name in names_in_order {
                 let (slot, tail) = rest.split_at_mut(name.len() + 1);
                 slots.push((slot, name));
                 rest = tail;

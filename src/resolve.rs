@@ -90,31 +90,40 @@ impl Resolved {
         if !dropped.contains(&true) {
             return;
         }
-        self.defs.par_iter_mut().for_each(|d| {
-            if let Def::Shared { file, .. } = *d
-                && dropped[file as usize]
-            {
-                *d = Def::Undefined;
-            }
-        });
-        let referenced: Vec<AtomicBool> = (0..self.defs.len())
-            .map(|_| AtomicBool::new(false))
-            .collect();
-        self.shared_ids
-            .par_iter()
-            .enumerate()
-            .filter(|&(d, _)| needed[d])
-            .for_each(|(_, ids)| {
-                for &g in ids {
-                    referenced[g as usize].store(true, Relaxed);
-                }
-            });
-        self.referenced_by_shared = referenced.into_iter().map(AtomicBool::into_inner).collect();
+        undefine_shared(&mut self.defs, &dropped);
+        self.referenced_by_shared = referenced_by(&self.shared_ids, &needed, self.defs.len());
         self.shared_needed = needed;
     }
 }
 
 const NONE: u32 = u32::MAX;
+
+/// Symbols that only a shared object not in the link (`dropped[file]`) defines become undefined.
+fn undefine_shared(defs: &mut [Def], dropped: &[bool]) {
+    defs.par_iter_mut().for_each(|d| {
+        if let Def::Shared { file, .. } = *d
+            && dropped[file as usize]
+        {
+            *d = Def::Undefined;
+        }
+    });
+}
+
+/// Per global id: whether a needed shared object refers to or defines it (an executable's definition must then
+/// be exported, to be used or interposed).
+fn referenced_by(shared_ids: &[Vec<u32>], needed: &[bool], n: usize) -> Vec<bool> {
+    let referenced: Vec<AtomicBool> = (0..n).map(|_| AtomicBool::new(false)).collect();
+    shared_ids
+        .par_iter()
+        .enumerate()
+        .filter(|&(d, _)| needed[d])
+        .for_each(|(_, ids)| {
+            for &g in ids {
+                referenced[g as usize].store(true, Relaxed);
+            }
+        });
+    referenced.into_iter().map(AtomicBool::into_inner).collect()
+}
 
 #[inline]
 fn is_defined(obj: &ObjectFile, i: usize) -> bool {
@@ -397,25 +406,9 @@ pub fn resolve(config: &Config, parsed: Parsed) -> Result<Resolved> {
         }
     });
     let shared_needed: Vec<bool> = used.into_iter().map(AtomicBool::into_inner).collect();
-    for d in defs.iter_mut() {
-        if let Def::Shared { file, .. } = *d
-            && !shared_needed[file as usize]
-        {
-            *d = Def::Undefined;
-        }
-    }
-    let referenced_by_shared: Vec<AtomicBool> = (0..n).map(|_| AtomicBool::new(false)).collect();
-    shared
-        .par_iter()
-        .enumerate()
-        .filter(|(d, _)| shared_needed[*d])
-        .for_each(|(d, _s)| {
-            for (k, &g) in shared_ids[d].iter().enumerate() {
-                // Referenced or defined there: an executable's definition must be exported to interpose.
-                let _ = k;
-                referenced_by_shared[g as usize].store(true, Relaxed);
-            }
-        });
+    let unneeded: Vec<bool> = shared_needed.iter().map(|&n| !n).collect();
+    undefine_shared(&mut defs, &unneeded);
+    let referenced_by_shared = referenced_by(&shared_ids, &shared_needed, n);
 
     for (k, _) in config.defsyms.iter().enumerate() {
         defs[extra_ids[1 + config.undefined.len() + k] as usize] = Def::Linker;
@@ -461,10 +454,7 @@ pub fn resolve(config: &Config, parsed: Parsed) -> Result<Resolved> {
         comdat_discarded,
         shared_needed,
         hidden,
-        referenced_by_shared: referenced_by_shared
-            .into_iter()
-            .map(AtomicBool::into_inner)
-            .collect(),
+        referenced_by_shared,
         common,
         strip_debug: config.strip_debug,
         in_dynamic_list,
@@ -475,7 +465,7 @@ pub fn resolve(config: &Config, parsed: Parsed) -> Result<Resolved> {
 
 /// Calls `visit(file, object, symbol index, global id)` for every global symbol entry of every linked object, in
 /// parallel over files.
-fn for_each_live_global(
+pub fn for_each_live_global(
     objects: &[ObjectFile],
     object_live: &[bool],
     object_ids: &[Vec<u32>],

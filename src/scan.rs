@@ -158,12 +158,13 @@ pub fn scan<A: Arch>(
 
 /// Whether a relative relocation at `off` in `sec` is packed into `.relr.dyn`: with `-z pack-relative-relocs`,
 /// when its place is word-aligned in the output (the section aligned to a multiple of 8 and `off` a multiple of
-/// 8), as RELR
-/// encodes only such places, and not in `.eh_frame`, whose records move. Scan and write both ask this.
+/// 8), as RELR encodes only such places, and not in `.eh_frame`, whose records move. A place outside the
+/// section (bad input) stays in `.rela.dyn`, where writing reports it. Scan and write both ask this.
 #[inline]
 pub fn packs_relative(config: &Config, sec: &InputSection, off: u64) -> bool {
     config.pack_relative_relocs
         && off.is_multiple_of(8)
+        && off.checked_add(8).is_some_and(|end| end <= sec.size())
         && sec.align().is_multiple_of(8)
         && sec.kind != SectionKind::EhFrame
 }
