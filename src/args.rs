@@ -541,7 +541,7 @@ const OPTIONS: &[OptSpec] = &[
     flag(Opt::NoThreads, &["--no-threads"], "Use one thread"),
     flag(Opt::MmapOutput, &["--mmap-output-file"], "Write the output through a mapping (default)"),
     flag(Opt::NoMmapOutput, &["--no-mmap-output-file"], "Write the output with write(2)"),
-    flag(Opt::PrintTiming, &["--print-timing"], "Print the time each pass took"),
+    flag(Opt::PrintTiming, &["--print-timing"], "Print the wall and CPU time each pass took"),
     optional(Opt::TimeTrace, &["--time-trace"], "FILE", "Write a Chrome trace (default OUTPUT.time-trace.json)"),
     value(Opt::TimeTraceFile, &["--time-trace-file"], "FILE", "Same as --time-trace=FILE"),
     value(Opt::ErrorLimit, &["--error-limit"], "N", "Stop after N errors (0: no limit; default 20)"),

@@ -14,7 +14,7 @@ use crate::intern::intern;
 use crate::parse::{Name, SectionKind};
 use crate::resolve::{Def, Resolved};
 use crate::scan::{self, Scan};
-use crate::symbols::{self, SymbolSpace, Target};
+use crate::symbols::{SymProps, SymbolSpace, Target};
 use object::elf as E;
 use rayon::prelude::*;
 // Fx: these maps are keyed by section names and small integers on hot per-section paths; no untrusted-input DoS
@@ -297,8 +297,8 @@ pub struct Layout {
     pub tls_start: u64,
     pub tls_end: u64,
     pub tls_align: u64,
-    pub dyn_reloc_base: Vec<Vec<u64>>,
-    pub irel_base: Vec<Vec<u64>>,
+    pub dyn_reloc_base: RelocBases,
+    pub irel_base: RelocBases,
     /// `.relr.dyn`'s entries (`-z pack-relative-relocs`).
     pub relr: Vec<u64>,
     pub got_dyn_relocs: u64,
@@ -330,6 +330,53 @@ impl Layout {
     }
     pub fn got_slot_addr(&self, slot: u32) -> u64 {
         self.synth_addr(Synth::Got) + slot as u64 * 8
+    }
+}
+
+/// Where each input section's dynamic relocations start in their area (an index in entries): a per-file base
+/// plus an offset inside the file, both prefix sums computed in parallel (one flat serial pass over every input
+/// section was 8 ms of clang-so's link).
+pub struct RelocBases {
+    file: Vec<u64>,
+    within: Vec<Vec<u64>>,
+    /// One past the last entry.
+    pub end: u64,
+}
+
+impl RelocBases {
+    /// Bases for per-file, per-section entry counts, the first at `start`.
+    fn new(counts: &[Vec<u32>], start: u64) -> RelocBases {
+        let per_file: Vec<(Vec<u64>, u64)> = counts
+            .par_iter()
+            .map(|c| {
+                let mut run = 0u64;
+                let within = c
+                    .iter()
+                    .map(|&n| {
+                        let b = run;
+                        run += n as u64;
+                        b
+                    })
+                    .collect();
+                (within, run)
+            })
+            .collect();
+        let mut next = start;
+        let mut file = Vec::with_capacity(per_file.len());
+        let mut within = Vec::with_capacity(per_file.len());
+        for (w, total) in per_file {
+            file.push(next);
+            next += total;
+            within.push(w);
+        }
+        RelocBases {
+            file,
+            within,
+            end: next,
+        }
+    }
+    pub fn get(&self, f: usize, s: usize) -> u64 {
+        self.file[f] + self.within[f][s]
     }
 }
 
@@ -523,53 +570,57 @@ pub fn layout<A: Arch>(
     };
 
     let t = crate::timing::span("output sections");
-    // Output sections named by the inputs, in first-seen order (renumbered by rank below).
-    let names_per_file: Vec<Vec<(&[u8], u32, u64)>> = objects
+    // Output sections named by the inputs, in first-seen order (renumbered by rank below). Each live input
+    // section's output section is found here once, as an index into its file's list of names, so later passes
+    // neither map names nor hash them again.
+    type FileNames<'a> = (Vec<(&'a [u8], u32, u64)>, Vec<u32>);
+    let names_per_file: Vec<FileNames> = objects
         .par_iter()
         .enumerate()
         .map(|(f, o)| {
             let mut v: Vec<(&[u8], u32, u64)> = Vec::new();
+            let mut local = vec![NONE; o.sections.len()];
             for (s, sec) in o.sections.iter().enumerate() {
                 if !live.is_live(f, s) {
                     continue;
                 }
                 let n = output_name(sec.name);
-                if !v.iter().any(|(m, _, _)| *m == n) {
-                    v.push((n, sec.sh_type(), sec.flags()));
-                } else if let Some(e) = v.iter_mut().find(|(m, _, _)| *m == n) {
-                    if sec.sh_type() != E::SHT_NOBITS {
-                        e.1 = sec.sh_type();
+                local[s] = match v.iter().position(|(m, _, _)| *m == n) {
+                    Some(k) => {
+                        let e = &mut v[k];
+                        if sec.sh_type() != E::SHT_NOBITS {
+                            e.1 = sec.sh_type();
+                        }
+                        e.2 |= sec.flags();
+                        k as u32
                     }
-                    e.2 |= sec.flags();
-                }
+                    None => {
+                        v.push((n, sec.sh_type(), sec.flags()));
+                        v.len() as u32 - 1
+                    }
+                };
             }
-            v
+            (v, local)
         })
         .collect();
-    for v in &names_per_file {
+    let mut file_osecs: Vec<Vec<u32>> = Vec::with_capacity(objects.len());
+    for (v, _) in &names_per_file {
+        let mut ids = Vec::with_capacity(v.len());
         for &(n, t, fl) in v {
-            let t = if matches!(
-                t,
-                E::SHT_INIT_ARRAY
-                    | E::SHT_FINI_ARRAY
-                    | E::SHT_PREINIT_ARRAY
-                    | E::SHT_NOTE
-                    | E::SHT_NOBITS
-            ) {
-                t
-            } else if t == 0x70000001 {
-                E::SHT_PROGBITS
-            } else {
-                t
-            };
-            b.get_or_add(n, t, fl);
+            let t = if t == 0x70000001 { E::SHT_PROGBITS } else { t };
+            ids.push(b.get_or_add(n, t, fl));
         }
+        file_osecs.push(ids);
     }
-    let has_common = res
-        .defs
+    let with_inputs = b.osecs.len();
+    // Commons that are still the definition (a shared library's or the linker's may have replaced one).
+    let common_ids: Vec<u32> = res
+        .common_defs
         .iter()
-        .enumerate()
-        .any(|(g, d)| is_common_def(res, g as u32, d));
+        .copied()
+        .filter(|&g| is_common_def(res, g, &res.defs[g as usize]))
+        .collect();
+    let has_common = !common_ids.is_empty();
 
     // Synthetic sections.
     let interp = if is_dynamic
@@ -706,11 +757,30 @@ pub fn layout<A: Arch>(
         .into_iter()
         .map(|(k, v)| (k, remap[v as usize]))
         .collect();
+    // Per file, per section: the output section (`NONE` for a dead section).
+    let sec_osec: Vec<Vec<u32>> = names_per_file
+        .into_par_iter()
+        .zip(file_osecs)
+        .map(|((_, mut local), ids)| {
+            for x in local.iter_mut().filter(|x| **x != NONE) {
+                *x = remap[ids[*x as usize] as usize];
+            }
+            local
+        })
+        .collect();
+    // Output sections some input section goes to (those created for an input name come first).
+    let has_inputs: Vec<bool> = {
+        let mut v = vec![false; osecs.len()];
+        for old in 0..with_inputs {
+            v[remap[old] as usize] = true;
+        }
+        v
+    };
 
     drop(t);
     let t = crate::timing::span("merge sections, split .eh_frame");
     // Merge groups and .eh_frame records.
-    let (merges, merge_of, piece_slot, piece_maps) = build_merges(res, live, &by_name, &mut osecs)?;
+    let (merges, merge_of, piece_slot, piece_maps) = build_merges(res, live, &sec_osec)?;
     let (eh_records, cie_redirect) = {
         let _t = crate::timing::span("split .eh_frame");
         let mut recs = split_eh_frames(res, live)?;
@@ -728,6 +798,11 @@ pub fn layout<A: Arch>(
         b".ctors",
         b".dtors",
     ];
+    // Which of `sorted_names` each output section is.
+    let sorted_kind: Vec<Option<usize>> = osecs
+        .iter()
+        .map(|o| sorted_names.iter().position(|&n| n == &o.name[..]))
+        .collect();
     // Per file: where each section goes, and the file's block (output section, size, alignment) per section.
     type FileBlocks = (Vec<Place>, Vec<(u32, u64, u64)>);
     let per_file: Vec<FileBlocks> = objects
@@ -737,16 +812,13 @@ pub fn layout<A: Arch>(
             let mut places = vec![DROPPED; o.sections.len()];
             let mut blocks: Vec<(u32, u64, u64)> = Vec::new();
             for (s, sec) in o.sections.iter().enumerate() {
-                if !live.is_live(f, s) || sec.kind == SectionKind::Merge {
+                let osec = sec_osec[f][s];
+                if osec == NONE
+                    || sec.kind == SectionKind::Merge
+                    || sorted_kind[osec as usize].is_some()
+                {
                     continue;
                 }
-                let oname = output_name(sec.name);
-                if sorted_names.contains(&oname) {
-                    continue;
-                }
-                let Some(&osec) = by_name.get(oname) else {
-                    continue;
-                };
                 let size = if sec.kind == SectionKind::EhFrame {
                     eh_block_size(eh_records.get(f, s))
                 } else {
@@ -807,7 +879,7 @@ pub fn layout<A: Arch>(
             }
         });
     for (i, o) in osecs.iter_mut().enumerate() {
-        if cursor[i] > 0 || by_name_has_inputs(&names_per_file, &o.name) {
+        if cursor[i] > 0 || has_inputs[i] {
             o.parts.insert(0, Part::Inputs);
         }
     }
@@ -817,12 +889,14 @@ pub fn layout<A: Arch>(
         .par_iter()
         .enumerate()
         .flat_map_iter(|(f, o)| {
+            let sec_osec = &sec_osec[f];
+            let sorted_kind = &sorted_kind;
             o.sections.iter().enumerate().filter_map(move |(s, sec)| {
-                if !live.is_live(f, s) {
+                let osec = sec_osec[s];
+                if osec == NONE {
                     return None;
                 }
-                let n = output_name(sec.name);
-                let k = sorted_names.iter().position(|&x| x == n)?;
+                let k = sorted_kind[osec as usize]?;
                 Some((
                     k,
                     init_priority(sec.name).unwrap_or(65536),
@@ -980,12 +1054,23 @@ pub fn layout<A: Arch>(
     let mut copy_syms: Vec<u32> = Vec::new();
     let mut dynsym_ids: Vec<u32> = Vec::new();
     let t_slots = crate::timing::span("GOT and PLT slots");
-    for &id in &all_aux_ids {
+    // What each symbol is, in parallel (a global's property bits were computed once; a local's come from its
+    // symbol-table entry), so the numbering pass below reads only this table.
+    let kinds: Vec<(u8, bool)> = all_aux_ids
+        .par_iter()
+        .map(|&id| {
+            let props = match space.gprops.get(id as usize) {
+                Some(&b) => b,
+                None => SymProps::of(res, config, id, target_of(res, space, id)),
+            };
+            (props, exported.binary_search(&id).is_ok())
+        })
+        .collect();
+    for (&id, &(props, is_exported)) in all_aux_ids.iter().zip(&kinds) {
         let mut fl = scan.flags[id as usize];
-        let target = target_of(res, space, id);
-        let imported = matches!(target, Target::Imported { .. });
-        let preemptible = symbols::is_preemptible(res, config, id, target);
-        let ifunc = symbols::is_ifunc(res, target);
+        let imported = props & SymProps::IMPORTED != 0;
+        let preemptible = props & SymProps::PREEMPTIBLE != 0;
+        let ifunc = props & SymProps::IFUNC != 0;
         // Position-dependent output gives a local IFUNC one address, its stub, which GOT loads must see too.
         let canonical_stub =
             ifunc && !preemptible && config.kind == OutputKind::Exec && fl & scan::NEEDS_GOT != 0;
@@ -1017,7 +1102,7 @@ pub fn layout<A: Arch>(
                 got_dyn_relocs += 1;
             } else if ifunc {
                 irel_got += 1;
-            } else if pic && !symbols::is_absolute(res, target) {
+            } else if pic && props & SymProps::ABSOLUTE == 0 {
                 if config.pack_relative_relocs {
                     relr_got.push(x.got);
                 } else {
@@ -1059,7 +1144,7 @@ pub fn layout<A: Arch>(
         if is_dynamic
             && (fl & scan::NEEDS_DYNSYM != 0
                 || preemptible && fl & (scan::NEEDS_PLT | scan::NEEDS_COPY) != 0)
-            || exported.binary_search(&id).is_ok()
+            || is_exported
         {
             dynsym_ids.push(id);
         }
@@ -1079,15 +1164,13 @@ pub fn layout<A: Arch>(
     let mut commons: Vec<(u32, u64)> = Vec::new();
     let mut bss_off = 0u64;
     let mut bss_align = 1u64;
-    for g in 0..res.num_globals() as u32 {
-        if is_common_def(res, g, &res.defs[g as usize]) {
-            let (size, align) = res.common[g as usize];
-            let align = align.max(1);
-            bss_off = align_up(bss_off, align);
-            bss_align = bss_align.max(align);
-            commons.push((g, bss_off));
-            bss_off += size;
-        }
+    for g in common_ids {
+        let (size, align) = res.common[g as usize];
+        let align = align.max(1);
+        bss_off = align_up(bss_off, align);
+        bss_align = bss_align.max(align);
+        commons.push((g, bss_off));
+        bss_off += size;
     }
     let commons_size = bss_off;
     let mut copy_off = 0u64;
@@ -1369,24 +1452,10 @@ pub fn layout<A: Arch>(
     }
 
     // Dynamic relocation areas: [GOT][copy][sections][IRELATIVE].
-    let mut dyn_reloc_base: Vec<Vec<u64>> = Vec::with_capacity(objects.len());
-    let mut irel_base: Vec<Vec<u64>> = Vec::with_capacity(objects.len());
-    let mut next_dyn = got_dyn_relocs + copy_relocs;
-    let mut next_irel = irel_got;
-    for f in 0..objects.len() {
-        let mut d = Vec::with_capacity(scan.dyn_relocs[f].len());
-        let mut i = Vec::with_capacity(scan.dyn_relocs[f].len());
-        for s in 0..scan.dyn_relocs[f].len() {
-            d.push(next_dyn);
-            i.push(next_irel);
-            next_dyn += scan.dyn_relocs[f][s] as u64;
-            next_irel += scan.irel_relocs[f][s] as u64;
-        }
-        dyn_reloc_base.push(d);
-        irel_base.push(i);
-    }
-    let sec_dyn_relocs = next_dyn - got_dyn_relocs - copy_relocs;
-    let irel_total = next_irel;
+    let dyn_reloc_base = RelocBases::new(&scan.dyn_relocs, got_dyn_relocs + copy_relocs);
+    let irel_base = RelocBases::new(&scan.irel_relocs, irel_got);
+    let sec_dyn_relocs = dyn_reloc_base.end - got_dyn_relocs - copy_relocs;
+    let irel_total = irel_base.end;
 
     drop(t);
     let t = crate::timing::span("symbol table sizes");
@@ -2001,10 +2070,6 @@ pub fn encode_relr(addrs: impl Iterator<Item = u64>) -> Vec<u64> {
     out
 }
 
-fn by_name_has_inputs(names: &[Vec<(&[u8], u32, u64)>], name: &[u8]) -> bool {
-    names.iter().any(|v| v.iter().any(|(n, _, _)| *n == name))
-}
-
 pub fn is_common_def(res: &Resolved, _g: u32, d: &Def) -> bool {
     match *d {
         Def::Object { file, sym } => {
@@ -2263,12 +2328,7 @@ type MergeResult = (
 );
 
 /// Splits `SHF_MERGE` sections into pieces and deduplicates them per merge group.
-fn build_merges(
-    res: &Resolved,
-    live: &Liveness,
-    by_name: &HashMap<Vec<u8>, u32>,
-    _osecs: &mut [OutputSection],
-) -> Result<MergeResult> {
+fn build_merges(res: &Resolved, live: &Liveness, sec_osec: &[Vec<u32>]) -> Result<MergeResult> {
     let objects = &res.objects;
     // Group keys: (output section, entsize, strings, align), numbered in first-seen input order. Each file's
     // merge sections and their keys are found in parallel; only the numbering is serial.
@@ -2282,7 +2342,10 @@ fn build_merges(
                 .enumerate()
                 .filter(|&(s, sec)| sec.kind == SectionKind::Merge && live.is_live(f, s))
                 .filter_map(|(s, sec)| {
-                    let &osec = by_name.get(output_name(sec.name))?;
+                    let osec = sec_osec[f][s];
+                    if osec == NONE {
+                        return None;
+                    }
                     let strings = sec.flags() & E::SHF_STRINGS as u64 != 0;
                     Some((s as u32, (osec, sec.entsize(), strings, sec.align())))
                 })

@@ -136,7 +136,10 @@ fn link<A: Arch>(config: &args::Config) -> diag::Result<()> {
     }
     let (space, scanned) = {
         let _t = timing::span("scan relocations");
-        let space = symbols::SymbolSpace::new(&resolved, config);
+        let space = {
+            let _t = timing::span("symbol properties");
+            symbols::SymbolSpace::new(&resolved, config)
+        };
         let scanned = scan::scan::<A>(config, &resolved, &space, &live)?;
         (space, scanned)
     };

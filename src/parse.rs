@@ -89,7 +89,8 @@ impl InputSection {
 }
 
 pub struct ComdatGroup {
-    pub signature: Name,
+    /// The signature symbol's index in the file's symbol table; the group's signature is its name.
+    pub sig_sym: u32,
     pub sections: Vec<u32>,
 }
 
@@ -424,7 +425,6 @@ fn parse_groups(
                 file.name
             ));
         }
-        let sig = file.sym_name(sig_idx);
         let mut members = Vec::new();
         for w in words[4..].chunks_exact(4) {
             let m = u32::from_le_bytes(w.try_into().unwrap());
@@ -437,7 +437,7 @@ fn parse_groups(
             members.push(m);
         }
         groups.push(ComdatGroup {
-            signature: Name::new(sig),
+            sig_sym: sig_idx as u32,
             sections: members,
         });
     }

@@ -57,6 +57,9 @@ pub struct Resolved {
     pub referenced_by_shared: Vec<bool>,
     /// Size and alignment of the winning common symbol.
     pub common: Vec<(u64, u64)>,
+    /// The globals whose winning definition was a common symbol, in id order (layout places them in `.bss`
+    /// without reading every definition's symbol-table entry).
+    pub common_defs: Vec<u32>,
     /// `-S`: debug sections are left out.
     pub strip_debug: bool,
     /// With `--dynamic-list`: whether each global is listed; empty without a list.
@@ -255,7 +258,7 @@ pub fn resolve(config: &Config, parsed: Parsed) -> Result<Resolved> {
     }
     drop(t);
     let t = crate::timing::span("COMDAT groups");
-    let comdat_discarded = choose_comdats(&objects, &object_live);
+    let comdat_discarded = choose_comdats(&objects, &object_live, &object_ids, &names);
     drop(t);
     let _t = crate::timing::span("definitions");
 
@@ -306,6 +309,12 @@ pub fn resolve(config: &Config, parsed: Parsed) -> Result<Resolved> {
         }
     });
 
+    let common_defs: Vec<u32> = best
+        .par_iter()
+        .enumerate()
+        .filter(|(_, b)| b.load(Relaxed) >> 32 == 2)
+        .map(|(g, _)| g as u32)
+        .collect();
     // Record winners (each winner key belongs to exactly one file) and find duplicate strong definitions.
     let defs_atomic: Vec<AtomicU64> = (0..n).map(|_| AtomicU64::new(u64::MAX)).collect();
     let dup_errors: Vec<Vec<String>> = objects
@@ -456,6 +465,7 @@ pub fn resolve(config: &Config, parsed: Parsed) -> Result<Resolved> {
         hidden,
         referenced_by_shared,
         common,
+        common_defs,
         strip_debug: config.strip_debug,
         in_dynamic_list,
         sym_version,
@@ -915,25 +925,65 @@ pub struct Extraction {
 
 /// COMDAT groups: the first live file (in input order) with a signature keeps its group; the others' member
 /// sections are discarded.
-fn choose_comdats(objects: &[ObjectFile], live: &[bool]) -> Vec<Vec<bool>> {
-    let sigs: Vec<Vec<Name>> = objects
+///
+/// A group is keyed by its signature's global id when the signature symbol is one of the file's defined globals,
+/// as for C++ inline functions, templates and vtables: no name is hashed or compared again (interning every
+/// signature anew was 20 ms of clang-so's link). Other signatures (local symbols) are looked up among the
+/// globals' names, and those that are no global's name are interned among themselves, with ids after them.
+fn choose_comdats(
+    objects: &[ObjectFile],
+    live: &[bool],
+    object_ids: &[Vec<u32>],
+    names: &Interned,
+) -> Vec<Vec<bool>> {
+    let n = names.unique.len() as u32;
+    let mut keyed: Vec<(Vec<u32>, Vec<Name>)> = objects
         .par_iter()
         .enumerate()
         .map(|(f, o)| {
-            if live[f] {
-                o.comdats.iter().map(|g| g.signature).collect()
-            } else {
-                Vec::new()
+            if !live[f] {
+                return (Vec::new(), Vec::new());
             }
+            let mut keys = Vec::with_capacity(o.comdats.len());
+            let mut unnamed = Vec::new();
+            for g in &o.comdats {
+                let i = g.sig_sym as usize;
+                let k = i.wrapping_sub(o.first_global);
+                // A `.symver` default definition is interned under a shorter name than its symbol's.
+                let global = i >= o.first_global
+                    && is_defined(o, i)
+                    && !o.symvers.iter().any(|&(v, ..)| v as usize == k);
+                let key = if global {
+                    object_ids[f][k]
+                } else {
+                    let name = Name::new(o.sym_name(i));
+                    names.lookup_name(name).unwrap_or_else(|| {
+                        unnamed.push(name);
+                        NONE
+                    })
+                };
+                keys.push(key);
+            }
+            (keys, unnamed)
         })
         .collect();
-    let lists: Vec<&[Name]> = sigs.iter().map(|v| &v[..]).collect();
-    let interned = intern(&lists);
-    let owner: Vec<AtomicU32> = (0..interned.unique.len())
+    let lists: Vec<&[Name]> = keyed.iter().map(|(_, u)| &u[..]).collect();
+    let others = intern(&lists);
+    keyed
+        .par_iter_mut()
+        .zip(&others.ids)
+        .for_each(|((keys, _), ids)| {
+            let mut next = ids.iter();
+            for key in keys.iter_mut().filter(|k| **k == NONE) {
+                *key = n + next.next().copied().unwrap_or(0);
+            }
+        });
+    let owner: Vec<AtomicU32> = (0..n as usize + others.unique.len())
+        .into_par_iter()
         .map(|_| AtomicU32::new(NONE))
         .collect();
-    interned.ids.par_iter().enumerate().for_each(|(f, ids)| {
-        for &g in ids {
+    keyed.par_iter().enumerate().for_each(|(f, (keys, _))| {
+        for &g in keys {
             owner[g as usize].fetch_min(f as u32, Relaxed);
         }
     });
@@ -943,7 +993,7 @@ fn choose_comdats(objects: &[ObjectFile], live: &[bool]) -> Vec<Vec<bool>> {
         .map(|(f, o)| {
             let mut discarded = vec![false; o.sections.len()];
             for (k, group) in o.comdats.iter().enumerate() {
-                if !live[f] || owner[interned.ids[f][k] as usize].load(Relaxed) != f as u32 {
+                if !live[f] || owner[keyed[f].0[k] as usize].load(Relaxed) != f as u32 {
                     for &s in &group.sections {
                         discarded[s as usize] = true;
                     }

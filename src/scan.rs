@@ -92,6 +92,7 @@ pub fn scan<A: Arch>(
     space: &SymbolSpace,
     live: &Liveness,
 ) -> Result<Scan> {
+    let t = crate::timing::span("flag table");
     let cx = ScanCx {
         config,
         res,
@@ -100,6 +101,8 @@ pub fn scan<A: Arch>(
         needs_tlsld: AtomicBool::new(false),
         needs_got_base: AtomicBool::new(false),
     };
+    drop(t);
+    let _t = crate::timing::span("scan sections");
     type PerFile = (Vec<u32>, Vec<u32>, Vec<(u32, u64)>, Vec<String>, Vec<u32>);
     let per_file: Vec<PerFile> = res
         .objects

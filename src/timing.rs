@@ -1,5 +1,7 @@
-//! Phase timing: `--print-timing` prints a tree of phase wall times to stderr; `--time-trace[=FILE]` writes the
-//! same spans as a Chrome trace (chrome://tracing, Perfetto, speedscope), like lld's option of that name.
+//! Phase timing: `--print-timing` prints a tree of phases to stderr with each one's wall time and the CPU time
+//! (user + system, all threads) the process spent in it, so their ratio shows how well a phase runs in parallel;
+//! `--time-trace[=FILE]` writes the same spans as a Chrome trace (chrome://tracing, Perfetto, speedscope), like
+//! lld's option of that name, with the CPU time as an argument of each event.
 //!
 //! Spans are opened on the main thread only (a phase is a sequential step that may itself run in parallel), so
 //! nesting is the order of `span` calls. When neither option is given, a span costs one relaxed atomic load.
@@ -14,8 +16,29 @@ static STATE: Mutex<Option<State>> = Mutex::new(None);
 struct State {
     origin: Instant,
     depth: u32,
-    /// Completed and open spans in start order: (name, depth, start µs, duration µs; `None` while open).
-    spans: Vec<(&'static str, u32, f64, Option<f64>)>,
+    /// Completed and open spans in start order.
+    spans: Vec<SpanRecord>,
+}
+
+struct SpanRecord {
+    name: &'static str,
+    depth: u32,
+    start_us: f64,
+    /// Process CPU time at the start.
+    cpu_start_us: f64,
+    /// (wall µs, CPU µs) once closed.
+    done: Option<(f64, f64)>,
+}
+
+/// User + system CPU time of the whole process so far, in µs.
+fn cpu_us() -> f64 {
+    // SAFETY: getrusage writes only into the struct it is given.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) } != 0 {
+        return 0.0;
+    }
+    let us = |t: libc::timeval| t.tv_sec as f64 * 1e6 + t.tv_usec as f64;
+    us(ru.ru_utime) + us(ru.ru_stime)
 }
 
 pub fn enable() {
@@ -41,7 +64,13 @@ pub fn span(name: &'static str) -> Span {
         return Span(None);
     };
     let start = st.origin.elapsed().as_secs_f64() * 1e6;
-    st.spans.push((name, st.depth, start, None));
+    st.spans.push(SpanRecord {
+        name,
+        depth: st.depth,
+        start_us: start,
+        cpu_start_us: cpu_us(),
+        done: None,
+    });
     st.depth += 1;
     Span(Some(st.spans.len() - 1))
 }
@@ -53,29 +82,34 @@ impl Drop for Span {
         if let Some(st) = g.as_mut() {
             let now = st.origin.elapsed().as_secs_f64() * 1e6;
             let s = &mut st.spans[i];
-            s.3 = Some(now - s.2);
+            s.done = Some((now - s.start_us, cpu_us() - s.cpu_start_us));
             st.depth = st.depth.saturating_sub(1);
         }
     }
 }
 
-fn take() -> Vec<(&'static str, u32, f64, f64)> {
+/// (name, depth, start µs, wall µs, CPU µs) of every span.
+fn take() -> Vec<(&'static str, u32, f64, f64, f64)> {
     let g = STATE.lock().unwrap_or_else(|e| e.into_inner());
     g.as_ref().map_or_else(Vec::new, |st| {
         st.spans
             .iter()
-            .map(|&(n, d, s, len)| (n, d, s, len.unwrap_or(0.0)))
+            .map(|r| {
+                let (wall, cpu) = r.done.unwrap_or((0.0, 0.0));
+                (r.name, r.depth, r.start_us, wall, cpu)
+            })
             .collect()
     })
 }
 
-/// The `--print-timing` report: one line per span, indented by nesting.
+/// The `--print-timing` report: one line per span with its wall and CPU milliseconds, indented by nesting.
 pub fn report() -> String {
-    let mut out = String::new();
-    for (name, depth, _, dur) in take() {
+    let mut out = String::from("rivet:   wall ms    cpu ms  phase\n");
+    for (name, depth, _, wall, cpu) in take() {
         out.push_str(&format!(
-            "rivet: {:>9.2} ms  {:indent$}{name}\n",
-            dur / 1e3,
+            "rivet: {:>9.2} {:>9.2}  {:indent$}{name}\n",
+            wall / 1e3,
+            cpu / 1e3,
             "",
             indent = 2 * depth as usize
         ));
@@ -87,9 +121,10 @@ pub fn report() -> String {
 pub fn chrome_trace() -> String {
     let mut out = String::from("{\"traceEvents\":[\n");
     let spans = take();
-    for (k, (name, _, start, dur)) in spans.iter().enumerate() {
+    for (k, (name, _, start, dur, cpu)) in spans.iter().enumerate() {
         out.push_str(&format!(
-            "{{\"name\":\"{name}\",\"ph\":\"X\",\"pid\":1,\"tid\":1,\"ts\":{start:.1},\"dur\":{dur:.1}}}{}\n",
+            "{{\"name\":\"{name}\",\"ph\":\"X\",\"pid\":1,\"tid\":1,\"ts\":{start:.1},\"dur\":{dur:.1},\"args\":{{\"cpu_ms\":{:.3}}}}}{}\n",
+            cpu / 1e3,
             if k + 1 == spans.len() { "" } else { "," }
         ));
     }
@@ -110,9 +145,9 @@ mod tests {
         }
         let r = report();
         let lines: Vec<&str> = r.lines().collect();
-        assert_eq!(lines.len(), 2, "{r}");
+        assert_eq!(lines.len(), 3, "{r}");
         assert!(
-            lines[0].ends_with(" outer") && lines[1].ends_with("   inner"),
+            lines[1].ends_with(" outer") && lines[2].ends_with("   inner"),
             "{r}"
         );
         let t = chrome_trace();

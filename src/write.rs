@@ -65,10 +65,14 @@ impl WriteCx<'_> {
     pub fn section_addr(&self, f: usize, s: usize) -> u64 {
         layout::section_offset_addr(self.lay, self.res, f, s, 0).unwrap_or(0)
     }
-    /// S for a relocation with addend `a`: for a section symbol in a merge section the piece is chosen by
-    /// `value + a` (lld's rule), and the returned S is such that S + a lands inside that piece.
-    pub fn sym_value(&self, sym: &SymRef, a: i64) -> u64 {
-        if let Target::Object { file, sym: si } = sym.target {
+    /// S for a relocation against `sym` with addend `a`: for a section symbol in a merge section the piece is
+    /// chosen by `value + a` (lld's rule), and the returned S is such that S + a lands inside that piece (likewise
+    /// for .eh_frame records). `ifunc` is the symbol's IFUNC property, as only IFUNCs can have an `.iplt` stub. Globals' addresses come straight from `Layout::addrs`: their defining entries lie in other files'
+    /// symbol tables, a cache miss each, and are never section symbols.
+    pub fn sym_value(&self, sym: &SymRef, a: i64, ifunc: bool) -> u64 {
+        if sym.id as usize >= self.res.num_globals()
+            && let Target::Object { file, sym: si } = sym.target
+        {
             let o = &self.res.objects[file as usize];
             let s = &o.syms[si as usize];
             if s.st_type() == E::STT_SECTION {
@@ -86,7 +90,8 @@ impl WriteCx<'_> {
                 }
             }
         }
-        if let Some(x) = self.lay.aux_of(sym.id)
+        if ifunc
+            && let Some(x) = self.lay.aux_of(sym.id)
             && x.iplt != NONE
         {
             return self.lay.synth_addr(Synth::Iplt) + 16 * x.iplt as u64;
@@ -447,7 +452,7 @@ fn fill<A: Arch>(
             return Some(e);
         }
         if !sink.relocs.is_empty() {
-            let base = rela_dyn_off + 24 * lay.dyn_reloc_base[f][s];
+            let base = rela_dyn_off + 24 * lay.dyn_reloc_base.get(f, s);
             for (k, r) in sink.relocs.iter().enumerate() {
                 // SAFETY: the scan pass reserved exactly these slots for this section.
                 if let Some(out) = unsafe { img.slice(base + 24 * k as u64, 24) } {
@@ -456,7 +461,7 @@ fn fill<A: Arch>(
             }
         }
         if !sink.irel.is_empty() {
-            let base = irel_area_off + 24 * lay.irel_base[f][s];
+            let base = irel_area_off + 24 * lay.irel_base.get(f, s);
             for (k, r) in sink.irel.iter().enumerate() {
                 // SAFETY: as above, in the IRELATIVE area.
                 if let Some(out) = unsafe { img.slice(base + 24 * k as u64, 24) } {

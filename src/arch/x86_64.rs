@@ -118,6 +118,8 @@ fn prefetch_ahead(
     let i = r.r_sym(LE, false) as usize;
     let o = &res.objects[f];
     if i < o.first_global {
+        // A local (mostly a section symbol): its entry is read for its type, section and value.
+        crate::elf::prefetch(o.syms.as_ptr().wrapping_add(i));
         return;
     }
     if let Some(&g) = res.object_ids[f].get(i - o.first_global) {
@@ -540,7 +542,7 @@ impl Arch for X86_64 {
             }
             let p = props(cx.res, cx.config, cx.space, &sym);
             let action = decide(&m, r_type, p, writable, sec.data, off);
-            let s_val = cx.sym_value(&sym, a);
+            let s_val = cx.sym_value(&sym, a, p.ifunc);
             let value: u64 = match action {
                 Action::None | Action::TlsDescCallToNop => {
                     if action == Action::TlsDescCallToNop {
