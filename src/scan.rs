@@ -56,6 +56,7 @@ impl ScanCx<'_> {
             slot.fetch_or(f, Relaxed);
         }
     }
+    #[inline(always)]
     pub fn lookup(&self, f: usize, i: usize) -> Option<SymRef> {
         crate::symbols::lookup(self.res, self.space, f, i)
     }
@@ -64,11 +65,12 @@ impl ScanCx<'_> {
 pub struct Scan {
     pub flags: Vec<u16>,
     /// Dynamic relocations emitted by each section's contents into `.rela.dyn` (`R_X86_64_RELATIVE`, symbolic).
-    pub dyn_relocs: Vec<Vec<u32>>,
+    /// Per file: (section, count) for the sections whose contents emit any (sparse: most emit none).
+    pub dyn_relocs: Vec<Vec<(u32, u32)>>,
     /// With `-z pack-relative-relocs`: per file, the (section, offset) of each relative relocation that goes to
     /// `.relr.dyn` instead, in section then offset order.
     pub relr: Vec<Vec<(u32, u64)>>,
-    pub irel_relocs: Vec<Vec<u32>>,
+    pub irel_relocs: Vec<Vec<(u32, u32)>>,
     pub needs_tlsld: bool,
     pub needs_got_base: bool,
 }
@@ -103,14 +105,20 @@ pub fn scan<A: Arch>(
     };
     drop(t);
     let _t = crate::timing::span("scan sections");
-    type PerFile = (Vec<u32>, Vec<u32>, Vec<(u32, u64)>, Vec<String>, Vec<u32>);
+    type PerFile = (
+        Vec<(u32, u32)>,
+        Vec<(u32, u32)>,
+        Vec<(u32, u64)>,
+        Vec<String>,
+        Vec<u32>,
+    );
     let per_file: Vec<PerFile> = res
         .objects
         .par_iter()
         .enumerate()
         .map(|(f, o)| {
-            let mut counts = vec![0u32; o.sections.len()];
-            let mut irel = vec![0u32; o.sections.len()];
+            let mut counts = Vec::new();
+            let mut irel = Vec::new();
             let mut relr = Vec::new();
             let mut errors = Vec::new();
             let mut undefined = Vec::new();
@@ -123,8 +131,12 @@ pub fn scan<A: Arch>(
                     continue;
                 }
                 let r = A::scan_section(&cx, f, s);
-                counts[s] = r.dyn_relocs;
-                irel[s] = r.irel_relocs;
+                if r.dyn_relocs > 0 {
+                    counts.push((s as u32, r.dyn_relocs));
+                }
+                if r.irel_relocs > 0 {
+                    irel.push((s as u32, r.irel_relocs));
+                }
                 relr.extend(r.relr.into_iter().map(|off| (s as u32, off)));
                 errors.extend(r.errors);
                 undefined.extend(r.undefined);

@@ -59,6 +59,7 @@ impl WriteCx<'_> {
     pub fn is_exe(&self) -> bool {
         self.config.kind != OutputKind::Shared
     }
+    #[inline(always)]
     pub fn lookup(&self, f: usize, i: usize) -> Option<SymRef> {
         symbols::lookup(self.res, self.space, f, i)
     }
@@ -67,8 +68,9 @@ impl WriteCx<'_> {
     }
     /// S for a relocation against `sym` with addend `a`: for a section symbol in a merge section the piece is
     /// chosen by `value + a` (lld's rule), and the returned S is such that S + a lands inside that piece (likewise
-    /// for .eh_frame records). `ifunc` is the symbol's IFUNC property, as only IFUNCs can have an `.iplt` stub. Globals' addresses come straight from `Layout::addrs`: their defining entries lie in other files'
-    /// symbol tables, a cache miss each, and are never section symbols.
+    /// for .eh_frame records). `ifunc` is the symbol's IFUNC property, as only IFUNCs can have an `.iplt` stub.
+    /// Globals' addresses come straight from `Layout::addrs`: their defining entries lie in other files' symbol
+    /// tables, a cache miss each, and are never section symbols.
     pub fn sym_value(&self, sym: &SymRef, a: i64, ifunc: bool) -> u64 {
         if sym.id as usize >= self.res.num_globals()
             && let Target::Object { file, sym: si } = sym.target
@@ -451,8 +453,18 @@ fn fill<A: Arch>(
         if let Err(e) = r {
             return Some(e);
         }
+        let uncounted = || {
+            format!(
+                "{}:({}): internal error: dynamic relocations the scan did not count",
+                o.name,
+                o.section_name(s as u32)
+            )
+        };
         if !sink.relocs.is_empty() {
-            let base = rela_dyn_off + 24 * lay.dyn_reloc_base.get(f, s);
+            let Some(first) = lay.dyn_reloc_base.get(f, s) else {
+                return Some(uncounted());
+            };
+            let base = rela_dyn_off + 24 * first;
             for (k, r) in sink.relocs.iter().enumerate() {
                 // SAFETY: the scan pass reserved exactly these slots for this section.
                 if let Some(out) = unsafe { img.slice(base + 24 * k as u64, 24) } {
@@ -461,7 +473,10 @@ fn fill<A: Arch>(
             }
         }
         if !sink.irel.is_empty() {
-            let base = irel_area_off + 24 * lay.irel_base.get(f, s);
+            let Some(first) = lay.irel_base.get(f, s) else {
+                return Some(uncounted());
+            };
+            let base = irel_area_off + 24 * first;
             for (k, r) in sink.irel.iter().enumerate() {
                 // SAFETY: as above, in the IRELATIVE area.
                 if let Some(out) = unsafe { img.slice(base + 24 * k as u64, 24) } {

@@ -78,15 +78,17 @@ struct Props {
     func: bool,
 }
 
+#[inline(always)]
 fn props(
     res: &crate::resolve::Resolved,
     config: &crate::args::Config,
     space: &symbols::SymbolSpace,
     s: &SymRef,
 ) -> Props {
-    let b = match space.gprops.get(s.id as usize) {
-        Some(&b) => b,
-        None => SymProps::of(res, config, s.id, s.target),
+    let b = match (space.gprops.get(s.id as usize), s.target) {
+        (Some(&b), _) => b,
+        (None, Target::Object { file, sym }) => SymProps::of_local(res, file, sym),
+        (None, t) => SymProps::of(res, config, s.id, t),
     };
     Props {
         imported: b & SymProps::IMPORTED != 0,
@@ -99,6 +101,35 @@ fn props(
 
 /// Relocations this far ahead get their target's per-symbol entries prefetched.
 const PREFETCH_AHEAD: usize = 16;
+/// Relocations this far ahead get their global's GOT/PLT record prefetched, once `prefetch_ahead` has brought in
+/// the index that locates it.
+const PREFETCH_AUX_AHEAD: usize = 8;
+
+/// When writing: starts loading the GOT/PLT record of the global named `PREFETCH_AUX_AHEAD` relocations after
+/// `k` (a random access into every symbol's records, which PLT calls and GOT loads read).
+#[inline(always)]
+fn prefetch_aux(
+    res: &crate::resolve::Resolved,
+    lay: &crate::layout::Layout,
+    f: usize,
+    relas: &[crate::elf::Rela],
+    k: usize,
+) {
+    let Some(r) = relas.get(k + PREFETCH_AUX_AHEAD) else {
+        return;
+    };
+    let i = r.r_sym(LE, false) as usize;
+    let o = &res.objects[f];
+    if i < o.first_global {
+        return;
+    }
+    if let Some(&g) = res.object_ids[f].get(i - o.first_global)
+        && let Some(&x) = lay.aux_index.get(g as usize)
+        && x != crate::layout::NONE
+    {
+        crate::elf::prefetch(lay.aux.as_ptr().wrapping_add(x as usize));
+    }
+}
 
 /// Starts loading what the relocation `PREFETCH_AHEAD` places after `k` will read about its symbol if it names a
 /// global: its definition, its property byte and (when writing) its address, which lie at random in tables of
@@ -107,7 +138,7 @@ const PREFETCH_AHEAD: usize = 16;
 fn prefetch_ahead(
     res: &crate::resolve::Resolved,
     space: &symbols::SymbolSpace,
-    addrs: &[u64],
+    lay: Option<&crate::layout::Layout>,
     f: usize,
     relas: &[crate::elf::Rela],
     k: usize,
@@ -126,8 +157,9 @@ fn prefetch_ahead(
         let g = g as usize;
         crate::elf::prefetch(res.defs.as_ptr().wrapping_add(g));
         crate::elf::prefetch(space.gprops.as_ptr().wrapping_add(g));
-        if !addrs.is_empty() {
-            crate::elf::prefetch(addrs.as_ptr().wrapping_add(g));
+        if let Some(lay) = lay {
+            crate::elf::prefetch(lay.addrs.as_ptr().wrapping_add(g));
+            crate::elf::prefetch(lay.aux_index.as_ptr().wrapping_add(g));
         }
     }
 }
@@ -355,7 +387,7 @@ impl Arch for X86_64 {
         let mut out = SectionScan::default();
         let mut skip_next = false;
         for (k, r) in sec.relas.iter().enumerate() {
-            prefetch_ahead(cx.res, cx.space, &[], f, sec.relas, k);
+            prefetch_ahead(cx.res, cx.space, None, f, sec.relas, k);
             if skip_next {
                 skip_next = false;
                 continue;
@@ -502,7 +534,8 @@ impl Arch for X86_64 {
         let base = cx.section_addr(f, s);
         let mut skip_next = false;
         for (k, r) in sec.relas.iter().enumerate() {
-            prefetch_ahead(cx.res, cx.space, &cx.lay.addrs, f, sec.relas, k);
+            prefetch_ahead(cx.res, cx.space, Some(cx.lay), f, sec.relas, k);
+            prefetch_aux(cx.res, cx.lay, f, sec.relas, k);
             if skip_next {
                 skip_next = false;
                 continue;
