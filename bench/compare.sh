@@ -5,9 +5,11 @@
 #
 # Needs the peers and the corpus from ../shared/bench (peers.sh, corpus.sh; see bench/README.md). Builds rivet in
 # release mode, then runs ../shared/bench/run.sh once per workload with: rivet (default threads), rivet
-# --threads=1, wild, mold and ld.lld-19 (wild and mold with --no-fork, added by run.sh), plus wild
-# --no-gc-sections on the workloads that do not ask for --gc-sections (wild collects garbage by default), and the
-# @read/@write I/O floor. ROUNDS (default 7) and the other run.sh variables pass through.
+# --threads=1, wild, mold and ld.lld-19, all linking in the measured process (--no-fork; run.sh adds it for wild
+# and mold), plus wild --no-gc-sections on the workloads that do not ask for --gc-sections (wild collects garbage by
+# default), the @read/@write I/O floor, and rivet, wild and mold with --fork (each one's default: the caller waits
+# only until the output is written, so only their wall time means anything). ROUNDS (default 7) and the other
+# run.sh variables pass through.
 set -euo pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -23,7 +25,10 @@ RIVET="$ROOT/target/release/rivet"
 workloads=("$@")
 [ ${#workloads[@]} -gt 0 ] || workloads=(rg-release rg-debug c-gc clang-tool clang-so)
 for w in "${workloads[@]}"; do
-    specs=("rivet=$RIVET" "rivet-t1=$RIVET --threads=1" wild mold ld.lld-19 @read @write)
+    # Like-for-like with run.sh's default (--no-fork for mold and wild): every linker links in the measured
+    # process. The *-fork rows are each linker's default, where only wall time is meaningful.
+    specs=("rivet=$RIVET --no-fork" "rivet-t1=$RIVET --no-fork --threads=1" wild mold ld.lld-19 @read @write
+        "rivet-fork=$RIVET --fork" "wild-fork=wild --fork" "mold-fork=mold --fork")
     case "$w" in
         clang-tool|clang-so) specs+=("wild-nogc=wild --no-gc-sections") ;;
     esac

@@ -109,6 +109,9 @@ pub struct Config {
     /// `--threads=N`; `None` means all cores.
     pub threads: Option<usize>,
     pub mmap_output: bool,
+    /// `--fork` (default): link in a child process and exit as soon as the output is complete, leaving the
+    /// child's teardown off the caller's critical path.
+    pub fork: bool,
     pub print_timing: bool,
     pub time_trace: Option<PathBuf>,
     /// `--reproduce=FILE.tar`: a tar of the inputs and a response file that repeats the link.
@@ -209,6 +212,7 @@ impl Default for Config {
             strip_debug: false,
             threads: None,
             mmap_output: true,
+            fork: true,
             print_timing: false,
             time_trace: None,
             map: None,
@@ -388,6 +392,8 @@ enum Opt {
     NoThreads,
     MmapOutput,
     NoMmapOutput,
+    Fork,
+    NoFork,
     PrintTiming,
     TimeTrace,
     TimeTraceFile,
@@ -541,6 +547,8 @@ const OPTIONS: &[OptSpec] = &[
     flag(Opt::NoThreads, &["--no-threads"], "Use one thread"),
     flag(Opt::MmapOutput, &["--mmap-output-file"], "Write the output through a mapping (default)"),
     flag(Opt::NoMmapOutput, &["--no-mmap-output-file"], "Write the output with write(2)"),
+    flag(Opt::Fork, &["--fork"], "Link in a child process; exit once the output is written (default)"),
+    flag(Opt::NoFork, &["--no-fork"], "Link in this process and tear it down before exiting"),
     flag(Opt::PrintTiming, &["--print-timing"], "Print the wall and CPU time each pass took"),
     optional(Opt::TimeTrace, &["--time-trace"], "FILE", "Write a Chrome trace (default OUTPUT.time-trace.json)"),
     value(Opt::TimeTraceFile, &["--time-trace-file"], "FILE", "Same as --time-trace=FILE"),
@@ -1005,6 +1013,8 @@ impl Parser {
             Opt::NoThreads => cfg.threads = Some(1),
             Opt::MmapOutput => cfg.mmap_output = true,
             Opt::NoMmapOutput => cfg.mmap_output = false,
+            Opt::Fork => cfg.fork = true,
+            Opt::NoFork => cfg.fork = false,
             Opt::PrintTiming => cfg.print_timing = true,
             Opt::TimeTrace => self.time_trace = Some(value.map(PathBuf::from)),
             Opt::TimeTraceFile => self.time_trace = Some(Some(PathBuf::from(val()))),
@@ -1641,7 +1651,8 @@ mod tests {
             Some(PathBuf::from("t.json"))
         );
         let cfg = link("--print-timing --no-mmap-output-file a.o");
-        assert!(cfg.print_timing && !cfg.mmap_output);
+        assert!(cfg.print_timing && !cfg.mmap_output && cfg.fork);
+        assert!(!link("--no-fork a.o").fork && link("--no-fork --fork a.o").fork);
     }
 
     #[test]

@@ -5,6 +5,7 @@ mod arch;
 mod args;
 mod diag;
 mod elf;
+mod fork;
 mod gc;
 mod input;
 mod intern;
@@ -60,6 +61,25 @@ fn main() -> ExitCode {
     if config.fatal_warnings && !config.warnings.is_empty() {
         return ExitCode::from(1);
     }
+    // Before any thread exists.
+    let notifier = if config.fork {
+        match fork::split() {
+            fork::Side::Parent(code) => return code,
+            fork::Side::Child(n) => Some(n),
+            fork::Side::Unforked => None,
+        }
+    } else {
+        None
+    };
+    let code = run(&config);
+    if let Some(n) = notifier {
+        n.done(code);
+    }
+    ExitCode::from(code)
+}
+
+/// Starts the worker threads and links; returns the exit status.
+fn run(config: &args::Config) -> u8 {
     let threads = config
         .threads
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
@@ -68,10 +88,10 @@ fn main() -> ExitCode {
         .build_global()
     {
         eprintln!("rivet: error: cannot start worker threads: {e}");
-        return ExitCode::from(1);
+        return 1;
     }
-    match link::<arch::x86_64::X86_64>(&config) {
-        Ok(()) => ExitCode::SUCCESS,
+    match link::<arch::x86_64::X86_64>(config) {
+        Ok(()) => 0,
         Err(errors) => {
             // --error-limit (default 20, 0 = no limit), as lld prints them.
             let limit = match config.error_limit {
@@ -86,7 +106,7 @@ fn main() -> ExitCode {
                     "rivet: error: too many errors emitted, stopping now (use --error-limit=0 to see all errors)"
                 );
             }
-            ExitCode::from(1)
+            1
         }
     }
 }
