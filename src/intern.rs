@@ -321,7 +321,13 @@ mod tests {
     fn many_small_lists_keep_their_order() {
         // More names than one chunk, spread over many lists, some empty: ids follow first occurrence.
         let words: Vec<&'static [u8]> = (0..10000)
-            .map(|i| &*Box::leak(format!("sym{}", i % 1700).into_boxed_str().into_boxed_bytes()))
+            .map(|i| {
+                &*Box::leak(
+                    format!("sym{}", i % 1700)
+                        .into_boxed_str()
+                        .into_boxed_bytes(),
+                )
+            })
             .collect();
         let names: Vec<Name> = words.iter().map(|w| Name::new(w)).collect();
         let lists: Vec<&[Name]> = names.chunks(3).flat_map(|c| [c, &[][..]]).collect();

@@ -306,6 +306,8 @@ pub struct Layout {
     pub sec_dyn_relocs: u64,
     pub commons: Vec<(u32, u64)>,
     pub symtab_counts: Vec<(u32, u32, u64)>,
+    /// Per file, bit `i` set if its symbol `i` goes in `.symtab`.
+    pub symtab_members: Vec<Vec<u64>>,
     pub symtab_extra: Vec<u32>,
     pub shstrtab: Vec<u8>,
     pub file_size: u64,
@@ -1451,8 +1453,9 @@ pub fn layout<A: Arch>(
     drop(t);
     let t = crate::timing::span("symbol table sizes");
     // Symbol table sizes per file (locals, globals, string bytes), and the linker-made extras.
-    let symtab_counts: Vec<(u32, u32, u64)> = if config.strip_all {
-        Vec::new()
+    // Which symbols go in, as one bit per symbol, so the writer does not decide again.
+    let (symtab_counts, symtab_members): (Vec<_>, Vec<_>) = if config.strip_all {
+        (Vec::new(), Vec::new())
     } else {
         objects
             .par_iter()
@@ -1460,17 +1463,19 @@ pub fn layout<A: Arch>(
             .map(|(f, o)| {
                 let (mut nl, mut ng, mut strs) = (0u32, 0u32, 0u64);
                 if !res.object_live[f] {
-                    return (0, 0, 0);
+                    return ((0, 0, 0), Vec::new());
                 }
+                let mut bits = vec![0u64; o.syms.len().div_ceil(64)];
                 for i in 1..o.syms.len() {
                     if symtab_includes(res, live, config.discard_all, f, i) {
+                        bits[i / 64] |= 1 << (i % 64);
                         strs += o.sym_name(i).len() as u64 + 1;
                         if i < o.first_global { nl += 1 } else { ng += 1 }
                     }
                 }
-                (nl, ng, strs)
+                ((nl, ng, strs), bits)
             })
-            .collect()
+            .unzip()
     };
     let symtab_extra: Vec<u32> = if config.strip_all {
         Vec::new()
@@ -1982,6 +1987,7 @@ pub fn layout<A: Arch>(
         sec_dyn_relocs,
         commons,
         symtab_counts,
+        symtab_members,
         symtab_extra,
         shstrtab,
         file_size,

@@ -1395,10 +1395,15 @@ fn write_symtab(cx: &WriteCx, bytes: &mut [u8]) {
             return;
         }
         let (mut li, mut gi, mut so) = (local_start[f], global_start[f], str_start[f]);
-        for i in 1..o.syms.len() {
-            if !layout::symtab_includes(res, cx.live, cx.config.discard_all, f, i) {
-                continue;
-            }
+        let members = lay.symtab_members[f]
+            .iter()
+            .enumerate()
+            .flat_map(|(w, &bits)| {
+                (0..64)
+                    .filter(move |b| bits >> b & 1 != 0)
+                    .map(move |b| w * 64 + b)
+            });
+        for i in members {
             let sym = &o.syms[i];
             let name = o.sym_name(i);
             let idx = if i < o.first_global { &mut li } else { &mut gi };
