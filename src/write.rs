@@ -436,6 +436,22 @@ fn fill<A: Arch>(
         let mut sink = DynRelSink::default();
         let r = if sec.kind == SectionKind::EhFrame {
             write_eh_frame::<A>(&cx, f, s, img, start, &mut sink)
+        } else if let Some(parts) = nonalloc_parts(sec) {
+            parts
+                .par_iter()
+                .find_map_first(|p| {
+                    // SAFETY: the parts split this input section's range, which is exclusively its own.
+                    let Some(out) = (unsafe { img.slice(start + p.lo, p.hi - p.lo) }) else {
+                        return Some(format!(
+                            "{}: section {} does not fit the output",
+                            o.name,
+                            o.section_name(s as u32)
+                        ));
+                    };
+                    out.copy_from_slice(&sec.data[p.lo as usize..p.hi as usize]);
+                    A::apply_nonalloc_part(&cx, f, s, out, p.lo, &sec.relas[p.relas.clone()]).err()
+                })
+                .map_or(Ok(()), Err)
         } else {
             // SAFETY: this input section's range is exclusively its own.
             match unsafe { img.slice(start, sec.size()) } {
@@ -552,6 +568,56 @@ fn fill<A: Arch>(
         write_build_id(config, lay, o.offset as usize, bytes);
     }
     Ok(())
+}
+
+/// A part of a large non-allocated section written on its own: bytes `lo..hi` and the relocations in them.
+struct SectionPart {
+    lo: u64,
+    hi: u64,
+    relas: std::ops::Range<usize>,
+}
+
+/// Sections at least this large are written in parts of about `NONALLOC_PART` bytes.
+const NONALLOC_SPLIT_MIN: u64 = 512 << 10;
+const NONALLOC_PART: u64 = 256 << 10;
+
+/// How to write a large non-allocated section (debug info) in parallel parts, each copying its bytes and applying
+/// its relocations: with a whole compilation's debug info in one object (an amalgamation like sqlite3.c, a unity
+/// build), one `.debug_info` was most of the copy-and-relocate phase on one thread. `None` for small sections and
+/// for relocations not sorted by offset. A part ends no earlier than 8 bytes after its last relocation's offset,
+/// so no field is split.
+fn nonalloc_parts(sec: &crate::parse::InputSection) -> Option<Vec<SectionPart>> {
+    let size = sec.size();
+    if sec.is_alloc() || size < NONALLOC_SPLIT_MIN || sec.data.len() as u64 != size {
+        return None;
+    }
+    let off = |k: usize| sec.relas[k].r_offset.get(crate::elf::LE);
+    if (1..sec.relas.len()).any(|k| off(k - 1) > off(k)) {
+        return None;
+    }
+    let first_at_or_after = |from: usize, b: u64| {
+        from + sec.relas[from..].partition_point(|r| r.r_offset.get(crate::elf::LE) < b)
+    };
+    let mut parts = Vec::new();
+    let (mut lo, mut r) = (0u64, 0usize);
+    while lo < size {
+        let mut hi = (lo + NONALLOC_PART).min(size);
+        let mut k = first_at_or_after(r, hi);
+        while hi < size && k > r && off(k - 1).saturating_add(8) > hi {
+            hi = off(k - 1).saturating_add(8).min(size);
+            k = first_at_or_after(r, hi);
+        }
+        if hi == size {
+            k = sec.relas.len();
+        }
+        parts.push(SectionPart {
+            lo,
+            hi,
+            relas: r..k,
+        });
+        (lo, r) = (hi, k);
+    }
+    Some(parts)
 }
 
 /// Copies the kept records of one input `.eh_frame`, applying its relocations and re-pointing each FDE at its CIE.

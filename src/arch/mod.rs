@@ -36,6 +36,18 @@ pub trait Arch: Send + Sync + 'static {
         dyn_out: &mut DynRelSink,
     ) -> Result<(), String>;
 
+    /// Applies `relas`, a run of the relocations of non-allocated section `s` of object `f` sorted by offset, to
+    /// `out`: the section's output bytes from offset `out_base` on, already copied. Large debug sections are
+    /// written in parts this way, in parallel.
+    fn apply_nonalloc_part(
+        cx: &WriteCx,
+        f: usize,
+        s: usize,
+        out: &mut [u8],
+        out_base: u64,
+        relas: &[crate::elf::Rela],
+    ) -> Result<(), String>;
+
     fn write_plt0(out: &mut [u8], plt_addr: u64, gotplt_addr: u64);
     fn write_plt_entry(out: &mut [u8], entry_addr: u64, slot_addr: u64, index: u32, plt_addr: u64);
     fn write_iplt_entry(out: &mut [u8], entry_addr: u64, slot_addr: u64);

@@ -513,6 +513,17 @@ impl Arch for X86_64 {
         out
     }
 
+    fn apply_nonalloc_part(
+        cx: &WriteCx,
+        f: usize,
+        s: usize,
+        out: &mut [u8],
+        out_base: u64,
+        relas: &[crate::elf::Rela],
+    ) -> Result<(), String> {
+        apply_nonalloc(cx, f, s, out, out_base, relas)
+    }
+
     fn apply_section(
         cx: &WriteCx,
         f: usize,
@@ -523,7 +534,7 @@ impl Arch for X86_64 {
         let o = &cx.res.objects[f];
         let sec = &o.sections[s];
         if !sec.is_alloc() {
-            return apply_nonalloc(cx, f, s, out);
+            return apply_nonalloc(cx, f, s, out, 0, sec.relas);
         }
         let writable = sec.flags() & SHF_WRITE as u64 != 0;
         let eh_frame = sec.kind == crate::parse::SectionKind::EhFrame;
@@ -817,7 +828,16 @@ impl Arch for X86_64 {
 /// Debug info and other non-allocated sections: absolute values only (no GOT, PLT or dynamic relocations), a
 /// tombstone for references to discarded code. The hot loop of debug links, so section symbols (most of DWARF's
 /// relocations) are resolved without building a `SymRef`.
-fn apply_nonalloc(cx: &WriteCx, f: usize, s: usize, out: &mut [u8]) -> Result<(), String> {
+/// Applies `relas`, relocations of non-allocated section `s` of object `f`, to `out`, the section's output bytes
+/// from offset `out_base` on (the whole section, or one part of a large one).
+fn apply_nonalloc(
+    cx: &WriteCx,
+    f: usize,
+    s: usize,
+    out: &mut [u8],
+    out_base: u64,
+    relas: &[crate::elf::Rela],
+) -> Result<(), String> {
     let o = &cx.res.objects[f];
     let sec = &o.sections[s];
     // lld's tombstones: 1 where 0 would end a list (.debug_loc, .debug_ranges), 0 elsewhere.
@@ -831,7 +851,7 @@ fn apply_nonalloc(cx: &WriteCx, f: usize, s: usize, out: &mut [u8]) -> Result<()
     let p_base = cx.section_addr(f, s);
     // The merge sections (.debug_str, .debug_line_str) looked up last, with their piece hints.
     let mut merge_hint = [(usize::MAX, usize::MAX); 2];
-    for r in sec.relas {
+    for r in relas {
         let r_type = r.r_type(LE, false);
         if r_type == R_X86_64_NONE {
             continue;
@@ -839,7 +859,7 @@ fn apply_nonalloc(cx: &WriteCx, f: usize, s: usize, out: &mut [u8]) -> Result<()
         let off = r.r_offset.get(LE);
         let a = r.r_addend.get(LE);
         let sym_idx = r.r_sym(LE, false) as usize;
-        let at = off as usize;
+        let at = off.wrapping_sub(out_base) as usize;
         let err_range = || offset_range_error(o, s, off);
         // Fast path: a local section symbol of a plain or merge section.
         let mut fast = None;
