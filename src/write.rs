@@ -345,7 +345,9 @@ fn unlink_in_background(old: &Path) {
 /// Faults the fresh output mapping in, in parallel chunks (`MADV_POPULATE_WRITE`), instead of one trap per page
 /// while sections are copied. Best effort: older kernels refuse the advice and the pages fault in as before.
 fn prefault(map: &memmap2::MmapMut) {
-    const CHUNK: usize = 1 << 21;
+    // 512 KiB chunks rather than 2 MiB balance the threads better on small outputs (c-gc's 6 MB: 3.35 -> 2.85 ms),
+    // and make no difference on large ones.
+    const CHUNK: usize = 1 << 19;
     let len = map.len();
     (0..len.div_ceil(CHUNK)).into_par_iter().for_each(|k| {
         let off = k * CHUNK;
