@@ -543,6 +543,8 @@ impl Arch for X86_64 {
             exe: cx.is_exe(),
         };
         let base = cx.section_addr(f, s);
+        let eh_records = eh_frame.then(|| (cx.lay.sec_addr[f][s], cx.lay.eh_records.get(f, s)));
+        let mut rec = 0usize;
         let mut skip_next = false;
         for (k, r) in sec.relas.iter().enumerate() {
             prefetch_ahead(cx.res, cx.space, Some(cx.lay), f, sec.relas, k);
@@ -561,11 +563,29 @@ impl Arch for X86_64 {
             let sym = cx
                 .lookup(f, sym_idx)
                 .ok_or_else(|| format!("{}: invalid symbol index {sym_idx}", o.name))?;
-            // .eh_frame records move when dead FDEs before them are dropped: P follows its record.
-            let p_addr = if eh_frame {
-                crate::layout::section_offset_addr(cx.lay, cx.res, f, s, off).unwrap_or(0)
-            } else {
-                base.wrapping_add(off)
+            // .eh_frame records move when dead FDEs before them are dropped: P follows its record, found by a
+            // cursor that follows the (normally sorted) relocations rather than a search per relocation.
+            let p_addr = match eh_records {
+                None => base.wrapping_add(off),
+                Some((block, recs)) => {
+                    if recs.get(rec).is_some_and(|r| r.in_off > off) {
+                        rec = 0;
+                    }
+                    while recs.get(rec).is_some_and(|r| r.in_off + r.size <= off) {
+                        rec += 1;
+                    }
+                    match recs.get(rec) {
+                        Some(r)
+                            if r.in_off <= off
+                                && r.out_off != crate::layout::NONE as u64
+                                && block != crate::layout::NO_ADDR =>
+                        {
+                            block + r.out_off + (off - r.in_off)
+                        }
+                        _ => crate::layout::section_offset_addr(cx.lay, cx.res, f, s, off)
+                            .unwrap_or(0),
+                    }
+                }
             };
             let at = off as usize;
             let err_range = || offset_range_error(o, s, off);
