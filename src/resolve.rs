@@ -699,18 +699,25 @@ fn define_linker_symbols(
     if config.eh_frame_hdr {
         list.push(b"__GNU_EH_FRAME_HDR");
     }
-    let mut extra: Vec<Vec<u8>> = Vec::new();
-    for (f, o) in objects.iter().enumerate() {
-        if !live[f] {
-            continue;
-        }
-        for sec in &o.sections {
-            if crate::gc::is_c_identifier(sec.name) {
-                extra.push([b"__start_", sec.name].concat());
-                extra.push([b"__stop_", sec.name].concat());
-            }
-        }
-    }
+    // __start_SEC and __stop_SEC for every section named like a C identifier, found in parallel (a serial walk
+    // over every input section's name was 7 ms of clang-so's link).
+    let mut sections: Vec<&[u8]> = objects
+        .par_iter()
+        .enumerate()
+        .filter(|&(f, _)| live[f])
+        .flat_map_iter(|(_, o)| {
+            o.sections
+                .iter()
+                .map(|sec| sec.name)
+                .filter(|n| crate::gc::is_c_identifier(n))
+        })
+        .collect();
+    sections.sort_unstable();
+    sections.dedup();
+    let extra: Vec<Vec<u8>> = sections
+        .iter()
+        .flat_map(|n| [[b"__start_", *n].concat(), [b"__stop_", *n].concat()])
+        .collect();
     for name in list.into_iter().chain(extra.iter().map(|v| &v[..])) {
         if let Some(g) = names.lookup(name)
             && defs[g as usize] == Def::Undefined
