@@ -2140,76 +2140,108 @@ pub fn gnu_bloom_words(n: usize) -> u64 {
 /// CIEs). Output offsets of the affected sections are recomputed.
 fn dedup_cies(res: &Resolved, recs: &mut EhRecords) -> HashMap<(u32, u32, u64), (u32, u32, u64)> {
     type CieKey = (Vec<u8>, Vec<(u64, u32, u64, i64)>);
+    // Per file, in parallel: drop the CIEs no kept FDE uses, and key the others by bytes and relocation targets.
+    // (The whole pass was serial: most of clang-so's 14 ms "split .eh_frame".)
+    type FileCies = (Vec<(u32, u64, CieKey)>, Vec<u32>);
+    let per_file: Vec<FileCies> = recs
+        .0
+        .par_iter_mut()
+        .enumerate()
+        .map(|(f, per_sec)| {
+            let o = &res.objects[f];
+            let mut keys = Vec::new();
+            let mut changed = Vec::new();
+            for (s, list) in per_sec.iter_mut() {
+                if list.is_empty() {
+                    continue;
+                }
+                let used: std::collections::HashSet<u64> = list
+                    .iter()
+                    .filter(|r| !r.is_cie && r.out_off != NONE as u64)
+                    .map(|r| r.cie_in_off)
+                    .collect();
+                let sec = &o.sections[*s as usize];
+                for r in list.iter_mut() {
+                    // Terminators (4-byte zero records) stay where they are.
+                    if !r.is_cie || r.size <= 4 || r.out_off == NONE as u64 {
+                        continue;
+                    }
+                    if !used.contains(&r.in_off) {
+                        r.out_off = NONE as u64;
+                        changed.push(*s);
+                        continue;
+                    }
+                    let (start, end) = (r.in_off, r.in_off + r.size);
+                    let bytes = sec.data[start as usize..end as usize].to_vec();
+                    let relocs = sec
+                        .relas
+                        .iter()
+                        .filter(|x| (start..end).contains(&x.r_offset.get(LE)))
+                        .map(|x| {
+                            let sym = x.r_sym(LE, false) as usize;
+                            // Globals compare by their resolved id; locals are this file's own.
+                            let local = (1u64 << 63) | (f as u64) << 32 | sym as u64;
+                            let target = match sym.checked_sub(o.first_global) {
+                                Some(k) => res.object_ids[f].get(k).map_or(local, |&g| g as u64),
+                                None => local,
+                            };
+                            (
+                                x.r_offset.get(LE) - start,
+                                x.r_type(LE, false),
+                                target,
+                                x.r_addend.get(LE),
+                            )
+                        })
+                        .collect();
+                    keys.push((*s, r.in_off, (bytes, relocs)));
+                }
+            }
+            (keys, changed)
+        })
+        .collect();
+    // In input order: the first CIE of each key is kept, later equal ones point at it.
     let mut seen: HashMap<CieKey, (u32, u32, u64)> = HashMap::default();
     let mut redirect = HashMap::default();
-    for (f, per_sec) in recs.0.iter_mut().enumerate() {
-        let o = &res.objects[f];
-        for (s, list) in per_sec.iter_mut() {
-            let s = *s as usize;
-            if list.is_empty() {
-                continue;
-            }
-            let used: std::collections::HashSet<u64> = list
-                .iter()
-                .filter(|r| !r.is_cie && r.out_off != NONE as u64)
-                .map(|r| r.cie_in_off)
-                .collect();
-            let sec = &o.sections[s];
-            let mut changed = false;
-            for r in list.iter_mut() {
-                // Terminators (4-byte zero records) stay where they are.
-                if !r.is_cie || r.size <= 4 || r.out_off == NONE as u64 {
-                    continue;
+    let mut changes = Vec::with_capacity(per_file.len());
+    for (f, (keys, changed)) in per_file.into_iter().enumerate() {
+        let mut dropped = Vec::new();
+        for (s, in_off, key) in keys {
+            match seen.entry(key) {
+                std::collections::hash_map::Entry::Occupied(e) => {
+                    redirect.insert((f as u32, s, in_off), *e.get());
+                    dropped.push((s, in_off));
                 }
-                if !used.contains(&r.in_off) {
-                    r.out_off = NONE as u64;
-                    changed = true;
-                    continue;
-                }
-                let (start, end) = (r.in_off, r.in_off + r.size);
-                let bytes = sec.data[start as usize..end as usize].to_vec();
-                let relocs = sec
-                    .relas
-                    .iter()
-                    .filter(|x| (start..end).contains(&x.r_offset.get(LE)))
-                    .map(|x| {
-                        let sym = x.r_sym(LE, false) as usize;
-                        // Globals compare by their resolved id; locals are this file's own.
-                        let local = (1u64 << 63) | (f as u64) << 32 | sym as u64;
-                        let target = match sym.checked_sub(o.first_global) {
-                            Some(k) => res.object_ids[f].get(k).map_or(local, |&g| g as u64),
-                            None => local,
-                        };
-                        (
-                            x.r_offset.get(LE) - start,
-                            x.r_type(LE, false),
-                            target,
-                            x.r_addend.get(LE),
-                        )
-                    })
-                    .collect();
-                match seen.entry((bytes, relocs)) {
-                    std::collections::hash_map::Entry::Occupied(e) => {
-                        redirect.insert((f as u32, s as u32, r.in_off), *e.get());
-                        r.out_off = NONE as u64;
-                        changed = true;
-                    }
-                    std::collections::hash_map::Entry::Vacant(e) => {
-                        e.insert((f as u32, s as u32, r.in_off));
-                    }
-                }
-            }
-            if changed {
-                let mut cur = 0u64;
-                for r in list.iter_mut() {
-                    if r.out_off != NONE as u64 {
-                        r.out_off = cur;
-                        cur += r.size;
-                    }
+                std::collections::hash_map::Entry::Vacant(e) => {
+                    e.insert((f as u32, s, in_off));
                 }
             }
         }
+        changes.push((changed, dropped));
     }
+    // Drop the duplicates and lay out again the sections that lost records, in parallel.
+    recs.0
+        .par_iter_mut()
+        .zip(changes.par_iter())
+        .for_each(|(per_sec, (changed, dropped))| {
+            for (s, list) in per_sec.iter_mut() {
+                let mut relayout = changed.contains(s);
+                for r in list.iter_mut() {
+                    if r.is_cie && dropped.contains(&(*s, r.in_off)) {
+                        r.out_off = NONE as u64;
+                        relayout = true;
+                    }
+                }
+                if relayout {
+                    let mut cur = 0u64;
+                    for r in list.iter_mut() {
+                        if r.out_off != NONE as u64 {
+                            r.out_off = cur;
+                            cur += r.size;
+                        }
+                    }
+                }
+            }
+        });
     redirect
 }
 
