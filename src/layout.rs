@@ -191,10 +191,15 @@ pub struct EhRecords(pub Vec<Vec<(u32, Vec<EhRecord>)>>);
 impl EhRecords {
     /// The records of section `s` of object `f` (empty if it has none).
     pub fn get(&self, f: usize, s: usize) -> &[EhRecord] {
+        self.find(f, s).unwrap_or(&[])
+    }
+    /// The records of section `s` of object `f`, if it is a live `.eh_frame` (every one has an entry, possibly
+    /// empty).
+    pub fn find(&self, f: usize, s: usize) -> Option<&[EhRecord]> {
         self.0[f]
             .iter()
             .find(|(k, _)| *k as usize == s)
-            .map_or(&[], |(_, v)| &v[..])
+            .map(|(_, v)| &v[..])
     }
 }
 
@@ -2785,45 +2790,35 @@ pub fn object_sym_addr(res: &Resolved, lay: &Layout, f: usize, i: usize) -> u64 
     if shndx == 0 || shndx as usize >= o.sections.len() {
         return 0;
     }
-    section_offset_addr(lay, res, f, shndx as usize, value).unwrap_or(0)
+    section_offset_addr(lay, f, shndx as usize, value).unwrap_or(0)
 }
 
-/// Address of byte `off` of input section `s` of object `f`, following merge and .eh_frame piece maps.
-pub fn section_offset_addr(
-    lay: &Layout,
-    res: &Resolved,
-    f: usize,
-    s: usize,
-    off: u64,
-) -> Option<u64> {
-    let sec = &res.objects[f].sections[s];
-    match sec.kind {
-        SectionKind::Merge => merge_offset_addr(lay, f, s, off, &mut { usize::MAX }),
-        _ => {
-            let base = lay.sec_addr[f][s];
-            if base == NO_ADDR {
-                return None;
-            }
-            if sec.kind == SectionKind::EhFrame {
-                // Inside a kept record: the same byte of its copy. Anywhere else (a dropped record, the end
-                // of the section, an empty section such as crtbeginT.o's __EH_FRAME_BEGIN__): where the next
-                // kept record of this section, or the end of its block, lands.
-                let recs = lay.eh_records.get(f, s);
-                let k = recs.partition_point(|r| r.in_off + r.size <= off);
-                let out_off = match recs.get(k) {
-                    Some(r) if r.out_off != NONE as u64 && r.in_off <= off => {
-                        r.out_off + (off - r.in_off)
-                    }
-                    _ => recs[k..]
-                        .iter()
-                        .find(|r| r.out_off != NONE as u64)
-                        .map_or_else(|| eh_block_size(recs), |r| r.out_off),
-                };
-                return Some(base + out_off);
-            }
-            Some(base + off)
-        }
+/// Address of byte `off` of input section `s` of object `f`, following merge and .eh_frame piece maps. Decided from
+/// the layout's per-file tables alone: reading the input section's kind first was a cache miss per call (64-byte
+/// entries at random; most of this function's 3% of clang-so's CPU time, mostly from symbol addresses).
+pub fn section_offset_addr(lay: &Layout, f: usize, s: usize, off: u64) -> Option<u64> {
+    if lay.merge_of[f].get(s).is_some_and(|&m| m != NONE) {
+        return merge_offset_addr(lay, f, s, off, &mut { usize::MAX });
     }
+    let base = *lay.sec_addr[f].get(s)?;
+    if base == NO_ADDR {
+        return None;
+    }
+    let Some(recs) = lay.eh_records.find(f, s) else {
+        return Some(base + off);
+    };
+    // Inside a kept record: the same byte of its copy. Anywhere else (a dropped record, the end of the section, an
+    // empty section such as crtbeginT.o's __EH_FRAME_BEGIN__): where the next kept record of this section, or the
+    // end of its block, lands.
+    let k = recs.partition_point(|r| r.in_off + r.size <= off);
+    let out_off = match recs.get(k) {
+        Some(r) if r.out_off != NONE as u64 && r.in_off <= off => r.out_off + (off - r.in_off),
+        _ => recs[k..]
+            .iter()
+            .find(|r| r.out_off != NONE as u64)
+            .map_or_else(|| eh_block_size(recs), |r| r.out_off),
+    };
+    Some(base + out_off)
 }
 
 /// Address of byte `off` of merge section `s` of object `f`. `hint` is the piece found last time for this section

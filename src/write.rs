@@ -64,7 +64,7 @@ impl WriteCx<'_> {
         symbols::lookup(self.res, self.space, f, i)
     }
     pub fn section_addr(&self, f: usize, s: usize) -> u64 {
-        layout::section_offset_addr(self.lay, self.res, f, s, 0).unwrap_or(0)
+        layout::section_offset_addr(self.lay, f, s, 0).unwrap_or(0)
     }
     /// S for a relocation against `sym` with addend `a`: for a section symbol in a merge section the piece is
     /// chosen by `value + a` (lld's rule), and the returned S is such that S + a lands inside that piece (likewise
@@ -81,14 +81,8 @@ impl WriteCx<'_> {
                 let shndx = o.sym_shndx(si as usize) as usize;
                 if shndx < o.sections.len() && o.sections[shndx].kind != SectionKind::Regular {
                     let off = s.st_value.get(LE).wrapping_add(a as u64);
-                    return layout::section_offset_addr(
-                        self.lay,
-                        self.res,
-                        file as usize,
-                        shndx,
-                        off,
-                    )
-                    .map_or(0, |v| v.wrapping_sub(a as u64));
+                    return layout::section_offset_addr(self.lay, file as usize, shndx, off)
+                        .map_or(0, |v| v.wrapping_sub(a as u64));
                 }
             }
         }
@@ -115,7 +109,7 @@ impl WriteCx<'_> {
                         (base != layout::NO_ADDR).then(|| base.wrapping_add(off))
                     }
                     // Merge pieces are chosen by value + A (lld's rule); .eh_frame by record.
-                    _ => layout::section_offset_addr(self.lay, self.res, file as usize, shndx, off),
+                    _ => layout::section_offset_addr(self.lay, file as usize, shndx, off),
                 };
             }
         }

@@ -582,8 +582,7 @@ impl Arch for X86_64 {
                         {
                             block + r.out_off + (off - r.in_off)
                         }
-                        _ => crate::layout::section_offset_addr(cx.lay, cx.res, f, s, off)
-                            .unwrap_or(0),
+                        _ => crate::layout::section_offset_addr(cx.lay, f, s, off).unwrap_or(0),
                     }
                 }
             };
