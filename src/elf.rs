@@ -122,9 +122,11 @@ pub fn cstr(strtab: Data, off: u32) -> Result<Data, String> {
     Ok(&rest[..len])
 }
 
+/// The index of the first NUL. The `memchr` crate's vectorised search: a byte loop here was 63% of parsing
+/// sections on clang-so, whose section and symbol names are long mangled C++ names.
 #[inline]
 pub fn memchr0(s: &[u8]) -> Option<usize> {
-    s.iter().position(|&b| b == 0)
+    memchr::memchr(0, s)
 }
 
 /// Reinterprets a section's bytes as a table of `T` (symbols, relocations, dynamic entries).
