@@ -73,7 +73,10 @@ fn main() -> ExitCode {
     let notifier = if config.fork {
         match fork::split() {
             fork::Side::Parent(code) => return code,
-            fork::Side::Child(n) => Some(n),
+            fork::Side::Child(n) => {
+                write::DEFER_UNLINK.store(true, std::sync::atomic::Ordering::Relaxed);
+                Some(n)
+            }
             fork::Side::Unforked => None,
         }
     } else {
@@ -82,6 +85,7 @@ fn main() -> ExitCode {
     let code = run(&config);
     if let Some(n) = notifier {
         n.done(code);
+        write::remove_deferred();
     }
     ExitCode::from(code)
 }

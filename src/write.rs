@@ -269,6 +269,8 @@ pub fn write<A: Arch>(
     let finish = || -> std::io::Result<()> {
         match buf {
             OutputBuffer::Mapped { map, tmp } => {
+                // Unmapped before the caller hears the link is done, never left to the (forked) process's exit:
+                // while a writable mapping exists the kernel refuses to execute the file (ETXTBSY).
                 drop(map);
                 set_mode(&tmp, config)?;
             }
@@ -320,8 +322,26 @@ fn move_old_output(out: &Path) -> Option<(std::path::PathBuf, u64)> {
     Some((old, meta.len()))
 }
 
+/// Set in a `--fork` child: an old output is removed after the parent has been told the link is done (the
+/// child's own exit is off the caller's path already), instead of by a helper process whose start costs the link
+/// 1-2 ms.
+pub static DEFER_UNLINK: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+static DEFERRED: std::sync::Mutex<Option<std::path::PathBuf>> = std::sync::Mutex::new(None);
+
+/// Removes the old output whose removal was deferred, if any.
+pub fn remove_deferred() {
+    let path = DEFERRED.lock().unwrap_or_else(|e| e.into_inner()).take();
+    if let Some(path) = path {
+        let _ = std::fs::remove_file(path);
+    }
+}
+
 fn unlink_in_background(old: &Path) {
     use std::process::{Command, Stdio};
+    if DEFER_UNLINK.load(std::sync::atomic::Ordering::Relaxed) {
+        *DEFERRED.lock().unwrap_or_else(|e| e.into_inner()) = Some(old.to_path_buf());
+        return;
+    }
     let spawned = std::env::current_exe().and_then(|exe| {
         Command::new(exe)
             .arg(UNLINK_HELPER_FLAG)
