@@ -105,6 +105,23 @@ const PREFETCH_AHEAD: usize = 16;
 /// the index that locates it.
 const PREFETCH_AUX_AHEAD: usize = 8;
 
+/// The symbol the relocation at `k` names: `Ok(global id)` or `Err(local index)`; `None` past the end of `relas`
+/// or for a bad index (reported when that relocation is reached).
+#[inline(always)]
+fn symbol_at(
+    res: &crate::resolve::Resolved,
+    f: usize,
+    relas: &[crate::elf::Rela],
+    k: usize,
+) -> Option<Result<usize, usize>> {
+    let i = relas.get(k)?.r_sym(LE, false) as usize;
+    let o = &res.objects[f];
+    match i.checked_sub(o.first_global) {
+        None => Some(Err(i)),
+        Some(k) => res.object_ids[f].get(k).map(|&g| Ok(g as usize)),
+    }
+}
+
 /// When writing: starts loading the GOT/PLT record of the global named `PREFETCH_AUX_AHEAD` relocations after
 /// `k` (a random access into every symbol's records, which PLT calls and GOT loads read).
 #[inline(always)]
@@ -115,25 +132,17 @@ fn prefetch_aux(
     relas: &[crate::elf::Rela],
     k: usize,
 ) {
-    let Some(r) = relas.get(k + PREFETCH_AUX_AHEAD) else {
-        return;
-    };
-    let i = r.r_sym(LE, false) as usize;
-    let o = &res.objects[f];
-    if i < o.first_global {
-        return;
-    }
-    if let Some(&g) = res.object_ids[f].get(i - o.first_global)
-        && let Some(&x) = lay.aux_index.get(g as usize)
+    if let Some(Ok(g)) = symbol_at(res, f, relas, k + PREFETCH_AUX_AHEAD)
+        && let Some(&x) = lay.aux_index.get(g)
         && x != crate::layout::NONE
     {
         crate::elf::prefetch(lay.aux.as_ptr().wrapping_add(x as usize));
     }
 }
 
-/// Starts loading what the relocation `PREFETCH_AHEAD` places after `k` will read about its symbol if it names a
-/// global: its definition, its property byte and (when writing) its address, which lie at random in tables of
-/// every global.
+/// Starts loading what the relocation `PREFETCH_AHEAD` places after `k` will read about its symbol: for a local
+/// (mostly a section symbol), its entry (type, section, value); for a global, its definition, its property byte
+/// and (when writing) its address and GOT/PLT index, which lie at random in tables of every global.
 #[inline(always)]
 fn prefetch_ahead(
     res: &crate::resolve::Resolved,
@@ -143,24 +152,17 @@ fn prefetch_ahead(
     relas: &[crate::elf::Rela],
     k: usize,
 ) {
-    let Some(r) = relas.get(k + PREFETCH_AHEAD) else {
-        return;
-    };
-    let i = r.r_sym(LE, false) as usize;
-    let o = &res.objects[f];
-    if i < o.first_global {
-        // A local (mostly a section symbol): its entry is read for its type, section and value.
-        crate::elf::prefetch(o.syms.as_ptr().wrapping_add(i));
-        return;
-    }
-    if let Some(&g) = res.object_ids[f].get(i - o.first_global) {
-        let g = g as usize;
-        crate::elf::prefetch(res.defs.as_ptr().wrapping_add(g));
-        crate::elf::prefetch(space.gprops.as_ptr().wrapping_add(g));
-        if let Some(lay) = lay {
-            crate::elf::prefetch(lay.addrs.as_ptr().wrapping_add(g));
-            crate::elf::prefetch(lay.aux_index.as_ptr().wrapping_add(g));
+    match symbol_at(res, f, relas, k + PREFETCH_AHEAD) {
+        Some(Err(i)) => crate::elf::prefetch(res.objects[f].syms.as_ptr().wrapping_add(i)),
+        Some(Ok(g)) => {
+            crate::elf::prefetch(res.defs.as_ptr().wrapping_add(g));
+            crate::elf::prefetch(space.gprops.as_ptr().wrapping_add(g));
+            if let Some(lay) = lay {
+                crate::elf::prefetch(lay.addrs.as_ptr().wrapping_add(g));
+                crate::elf::prefetch(lay.aux_index.as_ptr().wrapping_add(g));
+            }
         }
+        None => {}
     }
 }
 
