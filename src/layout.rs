@@ -331,6 +331,13 @@ impl Layout {
     pub fn synth_addr(&self, s: Synth) -> u64 {
         self.synth_sec(s).map_or(0, |o| o.addr)
     }
+    /// Whether symbol `i` of object `f` goes in `.symtab` (decided once, in layout).
+    pub fn in_symtab(&self, f: usize, i: usize) -> bool {
+        self.symtab_members
+            .get(f)
+            .and_then(|bits| bits.get(i / 64))
+            .is_some_and(|w| w >> (i % 64) & 1 != 0)
+    }
     pub fn aux_of(&self, id: u32) -> Option<&Aux> {
         let i = *self.aux_index.get(id as usize)?;
         (i != NONE).then(|| &self.aux[i as usize])

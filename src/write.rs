@@ -49,7 +49,6 @@ pub struct WriteCx<'a> {
     pub res: &'a Resolved,
     pub space: &'a SymbolSpace,
     pub lay: &'a Layout,
-    pub live: &'a Liveness,
 }
 
 impl WriteCx<'_> {
@@ -417,7 +416,6 @@ fn fill<A: Arch>(
         res,
         space,
         lay,
-        live,
     };
     let img = Image {
         ptr: bytes.as_mut_ptr(),
@@ -1580,14 +1578,12 @@ fn uses_gnu_symbol_extensions(cx: &WriteCx) -> bool {
         .dynsyms
         .iter()
         .any(|d| symbols::is_ifunc(cx.res, layout::target_of(cx.res, cx.space, d.id)))
-        || (!cx.config.strip_all
-            && cx.res.objects.par_iter().enumerate().any(|(f, o)| {
-                cx.res.object_live[f]
-                    && o.syms.iter().enumerate().any(|(i, s)| {
-                        (s.st_type() == E::STT_GNU_IFUNC || s.st_bind() == E::STB_GNU_UNIQUE)
-                            && layout::symtab_includes(cx.res, cx.live, cx.config.discard_all, f, i)
-                    })
-            }))
+        || cx.res.objects.par_iter().enumerate().any(|(f, o)| {
+            o.syms.iter().enumerate().any(|(i, s)| {
+                (s.st_type() == E::STT_GNU_IFUNC || s.st_bind() == E::STB_GNU_UNIQUE)
+                    && cx.lay.in_symtab(f, i)
+            })
+        })
 }
 
 fn write_headers<A: Arch>(cx: &WriteCx, bytes: &mut [u8]) {
