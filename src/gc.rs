@@ -31,11 +31,12 @@ impl Liveness {
 /// Whether section `s` of object `f` can be in the output at all: its file is linked, it is not a
 /// link-time-only table, its COMDAT group won, and `-S` does not strip it (debug sections).
 fn candidate(res: &Resolved, f: usize, s: usize) -> bool {
-    let sec = &res.objects[f].sections[s];
+    let o = &res.objects[f];
+    let sec = &o.sections[s];
     res.object_live[f]
         && sec.kind != SectionKind::Ignored
         && !res.comdat_discarded[f][s]
-        && !(res.strip_debug && !sec.is_alloc() && is_debug_section(sec.name))
+        && !(res.strip_debug && !sec.is_alloc() && is_debug_section(o.sec_name(s)))
 }
 
 fn is_debug_section(name: &[u8]) -> bool {
@@ -52,7 +53,7 @@ pub fn is_c_identifier(name: &[u8]) -> bool {
 
 fn is_root_section(res: &Resolved, o: &ObjectFile, s: usize) -> bool {
     let sec = &o.sections[s];
-    let name = sec.name;
+    let name = o.sec_name(s);
     if !sec.is_alloc() || sec.flags() & 0x200000 != 0 {
         return true; // non-alloc (debug info, .comment) and SHF_GNU_RETAIN
     }
@@ -169,7 +170,7 @@ pub fn gc(config: &Config, res: &Resolved) -> Liveness {
                 // Data that .eh_frame points at (LSDAs, personality pointers) lives as long as the FDE's function;
                 // keeping it whenever an FDE refers to it is the simple safe superset.
                 if o.sections[s].kind == SectionKind::EhFrame && candidate(res, f, s) {
-                    for r in o.sections[s].relas {
+                    for r in o.sections[s].relas() {
                         if track_shared {
                             note_shared(f, r.r_sym(crate::elf::LE, false) as usize);
                         }
@@ -262,7 +263,7 @@ pub fn gc(config: &Config, res: &Resolved) -> Liveness {
         let f = f as usize;
         let sec = &objects[f].sections[s as usize];
         // Debug info is kept but keeps nothing alive: its references to dead code get tombstones.
-        let relas = if sec.is_alloc() { sec.relas } else { &[] };
+        let relas = if sec.is_alloc() { sec.relas() } else { &[] };
         for r in relas {
             let sym = r.r_sym(crate::elf::LE, false) as usize;
             if let Some((tf, ts)) = target_section(res, f, sym) {
@@ -312,7 +313,7 @@ pub fn gc(config: &Config, res: &Resolved) -> Liveness {
                     eprintln!(
                         "removing unused section {}:({})",
                         o.name,
-                        String::from_utf8_lossy(sec.name)
+                        String::from_utf8_lossy(o.sec_name(s))
                     );
                 }
             }

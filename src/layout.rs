@@ -589,7 +589,7 @@ pub fn layout<A: Arch>(
                 if !live.is_live(f, s) {
                     continue;
                 }
-                let n = output_name(sec.name);
+                let n = output_name(o.sec_name(s));
                 local[s] = match v.iter().position(|(m, _, _)| *m == n) {
                     Some(k) => {
                         let e = &mut v[k];
@@ -896,7 +896,7 @@ pub fn layout<A: Arch>(
         .flat_map_iter(|(f, o)| {
             let sec_osec = &sec_osec[f];
             let sorted_kind = &sorted_kind;
-            o.sections.iter().enumerate().filter_map(move |(s, sec)| {
+            (0..o.sections.len()).filter_map(move |s| {
                 let osec = sec_osec[s];
                 if osec == NONE {
                     return None;
@@ -904,7 +904,7 @@ pub fn layout<A: Arch>(
                 let k = sorted_kind[osec as usize]?;
                 Some((
                     k,
-                    init_priority(sec.name).unwrap_or(65536),
+                    init_priority(o.sec_name(s)).unwrap_or(65536),
                     f as u32,
                     s as u32,
                 ))
@@ -2184,9 +2184,9 @@ fn dedup_cies(res: &Resolved, recs: &mut EhRecords) -> HashMap<(u32, u32, u64), 
                         continue;
                     }
                     let (start, end) = (r.in_off, r.in_off + r.size);
-                    let bytes = sec.data[start as usize..end as usize].to_vec();
+                    let bytes = sec.data()[start as usize..end as usize].to_vec();
                     let relocs = sec
-                        .relas
+                        .relas()
                         .iter()
                         .filter(|x| (start..end).contains(&x.r_offset.get(LE)))
                         .map(|x| {
@@ -2280,7 +2280,7 @@ fn split_eh_frames(res: &Resolved, live: &Liveness) -> Result<EhRecords> {
                 if sec.kind != SectionKind::EhFrame || !live.is_live(f, s) {
                     continue;
                 }
-                let d = sec.data;
+                let d = sec.data();
                 let mut recs = Vec::new();
                 let mut off = 0usize;
                 let mut rel_i = 0usize;
@@ -2318,15 +2318,15 @@ fn split_eh_frames(res: &Resolved, live: &Liveness) -> Result<EhRecords> {
                         (off + 4).wrapping_sub(id as usize) as u64
                     };
                     // Find this record's first relocation (pc_begin for an FDE).
-                    while rel_i < sec.relas.len()
-                        && (sec.relas[rel_i].r_offset.get(LE) as usize) < off
+                    while rel_i < sec.relas().len()
+                        && (sec.relas()[rel_i].r_offset.get(LE) as usize) < off
                     {
                         rel_i += 1;
                     }
                     let mut keep = true;
                     if !is_cie {
                         keep = false;
-                        if let Some(r) = sec.relas.get(rel_i) {
+                        if let Some(r) = sec.relas().get(rel_i) {
                             let ro = r.r_offset.get(LE) as usize;
                             if ro < off + size
                                 && let Some((tf, ts)) =
@@ -2434,7 +2434,7 @@ fn build_merges(res: &Resolved, live: &Liveness, sec_osec: &[Vec<u32>]) -> Resul
             for &(s, _) in list {
                 let s = s as usize;
                 let sec = &o.sections[s];
-                let d = sec.data;
+                let d = sec.data();
                 let ent = sec.entsize() as usize;
                 let mut v = (Vec::new(), Vec::new());
                 let mut off = 0usize;

@@ -706,9 +706,8 @@ fn define_linker_symbols(
         .enumerate()
         .filter(|&(f, _)| live[f])
         .flat_map_iter(|(_, o)| {
-            o.sections
-                .iter()
-                .map(|sec| sec.name)
+            (0..o.sections.len())
+                .map(|s| o.sec_name(s))
                 .filter(|n| crate::gc::is_c_identifier(n))
         })
         .collect();

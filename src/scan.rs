@@ -124,7 +124,7 @@ pub fn scan<A: Arch>(
             let mut undefined = Vec::new();
             for (s, sec) in o.sections.iter().enumerate() {
                 if !live.is_live(f, s)
-                    || sec.relas.is_empty()
+                    || sec.relas().is_empty()
                     || !sec.is_alloc()
                     || sec.kind == SectionKind::Ignored
                 {

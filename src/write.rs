@@ -462,15 +462,16 @@ fn fill<A: Arch>(
                             o.section_name(s as u32)
                         ));
                     };
-                    out.copy_from_slice(&sec.data[p.lo as usize..p.hi as usize]);
-                    A::apply_nonalloc_part(&cx, f, s, out, p.lo, &sec.relas[p.relas.clone()]).err()
+                    out.copy_from_slice(&sec.data()[p.lo as usize..p.hi as usize]);
+                    A::apply_nonalloc_part(&cx, f, s, out, p.lo, &sec.relas()[p.relas.clone()])
+                        .err()
                 })
                 .map_or(Ok(()), Err)
         } else {
             // SAFETY: this input section's range is exclusively its own.
             match unsafe { img.slice(start, sec.size()) } {
                 Some(out) => {
-                    out.copy_from_slice(sec.data);
+                    out.copy_from_slice(sec.data());
                     A::apply_section(&cx, f, s, out, &mut sink)
                 }
                 None => Err(format!(
@@ -602,15 +603,15 @@ const NONALLOC_PART: u64 = 256 << 10;
 /// so no field is split.
 fn nonalloc_parts(sec: &crate::parse::InputSection) -> Option<Vec<SectionPart>> {
     let size = sec.size();
-    if sec.is_alloc() || size < NONALLOC_SPLIT_MIN || sec.data.len() as u64 != size {
+    if sec.is_alloc() || size < NONALLOC_SPLIT_MIN || sec.data().len() as u64 != size {
         return None;
     }
-    let off = |k: usize| sec.relas[k].r_offset.get(crate::elf::LE);
-    if (1..sec.relas.len()).any(|k| off(k - 1) > off(k)) {
+    let off = |k: usize| sec.relas()[k].r_offset.get(crate::elf::LE);
+    if (1..sec.relas().len()).any(|k| off(k - 1) > off(k)) {
         return None;
     }
     let first_at_or_after = |from: usize, b: u64| {
-        from + sec.relas[from..].partition_point(|r| r.r_offset.get(crate::elf::LE) < b)
+        from + sec.relas()[from..].partition_point(|r| r.r_offset.get(crate::elf::LE) < b)
     };
     let mut parts = Vec::new();
     let (mut lo, mut r) = (0u64, 0usize);
@@ -622,7 +623,7 @@ fn nonalloc_parts(sec: &crate::parse::InputSection) -> Option<Vec<SectionPart>> 
             k = first_at_or_after(r, hi);
         }
         if hi == size {
-            k = sec.relas.len();
+            k = sec.relas().len();
         }
         parts.push(SectionPart {
             lo,
@@ -644,7 +645,7 @@ fn write_eh_frame<A: Arch>(
     sink: &mut DynRelSink,
 ) -> std::result::Result<(), String> {
     let sec = &cx.res.objects[f].sections[s];
-    let mut tmp = sec.data.to_vec();
+    let mut tmp = sec.data().to_vec();
     // Relocations are applied on a copy at input offsets; `section_offset_addr` gives each its output address.
     A::apply_section(cx, f, s, &mut tmp, sink)?;
     let recs = cx.lay.eh_records.get(f, s);

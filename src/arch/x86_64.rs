@@ -388,8 +388,8 @@ impl Arch for X86_64 {
         let m = mode_of_scan(cx);
         let mut out = SectionScan::default();
         let mut skip_next = false;
-        for (k, r) in sec.relas.iter().enumerate() {
-            prefetch_ahead(cx.res, cx.space, None, f, sec.relas, k);
+        for (k, r) in sec.relas().iter().enumerate() {
+            prefetch_ahead(cx.res, cx.space, None, f, sec.relas(), k);
             if skip_next {
                 skip_next = false;
                 continue;
@@ -423,7 +423,7 @@ impl Arch for X86_64 {
                 continue;
             }
             let p = props(cx.res, cx.config, cx.space, &sym);
-            let action = decide(&m, r_type, p, writable, sec.data, off);
+            let action = decide(&m, r_type, p, writable, sec.data(), off);
             match action {
                 Action::None
                 | Action::Abs
@@ -536,7 +536,7 @@ impl Arch for X86_64 {
         let o = &cx.res.objects[f];
         let sec = &o.sections[s];
         if !sec.is_alloc() {
-            return apply_nonalloc(cx, f, s, out, 0, sec.relas);
+            return apply_nonalloc(cx, f, s, out, 0, sec.relas());
         }
         let writable = sec.flags() & SHF_WRITE as u64 != 0;
         let eh_frame = sec.kind == crate::parse::SectionKind::EhFrame;
@@ -548,9 +548,9 @@ impl Arch for X86_64 {
         let eh_records = eh_frame.then(|| (cx.lay.sec_addr[f][s], cx.lay.eh_records.get(f, s)));
         let mut rec = 0usize;
         let mut skip_next = false;
-        for (k, r) in sec.relas.iter().enumerate() {
-            prefetch_ahead(cx.res, cx.space, Some(cx.lay), f, sec.relas, k);
-            prefetch_aux(cx.res, cx.lay, f, sec.relas, k);
+        for (k, r) in sec.relas().iter().enumerate() {
+            prefetch_ahead(cx.res, cx.space, Some(cx.lay), f, sec.relas(), k);
+            prefetch_aux(cx.res, cx.lay, f, sec.relas(), k);
             if skip_next {
                 skip_next = false;
                 continue;
@@ -606,7 +606,7 @@ impl Arch for X86_64 {
                 return Err(err_range());
             }
             let p = props(cx.res, cx.config, cx.space, &sym);
-            let action = decide(&m, r_type, p, writable, sec.data, off);
+            let action = decide(&m, r_type, p, writable, sec.data(), off);
             let s_val = cx.sym_value(&sym, a, p.ifunc);
             let value: u64 = match action {
                 Action::None | Action::TlsDescCallToNop => {
@@ -860,9 +860,9 @@ fn apply_nonalloc(
     relas: &[crate::elf::Rela],
 ) -> Result<(), String> {
     let o = &cx.res.objects[f];
-    let sec = &o.sections[s];
     // lld's tombstones: 1 where 0 would end a list (.debug_loc, .debug_ranges), 0 elsewhere.
-    let tombstone = if sec.name == b".debug_loc" || sec.name == b".debug_ranges" {
+    let name = o.sec_name(s);
+    let tombstone = if name == b".debug_loc" || name == b".debug_ranges" {
         1
     } else {
         0
