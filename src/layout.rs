@@ -115,18 +115,6 @@ impl OutputSection {
     }
 }
 
-/// Where an input section went.
-#[derive(Clone, Copy, Debug)]
-pub struct Place {
-    pub osec: u32,
-    pub offset: u64,
-}
-
-pub const DROPPED: Place = Place {
-    osec: NONE,
-    offset: 0,
-};
-
 /// A deduplicated `SHF_MERGE` group: all input pieces with the same output section, entry size and alignment.
 pub struct MergeGroup {
     pub osec: u32,
@@ -270,18 +258,22 @@ pub type Verneed = Vec<(usize, Vec<(&'static [u8], u16, u32)>)>;
 pub struct Layout {
     pub osecs: Vec<OutputSection>,
     pub synth: HashMap<Synth, u32>,
-    pub places: Vec<Vec<Place>>,
-    /// Output address of each placed input section (`NO_ADDR` if discarded or merged), filled with the
-    /// addresses: the hot lookup of relocation processing.
+    /// Per object, per section: the output section of an input section placed whole (`NONE` for a discarded or
+    /// merged one).
+    pub place_osec: Vec<Vec<u32>>,
+    /// Per object, per section: the output address of a placed input section (`NO_ADDR` if discarded or
+    /// merged), the hot lookup of relocation processing. Until addresses are assigned it holds the section's
+    /// offset in its output section's run of input sections: one table serves both, as clang-so's 836K input
+    /// sections made a separate (output section, offset) table 13 MB of peak memory.
     pub sec_addr: Vec<Vec<u64>>,
     /// Output address of each merge group's first byte.
     pub merge_addr: Vec<u64>,
     pub merges: Vec<MergeGroup>,
-    /// Per object, per section: piece maps of merge sections (empty for others).
+    /// Per object: the piece maps of its live merge sections, in the order of `merge_secs[f]`.
     pub piece_maps: Vec<Vec<PieceTable>>,
-    /// Per object, per section: the merge section's index in `piece_maps[f]` (NONE for others).
-    pub piece_slot: Vec<Vec<u32>>,
-    pub merge_of: Vec<Vec<u32>>,
+    /// Per object: its live merge sections as (section, merge group), in section order. Sparse: two dense
+    /// per-section tables cost clang-so 7 MB, and most sections are not merged.
+    pub merge_secs: Vec<Vec<(u32, u32)>>,
     pub eh_records: EhRecords,
     /// CIEs dropped as duplicates: (file, section, input offset) → the kept identical CIE's.
     pub cie_redirect: HashMap<(u32, u32, u64), (u32, u32, u64)>,
@@ -344,6 +336,19 @@ impl Layout {
     }
     pub fn got_slot_addr(&self, slot: u32) -> u64 {
         self.synth_addr(Synth::Got) + slot as u64 * 8
+    }
+    /// Merge section `s` of object `f`: its index in `piece_maps[f]` and its merge group.
+    #[inline]
+    pub fn merge_slot(&self, f: usize, s: usize) -> Option<(usize, u32)> {
+        let v = &self.merge_secs[f];
+        let k = v.binary_search_by_key(&(s as u32), |&(s, _)| s).ok()?;
+        Some((k, v[k].1))
+    }
+    /// The output section and the offset in it of input section `s` of object `f`, if it was placed whole.
+    pub fn place(&self, f: usize, s: usize) -> Option<(u32, u64)> {
+        let osec = *self.place_osec[f].get(s)?;
+        let o = self.osecs.get(osec as usize)?;
+        Some((osec, self.sec_addr[f][s] - o.addr))
     }
 }
 
@@ -785,7 +790,7 @@ pub fn layout<A: Arch>(
     drop(t);
     let t = crate::timing::span("merge sections, split .eh_frame");
     // Merge groups and .eh_frame records.
-    let (merges, merge_of, piece_slot, piece_maps) = build_merges(res, live, &sec_osec)?;
+    let (merges, merge_secs, piece_maps) = build_merges(res, live, &sec_osec)?;
     let (eh_records, cie_redirect) = {
         let _t = crate::timing::span("split .eh_frame");
         let mut recs = split_eh_frames(res, live)?;
@@ -809,12 +814,13 @@ pub fn layout<A: Arch>(
         .map(|o| sorted_names.iter().position(|&n| n == &o.name[..]))
         .collect();
     // Per file: where each section goes, and the file's block (output section, size, alignment) per section.
-    type FileBlocks = (Vec<Place>, Vec<(u32, u64, u64)>);
+    type FileBlocks = (Vec<u32>, Vec<u64>, Vec<(u32, u64, u64)>);
     let per_file: Vec<FileBlocks> = objects
         .par_iter()
         .enumerate()
         .map(|(f, o)| {
-            let mut places = vec![DROPPED; o.sections.len()];
+            let mut place_osec = vec![NONE; o.sections.len()];
+            let mut offsets = vec![0u64; o.sections.len()];
             let mut blocks: Vec<(u32, u64, u64)> = Vec::new();
             for (s, sec) in o.sections.iter().enumerate() {
                 let osec = sec_osec[f][s];
@@ -845,17 +851,19 @@ pub fn layout<A: Arch>(
                 };
                 let blk = &mut blocks[i];
                 let off = align_up(blk.1, align);
-                places[s] = Place { osec, offset: off };
+                (place_osec[s], offsets[s]) = (osec, off);
                 blk.1 = off + size;
                 blk.2 = blk.2.max(align);
             }
-            (places, blocks)
+            (place_osec, offsets, blocks)
         })
         .collect();
-    let mut places: Vec<Vec<Place>> = Vec::with_capacity(objects.len());
+    let mut place_osec: Vec<Vec<u32>> = Vec::with_capacity(objects.len());
+    let mut sec_off: Vec<Vec<u64>> = Vec::with_capacity(objects.len());
     let mut blocks: Vec<Vec<(u32, u64, u64)>> = Vec::with_capacity(objects.len());
-    for (p, bl) in per_file {
-        places.push(p);
+    for (p, o, bl) in per_file {
+        place_osec.push(p);
+        sec_off.push(o);
         blocks.push(bl);
     }
     let mut cursor = vec![0u64; osecs.len()];
@@ -871,15 +879,16 @@ pub fn layout<A: Arch>(
         }
         file_base.push(bases);
     }
-    places
+    sec_off
         .par_iter_mut()
+        .zip(place_osec.par_iter())
         .zip(file_base.par_iter())
-        .for_each(|(p, bases)| {
-            for pl in p.iter_mut() {
-                if pl.osec != NONE
-                    && let Some(&(_, base)) = bases.iter().find(|(o, _)| *o == pl.osec)
+        .for_each(|((offs, p), bases)| {
+            for (off, &osec) in offs.iter_mut().zip(p) {
+                if osec != NONE
+                    && let Some(&(_, base)) = bases.iter().find(|(o, _)| *o == osec)
                 {
-                    pl.offset += base;
+                    *off += base;
                 }
             }
         });
@@ -927,7 +936,8 @@ pub fn layout<A: Arch>(
             let sec = &objects[f as usize].sections[s as usize];
             off = align_up(off, sec.align());
             o.align = o.align.max(sec.align());
-            places[f as usize][s as usize] = Place { osec, offset: off };
+            place_osec[f as usize][s as usize] = osec;
+            sec_off[f as usize][s as usize] = off;
             off += sec.size();
         }
         cursor[osec as usize] = off;
@@ -941,10 +951,10 @@ pub fn layout<A: Arch>(
             .par_iter()
             .enumerate()
             .flat_map_iter(|(f, o)| {
-                let places = &places[f];
+                let place_osec = &place_osec[f];
                 o.sections.iter().enumerate().filter_map(move |(s, sec)| {
-                    (places[s].osec != NONE && sec.flags() & E::SHF_LINK_ORDER as u64 != 0)
-                        .then_some((places[s].osec, f as u32, s as u32))
+                    (place_osec[s] != NONE && sec.flags() & E::SHF_LINK_ORDER as u64 != 0)
+                        .then_some((place_osec[s], f as u32, s as u32))
                 })
             })
             .collect();
@@ -964,15 +974,15 @@ pub fn layout<A: Arch>(
         let mut list: Vec<(bool, u32, u64, u32, u32)> = Vec::new();
         for (f, o) in objects.iter().enumerate() {
             for (s, sec) in o.sections.iter().enumerate() {
-                if places[f][s].osec != osec || sec.kind == SectionKind::EhFrame {
+                if place_osec[f][s] != osec || sec.kind == SectionKind::EhFrame {
                     continue;
                 }
                 let linked = sec.flags() & E::SHF_LINK_ORDER as u64 != 0;
                 let (lo, loff) = if linked {
                     let link = sec.shdr.sh_link.get(LE) as usize;
-                    places[f]
+                    place_osec[f]
                         .get(link)
-                        .map_or((NONE, 0), |p| (p.osec, p.offset))
+                        .map_or((NONE, 0), |&p| (p, sec_off[f][link]))
                 } else {
                     (0, 0)
                 };
@@ -985,7 +995,7 @@ pub fn layout<A: Arch>(
         for &(_, _, _, f, s) in &list {
             let sec = &objects[f as usize].sections[s as usize];
             off = align_up(off, sec.align());
-            places[f as usize][s as usize] = Place { osec, offset: off };
+            sec_off[f as usize][s as usize] = off;
             off += sec.size();
         }
         cursor[osec as usize] = off;
@@ -1789,7 +1799,14 @@ pub fn layout<A: Arch>(
     if let Some(&ri) = synth.get(&Synth::RelrDyn)
         && keep[ri as usize]
     {
-        let sites = relr_sites(res, scan, &places, &osecs, &relr_got, synth[&Synth::Got]);
+        let sites = relr_sites(
+            res,
+            scan,
+            (&place_osec, &sec_off),
+            &osecs,
+            &relr_got,
+            synth[&Synth::Got],
+        );
         loop {
             relr = encode_relr(sites.iter().map(|&(o, at)| osecs[o as usize].addr + at));
             let have = osecs[ri as usize].size / 8;
@@ -1966,13 +1983,12 @@ pub fn layout<A: Arch>(
     let mut lay = Layout {
         osecs,
         synth,
-        places,
-        sec_addr: Vec::new(),
+        place_osec,
+        sec_addr: sec_off,
         merge_addr: Vec::new(),
         merges,
         piece_maps,
-        piece_slot,
-        merge_of,
+        merge_secs,
         eh_records,
         cie_redirect,
         aux_index,
@@ -2021,7 +2037,7 @@ pub fn layout<A: Arch>(
 fn relr_sites(
     res: &Resolved,
     scan: &Scan,
-    places: &[Vec<Place>],
+    (place_osec, sec_off): (&[Vec<u32>], &[Vec<u64>]),
     osecs: &[OutputSection],
     relr_got: &[u32],
     got: u32,
@@ -2032,12 +2048,12 @@ fn relr_sites(
         .enumerate()
         .flat_map_iter(|(f, list)| {
             list.iter().filter_map(move |&(s, off)| {
-                let p = places[f][s as usize];
-                let o = osecs.get(p.osec as usize)?;
+                let osec = place_osec[f][s as usize];
+                let o = osecs.get(osec as usize)?;
                 debug_assert!(res.objects[f].sections[s as usize].kind == SectionKind::Regular);
                 Some((
-                    p.osec,
-                    o.part_offsets.first().copied().unwrap_or(0) + p.offset + off,
+                    osec,
+                    o.part_offsets.first().copied().unwrap_or(0) + sec_off[f][s as usize] + off,
                 ))
             })
         })
@@ -2361,12 +2377,7 @@ fn split_eh_frames(res: &Resolved, live: &Liveness) -> Result<EhRecords> {
     crate::diag::collect(out.into_iter().map(|r| r.map_err(Errors::one))).map(EhRecords)
 }
 
-type MergeResult = (
-    Vec<MergeGroup>,
-    Vec<Vec<u32>>,
-    Vec<Vec<u32>>,
-    Vec<Vec<PieceTable>>,
-);
+type MergeResult = (Vec<MergeGroup>, Vec<Vec<(u32, u32)>>, Vec<Vec<PieceTable>>);
 
 /// Splits `SHF_MERGE` sections into pieces and deduplicates them per merge group.
 fn build_merges(res: &Resolved, live: &Liveness, sec_osec: &[Vec<u32>]) -> Result<MergeResult> {
@@ -2393,10 +2404,12 @@ fn build_merges(res: &Resolved, live: &Liveness, sec_osec: &[Vec<u32>]) -> Resul
                 .collect()
         })
         .collect();
+    // Each file's merge sections get slots in section order: piece tables are kept for those only (a table per
+    // input section cost clang-so's 836k sections 40 MB).
     let mut keys: Vec<Key> = Vec::new();
-    let mut merge_of: Vec<Vec<u32>> = Vec::with_capacity(objects.len());
-    for (o, list) in objects.iter().zip(&found) {
-        let mut m = vec![NONE; o.sections.len()];
+    let mut merge_secs: Vec<Vec<(u32, u32)>> = Vec::with_capacity(objects.len());
+    for list in &found {
+        let mut m = Vec::with_capacity(list.len());
         for &(s, key) in list {
             let k = match keys.iter().position(|k| *k == key) {
                 Some(k) => k,
@@ -2405,23 +2418,10 @@ fn build_merges(res: &Resolved, live: &Liveness, sec_osec: &[Vec<u32>]) -> Resul
                     keys.len() - 1
                 }
             };
-            m[s as usize] = k as u32;
+            m.push((s, k as u32));
         }
-        merge_of.push(m);
+        merge_secs.push(m);
     }
-    // Each file's merge sections get slots in section order: piece tables are kept for those only (a table per
-    // input section cost clang-so's 836k sections 40 MB).
-    let piece_slot: Vec<Vec<u32>> = objects
-        .par_iter()
-        .zip(found.par_iter())
-        .map(|(o, list)| {
-            let mut slot = vec![NONE; o.sections.len()];
-            for (k, &(s, _)) in list.iter().enumerate() {
-                slot[s as usize] = k as u32;
-            }
-            slot
-        })
-        .collect();
     // Split into pieces, in parallel over files.
     let t = crate::timing::span("split merge pieces");
     // Per merge section (by slot): piece input offsets and piece names.
@@ -2498,19 +2498,17 @@ fn build_merges(res: &Resolved, live: &Liveness, sec_osec: &[Vec<u32>]) -> Resul
         .iter()
         .map(|list| vec![PieceTable::default(); list.len()])
         .collect();
-    // Each group's sections in input order, found in one pass.
+    // Each group's sections in input order as (file, slot), found in one pass.
     let mut members: Vec<Vec<(usize, usize)>> = vec![Vec::new(); keys.len()];
-    for (f, m) in merge_of.iter().enumerate() {
-        for (s, &k) in m.iter().enumerate() {
-            if k != NONE {
-                members[k as usize].push((f, s));
-            }
+    for (f, m) in merge_secs.iter().enumerate() {
+        for (slot, &(_, k)) in m.iter().enumerate() {
+            members[k as usize].push((f, slot));
         }
     }
     for (k, &(osec, entsize, _strings, align)) in keys.iter().enumerate() {
         let lists: Vec<&[Name]> = members[k]
             .iter()
-            .map(|&(f, s)| &pieces[f][piece_slot[f][s] as usize].1[..])
+            .map(|&(f, slot)| &pieces[f][slot].1[..])
             .collect();
         let interned = intern(&lists);
         let mut offsets = Vec::with_capacity(interned.unique.len());
@@ -2523,8 +2521,8 @@ fn build_merges(res: &Resolved, live: &Liveness, sec_osec: &[Vec<u32>]) -> Resul
         let maps: Vec<PieceTable> = members[k]
             .par_iter()
             .zip(interned.ids.par_iter())
-            .map(|(&(f, s), ids)| {
-                let maps = pieces[f][piece_slot[f][s] as usize]
+            .map(|(&(f, slot), ids)| {
+                let maps = pieces[f][slot]
                     .0
                     .iter()
                     .zip(ids)
@@ -2533,11 +2531,12 @@ fn build_merges(res: &Resolved, live: &Liveness, sec_osec: &[Vec<u32>]) -> Resul
                         out_off: offsets[id as usize],
                     })
                     .collect();
+                let s = merge_secs[f][slot].0 as usize;
                 PieceTable::new(maps, objects[f].sections[s].size())
             })
             .collect();
-        for (&(f, s), m) in members[k].iter().zip(maps) {
-            piece_maps[f][piece_slot[f][s] as usize] = m;
+        for (&(f, slot), m) in members[k].iter().zip(maps) {
+            piece_maps[f][slot] = m;
         }
         groups.push(MergeGroup {
             osec,
@@ -2548,7 +2547,7 @@ fn build_merges(res: &Resolved, live: &Liveness, sec_osec: &[Vec<u32>]) -> Resul
             size: cur,
         });
     }
-    Ok((groups, merge_of, piece_slot, piece_maps))
+    Ok((groups, merge_secs, piece_maps))
 }
 
 /// Addresses of every symbol, then the linker-defined ones.
@@ -2570,23 +2569,21 @@ fn assign_addresses(
                 .map_or(NO_ADDR, |part| o.addr + o.part_offsets[part])
         })
         .collect();
-    lay.sec_addr = lay
-        .places
-        .par_iter()
-        .map(|places| {
-            places
-                .iter()
-                .map(|p| {
-                    if p.osec == NONE {
-                        NO_ADDR
-                    } else {
-                        let o = &lay.osecs[p.osec as usize];
-                        o.addr + o.part_offsets.first().copied().unwrap_or(0) + p.offset
-                    }
-                })
-                .collect()
-        })
-        .collect();
+    // Offsets in the output sections' input runs become addresses, in place.
+    let osecs = &lay.osecs;
+    lay.sec_addr
+        .par_iter_mut()
+        .zip(lay.place_osec.par_iter())
+        .for_each(|(addrs, place_osec)| {
+            for (a, &osec) in addrs.iter_mut().zip(place_osec) {
+                *a = if osec == NONE {
+                    NO_ADDR
+                } else {
+                    let o = &osecs[osec as usize];
+                    o.addr + o.part_offsets.first().copied().unwrap_or(0) + *a
+                };
+            }
+        });
     let mut addrs = vec![0u64; space.total];
     // Locals, per file.
     {
@@ -2804,12 +2801,9 @@ pub fn object_sym_addr(res: &Resolved, lay: &Layout, f: usize, i: usize) -> u64 
 /// the layout's per-file tables alone: reading the input section's kind first was a cache miss per call (64-byte
 /// entries at random; most of this function's 3% of clang-so's CPU time, mostly from symbol addresses).
 pub fn section_offset_addr(lay: &Layout, f: usize, s: usize, off: u64) -> Option<u64> {
-    if lay.merge_of[f].get(s).is_some_and(|&m| m != NONE) {
-        return merge_offset_addr(lay, f, s, off, &mut { usize::MAX });
-    }
     let base = *lay.sec_addr[f].get(s)?;
     if base == NO_ADDR {
-        return None;
+        return merge_offset_addr(lay, f, s, off, &mut { usize::MAX });
     }
     let Some(recs) = lay.eh_records.find(f, s) else {
         return Some(base + off);
@@ -2839,11 +2833,8 @@ pub fn merge_offset_addr(
     off: u64,
     hint: &mut usize,
 ) -> Option<u64> {
-    let m = *lay.merge_of[f].get(s)?;
-    if m == NONE {
-        return None;
-    }
-    let table = &lay.piece_maps[f][lay.piece_slot[f][s] as usize];
+    let (slot, m) = lay.merge_slot(f, s)?;
+    let table = &lay.piece_maps[f][slot];
     let maps = &table.maps;
     let covers = |k: usize| {
         k < maps.len() && maps[k].in_off <= off && maps.get(k + 1).is_none_or(|n| n.in_off > off)
@@ -2867,7 +2858,7 @@ pub fn sym_target_is_live(res: &Resolved, lay: &Layout, t: Target) -> bool {
                 || (shndx != 0
                     && (shndx as usize) < o.sections.len()
                     && (lay.sec_addr[file as usize][shndx as usize] != NO_ADDR
-                        || lay.merge_of[file as usize][shndx as usize] != NONE))
+                        || lay.merge_slot(file as usize, shndx as usize).is_some()))
         }
         Target::Linker | Target::Imported { .. } => true,
         Target::Undefined { .. } => false,

@@ -151,9 +151,9 @@ pub fn write_map(
         .enumerate()
         .flat_map_iter(|(f, o)| {
             (0..o.sections.len()).filter_map(move |s| {
-                let p = lay.places[f][s];
-                (p.osec != NONE && live.is_live(f, s) && lay.sec_addr[f][s] != layout::NO_ADDR)
-                    .then_some((p.osec, lay.sec_addr[f][s], f as u32, s as u32))
+                let osec = lay.place_osec[f][s];
+                (osec != NONE && live.is_live(f, s) && lay.sec_addr[f][s] != layout::NO_ADDR)
+                    .then_some((osec, lay.sec_addr[f][s], f as u32, s as u32))
             })
         })
         .collect();

@@ -166,12 +166,10 @@ impl WriteCx<'_> {
         }
         let sec = o.sections.get(shndx as usize)?;
         let osec = if sec.kind == SectionKind::Merge {
-            self.lay
-                .merges
-                .get(*self.lay.merge_of[f].get(shndx as usize)? as usize)?
-                .osec
+            let (_, m) = self.lay.merge_slot(f, shndx as usize)?;
+            self.lay.merges.get(m as usize)?.osec
         } else {
-            self.lay.places[f].get(shndx as usize)?.osec
+            *self.lay.place_osec[f].get(shndx as usize)?
         };
         let n = self.lay.osecs.get(osec as usize)?.shndx;
         (n != 0).then_some(n as u16)
@@ -438,15 +436,12 @@ fn fill<A: Arch>(
         if !live.is_live(f, s) || sec.kind == SectionKind::Merge || sec.sh_type() == E::SHT_NOBITS {
             return None;
         }
-        let place = lay.places[f][s];
-        if place.osec == NONE {
-            return None;
-        }
-        let osec = &lay.osecs[place.osec as usize];
+        let (osec, in_osec) = lay.place(f, s)?;
+        let osec = &lay.osecs[osec as usize];
         if osec.shndx == 0 {
             return None;
         }
-        let start = osec.offset + osec.part_offsets.first().copied().unwrap_or(0) + place.offset;
+        let start = osec.offset + in_osec;
         let mut sink = DynRelSink::default();
         let r = if sec.kind == SectionKind::EhFrame {
             write_eh_frame::<A>(&cx, f, s, img, start, &mut sink)
@@ -1498,9 +1493,10 @@ fn write_symtab(cx: &WriteCx, bytes: &mut [u8]) {
                     .position(|x| x.parts.iter().any(|p| matches!(p, Part::Commons)))
                     .map(|p| p as u32)
             } else if o.sections[shndx as usize].kind == SectionKind::Merge {
-                Some(lay.merges[lay.merge_of[f][shndx as usize] as usize].osec)
+                lay.merge_slot(f, shndx as usize)
+                    .map(|(_, m)| lay.merges[m as usize].osec)
             } else {
-                Some(lay.places[f][shndx as usize].osec)
+                Some(lay.place_osec[f][shndx as usize])
             };
             let ty = if shndx == E::SHN_COMMON as u32 {
                 E::STT_OBJECT
@@ -1723,12 +1719,12 @@ fn link_order_target(cx: &WriteCx, osec: usize) -> u32 {
     let lay = cx.lay;
     for (f, o) in cx.res.objects.iter().enumerate() {
         for (s, sec) in o.sections.iter().enumerate() {
-            if lay.places[f][s].osec as usize == osec && sec.flags() & E::SHF_LINK_ORDER as u64 != 0
+            if lay.place_osec[f][s] as usize == osec && sec.flags() & E::SHF_LINK_ORDER as u64 != 0
             {
                 let link = sec.shdr.sh_link.get(LE) as usize;
-                return lay.places[f]
+                return lay.place_osec[f]
                     .get(link)
-                    .and_then(|p| lay.osecs.get(p.osec as usize))
+                    .and_then(|&p| lay.osecs.get(p as usize))
                     .map_or(0, |o| o.shndx);
             }
         }
