@@ -3,6 +3,10 @@
 //! `--time-trace[=FILE]` writes the same spans as a Chrome trace (chrome://tracing, Perfetto, speedscope), like
 //! lld's option of that name, with the CPU time as an argument of each event.
 //!
+//! Each span also records the resident set when it ends, split into anonymous memory (heap, thread stacks) and
+//! file pages (the mapped inputs and output), read from `/proc/self/statm`, and the report ends with the peak
+//! (`VmHWM`): that shows which phase's data structures the peak memory is made of.
+//!
 //! Spans are opened on the main thread only (a phase is a sequential step that may itself run in parallel), so
 //! nesting is the order of `span` calls. When neither option is given, a span costs one relaxed atomic load.
 
@@ -26,8 +30,47 @@ struct SpanRecord {
     start_us: f64,
     /// Process CPU time at the start.
     cpu_start_us: f64,
-    /// (wall µs, CPU µs) once closed.
-    done: Option<(f64, f64)>,
+    /// Measurements once closed.
+    done: Option<Done>,
+}
+
+#[derive(Clone, Copy, Default)]
+struct Done {
+    wall_us: f64,
+    cpu_us: f64,
+    /// Resident set at the end of the span, in KiB: anonymous and file-backed.
+    anon_kib: u64,
+    file_kib: u64,
+}
+
+/// The resident set now, in KiB: (anonymous, file-backed). Zero where /proc is unavailable.
+fn rss_kib() -> (u64, u64) {
+    let Ok(s) = std::fs::read_to_string("/proc/self/statm") else {
+        return (0, 0);
+    };
+    let mut it = s
+        .split_ascii_whitespace()
+        .skip(1)
+        .map(|x| x.parse::<u64>().unwrap_or(0));
+    let (resident, shared) = (it.next().unwrap_or(0), it.next().unwrap_or(0));
+    // SAFETY: sysconf has no preconditions.
+    let page_kib = (unsafe { libc::sysconf(libc::_SC_PAGESIZE) }.max(4096) / 1024) as u64;
+    (
+        resident.saturating_sub(shared) * page_kib,
+        shared * page_kib,
+    )
+}
+
+/// The peak resident set (`VmHWM`) in KiB.
+fn peak_kib() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("VmHWM:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        })
+        .unwrap_or(0)
 }
 
 /// User + system CPU time of the whole process so far, in µs.
@@ -81,39 +124,50 @@ impl Drop for Span {
         let mut g = STATE.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(st) = g.as_mut() {
             let now = st.origin.elapsed().as_secs_f64() * 1e6;
+            let (anon_kib, file_kib) = rss_kib();
             let s = &mut st.spans[i];
-            s.done = Some((now - s.start_us, cpu_us() - s.cpu_start_us));
+            s.done = Some(Done {
+                wall_us: now - s.start_us,
+                cpu_us: cpu_us() - s.cpu_start_us,
+                anon_kib,
+                file_kib,
+            });
             st.depth = st.depth.saturating_sub(1);
         }
     }
 }
 
-/// (name, depth, start µs, wall µs, CPU µs) of every span.
-fn take() -> Vec<(&'static str, u32, f64, f64, f64)> {
+/// (name, depth, start µs, measurements) of every span.
+fn take() -> Vec<(&'static str, u32, f64, Done)> {
     let g = STATE.lock().unwrap_or_else(|e| e.into_inner());
     g.as_ref().map_or_else(Vec::new, |st| {
         st.spans
             .iter()
-            .map(|r| {
-                let (wall, cpu) = r.done.unwrap_or((0.0, 0.0));
-                (r.name, r.depth, r.start_us, wall, cpu)
-            })
+            .map(|r| (r.name, r.depth, r.start_us, r.done.unwrap_or_default()))
             .collect()
     })
 }
 
-/// The `--print-timing` report: one line per span with its wall and CPU milliseconds, indented by nesting.
+/// The `--print-timing` report: one line per span with its wall and CPU milliseconds and the resident set at its
+/// end (anonymous + file-backed MiB), indented by nesting, then the peak resident set.
 pub fn report() -> String {
-    let mut out = String::from("rivet:   wall ms    cpu ms  phase\n");
-    for (name, depth, _, wall, cpu) in take() {
+    let mut out = String::from("rivet:   wall ms    cpu ms  anon MiB  file MiB  phase\n");
+    let mib = |kib: u64| kib as f64 / 1024.0;
+    for (name, depth, _, d) in take() {
         out.push_str(&format!(
-            "rivet: {:>9.2} {:>9.2}  {:indent$}{name}\n",
-            wall / 1e3,
-            cpu / 1e3,
+            "rivet: {:>9.2} {:>9.2} {:>9.1} {:>9.1}  {:indent$}{name}\n",
+            d.wall_us / 1e3,
+            d.cpu_us / 1e3,
+            mib(d.anon_kib),
+            mib(d.file_kib),
             "",
             indent = 2 * depth as usize
         ));
     }
+    out.push_str(&format!(
+        "rivet: peak resident set {:.1} MiB\n",
+        mib(peak_kib())
+    ));
     out
 }
 
@@ -121,10 +175,13 @@ pub fn report() -> String {
 pub fn chrome_trace() -> String {
     let mut out = String::from("{\"traceEvents\":[\n");
     let spans = take();
-    for (k, (name, _, start, dur, cpu)) in spans.iter().enumerate() {
+    for (k, (name, _, start, d)) in spans.iter().enumerate() {
         out.push_str(&format!(
-            "{{\"name\":\"{name}\",\"ph\":\"X\",\"pid\":1,\"tid\":1,\"ts\":{start:.1},\"dur\":{dur:.1},\"args\":{{\"cpu_ms\":{:.3}}}}}{}\n",
-            cpu / 1e3,
+            "{{\"name\":\"{name}\",\"ph\":\"X\",\"pid\":1,\"tid\":1,\"ts\":{start:.1},\"dur\":{:.1},\"args\":{{\"cpu_ms\":{:.3},\"anon_mib\":{:.1},\"file_mib\":{:.1}}}}}{}\n",
+            d.wall_us,
+            d.cpu_us / 1e3,
+            d.anon_kib as f64 / 1024.0,
+            d.file_kib as f64 / 1024.0,
             if k + 1 == spans.len() { "" } else { "," }
         ));
     }
@@ -145,7 +202,8 @@ mod tests {
         }
         let r = report();
         let lines: Vec<&str> = r.lines().collect();
-        assert_eq!(lines.len(), 3, "{r}");
+        assert_eq!(lines.len(), 4, "{r}");
+        assert!(lines[3].starts_with("rivet: peak resident set "), "{r}");
         assert!(
             lines[1].ends_with(" outer") && lines[2].ends_with("   inner"),
             "{r}"
