@@ -32,7 +32,7 @@ impl Liveness {
 /// link-time-only table, its COMDAT group won, and `-S` does not strip it (debug sections).
 fn candidate(res: &Resolved, f: usize, s: usize) -> bool {
     let o = &res.objects[f];
-    let sec = &o.sections[s];
+    let sec = o.sec(s);
     res.object_live[f]
         && sec.kind != SectionKind::Ignored
         && !res.comdat_discarded[f][s]
@@ -52,7 +52,7 @@ pub fn is_c_identifier(name: &[u8]) -> bool {
 }
 
 fn is_root_section(res: &Resolved, o: &ObjectFile, s: usize) -> bool {
-    let sec = &o.sections[s];
+    let sec = o.sec(s);
     let name = o.sec_name(s);
     if !sec.is_alloc() || sec.flags() & 0x200000 != 0 {
         return true; // non-alloc (debug info, .comment) and SHF_GNU_RETAIN
@@ -170,15 +170,14 @@ pub fn gc(config: &Config, res: &Resolved) -> Liveness {
                 // Data that .eh_frame points at (LSDAs, personality pointers) lives as long as the FDE's function;
                 // keeping it whenever an FDE refers to it is the simple safe superset.
                 if o.sections[s].kind == SectionKind::EhFrame && candidate(res, f, s) {
-                    for r in o.sections[s].relas() {
+                    for r in o.sec(s).relas() {
                         if track_shared {
                             note_shared(f, r.r_sym(crate::elf::LE, false) as usize);
                         }
                         if let Some((tf, ts)) =
                             target_section(res, f, r.r_sym(crate::elf::LE, false) as usize)
                         {
-                            let exec =
-                                objects[tf].sections[ts].flags() & E::SHF_EXECINSTR as u64 != 0;
+                            let exec = objects[tf].sec(ts).flags() & E::SHF_EXECINSTR as u64 != 0;
                             if !exec && mark(tf, ts) {
                                 roots.push((tf as u32, ts as u32));
                             }
@@ -229,9 +228,7 @@ pub fn gc(config: &Config, res: &Resolved) -> Liveness {
         .par_iter()
         .map(|o| {
             let mut d: Vec<(u32, u32)> = o
-                .sections
-                .iter()
-                .enumerate()
+                .secs()
                 .filter(|(_, sec)| sec.is_alloc() && sec.flags() & E::SHF_LINK_ORDER as u64 != 0)
                 .filter_map(|(s, sec)| {
                     let link = sec.shdr.sh_link.get(crate::elf::LE);
@@ -261,7 +258,7 @@ pub fn gc(config: &Config, res: &Resolved) -> Liveness {
     }
     let step = |(f, s): (u32, u32), out: &mut Vec<(u32, u32)>| {
         let f = f as usize;
-        let sec = &objects[f].sections[s as usize];
+        let sec = objects[f].sec(s as usize);
         // Debug info is kept but keeps nothing alive: its references to dead code get tombstones.
         let relas = if sec.is_alloc() { sec.relas() } else { &[] };
         for r in relas {
@@ -295,7 +292,7 @@ pub fn gc(config: &Config, res: &Resolved) -> Liveness {
     // .eh_frame stays: it keeps nothing alive itself (its FDEs of dead functions are dropped when it is split
     // into records), but unwinding needs the rest.
     objects.par_iter().enumerate().for_each(|(f, o)| {
-        for (s, sec) in o.sections.iter().enumerate() {
+        for (s, sec) in o.secs() {
             if sec.kind == SectionKind::EhFrame && candidate(res, f, s) {
                 marks[f][s].store(true, Relaxed);
             }
@@ -308,7 +305,7 @@ pub fn gc(config: &Config, res: &Resolved) -> Liveness {
     if config.print_gc_sections {
         // lld's wording, one line per discarded section, in input order.
         for (f, o) in objects.iter().enumerate() {
-            for (s, sec) in o.sections.iter().enumerate() {
+            for (s, sec) in o.secs() {
                 if !live[f][s] && candidate(res, f, s) && sec.is_alloc() {
                     eprintln!(
                         "removing unused section {}:({})",

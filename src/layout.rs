@@ -590,7 +590,7 @@ pub fn layout<A: Arch>(
         .map(|(f, o)| {
             let mut v: Vec<(&[u8], u32, u64)> = Vec::new();
             let mut local = vec![NONE; o.sections.len()];
-            for (s, sec) in o.sections.iter().enumerate() {
+            for (s, sec) in o.secs() {
                 if !live.is_live(f, s) {
                     continue;
                 }
@@ -822,7 +822,7 @@ pub fn layout<A: Arch>(
             let mut place_osec = vec![NONE; o.sections.len()];
             let mut offsets = vec![0u64; o.sections.len()];
             let mut blocks: Vec<(u32, u64, u64)> = Vec::new();
-            for (s, sec) in o.sections.iter().enumerate() {
+            for (s, sec) in o.secs() {
                 let osec = sec_osec[f][s];
                 if osec == NONE
                     || sec.kind == SectionKind::Merge
@@ -933,7 +933,7 @@ pub fn layout<A: Arch>(
         let mut off = 0u64;
         let o = &mut osecs[osec as usize];
         for &(_, f, s) in &list {
-            let sec = &objects[f as usize].sections[s as usize];
+            let sec = objects[f as usize].sec(s as usize);
             off = align_up(off, sec.align());
             o.align = o.align.max(sec.align());
             place_osec[f as usize][s as usize] = osec;
@@ -952,7 +952,7 @@ pub fn layout<A: Arch>(
             .enumerate()
             .flat_map_iter(|(f, o)| {
                 let place_osec = &place_osec[f];
-                o.sections.iter().enumerate().filter_map(move |(s, sec)| {
+                o.secs().filter_map(move |(s, sec)| {
                     (place_osec[s] != NONE && sec.flags() & E::SHF_LINK_ORDER as u64 != 0)
                         .then_some((place_osec[s], f as u32, s as u32))
                 })
@@ -973,7 +973,7 @@ pub fn layout<A: Arch>(
         // (linked?, linked section's output section (NONE if dropped) and offset, file, section), in input order.
         let mut list: Vec<(bool, u32, u64, u32, u32)> = Vec::new();
         for (f, o) in objects.iter().enumerate() {
-            for (s, sec) in o.sections.iter().enumerate() {
+            for (s, sec) in o.secs() {
                 if place_osec[f][s] != osec || sec.kind == SectionKind::EhFrame {
                     continue;
                 }
@@ -993,7 +993,7 @@ pub fn layout<A: Arch>(
         let mut off = 0u64;
         let o = &mut osecs[osec as usize];
         for &(_, _, _, f, s) in &list {
-            let sec = &objects[f as usize].sections[s as usize];
+            let sec = objects[f as usize].sec(s as usize);
             off = align_up(off, sec.align());
             sec_off[f as usize][s as usize] = off;
             off += sec.size();
@@ -2188,7 +2188,7 @@ fn dedup_cies(res: &Resolved, recs: &mut EhRecords) -> HashMap<(u32, u32, u64), 
                     .filter(|r| !r.is_cie && r.out_off != NONE as u64)
                     .map(|r| r.cie_in_off)
                     .collect();
-                let sec = &o.sections[*s as usize];
+                let sec = o.sec(*s as usize);
                 for r in list.iter_mut() {
                     // Terminators (4-byte zero records) stay where they are.
                     if !r.is_cie || r.size <= 4 || r.out_off == NONE as u64 {
@@ -2292,7 +2292,7 @@ fn split_eh_frames(res: &Resolved, live: &Liveness) -> Result<EhRecords> {
         .enumerate()
         .map(|(f, o)| {
             let mut per_sec = Vec::new();
-            for (s, sec) in o.sections.iter().enumerate() {
+            for (s, sec) in o.secs() {
                 if sec.kind != SectionKind::EhFrame || !live.is_live(f, s) {
                     continue;
                 }
@@ -2389,9 +2389,7 @@ fn build_merges(res: &Resolved, live: &Liveness, sec_osec: &[Vec<u32>]) -> Resul
         .par_iter()
         .enumerate()
         .map(|(f, o)| {
-            o.sections
-                .iter()
-                .enumerate()
+            o.secs()
                 .filter(|&(s, sec)| sec.kind == SectionKind::Merge && live.is_live(f, s))
                 .filter_map(|(s, sec)| {
                     let osec = sec_osec[f][s];
@@ -2433,7 +2431,7 @@ fn build_merges(res: &Resolved, live: &Liveness, sec_osec: &[Vec<u32>]) -> Resul
             let mut out = Vec::with_capacity(list.len());
             for &(s, _) in list {
                 let s = s as usize;
-                let sec = &o.sections[s];
+                let sec = o.sec(s);
                 let d = sec.data();
                 let ent = sec.entsize() as usize;
                 let mut v = (Vec::new(), Vec::new());
@@ -2532,7 +2530,7 @@ fn build_merges(res: &Resolved, live: &Liveness, sec_osec: &[Vec<u32>]) -> Resul
                     })
                     .collect();
                 let s = merge_secs[f][slot].0 as usize;
-                PieceTable::new(maps, objects[f].sections[s].size())
+                PieceTable::new(maps, objects[f].sec(s).size())
             })
             .collect();
         for (&(f, slot), m) in members[k].iter().zip(maps) {

@@ -165,7 +165,7 @@ pub fn write_map(
         .map(|&(_, addr, f, s)| {
             let (f, s) = (f as usize, s as usize);
             let o = &res.objects[f];
-            let sec = &o.sections[s];
+            let sec = o.sec(s);
             let mut t = String::new();
             line(
                 &mut t,

@@ -54,56 +54,50 @@ pub enum SectionKind {
     EhFrame,
 }
 
-/// One input section. There is one per section header (836K on clang-so), and most passes walk them all, so it is
-/// kept to 32 bytes (from 64, 27 MB less peak memory there): the contents and relocations are kept as pointers
-/// whose lengths come from the header and a 32-bit count, and the name is read from the file's section-name table
-/// when wanted (`ObjectFile::sec_name`).
+/// What the link keeps about one input section besides its header: 8 bytes. There is one per section header
+/// (836K on clang-so) and most passes walk them all, so the header, contents and relocations are not copied here
+/// but found from the file when wanted ([`ObjectFile::sec`]): 64 bytes each made 53 MB of clang-so's peak memory.
+#[derive(Clone, Copy)]
 pub struct InputSection {
-    pub shdr: &'static Shdr,
-    /// The first byte of the contents (`sh_size` bytes), or null for none (`SHT_NOBITS`, sections never read).
-    data: *const u8,
-    /// The relocations that apply to the section (`nrelas` of them).
-    relas: *const Rela,
-    nrelas: u32,
+    /// The index of the `SHT_RELA` section that applies to this one, or 0 for none.
+    rela: u32,
     pub kind: SectionKind,
+    /// Whether the contents are read (not for `SHT_NOBITS` and sections the link ignores).
+    has_data: bool,
 }
 
-// SAFETY: `data` and `relas` point into input files' mappings, which are never unmapped, and are only read.
-unsafe impl Send for InputSection {}
-unsafe impl Sync for InputSection {}
+/// A view of input section `s` of an object file, made on demand by [`ObjectFile::sec`].
+#[derive(Clone, Copy)]
+pub struct Sec<'a> {
+    pub shdr: &'static Shdr,
+    pub kind: SectionKind,
+    file: &'a ObjectFile,
+    info: InputSection,
+}
 
-impl InputSection {
-    fn new(shdr: &'static Shdr, data: Data, kind: SectionKind) -> InputSection {
-        debug_assert!(data.is_empty() || data.len() as u64 == shdr.sh_size.get(LE));
-        InputSection {
-            shdr,
-            data: if data.is_empty() {
-                std::ptr::null()
-            } else {
-                data.as_ptr()
-            },
-            relas: std::ptr::null(),
-            nrelas: 0,
-            kind,
-        }
-    }
+impl<'a> Sec<'a> {
     /// The section's contents: empty for `SHT_NOBITS` and for sections the link ignores.
     #[inline]
     pub fn data(&self) -> Data {
-        if self.data.is_null() {
+        if !self.info.has_data {
             return &[];
         }
-        // SAFETY: set from a slice of `sh_size` bytes of a mapping that lives until the process exits.
-        unsafe { std::slice::from_raw_parts(self.data, self.size() as usize) }
+        // In bounds: checked when the sections were read.
+        elf::slice(self.file.data, self.shdr.sh_offset.get(LE), self.size()).unwrap_or(&[])
     }
     /// The relocations that apply to the section, in the input's order.
     #[inline]
     pub fn relas(&self) -> &'static [Rela] {
-        if self.nrelas == 0 {
+        if self.info.rela == 0 {
             return &[];
         }
-        // SAFETY: set from a slice of `nrelas` relocations of a mapping that lives until the process exits.
-        unsafe { std::slice::from_raw_parts(self.relas, self.nrelas as usize) }
+        // Checked when the sections were read.
+        elf::table(
+            self.file.data,
+            &self.file.shdrs[self.info.rela as usize],
+            "relocation",
+        )
+        .unwrap_or(&[])
     }
     #[inline]
     pub fn flags(&self) -> u64 {
@@ -180,6 +174,22 @@ impl ObjectFile {
             .get(i)
             .and_then(|s| elf::cstr(self.strtab, s.st_name.get(LE)).ok())
             .unwrap_or(b"")
+    }
+
+    /// Input section `s` (after `parse_sections`).
+    #[inline]
+    pub fn sec(&self, s: usize) -> Sec<'_> {
+        let info = self.sections[s];
+        Sec {
+            shdr: &self.shdrs[s],
+            kind: info.kind,
+            file: self,
+            info,
+        }
+    }
+    /// Every input section with its index.
+    pub fn secs(&self) -> impl Iterator<Item = (usize, Sec<'_>)> {
+        (0..self.sections.len()).map(|s| (s, self.sec(s)))
     }
 
     /// Section `i`'s name (checked when the sections were read).
@@ -392,11 +402,12 @@ impl ObjectFile {
             let sname = elf::cstr(self.shstrtab, sh.sh_name.get(LE))
                 .map_err(|e| ctx(format!("section {i}: {e}")))?;
             let kind = classify(sname, sh);
-            let sdata = if kind == SectionKind::Ignored && sh.sh_type.get(LE) != E::SHT_GROUP {
-                &[]
+            let has_data = if kind == SectionKind::Ignored && sh.sh_type.get(LE) != E::SHT_GROUP {
+                false
             } else {
-                elf::section_data(data, sh)
-                    .map_err(|e| ctx(format!("section {}: {e}", String::from_utf8_lossy(sname))))?
+                let d = elf::section_data(data, sh)
+                    .map_err(|e| ctx(format!("section {}: {e}", String::from_utf8_lossy(sname))))?;
+                !d.is_empty()
             };
             if sh.sh_type.get(LE) == E::SHT_REL {
                 return Err(ctx(format!(
@@ -404,21 +415,23 @@ impl ObjectFile {
                     String::from_utf8_lossy(sname)
                 )));
             }
-            sections.push(InputSection::new(sh, sdata, kind));
+            sections.push(InputSection {
+                rela: 0,
+                kind,
+                has_data,
+            });
         }
 
         // Relocation tables attach to the section they apply to.
-        for sh in self.shdrs.iter() {
+        for (i, sh) in self.shdrs.iter().enumerate() {
             if sh.sh_type.get(LE) != E::SHT_RELA {
                 continue;
             }
             let target = sh.sh_info.get(LE) as usize;
             let relas: &'static [Rela] = elf::table(data, sh, "relocation").map_err(ctx)?;
-            let nrelas = u32::try_from(relas.len())
-                .map_err(|_| ctx("a relocation section has more than 2^32 entries".into()))?;
             match sections.get_mut(target) {
                 Some(t) => {
-                    (t.relas, t.nrelas) = (relas.as_ptr(), nrelas);
+                    t.rela = if relas.is_empty() { 0 } else { i as u32 };
                     // A mergeable section with relocations (gcc -no-pie puts pointer constants in
                     // .rodata.cst8) cannot be deduplicated by its bytes: equal bytes may relocate to
                     // different values. Keep it whole, as lld does.
@@ -438,7 +451,8 @@ impl ObjectFile {
             .global_names
             .iter()
             .any(|n| n.bytes == b"__gnu_lto_slim")
-            && !(0..sections.len()).any(|i| self.sec_name(i) == b".text" && sections[i].size() > 0)
+            && !(0..sections.len())
+                .any(|i| self.sec_name(i) == b".text" && self.shdrs[i].sh_size.get(LE) > 0)
         {
             return Err(ctx(
                 "file is a GCC LTO (GIMPLE) object; rivet does not support LTO: rebuild without -flto"
@@ -460,7 +474,7 @@ fn parse_groups(
         if sh.sh_type.get(LE) != E::SHT_GROUP {
             continue;
         }
-        let words = file.sections[i].data();
+        let words = file.sec(i).data();
         let flag = elf::read_u32(words, 0)
             .ok_or_else(|| format!("{}: truncated section group", file.name))?;
         if flag & E::GRP_COMDAT == 0 {

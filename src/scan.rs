@@ -10,7 +10,7 @@ use crate::arch::Arch;
 use crate::args::{Config, OutputKind};
 use crate::diag::{Errors, Result};
 use crate::gc::Liveness;
-use crate::parse::{InputSection, SectionKind};
+use crate::parse::{Sec, SectionKind};
 use crate::resolve::{Def, Resolved};
 use crate::symbols::{SymRef, SymbolSpace, Target};
 use rayon::prelude::*;
@@ -122,7 +122,7 @@ pub fn scan<A: Arch>(
             let mut relr = Vec::new();
             let mut errors = Vec::new();
             let mut undefined = Vec::new();
-            for (s, sec) in o.sections.iter().enumerate() {
+            for (s, sec) in o.secs() {
                 if !live.is_live(f, s)
                     || sec.relas().is_empty()
                     || !sec.is_alloc()
@@ -176,7 +176,7 @@ pub fn scan<A: Arch>(
 /// 8), as RELR encodes only such places, and not in `.eh_frame`, whose records move. A place outside the
 /// section (bad input) stays in `.rela.dyn`, where writing reports it. Scan and write both ask this.
 #[inline]
-pub fn packs_relative(config: &Config, sec: &InputSection, off: u64) -> bool {
+pub fn packs_relative(config: &Config, sec: Sec, off: u64) -> bool {
     config.pack_relative_relocs
         && off.is_multiple_of(8)
         && off.checked_add(8).is_some_and(|end| end <= sec.size())

@@ -432,7 +432,7 @@ fn fill<A: Arch>(
     // otherwise keep one thread busy while the others idle.
     let write_section = |f: usize, s: usize| -> Option<String> {
         let o = &res.objects[f];
-        let sec = &o.sections[s];
+        let sec = o.sec(s);
         if !live.is_live(f, s) || sec.kind == SectionKind::Merge || sec.sh_type() == E::SHT_NOBITS {
             return None;
         }
@@ -596,7 +596,7 @@ const NONALLOC_PART: u64 = 256 << 10;
 /// build), one `.debug_info` was most of the copy-and-relocate phase on one thread. `None` for small sections and
 /// for relocations not sorted by offset. A part ends no earlier than 8 bytes after its last relocation's offset,
 /// so no field is split.
-fn nonalloc_parts(sec: &crate::parse::InputSection) -> Option<Vec<SectionPart>> {
+fn nonalloc_parts(sec: crate::parse::Sec) -> Option<Vec<SectionPart>> {
     let size = sec.size();
     if sec.is_alloc() || size < NONALLOC_SPLIT_MIN || sec.data().len() as u64 != size {
         return None;
@@ -639,7 +639,7 @@ fn write_eh_frame<A: Arch>(
     start: u64,
     sink: &mut DynRelSink,
 ) -> std::result::Result<(), String> {
-    let sec = &cx.res.objects[f].sections[s];
+    let sec = cx.res.objects[f].sec(s);
     let mut tmp = sec.data().to_vec();
     // Relocations are applied on a copy at input offsets; `section_offset_addr` gives each its output address.
     A::apply_section(cx, f, s, &mut tmp, sink)?;
@@ -1718,7 +1718,7 @@ fn write_build_id(config: &Config, lay: &Layout, off: usize, bytes: &mut [u8]) {
 fn link_order_target(cx: &WriteCx, osec: usize) -> u32 {
     let lay = cx.lay;
     for (f, o) in cx.res.objects.iter().enumerate() {
-        for (s, sec) in o.sections.iter().enumerate() {
+        for (s, sec) in o.secs() {
             if lay.place_osec[f][s] as usize == osec && sec.flags() & E::SHF_LINK_ORDER as u64 != 0
             {
                 let link = sec.shdr.sh_link.get(LE) as usize;

@@ -383,7 +383,7 @@ impl Arch for X86_64 {
 
     fn scan_section(cx: &ScanCx, f: usize, s: usize) -> SectionScan {
         let o = &cx.res.objects[f];
-        let sec = &o.sections[s];
+        let sec = o.sec(s);
         let writable = sec.flags() & SHF_WRITE as u64 != 0;
         let m = mode_of_scan(cx);
         let mut out = SectionScan::default();
@@ -534,7 +534,7 @@ impl Arch for X86_64 {
         dyn_out: &mut DynRelSink,
     ) -> Result<(), String> {
         let o = &cx.res.objects[f];
-        let sec = &o.sections[s];
+        let sec = o.sec(s);
         if !sec.is_alloc() {
             return apply_nonalloc(cx, f, s, out, 0, sec.relas());
         }
