@@ -224,6 +224,7 @@ pub fn write<A: Arch>(
     let out_path = &config.output;
     let size = lay.file_size;
     let tmp = temp_path(out_path);
+    release_free_heap();
     let t = crate::timing::span("open output");
     // The default is the mapped file: measured on this project's 2-core machine (hyperfine, 8 runs), mmap beats a
     // heap buffer written with write(2) on ext4 (rg-release 86 vs 108 ms, clang-so 829 vs 948 ms) and on tmpfs
@@ -298,6 +299,19 @@ pub fn write<A: Arch>(
             out_path.display()
         ))
     })
+}
+
+/// Gives the heap memory freed so far back to the kernel before the output is mapped. The peak resident set
+/// comes while the output is written (inputs and output mapped, the layout's tables live), and the allocator
+/// otherwise keeps everything the earlier phases freed (merge pieces before deduplication, the interner's
+/// buckets) resident to the end: rg-debug's peak 202 -> 179 MiB for about 2 ms, less on smaller links.
+fn release_free_heap() {
+    let _t = crate::timing::span("release freed heap");
+    // SAFETY: malloc_trim only returns free memory of the allocator's arenas to the kernel.
+    #[cfg(target_env = "gnu")]
+    unsafe {
+        libc::malloc_trim(0);
+    }
 }
 
 /// Replacing an existing output has two hidden costs. ext4 (`auto_da_alloc`) starts writeback of the new file
