@@ -62,8 +62,18 @@ pub struct InputSection {
     /// The index of the `SHT_RELA` section that applies to this one, or 0 for none.
     rela: u32,
     pub kind: SectionKind,
-    /// Whether the contents are read (not for `SHT_NOBITS` and sections the link ignores).
-    has_data: bool,
+    /// Where the contents are.
+    data: DataAt,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum DataAt {
+    /// No contents: `SHT_NOBITS`, or a section the link ignores.
+    None,
+    /// In the input file, where the header says.
+    File,
+    /// Decompressed from an `SHF_COMPRESSED` section, in [`ObjectFile::decompressed`].
+    Decompressed,
 }
 
 /// A view of input section `s` of an object file, made on demand by [`ObjectFile::sec`].
@@ -72,6 +82,7 @@ pub struct Sec<'a> {
     pub shdr: &'static Shdr,
     pub kind: SectionKind,
     file: &'a ObjectFile,
+    index: u32,
     info: InputSection,
 }
 
@@ -79,11 +90,14 @@ impl<'a> Sec<'a> {
     /// The section's contents: empty for `SHT_NOBITS` and for sections the link ignores.
     #[inline]
     pub fn data(&self) -> Data {
-        if !self.info.has_data {
-            return &[];
+        match self.info.data {
+            DataAt::None => &[],
+            // In bounds: checked when the sections were read.
+            DataAt::File => {
+                elf::slice(self.file.data, self.shdr.sh_offset.get(LE), self.size()).unwrap_or(&[])
+            }
+            DataAt::Decompressed => self.file.decompressed_data(self.index),
         }
-        // In bounds: checked when the sections were read.
-        elf::slice(self.file.data, self.shdr.sh_offset.get(LE), self.size()).unwrap_or(&[])
     }
     /// The relocations that apply to the section, in the input's order.
     #[inline]
@@ -138,6 +152,9 @@ pub struct ObjectFile {
     pub shstrtab: Data,
     /// Empty until `parse_sections` ran (archive members: when pulled in).
     pub sections: Vec<InputSection>,
+    /// The contents of `SHF_COMPRESSED` sections, decompressed, by section index. Their headers in `shdrs` are
+    /// then a copy that describes the decompressed section (size, alignment, no `SHF_COMPRESSED`).
+    decompressed: Vec<(u32, Data)>,
     pub syms: &'static [Sym],
     pub strtab: Data,
     /// `SHT_SYMTAB_SHNDX` contents, for objects with more than 65279 sections.
@@ -184,8 +201,15 @@ impl ObjectFile {
             shdr: &self.shdrs[s],
             kind: info.kind,
             file: self,
+            index: s as u32,
             info,
         }
+    }
+    /// The decompressed contents of `SHF_COMPRESSED` section `s`.
+    fn decompressed_data(&self, s: u32) -> Data {
+        self.decompressed
+            .binary_search_by_key(&s, |&(i, _)| i)
+            .map_or(&[], |k| self.decompressed[k].1)
     }
     /// Every input section with its index.
     pub fn secs(&self) -> impl Iterator<Item = (usize, Sec<'_>)> {
@@ -357,6 +381,7 @@ fn parse_object(input: ObjectInput) -> std::result::Result<ObjectFile, String> {
         shdrs,
         shstrtab,
         sections: Vec::new(),
+        decompressed: Vec::new(),
         syms,
         strtab,
         xindex,
@@ -394,6 +419,7 @@ impl ObjectFile {
     /// time for plain objects and once resolution pulls it in for an archive member (most members of a large
     /// link never are).
     pub fn parse_sections(&mut self) -> std::result::Result<(), String> {
+        self.decompress_sections()?;
         let name = &self.name;
         let data = self.data;
         let ctx = |e: String| format!("{name}: {e}");
@@ -402,12 +428,18 @@ impl ObjectFile {
             let sname = elf::cstr(self.shstrtab, sh.sh_name.get(LE))
                 .map_err(|e| ctx(format!("section {i}: {e}")))?;
             let kind = classify(sname, sh);
-            let has_data = if kind == SectionKind::Ignored && sh.sh_type.get(LE) != E::SHT_GROUP {
-                false
+            let at = if kind == SectionKind::Ignored && sh.sh_type.get(LE) != E::SHT_GROUP {
+                DataAt::None
+            } else if self.decompressed.iter().any(|&(k, _)| k as usize == i) {
+                DataAt::Decompressed
             } else {
                 let d = elf::section_data(data, sh)
                     .map_err(|e| ctx(format!("section {}: {e}", String::from_utf8_lossy(sname))))?;
-                !d.is_empty()
+                if d.is_empty() {
+                    DataAt::None
+                } else {
+                    DataAt::File
+                }
             };
             if sh.sh_type.get(LE) == E::SHT_REL {
                 return Err(ctx(format!(
@@ -418,7 +450,7 @@ impl ObjectFile {
             sections.push(InputSection {
                 rela: 0,
                 kind,
-                has_data,
+                data: at,
             });
         }
 
@@ -463,6 +495,76 @@ impl ObjectFile {
         self.comdats = parse_groups(self, self.shdrs)?;
         Ok(())
     }
+}
+
+impl ObjectFile {
+    /// Decompresses the `SHF_COMPRESSED` sections (`gcc -gz`, `clang -gz`: zlib or zstd, debug sections), as GNU
+    /// ld and lld do: the output holds them uncompressed. Their headers are replaced by a copy describing the
+    /// decompressed contents.
+    fn decompress_sections(&mut self) -> std::result::Result<(), String> {
+        let compressed = |sh: &Shdr| {
+            sh.sh_flags.get(LE) & E::SHF_COMPRESSED as u64 != 0
+                && sh.sh_type.get(LE) != E::SHT_NOBITS
+        };
+        if !self.shdrs.iter().any(compressed) {
+            return Ok(());
+        }
+        let mut shdrs = self.shdrs.to_vec();
+        for (i, sh) in shdrs.iter_mut().enumerate() {
+            if !compressed(sh) {
+                continue;
+            }
+            let sname = String::from_utf8_lossy(self.sec_name(i)).into_owned();
+            let err = |e: String| format!("{}:({sname}): {e}", self.name);
+            let raw = elf::section_data(self.data, sh).map_err(err)?;
+            if sh.sh_flags.get(LE) & E::SHF_ALLOC as u64 != 0 {
+                return Err(err(
+                    "SHF_COMPRESSED is not allowed on an SHF_ALLOC section".into()
+                ));
+            }
+            let (chdr, body) = object::pod::from_bytes::<E::CompressionHeader64<LE>>(raw)
+                .map_err(|_| err("truncated compression header".into()))?;
+            let size = chdr.ch_size.get(LE);
+            let out = decompress(chdr.ch_type.get(LE), body, size).map_err(err)?;
+            self.decompressed.push((i as u32, Vec::leak(out)));
+            sh.sh_flags
+                .set(LE, sh.sh_flags.get(LE) & !(E::SHF_COMPRESSED as u64));
+            sh.sh_size.set(LE, size);
+            sh.sh_addralign.set(LE, chdr.ch_addralign.get(LE));
+        }
+        // Leaked like the input mappings: the link's data lives until the process exits.
+        self.shdrs = Vec::leak(shdrs);
+        Ok(())
+    }
+}
+
+/// Decompresses an `SHF_COMPRESSED` section's body of type `ch_type` into exactly `size` bytes.
+fn decompress(ch_type: u32, body: &[u8], size: u64) -> std::result::Result<Vec<u8>, String> {
+    use std::io::Read;
+    let size =
+        usize::try_from(size).map_err(|_| format!("uncompressed size {size} is too large"))?;
+    let mut out = Vec::with_capacity(size);
+    let read = match ch_type {
+        E::ELFCOMPRESS_ZLIB => flate2::read::ZlibDecoder::new(body)
+            .take(size as u64 + 1)
+            .read_to_end(&mut out),
+        E::ELFCOMPRESS_ZSTD => zstd::stream::read::Decoder::with_buffer(body)
+            .and_then(|d| d.take(size as u64 + 1).read_to_end(&mut out)),
+        t => return Err(format!("unknown compression type {t}")),
+    };
+    let what = if ch_type == E::ELFCOMPRESS_ZLIB {
+        "zlib"
+    } else {
+        "zstd"
+    };
+    read.map_err(|e| format!("corrupt {what}-compressed section: {e}"))?;
+    if out.len() != size {
+        return Err(format!(
+            "{what}-compressed section holds {} bytes, its header says {size}",
+            out.len()
+        ));
+    }
+    Ok(out)
 }
 
 fn parse_groups(
@@ -609,4 +711,47 @@ fn parse_verdef(
         off += next;
     }
     Ok(names)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn zlib(data: &[u8]) -> Vec<u8> {
+        use std::io::Write;
+        let mut e = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::default());
+        e.write_all(data).unwrap();
+        e.finish().unwrap()
+    }
+
+    #[test]
+    fn decompresses_zlib_and_zstd() {
+        let text = b"debug info, debug info, debug info".repeat(50);
+        let z = zlib(&text);
+        assert_eq!(
+            decompress(E::ELFCOMPRESS_ZLIB, &z, text.len() as u64).unwrap(),
+            text
+        );
+        let zs = zstd::bulk::compress(&text, 3).unwrap();
+        assert_eq!(
+            decompress(E::ELFCOMPRESS_ZSTD, &zs, text.len() as u64).unwrap(),
+            text
+        );
+    }
+
+    #[test]
+    fn rejects_bad_compressed_sections() {
+        let text = b"0123456789".repeat(20);
+        let z = zlib(&text);
+        let e = decompress(E::ELFCOMPRESS_ZLIB, &z, text.len() as u64 + 1).unwrap_err();
+        assert!(e.contains("holds 200 bytes, its header says 201"), "{e}");
+        let e = decompress(E::ELFCOMPRESS_ZLIB, &z, 10).unwrap_err();
+        assert!(e.contains("its header says 10"), "{e}");
+        let e = decompress(E::ELFCOMPRESS_ZLIB, &z[..z.len() / 2], 200).unwrap_err();
+        assert!(e.contains("zlib"), "{e}");
+        let e = decompress(E::ELFCOMPRESS_ZSTD, b"not zstd at all", 200).unwrap_err();
+        assert!(e.contains("corrupt zstd-compressed section"), "{e}");
+        let e = decompress(7, &z, 200).unwrap_err();
+        assert!(e.contains("unknown compression type 7"), "{e}");
+    }
 }
