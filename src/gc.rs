@@ -153,8 +153,12 @@ pub fn gc(config: &Config, res: &Resolved) -> Liveness {
         .iter()
         .map(|o| o.sections.iter().map(|_| AtomicBool::new(false)).collect())
         .collect();
-    let mark =
-        |f: usize, s: usize| -> bool { candidate(res, f, s) && !marks[f][s].swap(true, Relaxed) };
+    // Most edges lead to a section that is already marked: a plain load answers those without the atomic
+    // read-modify-write (which takes the cache line exclusively, from whichever thread marked it) or the checks.
+    let mark = |f: usize, s: usize| -> bool {
+        let m = &marks[f][s];
+        !m.load(Relaxed) && candidate(res, f, s) && !m.swap(true, Relaxed)
+    };
 
     // Roots.
     let t = crate::timing::span("roots");
