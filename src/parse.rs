@@ -69,7 +69,7 @@ pub struct InputSection {
     name_len: u16,
 }
 
-const _: () = assert!(size_of::<InputSection>() == 8);
+const _: () = assert!(size_of::<InputSection>() == 8 && align_of::<Rela>() == 1);
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum DataAt {
@@ -97,9 +97,17 @@ impl<'a> Sec<'a> {
     pub fn data(&self) -> Data {
         match self.info.data {
             DataAt::None => &[],
-            // In bounds: checked when the sections were read.
             DataAt::File => {
-                elf::slice(self.file.data, self.shdr.sh_offset.get(LE), self.size()).unwrap_or(&[])
+                let (off, len) = (self.shdr.sh_offset.get(LE), self.size());
+                debug_assert!(elf::slice(self.file.data, off, len).is_some());
+                // SAFETY: `parse_sections` checked that the range lies in the file (a checked slice here was 1.5%
+                // of rg-release's CPU time, with the relocations').
+                unsafe {
+                    std::slice::from_raw_parts(
+                        self.file.data.as_ptr().add(off as usize),
+                        len as usize,
+                    )
+                }
             }
             DataAt::Decompressed => self.file.decompressed_data(self.index),
         }
@@ -110,13 +118,17 @@ impl<'a> Sec<'a> {
         if self.info.rela == 0 {
             return &[];
         }
-        // Checked when the sections were read.
-        elf::table(
-            self.file.data,
-            &self.file.shdrs[self.info.rela as usize],
-            "relocation",
-        )
-        .unwrap_or(&[])
+        let sh = &self.file.shdrs[self.info.rela as usize];
+        let (off, len) = (sh.sh_offset.get(LE), sh.sh_size.get(LE));
+        debug_assert!(elf::table::<Rela>(self.file.data, sh, "relocation").is_ok());
+        // SAFETY: `parse_sections` read this range as a relocation table (in the file, a whole number of entries;
+        // `Rela` has alignment 1).
+        unsafe {
+            std::slice::from_raw_parts(
+                self.file.data.as_ptr().add(off as usize).cast::<Rela>(),
+                len as usize / size_of::<Rela>(),
+            )
+        }
     }
     #[inline]
     pub fn flags(&self) -> u64 {
@@ -535,6 +547,13 @@ impl ObjectFile {
                 return Err(err(
                     "SHF_COMPRESSED is not allowed on an SHF_ALLOC section".into()
                 ));
+            }
+            // Debug sections are SHT_PROGBITS; other kinds (relocations, symbol tables) are read in place.
+            if sh.sh_type.get(LE) != E::SHT_PROGBITS {
+                return Err(err(format!(
+                    "SHF_COMPRESSED on a section of type {:#x} is not supported",
+                    sh.sh_type.get(LE)
+                )));
             }
             let (chdr, body) = object::pod::from_bytes::<E::CompressionHeader64<LE>>(raw)
                 .map_err(|_| err("truncated compression header".into()))?;
