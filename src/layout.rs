@@ -2140,7 +2140,9 @@ pub fn symtab_includes(
     }
     let shndx = o.sym_shndx(i);
     if i < o.first_global {
-        if no_locals || s.st_name.get(LE) == 0 || o.sym_name(i).starts_with(b".L") {
+        // `.L` checked on the string table in place: the name's length (a NUL search) is not needed here.
+        let off = s.st_name.get(LE) as usize;
+        if no_locals || off == 0 || o.strtab.get(off..).is_some_and(|n| n.starts_with(b".L")) {
             return false;
         }
         return shndx == E::SHN_ABS as u32
@@ -2801,7 +2803,7 @@ pub fn object_sym_addr(res: &Resolved, lay: &Layout, f: usize, i: usize) -> u64 
 pub fn section_offset_addr(lay: &Layout, f: usize, s: usize, off: u64) -> Option<u64> {
     let base = *lay.sec_addr[f].get(s)?;
     if base == NO_ADDR {
-        return merge_offset_addr(lay, f, s, off, &mut { usize::MAX });
+        return merge_offset_addr(lay, f, s, off, &mut MergeCursor::default());
     }
     let Some(recs) = lay.eh_records.find(f, s) else {
         return Some(base + off);
@@ -2820,30 +2822,59 @@ pub fn section_offset_addr(lay: &Layout, f: usize, s: usize, off: u64) -> Option
     Some(base + out_off)
 }
 
-/// Address of byte `off` of merge section `s` of object `f`. `hint` is the piece found last time for this section
-/// (`usize::MAX` for none): relocations into `.debug_str` come mostly in increasing order, so the next lookup
-/// usually hits that piece or the one after it and skips the binary search.
+/// What the last lookup in one merge section found: the section, its slot and merge group, and the piece.
+/// Relocations into `.debug_str` come mostly in increasing order, so the next lookup usually hits that piece or the
+/// one after it, and needs neither the slot search nor the piece search.
+#[derive(Clone, Copy)]
+pub struct MergeCursor {
+    /// The section (`usize::MAX` for none yet).
+    pub s: usize,
+    slot: usize,
+    group: u32,
+    piece: usize,
+}
+
+impl Default for MergeCursor {
+    fn default() -> MergeCursor {
+        MergeCursor {
+            s: usize::MAX,
+            slot: 0,
+            group: 0,
+            piece: usize::MAX,
+        }
+    }
+}
+
+/// Address of byte `off` of merge section `s` of object `f`; `cur` is the cursor of earlier lookups.
 #[inline]
 pub fn merge_offset_addr(
     lay: &Layout,
     f: usize,
     s: usize,
     off: u64,
-    hint: &mut usize,
+    cur: &mut MergeCursor,
 ) -> Option<u64> {
-    let (slot, m) = lay.merge_slot(f, s)?;
-    let table = &lay.piece_maps[f][slot];
+    if cur.s != s {
+        let (slot, group) = lay.merge_slot(f, s)?;
+        *cur = MergeCursor {
+            s,
+            slot,
+            group,
+            piece: usize::MAX,
+        };
+    }
+    let table = &lay.piece_maps[f][cur.slot];
     let maps = &table.maps;
     let covers = |k: usize| {
         k < maps.len() && maps[k].in_off <= off && maps.get(k + 1).is_none_or(|n| n.in_off > off)
     };
-    let k = if covers(*hint) {
-        *hint
+    let k = if covers(cur.piece) {
+        cur.piece
     } else {
         table.find(off)?
     };
-    *hint = k;
-    Some(lay.merge_addr[m as usize] + maps[k].out_off + (off - maps[k].in_off))
+    cur.piece = k;
+    Some(lay.merge_addr[cur.group as usize] + maps[k].out_off + (off - maps[k].in_off))
 }
 
 pub fn sym_target_is_live(res: &Resolved, lay: &Layout, t: Target) -> bool {

@@ -871,7 +871,7 @@ fn apply_nonalloc(
     // A non-allocated output section has address 0, so P is the offset inside it.
     let p_base = cx.section_addr(f, s);
     // The merge sections (.debug_str, .debug_line_str) looked up last, with their piece hints.
-    let mut merge_hint = [(usize::MAX, usize::MAX); 2];
+    let mut merge_hint = [crate::layout::MergeCursor::default(); 2];
     for r in relas {
         let r_type = r.r_type(LE, false);
         if r_type == R_X86_64_NONE {
@@ -901,19 +901,24 @@ fn apply_nonalloc(
                         });
                     }
                     crate::parse::SectionKind::Merge => {
-                        let slot = if merge_hint[0].0 == shndx {
+                        let k = if merge_hint[0].s == shndx {
                             0
-                        } else if merge_hint[1].0 == shndx {
+                        } else if merge_hint[1].s == shndx {
                             1
                         } else {
                             merge_hint[1] = merge_hint[0];
-                            merge_hint[0] = (shndx, usize::MAX);
+                            merge_hint[0] = crate::layout::MergeCursor::default();
                             0
                         };
-                        let hint = &mut merge_hint[slot].1;
                         fast = Some(
-                            crate::layout::merge_offset_addr(cx.lay, f, shndx, off, hint)
-                                .unwrap_or(tombstone),
+                            crate::layout::merge_offset_addr(
+                                cx.lay,
+                                f,
+                                shndx,
+                                off,
+                                &mut merge_hint[k],
+                            )
+                            .unwrap_or(tombstone),
                         );
                     }
                     _ => {}
