@@ -197,12 +197,19 @@ pub fn intern(lists: &[&[Name]]) -> Interned {
             }
             const AHEAD: usize = 8;
             let mut ahead = run().zip(&local_ids).skip(AHEAD);
+            // A name that got a new id is that id's first name: the same slice, nothing to read (comparing its
+            // bytes with themselves was a cache miss per unique name).
+            let same = |a: &Name, b: &Name| std::ptr::eq(a.bytes, b.bytes);
             let distinct = run().zip(&local_ids).all(|(n, &id)| {
                 if let Some((a, &aid)) = ahead.next() {
-                    crate::elf::prefetch(a.bytes.as_ptr());
-                    crate::elf::prefetch(names[aid as usize].bytes.as_ptr());
+                    let first = &names[aid as usize];
+                    if !same(a, first) {
+                        crate::elf::prefetch(a.bytes.as_ptr());
+                        crate::elf::prefetch(first.bytes.as_ptr());
+                    }
                 }
-                names[id as usize].bytes == n.bytes
+                let first = &names[id as usize];
+                same(n, first) || first.bytes == n.bytes
             });
             if distinct {
                 return (ShardMap::ByHash(by_hash), names, local_ids);
