@@ -201,8 +201,11 @@ impl ObjectFile {
     }
 
     pub fn sym_name(&self, i: usize) -> Data {
-        if i >= self.first_global {
-            return self.global_names[i - self.first_global].bytes;
+        if let Some(n) = i
+            .checked_sub(self.first_global)
+            .and_then(|k| self.global_names.get(k))
+        {
+            return n.bytes;
         }
         self.syms
             .get(i)
