@@ -175,7 +175,7 @@ fn link<A: Arch>(config: &args::Config) -> diag::Result<()> {
         let scanned = scan::scan::<A>(config, &resolved, &space, &live)?;
         (space, scanned)
     };
-    let lay = {
+    let mut lay = {
         let _t = timing::span("layout");
         layout::layout::<A>(config, &resolved, &space, &live, &scanned)?
     };
@@ -193,7 +193,7 @@ fn link<A: Arch>(config: &args::Config) -> diag::Result<()> {
     }
     {
         let _t = timing::span("write output");
-        write::write::<A>(config, &resolved, &space, &live, &lay)?;
+        write::write::<A>(config, &resolved, &space, &live, &mut lay)?;
     }
     drop(total);
     if config.print_timing {
