@@ -330,7 +330,7 @@ fn put_dynstr(lay: &Layout, bytes: &mut [u8], dynstr: Vec<u8>) {
     drop(dynstr);
 }
 
-/// Gives the heap memory freed so far back to the kernel before the output is mapped. The peak resident set
+/// Gives the heap memory freed so far back to the kernel before the output is pre-faulted. The peak resident set
 /// comes while the output is written (inputs and output mapped, the layout's tables live), and the allocator
 /// otherwise keeps everything the earlier phases freed (merge pieces before deduplication, the interner's
 /// buckets) resident to the end: rg-debug's peak 202 -> 179 MiB for about 2 ms, less on smaller links.
