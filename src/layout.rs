@@ -2590,8 +2590,8 @@ fn assign_addresses(
         let (globals, locals) = addrs.split_at_mut(res.num_globals());
         let mut chunks: Vec<&mut [u64]> = Vec::with_capacity(res.objects.len());
         let mut rest = locals;
-        for o in &res.objects {
-            let (a, b) = rest.split_at_mut(o.first_global);
+        for (o, &live) in res.objects.iter().zip(&res.object_live) {
+            let (a, b) = rest.split_at_mut(if live { o.first_global } else { 0 });
             chunks.push(a);
             rest = b;
         }

@@ -70,12 +70,17 @@ impl SymProps {
 impl SymbolSpace {
     pub fn new(res: &Resolved, config: &crate::args::Config) -> SymbolSpace {
         let mut next = res.num_globals() as u32;
+        // Archive members left out of the link get no ids for their locals (nothing refers to them): clang-tool's
+        // unused members' locals otherwise took address, flag and GOT-index slots and an address computation each.
         let local_base = res
             .objects
             .iter()
-            .map(|o| {
+            .zip(&res.object_live)
+            .map(|(o, &live)| {
                 let b = next;
-                next += o.first_global as u32;
+                if live {
+                    next += o.first_global as u32;
+                }
                 b
             })
             .collect();
