@@ -115,7 +115,10 @@ fn undefine_shared(defs: &mut [Def], dropped: &[bool]) {
 /// Per global id: whether a needed shared object refers to or defines it (an executable's definition must then
 /// be exported, to be used or interposed).
 fn referenced_by(shared_ids: &[Vec<u32>], needed: &[bool], n: usize) -> Vec<bool> {
-    let referenced: Vec<AtomicBool> = (0..n).map(|_| AtomicBool::new(false)).collect();
+    let referenced: Vec<AtomicBool> = (0..n)
+        .into_par_iter()
+        .map(|_| AtomicBool::new(false))
+        .collect();
     shared_ids
         .par_iter()
         .enumerate()
@@ -263,10 +266,16 @@ pub fn resolve(config: &Config, parsed: Parsed) -> Result<Resolved> {
     let _t = crate::timing::span("definitions");
 
     // Winning definition: minimum of (rank << 32 | file) per symbol.
-    let best: Vec<AtomicU64> = (0..n).map(|_| AtomicU64::new(u64::MAX)).collect();
-    let common_size: Vec<AtomicU64> = (0..n).map(|_| AtomicU64::new(0)).collect();
-    let common_align: Vec<AtomicU64> = (0..n).map(|_| AtomicU64::new(0)).collect();
-    let hidden: Vec<AtomicBool> = (0..n).map(|_| AtomicBool::new(false)).collect();
+    let best: Vec<AtomicU64> = (0..n)
+        .into_par_iter()
+        .map(|_| AtomicU64::new(u64::MAX))
+        .collect();
+    let common_size: Vec<AtomicU64> = (0..n).into_par_iter().map(|_| AtomicU64::new(0)).collect();
+    let common_align: Vec<AtomicU64> = (0..n).into_par_iter().map(|_| AtomicU64::new(0)).collect();
+    let hidden: Vec<AtomicBool> = (0..n)
+        .into_par_iter()
+        .map(|_| AtomicBool::new(false))
+        .collect();
     let obj_rank = |o: &ObjectFile, f: usize, i: usize| -> Option<u64> {
         let shndx = o.sym_shndx(i);
         if shndx == E::SHN_UNDEF as u32 {
@@ -316,7 +325,10 @@ pub fn resolve(config: &Config, parsed: Parsed) -> Result<Resolved> {
         .map(|(g, _)| g as u32)
         .collect();
     // Record winners (each winner key belongs to exactly one file) and find duplicate strong definitions.
-    let defs_atomic: Vec<AtomicU64> = (0..n).map(|_| AtomicU64::new(u64::MAX)).collect();
+    let defs_atomic: Vec<AtomicU64> = (0..n)
+        .into_par_iter()
+        .map(|_| AtomicU64::new(u64::MAX))
+        .collect();
     let dup_errors: Vec<Vec<String>> = objects
         .par_iter()
         .enumerate()
@@ -752,8 +764,14 @@ fn pull_archive_members(
 ) -> (Vec<bool>, Vec<Extraction>) {
     let n = names.unique.len();
     let live: Vec<AtomicBool> = objects.iter().map(|o| AtomicBool::new(!o.lazy)).collect();
-    let defined: Vec<AtomicBool> = (0..n).map(|_| AtomicBool::new(false)).collect();
-    let first_lazy: Vec<AtomicU32> = (0..n).map(|_| AtomicU32::new(NONE)).collect();
+    let defined: Vec<AtomicBool> = (0..n)
+        .into_par_iter()
+        .map(|_| AtomicBool::new(false))
+        .collect();
+    let first_lazy: Vec<AtomicU32> = (0..n)
+        .into_par_iter()
+        .map(|_| AtomicU32::new(NONE))
+        .collect();
     objects
         .par_iter()
         .enumerate()
