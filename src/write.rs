@@ -248,11 +248,37 @@ pub fn write<A: Arch>(
             .truncate(true)
             .open(&tmp)
             .map_err(|e| Errors::one(format!("cannot open output file {}: {e}", tmp.display())))?;
-        file.set_len(size)
-            .map_err(|e| Errors::one(format!("cannot size output file: {e}")))?;
+        // The output could not be stored (a full disk, a file size limit): say so, and leave nothing behind.
+        let no_room = |e: std::io::Error| {
+            let _ = std::fs::remove_file(&tmp);
+            Errors::one(format!(
+                "cannot write output file {}: {e} ({size} bytes needed)",
+                out_path.display()
+            ))
+        };
+        file.set_len(size).map_err(no_room)?;
+        // Blocks allocated up front: ext4 then does not reserve delayed-allocation blocks page by page under the
+        // inode's i_data_sem while the output is pre-faulted, which the threads contended on (perf: a fifth of the
+        // pre-fault's samples spinning on that lock). Paired runs (9 rounds): clang-so 521 -> 517 ms,
+        // c-gc 23 -> 20, rg-release 72 -> 72, rg-debug 112 -> 114. A full disk or a file size limit is then a
+        // clear error instead of a SIGBUS while writing the mapping. Otherwise best effort: a file system without fallocate allocates
+        // as the pages are written.
+        {
+            use std::os::fd::AsRawFd;
+            // SAFETY: fallocate only allocates blocks of a file this process just created.
+            if unsafe { libc::fallocate(file.as_raw_fd(), 0, 0, size as libc::off_t) } != 0 {
+                let e = std::io::Error::last_os_error();
+                if matches!(e.raw_os_error(), Some(libc::ENOSPC | libc::EFBIG)) {
+                    drop(file);
+                    return Err(no_room(e));
+                }
+            }
+        }
         // SAFETY: the file is ours (just created under a unique name) and sized before mapping.
-        let map = unsafe { memmap2::MmapMut::map_mut(&file) }
-            .map_err(|e| Errors::one(format!("cannot map output: {e}")))?;
+        let map = unsafe { memmap2::MmapMut::map_mut(&file) }.map_err(|e| {
+            let _ = std::fs::remove_file(&tmp);
+            Errors::one(format!("cannot map output file {}: {e}", tmp.display()))
+        })?;
         OutputBuffer::Mapped {
             map,
             tmp: tmp.clone(),

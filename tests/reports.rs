@@ -9,6 +9,7 @@ mod common;
 
 use common::tool_ok as run;
 use std::collections::HashMap;
+use std::process::Command;
 
 #[test]
 fn map_and_why_extract() {
@@ -226,6 +227,77 @@ fn warn_common() {
         before,
         "output changed"
     );
+}
+
+/// An output that cannot be stored (here: over the file size limit, as on a full disk) is a clear error: exit
+/// status 1, the previous output untouched and no temporary file left, instead of a SIGBUS while the mapped output
+/// is written.
+#[test]
+fn output_too_large() {
+    use std::os::unix::process::CommandExt;
+    let (linker, overridden) = common::linker_under_test();
+    if overridden || !common::have_tool("gcc") {
+        eprintln!("skipped: rivet's own diagnostics, gcc needed");
+        return;
+    }
+    let dir = common::work_root().join("output-too-large");
+    common::fresh_dir(&dir);
+    std::fs::write(
+        dir.join("big.c"),
+        "static const char table[1 << 16] = {1};\nint main(void) { return table[0] - 1; }\n",
+    )
+    .unwrap();
+    run("gcc", &["-c", "big.c"], &dir);
+    let shim = common::ld_shim_dir(&linker, "output-too-large");
+    let args = [
+        format!("-B{}/", shim.display()),
+        "-o".into(),
+        "prog".into(),
+        "big.o".into(),
+    ];
+    let ok = common::tool(
+        "gcc",
+        &args.iter().map(String::as_str).collect::<Vec<_>>(),
+        Some(&dir),
+    );
+    assert!(ok.success(), "{}", ok.log());
+    let before = std::fs::read(dir.join("prog")).unwrap();
+    assert!(before.len() > 1 << 16);
+    let mut cmd = Command::new("gcc");
+    cmd.args(&args).current_dir(&dir);
+    // SAFETY: setrlimit and signal are async-signal-safe; the limit and the ignored SIGXFSZ (which would
+    // otherwise kill the writer) pass to the linker gcc runs.
+    unsafe {
+        cmd.pre_exec(|| {
+            let lim = libc::rlimit {
+                rlim_cur: 32 << 10,
+                rlim_max: libc::RLIM_INFINITY,
+            };
+            libc::setrlimit(libc::RLIMIT_FSIZE, &lim);
+            libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+            Ok(())
+        });
+    }
+    let out = common::run_with_timeout(&mut cmd, std::time::Duration::from_secs(60));
+    assert!(!out.success(), "{}", out.log());
+    assert!(
+        out.stderr_str()
+            .contains("rivet: error: cannot write output file")
+            && out.stderr_str().contains("File too large"),
+        "{}",
+        out.log()
+    );
+    assert_eq!(
+        std::fs::read(dir.join("prog")).unwrap(),
+        before,
+        "output changed"
+    );
+    let left: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.contains("rivet"))
+        .collect();
+    assert!(left.is_empty(), "files left behind: {left:?}");
 }
 
 /// `--reproduce=FILE.tar`: the tar holds the inputs and a response file; linking again from the extracted copy
