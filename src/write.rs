@@ -261,8 +261,8 @@ pub fn write<A: Arch>(
         // inode's i_data_sem while the output is pre-faulted, which the threads contended on (perf: a fifth of the
         // pre-fault's samples spinning on that lock). Paired runs (9 rounds): clang-so 521 -> 517 ms,
         // c-gc 23 -> 20, rg-release 72 -> 72, rg-debug 112 -> 114. A full disk or a file size limit is then a
-        // clear error instead of a SIGBUS while writing the mapping. Otherwise best effort: a file system without fallocate allocates
-        // as the pages are written.
+        // clear error instead of a SIGBUS while writing the mapping. Otherwise best effort: a file system without
+        // fallocate allocates as the pages are written.
         {
             use std::os::fd::AsRawFd;
             // SAFETY: fallocate only allocates blocks of a file this process just created.
@@ -342,7 +342,7 @@ pub fn write<A: Arch>(
     })
 }
 
-/// Copies `.dynstr` into the output first and frees it: a big shared library's is large (clang-so: 13 MB of
+/// Copies `.dynstr` into the output first and frees it: a big shared library's is large (clang-so: 6.6 MB of
 /// mangled names), and the peak resident set comes while the output is written.
 fn put_dynstr(lay: &Layout, bytes: &mut [u8], dynstr: Vec<u8>) {
     const CHUNK: usize = 1 << 18;
