@@ -1,6 +1,7 @@
-//! Determinism: the same link with `--threads=1`, `2`, `4` and `8` (and a second `--threads=2` run) gives
-//! byte-identical output, for a moderately sized generated program (many objects with functions, strings, TLS,
-//! data tables with relocations, debug info, an archive and a GNU-ld-built shared library) in several output kinds.
+//! Determinism: the same link with `--threads=1`, `2`, `4` and `8` (and a second `--threads=2` run, and one with
+//! `--no-mmap-output-file`) gives byte-identical output, for a moderately sized generated program (many objects
+//! with functions, strings, TLS, data tables with relocations, debug info, an archive and a GNU-ld-built shared
+//! library) in several output kinds.
 //!
 //! With `RIVET_TEST_LINKER` set (e.g. to GNU ld, which has no `--threads`), the thread options are left out and the
 //! test only checks that two identical links agree.
@@ -180,7 +181,7 @@ fn link(
     objs: &[String],
     libs: &[&str],
     out: &Path,
-    threads: Option<u32>,
+    extra: &[String],
 ) -> Vec<u8> {
     let (linker, _) = common::linker_under_test();
     let shim = common::ld_shim_dir(&linker, "determinism");
@@ -188,9 +189,7 @@ fn link(
     cmd.current_dir(dir).stdin(Stdio::null());
     cmd.args(cc.test_link_flags(&linker, &shim));
     cmd.args(flags).arg("-o").arg(out).args(objs).args(libs);
-    if let Some(t) = threads {
-        cmd.arg(format!("-Wl,--threads={t}"));
-    }
+    cmd.args(extra);
     let o = common::run_with_timeout(&mut cmd, Duration::from_secs(300));
     must(o, &format!("linking {}", out.display()));
     std::fs::read(out).unwrap()
@@ -237,23 +236,35 @@ fn same_output_for_any_thread_count() {
     for (name, flags, libs) in kinds {
         let out_dir: PathBuf = dir.join(name);
         common::fresh_dir(&out_dir);
-        let runs: Vec<(String, Option<u32>)> = if overridden {
-            vec![("first".into(), None), ("second".into(), None)]
+        // The other output strategy (a heap buffer written with write(2)) must give the same bytes too.
+        let runs: Vec<(String, Option<u32>, bool)> = if overridden {
+            vec![
+                ("first".into(), None, false),
+                ("second".into(), None, false),
+            ]
         } else {
             vec![
-                ("threads1".into(), Some(1)),
-                ("threads2".into(), Some(2)),
-                ("threads2-again".into(), Some(2)),
-                ("threads4".into(), Some(4)),
-                ("threads8".into(), Some(8)),
+                ("threads1".into(), Some(1), false),
+                ("threads2".into(), Some(2), false),
+                ("threads2-again".into(), Some(2), false),
+                ("threads4".into(), Some(4), false),
+                ("threads8".into(), Some(8), false),
+                ("no-mmap-threads2".into(), Some(2), true),
             ]
         };
         let mut outputs = Vec::new();
-        for (label, threads) in &runs {
+        for (label, threads, no_mmap) in &runs {
             let out = out_dir.join(format!("prog-{label}"));
+            let mut extra: Vec<String> = threads
+                .iter()
+                .map(|t| format!("-Wl,--threads={t}"))
+                .collect();
+            if *no_mmap {
+                extra.push("-Wl,--no-mmap-output-file".into());
+            }
             outputs.push((
                 label.clone(),
-                link(&dir, cc, flags, &objs, libs, &out, *threads),
+                link(&dir, cc, flags, &objs, libs, &out, &extra),
                 out,
             ));
         }
