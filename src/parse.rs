@@ -579,7 +579,10 @@ fn decompress(ch_type: u32, body: &[u8], size: u64) -> std::result::Result<Vec<u
     use std::io::Read;
     let size =
         usize::try_from(size).map_err(|_| format!("uncompressed size {size} is too large"))?;
-    let mut out = Vec::with_capacity(size);
+    // The size comes from the file: reserve no more than a deflate stream of this length can hold (zstd's
+    // larger ratios just grow the vector), so a corrupt header is an error below rather than an abort here.
+    let mut out =
+        Vec::with_capacity(size.min(body.len().saturating_mul(1032).saturating_add(4096)));
     let read = match ch_type {
         E::ELFCOMPRESS_ZLIB => flate2::read::ZlibDecoder::new(body)
             .take(size as u64 + 1)

@@ -164,6 +164,8 @@ pub fn is_preemptible(res: &Resolved, config: &crate::args::Config, id: u32, t: 
 pub fn lookup(res: &Resolved, space: &SymbolSpace, f: usize, i: usize) -> Option<SymRef> {
     let o = &res.objects[f];
     if i < o.first_global {
+        // Archive members left out of the link have no ids for their locals (`SymbolSpace::new`).
+        debug_assert!(res.object_live[f], "local of an unlinked member looked up");
         return Some(SymRef {
             id: space.local_base[f] + i as u32,
             target: Target::Object {

@@ -846,11 +846,10 @@ impl Arch for X86_64 {
     }
 }
 
-/// Debug info and other non-allocated sections: absolute values only (no GOT, PLT or dynamic relocations), a
-/// tombstone for references to discarded code. The hot loop of debug links, so section symbols (most of DWARF's
-/// relocations) are resolved without building a `SymRef`.
-/// Applies `relas`, relocations of non-allocated section `s` of object `f`, to `out`, the section's output bytes
-/// from offset `out_base` on (the whole section, or one part of a large one).
+/// Applies `relas`, relocations of non-allocated section `s` of object `f` (debug info and the like), to `out`, the
+/// section's output bytes from offset `out_base` on (the whole section, or one part of a large one): absolute
+/// values only (no GOT, PLT or dynamic relocations), a tombstone for references to discarded code. The hot loop of
+/// debug links, so section symbols (most of DWARF's relocations) are resolved without building a `SymRef`.
 fn apply_nonalloc(
     cx: &WriteCx,
     f: usize,
