@@ -246,16 +246,22 @@ pub fn gc(config: &Config, res: &Resolved) -> Liveness {
 
     drop(t);
     let t = crate::timing::span("mark");
-    // Depth-first from every root on all threads; a task whose stack grows hands half of it to another task.
-    // (Level-synchronous BFS paid a barrier per level, and call graphs are deep.)
+    // Depth-first from every root on all threads; a task hands half of its stack to a new task when the stack
+    // grows large or when its thread has no queued task left for an idle thread to steal. (Level-synchronous BFS
+    // paid a barrier per level, and call graphs are deep. Splitting only large stacks left one thread marking
+    // most of the graph: a narrow graph's stack stays small. rayon_core is a direct dependency for
+    // `current_thread_has_pending_tasks`, which rayon does not re-export.)
     /// Marks what one (file, section) refers to, pushing the newly marked ones.
     type Step<'s> = &'s (dyn Fn((u32, u32), &mut Vec<(u32, u32)>) + Sync);
     fn visit<'s>(scope: &rayon::Scope<'s>, mut stack: Vec<(u32, u32)>, step: Step<'s>) {
         const SPLIT: usize = 256;
         while let Some(item) = stack.pop() {
             step(item, &mut stack);
-            if stack.len() > SPLIT {
-                let half = stack.split_off(SPLIT / 2);
+            if stack.len() > SPLIT
+                || (stack.len() >= 2
+                    && !rayon_core::current_thread_has_pending_tasks().unwrap_or(true))
+            {
+                let half = stack.split_off(stack.len() / 2);
                 scope.spawn(move |sc| visit(sc, half, step));
             }
         }
