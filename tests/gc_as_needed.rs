@@ -21,13 +21,13 @@ fn needed(dir: &Path, exe: &str) -> Vec<String> {
 
 #[test]
 fn gc_drops_libraries_only_dead_code_uses() {
-    let (linker, overridden) = common::linker_under_test();
-    if overridden || !common::have_tool("gcc") {
-        eprintln!("skipped: lld's rule, not GNU ld's; gcc needed");
+    let Some((linker, dir)) = common::rivet_only(
+        "gc-as-needed",
+        &["gcc"],
+        "lld's rule, not GNU ld's; gcc needed",
+    ) else {
         return;
-    }
-    let dir = common::work_root().join("gc-as-needed");
-    common::fresh_dir(&dir);
+    };
     for (lib, func) in [
         ("dead", "dead_fn"),
         ("weak", "weak_fn"),
@@ -105,13 +105,13 @@ fn gc_drops_libraries_only_dead_code_uses() {
 /// version requirement.
 #[test]
 fn live_weak_reference_to_a_strongly_referenced_symbol() {
-    let (linker, overridden) = common::linker_under_test();
-    if overridden || !common::have_tool("gcc") {
-        eprintln!("skipped: lld's rule, not GNU ld's; gcc needed");
+    let Some((linker, dir)) = common::rivet_only(
+        "gc-as-needed-weak",
+        &["gcc"],
+        "lld's rule, not GNU ld's; gcc needed",
+    ) else {
         return;
-    }
-    let dir = common::work_root().join("gc-as-needed-weak");
-    common::fresh_dir(&dir);
+    };
     std::fs::write(dir.join("foo.c"), "int foo(void) { return 42; }\n").unwrap();
     std::fs::write(dir.join("foo.map"), "V1 { global: foo; local: *; };\n").unwrap();
     run(

@@ -13,13 +13,13 @@ use std::process::Command;
 
 #[test]
 fn map_and_why_extract() {
-    let (linker, overridden) = common::linker_under_test();
-    if overridden || !common::have_tool("gcc") {
-        eprintln!("skipped: rivet's own report formats, gcc needed");
+    let Some((linker, dir)) = common::rivet_only(
+        "reports",
+        &["gcc"],
+        "rivet's own report formats, gcc needed",
+    ) else {
         return;
-    }
-    let dir = common::work_root().join("reports");
-    common::fresh_dir(&dir);
+    };
     let files = [
         (
             "main.c",
@@ -153,13 +153,13 @@ fn map_and_why_extract() {
 /// `--fatal-warnings` the link fails and leaves an existing output untouched.
 #[test]
 fn warn_common() {
-    let (linker, overridden) = common::linker_under_test();
-    if overridden || !common::have_tool("gcc") {
-        eprintln!("skipped: rivet's own diagnostics, gcc needed");
+    let Some((linker, dir)) = common::rivet_only(
+        "warn-common",
+        &["gcc"],
+        "rivet's own diagnostics, gcc needed",
+    ) else {
         return;
-    }
-    let dir = common::work_root().join("warn-common");
-    common::fresh_dir(&dir);
+    };
     let files = [
         (
             "c1.c",
@@ -235,13 +235,13 @@ fn warn_common() {
 #[test]
 fn output_too_large() {
     use std::os::unix::process::CommandExt;
-    let (linker, overridden) = common::linker_under_test();
-    if overridden || !common::have_tool("gcc") {
-        eprintln!("skipped: rivet's own diagnostics, gcc needed");
+    let Some((linker, dir)) = common::rivet_only(
+        "output-too-large",
+        &["gcc"],
+        "rivet's own diagnostics, gcc needed",
+    ) else {
         return;
-    }
-    let dir = common::work_root().join("output-too-large");
-    common::fresh_dir(&dir);
+    };
     std::fs::write(
         dir.join("big.c"),
         "static const char table[1 << 16] = {1};\nint main(void) { return table[0] - 1; }\n",
@@ -304,13 +304,13 @@ fn output_too_large() {
 /// (with the original inputs moved away) gives a byte-identical output.
 #[test]
 fn reproduce() {
-    let (linker, overridden) = common::linker_under_test();
-    if overridden || !common::have_tool("gcc") || !common::have_tool("tar") {
-        eprintln!("skipped: rivet's own option, gcc and tar needed");
+    let Some((linker, dir)) = common::rivet_only(
+        "reproduce",
+        &["gcc", "tar"],
+        "rivet's own option, gcc and tar needed",
+    ) else {
         return;
-    }
-    let dir = common::work_root().join("reproduce");
-    common::fresh_dir(&dir);
+    };
     std::fs::write(
         dir.join("main.c"),
         "#include <stdio.h>\nint lib_fn(int);\nint main(void) { printf(\"%d\\n\", lib_fn(20)); return 0; }\n",

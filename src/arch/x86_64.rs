@@ -515,6 +515,9 @@ impl Arch for X86_64 {
         out
     }
 
+    // Absolute values only (no GOT, PLT or dynamic relocations), a tombstone for references to discarded code.
+    // The hot loop of debug links, so section symbols (most of DWARF's relocations) are resolved without building
+    // a `SymRef`. Also called for a whole section (`out_base` 0) by `apply_section`.
     fn apply_nonalloc_part(
         cx: &WriteCx,
         f: usize,
@@ -523,7 +526,116 @@ impl Arch for X86_64 {
         out_base: u64,
         relas: &[crate::elf::Rela],
     ) -> Result<(), String> {
-        apply_nonalloc(cx, f, s, out, out_base, relas)
+        let o = &cx.res.objects[f];
+        // lld's tombstones: 1 where 0 would end a list (.debug_loc, .debug_ranges), 0 elsewhere.
+        let name = o.sec_name(s);
+        let tombstone = if name == b".debug_loc" || name == b".debug_ranges" {
+            1
+        } else {
+            0
+        };
+        let sec_addr = &cx.lay.sec_addr[f];
+        // A non-allocated output section has address 0, so P is the offset inside it.
+        let p_base = cx.section_addr(f, s);
+        // The merge sections (.debug_str, .debug_line_str) looked up last, with their piece hints.
+        let mut merge_hint = [crate::layout::MergeCursor::default(); 2];
+        for r in relas {
+            let r_type = r.r_type(LE, false);
+            if r_type == R_X86_64_NONE {
+                continue;
+            }
+            let off = r.r_offset.get(LE);
+            let a = r.r_addend.get(LE);
+            let sym_idx = r.r_sym(LE, false) as usize;
+            let at = off.wrapping_sub(out_base) as usize;
+            let err_range = || offset_range_error(o, s, off);
+            // Fast path: a local section symbol of a plain or merge section.
+            let mut fast = None;
+            if sym_idx < o.first_global
+                && let Some(st) = o.syms.get(sym_idx)
+                && st.st_type() == STT_SECTION
+                && !matches!(r_type, R_X86_64_SIZE32 | R_X86_64_SIZE64)
+            {
+                let shndx = o.sym_shndx(sym_idx) as usize;
+                let off = st.st_value.get(LE).wrapping_add(a as u64);
+                if let (Some(&base), Some(target)) = (sec_addr.get(shndx), o.sections.get(shndx)) {
+                    match target.kind {
+                        crate::parse::SectionKind::Regular => {
+                            fast = Some(if base == crate::layout::NO_ADDR {
+                                tombstone
+                            } else {
+                                base.wrapping_add(off)
+                            });
+                        }
+                        crate::parse::SectionKind::Merge => {
+                            let k = if merge_hint[0].s == shndx {
+                                0
+                            } else if merge_hint[1].s == shndx {
+                                1
+                            } else {
+                                merge_hint[1] = merge_hint[0];
+                                merge_hint[0] = crate::layout::MergeCursor::default();
+                                0
+                            };
+                            fast = Some(
+                                crate::layout::merge_offset_addr(
+                                    cx.lay,
+                                    f,
+                                    shndx,
+                                    off,
+                                    &mut merge_hint[k],
+                                )
+                                .unwrap_or(tombstone),
+                            );
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            let (v, sym) = match fast {
+                Some(v) => (v, None),
+                None => {
+                    let sym = cx
+                        .lookup(f, sym_idx)
+                        .ok_or_else(|| format!("{}: invalid symbol index {sym_idx}", o.name))?;
+                    (cx.nonalloc_value(&sym, a).unwrap_or(tombstone), Some(sym))
+                }
+            };
+            let v = match r_type {
+                R_X86_64_DTPOFF32 | R_X86_64_DTPOFF64 => cx.dtp_offset(v),
+                R_X86_64_SIZE32 | R_X86_64_SIZE64 => match &sym {
+                    Some(sym) => symbols::sym_size(cx.res, sym.target).wrapping_add(a as u64),
+                    None => v,
+                },
+                R_X86_64_PC32 | R_X86_64_PC64 => v.wrapping_sub(p_base.wrapping_add(off)),
+                _ => v,
+            };
+            match r_type {
+                R_X86_64_64 | R_X86_64_DTPOFF64 | R_X86_64_SIZE64 | R_X86_64_PC64 => {
+                    put64(out, at, v).ok_or_else(err_range)?
+                }
+                R_X86_64_32 | R_X86_64_32S | R_X86_64_DTPOFF32 | R_X86_64_SIZE32
+                | R_X86_64_PC32 => put32(out, at, v as u32).ok_or_else(err_range)?,
+                _ => {
+                    let sym = match sym {
+                        Some(sym) => sym,
+                        None => cx
+                            .lookup(f, sym_idx)
+                            .ok_or_else(|| format!("{}: invalid symbol index {sym_idx}", o.name))?,
+                    };
+                    return Err(reloc_error(
+                        cx.res,
+                        f,
+                        s,
+                        off,
+                        r_type,
+                        &sym,
+                        "is not supported in a non-allocated section",
+                    ));
+                }
+            }
+        }
+        Ok(())
     }
 
     fn apply_section(
@@ -536,7 +648,7 @@ impl Arch for X86_64 {
         let o = &cx.res.objects[f];
         let sec = o.sec(s);
         if !sec.is_alloc() {
-            return apply_nonalloc(cx, f, s, out, 0, sec.relas());
+            return Self::apply_nonalloc_part(cx, f, s, out, 0, sec.relas());
         }
         let writable = sec.flags() & SHF_WRITE as u64 != 0;
         let eh_frame = sec.kind == crate::parse::SectionKind::EhFrame;
@@ -844,131 +956,6 @@ impl Arch for X86_64 {
         ]);
         out[2..6].copy_from_slice(&(slot.wrapping_sub(entry + 6) as u32).to_le_bytes());
     }
-}
-
-/// Applies `relas`, relocations of non-allocated section `s` of object `f` (debug info and the like), to `out`, the
-/// section's output bytes from offset `out_base` on (the whole section, or one part of a large one): absolute
-/// values only (no GOT, PLT or dynamic relocations), a tombstone for references to discarded code. The hot loop of
-/// debug links, so section symbols (most of DWARF's relocations) are resolved without building a `SymRef`.
-fn apply_nonalloc(
-    cx: &WriteCx,
-    f: usize,
-    s: usize,
-    out: &mut [u8],
-    out_base: u64,
-    relas: &[crate::elf::Rela],
-) -> Result<(), String> {
-    let o = &cx.res.objects[f];
-    // lld's tombstones: 1 where 0 would end a list (.debug_loc, .debug_ranges), 0 elsewhere.
-    let name = o.sec_name(s);
-    let tombstone = if name == b".debug_loc" || name == b".debug_ranges" {
-        1
-    } else {
-        0
-    };
-    let sec_addr = &cx.lay.sec_addr[f];
-    // A non-allocated output section has address 0, so P is the offset inside it.
-    let p_base = cx.section_addr(f, s);
-    // The merge sections (.debug_str, .debug_line_str) looked up last, with their piece hints.
-    let mut merge_hint = [crate::layout::MergeCursor::default(); 2];
-    for r in relas {
-        let r_type = r.r_type(LE, false);
-        if r_type == R_X86_64_NONE {
-            continue;
-        }
-        let off = r.r_offset.get(LE);
-        let a = r.r_addend.get(LE);
-        let sym_idx = r.r_sym(LE, false) as usize;
-        let at = off.wrapping_sub(out_base) as usize;
-        let err_range = || offset_range_error(o, s, off);
-        // Fast path: a local section symbol of a plain or merge section.
-        let mut fast = None;
-        if sym_idx < o.first_global
-            && let Some(st) = o.syms.get(sym_idx)
-            && st.st_type() == STT_SECTION
-            && !matches!(r_type, R_X86_64_SIZE32 | R_X86_64_SIZE64)
-        {
-            let shndx = o.sym_shndx(sym_idx) as usize;
-            let off = st.st_value.get(LE).wrapping_add(a as u64);
-            if let (Some(&base), Some(target)) = (sec_addr.get(shndx), o.sections.get(shndx)) {
-                match target.kind {
-                    crate::parse::SectionKind::Regular => {
-                        fast = Some(if base == crate::layout::NO_ADDR {
-                            tombstone
-                        } else {
-                            base.wrapping_add(off)
-                        });
-                    }
-                    crate::parse::SectionKind::Merge => {
-                        let k = if merge_hint[0].s == shndx {
-                            0
-                        } else if merge_hint[1].s == shndx {
-                            1
-                        } else {
-                            merge_hint[1] = merge_hint[0];
-                            merge_hint[0] = crate::layout::MergeCursor::default();
-                            0
-                        };
-                        fast = Some(
-                            crate::layout::merge_offset_addr(
-                                cx.lay,
-                                f,
-                                shndx,
-                                off,
-                                &mut merge_hint[k],
-                            )
-                            .unwrap_or(tombstone),
-                        );
-                    }
-                    _ => {}
-                }
-            }
-        }
-        let (v, sym) = match fast {
-            Some(v) => (v, None),
-            None => {
-                let sym = cx
-                    .lookup(f, sym_idx)
-                    .ok_or_else(|| format!("{}: invalid symbol index {sym_idx}", o.name))?;
-                (cx.nonalloc_value(&sym, a).unwrap_or(tombstone), Some(sym))
-            }
-        };
-        let v = match r_type {
-            R_X86_64_DTPOFF32 | R_X86_64_DTPOFF64 => cx.dtp_offset(v),
-            R_X86_64_SIZE32 | R_X86_64_SIZE64 => match &sym {
-                Some(sym) => symbols::sym_size(cx.res, sym.target).wrapping_add(a as u64),
-                None => v,
-            },
-            R_X86_64_PC32 | R_X86_64_PC64 => v.wrapping_sub(p_base.wrapping_add(off)),
-            _ => v,
-        };
-        match r_type {
-            R_X86_64_64 | R_X86_64_DTPOFF64 | R_X86_64_SIZE64 | R_X86_64_PC64 => {
-                put64(out, at, v).ok_or_else(err_range)?
-            }
-            R_X86_64_32 | R_X86_64_32S | R_X86_64_DTPOFF32 | R_X86_64_SIZE32 | R_X86_64_PC32 => {
-                put32(out, at, v as u32).ok_or_else(err_range)?
-            }
-            _ => {
-                let sym = match sym {
-                    Some(sym) => sym,
-                    None => cx
-                        .lookup(f, sym_idx)
-                        .ok_or_else(|| format!("{}: invalid symbol index {sym_idx}", o.name))?,
-                };
-                return Err(reloc_error(
-                    cx.res,
-                    f,
-                    s,
-                    off,
-                    r_type,
-                    &sym,
-                    "is not supported in a non-allocated section",
-                ));
-            }
-        }
-    }
-    Ok(())
 }
 
 fn offset_range_error(o: &crate::parse::ObjectFile, s: usize, off: u64) -> String {

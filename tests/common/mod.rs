@@ -416,6 +416,20 @@ pub fn compilers() -> Vec<Compiler> {
     v
 }
 
+/// Set-up of a test of rivet's own behaviour (its report formats, its diagnostics, lld's rules where GNU ld's
+/// differ): rivet and a fresh work directory `name` under [`work_root`], or `None`, with "skipped: `why`" printed,
+/// when `RIVET_TEST_LINKER` names another linker or one of `tools` is missing.
+pub fn rivet_only(name: &str, tools: &[&str], why: &str) -> Option<(PathBuf, PathBuf)> {
+    let (linker, overridden) = linker_under_test();
+    if overridden || !tools.iter().all(|t| have_tool(t)) {
+        eprintln!("skipped: {why}");
+        return None;
+    }
+    let dir = work_root().join(name);
+    fresh_dir(&dir);
+    Some((linker, dir))
+}
+
 /// Removes and recreates `dir`.
 pub fn fresh_dir(dir: &Path) {
     let _ = std::fs::remove_dir_all(dir);
