@@ -279,6 +279,13 @@ pub fn write<A: Arch>(
             let _ = std::fs::remove_file(&tmp);
             Errors::one(format!("cannot map output file {}: {e}", tmp.display()))
         })?;
+        // Huge pages for the output: with MADV_HUGEPAGE, ext4 (Linux 6.18 here) fills the page cache with 2 MiB
+        // folios and maps each with one page-table entry (FilePmdMapped in smaps), so pre-faulting and unmapping
+        // handle 512 times fewer entries. A C test on a fallocated 27 MiB file: populate 11.5-14 -> 3.6-4.9 ms,
+        // munmap 1.8 -> 0.5-0.9 ms. rivet, medians of 11 --print-timing runs: rg-release writing 29.9 -> 25.6 ms
+        // (pre-fault 6.6 -> 4.9, open 2.6 -> 0.6, close 2.8 -> 1.0), c-gc 9.2 -> 5.8 ms; same bytes, same peak RSS.
+        // Advice only: a file system or kernel without large folios ignores it.
+        let _ = map.advise(memmap2::Advice::HugePage);
         OutputBuffer::Mapped {
             map,
             tmp: tmp.clone(),
@@ -425,9 +432,9 @@ fn unlink_in_background(old: &Path) {
 /// Faults the fresh output mapping in, in parallel chunks (`MADV_POPULATE_WRITE`), instead of one trap per page
 /// while sections are copied. Best effort: older kernels refuse the advice and the pages fault in as before.
 fn prefault(map: &memmap2::MmapMut, range: std::ops::Range<usize>) {
-    // 512 KiB chunks rather than 2 MiB balance the threads better on small outputs (c-gc's 6 MB: 3.35 -> 2.85 ms),
-    // and make no difference on large ones.
-    const CHUNK: usize = 1 << 19;
+    // One huge folio per chunk (the mapping is MADV_HUGEPAGE): 512 KiB chunks made the threads queue on each
+    // other's folio locks (rg-release pre-fault 9.0 ms against 4.9 with 2 MiB chunks).
+    const CHUNK: usize = 1 << 21;
     let (start, end) = (range.start.min(map.len()), range.end.min(map.len()));
     (0..(end - start).div_ceil(CHUNK))
         .into_par_iter()
