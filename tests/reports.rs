@@ -300,6 +300,56 @@ fn output_too_large() {
     assert!(left.is_empty(), "files left behind: {left:?}");
 }
 
+/// An output that does not fit on a full tmpfs (where rivet allocates the pages while pre-faulting them, not with
+/// fallocate): a clear error and exit status 1, the previous output untouched and no temporary file left. The
+/// tmpfs is mounted in a private user and mount namespace (`unshare -rm`); skipped where that is not allowed.
+#[test]
+fn output_too_large_for_tmpfs() {
+    let Some((linker, dir)) = common::rivet_only(
+        "output-too-large-tmpfs",
+        &["gcc", "unshare"],
+        "rivet's own diagnostics, gcc and unshare needed",
+    ) else {
+        return;
+    };
+    std::fs::write(
+        dir.join("big.c"),
+        "static const char table[1 << 20] = {1};\nint main(void) { return table[0] - 1; }\n",
+    )
+    .unwrap();
+    run("gcc", &["-c", "big.c"], &dir);
+    std::fs::create_dir(dir.join("small")).unwrap();
+    let script = format!(
+        "mount -t tmpfs -o size=256k tmpfs small || exit 77\n\
+         echo old > small/prog\n\
+         {} -e main -o small/prog big.o\n\
+         echo \"status $?\"\n\
+         cat small/prog\n\
+         ls -a small\n",
+        linker.display()
+    );
+    let mut cmd = Command::new("unshare");
+    cmd.args(["-rm", "sh", "-c", &script]).current_dir(&dir);
+    let out = common::run_with_timeout(&mut cmd, std::time::Duration::from_secs(60));
+    let stdout = out.stdout_str();
+    if !stdout.contains("status ") {
+        eprintln!("skipped: no tmpfs in a user namespace here: {}", out.log());
+        return;
+    }
+    assert!(stdout.contains("status 1\nold\n"), "{}", out.log());
+    assert!(
+        out.stderr_str()
+            .contains("rivet: error: cannot write output file small/prog: No space left on device"),
+        "{}",
+        out.log()
+    );
+    assert!(
+        !stdout.contains("rivet-tmp"),
+        "files left behind: {}",
+        out.log()
+    );
+}
+
 /// `--reproduce=FILE.tar`: the tar holds the inputs and a response file; linking again from the extracted copy
 /// (with the original inputs moved away) gives a byte-identical output.
 #[test]
