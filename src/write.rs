@@ -290,7 +290,11 @@ pub fn write<A: Arch>(
         // handle 512 times fewer entries. A C test on a fallocated 27 MiB file: populate 11.5-14 -> 3.6-4.9 ms,
         // munmap 1.8 -> 0.5-0.9 ms. rivet, medians of 11 --print-timing runs: rg-release writing 29.9 -> 25.6 ms
         // (pre-fault 6.6 -> 4.9, open 2.6 -> 0.6, close 2.8 -> 1.0), c-gc 9.2 -> 5.8 ms; same bytes, same peak RSS.
-        // Advice only: a file system or kernel without large folios ignores it.
+        // Advice only: a file system or kernel without large folios ignores it. One cost on this VM: memory left
+        // free for a few seconds goes back to the host (free page reporting, in 2 MiB blocks) and is slow to touch
+        // again, and huge folios are made of exactly those blocks. After 5-6 s idle, clang-so's pre-fault takes
+        // 184-218 ms against 138-169 ms with small folios (rg-release +5 ms); back to back, as in a build and in
+        // run.sh, huge folios win (c-gc -3.5 ms, rg-release -4 ms, clang-so even).
         let _ = map.advise(memmap2::Advice::HugePage);
         OutputBuffer::Mapped {
             map,
