@@ -55,7 +55,7 @@ type HashOnlyMap = HashMap<u64, u32, BuildHasherDefault<PassThrough>>;
 
 /// One shard's names by id. Usually no two different names of a shard share a 64-bit hash, and the hash alone
 /// finds a name's id (a lookup still compares the bytes); a shard where two do keeps a map that compares bytes.
-enum ShardMap {
+pub(crate) enum ShardMap {
     ByHash(HashOnlyMap),
     Exact(KeyMap<u32>),
 }
@@ -185,46 +185,7 @@ pub fn intern(lists: &[&[Name]]) -> Interned {
                     .iter()
                     .flat_map(move |c| &c.names[c.starts[s] as usize..c.starts[s + 1] as usize])
             };
-            let mut by_hash = HashOnlyMap::with_capacity_and_hasher(count, Default::default());
-            let mut names: Vec<Name> = Vec::new();
-            let mut local_ids = Vec::with_capacity(count);
-            for &n in run() {
-                let id = *by_hash.entry(n.hash).or_insert_with(|| {
-                    names.push(n);
-                    names.len() as u32 - 1
-                });
-                local_ids.push(id);
-            }
-            const AHEAD: usize = 8;
-            let mut ahead = run().zip(&local_ids).skip(AHEAD);
-            // A name that got a new id is that id's first name: the same slice, nothing to read (comparing its
-            // bytes with themselves was a cache miss per unique name).
-            let same = |a: &Name, b: &Name| std::ptr::eq(a.bytes, b.bytes);
-            let distinct = run().zip(&local_ids).all(|(n, &id)| {
-                if let Some((a, &aid)) = ahead.next() {
-                    let first = &names[aid as usize];
-                    if !same(a, first) {
-                        crate::elf::prefetch(a.bytes.as_ptr());
-                        crate::elf::prefetch(first.bytes.as_ptr());
-                    }
-                }
-                let first = &names[id as usize];
-                same(n, first) || first.bytes == n.bytes
-            });
-            if distinct {
-                return (ShardMap::ByHash(by_hash), names, local_ids);
-            }
-            let mut map = KeyMap::with_capacity_and_hasher(count, Default::default());
-            names.clear();
-            local_ids.clear();
-            for &n in run() {
-                let id = *map.entry(Key(n)).or_insert_with(|| {
-                    names.push(n);
-                    names.len() as u32 - 1
-                });
-                local_ids.push(id);
-            }
-            (ShardMap::Exact(map), names, local_ids)
+            fill_shard(run, count)
         })
         .collect();
 
@@ -283,6 +244,54 @@ pub fn intern(lists: &[&[Name]]) -> Interned {
         shard_base,
         late: KeyMap::default(),
     }
+}
+
+/// One shard's names in order (`run` walks them, as often as needed; `count` of them), each given the shard-local
+/// id of its first occurrence: the shard's map, its distinct names by local id, and the local id of every name.
+pub(crate) fn fill_shard<'a, I: Iterator<Item = &'a Name>>(
+    run: impl Fn() -> I,
+    count: usize,
+) -> (ShardMap, Vec<Name>, Vec<u32>) {
+    let mut by_hash = HashOnlyMap::with_capacity_and_hasher(count, Default::default());
+    let mut names: Vec<Name> = Vec::new();
+    let mut local_ids = Vec::with_capacity(count);
+    for &n in run() {
+        let id = *by_hash.entry(n.hash).or_insert_with(|| {
+            names.push(n);
+            names.len() as u32 - 1
+        });
+        local_ids.push(id);
+    }
+    const AHEAD: usize = 8;
+    let mut ahead = run().zip(&local_ids).skip(AHEAD);
+    // A name that got a new id is that id's first name: the same slice, nothing to read (comparing its
+    // bytes with themselves was a cache miss per unique name).
+    let same = |a: &Name, b: &Name| std::ptr::eq(a.bytes, b.bytes);
+    let distinct = run().zip(&local_ids).all(|(n, &id)| {
+        if let Some((a, &aid)) = ahead.next() {
+            let first = &names[aid as usize];
+            if !same(a, first) {
+                crate::elf::prefetch(a.bytes.as_ptr());
+                crate::elf::prefetch(first.bytes.as_ptr());
+            }
+        }
+        let first = &names[id as usize];
+        same(n, first) || first.bytes == n.bytes
+    });
+    if distinct {
+        return (ShardMap::ByHash(by_hash), names, local_ids);
+    }
+    let mut map = KeyMap::with_capacity_and_hasher(count, Default::default());
+    names.clear();
+    local_ids.clear();
+    for &n in run() {
+        let id = *map.entry(Key(n)).or_insert_with(|| {
+            names.push(n);
+            names.len() as u32 - 1
+        });
+        local_ids.push(id);
+    }
+    (ShardMap::Exact(map), names, local_ids)
 }
 
 #[cfg(test)]

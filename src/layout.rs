@@ -10,7 +10,6 @@ use crate::args::{Config, HashStyle, OutputKind};
 use crate::diag::{Errors, Result};
 use crate::elf::{self, LE, align_up};
 use crate::gc::{Liveness, is_c_identifier};
-use crate::intern::intern;
 use crate::parse::{Name, SectionKind};
 use crate::resolve::{Def, Resolved};
 use crate::scan::{self, Scan};
@@ -144,7 +143,7 @@ pub struct PieceTable {
 pub const PIECE_BLOCK: u64 = 64;
 
 impl PieceTable {
-    fn new(maps: Vec<PieceMap>, size: u64) -> PieceTable {
+    pub fn new(maps: Vec<PieceMap>, size: u64) -> PieceTable {
         let nblocks = size.div_ceil(PIECE_BLOCK) as usize;
         let mut blocks = Vec::with_capacity(nblocks);
         let mut k = 0usize;
@@ -790,7 +789,7 @@ pub fn layout<A: Arch>(
     drop(t);
     let t = crate::timing::span("merge sections, split .eh_frame");
     // Merge groups and .eh_frame records.
-    let (merges, merge_secs, piece_maps) = build_merges(res, live, &sec_osec)?;
+    let (merges, merge_secs, piece_maps) = crate::merge::build_merges(res, live, &sec_osec)?;
     let (eh_records, cie_redirect) = {
         let _t = crate::timing::span("split .eh_frame");
         let mut recs = split_eh_frames(res, live)?;
@@ -2377,177 +2376,6 @@ fn split_eh_frames(res: &Resolved, live: &Liveness) -> Result<EhRecords> {
         })
         .collect();
     crate::diag::collect(out.into_iter().map(|r| r.map_err(Errors::one))).map(EhRecords)
-}
-
-type MergeResult = (Vec<MergeGroup>, Vec<Vec<(u32, u32)>>, Vec<Vec<PieceTable>>);
-
-/// Splits `SHF_MERGE` sections into pieces and deduplicates them per merge group.
-fn build_merges(res: &Resolved, live: &Liveness, sec_osec: &[Vec<u32>]) -> Result<MergeResult> {
-    let objects = &res.objects;
-    // Group keys: (output section, entsize, strings, align), numbered in first-seen input order. Each file's
-    // merge sections and their keys are found in parallel; only the numbering is serial.
-    type Key = (u32, u64, bool, u64);
-    let found: Vec<Vec<(u32, Key)>> = objects
-        .par_iter()
-        .enumerate()
-        .map(|(f, o)| {
-            o.secs()
-                .filter(|&(s, sec)| sec.kind == SectionKind::Merge && live.is_live(f, s))
-                .filter_map(|(s, sec)| {
-                    let osec = sec_osec[f][s];
-                    if osec == NONE {
-                        return None;
-                    }
-                    let strings = sec.flags() & E::SHF_STRINGS as u64 != 0;
-                    Some((s as u32, (osec, sec.entsize(), strings, sec.align())))
-                })
-                .collect()
-        })
-        .collect();
-    // Each file's merge sections get slots in section order: piece tables are kept for those only (a table per
-    // input section cost clang-so's 836k sections 40 MB).
-    let mut keys: Vec<Key> = Vec::new();
-    let mut merge_secs: Vec<Vec<(u32, u32)>> = Vec::with_capacity(objects.len());
-    for list in &found {
-        let mut m = Vec::with_capacity(list.len());
-        for &(s, key) in list {
-            let k = match keys.iter().position(|k| *k == key) {
-                Some(k) => k,
-                None => {
-                    keys.push(key);
-                    keys.len() - 1
-                }
-            };
-            m.push((s, k as u32));
-        }
-        merge_secs.push(m);
-    }
-    // Split into pieces, in parallel over files.
-    let t = crate::timing::span("split merge pieces");
-    // Per merge section (by slot): piece input offsets and piece names.
-    type SectionPieces = Vec<(Vec<u64>, Vec<Name>)>;
-    let pieces: Vec<std::result::Result<SectionPieces, String>> = objects
-        .par_iter()
-        .zip(found.par_iter())
-        .map(|(o, list)| {
-            let mut out = Vec::with_capacity(list.len());
-            for &(s, _) in list {
-                let s = s as usize;
-                let sec = o.sec(s);
-                let d = sec.data();
-                let ent = sec.entsize() as usize;
-                let mut v = (Vec::new(), Vec::new());
-                let mut off = 0usize;
-                if sec.flags() & E::SHF_STRINGS as u64 != 0 && ent == 1 {
-                    while off < d.len() {
-                        let Some(len) = memchr::memchr(0, &d[off..]) else {
-                            return Err(format!(
-                                "{}:({}): string in merge section is not null-terminated",
-                                o.name,
-                                o.section_name(s as u32)
-                            ));
-                        };
-                        v.0.push(off as u64);
-                        v.1.push(Name::new(&d[off..off + len + 1]));
-                        off += len + 1;
-                    }
-                } else if sec.flags() & E::SHF_STRINGS as u64 != 0 {
-                    while off < d.len() {
-                        let mut end = off;
-                        loop {
-                            if end + ent > d.len() {
-                                return Err(format!(
-                                    "{}:({}): string in merge section is not null-terminated",
-                                    o.name,
-                                    o.section_name(s as u32)
-                                ));
-                            }
-                            if d[end..end + ent].iter().all(|&b| b == 0) {
-                                break;
-                            }
-                            end += ent;
-                        }
-                        v.0.push(off as u64);
-                        v.1.push(Name::new(&d[off..end + ent]));
-                        off = end + ent;
-                    }
-                } else {
-                    if d.len() % ent != 0 {
-                        return Err(format!(
-                            "{}:({}): size is not a multiple of entsize",
-                            o.name,
-                            o.section_name(s as u32)
-                        ));
-                    }
-                    while off < d.len() {
-                        v.0.push(off as u64);
-                        v.1.push(Name::new(&d[off..off + ent]));
-                        off += ent;
-                    }
-                }
-                out.push(v);
-            }
-            Ok(out)
-        })
-        .collect();
-    let pieces = crate::diag::collect(pieces.into_iter().map(|r| r.map_err(Errors::one)))?;
-    drop(t);
-    let _t = crate::timing::span("deduplicate merge pieces");
-    let mut groups = Vec::new();
-    let mut piece_maps: Vec<Vec<PieceTable>> = found
-        .iter()
-        .map(|list| vec![PieceTable::default(); list.len()])
-        .collect();
-    // Each group's sections in input order as (file, slot), found in one pass.
-    let mut members: Vec<Vec<(usize, usize)>> = vec![Vec::new(); keys.len()];
-    for (f, m) in merge_secs.iter().enumerate() {
-        for (slot, &(_, k)) in m.iter().enumerate() {
-            members[k as usize].push((f, slot));
-        }
-    }
-    for (k, &(osec, entsize, _strings, align)) in keys.iter().enumerate() {
-        let lists: Vec<&[Name]> = members[k]
-            .iter()
-            .map(|&(f, slot)| &pieces[f][slot].1[..])
-            .collect();
-        let interned = intern(&lists);
-        let mut offsets = Vec::with_capacity(interned.unique.len());
-        let mut cur = 0u64;
-        for p in &interned.unique {
-            cur = align_up(cur, align);
-            offsets.push(cur);
-            cur += p.bytes.len() as u64;
-        }
-        let maps: Vec<PieceTable> = members[k]
-            .par_iter()
-            .zip(interned.ids.par_iter())
-            .map(|(&(f, slot), ids)| {
-                let maps = pieces[f][slot]
-                    .0
-                    .iter()
-                    .zip(ids)
-                    .map(|(&in_off, &id)| PieceMap {
-                        in_off,
-                        out_off: offsets[id as usize],
-                    })
-                    .collect();
-                let s = merge_secs[f][slot].0 as usize;
-                PieceTable::new(maps, objects[f].sec(s).size())
-            })
-            .collect();
-        for (&(f, slot), m) in members[k].iter().zip(maps) {
-            piece_maps[f][slot] = m;
-        }
-        groups.push(MergeGroup {
-            osec,
-            align,
-            entsize,
-            pieces: interned.unique,
-            piece_offsets: offsets,
-            size: cur,
-        });
-    }
-    Ok((groups, merge_secs, piece_maps))
 }
 
 /// Addresses of every symbol, then the linker-defined ones.

@@ -11,6 +11,7 @@ mod input;
 mod intern;
 mod layout;
 mod map;
+mod merge;
 mod parse;
 mod reproduce;
 mod resolve;
