@@ -45,11 +45,32 @@ pub fn load(config: &Config) -> Result<Inputs> {
         shared: Vec::new(),
         script_depth: 0,
     };
-    for arg in &config.inputs {
-        match arg {
-            InputArg::File { path, flags } => loader.add_path(path, *flags),
-            InputArg::Library { name, flags } => loader.add_library(name, *flags, &[]),
-            InputArg::GroupStart | InputArg::GroupEnd => {}
+    // The command line's files and libraries are found and mapped in parallel (clang-so names 206 libraries, each
+    // looked for in 9 directories: 1035 stat calls and 4 ms on one thread), then taken in order.
+    let found: Vec<Option<(PathBuf, std::result::Result<Data, String>)>> = config
+        .inputs
+        .par_iter()
+        .with_max_len(1)
+        .map(|arg| {
+            let path = match arg {
+                InputArg::File { path, .. } => path.clone(),
+                InputArg::Library { name, flags } => find_library(config, name, *flags, &[])?,
+                InputArg::GroupStart | InputArg::GroupEnd => return None,
+            };
+            let data = map_file(&path);
+            Some((path, data))
+        })
+        .collect();
+    for (arg, found) in config.inputs.iter().zip(found) {
+        match (arg, found) {
+            (
+                InputArg::File { flags, .. } | InputArg::Library { flags, .. },
+                Some((path, data)),
+            ) => loader.add_mapped(&path, data, *flags),
+            (InputArg::Library { name, .. }, None) => {
+                loader.error(format!("unable to find library -l{name}"))
+            }
+            _ => {}
         }
     }
     // Archives are split into members in parallel (walking thousands of member headers, each on its own page
@@ -140,31 +161,7 @@ fn io_reason(e: &std::io::Error) -> String {
 
 impl Loader<'_> {
     fn add_library(&mut self, name: &str, flags: InputFlags, extra_dirs: &[PathBuf]) {
-        let dirs = extra_dirs.iter().chain(self.config.search_paths.iter());
-        let mut found = None;
-        for dir in dirs {
-            if let Some(exact) = name.strip_prefix(':') {
-                let p = dir.join(exact);
-                if p.is_file() {
-                    found = Some(p);
-                    break;
-                }
-                continue;
-            }
-            if !flags.static_only {
-                let p = dir.join(format!("lib{name}.so"));
-                if p.is_file() {
-                    found = Some(p);
-                    break;
-                }
-            }
-            let p = dir.join(format!("lib{name}.a"));
-            if p.is_file() {
-                found = Some(p);
-                break;
-            }
-        }
-        match found {
+        match find_library(self.config, name, flags, extra_dirs) {
             Some(p) => self.add_path(&p, flags),
             None => self.error(format!("unable to find library -l{name}")),
         }
@@ -175,7 +172,17 @@ impl Loader<'_> {
     }
 
     fn add_path(&mut self, path: &Path, flags: InputFlags) {
-        let data = match map_file(path) {
+        self.add_mapped(path, map_file(path), flags);
+    }
+
+    /// Adds a file that was mapped (or failed to be).
+    fn add_mapped(
+        &mut self,
+        path: &Path,
+        data: std::result::Result<Data, String>,
+        flags: InputFlags,
+    ) {
+        let data = match data {
             Ok(d) => d,
             Err(e) => return self.error(e),
         };
@@ -247,6 +254,36 @@ impl Loader<'_> {
         }
         self.script_depth -= 1;
     }
+}
+
+/// Where `-lNAME` (or `-l:FILE`) is: the first of `extra_dirs` and then the search path holding `libNAME.so`
+/// (unless only static libraries are allowed) or else `libNAME.a`.
+fn find_library(
+    config: &Config,
+    name: &str,
+    flags: InputFlags,
+    extra_dirs: &[PathBuf],
+) -> Option<PathBuf> {
+    for dir in extra_dirs.iter().chain(config.search_paths.iter()) {
+        if let Some(exact) = name.strip_prefix(':') {
+            let p = dir.join(exact);
+            if p.is_file() {
+                return Some(p);
+            }
+            continue;
+        }
+        if !flags.static_only {
+            let p = dir.join(format!("lib{name}.so"));
+            if p.is_file() {
+                return Some(p);
+            }
+        }
+        let p = dir.join(format!("lib{name}.a"));
+        if p.is_file() {
+            return Some(p);
+        }
+    }
+    None
 }
 
 /// The members of an archive as load items: its objects (lazy unless `--whole-archive`), the files of a thin

@@ -1458,6 +1458,8 @@ fn write_eh_frame_hdr(lay: &Layout, hdr_off: u64, hdr_addr: u64, bytes: &mut [u8
         let data = &bytes[eh.offset as usize..(eh.offset + eh.size) as usize];
         let mut off = 0usize;
         let mut cie_enc: std::collections::HashMap<usize, u8> = std::collections::HashMap::new();
+        // FDEs come in runs after their CIE: the last CIE looked up answers most of them without hashing.
+        let mut last_cie = (usize::MAX, 0u8);
         while off + 4 <= data.len() {
             let len = elf::read_u32(data, off).unwrap_or(0) as usize;
             if len == 0 {
@@ -1469,7 +1471,13 @@ fn write_eh_frame_hdr(lay: &Layout, hdr_off: u64, hdr_addr: u64, bytes: &mut [u8
                 cie_enc.insert(off, fde_encoding(&data[off..off + 4 + len]));
             } else {
                 let cie = off + 4 - id;
-                let enc = cie_enc.get(&cie).copied().unwrap_or(0x1b);
+                let enc = if cie == last_cie.0 {
+                    last_cie.1
+                } else {
+                    let enc = cie_enc.get(&cie).copied().unwrap_or(0x1b);
+                    last_cie = (cie, enc);
+                    enc
+                };
                 let field = off + 8;
                 let pc = match enc & 0x0f {
                     0x0b | 0x03 => elf::read_u32(data, field).unwrap_or(0) as i32 as i64 as u64,
@@ -1485,7 +1493,7 @@ fn write_eh_frame_hdr(lay: &Layout, hdr_off: u64, hdr_addr: u64, bytes: &mut [u8
             off += 4 + len;
         }
     }
-    table.sort_unstable();
+    table.par_sort_unstable();
     let out = &mut bytes[hdr_off as usize..];
     out[0] = 1;
     out[1] = 0x1b; // eh_frame_ptr: pcrel sdata4
@@ -1494,11 +1502,14 @@ fn write_eh_frame_hdr(lay: &Layout, hdr_off: u64, hdr_addr: u64, bytes: &mut [u8
     let eh_addr = eh.map_or(0, |o| o.addr);
     out[4..8].copy_from_slice(&(eh_addr.wrapping_sub(hdr_addr + 4) as u32).to_le_bytes());
     out[8..12].copy_from_slice(&(table.len() as u32).to_le_bytes());
-    for (i, (pc, fde)) in table.iter().enumerate() {
-        let o = 12 + 8 * i;
-        out[o..o + 4].copy_from_slice(&(pc.wrapping_sub(hdr_addr) as u32).to_le_bytes());
-        out[o + 4..o + 8].copy_from_slice(&(fde.wrapping_sub(hdr_addr) as u32).to_le_bytes());
-    }
+    out[12..12 + 8 * table.len()]
+        .par_chunks_mut(8)
+        .zip(table.par_iter())
+        .with_min_len(4096)
+        .for_each(|(e, (pc, fde))| {
+            e[..4].copy_from_slice(&(pc.wrapping_sub(hdr_addr) as u32).to_le_bytes());
+            e[4..].copy_from_slice(&(fde.wrapping_sub(hdr_addr) as u32).to_le_bytes());
+        });
     Ok(())
 }
 

@@ -1,0 +1,6 @@
+#include <stdio.h>
+
+int main(void) {
+    puts("never linked");
+    return 0;
+}
