@@ -6,10 +6,10 @@
 # Needs the peers and the corpus from ../shared/bench (peers.sh, corpus.sh; see bench/README.md). Builds rivet in
 # release mode, then runs ../shared/bench/run.sh once per workload with: rivet (default threads), rivet
 # --threads=1, wild, mold and ld.lld-19, all linking in the measured process (--no-fork; run.sh adds it for wild
-# and mold), plus wild --no-gc-sections on the workloads that do not ask for --gc-sections (wild collects garbage by
-# default), the @read/@write I/O floor, and rivet, wild and mold with --fork (each one's default: the caller waits
-# only until the output is written, so only their wall time means anything). ROUNDS (default 7) and the other
-# run.sh variables pass through.
+# and mold), wild and mold with --threads=1 (rivet-t1's peers), wild --no-gc-sections on the workloads that do
+# not ask for --gc-sections (wild collects garbage by default), the @read/@write I/O floor, and rivet, wild and
+# mold with --fork (each one's default: the caller waits only until the output is written, so only their wall
+# time means anything). ROUNDS (default 7) and the other run.sh variables pass through.
 set -euo pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -28,7 +28,8 @@ for w in "${workloads[@]}"; do
     # Like-for-like with run.sh's default (--no-fork for mold and wild): every linker links in the measured
     # process. The *-fork rows are each linker's default, where only wall time is meaningful.
     specs=("rivet=$RIVET --no-fork" "rivet-t1=$RIVET --no-fork --threads=1" wild mold ld.lld-19 @read @write
-        "rivet-fork=$RIVET --fork" "wild-fork=wild --fork" "mold-fork=mold --fork")
+        "rivet-fork=$RIVET --fork" "wild-fork=wild --fork" "mold-fork=mold --fork"
+        "wild-t1=wild --threads=1" "mold-t1=mold --threads=1")
     case "$w" in
         clang-tool|clang-so) specs+=("wild-nogc=wild --no-gc-sections") ;;
     esac
