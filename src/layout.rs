@@ -1368,35 +1368,65 @@ pub fn layout<A: Arch>(
             }
             version_of.insert((file, v), k);
         }
-        // Every dynamic symbol has its own name: no need to look for an equal string. Offsets by a prefix
-        // sum, then the names copied in parallel.
+        // Every dynamic symbol has its own name: no need to look for an equal string. Offsets by a prefix sum
+        // over chunks of entries, then each chunk's names copied into its own range of .dynstr, all in parallel
+        // (clang-so: 150K names, 6.6 MB; the serial loops and zeroing were 8 of this pass's 17 ms).
         let base = dynstr.len();
-        let mut undef = Vec::new();
-        let mut def = Vec::new();
-        let mut names_in_order: Vec<&[u8]> = Vec::with_capacity(entries.len());
+        let mut entries: Vec<DynSymbol> = entries
+            .into_par_iter()
+            .map(|(mut e, iv)| {
+                if let Some(key) = iv {
+                    e.version = version_of[&key];
+                }
+                e
+            })
+            .collect();
+        const CHUNK: usize = 4096;
+        let sizes: Vec<usize> = entries
+            .par_chunks(CHUNK)
+            .map(|c| c.iter().map(|e| e.name.len() + 1).sum())
+            .collect();
+        let mut starts = Vec::with_capacity(sizes.len());
         let mut end = base;
-        for (mut e, iv) in entries {
-            if let Some(key) = iv {
-                e.version = version_of[&key];
-            }
-            e.name_off = end as u32;
-            end += e.name.len() + 1;
-            names_in_order.push(e.name);
-            if e.hashed { def.push(e) } else { undef.push(e) }
+        for size in &sizes {
+            starts.push(end);
+            end += size;
         }
-        dynstr.resize(end, 0);
+        dynstr.reserve(end - base);
         {
-            let mut rest = &mut dynstr[base..];
-            let mut slots: Vec<(&mut [u8], &[u8])> = Vec::with_capacity(names_in_order.len());
-            for name in names_in_order {
-                let (slot, tail) = rest.split_at_mut(name.len() + 1);
-                slots.push((slot, name));
+            // Disjoint byte ranges of the uninitialised tail, one per chunk, in order.
+            let mut rest = &mut dynstr.spare_capacity_mut()[..end - base];
+            let mut ranges = Vec::with_capacity(sizes.len());
+            for &size in &sizes {
+                let (head, tail) = std::mem::take(&mut rest).split_at_mut(size);
+                ranges.push(head);
                 rest = tail;
             }
-            slots
-                .into_par_iter()
-                .for_each(|(slot, name)| slot[..name.len()].copy_from_slice(name));
+            entries
+                .par_chunks_mut(CHUNK)
+                .zip(ranges)
+                .zip(starts)
+                .for_each(|((chunk, out), start)| {
+                    let mut at = 0;
+                    for e in chunk {
+                        e.name_off = (start + at) as u32;
+                        let n = e.name.len();
+                        // SAFETY: `out` holds this chunk's names and terminators exactly (its size is their sum);
+                        // the bytes are copied into it, not read.
+                        unsafe {
+                            let to = out.as_mut_ptr().add(at).cast::<u8>();
+                            std::ptr::copy_nonoverlapping(e.name.as_ptr(), to, n);
+                            to.add(n).write(0);
+                        }
+                        at += n + 1;
+                    }
+                });
         }
+        // SAFETY: the loop above wrote every byte of the `end - base` reserved ones (the chunks' sizes sum to it).
+        unsafe { dynstr.set_len(end) };
+        let undef: Vec<DynSymbol> = entries.par_iter().filter(|e| !e.hashed).copied().collect();
+        let mut def: Vec<DynSymbol> = entries.par_iter().filter(|e| e.hashed).copied().collect();
+        drop(entries);
         // .gnu.hash bucket order, stable: each name hashed once, in parallel (a comparison sort calling the
         // hash per comparison cost 200 ms on a big .so).
         let nbuckets = gnu_hash_buckets(def.len());
@@ -1407,13 +1437,13 @@ pub fn layout<A: Arch>(
             d.gnu_hash = elf::gnu_hash(&dynstr[at..at + d.name.len()]);
         });
         let mut order: Vec<(u32, u32)> = def
-            .iter()
+            .par_iter()
             .enumerate()
             .map(|(i, d)| (d.gnu_hash % nbuckets, i as u32))
             .collect();
         order.par_sort_unstable();
         dynsyms = undef;
-        dynsyms.extend(order.iter().map(|&(_, i)| def[i as usize]));
+        dynsyms.par_extend(order.par_iter().map(|&(_, i)| def[i as usize]));
         for (i, d) in dynsyms.iter().enumerate() {
             let k = aux_index[d.id as usize];
             aux[k as usize].dynsym = i as u32 + 1;
