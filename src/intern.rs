@@ -1,5 +1,5 @@
-//! A parallel, deterministic string interner used for global symbol names, COMDAT signatures and merged-section
-//! pieces.
+//! A parallel, deterministic string interner used for global symbol names and COMDAT signatures; merged-section
+//! pieces (`merge.rs`), split straight into shard order, use its shard fill (`fill_shard`) alone.
 //!
 //! Input: lists of pre-hashed names in priority (input) order. Output: an id for every element, ids dense in
 //! `0..unique.len()`, with `unique[id]` the first occurrence. Names are split into shards by hash; each shard is
