@@ -2528,7 +2528,46 @@ fn assign_addresses(
             .find(|o| o.shndx != 0 && o.name == name)
             .map(|o| (o.addr, o.addr + o.size))
     };
-    for g in 0..res.num_globals() as u32 {
+    // Only the names below can be defined here, so each is looked up (and `__start_`/`__stop_` for each output
+    // section named like a C identifier) rather than every global walked: clang-tool's million globals, most of
+    // them undefined names of unlinked archive members, took 3.4 ms on one thread.
+    const FIXED: [&[u8]; 22] = [
+        b"_GLOBAL_OFFSET_TABLE_",
+        b"_DYNAMIC",
+        b"__ehdr_start",
+        b"__executable_start",
+        b"_TLS_MODULE_BASE_",
+        b"_end",
+        b"end",
+        b"_etext",
+        b"etext",
+        b"__etext",
+        b"_edata",
+        b"edata",
+        b"__bss_start",
+        b"__GNU_EH_FRAME_HDR",
+        b"__rela_iplt_start",
+        b"__rela_iplt_end",
+        b"__init_array_start",
+        b"__init_array_end",
+        b"__fini_array_start",
+        b"__fini_array_end",
+        b"__preinit_array_start",
+        b"__preinit_array_end",
+    ];
+    let mut candidates: Vec<u32> = FIXED.iter().filter_map(|n| res.names.lookup(n)).collect();
+    for o in lay
+        .osecs
+        .iter()
+        .filter(|o| o.shndx != 0 && is_c_identifier(&o.name))
+    {
+        for prefix in [&b"__start_"[..], b"__stop_"] {
+            candidates.extend(res.names.lookup(&[prefix, &o.name[..]].concat()));
+        }
+    }
+    candidates.sort_unstable();
+    candidates.dedup();
+    for g in candidates {
         if !matches!(res.defs[g as usize], Def::Undefined | Def::Linker) {
             continue;
         }
