@@ -172,10 +172,9 @@ pub fn build_merges(res: &Resolved, live: &Liveness, sec_osec: &[Vec<u32>]) -> R
         r.end = c + 1;
     }
     // Per (group, shard): the distinct pieces, every piece's shard-local id (in input order), and the distinct
-    // pieces' offsets from the shard's start (aligned as if the shard started at 0).
-    // One task per shard: the items differ in size by orders of magnitude (a big group's shards, a tiny group's),
-    // and rayon's default splitting left one thread with most of the big ones (rg-debug: 6.8 -> 5.3 ms, CPU the
-    // same).
+    // pieces' offsets from the shard's start (aligned as if the shard started at 0). One task per shard: their
+    // sizes differ by orders of magnitude (a big group's shards, a tiny group's), and rayon's default splitting
+    // left one thread with most of the big ones (rg-debug: 6.8 -> 5.3 ms, CPU the same).
     let shards: Vec<Shard> = (0..keys.len() * SHARDS)
         .into_par_iter()
         .with_max_len(1)
