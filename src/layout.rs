@@ -2528,34 +2528,13 @@ fn assign_addresses(
             .find(|o| o.shndx != 0 && o.name == name)
             .map(|o| (o.addr, o.addr + o.size))
     };
-    // Only the names below can be defined here, so each is looked up (and `__start_`/`__stop_` for each output
-    // section named like a C identifier) rather than every global walked: clang-tool's million globals, most of
-    // them undefined names of unlinked archive members, took 3.4 ms on one thread.
-    const FIXED: [&[u8]; 22] = [
-        b"_GLOBAL_OFFSET_TABLE_",
-        b"_DYNAMIC",
-        b"__ehdr_start",
-        b"__executable_start",
-        b"_TLS_MODULE_BASE_",
-        b"_end",
-        b"end",
-        b"_etext",
-        b"etext",
-        b"__etext",
-        b"_edata",
-        b"edata",
-        b"__bss_start",
-        b"__GNU_EH_FRAME_HDR",
-        b"__rela_iplt_start",
-        b"__rela_iplt_end",
-        b"__init_array_start",
-        b"__init_array_end",
-        b"__fini_array_start",
-        b"__fini_array_end",
-        b"__preinit_array_start",
-        b"__preinit_array_end",
-    ];
-    let mut candidates: Vec<u32> = FIXED.iter().filter_map(|n| res.names.lookup(n)).collect();
+    // Only these names can be defined here (`resolve::LINKER_DEFINED`, and `__start_`/`__stop_` for each output
+    // section named like a C identifier), so each is looked up rather than every global walked: clang-tool's
+    // million globals, most of them undefined names of unlinked archive members, took 3.4 ms on one thread.
+    let mut candidates: Vec<u32> = crate::resolve::LINKER_DEFINED
+        .iter()
+        .filter_map(|n| res.names.lookup(n))
+        .collect();
     for o in lay
         .osecs
         .iter()

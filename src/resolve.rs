@@ -676,6 +676,33 @@ fn apply_version_scripts(
     Ok((sym_version, version_defs))
 }
 
+/// The fixed names of the symbols the linker can define (besides `__start_SEC` and `__stop_SEC`); layout gives
+/// them their values.
+pub const LINKER_DEFINED: [&[u8]; 22] = [
+    b"_GLOBAL_OFFSET_TABLE_",
+    b"_DYNAMIC",
+    b"__ehdr_start",
+    b"__executable_start",
+    b"_TLS_MODULE_BASE_",
+    b"_end",
+    b"end",
+    b"_etext",
+    b"etext",
+    b"__etext",
+    b"_edata",
+    b"edata",
+    b"__bss_start",
+    b"__GNU_EH_FRAME_HDR",
+    b"__rela_iplt_start",
+    b"__rela_iplt_end",
+    b"__init_array_start",
+    b"__init_array_end",
+    b"__fini_array_start",
+    b"__fini_array_end",
+    b"__preinit_array_start",
+    b"__preinit_array_end",
+];
+
 /// Symbols the linker defines when a live object refers to them and nothing else defines them.
 fn define_linker_symbols(
     config: &Config,
@@ -686,35 +713,12 @@ fn define_linker_symbols(
     defs: &mut [Def],
 ) {
     let dynamic = config.kind != crate::args::OutputKind::Exec || shared_needed.iter().any(|&n| n);
-    let mut list: Vec<&[u8]> = vec![
-        b"_GLOBAL_OFFSET_TABLE_",
-        b"__ehdr_start",
-        b"__executable_start",
-        b"_end",
-        b"end",
-        b"_etext",
-        b"etext",
-        b"__etext",
-        b"_TLS_MODULE_BASE_",
-        b"_edata",
-        b"edata",
-        b"__bss_start",
-        b"__init_array_start",
-        b"__init_array_end",
-        b"__fini_array_start",
-        b"__fini_array_end",
-        b"__preinit_array_start",
-        b"__preinit_array_end",
-    ];
-    if dynamic {
-        list.push(b"_DYNAMIC");
-    } else {
-        list.push(b"__rela_iplt_start");
-        list.push(b"__rela_iplt_end");
-    }
-    if config.eh_frame_hdr {
-        list.push(b"__GNU_EH_FRAME_HDR");
-    }
+    let list = LINKER_DEFINED.iter().copied().filter(|&n| match n {
+        b"_DYNAMIC" => dynamic,
+        b"__rela_iplt_start" | b"__rela_iplt_end" => !dynamic,
+        b"__GNU_EH_FRAME_HDR" => config.eh_frame_hdr,
+        _ => true,
+    });
     // __start_SEC and __stop_SEC for every section named like a C identifier, found in parallel (a serial walk
     // over every input section's name was 7 ms of clang-so's link).
     let mut sections: Vec<&[u8]> = objects
@@ -733,7 +737,7 @@ fn define_linker_symbols(
         .iter()
         .flat_map(|n| [[b"__start_", *n].concat(), [b"__stop_", *n].concat()])
         .collect();
-    for name in list.into_iter().chain(extra.iter().map(|v| &v[..])) {
+    for name in list.chain(extra.iter().map(|v| &v[..])) {
         if let Some(g) = names.lookup(name)
             && defs[g as usize] == Def::Undefined
         {
