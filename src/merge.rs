@@ -96,13 +96,14 @@ pub fn build_merges(res: &Resolved, live: &Liveness, sec_osec: &[Vec<u32>]) -> R
             members[k as usize].push((f, slot));
         }
     }
-    let mut spans: Vec<(usize, std::ops::Range<usize>)> = Vec::new();
+    // (group, members, their bytes) per chunk.
+    let mut spans: Vec<(usize, std::ops::Range<usize>, u64)> = Vec::new();
     for (k, list) in members.iter().enumerate() {
         let (mut start, mut bytes) = (0, 0u64);
         for (i, &(f, slot)) in list.iter().enumerate() {
             bytes += objects[f].sec(merge_secs[f][slot].0 as usize).size();
             if bytes >= CHUNK_BYTES || i + 1 == list.len() {
-                spans.push((k, start..i + 1));
+                spans.push((k, start..i + 1, bytes));
                 (start, bytes) = (i + 1, 0);
             }
         }
@@ -111,14 +112,10 @@ pub fn build_merges(res: &Resolved, live: &Liveness, sec_osec: &[Vec<u32>]) -> R
     let t = crate::timing::span("split merge pieces");
     let chunks: Vec<std::result::Result<Chunk, String>> = spans
         .into_par_iter()
-        .map(|(k, range)| {
+        .map(|(k, range, bytes)| {
             // Split and hash in order, then sort by shard (a counting sort, while the chunk is in cache).
             let mut firsts = Vec::with_capacity(range.len() + 1);
             // Presized for pieces of 32 bytes on average (rg-debug's `.debug_str`: 60; constants: 4 to 16).
-            let bytes: u64 = members[k][range.clone()]
-                .iter()
-                .map(|&(f, slot)| objects[f].sec(merge_secs[f][slot].0 as usize).size())
-                .sum();
             let guess = (bytes / 32) as usize;
             let mut offsets = Vec::with_capacity(guess);
             let mut shards = Vec::with_capacity(guess);

@@ -240,6 +240,14 @@ pub fn write<A: Arch>(
     // heap buffer written with write(2) on ext4 (rg-release 86 vs 108 ms, clang-so 829 vs 948 ms) and on tmpfs
     // (87 vs 91 ms, 808 vs 909 ms): write(2) copies every byte once more and allocates the page cache serially,
     // while the mapping is pre-faulted and filled by all threads.
+    // The output could not be stored (a full disk or tmpfs, a file size limit): say so, and leave nothing behind.
+    let no_room = |e: std::io::Error| {
+        let _ = std::fs::remove_file(&tmp);
+        Errors::one(format!(
+            "cannot write output file {}: {e} ({size} bytes needed)",
+            out_path.display()
+        ))
+    };
     let mut buf = if config.mmap_output {
         let file = std::fs::OpenOptions::new()
             .read(true)
@@ -248,14 +256,6 @@ pub fn write<A: Arch>(
             .truncate(true)
             .open(&tmp)
             .map_err(|e| Errors::one(format!("cannot open output file {}: {e}", tmp.display())))?;
-        // The output could not be stored (a full disk, a file size limit): say so, and leave nothing behind.
-        let no_room = |e: std::io::Error| {
-            let _ = std::fs::remove_file(&tmp);
-            Errors::one(format!(
-                "cannot write output file {}: {e} ({size} bytes needed)",
-                out_path.display()
-            ))
-        };
         file.set_len(size).map_err(no_room)?;
         // Blocks allocated up front: ext4 then does not reserve delayed-allocation blocks page by page under the
         // inode's i_data_sem while the output is pre-faulted, which the threads contended on (perf: a fifth of the
@@ -303,25 +303,16 @@ pub fn write<A: Arch>(
     } else {
         OutputBuffer::Heap(vec![0u8; size as usize])
     };
-    // The pages of the output could not be allocated (a full tmpfs): say so, and leave nothing behind.
-    let unfaulted = |tmp: &Path, e: std::io::Error| {
-        let _ = std::fs::remove_file(tmp);
-        Errors::one(format!(
-            "cannot write output file {}: {e} ({size} bytes needed)",
-            out_path.display()
-        ))
-    };
     // .dynstr first (its pages faulted in, then copied), so its heap copy is freed before the peak.
-    if let (OutputBuffer::Mapped { map, tmp }, Some(sec)) = (&buf, lay.synth_sec(Synth::Dynstr)) {
-        prefault(map, sec.offset as usize..(sec.offset + sec.size) as usize)
-            .map_err(|e| unfaulted(tmp, e))?;
+    if let (OutputBuffer::Mapped { map, .. }, Some(sec)) = (&buf, lay.synth_sec(Synth::Dynstr)) {
+        prefault(map, sec.offset as usize..(sec.offset + sec.size) as usize).map_err(no_room)?;
     }
     put_dynstr(lay, buf.bytes(), dynstr);
     drop(t);
     release_free_heap();
-    if let OutputBuffer::Mapped { map, tmp } = &buf {
+    if let OutputBuffer::Mapped { map, .. } = &buf {
         let _t = crate::timing::span("prefault output");
-        prefault(map, 0..map.len()).map_err(|e| unfaulted(tmp, e))?;
+        prefault(map, 0..map.len()).map_err(no_room)?;
     }
     let result = fill::<A>(config, res, space, live, lay, buf.bytes());
     if let Err(e) = result {
