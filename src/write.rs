@@ -4,7 +4,8 @@
 //! bytes the layout reserved for it, relocations applied while copying), then the synthetic sections, then the
 //! build id over the finished bytes. The image is built in a temporary file beside the target (or a heap buffer
 //! with `--no-mmap-output-file`) and renamed into place, so a failed link never leaves a partial output and an
-//! existing output (even a running executable) is replaced only by a complete new file.
+//! existing output (even a running executable) is replaced only by a complete new file. `--update-in-place` writes
+//! into the existing output file instead when nothing else uses it (`take_old_output`).
 
 use crate::arch::Arch;
 use crate::args::{BuildId, Config, OutputKind};
@@ -248,14 +249,27 @@ pub fn write<A: Arch>(
             out_path.display()
         ))
     };
+    // --update-in-place: the old output's file, now under the temporary name, whose blocks and page cache the new
+    // output reuses. From here on a failure removes it (the old contents are being overwritten).
+    let reused = if config.mmap_output && config.update_in_place {
+        take_old_output(out_path, &tmp)
+    } else {
+        None
+    };
+    let reusing = reused.is_some();
     let mut buf = if config.mmap_output {
-        let file = std::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .open(&tmp)
-            .map_err(|e| Errors::one(format!("cannot open output file {}: {e}", tmp.display())))?;
+        let file = match reused {
+            Some(file) => file,
+            None => std::fs::OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create(true)
+                .truncate(true)
+                .open(&tmp)
+                .map_err(|e| {
+                    Errors::one(format!("cannot open output file {}: {e}", tmp.display()))
+                })?,
+        };
         file.set_len(size).map_err(no_room)?;
         // Blocks allocated up front: ext4 then does not reserve delayed-allocation blocks page by page under the
         // inode's i_data_sem while the output is pre-faulted, which the threads contended on (perf: a fifth of the
@@ -304,15 +318,27 @@ pub fn write<A: Arch>(
         OutputBuffer::Heap(vec![0u8; size as usize])
     };
     // .dynstr first (its pages faulted in, then copied), so its heap copy is freed before the peak.
-    if let (OutputBuffer::Mapped { map, .. }, Some(sec)) = (&buf, lay.synth_sec(Synth::Dynstr)) {
-        prefault(map, sec.offset as usize..(sec.offset + sec.size) as usize).map_err(no_room)?;
+    let dynstr_range = lay.synth_sec(Synth::Dynstr).map_or(0..0, |sec| {
+        sec.offset as usize..(sec.offset + sec.size) as usize
+    });
+    if let OutputBuffer::Mapped { map, .. } = &mut buf {
+        prefault(map, dynstr_range.clone()).map_err(no_room)?;
+        if reusing {
+            clear(map, dynstr_range.clone());
+        }
     }
     put_dynstr(lay, buf.bytes(), dynstr);
     drop(t);
     release_free_heap();
-    if let OutputBuffer::Mapped { map, .. } = &buf {
+    if let OutputBuffer::Mapped { map, .. } = &mut buf {
         let _t = crate::timing::span("prefault output");
         prefault(map, 0..map.len()).map_err(no_room)?;
+        // A reused file holds the old output: every byte the writers below skip (padding, reserved slots) must
+        // read as zero, as in a new file.
+        if reusing {
+            clear(map, 0..dynstr_range.start);
+            clear(map, dynstr_range.end..map.len());
+        }
     }
     let result = fill::<A>(config, res, space, live, lay, buf.bytes());
     if let Err(e) = result {
@@ -459,6 +485,59 @@ fn prefault(map: &memmap2::MmapMut, range: std::ops::Range<usize>) -> std::io::R
                 _ => Ok(()),
             }
         })
+}
+
+/// Zeroes a pre-faulted range of the mapping, in parallel chunks.
+fn clear(map: &mut memmap2::MmapMut, range: std::ops::Range<usize>) {
+    const CHUNK: usize = 1 << 21;
+    let end = range.end.min(map.len());
+    if range.start >= end {
+        return;
+    }
+    map[range.start..end]
+        .par_chunks_mut(CHUNK)
+        .for_each(|c| c.fill(0));
+}
+
+/// `--update-in-place`: the existing output renamed to `tmp` and opened for writing, when it is a regular file
+/// with one name that no other process has open or mapped; otherwise `None`, with the file back under its name.
+///
+/// Writing into the old file instead of a new one saves allocating and zeroing the new file's page cache and
+/// blocks (and freeing the old file's): mold does it by default. The danger is a process that still uses the old
+/// file (a running program, a loaded shared library), which would see its code change under it; mold relies on
+/// ETXTBSY, which only protects running executables. Here the kernel answers for every user: a write lease
+/// (`F_SETLEASE`) is granted only when no other open file description of the file exists, and a mapping (a loaded
+/// shared library) keeps its description open; a running executable refuses the write open with ETXTBSY. The file
+/// is renamed first, so nothing can open it by its name between the check and the writing. A file with other
+/// hard links is left alone: they would see the change.
+///
+/// The cost: from the first write on, the old output is gone, so a link that fails while writing (a relocation
+/// out of range, a full disk) leaves no output, where the default leaves the old one untouched.
+fn take_old_output(out: &Path, tmp: &Path) -> Option<std::fs::File> {
+    use std::os::fd::AsRawFd;
+    use std::os::unix::fs::MetadataExt;
+    let meta = std::fs::symlink_metadata(out).ok()?;
+    if !meta.is_file() || meta.nlink() != 1 {
+        return None;
+    }
+    std::fs::rename(out, tmp).ok()?;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(tmp)
+        .ok()
+        .filter(|f| {
+            let fd = f.as_raw_fd();
+            // SAFETY: fcntl on a descriptor this function owns; the lease is dropped right after it is granted.
+            unsafe {
+                libc::fcntl(fd, libc::F_SETLEASE, libc::F_WRLCK) == 0
+                    && libc::fcntl(fd, libc::F_SETLEASE, libc::F_UNLCK) == 0
+            }
+        });
+    if file.is_none() {
+        let _ = std::fs::rename(tmp, out);
+    }
+    file
 }
 
 /// Whether the kernel knows `MADV_POPULATE_WRITE`: madvise(2) checks the advice before it looks at the range, and

@@ -1,0 +1,223 @@
+//! `--update-in-place`: the new output is written into the existing output file (same inode) when no other
+//! process uses it, and gives the same bytes as a new file whether the old one was larger or smaller. A file that
+//! is open elsewhere, mapped as a loaded library, running, or hard-linked keeps its contents and the link writes a
+//! new file; a link that fails before writing leaves the old output as it was.
+//!
+//! Skipped when `RIVET_TEST_LINKER` points at another linker (the option and its guarantees are rivet's own).
+
+mod common;
+
+use common::tool_ok as run;
+use std::os::unix::fs::MetadataExt;
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+const SMALL: &str = "#include <stdio.h>\n#include <unistd.h>\n#include <stdlib.h>\n\
+    int main(int argc, char **argv) { if (argc > 1) sleep(atoi(argv[1])); puts(\"small\"); return 0; }\n";
+const BIG: &str = "#include <stdio.h>\nstatic const char table[1 << 20] = {1, 2, 3};\n\
+    int main(void) { printf(\"big %d\\n\", table[1]); return 0; }\n";
+const SHARED: &str = "int lib_value(void) { return 42; }\n";
+const LOADER: &str = "#include <dlfcn.h>\n#include <stdio.h>\n#include <unistd.h>\n\
+    int main(int argc, char **argv) { void *h = dlopen(argv[1], RTLD_NOW); if (!h) return 2;\n\
+    int (*f)(void) = (int (*)(void))dlsym(h, \"lib_value\"); puts(\"loaded\"); fflush(stdout);\n\
+    sleep(3); printf(\"%d\\n\", f()); return 0; }\n";
+const UNDEFINED: &str = "int missing(void);\nint main(void) { return missing(); }\n";
+
+struct Env {
+    dir: std::path::PathBuf,
+    shim: std::path::PathBuf,
+}
+
+impl Env {
+    /// Links `objects` into `out` through gcc and rivet, with `extra` flags; returns whether it succeeded.
+    fn link(&self, out: &str, objects: &[&str], extra: &[&str]) -> common::Outcome {
+        let mut args = vec![
+            format!("-B{}/", self.shim.display()),
+            "-o".into(),
+            out.into(),
+        ];
+        args.extend(objects.iter().map(|s| s.to_string()));
+        args.extend(extra.iter().map(|s| s.to_string()));
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        common::tool("gcc", &args, Some(&self.dir))
+    }
+    fn link_ok(&self, out: &str, objects: &[&str], extra: &[&str]) {
+        let o = self.link(out, objects, extra);
+        assert!(o.success(), "link of {out} failed:\n{}", o.log());
+    }
+    fn inode(&self, name: &str) -> u64 {
+        std::fs::metadata(self.dir.join(name)).unwrap().ino()
+    }
+    fn read(&self, name: &str) -> Vec<u8> {
+        std::fs::read(self.dir.join(name)).unwrap()
+    }
+    fn copy(&self, from: &str, to: &str) {
+        let _ = std::fs::remove_file(self.dir.join(to));
+        std::fs::copy(self.dir.join(from), self.dir.join(to)).unwrap();
+    }
+}
+
+fn setup(tag: &str) -> Option<Env> {
+    let (linker, dir) = common::rivet_only(tag, &["gcc"], "rivet's own option, gcc needed")?;
+    for (name, text) in [
+        ("small.c", SMALL),
+        ("big.c", BIG),
+        ("loader.c", LOADER),
+        ("undefined.c", UNDEFINED),
+    ] {
+        std::fs::write(dir.join(name), text).unwrap();
+        run("gcc", &["-c", name], &dir);
+    }
+    std::fs::write(dir.join("shared.c"), SHARED).unwrap();
+    run("gcc", &["-c", "-fPIC", "shared.c"], &dir);
+    let shim = common::ld_shim_dir(&linker, tag);
+    Some(Env { dir, shim })
+}
+
+fn runs(path: &Path, want: &str) {
+    let out = Command::new(path).output().unwrap();
+    assert!(out.status.success(), "{} failed", path.display());
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), want);
+}
+
+/// The file is reused (same inode) and its bytes are those of a new file, after a larger and after a smaller
+/// old output; nothing is left beside it.
+#[test]
+fn reuses_the_file_with_the_same_bytes() {
+    let Some(env) = setup("update-in-place-reuse") else {
+        return;
+    };
+    const IN_PLACE: &[&str] = &["-Wl,--update-in-place"];
+    env.link_ok("small.fresh", &["small.o"], &[]);
+    env.link_ok("big.fresh", &["big.o"], &[]);
+    // Larger old output, then smaller, then the same program again.
+    env.copy("big.fresh", "prog");
+    let ino = env.inode("prog");
+    env.link_ok("prog", &["small.o"], IN_PLACE);
+    assert_eq!(env.inode("prog"), ino, "the old file was not reused");
+    assert!(
+        env.read("prog") == env.read("small.fresh"),
+        "bytes differ from a new file (old output larger)"
+    );
+    runs(&env.dir.join("prog"), "small");
+    env.link_ok("prog", &["big.o"], IN_PLACE);
+    assert_eq!(env.inode("prog"), ino, "the old file was not reused");
+    assert!(
+        env.read("prog") == env.read("big.fresh"),
+        "bytes differ from a new file (old output smaller)"
+    );
+    runs(&env.dir.join("prog"), "big 2");
+    // The default still writes a new file.
+    env.link_ok("prog", &["big.o"], &[]);
+    assert_ne!(
+        env.inode("prog"),
+        ino,
+        "without the option the old file was reused"
+    );
+    let mut left: Vec<String> = std::fs::read_dir(&env.dir)
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter(|n| n.starts_with('.'))
+        .collect();
+    left.sort();
+    assert!(left.is_empty(), "files left behind: {left:?}");
+}
+
+/// An output that another process has open, has loaded as a shared library, or runs, or that has a second name,
+/// keeps its contents: the link writes a new file.
+#[test]
+fn leaves_files_in_use_alone() {
+    let Some(env) = setup("update-in-place-in-use") else {
+        return;
+    };
+    const IN_PLACE: &[&str] = &["-Wl,--update-in-place"];
+    let check_new_file = |name: &str, before: &[u8], ino: u64, why: &str| {
+        assert_ne!(env.inode(name), ino, "{why}: the old file was reused");
+        assert!(
+            env.read(name) != before,
+            "{why}: the output was not relinked"
+        );
+    };
+
+    // Open for reading by another process.
+    env.link_ok("prog", &["big.o"], &[]);
+    let (ino, before) = (env.inode("prog"), env.read("prog"));
+    let mut holder = Command::new("sh")
+        .args(["-c", "exec 3<prog; sleep 5"])
+        .current_dir(&env.dir)
+        .stdin(Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    env.link_ok("prog", &["small.o"], IN_PLACE);
+    let _ = holder.kill();
+    let _ = holder.wait();
+    check_new_file("prog", &before, ino, "open elsewhere");
+
+    // Running.
+    env.link_ok("prog", &["small.o"], &[]);
+    let ino = env.inode("prog");
+    let before = env.read("prog");
+    let running = Command::new(env.dir.join("prog"))
+        .arg("2")
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    env.link_ok("prog", &["big.o"], IN_PLACE);
+    let out = running.wait_with_output().unwrap();
+    assert!(out.status.success() && String::from_utf8_lossy(&out.stdout).trim() == "small");
+    check_new_file("prog", &before, ino, "running");
+
+    // Loaded as a shared library: the process still calls the old code after the relink.
+    env.link_ok("loader", &["loader.o"], &["-ldl"]);
+    env.link_ok("libv.so", &["shared.o"], &["-shared"]);
+    let (ino, before) = (env.inode("libv.so"), env.read("libv.so"));
+    let mut loaded = Command::new(env.dir.join("loader"))
+        .arg(env.dir.join("libv.so"))
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = [0u8; 7];
+    std::io::Read::read_exact(loaded.stdout.as_mut().unwrap(), &mut first).unwrap();
+    assert_eq!(&first, b"loaded\n");
+    env.link_ok(
+        "libv.so",
+        &["shared.o", "small.o"],
+        &["-shared", "-Wl,--update-in-place"],
+    );
+    let out = loaded.wait_with_output().unwrap();
+    assert!(
+        out.status.success() && String::from_utf8_lossy(&out.stdout).trim() == "42",
+        "the loaded library changed under its process: {:?}",
+        out
+    );
+    check_new_file("libv.so", &before, ino, "loaded library");
+
+    // A second name.
+    env.link_ok("prog", &["small.o"], &[]);
+    let (ino, before) = (env.inode("prog"), env.read("prog"));
+    let _ = std::fs::remove_file(env.dir.join("prog.link"));
+    std::fs::hard_link(env.dir.join("prog"), env.dir.join("prog.link")).unwrap();
+    env.link_ok("prog", &["big.o"], IN_PLACE);
+    check_new_file("prog", &before, ino, "hard-linked");
+    assert!(
+        env.read("prog.link") == before,
+        "the other name saw the change"
+    );
+}
+
+/// A link that fails before writing (an undefined symbol) leaves the old output as it was, file and bytes.
+#[test]
+fn failed_link_keeps_the_old_output() {
+    let Some(env) = setup("update-in-place-failed") else {
+        return;
+    };
+    env.link_ok("prog", &["small.o"], &[]);
+    let (ino, before) = (env.inode("prog"), env.read("prog"));
+    let o = env.link("prog", &["undefined.o"], &["-Wl,--update-in-place"]);
+    assert!(!o.success(), "the link should fail:\n{}", o.log());
+    assert!(o.stderr_str().contains("missing"), "{}", o.log());
+    assert_eq!(env.inode("prog"), ino, "the old output was replaced");
+    assert!(env.read("prog") == before, "the old output changed");
+}
