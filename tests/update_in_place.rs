@@ -13,7 +13,8 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 
 const SMALL: &str = "#include <stdio.h>\n#include <unistd.h>\n#include <stdlib.h>\n\
-    int main(int argc, char **argv) { if (argc > 1) sleep(atoi(argv[1])); puts(\"small\"); return 0; }\n";
+    int main(int argc, char **argv) { if (argc > 1) { puts(\"started\"); fflush(stdout); sleep(atoi(argv[1])); }\n\
+    puts(\"small\"); return 0; }\n";
 const BIG: &str = "#include <stdio.h>\nstatic const char table[1 << 20] = {1, 2, 3};\n\
     int main(void) { printf(\"big %d\\n\", table[1]); return 0; }\n";
 const SHARED: &str = "int lib_value(void) { return 42; }\n";
@@ -69,9 +70,21 @@ fn setup(tag: &str) -> Option<Env> {
         run("gcc", &["-c", name], &dir);
     }
     std::fs::write(dir.join("shared.c"), SHARED).unwrap();
-    run("gcc", &["-c", "-fPIC", "shared.c"], &dir);
+    std::fs::write(
+        dir.join("shared2.c"),
+        "int other_value(void) { return 7; }\n",
+    )
+    .unwrap();
+    run("gcc", &["-c", "-fPIC", "shared.c", "shared2.c"], &dir);
     let shim = common::ld_shim_dir(&linker, tag);
     Some(Env { dir, shim })
+}
+
+/// Reads exactly `want` from a child's output: the child has reached the point where it printed it.
+fn wait_for(from: &mut impl std::io::Read, want: &[u8]) {
+    let mut got = vec![0u8; want.len()];
+    from.read_exact(&mut got).unwrap();
+    assert_eq!(got, want, "unexpected output from the child");
 }
 
 fn runs(path: &Path, want: &str) {
@@ -143,12 +156,13 @@ fn leaves_files_in_use_alone() {
     env.link_ok("prog", &["big.o"], &[]);
     let (ino, before) = (env.inode("prog"), env.read("prog"));
     let mut holder = Command::new("sh")
-        .args(["-c", "exec 3<prog; sleep 5"])
+        .args(["-c", "exec 3<prog; echo open; exec sleep 5"])
         .current_dir(&env.dir)
         .stdin(Stdio::null())
+        .stdout(Stdio::piped())
         .spawn()
         .unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(300));
+    wait_for(holder.stdout.as_mut().unwrap(), b"open\n");
     env.link_ok("prog", &["small.o"], IN_PLACE);
     let _ = holder.kill();
     let _ = holder.wait();
@@ -158,12 +172,12 @@ fn leaves_files_in_use_alone() {
     env.link_ok("prog", &["small.o"], &[]);
     let ino = env.inode("prog");
     let before = env.read("prog");
-    let running = Command::new(env.dir.join("prog"))
+    let mut running = Command::new(env.dir.join("prog"))
         .arg("2")
         .stdout(Stdio::piped())
         .spawn()
         .unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(300));
+    wait_for(running.stdout.as_mut().unwrap(), b"started\n");
     env.link_ok("prog", &["big.o"], IN_PLACE);
     let out = running.wait_with_output().unwrap();
     assert!(out.status.success() && String::from_utf8_lossy(&out.stdout).trim() == "small");
@@ -178,12 +192,10 @@ fn leaves_files_in_use_alone() {
         .stdout(Stdio::piped())
         .spawn()
         .unwrap();
-    let mut first = [0u8; 7];
-    std::io::Read::read_exact(loaded.stdout.as_mut().unwrap(), &mut first).unwrap();
-    assert_eq!(&first, b"loaded\n");
+    wait_for(loaded.stdout.as_mut().unwrap(), b"loaded\n");
     env.link_ok(
         "libv.so",
-        &["shared.o", "small.o"],
+        &["shared.o", "shared2.o"],
         &["-shared", "-Wl,--update-in-place"],
     );
     let out = loaded.wait_with_output().unwrap();
