@@ -9,7 +9,8 @@
 # and mold), wild and mold with --threads=1 (rivet-t1's peers), wild --no-gc-sections on the workloads that do
 # not ask for --gc-sections (wild collects garbage by default), the @read/@write I/O floor, and rivet, wild and
 # mold with --fork (each one's default: the caller waits only until the output is written, so only their wall
-# time means anything), and rivet and wild with --update-in-place (mold updates its output in place by default).
+# time means anything), wild with --update-in-place (rivet and mold update an existing output in place by
+# default) and rivet with --no-update-in-place (a new output file every time, wild's default).
 # ROUNDS (default 7) and the other run.sh variables pass through.
 set -euo pipefail
 
@@ -31,7 +32,7 @@ for w in "${workloads[@]}"; do
     specs=("rivet=$RIVET --no-fork" "rivet-t1=$RIVET --no-fork --threads=1" wild mold ld.lld-19
         "rivet-fork=$RIVET --fork" "wild-fork=wild --fork" "mold-fork=mold --fork"
         "wild-t1=wild --threads=1" "mold-t1=mold --threads=1"
-        "rivet-inplace=$RIVET --no-fork --update-in-place" "wild-inplace=wild --update-in-place")
+        "rivet-fresh=$RIVET --no-fork --no-update-in-place" "wild-inplace=wild --update-in-place")
     case "$w" in
         clang-tool|clang-so) specs+=("wild-nogc=wild --no-gc-sections") ;;
     esac

@@ -109,7 +109,8 @@ pub struct Config {
     /// `--threads=N`; `None` means all cores.
     pub threads: Option<usize>,
     pub mmap_output: bool,
-    /// `--update-in-place`: write the new output into the existing output file when nothing else uses it.
+    /// `--update-in-place` (default): write the new output into the existing output file when nothing else uses it
+    /// and writing is proved not to fail.
     pub update_in_place: bool,
     /// `--fork` (default): link in a child process and exit as soon as the output is complete, leaving the
     /// child's teardown off the caller's critical path.
@@ -214,7 +215,7 @@ impl Default for Config {
             strip_debug: false,
             threads: None,
             mmap_output: true,
-            update_in_place: false,
+            update_in_place: true,
             fork: true,
             print_timing: false,
             time_trace: None,
@@ -552,8 +553,8 @@ const OPTIONS: &[OptSpec] = &[
     flag(Opt::NoThreads, &["--no-threads"], "Use one thread"),
     flag(Opt::MmapOutput, &["--mmap-output-file"], "Write the output through a mapping (default)"),
     flag(Opt::NoMmapOutput, &["--no-mmap-output-file"], "Write the output with write(2)"),
-    flag(Opt::UpdateInPlace, &["--update-in-place"], "Reuse the existing output file when no process has it open or mapped; a link that fails while writing then removes it"),
-    flag(Opt::NoUpdateInPlace, &["--no-update-in-place"], "Always write a new output file and rename it over the old one (default)"),
+    flag(Opt::UpdateInPlace, &["--update-in-place"], "Write into the existing output file when no process has it open or mapped and writing cannot fail (default)"),
+    flag(Opt::NoUpdateInPlace, &["--no-update-in-place"], "Always write a new output file and rename it over the old one"),
     flag(Opt::Fork, &["--fork"], "Link in a child process; exit once the output is written (default)"),
     flag(Opt::NoFork, &["--no-fork"], "Link in this process and tear it down before exiting"),
     flag(Opt::PrintTiming, &["--print-timing"], "Print the wall and CPU time each pass took"),
@@ -1660,9 +1661,9 @@ mod tests {
             Some(PathBuf::from("t.json"))
         );
         let cfg = link("--print-timing --no-mmap-output-file a.o");
-        assert!(cfg.print_timing && !cfg.mmap_output && cfg.fork && !cfg.update_in_place);
-        assert!(link("--update-in-place a.o").update_in_place);
-        assert!(!link("--update-in-place --no-update-in-place a.o").update_in_place);
+        assert!(cfg.print_timing && !cfg.mmap_output && cfg.fork && cfg.update_in_place);
+        assert!(!link("--no-update-in-place a.o").update_in_place);
+        assert!(link("--no-update-in-place --update-in-place a.o").update_in_place);
         assert!(!link("--no-fork a.o").fork && link("--no-fork --fork a.o").fork);
     }
 

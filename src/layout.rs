@@ -313,6 +313,9 @@ pub struct Layout {
     pub interp: Option<Vec<u8>>,
     pub build_id_size: u64,
     pub linker_syms: HashMap<u32, u64>,
+    /// Writing the output cannot fail (`scan::WriteCheck` holds for this layout), so it may overwrite the
+    /// existing output file.
+    pub writes_proven: bool,
 }
 
 impl Layout {
@@ -2054,10 +2057,15 @@ pub fn layout<A: Arch>(
         interp,
         build_id_size,
         linker_syms: HashMap::default(),
+        writes_proven: false,
     };
     drop(t);
     let _t = crate::timing::span("symbol addresses");
     assign_addresses(config, res, space, &mut lay)?;
+    lay.writes_proven = scan
+        .write_check
+        .as_ref()
+        .is_some_and(|c| c.holds(A::CHECKED_REACH, &lay.segments, &lay.addrs));
     Ok(lay)
 }
 

@@ -4,7 +4,9 @@
 //! (`A::scan_section`), monomorphised into this generic pass.
 //!
 //! Output: [`Scan`]. Invariant: the write pass makes the same decisions from the same inputs and flags, so the
-//! counts recorded here are exactly what it emits.
+//! counts recorded here are exactly what it emits. When the output may be written into the existing file, the
+//! scan also gathers the input half of the proof that writing cannot fail ([`WriteCheck`]), reading the
+//! relocations of non-allocated sections too.
 
 use crate::arch::Arch;
 use crate::args::{Config, OutputKind};
@@ -40,6 +42,8 @@ pub struct ScanCx<'a> {
     pub flags: Vec<AtomicU16>,
     pub needs_tlsld: AtomicBool,
     pub needs_got_base: AtomicBool,
+    /// Gather a [`WriteCheck`]: the output may be written into the existing file.
+    pub check_writes: bool,
 }
 
 impl ScanCx<'_> {
@@ -73,6 +77,79 @@ pub struct Scan {
     pub irel_relocs: Vec<Vec<(u32, u32)>>,
     pub needs_tlsld: bool,
     pub needs_got_base: bool,
+    /// `Some` when the output may be written into the existing file; see [`WriteCheck`].
+    pub write_check: Option<WriteCheck>,
+}
+
+/// What decides, before the output is written, that writing it cannot fail: the write pass reports a relocation
+/// that does not fit its field, lies outside its section, breaks a TLS sequence it must rewrite, or (in a
+/// non-allocated section, which the scan does not otherwise read) has a type or symbol it cannot apply. A link
+/// that fails there after starting to overwrite the old output file would leave no output at all, so the file is
+/// reused (`--update-in-place`, the default) only when this proves that writing succeeds; otherwise a new file
+/// is written and renamed over the old one, which stays untouched if the link fails.
+///
+/// The proof is conservative. Everything the input alone decides is checked here, relocation by relocation;
+/// what the layout decides is reduced to one bound: every range-checked field holds S + A - P, S + A or a
+/// GOT/PLT address plus A, where S and P are addresses inside the image (or 0, or the value of an absolute or
+/// linker-defined symbol, recorded to be checked after layout). So if the image's end, those values and the
+/// largest |A| together stay below the architecture's reach, every such value fits. Anything else (8- and
+/// 16-bit fields, `R_X86_64_SIZE32`, a negative addend in an unsigned field) makes the proof give up.
+#[derive(Default)]
+pub struct WriteCheck {
+    /// Some relocation might fail to apply: no proof.
+    pub unproven: bool,
+    /// The largest |A| of a relocation whose field is range-checked.
+    pub max_addend: u64,
+    /// Absolute and linker-defined symbols named by range-checked relocations: values known after layout.
+    pub abs_targets: Vec<u32>,
+}
+
+impl WriteCheck {
+    /// Records a symbol named by a range-checked relocation whose value may lie outside the image.
+    #[inline]
+    pub fn abs_target(&mut self, id: u32) {
+        if self.abs_targets.last() != Some(&id) {
+            self.abs_targets.push(id);
+        }
+    }
+
+    fn absorb(&mut self, other: WriteCheck) {
+        self.unproven |= other.unproven;
+        self.max_addend = self.max_addend.max(other.max_addend);
+        self.abs_targets.extend(other.abs_targets);
+    }
+
+    /// After layout: whether every range-checked value fits, given the architecture's `reach` (the largest
+    /// magnitude every range-checked field holds), the segments and the symbol addresses.
+    pub fn holds(&self, reach: u64, segments: &[crate::layout::Segment], addrs: &[u64]) -> bool {
+        use object::elf::{PT_LOAD, PT_TLS};
+        let image_end = segments
+            .iter()
+            .filter(|s| s.p_type == PT_LOAD || s.p_type == PT_TLS)
+            .map(|s| s.vaddr.saturating_add(s.memsz))
+            .max()
+            .unwrap_or(0);
+        let abs = self
+            .abs_targets
+            .iter()
+            .map(|&id| addrs.get(id as usize).copied().unwrap_or(u64::MAX))
+            .max()
+            .unwrap_or(0);
+        !self.unproven
+            && image_end
+                .max(abs)
+                .checked_add(self.max_addend)
+                .is_some_and(|v| v <= reach)
+    }
+}
+
+/// Whether the output may be written into the existing file (`--update-in-place`): the mapped output is on, and
+/// the output path names a regular file with one link (what `write` requires of a file it reuses).
+fn may_update_in_place(config: &Config) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    config.update_in_place
+        && config.mmap_output
+        && std::fs::symlink_metadata(&config.output).is_ok_and(|m| m.is_file() && m.nlink() == 1)
 }
 
 /// Per-section outcome of the architecture's scan.
@@ -86,6 +163,8 @@ pub struct SectionScan {
     pub errors: Vec<String>,
     /// Symbols behind the "undefined symbol" errors, for the "did you mean" hints.
     pub undefined: Vec<u32>,
+    /// Gathered when `ScanCx::check_writes`.
+    pub check: WriteCheck,
 }
 
 pub fn scan<A: Arch>(
@@ -102,6 +181,7 @@ pub fn scan<A: Arch>(
         flags: (0..space.total).map(|_| AtomicU16::new(0)).collect(),
         needs_tlsld: AtomicBool::new(false),
         needs_got_base: AtomicBool::new(false),
+        check_writes: may_update_in_place(config),
     };
     drop(t);
     let _t = crate::timing::span("scan sections");
@@ -111,6 +191,7 @@ pub fn scan<A: Arch>(
         Vec<(u32, u64)>,
         Vec<String>,
         Vec<u32>,
+        WriteCheck,
     );
     let per_file: Vec<PerFile> = res
         .objects
@@ -122,12 +203,23 @@ pub fn scan<A: Arch>(
             let mut relr = Vec::new();
             let mut errors = Vec::new();
             let mut undefined = Vec::new();
+            let mut check = WriteCheck::default();
             for (s, sec) in o.secs() {
-                if !live.is_live(f, s)
-                    || sec.relas().is_empty()
-                    || !sec.is_alloc()
-                    || sec.kind == SectionKind::Ignored
+                if !live.is_live(f, s) || sec.relas().is_empty() || sec.kind == SectionKind::Ignored
                 {
+                    continue;
+                }
+                if !sec.is_alloc() {
+                    // Written as `write` writes them (not merged, not NOBITS), with relocations it must be able
+                    // to apply.
+                    if cx.check_writes
+                        && sec.kind == SectionKind::Regular
+                        && sec.sh_type() != object::elf::SHT_NOBITS
+                        && !check.unproven
+                        && !A::nonalloc_applies(&cx, f, s)
+                    {
+                        check.unproven = true;
+                    }
                     continue;
                 }
                 let r = A::scan_section(&cx, f, s);
@@ -140,8 +232,9 @@ pub fn scan<A: Arch>(
                 relr.extend(r.relr.into_iter().map(|off| (s as u32, off)));
                 errors.extend(r.errors);
                 undefined.extend(r.undefined);
+                check.absorb(r.check);
             }
-            (counts, irel, relr, errors, undefined)
+            (counts, irel, relr, errors, undefined, check)
         })
         .collect();
     let mut errors = Vec::new();
@@ -149,12 +242,14 @@ pub fn scan<A: Arch>(
     let mut irel_relocs = Vec::with_capacity(per_file.len());
     let mut relr = Vec::with_capacity(per_file.len());
     let mut undefined = Vec::new();
-    for (c, i, p, e, u) in per_file {
+    let mut check = WriteCheck::default();
+    for (c, i, p, e, u, w) in per_file {
         dyn_relocs.push(c);
         irel_relocs.push(i);
         relr.push(p);
         errors.extend(e);
         undefined.extend(u);
+        check.absorb(w);
     }
     if !errors.is_empty() {
         dedup_undefined(&mut errors);
@@ -168,6 +263,7 @@ pub fn scan<A: Arch>(
         relr,
         needs_tlsld: cx.needs_tlsld.into_inner(),
         needs_got_base: cx.needs_got_base.into_inner(),
+        write_check: cx.check_writes.then_some(check),
     })
 }
 

@@ -4,8 +4,10 @@
 //! bytes the layout reserved for it, relocations applied while copying), then the synthetic sections, then the
 //! build id over the finished bytes. The image is built in a temporary file beside the target (or a heap buffer
 //! with `--no-mmap-output-file`) and renamed into place, so a failed link never leaves a partial output and an
-//! existing output (even a running executable) is replaced only by a complete new file. `--update-in-place` writes
-//! into the existing output file instead when nothing else uses it (`take_old_output`).
+//! existing output (even a running executable) is replaced only by a complete new file. By default
+//! (`--update-in-place`) the image is instead written into the existing output file when nothing else uses it
+//! (`take_old_output`) and the scan and layout proved that writing cannot fail (`scan::WriteCheck`), so the
+//! old output is overwritten only by a link that completes.
 
 use crate::arch::Arch;
 use crate::args::{BuildId, Config, OutputKind};
@@ -211,6 +213,8 @@ enum OutputBuffer {
     Mapped {
         map: memmap2::MmapMut,
         tmp: std::path::PathBuf,
+        /// A reused old output longer than the new one: cut to the mapping's length once it is unmapped.
+        shrink: Option<std::fs::File>,
     },
     Heap(Vec<u8>),
 }
@@ -249,27 +253,39 @@ pub fn write<A: Arch>(
             out_path.display()
         ))
     };
-    // --update-in-place: the old output's file, now under the temporary name, whose blocks and page cache the new
-    // output reuses. From here on a failure removes it (the old contents are being overwritten).
-    let reused = if config.mmap_output && config.update_in_place {
-        take_old_output(out_path, &tmp)
+    let dynstr_range = lay.synth_sec(Synth::Dynstr).map_or(0..0, |sec| {
+        sec.offset as usize..(sec.offset + sec.size) as usize
+    });
+    // --update-in-place (the default): the old output's file, now under the temporary name, whose blocks and page
+    // cache the new output reuses. Only when the scan and layout proved that writing cannot fail
+    // (`scan::WriteCheck`): from the first byte written on, the old contents are gone.
+    let reused = if config.mmap_output && config.update_in_place && lay.writes_proven {
+        take_old_output(out_path, &tmp, size)
     } else {
         None
     };
     let reusing = reused.is_some();
-    let mut buf = if config.mmap_output {
-        let file = match reused {
-            Some(file) => file,
-            None => std::fs::OpenOptions::new()
-                .read(true)
-                .write(true)
-                .create(true)
-                .truncate(true)
-                .open(&tmp)
-                .map_err(|e| {
-                    Errors::one(format!("cannot open output file {}: {e}", tmp.display()))
-                })?,
-        };
+    let mut buf = if let Some(old) = reused {
+        let map = reuse_output(&old, size, dynstr_range.clone()).map_err(|e| {
+            old.give_back(out_path, &tmp);
+            Errors::one(format!(
+                "cannot map output file {}: {e}",
+                out_path.display()
+            ))
+        })?;
+        OutputBuffer::Mapped {
+            map,
+            tmp: tmp.clone(),
+            shrink: (old.len > size).then_some(old.file),
+        }
+    } else if config.mmap_output {
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(&tmp)
+            .map_err(|e| Errors::one(format!("cannot open output file {}: {e}", tmp.display())))?;
         file.set_len(size).map_err(no_room)?;
         // Blocks allocated up front: ext4 then does not reserve delayed-allocation blocks page by page under the
         // inode's i_data_sem while the output is pre-faulted, which the threads contended on (perf: a fifth of the
@@ -299,49 +315,29 @@ pub fn write<A: Arch>(
             let _ = std::fs::remove_file(&tmp);
             Errors::one(format!("cannot map output file {}: {e}", tmp.display()))
         })?;
-        // Huge pages for the output: with MADV_HUGEPAGE, ext4 (Linux 6.18 here) fills the page cache with 2 MiB
-        // folios and maps each with one page-table entry (FilePmdMapped in smaps), so pre-faulting and unmapping
-        // handle 512 times fewer entries. A C test on a fallocated 27 MiB file: populate 11.5-14 -> 3.6-4.9 ms,
-        // munmap 1.8 -> 0.5-0.9 ms. rivet, medians of 11 --print-timing runs: rg-release writing 29.9 -> 25.6 ms
-        // (pre-fault 6.6 -> 4.9, open 2.6 -> 0.6, close 2.8 -> 1.0), c-gc 9.2 -> 5.8 ms; same bytes, same peak RSS.
-        // Advice only: a file system or kernel without large folios ignores it. One cost on this VM: memory left
-        // free for a few seconds goes back to the host (free page reporting, in 2 MiB blocks) and is slow to touch
-        // again, and huge folios are made of exactly those blocks. After 5-6 s idle, clang-so's pre-fault takes
-        // 184-218 ms against 138-169 ms with small folios (rg-release +5 ms); back to back, as in a build and in
-        // run.sh, huge folios win (c-gc -3.5 ms, rg-release -4 ms, clang-so even).
-        let _ = map.advise(memmap2::Advice::HugePage);
+        advise_huge_pages(&map);
+        // .dynstr first (its pages faulted in, then copied), so its heap copy is freed before the peak.
+        prefault(&map, dynstr_range.clone()).map_err(no_room)?;
         OutputBuffer::Mapped {
             map,
             tmp: tmp.clone(),
+            shrink: None,
         }
     } else {
         OutputBuffer::Heap(vec![0u8; size as usize])
     };
-    // .dynstr first (its pages faulted in, then copied), so its heap copy is freed before the peak.
-    let dynstr_range = lay.synth_sec(Synth::Dynstr).map_or(0..0, |sec| {
-        sec.offset as usize..(sec.offset + sec.size) as usize
-    });
-    if let OutputBuffer::Mapped { map, .. } = &mut buf {
-        prefault(map, dynstr_range.clone()).map_err(no_room)?;
-        if reusing {
-            clear(map, dynstr_range.clone());
-        }
-    }
     put_dynstr(lay, buf.bytes(), dynstr);
     drop(t);
     release_free_heap();
-    if let OutputBuffer::Mapped { map, .. } = &mut buf {
+    if let OutputBuffer::Mapped { map, .. } = &mut buf
+        && !reusing
+    {
         let _t = crate::timing::span("prefault output");
         prefault(map, 0..map.len()).map_err(no_room)?;
-        // A reused file holds the old output: every byte the writers below skip (padding, reserved slots) must
-        // read as zero, as in a new file.
-        if reusing {
-            clear(map, 0..dynstr_range.start);
-            clear(map, dynstr_range.end..map.len());
-        }
     }
     let result = fill::<A>(config, res, space, live, lay, buf.bytes());
     if let Err(e) = result {
+        // A reused old output is lost here; `lay.writes_proven` says this cannot happen to it.
         if let OutputBuffer::Mapped { tmp, .. } = &buf {
             let _ = std::fs::remove_file(tmp);
         }
@@ -350,10 +346,13 @@ pub fn write<A: Arch>(
     let _t = crate::timing::span("close output");
     let finish = || -> std::io::Result<()> {
         match buf {
-            OutputBuffer::Mapped { map, tmp } => {
+            OutputBuffer::Mapped { map, tmp, shrink } => {
                 // Unmapped before the caller hears the link is done, never left to the (forked) process's exit:
                 // while a writable mapping exists the kernel refuses to execute the file (ETXTBSY).
                 drop(map);
+                if let Some(file) = shrink {
+                    file.set_len(size)?;
+                }
                 set_mode(&tmp, config)?;
             }
             OutputBuffer::Heap(v) => {
@@ -383,6 +382,47 @@ pub fn write<A: Arch>(
             out_path.display()
         ))
     })
+}
+
+/// Huge pages for the output: with MADV_HUGEPAGE, ext4 (Linux 6.18 here) fills the page cache with 2 MiB folios
+/// and maps each with one page-table entry (FilePmdMapped in smaps), so pre-faulting and unmapping handle 512
+/// times fewer entries. A C test on a fallocated 27 MiB file: populate 11.5-14 -> 3.6-4.9 ms, munmap 1.8 ->
+/// 0.5-0.9 ms. rivet, medians of 11 --print-timing runs: rg-release writing 29.9 -> 25.6 ms (pre-fault 6.6 -> 4.9,
+/// open 2.6 -> 0.6, close 2.8 -> 1.0), c-gc 9.2 -> 5.8 ms; same bytes, same peak RSS. Advice only: a file system
+/// or kernel without large folios ignores it. One cost on this VM: memory left free for a few seconds goes back
+/// to the host (free page reporting, in 2 MiB blocks) and is slow to touch again, and huge folios are made of
+/// exactly those blocks. After 5-6 s idle, clang-so's pre-fault takes 184-218 ms against 138-169 ms with small
+/// folios (rg-release +5 ms); back to back, as in a build and in run.sh, huge folios win (c-gc -3.5 ms,
+/// rg-release -4 ms, clang-so even).
+fn advise_huge_pages(map: &memmap2::MmapMut) {
+    let _ = map.advise(memmap2::Advice::HugePage);
+}
+
+/// Maps a reused old output for the new one, `size` bytes: grown first if shorter (the old bytes stay), mapped,
+/// pre-faulted, and zeroed except `keep` (`.dynstr`, copied next), as every byte the writers skip (padding,
+/// reserved slots) must read as zero, as in a new file. Nothing of the old contents is lost until this returns,
+/// so on an error `OldOutput::give_back` restores the old output. A longer old file is cut after writing.
+fn reuse_output(
+    old: &OldOutput,
+    size: u64,
+    keep: std::ops::Range<usize>,
+) -> std::io::Result<memmap2::MmapMut> {
+    if size > old.len {
+        old.file.set_len(size)?;
+    }
+    // SAFETY: the file is the old output, renamed to this process's temporary name and checked to be used by no
+    // other process (`take_old_output`); it is at least `size` bytes long.
+    let mut map = unsafe {
+        memmap2::MmapOptions::new()
+            .len(size as usize)
+            .map_mut(&old.file)?
+    };
+    advise_huge_pages(&map);
+    let _t = crate::timing::span("prefault output");
+    prefault(&map, 0..map.len())?;
+    clear(&mut map, 0..keep.start);
+    clear(&mut map, keep.end..size as usize);
+    Ok(map)
 }
 
 /// Copies `.dynstr` into the output first and frees it: a big shared library's is large (clang-so: 6.6 MB of
@@ -499,8 +539,23 @@ fn clear(map: &mut memmap2::MmapMut, range: std::ops::Range<usize>) {
         .for_each(|c| c.fill(0));
 }
 
-/// `--update-in-place`: the existing output renamed to `tmp` and opened for writing, when it is a regular file
-/// with one name that no other process has open or mapped; otherwise `None`, with the file back under its name.
+/// An old output taken for reuse (`take_old_output`): its file, under the temporary name, and its length.
+struct OldOutput {
+    file: std::fs::File,
+    len: u64,
+}
+
+impl OldOutput {
+    /// Puts the old output back as it was, under its name.
+    fn give_back(&self, out: &Path, tmp: &Path) {
+        let _ = self.file.set_len(self.len);
+        let _ = std::fs::rename(tmp, out);
+    }
+}
+
+/// `--update-in-place`: the existing output renamed to `tmp` and opened for writing, with blocks for `size` bytes,
+/// when it is a regular file with one name that no other process has open or mapped; otherwise `None`, with the
+/// file back under its name, untouched.
 ///
 /// Writing into the old file instead of a new one saves allocating and zeroing the new file's page cache and
 /// blocks (and freeing the old file's): mold does it by default. The danger is a process that still uses the old
@@ -511,13 +566,15 @@ fn clear(map: &mut memmap2::MmapMut, range: std::ops::Range<usize>) {
 /// is renamed first, so nothing can open it by its name between the check and the writing. A file with other
 /// hard links is left alone: they would see the change.
 ///
-/// The cost: from the first write on, the old output is gone, so a link that fails while writing (a relocation
-/// out of range, a full disk) leaves no output, where the default leaves the old one untouched.
-fn take_old_output(out: &Path, tmp: &Path) -> Option<std::fs::File> {
+/// The blocks are reserved without changing the file's length (`FALLOC_FL_KEEP_SIZE`), so a full disk or file
+/// system without fallocate leaves the old output whole and the link goes on with a new file (which reports a
+/// full disk as an error). So does an output over the file size limit (`RLIMIT_FSIZE`), which stores into a
+/// mapping of existing blocks would not notice.
+fn take_old_output(out: &Path, tmp: &Path, size: u64) -> Option<OldOutput> {
     use std::os::fd::AsRawFd;
     use std::os::unix::fs::MetadataExt;
     let meta = std::fs::symlink_metadata(out).ok()?;
-    if !meta.is_file() || meta.nlink() != 1 {
+    if !meta.is_file() || meta.nlink() != 1 || size > file_size_limit() {
         return None;
     }
     std::fs::rename(out, tmp).ok()?;
@@ -528,16 +585,39 @@ fn take_old_output(out: &Path, tmp: &Path) -> Option<std::fs::File> {
         .ok()
         .filter(|f| {
             let fd = f.as_raw_fd();
-            // SAFETY: fcntl on a descriptor this function owns; the lease is dropped right after it is granted.
+            // SAFETY: fcntl and fallocate on a descriptor this function owns; the lease is dropped right after it
+            // is granted, and the blocks are reserved past the end without changing the length.
             unsafe {
                 libc::fcntl(fd, libc::F_SETLEASE, libc::F_WRLCK) == 0
                     && libc::fcntl(fd, libc::F_SETLEASE, libc::F_UNLCK) == 0
+                    && libc::fallocate(fd, libc::FALLOC_FL_KEEP_SIZE, 0, size as libc::off_t) == 0
             }
         });
-    if file.is_none() {
-        let _ = std::fs::rename(tmp, out);
+    match file {
+        Some(file) => Some(OldOutput {
+            len: meta.len(),
+            file,
+        }),
+        None => {
+            let _ = std::fs::rename(tmp, out);
+            None
+        }
     }
-    file
+}
+
+/// The largest file this process may write (`RLIMIT_FSIZE`), in bytes.
+fn file_size_limit() -> u64 {
+    let mut lim = libc::rlimit {
+        rlim_cur: libc::RLIM_INFINITY,
+        rlim_max: libc::RLIM_INFINITY,
+    };
+    // SAFETY: getrlimit fills the struct it is given.
+    if unsafe { libc::getrlimit(libc::RLIMIT_FSIZE, &mut lim) } != 0
+        || lim.rlim_cur == libc::RLIM_INFINITY
+    {
+        return u64::MAX;
+    }
+    lim.rlim_cur
 }
 
 /// Whether the kernel knows `MADV_POPULATE_WRITE`: madvise(2) checks the advice before it looks at the range, and

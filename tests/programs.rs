@@ -115,7 +115,12 @@ enum Mutation {
     /// Cut the file to `percent` of its size.
     Truncate { file: String, percent: u64 },
     /// Set the type of the first relocation in the first relocation section for code to `rtype`.
-    RelocType { file: String, rtype: u32 },
+    /// `section`: the relocation section to patch (`.rela.debug_info`); `None`: the first one for code.
+    RelocType {
+        file: String,
+        rtype: u32,
+        section: Option<String>,
+    },
     /// Set `st_shndx` of the named symbol to `shndx`.
     SymbolShndx {
         file: String,
@@ -321,10 +326,11 @@ fn parse_spec(name: &str, dir: &Path) -> Result<Spec, String> {
                 let rtype = w
                     .get(1)
                     .and_then(|t| t.parse().ok())
-                    .ok_or_else(|| err("expected `file type`"))?;
+                    .ok_or_else(|| err("expected `file type [relocation section]`"))?;
                 spec.mutations.push(Mutation::RelocType {
                     file: w[0].clone(),
                     rtype,
+                    section: w.get(2).cloned(),
                 })
             }
             "symbol_shndx" => {
@@ -556,27 +562,30 @@ fn cstr(b: &[u8], o: usize) -> &[u8] {
 }
 
 /// Sets the type of the first relocation that applies to an executable section. Returns what it did.
-fn patch_reloc_type(b: &mut [u8], rtype: u32) -> Result<String, String> {
+fn patch_reloc_type(b: &mut [u8], rtype: u32, section: Option<&str>) -> Result<String, String> {
     const SHT_RELA: u32 = 4;
     const SHF_EXECINSTR: u64 = 4;
     let shdrs = section_headers(b).ok_or("not an ELF64 little-endian file")?;
     let shstr = &shdrs[rd16(b, 0x3e).ok_or("bad header")? as usize];
     for s in &shdrs {
         let target = shdrs.get(s.info as usize);
-        if s.sh_type == SHT_RELA
-            && s.size >= 24
-            && target.is_some_and(|t| t.flags & SHF_EXECINSTR != 0)
-        {
+        let name = String::from_utf8_lossy(cstr(b, shstr.offset + s.name as usize)).into_owned();
+        let wanted = match section {
+            Some(want) => name == want,
+            None => target.is_some_and(|t| t.flags & SHF_EXECINSTR != 0),
+        };
+        if s.sh_type == SHT_RELA && s.size >= 24 && wanted {
             let old = rd32(b, s.offset + 8).ok_or("bad relocation offset")?;
             b[s.offset + 8..s.offset + 12].copy_from_slice(&rtype.to_le_bytes());
-            let name =
-                String::from_utf8_lossy(cstr(b, shstr.offset + s.name as usize)).into_owned();
             return Ok(format!(
                 "patched first relocation in {name}: type {old} -> {rtype}"
             ));
         }
     }
-    Err("no relocation section for code found".into())
+    Err(match section {
+        Some(want) => format!("no relocation section {want} found"),
+        None => "no relocation section for code found".into(),
+    })
 }
 
 /// Sets `st_shndx` of `symbol` in `.symtab`.
@@ -816,7 +825,9 @@ impl Job<'_> {
                 bytes.truncate(len as usize);
                 format!("truncated {file} to {len} bytes")
             }
-            Mutation::RelocType { rtype, .. } => patch_reloc_type(&mut bytes, *rtype)?,
+            Mutation::RelocType { rtype, section, .. } => {
+                patch_reloc_type(&mut bytes, *rtype, section.as_deref())?
+            }
             Mutation::SymbolShndx { symbol, shndx, .. } => {
                 patch_symbol_shndx(&mut bytes, symbol, *shndx)?
             }

@@ -1,7 +1,8 @@
-//! `--update-in-place`: the new output is written into the existing output file (same inode) when no other
-//! process uses it, and gives the same bytes as a new file whether the old one was larger or smaller. A file that
-//! is open elsewhere, mapped as a loaded library, running, or hard-linked keeps its contents and the link writes a
-//! new file; a link that fails before writing leaves the old output as it was.
+//! Updating the output in place (`--update-in-place`, the default): the new output is written into the existing
+//! output file (same inode) when no other process uses it and writing it is proved not to fail, and gives the same
+//! bytes as a new file whether the old one was larger or smaller. A file that is open elsewhere, mapped as a
+//! loaded library, running, or hard-linked keeps its contents and the link writes a new file, as does a link whose
+//! writing the proof does not cover; a link that fails, before or while writing, leaves the old output as it was.
 //!
 //! Skipped when `RIVET_TEST_LINKER` points at another linker (the option and its guarantees are rivet's own).
 
@@ -23,6 +24,15 @@ const LOADER: &str = "#include <dlfcn.h>\n#include <stdio.h>\n#include <unistd.h
     int (*f)(void) = (int (*)(void))dlsym(h, \"lib_value\"); puts(\"loaded\"); fflush(stdout);\n\
     sleep(3); printf(\"%d\\n\", f()); return 0; }\n";
 const UNDEFINED: &str = "int missing(void);\nint main(void) { return missing(); }\n";
+/// `main` returns the low byte of `tiny` through an 8-bit field, which the write proof does not cover.
+const BYTE_FIELD: &str = "\t.text\n\t.globl main\nmain:\n\tmovzbl byte_ref(%rip), %eax\n\tret\n\
+    \t.data\nbyte_ref:\n\t.byte tiny\n\t.section .note.GNU-stack,\"\",@progbits\n";
+/// `main` loads `far_away` into a 32-bit immediate; `far.s` puts it above 4 GiB: out of range while writing.
+const FAR_REF: &str = "\t.text\n\t.globl main\nmain:\n\tmovl $far_away, %eax\n\tret\n\
+    \t.section .note.GNU-stack,\"\",@progbits\n";
+/// Absolute symbols in their own object, so that the references stay relocations: `tiny` (5), `far_away`.
+const ABSOLUTES: &str = "\t.globl tiny\n\t.set tiny, 5\n\t.globl far_away\n\t.set far_away, 0x100000000\n\
+    \t.section .note.GNU-stack,\"\",@progbits\n";
 
 struct Env {
     dir: std::path::PathBuf,
@@ -65,6 +75,9 @@ fn setup(tag: &str) -> Option<Env> {
         ("big.c", BIG),
         ("loader.c", LOADER),
         ("undefined.c", UNDEFINED),
+        ("byte_field.s", BYTE_FIELD),
+        ("far_ref.s", FAR_REF),
+        ("absolutes.s", ABSOLUTES),
     ] {
         std::fs::write(dir.join(name), text).unwrap();
         run("gcc", &["-c", name], &dir);
@@ -93,14 +106,13 @@ fn runs(path: &Path, want: &str) {
     assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), want);
 }
 
-/// The file is reused (same inode) and its bytes are those of a new file, after a larger and after a smaller
-/// old output; nothing is left beside it.
+/// By default the file is reused (same inode) and its bytes are those of a new file, after a larger and after a
+/// smaller old output; nothing is left beside it. `--no-update-in-place` writes a new file.
 #[test]
 fn reuses_the_file_with_the_same_bytes() {
     let Some(env) = setup("update-in-place-reuse") else {
         return;
     };
-    const IN_PLACE: &[&str] = &["-Wl,--update-in-place"];
     env.link_ok("small.fresh", &["small.o"], &[]);
     env.link_ok("big.fresh", &["big.o"], &[]);
     env.copy("big.fresh", "prog");
@@ -110,7 +122,7 @@ fn reuses_the_file_with_the_same_bytes() {
         ("small.o", "small.fresh", "small", "larger"),
         ("big.o", "big.fresh", "big 2", "smaller"),
     ] {
-        env.link_ok("prog", &[object], IN_PLACE);
+        env.link_ok("prog", &[object], &[]);
         assert_eq!(env.inode("prog"), ino, "the old file was not reused");
         assert!(
             env.read("prog") == env.read(fresh),
@@ -118,13 +130,13 @@ fn reuses_the_file_with_the_same_bytes() {
         );
         runs(&env.dir.join("prog"), prints);
     }
-    // The default still writes a new file.
-    env.link_ok("prog", &["big.o"], &[]);
+    env.link_ok("prog", &["big.o"], &["-Wl,--no-update-in-place"]);
     assert_ne!(
         env.inode("prog"),
         ino,
-        "without the option the old file was reused"
+        "with --no-update-in-place the old file was reused"
     );
+    assert!(env.read("prog") == env.read("big.fresh"));
     let mut left: Vec<String> = std::fs::read_dir(&env.dir)
         .unwrap()
         .filter_map(|e| e.ok()?.file_name().into_string().ok())
@@ -141,7 +153,6 @@ fn leaves_files_in_use_alone() {
     let Some(env) = setup("update-in-place-in-use") else {
         return;
     };
-    const IN_PLACE: &[&str] = &["-Wl,--update-in-place"];
     let check_new_file = |name: &str, before: &[u8], ino: u64, why: &str| {
         assert_ne!(env.inode(name), ino, "{why}: the old file was reused");
         assert!(
@@ -161,7 +172,7 @@ fn leaves_files_in_use_alone() {
         .spawn()
         .unwrap();
     wait_for(holder.stdout.as_mut().unwrap(), b"open\n");
-    env.link_ok("prog", &["small.o"], IN_PLACE);
+    env.link_ok("prog", &["small.o"], &[]);
     let _ = holder.kill();
     let _ = holder.wait();
     check_new_file("prog", &before, ino, "open elsewhere");
@@ -176,7 +187,7 @@ fn leaves_files_in_use_alone() {
         .spawn()
         .unwrap();
     wait_for(running.stdout.as_mut().unwrap(), b"started\n");
-    env.link_ok("prog", &["big.o"], IN_PLACE);
+    env.link_ok("prog", &["big.o"], &[]);
     let out = running.wait_with_output().unwrap();
     assert!(out.status.success() && String::from_utf8_lossy(&out.stdout).trim() == "small");
     check_new_file("prog", &before, ino, "running");
@@ -191,11 +202,7 @@ fn leaves_files_in_use_alone() {
         .spawn()
         .unwrap();
     wait_for(loaded.stdout.as_mut().unwrap(), b"loaded\n");
-    env.link_ok(
-        "libv.so",
-        &["shared.o", "shared2.o"],
-        &["-shared", "-Wl,--update-in-place"],
-    );
+    env.link_ok("libv.so", &["shared.o", "shared2.o"], &["-shared"]);
     let out = loaded.wait_with_output().unwrap();
     assert!(
         out.status.success() && String::from_utf8_lossy(&out.stdout).trim() == "42",
@@ -209,7 +216,7 @@ fn leaves_files_in_use_alone() {
     let (ino, before) = (env.inode("prog"), env.read("prog"));
     let _ = std::fs::remove_file(env.dir.join("prog.link"));
     std::fs::hard_link(env.dir.join("prog"), env.dir.join("prog.link")).unwrap();
-    env.link_ok("prog", &["big.o"], IN_PLACE);
+    env.link_ok("prog", &["big.o"], &[]);
     check_new_file("prog", &before, ino, "hard-linked");
     assert!(
         env.read("prog.link") == before,
@@ -217,7 +224,9 @@ fn leaves_files_in_use_alone() {
     );
 }
 
-/// A link that fails before writing (an undefined symbol) leaves the old output as it was, file and bytes.
+/// A link that fails leaves the old output as it was, file and bytes: before writing (an undefined symbol), and
+/// where writing would fail (a relocation out of range, known only after layout), which the proof must catch
+/// before the old file is touched.
 #[test]
 fn failed_link_keeps_the_old_output() {
     let Some(env) = setup("update-in-place-failed") else {
@@ -225,9 +234,36 @@ fn failed_link_keeps_the_old_output() {
     };
     env.link_ok("prog", &["small.o"], &[]);
     let (ino, before) = (env.inode("prog"), env.read("prog"));
-    let o = env.link("prog", &["undefined.o"], &["-Wl,--update-in-place"]);
-    assert!(!o.success(), "the link should fail:\n{}", o.log());
-    assert!(o.stderr_str().contains("missing"), "{}", o.log());
-    assert_eq!(env.inode("prog"), ino, "the old output was replaced");
-    assert!(env.read("prog") == before, "the old output changed");
+    for (objects, extra, says) in [
+        (&["undefined.o"][..], &[][..], "missing"),
+        (&["far_ref.o", "absolutes.o"], &["-no-pie"], "out of range"),
+    ] {
+        let o = env.link("prog", objects, extra);
+        assert!(!o.success(), "the link should fail:\n{}", o.log());
+        assert!(o.stderr_str().contains(says), "{}", o.log());
+        assert_eq!(env.inode("prog"), ino, "the old output was replaced");
+        assert!(env.read("prog") == before, "the old output changed");
+    }
+}
+
+/// A link whose writing the proof does not cover (an 8-bit field) writes a new file, and the program works.
+#[test]
+fn unproven_link_writes_a_new_file() {
+    let Some(env) = setup("update-in-place-unproven") else {
+        return;
+    };
+    env.link_ok("prog", &["small.o"], &[]);
+    let ino = env.inode("prog");
+    env.link_ok("prog", &["byte_field.o", "absolutes.o"], &["-no-pie"]);
+    assert_ne!(env.inode("prog"), ino, "the old file was reused");
+    let status = Command::new(env.dir.join("prog")).status().unwrap();
+    assert_eq!(
+        status.code(),
+        Some(5),
+        "the 8-bit field holds the wrong value"
+    );
+    // The same link over its own output is still not proved: a new file again.
+    let ino = env.inode("prog");
+    env.link_ok("prog", &["byte_field.o", "absolutes.o"], &["-no-pie"]);
+    assert_ne!(env.inode("prog"), ino, "the old file was reused");
 }

@@ -48,6 +48,15 @@ pub trait Arch: Send + Sync + 'static {
         relas: &[crate::elf::Rela],
     ) -> Result<(), String>;
 
+    /// Whether `apply_nonalloc_part` applies every relocation of non-allocated section `s` of object `f`
+    /// without an error (a supported type, a known symbol, a field inside the section); see
+    /// [`crate::scan::WriteCheck`].
+    fn nonalloc_applies(cx: &ScanCx, f: usize, s: usize) -> bool;
+
+    /// The magnitude every range-checked relocation field holds (x86-64: 2^31 - 1, the smaller of its signed and
+    /// unsigned 32-bit fields), the bound [`crate::scan::WriteCheck::holds`] proves values stay under.
+    const CHECKED_REACH: u64;
+
     fn write_plt0(out: &mut [u8], plt_addr: u64, gotplt_addr: u64);
     fn write_plt_entry(out: &mut [u8], entry_addr: u64, slot_addr: u64, index: u32, plt_addr: u64);
     fn write_iplt_entry(out: &mut [u8], entry_addr: u64, slot_addr: u64);

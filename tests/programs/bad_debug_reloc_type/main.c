@@ -1,0 +1,3 @@
+int debug_target(int x);
+
+int main(void) { return debug_target(0); }
