@@ -172,6 +172,7 @@ pub fn build_merges(res: &Resolved, live: &Liveness, sec_osec: &[Vec<u32>]) -> R
     // pieces' offsets from the shard's start (aligned as if the shard started at 0). One task per shard: their
     // sizes differ by orders of magnitude (a big group's shards, a tiny group's), and rayon's default splitting
     // left one thread with most of the big ones (rg-debug: 6.8 -> 5.3 ms, CPU the same).
+    let t = crate::timing::span("hash pieces");
     let shards: Vec<Shard> = (0..keys.len() * SHARDS)
         .into_par_iter()
         .with_max_len(1)
@@ -203,6 +204,8 @@ pub fn build_merges(res: &Resolved, live: &Liveness, sec_osec: &[Vec<u32>]) -> R
             }
         })
         .collect();
+    drop(t);
+    let t = crate::timing::span("piece offsets");
     // Each group's shards one after the other, each starting aligned: the offsets a serial walk over the distinct
     // pieces would give. Where each shard's ids start in the group's id space, too.
     let mut groups = Vec::with_capacity(keys.len());
@@ -240,6 +243,8 @@ pub fn build_merges(res: &Resolved, live: &Liveness, sec_osec: &[Vec<u32>]) -> R
             }
         }
     }
+    drop(t);
+    let _t = crate::timing::span("piece tables");
     // Piece tables, per chunk: each piece's id from its shard's ids at that shard's cursor.
     let tables: Vec<Vec<PieceTable>> = chunks
         .par_iter()
