@@ -368,6 +368,22 @@ fn scan_section_with<const CHECK: bool>(cx: &ScanCx, f: usize, s: usize) -> Sect
                 proof.check_tls(action, sec.data(), off);
             }
         }
+        if matches!(
+            action,
+            Action::DynRelative | Action::DynIrelative | Action::DynSymbolic
+        ) && !writable
+            && cx.config.z_text
+        {
+            out.errors.push(reloc_error(
+                cx.res,
+                f,
+                s,
+                off,
+                r_type,
+                &sym,
+                "would need a text relocation; recompile with -fPIC or link with -z notext",
+            ));
+        }
         match action {
             Action::None
             | Action::Abs
@@ -381,17 +397,6 @@ fn scan_section_with<const CHECK: bool>(cx: &ScanCx, f: usize, s: usize) -> Sect
             | Action::TlsDescCallToNop => {}
             Action::GotTpToLe | Action::TlsDescToLe => {}
             Action::DynRelative | Action::DynIrelative => {
-                if !writable && cx.config.z_text {
-                    out.errors.push(reloc_error(
-                        cx.res,
-                        f,
-                        s,
-                        off,
-                        r_type,
-                        &sym,
-                        "would need a text relocation; recompile with -fPIC or link with -z notext",
-                    ));
-                }
                 if action == Action::DynRelative {
                     if scan::packs_relative(cx.config, sec, off) {
                         out.relr.push(off);
@@ -403,17 +408,6 @@ fn scan_section_with<const CHECK: bool>(cx: &ScanCx, f: usize, s: usize) -> Sect
                 }
             }
             Action::DynSymbolic => {
-                if !writable && cx.config.z_text {
-                    out.errors.push(reloc_error(
-                        cx.res,
-                        f,
-                        s,
-                        off,
-                        r_type,
-                        &sym,
-                        "would need a text relocation; recompile with -fPIC or link with -z notext",
-                    ));
-                }
                 cx.set(&sym, scan::NEEDS_DYNSYM);
                 out.dyn_relocs += 1;
             }
