@@ -314,7 +314,6 @@ fn scan_section_with<const CHECK: bool>(cx: &ScanCx, f: usize, s: usize) -> Sect
     let m = mode_of_scan(cx);
     let mut out = SectionScan::default();
     let mut skip_next = false;
-    let mut proof = ProofAcc::default();
     // The bytes writing may touch: the output copy's (`size`) and the input's, which decide reads.
     let size = sec.size().min(sec.data().len() as u64);
     for (k, r) in sec.relas().iter().enumerate() {
@@ -355,7 +354,7 @@ fn scan_section_with<const CHECK: bool>(cx: &ScanCx, f: usize, s: usize) -> Sect
         let action = decide(&m, r_type, p, writable, sec.data(), off);
         if CHECK && !matches!(action, Action::Error(_)) {
             if p.absolute || matches!(sym.target, Target::Linker) {
-                ProofAcc::target(&mut out.check, r, &sym, p);
+                proof_target(&mut out.check, r, &sym, p);
             }
             if matches!(
                 action,
@@ -365,7 +364,7 @@ fn scan_section_with<const CHECK: bool>(cx: &ScanCx, f: usize, s: usize) -> Sect
                     | Action::TlsDescToLe
                     | Action::TlsDescToIe
             ) {
-                proof.check_tls(action, sec.data(), off);
+                proof_tls(&mut out.check, action, sec.data(), off);
             }
         }
         if matches!(
@@ -467,10 +466,8 @@ fn scan_section_with<const CHECK: bool>(cx: &ScanCx, f: usize, s: usize) -> Sect
         }
     }
     if CHECK {
-        proof.fields(sec.relas(), size);
+        proof_fields(&mut out.check, sec.relas(), size);
     }
-    out.check.unproven |= proof.unproven;
-    out.check.max_addend = out.check.max_addend.max(proof.max_addend);
     out
 }
 
@@ -1141,7 +1138,7 @@ fn is_tlsld_sequence(data: &[u8], off: u64) -> bool {
 /// `WRITE_PROOF[r_type]` for the write proof: the width of the field (`PROOF_WIDTH` bits; 0: no field, for
 /// `R_X86_64_NONE`, or a type the proof does not cover: 8- and 16-bit fields, `R_X86_64_SIZE32`) and whether
 /// `write_value` range-checks it (`PROOF_CHECKED`).
-/// A table, so that `ProofAcc::fields` spends a load and a few branch-free operations per relocation.
+/// A table, so that `proof_fields` spends a load and a few branch-free operations per relocation.
 const WRITE_PROOF: [u8; 64] = {
     let mut t = [0u8; 64];
     let mut r = 0;
@@ -1177,66 +1174,57 @@ const NONALLOC_WIDTH: [u8; 64] = {
 const PROOF_WIDTH: u8 = 0x0f;
 const PROOF_CHECKED: u8 = 0x10;
 
-/// The write proof's per-section state (see `scan::WriteCheck`).
-#[derive(Default)]
-struct ProofAcc {
-    unproven: bool,
-    max_addend: u64,
+/// Write proof (`scan::WriteCheck`): what the input decides about applying `relas`, the relocations of a section
+/// of `size` bytes: every field lies inside the section and has a type the proof covers (an unsigned 32-bit field
+/// a non-negative addend); records the largest |A| of a range-checked field. The instruction bytes before a field
+/// are checked by `decide` (GOT relaxations) and `proof_tls` (TLS sequences).
+///
+/// A second, branch-free pass over the section's relocations after the scan's loop (still in cache), not more
+/// work inside that loop: there it cost clang-so's scan 71 ms against 56 ms this way (medians of 9, interleaved),
+/// as the loop waits on symbol lookups and the extra code only made it longer.
+#[inline(never)]
+fn proof_fields(check: &mut scan::WriteCheck, relas: &[crate::elf::Rela], size: u64) {
+    let mut bad = false;
+    let mut max_addend = 0u64;
+    for r in relas {
+        let r_type = r.r_type(LE, false);
+        let off = r.r_offset.get(LE);
+        let a = r.r_addend.get(LE);
+        let e = WRITE_PROOF.get(r_type as usize).copied().unwrap_or(0);
+        let width = (e & PROOF_WIDTH) as u64;
+        let checked = e & PROOF_CHECKED != 0;
+        bad |= ((width == 0) & (r_type != R_X86_64_NONE))
+            | (off.saturating_add(width) > size)
+            | ((r_type == R_X86_64_32) & (a < 0));
+        max_addend = max_addend.max(if checked { a.unsigned_abs() } else { 0 });
+    }
+    check.unproven |= bad;
+    check.max_addend = check.max_addend.max(max_addend);
 }
 
-impl ProofAcc {
-    /// What the input decides about applying `relas`, the relocations of a section of `size` bytes: every field
-    /// lies inside the section and has a type the proof covers (an unsigned 32-bit field a non-negative addend);
-    /// records the largest |A| of a range-checked field. The instruction bytes before a field are checked by
-    /// `decide` (GOT relaxations) and `check_tls` (TLS sequences).
-    ///
-    /// A second, branch-free pass over the section's relocations after the scan's loop (still in cache), not
-    /// more work inside that loop: there it cost clang-so's scan 71 ms against 56 ms this way (medians of 9,
-    /// interleaved), as the loop waits on symbol lookups and the extra code only made it longer.
-    #[inline(never)]
-    fn fields(&mut self, relas: &[crate::elf::Rela], size: u64) {
-        let mut bad = false;
-        let mut max_addend = 0u64;
-        for r in relas {
-            let r_type = r.r_type(LE, false);
-            let off = r.r_offset.get(LE);
-            let a = r.r_addend.get(LE);
-            let e = WRITE_PROOF.get(r_type as usize).copied().unwrap_or(0);
-            let width = (e & PROOF_WIDTH) as u64;
-            let checked = e & PROOF_CHECKED != 0;
-            bad |= ((width == 0) & (r_type != R_X86_64_NONE))
-                | (off.saturating_add(width) > size)
-                | ((r_type == R_X86_64_32) & (a < 0));
-            max_addend = max_addend.max(if checked { a.unsigned_abs() } else { 0 });
-        }
-        self.unproven |= bad;
-        self.max_addend = self.max_addend.max(max_addend);
+/// Write proof: records the symbol of a range-checked field whose value may lie outside the image (absolute or
+/// defined by the linker), to be checked after layout. Called for relocations against such symbols only.
+#[cold]
+fn proof_target(check: &mut scan::WriteCheck, r: &crate::elf::Rela, sym: &SymRef, p: Props) {
+    let e = WRITE_PROOF
+        .get(r.r_type(LE, false) as usize)
+        .copied()
+        .unwrap_or(0);
+    if e & PROOF_CHECKED != 0
+        && (matches!(sym.target, Target::Linker)
+            || (p.absolute && matches!(sym.target, Target::Object { .. })))
+    {
+        check.abs_target(sym.id);
     }
+}
 
-    /// Records the symbol of a range-checked field whose value may lie outside the image (absolute or defined
-    /// by the linker), to be checked after layout. Called for relocations against such symbols only.
-    #[cold]
-    fn target(check: &mut scan::WriteCheck, r: &crate::elf::Rela, sym: &SymRef, p: Props) {
-        let e = WRITE_PROOF
-            .get(r.r_type(LE, false) as usize)
-            .copied()
-            .unwrap_or(0);
-        if e & PROOF_CHECKED != 0
-            && (matches!(sym.target, Target::Linker)
-                || (p.absolute && matches!(sym.target, Target::Object { .. })))
-        {
-            check.abs_target(sym.id);
-        }
-    }
-
-    /// The TLS relaxations that rewrite instructions around the field: the whole sequence must be there.
-    #[cold]
-    fn check_tls(&mut self, action: Action, data: &[u8], off: u64) {
-        self.unproven |= match action {
-            Action::TlsGdToLe | Action::TlsGdToIe => !is_tlsgd_sequence(data, off),
-            Action::TlsLdToLe => !is_tlsld_sequence(data, off),
-            Action::TlsDescToLe | Action::TlsDescToIe => off < 3,
-            _ => false,
-        };
-    }
+/// Write proof: the TLS relaxations that rewrite instructions around the field need the whole sequence.
+#[cold]
+fn proof_tls(check: &mut scan::WriteCheck, action: Action, data: &[u8], off: u64) {
+    check.unproven |= match action {
+        Action::TlsGdToLe | Action::TlsGdToIe => !is_tlsgd_sequence(data, off),
+        Action::TlsLdToLe => !is_tlsld_sequence(data, off),
+        Action::TlsDescToLe | Action::TlsDescToIe => off < 3,
+        _ => false,
+    };
 }
