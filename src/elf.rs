@@ -34,6 +34,18 @@ pub fn prefetch<T>(p: *const T) {
     let _ = p;
 }
 
+/// Prefetches the start of `v`, a cache line at a time, up to `PREFETCH_SLICE_MAX` bytes (more would evict its own
+/// start before it is used).
+pub fn prefetch_slice<T>(v: &[T]) {
+    const LINE: usize = 64;
+    const PREFETCH_SLICE_MAX: usize = 256 << 10;
+    let bytes = std::mem::size_of_val(v).min(PREFETCH_SLICE_MAX);
+    let p = v.as_ptr() as *const u8;
+    for off in (0..bytes).step_by(LINE) {
+        prefetch(p.wrapping_add(off));
+    }
+}
+
 pub type Data = &'static [u8];
 
 /// Checks the ELF identification and machine, and returns the file header.

@@ -119,9 +119,17 @@ pub struct MergeGroup {
     pub osec: u32,
     pub align: u64,
     pub entsize: u64,
-    pub pieces: Vec<Name>,
-    pub piece_offsets: Vec<u64>,
+    /// The distinct pieces, by hash shard (`intern::SHARDS` of them, one after the other in the output).
+    pub shards: Vec<MergeShard>,
     pub size: u64,
+}
+
+/// One hash shard of a merge group: where it starts in the group, and its distinct pieces with their offsets from
+/// that start, in first-occurrence order.
+pub struct MergeShard {
+    pub start: u64,
+    pub pieces: Vec<Name>,
+    pub offsets: Vec<u32>,
 }
 
 /// One piece of an input merge section: its offset in the input and in the merge group.
@@ -345,6 +353,15 @@ impl Layout {
         let v = &self.merge_secs[f];
         let k = v.binary_search_by_key(&(s as u32), |&(s, _)| s).ok()?;
         Some((k, v[k].1))
+    }
+    /// Starts loading the piece table of merge section `s` of object `f` into the cache, for a loop about to look
+    /// up many offsets of it in no particular order (the debug sections' relocations into `.debug_str`).
+    pub fn prefetch_pieces(&self, f: usize, s: usize) {
+        if let Some((slot, _)) = self.merge_slot(f, s) {
+            let t = &self.piece_maps[f][slot];
+            crate::elf::prefetch_slice(&t.blocks);
+            crate::elf::prefetch_slice(&t.maps);
+        }
     }
     /// The output section and the offset in it of input section `s` of object `f`, if it was placed whole.
     pub fn place(&self, f: usize, s: usize) -> Option<(u32, u64)> {

@@ -6,21 +6,26 @@
 //!    by shard (the low hash bits; a counting sort while the chunk is in cache). Each piece's input offset and
 //!    shard are kept in input order.
 //! 2. Deduplicate, per (group, shard): the shard's runs of all the group's chunks, walked in input order, give
-//!    each piece the shard-local id of its first occurrence (`intern::fill_shard`), and each distinct piece its
-//!    offset from the shard's start. A group's output holds its shards one after the other, each in
-//!    first-occurrence order, so the layout depends on the input only.
-//! 3. Map, per chunk: each section walks its pieces in order with one cursor per shard into that shard's ids.
+//!    each piece the shard-local id of its first occurrence (`intern::fill_shard`), each distinct piece its
+//!    offset from the shard's start, and so each piece its output offset from there. A group's output holds its
+//!    shards one after the other, each in first-occurrence order, so the layout depends on the input only.
+//! 3. Map, per chunk: each section walks its pieces in order with one cursor per shard into that shard's
+//!    offsets.
 //!
 //! This replaced a split into per-section lists followed by the general interner (`intern::intern`), which copied
 //! every piece once more to sort it by shard and scattered the ids back in another pass, with the same output.
 //! Interleaved medians of 15 runs: rg-debug merge 29.3 -> 26.3 ms (CPU 54.8 -> 46.9), rg-release 18.9 -> 15.2 ms.
+//! Later, pass 2 gave each piece its offset instead of its id, and the shards stayed apart instead of being copied
+//! into one list per group: pass 3 no longer looks every piece up in a group-wide table, and pass 1 keeps each
+//! piece's hash instead of a second copy of the piece (interleaved medians of 11 runs, rg-release merge at
+//! --threads=1 22.5 -> 20.6 ms, at 2 threads 12.9 -> 10.4 ms).
 
 use crate::diag::{Errors, Result};
 use crate::elf::align_up;
 use crate::gc::Liveness;
 use crate::intern::{SHARDS, fill_shard, shard_of};
-use crate::layout::{MergeGroup, NONE, PieceMap, PieceTable};
-use crate::parse::{Name, ObjectFile, SectionKind};
+use crate::layout::{MergeGroup, MergeShard, NONE, PieceMap, PieceTable};
+use crate::parse::{Name, ObjectFile, SectionKind, hash_name};
 use crate::resolve::Resolved;
 use object::elf as E;
 use rayon::prelude::*;
@@ -114,23 +119,24 @@ pub fn build_merges(res: &Resolved, live: &Liveness, sec_osec: &[Vec<u32>]) -> R
         .into_par_iter()
         .map(|(k, range, bytes)| {
             // Split and hash in order, then sort by shard (a counting sort, while the chunk is in cache).
+            let list = &members[k][range.clone()];
             let mut firsts = Vec::with_capacity(range.len() + 1);
             // Presized for pieces of 32 bytes on average (rg-debug's `.debug_str`: 60; constants: 4 to 16).
             let guess = (bytes / 32) as usize;
             let mut offsets = Vec::with_capacity(guess);
             let mut shards = Vec::with_capacity(guess);
-            let mut all = Vec::with_capacity(guess);
+            let mut hashes = Vec::with_capacity(guess);
             let mut counts = [0u32; SHARDS];
-            for &(f, slot) in &members[k][range.clone()] {
+            for &(f, slot) in list {
                 firsts.push(offsets.len());
                 let s = merge_secs[f][slot].0 as usize;
                 split_section(&objects[f], s, |off, bytes| {
-                    let n = Name::new(bytes);
-                    let shard = shard_of(n.hash);
+                    let hash = hash_name(bytes);
+                    let shard = shard_of(hash);
                     counts[shard] += 1;
                     offsets.push(off as u64);
                     shards.push(shard as u8);
-                    all.push(n);
+                    hashes.push(hash);
                 })?;
             }
             firsts.push(offsets.len());
@@ -138,11 +144,24 @@ pub fn build_merges(res: &Resolved, live: &Liveness, sec_osec: &[Vec<u32>]) -> R
             for s in 0..SHARDS {
                 starts[s + 1] = starts[s] + counts[s];
             }
+            // The pieces' bytes again from their offsets: a section's pieces cover it end to end.
             let mut cursor = starts.clone();
-            let mut names = vec![Name::new(b""); all.len()];
-            for (n, &s) in all.iter().zip(&shards) {
-                names[cursor[s as usize] as usize] = *n;
-                cursor[s as usize] += 1;
+            let mut names = vec![Name::new(b""); offsets.len()];
+            for (&(f, slot), w) in list.iter().zip(firsts.windows(2)) {
+                let d = objects[f].sec(merge_secs[f][slot].0 as usize).data();
+                for i in w[0]..w[1] {
+                    let end = if i + 1 < w[1] {
+                        offsets[i + 1]
+                    } else {
+                        d.len() as u64
+                    };
+                    let s = shards[i] as usize;
+                    names[cursor[s] as usize] = Name {
+                        hash: hashes[i],
+                        bytes: &d[offsets[i] as usize..end as usize],
+                    };
+                    cursor[s] += 1;
+                }
             }
             Ok(Chunk {
                 group: k,
@@ -168,12 +187,14 @@ pub fn build_merges(res: &Resolved, live: &Liveness, sec_osec: &[Vec<u32>]) -> R
         }
         r.end = c + 1;
     }
-    // Per (group, shard): the distinct pieces, every piece's shard-local id (in input order), and the distinct
-    // pieces' offsets from the shard's start (aligned as if the shard started at 0). One task per shard: their
-    // sizes differ by orders of magnitude (a big group's shards, a tiny group's), and rayon's default splitting
-    // left one thread with most of the big ones (rg-debug: 6.8 -> 5.3 ms, CPU the same).
+    // Per (group, shard): the distinct pieces, their offsets from the shard's start (aligned as if the shard started
+    // at 0), and every piece's output offset from the shard's start (in input order), looked up here while the
+    // shard's offsets are in cache. One task per shard: their sizes differ by orders of magnitude (a big group's
+    // shards, a tiny group's), and rayon's default splitting left one thread with most of the big ones (rg-debug:
+    // 6.8 -> 5.3 ms, CPU the same).
     let t = crate::timing::span("hash pieces");
-    let shards: Vec<Shard> = (0..keys.len() * SHARDS)
+    type Dedup = (MergeShard, Vec<u32>, u64);
+    let shards: Vec<std::result::Result<Dedup, String>> = (0..keys.len() * SHARDS)
         .into_par_iter()
         .with_max_len(1)
         .map(|gs| {
@@ -187,52 +208,62 @@ pub fn build_merges(res: &Resolved, live: &Liveness, sec_osec: &[Vec<u32>]) -> R
                 own.iter()
                     .flat_map(move |c| &c.names[c.starts[s] as usize..c.starts[s + 1] as usize])
             };
-            let (_, names, ids) = fill_shard(run, count);
+            let (_, pieces, mut ids) = fill_shard(run, count);
             let align = keys[k].3;
-            let mut offsets = Vec::with_capacity(names.len());
+            let mut offsets = Vec::with_capacity(pieces.len());
             let mut size = 0u64;
-            for p in &names {
+            for p in &pieces {
                 size = align_up(size, align);
-                offsets.push(size);
+                offsets.push(size as u32);
                 size += p.bytes.len() as u64;
             }
-            Shard {
-                names,
-                ids,
-                offsets,
-                size,
+            // Offsets inside a shard are 32-bit: a shard holds 1/64 of the group's distinct pieces, so only a
+            // group of hundreds of GiB could reach this.
+            if size > u32::MAX as u64 {
+                let (f, slot) = members[k][0];
+                return Err(format!(
+                    "{}:({}): too much data to merge in this section's group",
+                    objects[f].name,
+                    objects[f].section_name(merge_secs[f][slot].0)
+                ));
             }
+            for id in &mut ids {
+                *id = offsets[*id as usize];
+            }
+            let shard = MergeShard {
+                start: 0,
+                pieces,
+                offsets,
+            };
+            Ok((shard, ids, size))
         })
         .collect();
+    let shards = crate::diag::collect(shards.into_iter().map(|r| r.map_err(Errors::one)))?;
     drop(t);
     let t = crate::timing::span("piece offsets");
     // Each group's shards one after the other, each starting aligned: the offsets a serial walk over the distinct
-    // pieces would give. Where each shard's ids start in the group's id space, too.
-    let mut groups = Vec::with_capacity(keys.len());
-    let mut shard_base = vec![0u32; keys.len() * SHARDS];
-    for (k, &(osec, entsize, _strings, align)) in keys.iter().enumerate() {
-        let own = &shards[k * SHARDS..(k + 1) * SHARDS];
-        let mut starts = [0u64; SHARDS];
-        let (mut end, mut count) = (0u64, 0u32);
-        for (s, sh) in own.iter().enumerate() {
-            shard_base[k * SHARDS + s] = count;
-            count += sh.names.len() as u32;
-            starts[s] = align_up(end, align);
-            if !sh.names.is_empty() {
-                end = starts[s] + sh.size;
-            }
-        }
-        let (pieces, piece_offsets) = concat_shards(own, &starts, count as usize);
-        groups.push(MergeGroup {
+    // pieces would give.
+    let mut groups: Vec<MergeGroup> = keys
+        .iter()
+        .map(|&(osec, entsize, _strings, align)| MergeGroup {
             osec,
             align,
             entsize,
-            pieces,
-            piece_offsets,
-            size: end,
-        });
+            shards: Vec::with_capacity(SHARDS),
+            size: 0,
+        })
+        .collect();
+    let mut piece_outs: Vec<Vec<u32>> = Vec::with_capacity(shards.len());
+    for (gs, (mut shard, outs, size)) in shards.into_iter().enumerate() {
+        let g = &mut groups[gs / SHARDS];
+        shard.start = align_up(g.size, g.align);
+        if !shard.pieces.is_empty() {
+            g.size = shard.start + size;
+        }
+        g.shards.push(shard);
+        piece_outs.push(outs);
     }
-    // Where each chunk's run starts in each shard's ids.
+    // Where each chunk's run starts in each shard's pieces.
     let mut cursors = vec![[0u32; SHARDS]; chunks.len()];
     for range in &group_chunks {
         let mut running = [0u32; SHARDS];
@@ -245,13 +276,14 @@ pub fn build_merges(res: &Resolved, live: &Liveness, sec_osec: &[Vec<u32>]) -> R
     }
     drop(t);
     let _t = crate::timing::span("piece tables");
-    // Piece tables, per chunk: each piece's id from its shard's ids at that shard's cursor.
+    // Piece tables, per chunk: each piece's output offset from its shard's list, at that shard's cursor.
     let tables: Vec<Vec<PieceTable>> = chunks
         .par_iter()
         .zip(cursors.par_iter_mut())
         .map(|(chunk, cursor)| {
             let k = chunk.group;
             let g = &groups[k];
+            let outs = &piece_outs[k * SHARDS..(k + 1) * SHARDS];
             let list = &members[k][chunk.sections.clone()];
             list.iter()
                 .zip(chunk.firsts.windows(2))
@@ -261,12 +293,11 @@ pub fn build_merges(res: &Resolved, live: &Liveness, sec_osec: &[Vec<u32>]) -> R
                         .zip(&chunk.shards[w[0]..w[1]])
                         .map(|(&in_off, &s)| {
                             let s = s as usize;
-                            let local = shards[k * SHARDS + s].ids[cursor[s] as usize];
+                            let rel = outs[s][cursor[s] as usize];
                             cursor[s] += 1;
-                            let id = shard_base[k * SHARDS + s] + local;
                             PieceMap {
                                 in_off,
-                                out_off: g.piece_offsets[id as usize],
+                                out_off: g.shards[s].start + rel as u64,
                             }
                         })
                         .collect();
@@ -289,56 +320,6 @@ pub fn build_merges(res: &Resolved, live: &Liveness, sec_osec: &[Vec<u32>]) -> R
         }
     }
     Ok((groups, merge_secs, piece_maps))
-}
-
-/// One shard of a group after deduplication.
-struct Shard {
-    names: Vec<Name>,
-    ids: Vec<u32>,
-    offsets: Vec<u64>,
-    size: u64,
-}
-
-/// A group's distinct pieces and their output offsets: its shards' concatenated, each shard's offsets moved to its
-/// start. Written in parallel over the shards (a serial copy of rg-debug's 115K `.debug_str` pieces took 2.3 ms,
-/// mostly first touches of the fresh memory).
-fn concat_shards(shards: &[Shard], starts: &[u64], total: usize) -> (Vec<Name>, Vec<u64>) {
-    let mut pieces: Vec<Name> = Vec::with_capacity(total);
-    let mut offsets: Vec<u64> = Vec::with_capacity(total);
-    {
-        let (mut pr, mut or) = (
-            &mut pieces.spare_capacity_mut()[..total],
-            &mut offsets.spare_capacity_mut()[..total],
-        );
-        let mut parts = Vec::with_capacity(shards.len());
-        for (sh, &start) in shards.iter().zip(starts) {
-            let (a, rest) = std::mem::take(&mut pr).split_at_mut(sh.names.len());
-            pr = rest;
-            let (b, rest) = std::mem::take(&mut or).split_at_mut(sh.names.len());
-            or = rest;
-            parts.push((a, b, sh, start));
-        }
-        // Small groups on one thread.
-        let min = if total < 1 << 14 { shards.len() } else { 1 };
-        parts
-            .into_par_iter()
-            .with_min_len(min)
-            .for_each(|(a, b, sh, start)| {
-                for (x, n) in a.iter_mut().zip(&sh.names) {
-                    x.write(*n);
-                }
-                for (y, &o) in b.iter_mut().zip(&sh.offsets) {
-                    y.write(start + o);
-                }
-            });
-    }
-    // SAFETY: the shards' lengths sum to `total`, and the loop above wrote every one of the first `total` elements
-    // of both.
-    unsafe {
-        pieces.set_len(total);
-        offsets.set_len(total);
-    }
-    (pieces, offsets)
 }
 
 /// Calls `piece(offset, bytes)` for each piece of merge section `s` of `o`, in order: NUL-terminated strings of

@@ -809,19 +809,16 @@ fn fill<A: Arch>(
             .position(|p| matches!(p, Part::Merged(x) if *x == m as u32))
             .unwrap_or(0);
         let base = o.offset + o.part_offsets[idx];
-        // Large groups (.debug_str) are copied in chunks of pieces on all threads.
-        const CHUNK: usize = 4096;
-        g.pieces
-            .par_chunks(CHUNK)
-            .zip(g.piece_offsets.par_chunks(CHUNK))
-            .for_each(|(pieces, offsets)| {
-                for (p, &off) in pieces.iter().zip(offsets) {
-                    // SAFETY: pieces of a group occupy disjoint ranges inside the group's own range.
-                    if let Some(out) = unsafe { img.slice(base + off, p.bytes.len() as u64) } {
-                        out.copy_from_slice(p.bytes);
-                    }
+        // Shard by shard on all threads (a large group's, `.debug_str`, hold thousands of pieces each).
+        g.shards.par_iter().for_each(|sh| {
+            let at = base + sh.start;
+            for (p, &off) in sh.pieces.iter().zip(&sh.offsets) {
+                // SAFETY: pieces of a group occupy disjoint ranges inside the group's own range.
+                if let Some(out) = unsafe { img.slice(at + off as u64, p.bytes.len() as u64) } {
+                    out.copy_from_slice(p.bytes);
                 }
-            });
+            }
+        });
     });
 
     drop(t);

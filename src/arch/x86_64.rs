@@ -632,6 +632,9 @@ impl Arch for X86_64 {
                             } else {
                                 merge_hint[1] = merge_hint[0];
                                 merge_hint[0] = crate::layout::MergeCursor::default();
+                                // A new section: its table, read in no useful order next, loaded at once
+                                // (rg-debug, --threads=1: copy and relocate 38.2 -> 35.3 ms).
+                                cx.lay.prefetch_pieces(f, shndx);
                                 0
                             };
                             fast = Some(
