@@ -253,7 +253,9 @@ pub(crate) fn fill_shard<'a, I: Iterator<Item = &'a Name>>(
     count: usize,
 ) -> (ShardMap, Vec<Name>, Vec<u32>) {
     let mut by_hash = HashOnlyMap::with_capacity_and_hasher(count, Default::default());
-    let mut names: Vec<Name> = Vec::new();
+    // Presized for half the names being distinct (clang-tool's global names: 55%, rg-release's `.debug_str`
+    // pieces: 42%), so the list rarely grows (clang-tool's interning 23.1 -> 21.4 ms, interleaved medians of 11).
+    let mut names: Vec<Name> = Vec::with_capacity(count / 2);
     let mut local_ids = Vec::with_capacity(count);
     for &n in run() {
         let id = *by_hash.entry(n.hash).or_insert_with(|| {
