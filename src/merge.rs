@@ -193,8 +193,7 @@ pub fn build_merges(res: &Resolved, live: &Liveness, sec_osec: &[Vec<u32>]) -> R
     // shards, a tiny group's), and rayon's default splitting left one thread with most of the big ones (rg-debug:
     // 6.8 -> 5.3 ms, CPU the same).
     let t = crate::timing::span("hash pieces");
-    type Dedup = (MergeShard, Vec<u32>, u64);
-    let shards: Vec<std::result::Result<Dedup, String>> = (0..keys.len() * SHARDS)
+    let shards: Vec<(MergeShard, Vec<u32>, u64)> = (0..keys.len() * SHARDS)
         .into_par_iter()
         .with_max_len(1)
         .map(|gs| {
@@ -217,16 +216,6 @@ pub fn build_merges(res: &Resolved, live: &Liveness, sec_osec: &[Vec<u32>]) -> R
                 offsets.push(size as u32);
                 size += p.bytes.len() as u64;
             }
-            // Offsets inside a shard are 32-bit: a shard holds 1/64 of the group's distinct pieces, so only a
-            // group of hundreds of GiB could reach this.
-            if size > u32::MAX as u64 {
-                let (f, slot) = members[k][0];
-                return Err(format!(
-                    "{}:({}): too much data to merge in this section's group",
-                    objects[f].name,
-                    objects[f].section_name(merge_secs[f][slot].0)
-                ));
-            }
             for id in &mut ids {
                 *id = offsets[*id as usize];
             }
@@ -235,10 +224,9 @@ pub fn build_merges(res: &Resolved, live: &Liveness, sec_osec: &[Vec<u32>]) -> R
                 pieces,
                 offsets,
             };
-            Ok((shard, ids, size))
+            (shard, ids, size)
         })
         .collect();
-    let shards = crate::diag::collect(shards.into_iter().map(|r| r.map_err(Errors::one)))?;
     drop(t);
     let t = crate::timing::span("piece offsets");
     // Each group's shards one after the other, each starting aligned: the offsets a serial walk over the distinct
@@ -255,7 +243,18 @@ pub fn build_merges(res: &Resolved, live: &Liveness, sec_osec: &[Vec<u32>]) -> R
         .collect();
     let mut piece_outs: Vec<Vec<u32>> = Vec::with_capacity(shards.len());
     for (gs, (mut shard, outs, size)) in shards.into_iter().enumerate() {
-        let g = &mut groups[gs / SHARDS];
+        let k = gs / SHARDS;
+        // Offsets inside a shard are 32-bit (those above were cut, and are refused here): a shard holds 1/64 of
+        // the group's distinct pieces, so only a group of hundreds of GiB could reach this.
+        if size > u32::MAX as u64 {
+            let (f, slot) = members[k][0];
+            return Err(Errors::one(format!(
+                "{}:({}): too much data to merge in this section's group",
+                objects[f].name,
+                objects[f].section_name(merge_secs[f][slot].0)
+            )));
+        }
+        let g = &mut groups[k];
         shard.start = align_up(g.size, g.align);
         if !shard.pieces.is_empty() {
             g.size = shard.start + size;

@@ -411,16 +411,14 @@ fn scan_section_with<const CHECK: bool>(cx: &ScanCx, f: usize, s: usize) -> Sect
                 out.dyn_relocs += 1;
             }
             Action::Plt => {
-                if p.preemptible {
-                    cx.set(&sym, scan::NEEDS_PLT | scan::NEEDS_DYNSYM);
-                    if !matches!(r_type, R_X86_64_PLT32 | R_X86_64_PLTOFF64) {
-                        cx.set(&sym, scan::NEEDS_CANONICAL);
-                    }
+                let via = if p.preemptible {
+                    scan::NEEDS_DYNSYM
                 } else {
-                    cx.set(&sym, scan::NEEDS_PLT | scan::NEEDS_GOT);
-                    if !matches!(r_type, R_X86_64_PLT32 | R_X86_64_PLTOFF64) {
-                        cx.set(&sym, scan::NEEDS_CANONICAL);
-                    }
+                    scan::NEEDS_GOT
+                };
+                cx.set(&sym, scan::NEEDS_PLT | via);
+                if !matches!(r_type, R_X86_64_PLT32 | R_X86_64_PLTOFF64) {
+                    cx.set(&sym, scan::NEEDS_CANONICAL);
                 }
             }
             Action::Got => {
