@@ -134,6 +134,20 @@ pub fn cstr(strtab: Data, off: u32) -> Result<Data, String> {
     Ok(&rest[..len])
 }
 
+/// [`cstr`], and where the string's first '@' is (a symbol version), found in the same pass.
+pub fn cstr_at(strtab: Data, off: u32) -> Result<(Data, Option<usize>), String> {
+    let rest = strtab
+        .get(off as usize..)
+        .ok_or("string table offset is out of bounds")?;
+    let unterminated = "unterminated string in string table";
+    let stop = memchr::memchr2(0, b'@', rest).ok_or(unterminated)?;
+    if rest[stop] == 0 {
+        return Ok((&rest[..stop], None));
+    }
+    let len = stop + memchr0(&rest[stop..]).ok_or(unterminated)?;
+    Ok((&rest[..len], Some(stop)))
+}
+
 /// The index of the first NUL. The `memchr` crate's vectorised search: a byte loop here was 63% of parsing
 /// sections on clang-so, whose section and symbol names are long mangled C++ names.
 #[inline]

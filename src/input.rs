@@ -2,7 +2,8 @@
 //!
 //! Input: the `Config` from `args`. Output: [`Inputs`], the relocatable objects (archive members included, in
 //! command-line order, each marked lazy unless `--whole-archive` or outside an archive) and the shared objects
-//! (in command-line order). Linker-script inputs (`libc.so`) are expanded in place.
+//! (in command-line order). Linker-script inputs (`libc.so`) are expanded in place. A regular archive with a
+//! symbol index contributes its members as the index describes them ([`IndexedMember`]), unread.
 //!
 //! File mappings are never unmapped: every later pass borrows from them for the rest of the process (DESIGN.md,
 //! rule 5), so they are leaked as `&'static [u8]`.
@@ -10,6 +11,7 @@
 use crate::args::{Config, InputArg, InputFlags};
 use crate::diag::{Errors, Result};
 use crate::elf::Data;
+use crate::parse::Name;
 use crate::script;
 use rayon::prelude::*;
 use std::fs::File;
@@ -22,6 +24,41 @@ pub struct ObjectInput {
     pub data: Data,
     /// An archive member that is linked only if it defines a needed symbol.
     pub lazy: bool,
+    /// A member known only from its archive's symbol index (`name` and `data` are then empty): read when
+    /// resolution pulls it in, with the names the index says it defines.
+    pub indexed: Option<(IndexedMember, Vec<Name>)>,
+}
+
+/// An archive member that only the archive's symbol index has named so far. Most members of a big static link are
+/// never pulled in (clang-tool: 4238 of 5112, 434 of the archives' 571 MB), and reading even their headers maps
+/// the pages around them; what is touched stays mapped until exit, where unmapping it was most of the
+/// process's teardown.
+#[derive(Clone, Copy)]
+pub struct IndexedMember {
+    pub archive: Data,
+    /// The archive's name, for messages.
+    pub archive_name: &'static str,
+    /// Where the member's header is in `archive`.
+    pub header: usize,
+    /// The archive's long member name table (`//`).
+    pub long_names: Data,
+}
+
+impl IndexedMember {
+    /// The member's display name (`archive.a(member.o)`) and contents.
+    pub fn read(&self) -> std::result::Result<(String, Data), String> {
+        let m = member_at(self.archive, self.header, self.long_names, false)
+            .map_err(|e| format!("{}: {e}", self.archive_name))?
+            .0
+            .ok_or_else(|| {
+                format!(
+                    "{}: the symbol index names a table, not a member, at offset {}",
+                    self.archive_name, self.header
+                )
+            })?;
+        let name = format!("{}({})", self.archive_name, String::from_utf8_lossy(m.name));
+        Ok((name, m.data.unwrap_or(&[])))
+    }
 }
 
 pub struct SharedInput {
@@ -194,6 +231,7 @@ impl Loader<'_> {
                     name,
                     data,
                     lazy: false,
+                    indexed: None,
                 })),
                 Some([3, 0]) => self.shared.push(SharedInput {
                     name,
@@ -289,6 +327,14 @@ fn find_library(
 /// The members of an archive as load items: its objects (lazy unless `--whole-archive`), the files of a thin
 /// archive's members, and errors.
 fn archive_items(path: &Path, name: &str, data: Data, thin: bool, flags: InputFlags) -> Vec<Item> {
+    // A regular archive whose members are linked on demand is read through its symbol index, if it has one.
+    if !thin && !flags.whole_archive {
+        match indexed_members(name, data) {
+            Ok(Some(items)) => return items,
+            Ok(None) => {}
+            Err(e) => return vec![Item::Error(format!("{name}: {e}"))],
+        }
+    }
     let members = match archive_members(data, thin) {
         Ok(m) => m,
         Err(e) => return vec![Item::Error(format!("{name}: {e}"))],
@@ -316,6 +362,7 @@ fn archive_items(path: &Path, name: &str, data: Data, thin: bool, flags: InputFl
                 name: display,
                 data,
                 lazy: !flags.whole_archive,
+                indexed: None,
             }));
         } else if data.starts_with(b"BC\xc0\xde") {
             items.push(Item::Error(format!(
@@ -346,67 +393,186 @@ pub fn archive_members(data: Data, thin: bool) -> std::result::Result<Vec<Member
         if data.len() - off == 1 && data[off] == b'\n' {
             break;
         }
-        let hdr = data
-            .get(off..off + 60)
-            .ok_or_else(|| format!("truncated archive member header at offset {off}"))?;
-        if &hdr[58..60] != b"`\n" {
-            return Err(format!("corrupt archive member header at offset {off}"));
+        let (member, next) = member_at(data, off, long_names, thin)?;
+        match member {
+            Some(m) => out.push(m),
+            None if member_header(data, off)?.0 == b"//" => {
+                long_names = member_body(data, off, true)?;
+            }
+            None => {}
         }
-        let size: usize = std::str::from_utf8(&hdr[48..58])
-            .ok()
-            .and_then(|s| s.trim().parse().ok())
-            .ok_or_else(|| format!("corrupt archive member size at offset {off}"))?;
-        let raw_name = trim_right(&hdr[0..16]);
-        let body_off = off + 60;
-        let is_table = raw_name == b"/"
-            || raw_name == b"//"
-            || raw_name == b"/SYM64/"
-            || raw_name == b"__.SYMDEF";
-        // In a thin archive only the tables are stored inline; members live in their own files.
-        let stored = if thin && !is_table { 0 } else { size };
-        let body = data.get(body_off..body_off + stored).ok_or_else(|| {
-            format!("truncated archive: member at offset {off} claims {size} bytes")
-        })?;
-        if raw_name == b"//" {
-            long_names = body;
-        } else if !is_table {
-            let name = if let Some(idx) = raw_name.strip_prefix(b"/") {
-                let i: usize = std::str::from_utf8(idx)
-                    .ok()
-                    .and_then(|s| s.parse().ok())
-                    .ok_or_else(|| format!("corrupt long member name at offset {off}"))?;
-                let rest = long_names
-                    .get(i..)
-                    .ok_or_else(|| format!("long member name out of range at offset {off}"))?;
-                let end = rest.iter().position(|&b| b == b'\n').unwrap_or(rest.len());
-                let n = &rest[..end];
-                n.strip_suffix(b"/").unwrap_or(n)
-            } else if let Some(len) = raw_name.strip_prefix(b"#1/") {
-                // BSD long name: stored at the start of the body.
-                let n: usize = std::str::from_utf8(len)
-                    .ok()
-                    .and_then(|s| s.parse().ok())
-                    .unwrap_or(0);
-                let n = n.min(body.len());
-                let name = trim_nul(&body[..n]);
-                out.push(Member {
-                    name,
-                    data: Some(&body[n..]),
-                });
-                off = body_off + stored + (stored & 1);
-                continue;
-            } else {
-                raw_name.strip_suffix(b"/").unwrap_or(raw_name)
-            };
-            let name: &'static [u8] = name;
-            out.push(Member {
-                name,
-                data: if thin { None } else { Some(body) },
-            });
-        }
-        off = body_off + stored + (stored & 1);
+        off = next;
     }
     Ok(out)
+}
+
+/// The header at `off`, checked: its name field (trimmed) and the size it gives.
+fn member_header(data: Data, off: usize) -> std::result::Result<(&'static [u8], usize), String> {
+    let hdr = data
+        .get(off..off + 60)
+        .ok_or_else(|| format!("truncated archive member header at offset {off}"))?;
+    if &hdr[58..60] != b"`\n" {
+        return Err(format!("corrupt archive member header at offset {off}"));
+    }
+    let size: usize = std::str::from_utf8(&hdr[48..58])
+        .ok()
+        .and_then(|s| s.trim().parse().ok())
+        .ok_or_else(|| format!("corrupt archive member size at offset {off}"))?;
+    Ok((trim_right(&hdr[0..16]), size))
+}
+
+fn is_table(raw_name: &[u8]) -> bool {
+    matches!(raw_name, b"/" | b"//" | b"/SYM64/" | b"__.SYMDEF")
+}
+
+/// The stored body of the member whose header is at `off` (empty for a thin archive's member, unless `table`).
+fn member_body(data: Data, off: usize, stored: bool) -> std::result::Result<Data, String> {
+    let (_, size) = member_header(data, off)?;
+    let len = if stored { size } else { 0 };
+    data.get(off + 60..off + 60 + len)
+        .ok_or_else(|| format!("truncated archive: member at offset {off} claims {size} bytes"))
+}
+
+/// The member whose header is at `off` (`None` for the symbol index and the name table) and the offset of the
+/// next header.
+fn member_at(
+    data: Data,
+    off: usize,
+    long_names: Data,
+    thin: bool,
+) -> std::result::Result<(Option<Member>, usize), String> {
+    let (raw_name, size) = member_header(data, off)?;
+    let table = is_table(raw_name);
+    // In a thin archive only the tables are stored inline; members live in their own files.
+    let stored = if thin && !table { 0 } else { size };
+    let body = member_body(data, off, !thin || table)?;
+    let next = off + 60 + stored + (stored & 1);
+    if table {
+        return Ok((None, next));
+    }
+    let name = if let Some(idx) = raw_name.strip_prefix(b"/") {
+        let i: usize = std::str::from_utf8(idx)
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .ok_or_else(|| format!("corrupt long member name at offset {off}"))?;
+        let rest = long_names
+            .get(i..)
+            .ok_or_else(|| format!("long member name out of range at offset {off}"))?;
+        let end = rest.iter().position(|&b| b == b'\n').unwrap_or(rest.len());
+        let n = &rest[..end];
+        n.strip_suffix(b"/").unwrap_or(n)
+    } else if let Some(len) = raw_name.strip_prefix(b"#1/") {
+        // BSD long name: stored at the start of the body.
+        let n: usize = std::str::from_utf8(len)
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(0);
+        let n = n.min(body.len());
+        return Ok((
+            Some(Member {
+                name: trim_nul(&body[..n]),
+                data: Some(&body[n..]),
+            }),
+            next,
+        ));
+    } else {
+        raw_name.strip_suffix(b"/").unwrap_or(raw_name)
+    };
+    Ok((
+        Some(Member {
+            name,
+            data: if thin { None } else { Some(body) },
+        }),
+        next,
+    ))
+}
+
+/// The members of a regular archive that its GNU symbol index (`/` or `/SYM64/`, written by `ar` and `ranlib`)
+/// names, in archive order, each with the names the index says it defines: `None` for an archive without one.
+/// Members that define nothing are left out (only `--whole-archive` could link them, and that takes every member).
+///
+/// The index is trusted as GNU ld trusts it: a member is pulled in for the names listed for it, and its own symbol
+/// table is read only then.
+fn indexed_members(name: &str, data: Data) -> std::result::Result<Option<Vec<Item>>, String> {
+    let first = 8usize;
+    if data.len() <= first {
+        return Ok(None);
+    }
+    let (raw_name, _) = member_header(data, first)?;
+    let wide = match raw_name {
+        b"/" => false,
+        b"/SYM64/" => true,
+        _ => return Ok(None),
+    };
+    let index = member_body(data, first, true)?;
+    let (_, next) = member_at(data, first, &[], false)?;
+    let long_names = if next + 60 <= data.len() && member_header(data, next)?.0 == b"//" {
+        member_body(data, next, true)?
+    } else {
+        &[]
+    };
+    let w = if wide { 8 } else { 4 };
+    let word = |at: usize| -> Option<usize> {
+        let b = index.get(at..at + w)?;
+        Some(if wide {
+            u64::from_be_bytes(b.try_into().ok()?) as usize
+        } else {
+            u32::from_be_bytes(b.try_into().ok()?) as usize
+        })
+    };
+    let truncated = || "truncated archive symbol index".to_string();
+    let count = word(0).ok_or_else(truncated)?;
+    let strings_at = count
+        .checked_mul(w)
+        .and_then(|n| n.checked_add(w))
+        .filter(|&n| n <= index.len())
+        .ok_or_else(truncated)?;
+    // (member header offset, position in the index, name).
+    let mut entries: Vec<(usize, u32, &'static [u8])> = Vec::with_capacity(count);
+    let mut strings = &index[strings_at..];
+    for k in 0..count {
+        let off = word(w + k * w).ok_or_else(truncated)?;
+        // One pass finds the end and a version: a default version (`name@@VERSION`) binds `name`, as `parse`
+        // names an object's defined globals; a non-default one keeps its full name.
+        let stop = memchr::memchr2(0, b'@', strings).ok_or_else(truncated)?;
+        let (end, sym) = if strings[stop] == 0 {
+            (stop, &strings[..stop])
+        } else {
+            let end = stop + memchr::memchr(0, &strings[stop..]).ok_or_else(truncated)?;
+            let default = strings.get(stop + 1) == Some(&b'@');
+            (end, &strings[..if default { stop } else { end }])
+        };
+        strings = &strings[end + 1..];
+        if off < next || off >= data.len() {
+            return Err(format!(
+                "the symbol index places {} at offset {off}, outside the archive's members",
+                String::from_utf8_lossy(sym)
+            ));
+        }
+        entries.push((off, k as u32, sym));
+    }
+    // `ar` lists a member's names together, members in archive order; anything else is sorted into that order.
+    if !entries.is_sorted_by_key(|e| e.0) {
+        entries.sort_unstable_by_key(|e| (e.0, e.1));
+    }
+    let archive_name: &'static str = Box::leak(name.to_owned().into_boxed_str());
+    let mut items = Vec::new();
+    for group in entries.chunk_by(|a, b| a.0 == b.0) {
+        let defs = group.iter().map(|&(_, _, n)| Name::new(n)).collect();
+        let member = IndexedMember {
+            archive: data,
+            archive_name,
+            header: group[0].0,
+            long_names,
+        };
+        items.push(Item::Object(ObjectInput {
+            name: String::new(),
+            data: &[],
+            lazy: true,
+            indexed: Some((member, defs)),
+        }));
+    }
+    Ok(Some(items))
 }
 
 fn trim_right(s: &'static [u8]) -> &'static [u8] {
@@ -455,6 +621,114 @@ mod tests {
         assert_eq!(m[0].data, Some(&b"abc"[..]));
         assert_eq!(m[1].name, b"a_very_long_member_name.o");
         assert_eq!(m[1].data, Some(&b"xy"[..]));
+    }
+
+    /// An archive with a GNU symbol index (`/`, or `/SYM64/` when `wide`) listing `syms` as (name, member
+    /// number), a long-name table, and `members` as (name, body).
+    fn indexed_archive(wide: bool, syms: &[(&str, usize)], members: &[(&str, &[u8])]) -> Data {
+        let w = if wide { 8 } else { 4 };
+        let strings: Vec<u8> = syms
+            .iter()
+            .flat_map(|(n, _)| [n.as_bytes(), b"\0"].concat())
+            .collect();
+        let index_len = w + w * syms.len() + strings.len();
+        let long: Vec<u8> = members
+            .iter()
+            .flat_map(|(n, _)| format!("{n}/\n").into_bytes())
+            .collect();
+        let mut at = 8 + 60 + index_len + (index_len & 1) + 60 + long.len() + (long.len() & 1);
+        let mut headers = Vec::new();
+        let mut long_at = 0;
+        for (n, body) in members {
+            headers.push((at, format!("/{long_at}")));
+            long_at += n.len() + 2;
+            at += 60 + body.len() + (body.len() & 1);
+        }
+        let be = |v: usize| -> Vec<u8> {
+            if wide {
+                (v as u64).to_be_bytes().to_vec()
+            } else {
+                (v as u32).to_be_bytes().to_vec()
+            }
+        };
+        let mut index = be(syms.len());
+        for &(_, m) in syms {
+            index.extend(be(headers[m].0));
+        }
+        index.extend(&strings);
+        let mut a = b"!<arch>\n".to_vec();
+        a.extend(member(if wide { "/SYM64/" } else { "/" }, &index));
+        a.extend(member("//", &long));
+        for ((_, body), (_, hname)) in members.iter().zip(&headers) {
+            a.extend(member(hname, body));
+        }
+        Box::leak(a.into_boxed_slice())
+    }
+
+    fn indexed(items: Vec<Item>) -> Vec<(String, Data, Vec<&'static [u8]>)> {
+        items
+            .into_iter()
+            .map(|i| match i {
+                Item::Object(ObjectInput {
+                    indexed: Some((m, defs)),
+                    lazy: true,
+                    ..
+                }) => {
+                    let (name, data) = m.read().unwrap();
+                    (name, data, defs.iter().map(|d| d.bytes).collect())
+                }
+                _ => panic!("expected an indexed member"),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn symbol_index_names_members_and_their_definitions() {
+        for wide in [false, true] {
+            let a = indexed_archive(
+                wide,
+                // Out of member order, a default version (binds `v`) and a non-default one (kept whole).
+                &[("b1", 1), ("a1", 0), ("v@@V2", 1), ("a2", 0), ("old@V1", 1)],
+                &[
+                    ("first_member_long_name.o", b"\x7fELF-a"),
+                    ("m2.o", b"\x7fELF-bb"),
+                ],
+            );
+            let Ok(Some(items)) = indexed_members("lib.a", a) else {
+                panic!("no symbol index found")
+            };
+            let got = indexed(items);
+            assert_eq!(got.len(), 2);
+            assert_eq!(got[0].0, "lib.a(first_member_long_name.o)");
+            assert_eq!(got[0].1, b"\x7fELF-a");
+            assert_eq!(got[0].2, [&b"a1"[..], b"a2"]);
+            assert_eq!(got[1].0, "lib.a(m2.o)");
+            assert_eq!(got[1].1, b"\x7fELF-bb");
+            assert_eq!(got[1].2, [&b"b1"[..], b"v", b"old@V1"]);
+        }
+    }
+
+    #[test]
+    fn archive_without_index_is_walked() {
+        let mut a = b"!<arch>\n".to_vec();
+        a.extend(member("x.o/", b"\x7fELF"));
+        let a: &'static [u8] = Box::leak(a.into_boxed_slice());
+        assert!(matches!(indexed_members("lib.a", a), Ok(None)));
+    }
+
+    #[test]
+    fn bad_symbol_index_is_an_error() {
+        let a = indexed_archive(false, &[("f", 0)], &[("m.o", b"\x7fELF")]);
+        // The count claims more entries than the index holds.
+        let mut b = a.to_vec();
+        b[8 + 60..8 + 64].copy_from_slice(&1000u32.to_be_bytes());
+        let b: &'static [u8] = Box::leak(b.into_boxed_slice());
+        assert!(matches!(indexed_members("lib.a", b), Err(e) if e.contains("truncated")));
+        // An offset past the end of the archive.
+        let mut c = a.to_vec();
+        c[8 + 64..8 + 68].copy_from_slice(&(a.len() as u32 + 10).to_be_bytes());
+        let c: &'static [u8] = Box::leak(c.into_boxed_slice());
+        assert!(matches!(indexed_members("lib.a", c), Err(e) if e.contains("outside")));
     }
 
     #[test]

@@ -7,7 +7,7 @@
 
 use crate::diag::{Errors, Result};
 use crate::elf::{self, Data, Dyn, LE, Rela, Shdr, Sym};
-use crate::input::{Inputs, ObjectInput, SharedInput};
+use crate::input::{IndexedMember, Inputs, ObjectInput, SharedInput};
 use object::elf as E;
 use rayon::prelude::*;
 
@@ -186,6 +186,9 @@ pub struct ObjectFile {
     /// default). A default one (`name@@VERSION`) is renamed `name` here, so plain references bind to it; a
     /// non-default one (`name@VERSION`) keeps its full name and binds nothing.
     pub symvers: Vec<(u32, Data, bool)>,
+    /// An archive member not read yet (everything above empty), and the names its archive's symbol index says
+    /// it defines: [`ObjectFile::read_indexed`] reads it when resolution pulls it in.
+    pub indexed: Option<(IndexedMember, Vec<Name>)>,
 }
 
 impl ObjectFile {
@@ -348,7 +351,32 @@ fn classify(name: &[u8], sh: &Shdr) -> SectionKind {
 }
 
 fn parse_object(input: ObjectInput) -> std::result::Result<ObjectFile, String> {
-    let ObjectInput { name, data, lazy } = input;
+    let ObjectInput {
+        name,
+        data,
+        lazy,
+        indexed,
+    } = input;
+    if indexed.is_some() {
+        return Ok(ObjectFile {
+            name,
+            data: &[],
+            lazy,
+            shdrs: &[],
+            shstrtab: &[],
+            sections: Vec::new(),
+            decompressed: Vec::new(),
+            syms: &[],
+            strtab: &[],
+            xindex: &[],
+            first_global: 0,
+            global_names: Vec::new(),
+            lazy_defined: Vec::new(),
+            comdats: Vec::new(),
+            symvers: Vec::new(),
+            indexed,
+        });
+    }
     let ctx = |e: String| format!("{name}: {e}");
     let eh = elf::file_header(data).map_err(ctx)?;
     let shdrs = elf::section_headers(data, eh).map_err(ctx)?;
@@ -386,11 +414,14 @@ fn parse_object(input: ObjectInput) -> std::result::Result<ObjectFile, String> {
     let mut global_names = Vec::with_capacity(syms.len().saturating_sub(first_global));
     let mut symvers = Vec::new();
     for (i, s) in syms.iter().enumerate().skip(first_global) {
-        let mut n =
-            elf::cstr(strtab, s.st_name.get(LE)).map_err(|e| ctx(format!("symbol {i}: {e}")))?;
-        if s.st_shndx.get(LE) != E::SHN_UNDEF
-            && let Some(at) = memchr::memchr(b'@', n)
-        {
+        let (mut n, at) = if s.st_shndx.get(LE) != E::SHN_UNDEF {
+            // A definition's name may carry a version: its end and its first '@' in one pass.
+            elf::cstr_at(strtab, s.st_name.get(LE))
+        } else {
+            elf::cstr(strtab, s.st_name.get(LE)).map(|n| (n, None))
+        }
+        .map_err(|e| ctx(format!("symbol {i}: {e}")))?;
+        if let Some(at) = at {
             let k = (i - first_global) as u32;
             if n.get(at + 1) == Some(&b'@') {
                 symvers.push((k, &n[at + 2..], true));
@@ -418,6 +449,7 @@ fn parse_object(input: ObjectInput) -> std::result::Result<ObjectFile, String> {
         comdats: Vec::new(),
         symvers,
         lazy_defined: Vec::new(),
+        indexed: None,
     };
     // Check every symbol's section index once, so later passes can index without checks. An archive member's
     // defined globals are noted on the way: resolution interns only those (re-reading the symbol tables of
@@ -443,6 +475,31 @@ fn parse_object(input: ObjectInput) -> std::result::Result<ObjectFile, String> {
 }
 
 impl ObjectFile {
+    /// Reads an archive member known only from its archive's symbol index (`indexed`), now that resolution pulls
+    /// it in: its header, then its symbols as for any member. Still lazy: `parse_sections` follows.
+    pub fn read_indexed(&self) -> std::result::Result<ObjectFile, String> {
+        let Some((member, _)) = &self.indexed else {
+            unreachable!("read_indexed on a member that was read")
+        };
+        let (name, data) = member.read()?;
+        if data.starts_with(b"BC\xc0\xde") {
+            return Err(format!(
+                "{name}: file is LLVM bitcode (LTO); rivet does not support LTO"
+            ));
+        }
+        if !data.starts_with(b"\x7fELF") {
+            return Err(format!(
+                "{name}: archive member is not an ELF object, yet the archive's symbol index lists it"
+            ));
+        }
+        parse_object(ObjectInput {
+            name,
+            data,
+            lazy: true,
+            indexed: None,
+        })
+    }
+
     /// Reads the section headers into `sections` (kinds, data, relocations) and the COMDAT groups. Done at parse
     /// time for plain objects and once resolution pulls it in for an archive member (most members of a large
     /// link never are).

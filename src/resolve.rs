@@ -168,7 +168,8 @@ pub fn resolve(config: &Config, parsed: Parsed) -> Result<Resolved> {
     let lazy_defs: Vec<(Vec<Name>, &[u32])> = objects
         .par_iter()
         .map(|o| {
-            if !o.lazy {
+            // A member read through the symbol index: its index names (used in place, below).
+            if !o.lazy || o.indexed.is_some() {
                 return (Vec::new(), &[][..]);
             }
             let index = &o.lazy_defined[..];
@@ -181,7 +182,9 @@ pub fn resolve(config: &Config, parsed: Parsed) -> Result<Resolved> {
     let mut lists: Vec<&[Name]> = Vec::with_capacity(1 + objects.len() + shared.len());
     lists.push(&extra);
     lists.extend(objects.iter().zip(&lazy_defs).map(|(o, (defs, _))| {
-        if o.lazy {
+        if let Some((_, index)) = &o.indexed {
+            &index[..]
+        } else if o.lazy {
             &defs[..]
         } else {
             &o.global_names[..]
@@ -203,12 +206,13 @@ pub fn resolve(config: &Config, parsed: Parsed) -> Result<Resolved> {
         wrap.insert(real, sym);
     }
     let interned_ids: Vec<Vec<u32>> = all_ids.by_ref().take(objects.len()).collect();
-    // Members' ids back at their symbol indices (NONE for references, filled in if the member is pulled).
+    // Members' ids back at their symbol indices (NONE for references, filled in if the member is pulled). A
+    // member read through the symbol index has the ids of its index names until it is pulled in and read.
     let mut object_ids: Vec<Vec<u32>> = interned_ids
         .into_par_iter()
         .zip(objects.par_iter().zip(lazy_defs.par_iter()))
         .map(|(ids, (o, (_, index)))| {
-            if !o.lazy {
+            if !o.lazy || o.indexed.is_some() {
                 return ids;
             }
             let mut full = vec![NONE; o.global_names.len()];
@@ -231,14 +235,14 @@ pub fn resolve(config: &Config, parsed: Parsed) -> Result<Resolved> {
 
     let t = crate::timing::span("archive members");
     let (object_live, extracted) = pull_archive_members(
-        &objects,
+        &mut objects,
         &shared,
         &mut object_ids,
         &shared_ids,
         &extra_ids[..roots_len],
         &names,
         &wrap,
-    );
+    )?;
     // Names only pulled members' references use, which nothing defines (weak or linker-defined symbols,
     // undefined errors): new ids, in input order.
     for (f, o) in objects.iter().enumerate() {
@@ -461,6 +465,7 @@ pub fn resolve(config: &Config, parsed: Parsed) -> Result<Resolved> {
         .for_each(|(o, _)| {
             o.global_names = Vec::new();
             o.lazy_defined = Vec::new();
+            o.indexed = None;
         });
     let common = common_size
         .into_iter()
@@ -752,14 +757,14 @@ fn leak(s: &[u8]) -> &'static [u8] {
 
 /// Decides which archive members are live, in rounds (see the module comment).
 fn pull_archive_members(
-    objects: &[ObjectFile],
+    objects: &mut [ObjectFile],
     shared: &[SharedFile],
     object_ids: &mut [Vec<u32>],
     shared_ids: &[Vec<u32>],
     extra_ids: &[u32],
     names: &crate::intern::Interned,
     wrap: &HashMap<u32, u32>,
-) -> (Vec<bool>, Vec<Extraction>) {
+) -> Result<(Vec<bool>, Vec<Extraction>)> {
     let n = names.unique.len();
     let live: Vec<AtomicBool> = objects.iter().map(|o| AtomicBool::new(!o.lazy)).collect();
     let defined: Vec<AtomicBool> = per_symbol(n, || AtomicBool::new(false));
@@ -770,7 +775,8 @@ fn pull_archive_members(
         .filter(|(_, o)| o.lazy)
         .for_each(|(f, o)| {
             for (k, &g) in object_ids[f].iter().enumerate() {
-                if g != NONE && is_defined(o, o.first_global + k) {
+                // A member not read yet defines (by its archive's index) every name it has an id for.
+                if g != NONE && (o.indexed.is_some() || is_defined(o, o.first_global + k)) {
                     first_lazy[g as usize].fetch_min(f as u32, Relaxed);
                 }
             }
@@ -797,6 +803,27 @@ fn pull_archive_members(
     let mut extracted: Vec<Extraction> = Vec::new();
     let mut frontier: Vec<usize> = (0..objects.len()).filter(|&f| !objects[f].lazy).collect();
     loop {
+        // Newly pulled members known only from their archive's index are read now.
+        let read: Vec<(usize, std::result::Result<ObjectFile, String>)> = frontier
+            .par_iter()
+            .filter(|&&f| objects[f].indexed.is_some())
+            .map(|&f| (f, objects[f].read_indexed()))
+            .collect();
+        let mut errors = Vec::new();
+        for (f, r) in read {
+            match r {
+                Ok(o) => {
+                    objects[f] = o;
+                    // Ids from here on are by symbol index, filled in below.
+                    object_ids[f] = vec![NONE; objects[f].global_names.len()];
+                }
+                Err(e) => errors.push(e),
+            }
+        }
+        if !errors.is_empty() {
+            return Err(Errors(errors));
+        }
+        let objects = &*objects;
         // Newly pulled members: ids for their references, where some file defines the name.
         let filled: Vec<(usize, Vec<u32>)> = frontier
             .par_iter()
@@ -828,7 +855,8 @@ fn pull_archive_members(
         frontier.par_iter().for_each(|&f| {
             let o = &objects[f];
             for (k, &g) in object_ids[f].iter().enumerate() {
-                if is_defined(o, o.first_global + k) {
+                // NONE: a definition its archive's index did not list, which nothing else names.
+                if g != NONE && is_defined(o, o.first_global + k) {
                     defined[g as usize].store(true, Relaxed);
                 }
             }
@@ -877,10 +905,14 @@ fn pull_archive_members(
         frontier = next.iter().map(|e| e.member as usize).collect();
         extracted.extend(next);
     }
-    (
-        live.into_iter().map(AtomicBool::into_inner).collect(),
-        extracted,
-    )
+    let live: Vec<bool> = live.into_iter().map(AtomicBool::into_inner).collect();
+    // Members never read keep no ids (they have no symbols to index them by).
+    for (f, o) in objects.iter().enumerate() {
+        if o.indexed.is_some() && !live[f] {
+            object_ids[f] = Vec::new();
+        }
+    }
+    Ok((live, extracted))
 }
 
 /// `--warn-common`: GNU ld's warnings for each common symbol merged with another common or a definition, in input

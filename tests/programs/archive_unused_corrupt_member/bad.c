@@ -1,0 +1,1 @@
+int bad(void) { return 2; }

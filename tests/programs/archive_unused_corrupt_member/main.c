@@ -1,0 +1,3 @@
+#include <stdio.h>
+int good(void);
+int main(void) { printf("%d\n", good()); return 0; }
