@@ -7,7 +7,9 @@
 //! Rules (those of lld and GNU ld): a defined symbol in an object beats a common one, which beats a shared-object
 //! definition; strong beats weak; among equals the first in input order wins. An archive member is pulled in when
 //! a live file has a non-weak undefined reference that no live object or shared object defines; members are pulled
-//! in rounds until a round adds none, so the result is independent of thread timing and of group boundaries.
+//! in rounds until a round adds none, so the result is independent of thread timing and of group boundaries. A
+//! member of an archive with a symbol index is known by the names the index lists for it until a round pulls it
+//! in; only then is it read (`ObjectFile::read_indexed`).
 
 use crate::args::Config;
 use crate::diag::{Errors, Result, demangle};
