@@ -425,7 +425,8 @@ fn is_table(raw_name: &[u8]) -> bool {
     matches!(raw_name, b"/" | b"//" | b"/SYM64/" | b"__.SYMDEF")
 }
 
-/// The stored body of the member whose header is at `off` (empty for a thin archive's member, unless `table`).
+/// The body of the member whose header is at `off`, checked to lie in the archive; empty unless `stored` (a thin
+/// archive stores only its tables inline).
 fn member_body(data: Data, off: usize, stored: bool) -> std::result::Result<Data, String> {
     let (_, size) = member_header(data, off)?;
     let len = if stored { size } else { 0 };
