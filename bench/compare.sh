@@ -7,7 +7,8 @@
 # release mode, then runs ../shared/bench/run.sh once per workload with: rivet (default threads), rivet
 # --threads=1, wild, mold and ld.lld-19, all linking in the measured process (--no-fork; run.sh adds it for wild
 # and mold), wild and mold with --threads=1 (rivet-t1's peers), wild --no-gc-sections on the workloads that do
-# not ask for --gc-sections (wild collects garbage by default), the @read/@write I/O floor, and rivet, wild and
+# not ask for --gc-sections (wild collects garbage by default; there its --threads=1 and --update-in-place rows
+# get --no-gc-sections too), the @read/@write I/O floor, and rivet, wild and
 # mold with --fork (each one's default: the caller waits only until the output is written, so only their wall
 # time means anything), wild with --update-in-place (rivet and mold update an existing output in place by
 # default) and rivet with --no-update-in-place (a new output file every time, wild's default).
@@ -30,11 +31,15 @@ for w in "${workloads[@]}"; do
     # Like-for-like with run.sh's default (--no-fork for mold and wild): every linker links in the measured
     # process. The *-fork rows are each linker's default, where only wall time is meaningful.
     specs=("rivet=$RIVET --no-fork" "rivet-t1=$RIVET --no-fork --threads=1" wild mold ld.lld-19
-        "rivet-fork=$RIVET --fork" "wild-fork=wild --fork" "mold-fork=mold --fork"
-        "wild-t1=wild --threads=1" "mold-t1=mold --threads=1"
-        "rivet-fresh=$RIVET --no-fork --no-update-in-place" "wild-inplace=wild --update-in-place")
+        "rivet-fork=$RIVET --fork" "wild-fork=wild --fork" "mold-fork=mold --fork" "mold-t1=mold --threads=1"
+        "rivet-fresh=$RIVET --no-fork --no-update-in-place")
+    # wild collects garbage unless told not to: on the workloads that do not ask for --gc-sections, its
+    # single-thread and in-place rows (rivet-t1's and rivet's like-for-like peers) run with --no-gc-sections.
     case "$w" in
-        clang-tool|clang-so) specs+=("wild-nogc=wild --no-gc-sections") ;;
+        clang-tool|clang-so) specs+=("wild-nogc=wild --no-gc-sections"
+            "wild-nogc-t1=wild --no-gc-sections --threads=1"
+            "wild-nogc-inplace=wild --no-gc-sections --update-in-place") ;;
+        *) specs+=("wild-t1=wild --threads=1" "wild-inplace=wild --update-in-place") ;;
     esac
     # run.sh rotates the order, so each row always runs right after the same one. The I/O floor goes last, @read
     # after @write: @write leaves an output's worth of dirty page cache, which the kernel writes back while the
