@@ -479,7 +479,7 @@ impl ObjectFile {
     /// it in: its header, then its symbols as for any member. Still lazy: `parse_sections` follows.
     pub fn read_indexed(&self) -> std::result::Result<ObjectFile, String> {
         let Some((member, _)) = &self.indexed else {
-            unreachable!("read_indexed on a member that was read")
+            return Err(format!("{}: internal error: member read twice", self.name));
         };
         let (name, data) = member.read()?;
         if data.starts_with(b"BC\xc0\xde") {
