@@ -2,8 +2,9 @@
 //!
 //! Input: the `Config` from `args`. Output: [`Inputs`], the relocatable objects (archive members included, in
 //! command-line order, each marked lazy unless `--whole-archive` or outside an archive) and the shared objects
-//! (in command-line order). Linker-script inputs (`libc.so`) are expanded in place. A regular archive with a
-//! symbol index contributes its members as the index describes them ([`IndexedMember`]), unread.
+//! (in command-line order). Linker-script inputs (`libc.so`) are expanded in place. An archive with a symbol
+//! index contributes its members as the index describes them ([`IndexedMember`]), unread (a thin archive's
+//! member files unmapped).
 //!
 //! File mappings are never unmapped: every later pass borrows from them for the rest of the process (DESIGN.md,
 //! rule 5), so they are leaked as `&'static [u8]`.
@@ -42,22 +43,36 @@ pub struct IndexedMember {
     pub header: usize,
     /// The archive's long member name table (`//`).
     pub long_names: Data,
+    /// For a thin archive, the directory its member paths are relative to: the member is then mapped from its
+    /// own file when read.
+    pub thin_dir: Option<&'static Path>,
 }
 
 impl IndexedMember {
     /// The member's display name (`archive.a(member.o)`) and contents.
     pub fn read(&self) -> std::result::Result<(String, Data), String> {
-        let m = member_at(self.archive, self.header, self.long_names, false)
-            .map_err(|e| format!("{}: {e}", self.archive_name))?
-            .0
-            .ok_or_else(|| {
-                format!(
-                    "{}: the symbol index names a table, not a member, at offset {}",
-                    self.archive_name, self.header
-                )
-            })?;
-        let name = format!("{}({})", self.archive_name, String::from_utf8_lossy(m.name));
-        Ok((name, m.data.unwrap_or(&[])))
+        let m = member_at(
+            self.archive,
+            self.header,
+            self.long_names,
+            self.thin_dir.is_some(),
+        )
+        .map_err(|e| format!("{}: {e}", self.archive_name))?
+        .0
+        .ok_or_else(|| {
+            format!(
+                "{}: the symbol index names a table, not a member, at offset {}",
+                self.archive_name, self.header
+            )
+        })?;
+        let member = String::from_utf8_lossy(m.name);
+        let data = match (m.data, self.thin_dir) {
+            (Some(d), _) => d,
+            (None, Some(dir)) => map_file(&dir.join(&*member))
+                .map_err(|e| format!("{}: thin archive member: {e}", self.archive_name))?,
+            (None, None) => &[],
+        };
+        Ok((format!("{}({member})", self.archive_name), data))
     }
 }
 
@@ -122,7 +137,7 @@ pub fn load(config: &Config) -> Result<Inputs> {
                 data,
                 thin,
                 flags,
-            } => archive_items(&path, &name, data, thin, flags),
+            } => archive_items(&path, &name, data, thin, flags, config.reproduce.is_some()),
             other => vec![other],
         })
         .collect();
@@ -326,10 +341,22 @@ fn find_library(
 
 /// The members of an archive as load items: its objects (lazy unless `--whole-archive`), the files of a thin
 /// archive's members, and errors.
-fn archive_items(path: &Path, name: &str, data: Data, thin: bool, flags: InputFlags) -> Vec<Item> {
-    // A regular archive whose members are linked on demand is read through its symbol index, if it has one.
-    if !thin && !flags.whole_archive {
-        match indexed_members(name, data) {
+fn archive_items(
+    path: &Path,
+    name: &str,
+    data: Data,
+    thin: bool,
+    flags: InputFlags,
+    reproducing: bool,
+) -> Vec<Item> {
+    let dir = path.parent().unwrap_or(Path::new(""));
+    // An archive whose members are linked on demand is read through its symbol index, if it has one. A thin
+    // archive's members are then mapped only when pulled in, except with --reproduce, whose archive lists every
+    // file read before resolution.
+    if !(flags.whole_archive || thin && reproducing) {
+        let thin_dir: Option<&'static Path> =
+            thin.then(|| &*Box::leak(dir.to_path_buf().into_boxed_path()));
+        match indexed_members(name, data, thin_dir) {
             Ok(Some(items)) => return items,
             Ok(None) => {}
             Err(e) => return vec![Item::Error(format!("{name}: {e}"))],
@@ -339,7 +366,6 @@ fn archive_items(path: &Path, name: &str, data: Data, thin: bool, flags: InputFl
         Ok(m) => m,
         Err(e) => return vec![Item::Error(format!("{name}: {e}"))],
     };
-    let dir = path.parent().unwrap_or(Path::new(""));
     let mut items = Vec::with_capacity(members.len());
     for m in members {
         let member_name = String::from_utf8_lossy(m.name).into_owned();
@@ -488,13 +514,17 @@ fn member_at(
     ))
 }
 
-/// The members of a regular archive that its GNU symbol index (`/` or `/SYM64/`, written by `ar` and `ranlib`)
+/// The members of an archive that its GNU symbol index (`/` or `/SYM64/`, written by `ar` and `ranlib`)
 /// names, in archive order, each with the names the index says it defines: `None` for an archive without one.
 /// Members that define nothing are left out (only `--whole-archive` could link them, and that takes every member).
 ///
 /// The index is trusted as GNU ld trusts it: a member is pulled in for the names listed for it, and its own symbol
 /// table is read only then.
-fn indexed_members(name: &str, data: Data) -> std::result::Result<Option<Vec<Item>>, String> {
+fn indexed_members(
+    name: &str,
+    data: Data,
+    thin_dir: Option<&'static Path>,
+) -> std::result::Result<Option<Vec<Item>>, String> {
     let first = 8usize;
     if data.len() <= first {
         return Ok(None);
@@ -565,6 +595,7 @@ fn indexed_members(name: &str, data: Data) -> std::result::Result<Option<Vec<Ite
             archive_name,
             header: group[0].0,
             long_names,
+            thin_dir,
         };
         items.push(Item::Object(ObjectInput {
             name: String::new(),
@@ -695,7 +726,7 @@ mod tests {
                     ("m2.o", b"\x7fELF-bb"),
                 ],
             );
-            let Ok(Some(items)) = indexed_members("lib.a", a) else {
+            let Ok(Some(items)) = indexed_members("lib.a", a, None) else {
                 panic!("no symbol index found")
             };
             let got = indexed(items);
@@ -714,7 +745,7 @@ mod tests {
         let mut a = b"!<arch>\n".to_vec();
         a.extend(member("x.o/", b"\x7fELF"));
         let a: &'static [u8] = Box::leak(a.into_boxed_slice());
-        assert!(matches!(indexed_members("lib.a", a), Ok(None)));
+        assert!(matches!(indexed_members("lib.a", a, None), Ok(None)));
     }
 
     #[test]
@@ -724,12 +755,12 @@ mod tests {
         let mut b = a.to_vec();
         b[8 + 60..8 + 64].copy_from_slice(&1000u32.to_be_bytes());
         let b: &'static [u8] = Box::leak(b.into_boxed_slice());
-        assert!(matches!(indexed_members("lib.a", b), Err(e) if e.contains("truncated")));
+        assert!(matches!(indexed_members("lib.a", b, None), Err(e) if e.contains("truncated")));
         // An offset past the end of the archive.
         let mut c = a.to_vec();
         c[8 + 64..8 + 68].copy_from_slice(&(a.len() as u32 + 10).to_be_bytes());
         let c: &'static [u8] = Box::leak(c.into_boxed_slice());
-        assert!(matches!(indexed_members("lib.a", c), Err(e) if e.contains("outside")));
+        assert!(matches!(indexed_members("lib.a", c, None), Err(e) if e.contains("outside")));
     }
 
     #[test]

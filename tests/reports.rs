@@ -351,7 +351,8 @@ fn output_too_large_for_tmpfs() {
 }
 
 /// `--reproduce=FILE.tar`: the tar holds the inputs and a response file; linking again from the extracted copy
-/// (with the original inputs moved away) gives a byte-identical output.
+/// (with the original inputs moved away) gives a byte-identical output. A thin archive's member files are inputs
+/// too.
 #[test]
 fn reproduce() {
     let Some((linker, dir)) = common::rivet_only(
@@ -363,14 +364,18 @@ fn reproduce() {
     };
     std::fs::write(
         dir.join("main.c"),
-        "#include <stdio.h>\nint lib_fn(int);\nint main(void) { printf(\"%d\\n\", lib_fn(20)); return 0; }\n",
+        "#include <stdio.h>\nint lib_fn(int);\nint thin_fn(int);\n\
+         int main(void) { printf(\"%d\\n\", lib_fn(thin_fn(10))); return 0; }\n",
     )
     .unwrap();
     std::fs::write(dir.join("lib.c"), "int lib_fn(int x) { return x + 22; }\n").unwrap();
+    std::fs::write(dir.join("thin.c"), "int thin_fn(int x) { return 2 * x; }\n").unwrap();
     std::fs::write(dir.join("v.map"), "{ global: main; local: *; };\n").unwrap();
-    run("gcc", &["-c", "main.c", "lib.c"], &dir);
+    run("gcc", &["-c", "main.c", "lib.c", "thin.c"], &dir);
     std::fs::create_dir_all(dir.join("libs")).unwrap();
     run("ar", &["rcs", "libs/libl.a", "lib.o"], &dir);
+    std::fs::rename(dir.join("thin.o"), dir.join("libs/thin.o")).unwrap();
+    run("ar", &["rcsT", "libs/libt.a", "libs/thin.o"], &dir);
     let shim = common::ld_shim_dir(&linker, "reproduce");
     let out = common::tool(
         "gcc",
@@ -381,6 +386,7 @@ fn reproduce() {
             "main.o",
             "-Llibs",
             "-ll",
+            "-lt",
             "-Wl,--version-script=v.map",
             "-Wl,--reproduce=repro.tar",
         ],
@@ -397,6 +403,8 @@ fn reproduce() {
         "repro/version.txt",
         "/main.o",
         "/libs/libl.a",
+        "/libs/libt.a",
+        "/libs/thin.o",
         "/v.map",
     ] {
         assert!(
@@ -408,7 +416,14 @@ fn reproduce() {
     let x = dir.join("x");
     std::fs::create_dir_all(&x).unwrap();
     run("tar", &["xf", "../repro.tar"], &x);
-    for f in ["main.o", "lib.o", "libs/libl.a", "v.map"] {
+    for f in [
+        "main.o",
+        "lib.o",
+        "libs/libl.a",
+        "libs/libt.a",
+        "libs/thin.o",
+        "v.map",
+    ] {
         std::fs::remove_file(dir.join(f)).unwrap();
     }
     let again = common::tool(
