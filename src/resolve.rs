@@ -262,7 +262,7 @@ pub fn resolve(config: &Config, parsed: Parsed) -> Result<Resolved> {
     let errors: Vec<String> = objects
         .par_iter_mut()
         .enumerate()
-        .filter(|(f, o)| o.lazy && object_live[*f])
+        .filter(|(f, o)| o.lazy && object_live[*f] && o.sections.len() != o.shdrs.len())
         .filter_map(|(_, o)| o.parse_sections().err())
         .collect();
     if !errors.is_empty() {
@@ -811,9 +811,11 @@ fn pull_archive_members(
             .par_iter()
             .filter(|&&f| objects[f].indexed.is_some())
             .map(|&f| {
-                let r = objects[f].read_indexed().map(|o| {
+                // Its sections too, while its headers are in cache (`parse_sections` skips it later).
+                let r = objects[f].read_indexed().and_then(|mut o| {
+                    o.parse_sections()?;
                     let ids = ids_from_index(&o, &objects[f], &object_ids[f]);
-                    (o, ids)
+                    Ok((o, ids))
                 });
                 (f, r)
             })
