@@ -51,20 +51,18 @@ pub struct IndexedMember {
 impl IndexedMember {
     /// The member's display name (`archive.a(member.o)`) and contents.
     pub fn read(&self) -> std::result::Result<(String, Data), String> {
-        let m = member_at(
-            self.archive,
-            self.header,
-            self.long_names,
-            self.thin_dir.is_some(),
-        )
-        .map_err(|e| format!("{}: {e}", self.archive_name))?
-        .0
-        .ok_or_else(|| {
-            format!(
-                "{}: the symbol index names a table, not a member, at offset {}",
-                self.archive_name, self.header
-            )
-        })?;
+        let at = |e| format!("{}: {e}", self.archive_name);
+        let header = member_header(self.archive, self.header).map_err(at)?;
+        let thin = self.thin_dir.is_some();
+        let m = member_at(self.archive, self.header, header, self.long_names, thin)
+            .map_err(at)?
+            .0
+            .ok_or_else(|| {
+                format!(
+                    "{}: the symbol index names a table, not a member, at offset {}",
+                    self.archive_name, self.header
+                )
+            })?;
         let member = String::from_utf8_lossy(m.name);
         let data = match (m.data, self.thin_dir) {
             (Some(d), _) => d,
@@ -419,14 +417,12 @@ pub fn archive_members(data: Data, thin: bool) -> std::result::Result<Vec<Member
         if data.len() - off == 1 && data[off] == b'\n' {
             break;
         }
-        let (member, next) = member_at(data, off, long_names, thin)?;
-        match member {
-            Some(m) => out.push(m),
-            None if member_header(data, off)?.0 == b"//" => {
-                long_names = member_body(data, off, true)?;
-            }
-            None => {}
+        let header = member_header(data, off)?;
+        if header.0 == b"//" {
+            long_names = member_body(data, off, header.1)?;
         }
+        let (member, next) = member_at(data, off, header, long_names, thin)?;
+        out.extend(member);
         off = next;
     }
     Ok(out)
@@ -451,29 +447,31 @@ fn is_table(raw_name: &[u8]) -> bool {
     matches!(raw_name, b"/" | b"//" | b"/SYM64/" | b"__.SYMDEF")
 }
 
-/// The body of the member whose header is at `off`, checked to lie in the archive; empty unless `stored` (a thin
-/// archive stores only its tables inline).
-fn member_body(data: Data, off: usize, stored: bool) -> std::result::Result<Data, String> {
-    let (_, size) = member_header(data, off)?;
-    let len = if stored { size } else { 0 };
-    data.get(off + 60..off + 60 + len)
-        .ok_or_else(|| format!("truncated archive: member at offset {off} claims {size} bytes"))
+/// The `stored` bytes after the header at `off`, checked to lie in the archive.
+fn member_body(data: Data, off: usize, stored: usize) -> std::result::Result<Data, String> {
+    data.get(off + 60..off + 60 + stored)
+        .ok_or_else(|| format!("truncated archive: member at offset {off} claims {stored} bytes"))
 }
 
-/// The member whose header is at `off` (`None` for the symbol index and the name table) and the offset of the
-/// next header.
+/// Where the header after the one at `off`, whose member stores `stored` bytes, is (members are 2-byte aligned).
+fn next_header(off: usize, stored: usize) -> usize {
+    off + 60 + stored + (stored & 1)
+}
+
+/// The member whose header, read by `member_header`, is at `off` (`None` for the symbol index and the name
+/// table) and the offset of the next header.
 fn member_at(
     data: Data,
     off: usize,
+    (raw_name, size): (&'static [u8], usize),
     long_names: Data,
     thin: bool,
 ) -> std::result::Result<(Option<Member>, usize), String> {
-    let (raw_name, size) = member_header(data, off)?;
     let table = is_table(raw_name);
     // In a thin archive only the tables are stored inline; members live in their own files.
     let stored = if thin && !table { 0 } else { size };
-    let body = member_body(data, off, !thin || table)?;
-    let next = off + 60 + stored + (stored & 1);
+    let body = member_body(data, off, stored)?;
+    let next = next_header(off, stored);
     if table {
         return Ok((None, next));
     }
@@ -529,18 +527,19 @@ fn indexed_members(
     if data.len() <= first {
         return Ok(None);
     }
-    let (raw_name, _) = member_header(data, first)?;
+    let (raw_name, size) = member_header(data, first)?;
     let wide = match raw_name {
         b"/" => false,
         b"/SYM64/" => true,
         _ => return Ok(None),
     };
-    let index = member_body(data, first, true)?;
-    let (_, next) = member_at(data, first, &[], false)?;
-    let long_names = if next + 60 <= data.len() && member_header(data, next)?.0 == b"//" {
-        member_body(data, next, true)?
-    } else {
-        &[]
+    let index = member_body(data, first, size)?;
+    let next = next_header(first, size);
+    // The long-name table, which `ar` writes right after the index, if it is there.
+    let long_names = match member_header(data, next) {
+        Ok((b"//", len)) => member_body(data, next, len)?,
+        Err(e) if next + 60 <= data.len() => return Err(e),
+        _ => &[],
     };
     let w = if wide { 8 } else { 4 };
     let word = |at: usize| -> Option<usize> {

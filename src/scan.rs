@@ -144,12 +144,11 @@ impl WriteCheck {
 }
 
 /// Whether the output may be written into the existing file (`--update-in-place`): the mapped output is on, and
-/// the output path names a regular file with one link (what `write` requires of a file it reuses).
+/// the output path names a file `write` could reuse.
 fn may_update_in_place(config: &Config) -> bool {
-    use std::os::unix::fs::MetadataExt;
     config.update_in_place
         && config.mmap_output
-        && std::fs::symlink_metadata(&config.output).is_ok_and(|m| m.is_file() && m.nlink() == 1)
+        && std::fs::symlink_metadata(&config.output).is_ok_and(|m| crate::write::reusable(&m))
 }
 
 /// Per-section outcome of the architecture's scan.

@@ -572,9 +572,8 @@ impl OldOutput {
 /// mapping of existing blocks would not notice.
 fn take_old_output(out: &Path, tmp: &Path, size: u64) -> Option<OldOutput> {
     use std::os::fd::AsRawFd;
-    use std::os::unix::fs::MetadataExt;
     let meta = std::fs::symlink_metadata(out).ok()?;
-    if !meta.is_file() || meta.nlink() != 1 || size > file_size_limit() {
+    if !reusable(&meta) || size > file_size_limit() {
         return None;
     }
     std::fs::rename(out, tmp).ok()?;
@@ -603,6 +602,13 @@ fn take_old_output(out: &Path, tmp: &Path, size: u64) -> Option<OldOutput> {
             None
         }
     }
+}
+
+/// Whether a file `--update-in-place` may write into, by its metadata: a regular file with one name (other hard
+/// links would see the change). `take_old_output` checks the rest when it takes the file.
+pub fn reusable(meta: &std::fs::Metadata) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    meta.is_file() && meta.nlink() == 1
 }
 
 /// The largest file this process may write (`RLIMIT_FSIZE`), in bytes.
