@@ -1072,12 +1072,11 @@ pub fn layout<A: Arch>(
             })
             .collect();
     }
-    let mut aux_index = vec![NONE; space.total];
+    // Filled on all threads: one entry per symbol, locals included (clang-so: 1.5 ms of page faults on one).
+    let mut aux_index: Vec<u32> = Vec::with_capacity(space.total);
+    aux_index.par_extend(rayon::iter::repeat_n(NONE, space.total));
     let mut aux: Vec<Aux> = Vec::new();
-    let mut all_aux_ids = aux_ids.clone();
-    all_aux_ids.extend(exported.iter().copied());
-    all_aux_ids.sort_unstable();
-    all_aux_ids.dedup();
+    let mut all_aux_ids = merge_sorted(&aux_ids, &exported);
     let mut num_got = 0u32;
     let mut num_plt = 0u32;
     let mut num_iplt = 0u32;
@@ -2516,8 +2515,10 @@ fn assign_addresses(
         {
             addrs[id as usize] = plt + 16 + 16 * x.plt as u64;
         }
-        if let (Some(base), Target::Imported { .. }) = (copy_base, target_of(res, space, id))
-            && x.copied
+        // `copied` first: looking up the target of each of a shared object's GOT and PLT users only to find that
+        // none is copied cost clang-so 2 ms on one thread.
+        if x.copied
+            && let (Some(base), Target::Imported { .. }) = (copy_base, target_of(res, space, id))
         {
             addrs[id as usize] = base + x.copy_off;
         }
@@ -2683,6 +2684,28 @@ fn eval_defsym(expr: &str, lookup: impl Fn(&str) -> Option<u64>) -> Option<u64> 
     term(expr)
 }
 
+/// The ids of two sorted lists, sorted, each once: one pass instead of sorting both again (clang-so's 190K GOT, PLT
+/// and exported symbols: 1 ms on one thread).
+fn merge_sorted(a: &[u32], b: &[u32]) -> Vec<u32> {
+    debug_assert!(a.is_sorted() && b.is_sorted());
+    let mut out = Vec::with_capacity(a.len() + b.len());
+    let (mut i, mut j) = (0, 0);
+    while i < a.len() && j < b.len() {
+        let x = a[i].min(b[j]);
+        i += (a[i] == x) as usize;
+        j += (b[j] == x) as usize;
+        if out.last() != Some(&x) {
+            out.push(x);
+        }
+    }
+    for &x in a[i..].iter().chain(&b[j..]) {
+        if out.last() != Some(&x) {
+            out.push(x);
+        }
+    }
+    out
+}
+
 /// Address of symbol `i` of object `f` given the layout (0 for undefined and dropped).
 pub fn object_sym_addr(res: &Resolved, lay: &Layout, f: usize, i: usize) -> u64 {
     let o = &res.objects[f];
@@ -2797,7 +2820,18 @@ pub fn sym_target_is_live(res: &Resolved, lay: &Layout, t: Target) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::{encode_relr, output_name};
+    use super::{encode_relr, merge_sorted, output_name};
+
+    #[test]
+    fn merged_ids_are_sorted_and_unique() {
+        assert_eq!(
+            merge_sorted(&[1, 4, 9], &[2, 4, 10, 11]),
+            [1, 2, 4, 9, 10, 11]
+        );
+        assert_eq!(merge_sorted(&[], &[3, 5]), [3, 5]);
+        assert_eq!(merge_sorted(&[3, 5], &[]), [3, 5]);
+        assert_eq!(merge_sorted(&[7], &[7]), [7]);
+    }
 
     #[test]
     fn output_section_names() {
