@@ -349,7 +349,7 @@ pub fn write<A: Arch>(
     };
     let reusing = reused.is_some();
     let mut buf = if let Some(old) = reused {
-        let map = reuse_output(&old, size, dynstr_range.clone()).map_err(|e| {
+        let map = reuse_output(&old, size).map_err(|e| {
             old.give_back(out_path, &tmp);
             Errors::one(format!(
                 "cannot map output file {}: {e}",
@@ -411,13 +411,28 @@ pub fn write<A: Arch>(
     };
     put_dynstr(lay, buf.bytes(), dynstr);
     drop(t);
-    release_free_heap();
-    if let OutputBuffer::Mapped { map, .. } = &mut buf
-        && !reusing
-    {
-        let _t = crate::timing::span("prefault output");
-        prefault(map, 0..map.len()).map_err(no_room)?;
-    }
+    // The heap freed so far goes back to the kernel (`release_free_heap`, on one thread) while the other threads
+    // fault in a new output's pages or zero the old one's, every byte but `.dynstr`'s: each byte the writers skip
+    // (padding, reserved slots) must read as zero, as in a new file.
+    let _t = crate::timing::span(if reusing {
+        "zero reused output, release freed heap"
+    } else {
+        "prefault output, release freed heap"
+    });
+    let (ready, ()) = rayon::join(
+        || match &mut buf {
+            OutputBuffer::Mapped { map, .. } if reusing => {
+                clear(map, 0..dynstr_range.start);
+                clear(map, dynstr_range.end..size as usize);
+                Ok(())
+            }
+            OutputBuffer::Mapped { map, .. } => prefault(map, 0..map.len()),
+            OutputBuffer::Heap(_) => Ok(()),
+        },
+        release_free_heap,
+    );
+    ready.map_err(no_room)?;
+    drop(_t);
     let result = fill::<A>(config, res, space, live, lay, buf.bytes());
     if let Err(e) = result {
         // A reused old output is lost here; `lay.writes_proven` says this cannot happen to it.
@@ -481,21 +496,16 @@ fn advise_huge_pages(map: &memmap2::MmapMut) {
     let _ = map.advise(memmap2::Advice::HugePage);
 }
 
-/// Maps a reused old output for the new one, `size` bytes: grown first if shorter (the old bytes stay), mapped,
-/// pre-faulted, and zeroed except `keep` (`.dynstr`, copied next), as every byte the writers skip (padding,
-/// reserved slots) must read as zero, as in a new file. Nothing of the old contents is lost until this returns,
-/// so on an error `OldOutput::give_back` restores the old output. A longer old file is cut after writing.
-fn reuse_output(
-    old: &OldOutput,
-    size: u64,
-    keep: std::ops::Range<usize>,
-) -> std::io::Result<memmap2::MmapMut> {
+/// Maps a reused old output for the new one, `size` bytes: grown first if shorter (the old bytes stay), mapped
+/// and pre-faulted; the caller zeroes it. Nothing of the old contents is lost until this returns, so on an error
+/// `OldOutput::give_back` restores the old output. A longer old file is cut after writing.
+fn reuse_output(old: &OldOutput, size: u64) -> std::io::Result<memmap2::MmapMut> {
     if size > old.len {
         old.file.set_len(size)?;
     }
     // SAFETY: the file is the old output, renamed to this process's temporary name and checked to be used by no
     // other process (`take_old_output`); it is at least `size` bytes long.
-    let mut map = unsafe {
+    let map = unsafe {
         memmap2::MmapOptions::new()
             .len(size as usize)
             .map_mut(&old.file)?
@@ -503,8 +513,6 @@ fn reuse_output(
     advise_huge_pages(&map);
     let _t = crate::timing::span("prefault output");
     prefault(&map, 0..map.len())?;
-    clear(&mut map, 0..keep.start);
-    clear(&mut map, keep.end..size as usize);
     Ok(map)
 }
 
@@ -527,7 +535,6 @@ fn put_dynstr(lay: &Layout, bytes: &mut [u8], dynstr: Vec<u8>) {
 /// otherwise keeps everything the earlier phases freed (merge pieces before deduplication, the interner's
 /// buckets) resident to the end: rg-debug's peak 202 -> 179 MiB for about 2 ms, less on smaller links.
 fn release_free_heap() {
-    let _t = crate::timing::span("release freed heap");
     // SAFETY: malloc_trim only returns free memory of the allocator's arenas to the kernel.
     #[cfg(target_env = "gnu")]
     unsafe {
