@@ -3,9 +3,9 @@
 //! Input: the layout. Output: the file. The image is filled in parallel (input sections per file, each into the
 //! bytes the layout reserved for it, relocations applied while copying), then the synthetic sections,
 //! `.eh_frame_hdr` and the symbol table at once (each writer holding its own output sections, `Parts`), then the
-//! headers, then the build id over the finished bytes. The image is built in a temporary file beside the target (or a heap buffer
-//! with `--no-mmap-output-file`) and renamed into place, so a failed link never leaves a partial output and an
-//! existing output (even a running executable) is replaced only by a complete new file. By default
+//! headers, then the build id over the finished bytes. The image is built in a temporary file beside the target
+//! (or a heap buffer with `--no-mmap-output-file`) and renamed into place, so a failed link never leaves a partial
+//! output and an existing output (even a running executable) is replaced only by a complete new file. By default
 //! (`--update-in-place`) the image is instead written into the existing output file when nothing else uses it
 //! (`take_old_output`) and the scan and layout proved that writing cannot fail (`scan::WriteCheck`), so the
 //! old output is overwritten only by a link that completes.
