@@ -201,6 +201,16 @@ fn map_file(path: &Path) -> std::result::Result<Data, String> {
     Ok(&map[..])
 }
 
+/// Whether `data` is LLVM bitcode (raw, or in its wrapper), which `-flto` puts in objects and archives.
+pub fn is_bitcode(data: &[u8]) -> bool {
+    data.starts_with(b"BC\xc0\xde") || data.starts_with(b"\xde\xc0\x17\x0b")
+}
+
+/// The error for a bitcode input `name` (a file or `archive(member)`).
+pub fn bitcode_error(name: &str) -> String {
+    format!("{name}: file is LLVM bitcode (LTO); rivet does not support LTO: rebuild without -flto")
+}
+
 fn io_reason(e: &std::io::Error) -> String {
     match e.kind() {
         std::io::ErrorKind::NotFound => "No such file or directory".into(),
@@ -263,8 +273,8 @@ impl Loader<'_> {
                 thin: data.starts_with(b"!<thin>\n"),
                 flags,
             });
-        } else if data.starts_with(b"BC\xc0\xde") || data.starts_with(b"\xde\xc0\x17\x0b") {
-            self.error(format!("{name}: file is LLVM bitcode (LTO); rivet does not support LTO: rebuild without -flto"));
+        } else if is_bitcode(data) {
+            self.error(bitcode_error(&name));
         } else if script::looks_like_script(data) {
             self.add_script(path, &name, data, flags);
         } else {
@@ -388,10 +398,8 @@ fn archive_items(
                 lazy: !flags.whole_archive,
                 indexed: None,
             }));
-        } else if data.starts_with(b"BC\xc0\xde") {
-            items.push(Item::Error(format!(
-                "{display}: file is LLVM bitcode (LTO); rivet does not support LTO"
-            )));
+        } else if is_bitcode(data) {
+            items.push(Item::Error(bitcode_error(&display)));
         } else if flags.whole_archive {
             items.push(Item::Error(format!(
                 "{display}: archive member is not an ELF object"

@@ -161,6 +161,7 @@ pub struct ComdatGroup {
     pub sections: Vec<u32>,
 }
 
+#[derive(Default)]
 pub struct ObjectFile {
     pub name: String,
     pub data: Data,
@@ -392,21 +393,9 @@ fn parse_object(input: ObjectInput) -> std::result::Result<ObjectFile, String> {
     if indexed.is_some() {
         return Ok(ObjectFile {
             name,
-            data: &[],
             lazy,
-            shdrs: &[],
-            shstrtab: &[],
-            sections: Vec::new(),
-            decompressed: Vec::new(),
-            syms: &[],
-            strtab: &[],
-            xindex: &[],
-            first_global: 0,
-            global_names: Vec::new(),
-            lazy_defined: Vec::new(),
-            comdats: Vec::new(),
-            symvers: Vec::new(),
             indexed,
+            ..ObjectFile::default()
         });
     }
     let ctx = |e: String| format!("{name}: {e}");
@@ -514,10 +503,8 @@ impl ObjectFile {
             return Err(format!("{}: internal error: member read twice", self.name));
         };
         let (name, data) = member.read()?;
-        if data.starts_with(b"BC\xc0\xde") {
-            return Err(format!(
-                "{name}: file is LLVM bitcode (LTO); rivet does not support LTO"
-            ));
+        if crate::input::is_bitcode(data) {
+            return Err(crate::input::bitcode_error(&name));
         }
         if !data.starts_with(b"\x7fELF") {
             return Err(format!(

@@ -219,7 +219,10 @@ struct Parts<'a>(Vec<(usize, &'a mut [u8])>);
 impl<'a> Parts<'a> {
     /// Splits `bytes` into one `Parts` per group of ranges (output sections, which never overlap; empty ranges are
     /// left out).
-    fn split(bytes: &'a mut [u8], groups: &[Vec<std::ops::Range<usize>>]) -> Vec<Parts<'a>> {
+    fn split<const N: usize>(
+        bytes: &'a mut [u8],
+        groups: &[Vec<std::ops::Range<usize>>; N],
+    ) -> [Parts<'a>; N] {
         let mut ranges: Vec<(std::ops::Range<usize>, usize)> = groups
             .iter()
             .enumerate()
@@ -227,7 +230,7 @@ impl<'a> Parts<'a> {
             .filter(|(r, _)| r.start < r.end)
             .collect();
         ranges.sort_unstable_by_key(|(r, _)| r.start);
-        let mut out: Vec<Parts<'a>> = groups.iter().map(|_| Parts(Vec::new())).collect();
+        let mut out: [Parts<'a>; N] = std::array::from_fn(|_| Parts(Vec::new()));
         let (mut rest, mut at) = (bytes, 0usize);
         for (r, g) in ranges {
             assert!(r.start >= at, "output parts overlap at {:#x}", r.start);
@@ -957,10 +960,13 @@ fn fill<A: Arch>(
         symtab,
         union(shared),
     ];
-    let mut split = Parts::split(bytes, &groups).into_iter();
-    let mut next = || split.next().unwrap_or(Parts(Vec::new()));
-    let (mut got_plt, mut dynamic, mut hdr_parts, mut sym_parts, shared) =
-        (next(), next(), next(), next(), next());
+    let [
+        mut got_plt,
+        mut dynamic,
+        mut hdr_parts,
+        mut sym_parts,
+        shared,
+    ] = Parts::split(bytes, &groups);
     let shared = &shared;
     let ((got_result, ()), ((hdr_result, ()), early_cvs)) = rayon::join(
         || {
@@ -2150,8 +2156,8 @@ fn early_chunks(config: &Config, lay: &Layout, len: usize) -> Vec<usize> {
         .map(|o| o.offset as usize..(o.offset + o.size) as usize)
         .collect();
     late.push(0..64 + 56 * lay.segments.len());
-    let nsec = lay.osecs.iter().filter(|o| o.shndx != 0).count() + 1;
-    late.push(lay.shoff as usize..lay.shoff as usize + 64 * nsec);
+    // The section header table ends the file.
+    late.push(lay.shoff as usize..lay.file_size as usize);
     let mut touched = vec![false; len.div_ceil(BUILD_ID_CHUNK)];
     for r in late.iter().filter(|r| r.start < r.end) {
         let last = ((r.end - 1) / BUILD_ID_CHUNK).min(touched.len() - 1);
@@ -2214,9 +2220,7 @@ fn chunk_values<'a>(
 /// subtree of more than one chunk splits at a multiple of `BUILD_ID_CHUNK`).
 fn build_id_tree(bytes: &[u8], known: Vec<(usize, blake3::hazmat::ChainingValue)>) -> blake3::Hash {
     use blake3::hazmat::ChainingValue;
-    use blake3::hazmat::{
-        HasherExt, Mode, left_subtree_len, merge_subtrees_non_root, merge_subtrees_root,
-    };
+    use blake3::hazmat::{Mode, left_subtree_len, merge_subtrees_non_root, merge_subtrees_root};
     const C: usize = BUILD_ID_CHUNK;
     if bytes.len() <= C {
         return blake3::hash(bytes);
@@ -2227,19 +2231,7 @@ fn build_id_tree(bytes: &[u8], known: Vec<(usize, blake3::hazmat::ChainingValue)
         cvs[k] = Some(cv);
     }
     let missing: Vec<usize> = (0..n).filter(|&k| cvs[k].is_none()).collect();
-    let last = bytes.len();
-    let computed: Vec<(usize, ChainingValue)> = missing
-        .par_iter()
-        .map(|&k| {
-            let r = k * C..((k + 1) * C).min(last);
-            let cv = blake3::Hasher::new()
-                .set_input_offset(r.start as u64)
-                .update(&bytes[r])
-                .finalize_non_root();
-            (k, cv)
-        })
-        .collect();
-    for (k, cv) in computed {
+    for (k, cv) in chunk_values(&missing, bytes.len(), |r| &bytes[r]) {
         cvs[k] = Some(cv);
     }
     let cvs: Vec<ChainingValue> = cvs.into_iter().flatten().collect();
@@ -2335,10 +2327,9 @@ mod tests {
     fn parts_keep_image_offsets() {
         let mut image: Vec<u8> = (0..64).collect();
         // Group 0: 8..16 and 16..24 (adjacent), group 1: 40..48; 30..30 is empty and left out.
-        let groups = vec![vec![8..16, 16..24, 30..30], vec![40..48]];
-        let mut split = Parts::split(&mut image, &groups);
-        let mut b = split.pop().unwrap();
-        let mut a = split.pop().unwrap();
+        let one = |r: std::ops::Range<usize>| vec![r];
+        let groups = [vec![8..16, 16..24, 30..30], one(40..48)];
+        let [mut a, mut b] = Parts::split(&mut image, &groups);
         assert_eq!(a.0.len(), 2);
         assert_eq!(&a[8..10], &[8, 9]);
         // An index at the boundary of two adjacent parts is the later one's first byte...
@@ -2384,8 +2375,9 @@ mod tests {
     #[should_panic(expected = "are not this writer's")]
     fn parts_refuse_bytes_of_other_writers() {
         let mut image = vec![0u8; 64];
-        let groups = vec![vec![8..16], vec![16..24]];
-        let mut split = Parts::split(&mut image, &groups);
-        split[0][14..18].fill(1);
+        let one = |r: std::ops::Range<usize>| vec![r];
+        let groups = [one(8..16), one(16..24)];
+        let [mut a, _] = Parts::split(&mut image, &groups);
+        a[14..18].fill(1);
     }
 }
