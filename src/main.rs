@@ -1,6 +1,7 @@
 //! rivet: a fast ELF linker. `main` parses the command line, runs the pipeline of DESIGN.md and maps errors to
 //! exit status 1.
 
+mod alloc;
 mod arch;
 mod args;
 mod diag;
@@ -24,6 +25,9 @@ mod write;
 
 use arch::Arch;
 use std::process::ExitCode;
+
+#[global_allocator]
+static GLOBAL: alloc::Allocator = alloc::Allocator;
 
 fn main() -> ExitCode {
     // glibc grows each thread's malloc arena by what the request needs, one mprotect(2) at a time, and every one
@@ -96,8 +100,11 @@ fn run(config: &args::Config) -> u8 {
     let threads = config
         .threads
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    // In the process that links (after the fork), before its threads start.
+    alloc::init();
     if let Err(e) = rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
+        .start_handler(|_| alloc::advise_thread_heap())
         .build_global()
     {
         eprintln!("rivet: error: cannot start worker threads: {e}");
