@@ -157,13 +157,20 @@ fn advise_heap(p: usize, size: usize) -> bool {
         return p + size <= end;
     }
     let base = p & !(HEAP - 1);
+    let mut new = false;
     for slot in &HEAPS {
         match slot.compare_exchange(0, base, Relaxed, Relaxed) {
-            Ok(_) => break,
+            Ok(_) => {
+                new = true;
+                break;
+            }
             // `base | 1`: advised. (Another thread may still be deciding: not advised yet, as far as this one knows.)
             Err(seen) if seen & !1 == base => return seen & 1 != 0,
             Err(_) => {}
         }
+    }
+    if !new {
+        return false;
     }
     let (Some(first), Some(last)) = (mapping_at(p), mapping_at(base + HEAP - 1)) else {
         return false;
@@ -235,7 +242,14 @@ fn mapping_at(a: usize) -> Option<std::ops::Range<usize>> {
     };
     // SAFETY: the kernel fills `q`, which it is told the size of; no name or build id buffer is passed.
     let r = unsafe { libc::ioctl(fd as i32, PROCMAP_QUERY as _, &mut q as *mut Query) };
-    if r != 0 || q.inode != 0 || q.dev_major != 0 || q.dev_minor != 0 {
+    if r != 0 {
+        // ENOENT: no mapping there. Anything else: the kernel does not know the query; no more asking.
+        if std::io::Error::last_os_error().raw_os_error() != Some(libc::ENOENT) {
+            MAPS.store(0, Relaxed);
+        }
+        return None;
+    }
+    if q.inode != 0 || q.dev_major != 0 || q.dev_minor != 0 {
         return None;
     }
     Some(q.vma_start as usize..q.vma_end as usize)
