@@ -22,7 +22,7 @@
 //! rg-debug unchanged. Outputs are byte-identical.
 
 use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicUsize, Ordering::Relaxed};
 
 /// glibc's heap size for thread arenas on 64-bit hosts (`HEAP_MAX_SIZE`, twice the largest mmap threshold): each
 /// heap is one reservation of this size, aligned to it.
@@ -35,10 +35,10 @@ const LARGE_BLOCK: usize = 2 << 20;
 const HEAP_PROBE_BLOCK: usize = 4 << 10;
 
 /// Whether to advise (set by [`init`] before any thread starts; nothing is advised before).
-static ENABLED: AtomicUsize = AtomicUsize::new(0);
+static ENABLED: AtomicBool = AtomicBool::new(false);
 
-/// An open /proc/self/maps, to ask the kernel what a mapping is; 0 if none.
-static MAPS: AtomicUsize = AtomicUsize::new(0);
+/// An open /proc/self/maps, to ask the kernel what a mapping is; -1 if none.
+static MAPS: AtomicI32 = AtomicI32::new(-1);
 
 /// The thread heaps (base addresses) looked at so far, plus 1 for those advised; 0 is a free slot. When all are
 /// taken, no more heaps are advised.
@@ -90,18 +90,18 @@ pub fn init() {
         .unwrap_or_default();
     // Only 2 MiB huge pages fit the sizes above (x86-64, and arm64 with 4 KiB pages); `always` needs no advice.
     if enabled.contains("[madvise]") && pmd.trim() == (2 << 20).to_string() {
-        ENABLED.store(1, Relaxed);
+        ENABLED.store(true, Relaxed);
         // Kept open for the process's life.
         if let Ok(maps) = std::fs::File::open("/proc/self/maps") {
             use std::os::fd::IntoRawFd;
-            MAPS.store(maps.into_raw_fd() as usize, Relaxed);
+            MAPS.store(maps.into_raw_fd(), Relaxed);
         }
     }
 }
 
 /// Advises the calling thread's heap: for the rayon workers' start.
 pub fn advise_thread_heap() {
-    if ENABLED.load(Relaxed) == 0 {
+    if !ENABLED.load(Relaxed) {
         return;
     }
     // SAFETY: a plain allocation, freed at once; only its address is used.
@@ -116,7 +116,7 @@ pub fn advise_thread_heap() {
 
 #[inline]
 fn advise_block(p: *mut u8, size: usize) {
-    if size < HEAP_PROBE_BLOCK || p.is_null() || ENABLED.load(Relaxed) == 0 {
+    if size < HEAP_PROBE_BLOCK || p.is_null() || !ENABLED.load(Relaxed) {
         return;
     }
     if advise_heap(p as usize, size) || size < LARGE_BLOCK {
@@ -157,21 +157,22 @@ fn advise_heap(p: usize, size: usize) -> bool {
         return p + size <= end;
     }
     let base = p & !(HEAP - 1);
-    let mut new = false;
+    // This heap's slot, claimed here; `base | 1` in a slot: advised. (Another thread may still be deciding: not
+    // advised yet, as far as this one knows.)
+    let mut claimed = None;
     for slot in &HEAPS {
         match slot.compare_exchange(0, base, Relaxed, Relaxed) {
             Ok(_) => {
-                new = true;
+                claimed = Some(slot);
                 break;
             }
-            // `base | 1`: advised. (Another thread may still be deciding: not advised yet, as far as this one knows.)
             Err(seen) if seen & !1 == base => return seen & 1 != 0,
             Err(_) => {}
         }
     }
-    if !new {
+    let Some(slot) = claimed else {
         return false;
-    }
+    };
     let (Some(first), Some(last)) = (mapping_at(p), mapping_at(base + HEAP - 1)) else {
         return false;
     };
@@ -182,9 +183,7 @@ fn advise_heap(p: usize, size: usize) -> bool {
         return false;
     }
     advise(base..base + HEAP);
-    if let Some(slot) = HEAPS.iter().find(|s| s.load(Relaxed) == base) {
-        slot.store(base | 1, Relaxed);
-    }
+    slot.store(base | 1, Relaxed);
     true
 }
 
@@ -209,7 +208,7 @@ fn brk() -> usize {
 /// `None` for a file mapping, no mapping, or an older kernel.
 fn mapping_at(a: usize) -> Option<std::ops::Range<usize>> {
     let fd = MAPS.load(Relaxed);
-    if fd == 0 {
+    if fd < 0 {
         return None;
     }
     // struct procmap_query of <linux/fs.h>.
@@ -241,11 +240,11 @@ fn mapping_at(a: usize) -> Option<std::ops::Range<usize>> {
         ..Query::default()
     };
     // SAFETY: the kernel fills `q`, which it is told the size of; no name or build id buffer is passed.
-    let r = unsafe { libc::ioctl(fd as i32, PROCMAP_QUERY as _, &mut q as *mut Query) };
+    let r = unsafe { libc::ioctl(fd, PROCMAP_QUERY as _, &mut q as *mut Query) };
     if r != 0 {
         // ENOENT: no mapping there. Anything else: the kernel does not know the query; no more asking.
         if std::io::Error::last_os_error().raw_os_error() != Some(libc::ENOENT) {
-            MAPS.store(0, Relaxed);
+            MAPS.store(-1, Relaxed);
         }
         return None;
     }
@@ -283,7 +282,7 @@ mod tests {
     fn heaps_and_large_blocks_are_advised() {
         init();
         let block: Vec<u8> = Vec::with_capacity(100 << 10);
-        if ENABLED.load(Relaxed) == 0 || mapping_at(block.as_ptr() as usize).is_none() {
+        if !ENABLED.load(Relaxed) || mapping_at(block.as_ptr() as usize).is_none() {
             return; // THP not on request, or no PROCMAP_QUERY
         }
         let exe = std::fs::File::open(std::env::current_exe().unwrap()).unwrap();
