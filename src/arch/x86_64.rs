@@ -99,6 +99,27 @@ fn props(
     }
 }
 
+/// Whether local symbol `i` of `o` is one whose address is simply its entry in `Layout::addrs`, never an IFUNC's
+/// stub: not a global, not an IFUNC, and if a section symbol, one of a plain section (not merged strings or
+/// .eh_frame, which `WriteCx::sym_value` looks up by offset).
+#[inline(always)]
+fn plain_local(o: &crate::parse::ObjectFile, i: usize) -> bool {
+    if i >= o.first_global {
+        return false;
+    }
+    let Some(st) = o.syms.get(i) else {
+        return false;
+    };
+    match st.st_type() {
+        STT_GNU_IFUNC => false,
+        STT_SECTION => o
+            .sections
+            .get(o.sym_shndx(i) as usize)
+            .is_some_and(|t| t.kind == crate::parse::SectionKind::Regular),
+        _ => true,
+    }
+}
+
 /// Relocations this far ahead get their target's per-symbol entries prefetched.
 const PREFETCH_AHEAD: usize = 16;
 /// Relocations this far ahead get their global's GOT/PLT record prefetched, once `prefetch_ahead` has brought in
@@ -324,6 +345,14 @@ fn scan_section_with<const CHECK: bool>(cx: &ScanCx, f: usize, s: usize) -> Sect
         }
         let off = r.r_offset.get(LE);
         let r_type = r.r_type(LE, false);
+        // A PC-relative reference to a plain local needs nothing (as in `apply_section`); not an absolute one,
+        // whose value the write proof bounds.
+        if matches!(r_type, R_X86_64_PC32 | R_X86_64_PLT32)
+            && plain_local(o, r.r_sym(LE, false) as usize)
+            && o.sym_shndx(r.r_sym(LE, false) as usize) != SHN_ABS as u32
+        {
+            continue;
+        }
         let Some(sym) = cx.lookup(f, r.r_sym(LE, false) as usize) else {
             out.errors.push(format!(
                 "{}:({}+0x{off:x}): invalid symbol index",
@@ -729,6 +758,37 @@ impl Arch for X86_64 {
             }
             let a = r.r_addend.get(LE);
             let sym_idx = r.r_sym(LE, false) as usize;
+            // The commonest relocations (clang-so: 1.7M of 3.7M): PC-relative references to a plain local of this
+            // object, S + A - P whatever the output, with S its address from the layout.
+            if eh_records.is_none()
+                && matches!(r_type, R_X86_64_PC32 | R_X86_64_PLT32)
+                && plain_local(o, sym_idx)
+            {
+                let s_val = cx.lay.addrs[cx.space.local_base[f] as usize + sym_idx];
+                let value = s_val
+                    .wrapping_add(a as u64)
+                    .wrapping_sub(base.wrapping_add(off));
+                if let Err(e) = write_value(out, off as usize, r_type, value) {
+                    return Err(match e {
+                        WriteErr::Range => offset_range_error(o, s, off),
+                        WriteErr::Overflow => {
+                            let sym = cx.lookup(f, sym_idx).ok_or_else(|| {
+                                format!("{}: invalid symbol index {sym_idx}", o.name)
+                            })?;
+                            reloc_error(
+                                cx.res,
+                                f,
+                                s,
+                                off,
+                                r_type,
+                                &sym,
+                                &format!("out of range: 0x{value:x} does not fit"),
+                            )
+                        }
+                    });
+                }
+                continue;
+            }
             let sym = cx
                 .lookup(f, sym_idx)
                 .ok_or_else(|| format!("{}: invalid symbol index {sym_idx}", o.name))?;
