@@ -769,9 +769,10 @@ impl Arch for X86_64 {
             }
             let a = r.r_addend.get(LE);
             let sym_idx = r.r_sym(LE, false) as usize;
-            // The commonest relocations (clang-so: 2.1M of 3.7M): PC-relative and 64-bit references to a plain
-            // local of this object, with S its address from the layout: S + A - P whatever the output, and S + A
-            // (a relative dynamic relocation where the output is position-independent, as `decide` says).
+            // Short paths for the commonest relocations (clang-so: 3.4M of 3.7M), writing what `decide` and the
+            // general code below would: calls to globals, and PC-relative and 64-bit references to a plain local
+            // of this object, with S its address from the layout: S + A - P whatever the output, and S + A (with a
+            // relative dynamic relocation where the output is position-independent).
             let fast = if eh_records.is_some() {
                 None
             } else if r_type == R_X86_64_PLT32 && sym_idx >= o.first_global {
