@@ -364,7 +364,7 @@ fn scan_section_with<const CHECK: bool>(cx: &ScanCx, f: usize, s: usize) -> Sect
                 _ => {}
             }
         }
-        let Some(sym) = cx.lookup(f, r.r_sym(LE, false) as usize) else {
+        let Some(sym) = cx.lookup(f, sym_idx) else {
             out.errors.push(format!(
                 "{}:({}+0x{off:x}): invalid symbol index",
                 o.name,
@@ -378,7 +378,7 @@ fn scan_section_with<const CHECK: bool>(cx: &ScanCx, f: usize, s: usize) -> Sect
         if matches!(
             sym.target,
             Target::Imported { .. } | Target::Undefined { .. }
-        ) && o.syms[r.r_sym(LE, false) as usize].st_bind() != STB_WEAK
+        ) && o.syms[sym_idx].st_bind() != STB_WEAK
         {
             cx.set(&sym, scan::STRONG_REF);
         }
