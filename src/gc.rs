@@ -7,7 +7,7 @@
 //! parallel BFS whose visited flags are set with one atomic swap each.
 
 use crate::args::{Config, OutputKind};
-use crate::parse::{ObjectFile, SectionKind};
+use crate::parse::{GcRoot, ObjectFile, SectionKind};
 use crate::resolve::{Def, Resolved};
 use object::elf as E;
 use rayon::prelude::*;
@@ -51,18 +51,28 @@ pub fn is_c_identifier(name: &[u8]) -> bool {
         && !name[0].is_ascii_digit()
 }
 
-fn is_root_section(res: &Resolved, o: &ObjectFile, s: usize) -> bool {
-    let sec = o.sec(s);
-    let name = o.sec_name(s);
-    if !sec.is_alloc() || sec.flags() & 0x200000 != 0 {
-        return true; // non-alloc (debug info, .comment) and SHF_GNU_RETAIN
+/// A section's root class from its header and name, found when the sections are read, while both are in cache.
+/// Checking here read every section's header and name again, two cache misses per section: interleaved medians
+/// of 15 runs, the roots step on rg-debug 4.3 -> 1.5 ms, on rg-release 2.6 -> 0.9 ms; parsing is no slower
+/// (clang-so, which has no `--gc-sections`, at `--threads=1`: parse 32.8 -> 31.5 ms, archive members 93 -> 90).
+pub fn root_by_header(name: &[u8], sh: &crate::elf::Shdr) -> GcRoot {
+    let flags = sh.sh_flags.get(crate::elf::LE);
+    if flags & E::SHF_ALLOC as u64 == 0 || flags & E::SHF_GNU_RETAIN as u64 != 0 {
+        return GcRoot::Yes; // non-alloc (debug info, .comment) and SHF_GNU_RETAIN
     }
-    let t = sec.sh_type();
     if matches!(
-        t,
+        sh.sh_type.get(crate::elf::LE),
         E::SHT_INIT_ARRAY | E::SHT_FINI_ARRAY | E::SHT_PREINIT_ARRAY | E::SHT_NOTE
     ) {
-        return true;
+        return GcRoot::Yes;
+    }
+    // Each family's second letter is one of these; most sections (`.text.*`, `.rodata.*`) are out at once.
+    if !matches!(name.get(1), Some(b'i' | b'f' | b'p' | b'c' | b'd' | b'j')) {
+        return if is_c_identifier(name) {
+            GcRoot::IfBracketed
+        } else {
+            GcRoot::No
+        };
     }
     for keep in [
         &b".init_array"[..],
@@ -75,15 +85,26 @@ fn is_root_section(res: &Resolved, o: &ObjectFile, s: usize) -> bool {
         b".jcr",
     ] {
         if crate::parse::in_section_family(name, keep) {
-            return true;
+            return GcRoot::Yes;
         }
     }
     if is_c_identifier(name) {
-        let start = [b"__start_", name].concat();
-        let stop = [b"__stop_", name].concat();
-        return res.names.lookup(&start).is_some() || res.names.lookup(&stop).is_some();
+        return GcRoot::IfBracketed;
     }
-    false
+    GcRoot::No
+}
+
+fn is_root_section(res: &Resolved, o: &ObjectFile, s: usize) -> bool {
+    match o.gc_root(s) {
+        GcRoot::No => false,
+        GcRoot::Yes => true,
+        GcRoot::IfBracketed => {
+            let name = o.sec_name(s);
+            let start = [b"__start_", name].concat();
+            let stop = [b"__stop_", name].concat();
+            res.names.lookup(&start).is_some() || res.names.lookup(&stop).is_some()
+        }
+    }
 }
 
 pub fn gc(config: &Config, res: &Resolved) -> Liveness {

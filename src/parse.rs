@@ -64,9 +64,22 @@ pub struct InputSection {
     pub kind: SectionKind,
     /// Where the contents are.
     data: DataAt,
-    /// The name's length (`u16::MAX`: that long or longer, found again when asked), kept in what would be padding:
-    /// a NUL search per question was 3% of rg-release's link.
-    name_len: u16,
+    /// The name's length in the low 14 bits (`NAME_LONG`: that long or longer, found again when asked), kept in
+    /// what would be padding: a NUL search per question was 3% of rg-release's link. The top two bits are the
+    /// section's [`GcRoot`] class, found from its name and header while both are in cache.
+    name_bits: u16,
+}
+
+const NAME_LONG: u16 = (1 << 14) - 1;
+
+/// Whether `--gc-sections` keeps a section as a root, as far as its header and name tell
+/// ([`crate::gc::root_by_header`]).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum GcRoot {
+    No,
+    Yes,
+    /// Only if the link has a `__start_` or `__stop_` symbol for it (its name is a C identifier).
+    IfBracketed,
 }
 
 const _: () = assert!(size_of::<InputSection>() == 8 && align_of::<Rela>() == 1);
@@ -235,6 +248,15 @@ impl ObjectFile {
             .binary_search_by_key(&s, |&(i, _)| i)
             .map_or(&[], |k| self.decompressed[k].1)
     }
+    /// Section `s`'s root class for `--gc-sections` (after `parse_sections`).
+    #[inline]
+    pub fn gc_root(&self, s: usize) -> GcRoot {
+        match self.sections[s].name_bits >> 14 {
+            0 => GcRoot::No,
+            1 => GcRoot::Yes,
+            _ => GcRoot::IfBracketed,
+        }
+    }
     /// Every input section with its index.
     pub fn secs(&self) -> impl Iterator<Item = (usize, Sec<'_>)> {
         (0..self.sections.len()).map(|s| (s, self.sec(s)))
@@ -248,9 +270,9 @@ impl ObjectFile {
         };
         let off = sh.sh_name.get(LE) as usize;
         match self.sections.get(i) {
-            Some(sec) if sec.name_len != u16::MAX => self
+            Some(sec) if sec.name_bits & NAME_LONG != NAME_LONG => self
                 .shstrtab
-                .get(off..off + sec.name_len as usize)
+                .get(off..off + (sec.name_bits & NAME_LONG) as usize)
                 .unwrap_or(b""),
             _ => elf::cstr(self.shstrtab, off as u32).unwrap_or(b""),
         }
@@ -555,7 +577,8 @@ impl ObjectFile {
                 rela: 0,
                 kind,
                 data: at,
-                name_len: sname.len().min(u16::MAX as usize) as u16,
+                name_bits: sname.len().min(NAME_LONG as usize) as u16
+                    | (crate::gc::root_by_header(sname, sh) as u16) << 14,
             });
         }
 
