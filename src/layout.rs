@@ -77,6 +77,12 @@ pub struct OutputSection {
     pub size: u64,
     /// Index in the section header table.
     pub shndx: u32,
+    /// The bytes of the `Inputs` part (its input sections and the padding between them).
+    pub inputs_size: u64,
+    /// Whether `Layout::pads` gives the padding before each of its input sections: set when they are placed in
+    /// file blocks, cleared where another order replaces that (sorted arrays, `SHF_LINK_ORDER`) or a gap does not
+    /// fit 16 bits.
+    pub pads_known: bool,
 }
 
 impl OutputSection {
@@ -93,6 +99,8 @@ impl OutputSection {
             offset: 0,
             size: 0,
             shndx: 0,
+            inputs_size: 0,
+            pads_known: false,
         }
     }
     pub fn is_alloc(&self) -> bool {
@@ -273,6 +281,11 @@ pub struct Layout {
     /// offset in its output section's run of input sections: one table serves both, as clang-so's 836K input
     /// sections made a separate (output section, offset) table 13 MB of peak memory.
     pub sec_addr: Vec<Vec<u64>>,
+    /// Per object, per section: how many bytes of padding come right before a placed input section in its output
+    /// section (after the previous input section, or the previous file's block), for output sections with
+    /// `pads_known`. Each section's writer zeroes its own, so a reused output needs no zeroing of the bytes that
+    /// input sections cover (`write::zero_ranges`).
+    pub pads: Vec<Vec<u16>>,
     /// Output address of each merge group's first byte.
     pub merge_addr: Vec<u64>,
     pub merges: Vec<MergeGroup>,
@@ -832,15 +845,18 @@ pub fn layout<A: Arch>(
         .iter()
         .map(|o| sorted_names.iter().position(|&n| n == &o.name[..]))
         .collect();
-    // Per file: where each section goes, and the file's block (output section, size, alignment) per section.
-    type FileBlocks = (Vec<u32>, Vec<u64>, Vec<(u32, u64, u64)>);
+    // Per file: where each section goes, the padding before it in its block, the file's block (output section,
+    // size, alignment) per output section, and the output sections where a padding did not fit 16 bits.
+    type FileBlocks = (Vec<u32>, Vec<u64>, Vec<u16>, Vec<(u32, u64, u64)>, Vec<u32>);
     let per_file: Vec<FileBlocks> = objects
         .par_iter()
         .enumerate()
         .map(|(f, o)| {
             let mut place_osec = vec![NONE; o.sections.len()];
             let mut offsets = vec![0u64; o.sections.len()];
+            let mut pads = vec![0u16; o.sections.len()];
             let mut blocks: Vec<(u32, u64, u64)> = Vec::new();
+            let mut wide = Vec::new();
             for (s, sec) in o.secs() {
                 let osec = sec_osec[f][s];
                 if osec == NONE
@@ -871,49 +887,78 @@ pub fn layout<A: Arch>(
                 let blk = &mut blocks[i];
                 let off = align_up(blk.1, align);
                 (place_osec[s], offsets[s]) = (osec, off);
+                match u16::try_from(off - blk.1) {
+                    Ok(pad) => pads[s] = pad,
+                    Err(_) => wide.push(osec),
+                }
                 blk.1 = off + size;
                 blk.2 = blk.2.max(align);
             }
-            (place_osec, offsets, blocks)
+            (place_osec, offsets, pads, blocks, wide)
         })
         .collect();
     let mut place_osec: Vec<Vec<u32>> = Vec::with_capacity(objects.len());
     let mut sec_off: Vec<Vec<u64>> = Vec::with_capacity(objects.len());
+    let mut pads: Vec<Vec<u16>> = Vec::with_capacity(objects.len());
     let mut blocks: Vec<Vec<(u32, u64, u64)>> = Vec::with_capacity(objects.len());
-    for (p, o, bl) in per_file {
+    let mut pads_known = vec![true; osecs.len()];
+    for (p, o, pad, bl, wide) in per_file {
         place_osec.push(p);
         sec_off.push(o);
+        pads.push(pad);
         blocks.push(bl);
+        for osec in wide {
+            pads_known[osec as usize] = false;
+        }
     }
     let mut cursor = vec![0u64; osecs.len()];
-    let mut file_base: Vec<Vec<(u32, u64)>> = Vec::with_capacity(objects.len());
+    // Per file, per block: (output section, offset, padding before it).
+    let mut file_base: Vec<Vec<(u32, u64, u64)>> = Vec::with_capacity(objects.len());
     for bl in &blocks {
         let mut bases = Vec::with_capacity(bl.len());
         for &(osec, size, align) in bl {
             let o = &mut osecs[osec as usize];
             o.align = o.align.max(align);
             let c = align_up(cursor[osec as usize], align);
-            bases.push((osec, c));
+            bases.push((osec, c, c - cursor[osec as usize]));
             cursor[osec as usize] = c + size;
         }
         file_base.push(bases);
     }
-    sec_off
+    // Each block's base added to its sections' offsets, and the padding before the block to its first section's.
+    let wide: Vec<u32> = sec_off
         .par_iter_mut()
+        .zip(pads.par_iter_mut())
         .zip(place_osec.par_iter())
         .zip(file_base.par_iter())
-        .for_each(|((offs, p), bases)| {
-            for (off, &osec) in offs.iter_mut().zip(p) {
-                if osec != NONE
-                    && let Some(&(_, base)) = bases.iter().find(|(o, _)| *o == osec)
-                {
+        .flat_map_iter(|(((offs, pads), p), bases)| {
+            let mut first = vec![true; bases.len()];
+            let mut wide = Vec::new();
+            for ((off, pad), &osec) in offs.iter_mut().zip(pads.iter_mut()).zip(p) {
+                if osec == NONE {
+                    continue;
+                }
+                if let Some(k) = bases.iter().position(|b| b.0 == osec) {
+                    let (_, base, gap) = bases[k];
                     *off += base;
+                    if std::mem::take(&mut first[k]) {
+                        match u16::try_from(*pad as u64 + gap) {
+                            Ok(v) => *pad = v,
+                            Err(_) => wide.push(osec),
+                        }
+                    }
                 }
             }
-        });
+            wide
+        })
+        .collect();
+    for osec in wide {
+        pads_known[osec as usize] = false;
+    }
     for (i, o) in osecs.iter_mut().enumerate() {
         if cursor[i] > 0 || has_inputs[i] {
             o.parts.insert(0, Part::Inputs);
+            o.pads_known = pads_known[i];
         }
     }
     // Sorted init/fini arrays: priority first, then input order; unnumbered sections last. Found in one
@@ -962,6 +1007,7 @@ pub fn layout<A: Arch>(
         cursor[osec as usize] = off;
         o.parts.retain(|p| !matches!(p, Part::Inputs));
         o.parts.insert(0, Part::Sorted);
+        o.pads_known = false;
     }
     // SHF_LINK_ORDER inputs (`__patchable_function_entries`, sanitizer tables) follow the order of the sections
     // they are linked to, as in GNU ld and lld; other inputs of the same output section go first, in input order.
@@ -1020,6 +1066,7 @@ pub fn layout<A: Arch>(
         cursor[osec as usize] = off;
         o.parts.retain(|p| !matches!(p, Part::Inputs));
         o.parts.insert(0, Part::Sorted);
+        o.pads_known = false;
     }
     // A merged output section keeps SHF_MERGE with its inputs' entry size, unless plain inputs or another
     // entry size share it.
@@ -1694,7 +1741,10 @@ pub fn layout<A: Arch>(
         let idx = by_name.get(&o.name).copied();
         for p in &o.parts {
             let (size, align) = match p {
-                Part::Inputs => (idx.map_or(0, |i| cursor[i as usize]), 1),
+                Part::Inputs => {
+                    o.inputs_size = idx.map_or(0, |i| cursor[i as usize]);
+                    (o.inputs_size, 1)
+                }
                 Part::Sorted => (idx.map_or(0, |i| cursor[i as usize]), 1),
                 Part::Merged(m) => (merges[*m as usize].size, merges[*m as usize].align),
                 Part::Commons => (commons_size, bss_align),
@@ -2033,6 +2083,7 @@ pub fn layout<A: Arch>(
         synth,
         place_osec,
         sec_addr: sec_off,
+        pads,
         merge_addr: Vec::new(),
         merges,
         piece_maps,

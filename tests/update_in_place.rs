@@ -267,3 +267,68 @@ fn unproven_link_writes_a_new_file() {
     env.link_ok("prog", &["byte_field.o", "absolutes.o"], &["-no-pie"]);
     assert_ne!(env.inode("prog"), ino, "the old file was reused");
 }
+
+/// Padding of every kind, for the test below: functions 64-byte aligned, a page-aligned array, constructors
+/// sorted by priority, and (in `GAPS_S`) merged strings 8-byte aligned and a `SHT_NOBITS` input in `.data`.
+const GAPS_C: &str = "#include <stdio.h>\nextern const char *gap_strings[2];\nextern char nobits_area[40];\n\
+    __attribute__((aligned(4096))) int page_aligned[4] = {1, 2, 3, 4};\nstatic int order[4], n;\n\
+    __attribute__((constructor(300))) static void late(void) { order[n++] = 3; }\n\
+    __attribute__((constructor(200))) static void early(void) { order[n++] = 2; }\n\
+    int triple(int x) { return x * 3; }\n\
+    int main(void) { printf(\"%s %s %d %d %d%d %d\\n\", gap_strings[0], gap_strings[1], page_aligned[3],\n\
+    triple(2), order[0], order[1], nobits_area[7]); return 0; }\n";
+const GAPS_S: &str = "\t.section .rodata.str1.8,\"aMS\",@progbits,1\n\t.balign 8\n.Lone:\t.asciz \"merged-one\"\n\
+    \t.balign 8\n.Ltwo:\t.asciz \"two\"\n\t.data\n\t.globl gap_strings\n\t.balign 8\n\
+    gap_strings:\n\t.quad .Lone\n\t.quad .Ltwo\n\t.section .data.nobits_in_data,\"aw\",@nobits\n\
+    \t.globl nobits_area\nnobits_area:\n\t.zero 40\n\t.section .note.GNU-stack,\"\",@progbits\n";
+
+/// A reused output is not zeroed where the writers cover it (input sections and the padding before each, merged
+/// pieces and the alignment between them, the symbol table): an old output full of junk, larger and smaller than
+/// the new one, gives the bytes of a new file.
+#[test]
+fn junk_in_the_old_output_is_all_replaced() {
+    let Some(env) = setup("update-in-place-junk") else {
+        return;
+    };
+    std::fs::write(env.dir.join("gaps.c"), GAPS_C).unwrap();
+    std::fs::write(env.dir.join("gaps_data.s"), GAPS_S).unwrap();
+    run(
+        "gcc",
+        &[
+            "-c",
+            "-O1",
+            "-ffunction-sections",
+            "-fdata-sections",
+            "-falign-functions=64",
+            "gaps.c",
+            "gaps_data.s",
+        ],
+        &env.dir,
+    );
+    let objects = ["gaps.o", "gaps_data.o"];
+    for (kind, extra) in [("pie", &[][..]), ("static", &["-static"][..])] {
+        let fresh = format!("gaps.{kind}.fresh");
+        env.link_ok(
+            &fresh,
+            &objects,
+            &[&["-Wl,--no-update-in-place"], extra].concat(),
+        );
+        runs(&env.dir.join(&fresh), "merged-one two 4 6 23 0");
+        let len = env.read(&fresh).len();
+        for (old_len, old) in [(len + 100_000, "larger"), (len / 2, "smaller")] {
+            let prog = format!("gaps.{kind}");
+            std::fs::write(env.dir.join(&prog), vec![0xa5u8; old_len]).unwrap();
+            let ino = env.inode(&prog);
+            env.link_ok(&prog, &objects, extra);
+            assert_eq!(
+                env.inode(&prog),
+                ino,
+                "the old file was not reused ({kind})"
+            );
+            assert!(
+                env.read(&prog) == env.read(&fresh),
+                "junk left in the output ({kind}, old output {old})"
+            );
+        }
+    }
+}
