@@ -75,11 +75,12 @@ const NAME_LONG: u16 = (1 << 14) - 1;
 /// Whether `--gc-sections` keeps a section as a root, as far as its header and name tell
 /// ([`crate::gc::root_by_header`]).
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
+#[repr(u16)]
 pub enum GcRoot {
-    No,
-    Yes,
+    No = 0,
+    Yes = 1,
     /// Only if the link has a `__start_` or `__stop_` symbol for it (its name is a C identifier).
-    IfBracketed,
+    IfBracketed = 2,
 }
 
 const _: () = assert!(size_of::<InputSection>() == 8 && align_of::<Rela>() == 1);
