@@ -1010,7 +1010,9 @@ fn fill<A: Arch>(
                 }
                 end = off as u64 + p.bytes.len() as u64;
             }
-            let next = g.shards.get(k + 1).map_or(g.size, |n| n.start);
+            // An empty shard after the last piece starts aligned, past the group's end (the next part may
+            // start there): up to the group's end at most.
+            let next = g.shards.get(k + 1).map_or(g.size, |n| n.start).min(g.size);
             zero(end, next.saturating_sub(sh.start));
         });
     });

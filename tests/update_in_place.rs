@@ -269,22 +269,26 @@ fn unproven_link_writes_a_new_file() {
 }
 
 /// Padding of every kind, for the test below: functions 64-byte aligned, a page-aligned array, constructors
-/// sorted by priority, and (in `GAPS_S`) merged strings 8-byte aligned and a `SHT_NOBITS` input in `.data`.
-const GAPS_C: &str = "#include <stdio.h>\nextern const char *gap_strings[2];\nextern char nobits_area[40];\n\
+/// sorted by priority, and (in `GAPS_S`) merged strings 8-byte aligned whose group ends off that alignment, right
+/// before a group of unaligned strings in the same output section, and a `SHT_NOBITS` input in `.data`.
+const GAPS_C: &str = "#include <stdio.h>\nextern const char *gap_strings[3];\nextern char nobits_area[40];\n\
     __attribute__((aligned(4096))) int page_aligned[4] = {1, 2, 3, 4};\nstatic int order[4], n;\n\
     __attribute__((constructor(300))) static void late(void) { order[n++] = 3; }\n\
     __attribute__((constructor(200))) static void early(void) { order[n++] = 2; }\n\
     int triple(int x) { return x * 3; }\n\
-    int main(void) { printf(\"%s %s %d %d %d%d %d\\n\", gap_strings[0], gap_strings[1], page_aligned[3],\n\
-    triple(2), order[0], order[1], nobits_area[7]); return 0; }\n";
+    int main(void) { printf(\"%s %s %s %d %d %d%d %d\\n\", gap_strings[0], gap_strings[1], gap_strings[2],\n\
+    page_aligned[3], triple(2), order[0], order[1], nobits_area[7]); return 0; }\n";
 const GAPS_S: &str = "\t.section .rodata.str1.8,\"aMS\",@progbits,1\n\t.balign 8\n.Lone:\t.asciz \"merged-one\"\n\
-    \t.balign 8\n.Ltwo:\t.asciz \"two\"\n\t.data\n\t.globl gap_strings\n\t.balign 8\n\
-    gap_strings:\n\t.quad .Lone\n\t.quad .Ltwo\n\t.section .data.nobits_in_data,\"aw\",@nobits\n\
+    \t.balign 8\n.Ltwo:\t.asciz \"two\"\n\t.section .rodata.str1.1,\"aMS\",@progbits,1\n\
+    .Lthree:\t.asciz \"after-the-aligned-ones\"\n\t.data\n\t.globl gap_strings\n\t.balign 8\n\
+    gap_strings:\n\t.quad .Lone\n\t.quad .Ltwo\n\t.quad .Lthree\n\
+    \t.section .data.nobits_in_data,\"aw\",@nobits\n\
     \t.globl nobits_area\nnobits_area:\n\t.zero 40\n\t.section .note.GNU-stack,\"\",@progbits\n";
 
 /// A reused output is not zeroed where the writers cover it (input sections and the padding before each, merged
 /// pieces and the alignment between them, the symbol table): an old output full of junk, larger and smaller than
-/// the new one, gives the bytes of a new file.
+/// the new one, gives the bytes of a new file. Each link is repeated: merge groups are written in parallel, and a
+/// writer that zeroed past its group's end clobbered the next group only when that one was written first.
 #[test]
 fn junk_in_the_old_output_is_all_replaced() {
     let Some(env) = setup("update-in-place-junk") else {
@@ -305,7 +309,9 @@ fn junk_in_the_old_output_is_all_replaced() {
         ],
         &env.dir,
     );
-    let objects = ["gaps.o", "gaps_data.o"];
+    // The assembly first: its 8-byte-aligned strings make the first merge group of `.rodata`.
+    let objects = ["gaps_data.o", "gaps.o"];
+    let prints = "merged-one two after-the-aligned-ones 4 6 23 0";
     for (kind, extra) in [("pie", &[][..]), ("static", &["-static"][..])] {
         let fresh = format!("gaps.{kind}.fresh");
         env.link_ok(
@@ -313,22 +319,24 @@ fn junk_in_the_old_output_is_all_replaced() {
             &objects,
             &[&["-Wl,--no-update-in-place"], extra].concat(),
         );
-        runs(&env.dir.join(&fresh), "merged-one two 4 6 23 0");
+        runs(&env.dir.join(&fresh), prints);
         let len = env.read(&fresh).len();
-        for (old_len, old) in [(len + 100_000, "larger"), (len / 2, "smaller")] {
-            let prog = format!("gaps.{kind}");
-            std::fs::write(env.dir.join(&prog), vec![0xa5u8; old_len]).unwrap();
-            let ino = env.inode(&prog);
-            env.link_ok(&prog, &objects, extra);
-            assert_eq!(
-                env.inode(&prog),
-                ino,
-                "the old file was not reused ({kind})"
-            );
-            assert!(
-                env.read(&prog) == env.read(&fresh),
-                "junk left in the output ({kind}, old output {old})"
-            );
+        for round in 0..4 {
+            for (old_len, old) in [(len + 100_000, "larger"), (len / 2, "smaller")] {
+                let prog = format!("gaps.{kind}");
+                std::fs::write(env.dir.join(&prog), vec![0xa5u8; old_len]).unwrap();
+                let ino = env.inode(&prog);
+                env.link_ok(&prog, &objects, extra);
+                assert_eq!(
+                    env.inode(&prog),
+                    ino,
+                    "the old file was not reused ({kind})"
+                );
+                assert!(
+                    env.read(&prog) == env.read(&fresh),
+                    "junk left in the output ({kind}, old output {old}, round {round})"
+                );
+            }
         }
     }
 }
