@@ -1264,6 +1264,7 @@ impl Job<'_> {
             .cloned()
             .collect();
         let (ref_out, test_out) = (rr.stdout_str(), tr.stdout_str());
+        self.relink_over_junk(kind, &objdir, &test_exe)?;
         for c in &checks {
             match &c.what {
                 CheckWhat::Addr2line(_) | CheckWhat::Gdb(_) => {
@@ -1287,6 +1288,37 @@ impl Job<'_> {
                     self.check_alone(&test_exe, &objdir, &c.what, &test_out)?;
                 }
             }
+        }
+        Ok(())
+    }
+
+    /// rivet writes into an existing output file and zeroes only the bytes no writer covers: the same link over an
+    /// old output full of junk (longer than the new one) must give the same bytes.
+    fn relink_over_junk(&mut self, kind: Kind, objdir: &Path, exe: &Path) -> Res<()> {
+        if self.ctx.overridden {
+            return Ok(());
+        }
+        let want = std::fs::read(exe).map_err(|e| e.to_string())?;
+        std::fs::write(exe, vec![0xa5u8; want.len() + 65536]).map_err(|e| e.to_string())?;
+        self.note(&format!(
+            "\n===== {} (under test, again, over an old output full of junk)",
+            kind.name()
+        ));
+        let t = self.link(kind, objdir, exe, false);
+        if !t.success() {
+            return Err(format!(
+                "link over an old output failed: {}",
+                first_error_line(&t.stderr_str())
+            ));
+        }
+        let got = std::fs::read(exe).map_err(|e| e.to_string())?;
+        if got != want {
+            let at = got.iter().zip(&want).position(|(a, b)| a != b);
+            return Err(format!(
+                "linked over an old output full of junk, the output differs from the first link's (length {} vs {}, first difference at {at:?})",
+                got.len(),
+                want.len()
+            ));
         }
         Ok(())
     }
