@@ -844,11 +844,11 @@ impl Arch for X86_64 {
                 }
                 continue;
             }
-            let sym = cx
-                .lookup(f, sym_idx)
-                .ok_or_else(|| format!("{}: invalid symbol index {sym_idx}", o.name))?;
             // .eh_frame records move when dead FDEs before them are dropped: P follows its record, found by a
-            // cursor that follows the (normally sorted) relocations rather than a search per relocation.
+            // cursor that follows the (normally sorted) relocations rather than a search per relocation. A
+            // PC-relative relocation (never a dynamic one) inside a dropped record (the FDE of discarded code, a
+            // duplicate CIE) changes nothing that is written: skipped (clang-so: the FDEs of the COMDAT copies of
+            // inline functions).
             let p_addr = match eh_records {
                 None => base.wrapping_add(off),
                 Some((block, recs)) => {
@@ -866,10 +866,23 @@ impl Arch for X86_64 {
                         {
                             block + r.out_off + (off - r.in_off)
                         }
+                        Some(r)
+                            if r.in_off <= off
+                                && r.out_off == crate::layout::NONE as u64
+                                && matches!(
+                                    r_type,
+                                    R_X86_64_PC32 | R_X86_64_PC64 | R_X86_64_PLT32
+                                ) =>
+                        {
+                            continue;
+                        }
                         _ => crate::layout::section_offset_addr(cx.lay, f, s, off).unwrap_or(0),
                     }
                 }
             };
+            let sym = cx
+                .lookup(f, sym_idx)
+                .ok_or_else(|| format!("{}: invalid symbol index {sym_idx}", o.name))?;
             let at = off as usize;
             let err_range = || offset_range_error(o, s, off);
             let bad_tls_sequence = |sym: &SymRef| {
