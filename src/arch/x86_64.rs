@@ -769,11 +769,48 @@ impl Arch for X86_64 {
             }
             let a = r.r_addend.get(LE);
             let sym_idx = r.r_sym(LE, false) as usize;
+            // .eh_frame records move when dead FDEs before them are dropped: P follows its record, found by a
+            // cursor that follows the (normally sorted) relocations rather than a search per relocation. A
+            // PC-relative relocation (never a dynamic one) inside a dropped record (the FDE of discarded code, a
+            // duplicate CIE) changes nothing that is written: skipped (clang-so: the FDEs of the COMDAT copies of
+            // inline functions).
+            let p_addr = match eh_records {
+                None => base.wrapping_add(off),
+                Some((block, recs)) => {
+                    if recs.get(rec).is_some_and(|r| r.in_off > off) {
+                        rec = 0;
+                    }
+                    while recs.get(rec).is_some_and(|r| r.in_off + r.size <= off) {
+                        rec += 1;
+                    }
+                    match recs.get(rec) {
+                        Some(r)
+                            if r.in_off <= off
+                                && r.out_off != crate::layout::NONE as u64
+                                && block != crate::layout::NO_ADDR =>
+                        {
+                            block + r.out_off + (off - r.in_off)
+                        }
+                        Some(r)
+                            if r.in_off <= off
+                                && r.out_off == crate::layout::NONE as u64
+                                && matches!(
+                                    r_type,
+                                    R_X86_64_PC32 | R_X86_64_PC64 | R_X86_64_PLT32
+                                ) =>
+                        {
+                            continue;
+                        }
+                        _ => crate::layout::section_offset_addr(cx.lay, f, s, off).unwrap_or(0),
+                    }
+                }
+            };
             // Short paths for the commonest relocations (clang-so: 3.4M of 3.7M), writing what `decide` and the
             // general code below would: calls to globals, and PC-relative and 64-bit references to a plain local
             // of this object, with S its address from the layout: S + A - P whatever the output, and S + A (with a
             // relative dynamic relocation where the output is position-independent).
-            let fast = if eh_records.is_some() {
+            let fast = if eh_records.is_some() && r_type != R_X86_64_PC32 {
+                // In .eh_frame only the PC-relative references to a local (an FDE's function, its LSDA).
                 None
             } else if r_type == R_X86_64_PLT32 && sym_idx >= o.first_global {
                 // A call to a global (clang-so: 1.3M), not an IFUNC: through its PLT entry if it has one (as
@@ -787,11 +824,7 @@ impl Arch for X86_64 {
                         } else {
                             s_val
                         };
-                        Some(
-                            target
-                                .wrapping_add(a as u64)
-                                .wrapping_sub(base.wrapping_add(off)),
-                        )
+                        Some(target.wrapping_add(a as u64).wrapping_sub(p_addr))
                     }
                     _ => None,
                 }
@@ -799,7 +832,6 @@ impl Arch for X86_64 {
                 None
             } else {
                 let s_val = cx.lay.addrs[cx.space.local_base[f] as usize + sym_idx];
-                let p_addr = base.wrapping_add(off);
                 match r_type {
                     R_X86_64_PC32 | R_X86_64_PLT32 => {
                         Some(s_val.wrapping_add(a as u64).wrapping_sub(p_addr))
@@ -844,42 +876,6 @@ impl Arch for X86_64 {
                 }
                 continue;
             }
-            // .eh_frame records move when dead FDEs before them are dropped: P follows its record, found by a
-            // cursor that follows the (normally sorted) relocations rather than a search per relocation. A
-            // PC-relative relocation (never a dynamic one) inside a dropped record (the FDE of discarded code, a
-            // duplicate CIE) changes nothing that is written: skipped (clang-so: the FDEs of the COMDAT copies of
-            // inline functions).
-            let p_addr = match eh_records {
-                None => base.wrapping_add(off),
-                Some((block, recs)) => {
-                    if recs.get(rec).is_some_and(|r| r.in_off > off) {
-                        rec = 0;
-                    }
-                    while recs.get(rec).is_some_and(|r| r.in_off + r.size <= off) {
-                        rec += 1;
-                    }
-                    match recs.get(rec) {
-                        Some(r)
-                            if r.in_off <= off
-                                && r.out_off != crate::layout::NONE as u64
-                                && block != crate::layout::NO_ADDR =>
-                        {
-                            block + r.out_off + (off - r.in_off)
-                        }
-                        Some(r)
-                            if r.in_off <= off
-                                && r.out_off == crate::layout::NONE as u64
-                                && matches!(
-                                    r_type,
-                                    R_X86_64_PC32 | R_X86_64_PC64 | R_X86_64_PLT32
-                                ) =>
-                        {
-                            continue;
-                        }
-                        _ => crate::layout::section_offset_addr(cx.lay, f, s, off).unwrap_or(0),
-                    }
-                }
-            };
             let sym = cx
                 .lookup(f, sym_idx)
                 .ok_or_else(|| format!("{}: invalid symbol index {sym_idx}", o.name))?;
