@@ -425,7 +425,7 @@ pub fn write<A: Arch>(
     let (ready, ()) = rayon::join(
         || match &mut buf {
             OutputBuffer::Mapped { map, .. } if reusing => {
-                clear(map, &zero_ranges(config, lay, dynstr_range.clone()));
+                clear(map, &zero_ranges(lay, dynstr_range.clone()));
                 Ok(())
             }
             OutputBuffer::Mapped { map, .. } => prefault(map, 0..map.len()),
@@ -647,15 +647,12 @@ fn clear(map: &mut memmap2::MmapMut, ranges: &[std::ops::Range<usize>]) {
 /// what the writers are known to cover whole. Those are the input sections of output sections placed in file
 /// blocks, with the padding before each (`Layout::pads`, zeroed by that section's writer); the merged strings
 /// and constants, whose writer zeroes the alignment between pieces; and `.symtab` and `.strtab`, written entry by
-/// entry from their first byte. That leaves headers, gaps between output sections and the other linker-made
-/// sections (mold zeroes the padding between input sections the same way). Zeroing the whole old output cost
+/// entry from their first byte (the layout has them only without `--strip-all`, as `fill` writes them). That
+/// leaves headers, gaps between output sections and the other linker-made sections (mold zeroes the padding
+/// between input sections the same way). Zeroing the whole old output cost
 /// clang-so 12-18 ms of CPU time, its 220 MB passing through the caches once more: interleaved medians of 21 runs,
 /// clang-so 552 -> 538 ms (user 837 -> 795 ms), rg-release 69.3 -> 68.1 ms; rg-debug's zeroing step 2.5 -> 0.6 ms.
-fn zero_ranges(
-    config: &Config,
-    lay: &Layout,
-    dynstr: std::ops::Range<usize>,
-) -> Vec<std::ops::Range<usize>> {
+fn zero_ranges(lay: &Layout, dynstr: std::ops::Range<usize>) -> Vec<std::ops::Range<usize>> {
     let mut covered = vec![dynstr];
     let whole = [
         lay.synth.get(&Synth::Symtab).copied(),
@@ -665,10 +662,7 @@ fn zero_ranges(
         if o.shndx == 0 || o.is_nobits() {
             continue;
         }
-        if !config.strip_all
-            && whole.contains(&Some(i as u32))
-            && matches!(o.parts[..], [Part::Synthetic])
-        {
+        if whole.contains(&Some(i as u32)) && matches!(o.parts[..], [Part::Synthetic]) {
             covered.push(o.offset as usize..(o.offset + o.size) as usize);
             continue;
         }
