@@ -50,6 +50,70 @@ pub enum Synth {
     Shstrtab,
 }
 
+impl Synth {
+    const COUNT: usize = Synth::Shstrtab as usize + 1;
+    const ALL: [Synth; Synth::COUNT] = [
+        Synth::Interp,
+        Synth::BuildId,
+        Synth::Hash,
+        Synth::GnuHash,
+        Synth::Dynsym,
+        Synth::Dynstr,
+        Synth::Versym,
+        Synth::Verdef,
+        Synth::Verneed,
+        Synth::RelaDyn,
+        Synth::RelaPlt,
+        Synth::RelaIplt,
+        Synth::RelrDyn,
+        Synth::Plt,
+        Synth::Iplt,
+        Synth::Got,
+        Synth::GotPlt,
+        Synth::Dynamic,
+        Synth::EhFrameHdr,
+        Synth::Symtab,
+        Synth::Strtab,
+        Synth::Shstrtab,
+    ];
+}
+
+/// The output section of each linker-made section (`NONE` where there is none): an array, as the writer asks for
+/// `.got` and `.plt` addresses per relocation (a hash lookup there was 1.4% of clang-so's profile).
+#[derive(Clone, Copy, Debug)]
+pub struct SynthMap([u32; Synth::COUNT]);
+
+impl Default for SynthMap {
+    fn default() -> Self {
+        SynthMap([NONE; Synth::COUNT])
+    }
+}
+
+impl std::ops::Index<Synth> for SynthMap {
+    type Output = u32;
+    /// The output section of a linker-made section the layout has made.
+    fn index(&self, s: Synth) -> &u32 {
+        let i = &self.0[s as usize];
+        assert!(*i != NONE, "no {s:?} section");
+        i
+    }
+}
+
+impl SynthMap {
+    #[inline]
+    pub fn get(&self, s: Synth) -> Option<u32> {
+        let i = self.0[s as usize];
+        (i != NONE).then_some(i)
+    }
+    fn insert(&mut self, s: Synth, i: u32) {
+        self.0[s as usize] = i;
+    }
+    /// The linker-made sections present, with their output sections.
+    pub fn iter(&self) -> impl Iterator<Item = (Synth, u32)> + '_ {
+        Synth::ALL.iter().filter_map(|&s| Some((s, self.get(s)?)))
+    }
+}
+
 /// What fills an output section, in order.
 #[derive(Clone, Debug)]
 pub enum Part {
@@ -272,7 +336,7 @@ pub type Verneed = Vec<(usize, Vec<(&'static [u8], u16, u32)>)>;
 
 pub struct Layout {
     pub osecs: Vec<OutputSection>,
-    pub synth: HashMap<Synth, u32>,
+    pub synth: SynthMap,
     /// Per object, per section: the output section of an input section placed whole (`NONE` for a discarded or
     /// merged one).
     pub place_osec: Vec<Vec<u32>>,
@@ -341,7 +405,7 @@ pub struct Layout {
 
 impl Layout {
     pub fn synth_sec(&self, s: Synth) -> Option<&OutputSection> {
-        self.synth.get(&s).map(|&i| &self.osecs[i as usize])
+        self.synth.get(s).map(|i| &self.osecs[i as usize])
     }
     pub fn synth_addr(&self, s: Synth) -> u64 {
         self.synth_sec(s).map_or(0, |o| o.addr)
@@ -388,7 +452,8 @@ impl Layout {
 /// sections that emit any: per file, (section, first entry) in section order, from a prefix sum over the scan's
 /// sparse counts (a dense table of every input section was 10 ms of page faults on clang-so).
 pub struct RelocBases {
-    per_file: Vec<Vec<(u32, u64)>>,
+    /// Per file: (section, count, first entry).
+    per_file: Vec<Vec<(u32, u32, u64)>>,
     /// One past the last entry.
     pub end: u64,
 }
@@ -404,7 +469,7 @@ impl RelocBases {
                     .map(|&(s, n)| {
                         let b = next;
                         next += n as u64;
-                        (s, b)
+                        (s, n, b)
                     })
                     .collect()
             })
@@ -414,11 +479,11 @@ impl RelocBases {
             end: next,
         }
     }
-    /// The first entry of section `s` of file `f`, if it emits any.
-    pub fn get(&self, f: usize, s: usize) -> Option<u64> {
+    /// The first entry of section `s` of file `f` and its number of entries, if it emits any.
+    pub fn get(&self, f: usize, s: usize) -> Option<(u64, u64)> {
         let v = &self.per_file[f];
-        let k = v.binary_search_by_key(&(s as u32), |&(s, _)| s).ok()?;
-        Some(v[k].1)
+        let k = v.binary_search_by_key(&(s as u32), |&(s, _, _)| s).ok()?;
+        Some((v[k].2, v[k].1 as u64))
     }
 }
 
@@ -547,7 +612,7 @@ fn init_priority(name: &[u8]) -> Option<u32> {
 struct Builder {
     osecs: Vec<OutputSection>,
     by_name: HashMap<Vec<u8>, u32>,
-    synth: HashMap<Synth, u32>,
+    synth: SynthMap,
 }
 
 impl Builder {
@@ -608,7 +673,7 @@ pub fn layout<A: Arch>(
     let mut b = Builder {
         osecs: Vec::new(),
         by_name: HashMap::default(),
-        synth: HashMap::default(),
+        synth: SynthMap::default(),
     };
 
     let t = crate::timing::span("output sections");
@@ -794,11 +859,10 @@ pub fn layout<A: Arch>(
         .into_iter()
         .map(|(k, v)| (k, remap[v as usize]))
         .collect();
-    let synth: HashMap<Synth, u32> = b
-        .synth
-        .into_iter()
-        .map(|(k, v)| (k, remap[v as usize]))
-        .collect();
+    let mut synth = SynthMap::default();
+    for (k, v) in b.synth.iter() {
+        synth.insert(k, remap[v as usize]);
+    }
     // Per file, per section: the output section (`NONE` for a dead section).
     let sec_osec: Vec<Vec<u32>> = names_per_file
         .into_par_iter()
@@ -1614,7 +1678,7 @@ pub fn layout<A: Arch>(
         0
     };
     let set_size = |osecs: &mut Vec<OutputSection>, s: Synth, size: u64| {
-        if let Some(&i) = synth.get(&s) {
+        if let Some(i) = synth.get(s) {
             osecs[i as usize].size = size;
         }
     };
@@ -1705,7 +1769,7 @@ pub fn layout<A: Arch>(
     } else {
         sizes.push((Synth::RelaIplt, irel_total * 24));
     }
-    if let Some(&i) = synth.get(&Synth::EhFrameHdr) {
+    if let Some(i) = synth.get(Synth::EhFrameHdr) {
         let fdes: usize = eh_records
             .0
             .iter()
@@ -1718,7 +1782,7 @@ pub fn layout<A: Arch>(
     for (s, size) in sizes {
         set_size(&mut osecs, s, size);
     }
-    if let Some(&i) = synth.get(&Synth::Symtab) {
+    if let Some(i) = synth.get(Synth::Symtab) {
         let n: u64 = symtab_counts
             .iter()
             .map(|c| (c.0 + c.1) as u64)
@@ -1732,7 +1796,7 @@ pub fn layout<A: Arch>(
                 .map(|&g| res.name(g).len() as u64 + 1)
                 .sum::<u64>()
             + 1;
-        osecs[synth[&Synth::Strtab] as usize].size = strs;
+        osecs[synth[Synth::Strtab] as usize].size = strs;
     }
 
     // Sizes of sections made of parts.
@@ -1757,7 +1821,7 @@ pub fn layout<A: Arch>(
         }
         o.size = off;
     }
-    if let Some(&i) = synth.get(&Synth::Dynamic) {
+    if let Some(i) = synth.get(Synth::Dynamic) {
         // Synthetic-only sections already had their size; keep `.dynamic` as computed.
         osecs[i as usize].size = dynamic_entries as u64 * 16;
     }
@@ -1790,7 +1854,7 @@ pub fn layout<A: Arch>(
             shstrtab.push(0);
         }
     }
-    osecs[synth[&Synth::Shstrtab] as usize].size = shstrtab.len() as u64;
+    osecs[synth[Synth::Shstrtab] as usize].size = shstrtab.len() as u64;
 
     drop(t);
     let t = crate::timing::span("addresses");
@@ -1816,8 +1880,8 @@ pub fn layout<A: Arch>(
         .collect();
     let has_relro = config.relro && load_classes.contains(&3);
     let has_eh_hdr = synth
-        .get(&Synth::EhFrameHdr)
-        .is_some_and(|&i| keep[i as usize]);
+        .get(Synth::EhFrameHdr)
+        .is_some_and(|i| keep[i as usize]);
     let nphdr = (is_dynamic as usize) * 2 // PHDR, DYNAMIC
         + interp.is_some() as usize
         + load_classes.len()
@@ -1894,7 +1958,7 @@ pub fn layout<A: Arch>(
     // bitmaps), so this ends; in practice the first round's size is final, because everything after
     // .relr.dyn moves by whole pages.
     let mut relr = Vec::new();
-    if let Some(&ri) = synth.get(&Synth::RelrDyn)
+    if let Some(ri) = synth.get(Synth::RelrDyn)
         && keep[ri as usize]
     {
         let sites = relr_sites(
@@ -1903,7 +1967,7 @@ pub fn layout<A: Arch>(
             (&place_osec, &sec_off),
             &osecs,
             &relr_got,
-            synth[&Synth::Got],
+            synth[Synth::Got],
         );
         loop {
             relr = encode_relr(sites.iter().map(|&(o, at)| osecs[o as usize].addr + at));
@@ -1963,7 +2027,7 @@ pub fn layout<A: Arch>(
         ));
     }
     if interp.is_some() {
-        let o = &osecs[synth[&Synth::Interp] as usize];
+        let o = &osecs[synth[Synth::Interp] as usize];
         segments.push(seg(
             E::PT_INTERP,
             E::PF_R,
@@ -1992,7 +2056,7 @@ pub fn layout<A: Arch>(
         segments.push(seg(E::PT_LOAD, flags, o, a, fe - o, mem_end - a, align));
     }
     if is_dynamic {
-        let o = &osecs[synth[&Synth::Dynamic] as usize];
+        let o = &osecs[synth[Synth::Dynamic] as usize];
         segments.push(seg(
             E::PT_DYNAMIC,
             E::PF_R | E::PF_W,
@@ -2047,7 +2111,7 @@ pub fn layout<A: Arch>(
         ));
     }
     if has_eh_hdr {
-        let o = &osecs[synth[&Synth::EhFrameHdr] as usize];
+        let o = &osecs[synth[Synth::EhFrameHdr] as usize];
         segments.push(seg(
             E::PT_GNU_EH_FRAME,
             E::PF_R,

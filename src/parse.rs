@@ -172,7 +172,17 @@ impl<'a> Sec<'a> {
 pub struct ComdatGroup {
     /// The signature symbol's index in the file's symbol table; the group's signature is its name.
     pub sig_sym: u32,
-    pub sections: Vec<u32>,
+    /// The member section indices, 32-bit little-endian words of the group section (checked in range by the
+    /// parse). Read in place: a vector per group was clang-so's most frequent allocation (about 170K).
+    members: &'static [u8],
+}
+
+impl ComdatGroup {
+    pub fn sections(&self) -> impl Iterator<Item = u32> + '_ {
+        self.members
+            .chunks_exact(4)
+            .map(|w| u32::from_le_bytes(w.try_into().unwrap()))
+    }
 }
 
 #[derive(Default)]
@@ -728,21 +738,17 @@ fn parse_groups(
                 file.name
             ));
         }
-        let mut members = Vec::new();
-        for w in words[4..].chunks_exact(4) {
-            let m = u32::from_le_bytes(w.try_into().unwrap());
-            if m as usize >= file.sections.len() {
-                return Err(format!(
-                    "{}: section group member {m} out of range",
-                    file.name
-                ));
-            }
-            members.push(m);
-        }
-        groups.push(ComdatGroup {
+        let g = ComdatGroup {
             sig_sym: sig_idx as u32,
-            sections: members,
-        });
+            members: &words[4..words.len() & !3],
+        };
+        if let Some(m) = g.sections().find(|&m| m as usize >= file.sections.len()) {
+            return Err(format!(
+                "{}: section group member {m} out of range",
+                file.name
+            ));
+        }
+        groups.push(g);
     }
     Ok(groups)
 }

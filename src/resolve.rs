@@ -1085,7 +1085,7 @@ fn choose_comdats(
             let mut discarded = vec![false; o.sections.len()];
             for (k, group) in o.comdats.iter().enumerate() {
                 if !live[f] || owner[keyed[f].0[k] as usize].load(Relaxed) != f as u32 {
-                    for &s in &group.sections {
+                    for s in group.sections() {
                         discarded[s as usize] = true;
                     }
                 }

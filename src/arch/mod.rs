@@ -33,7 +33,7 @@ pub trait Arch: Send + Sync + 'static {
         f: usize,
         s: usize,
         out: &mut [u8],
-        dyn_out: &mut DynRelSink,
+        dyn_out: &mut DynRelSink<'_>,
     ) -> Result<(), String>;
 
     /// Applies `relas`, a run of the relocations of non-allocated section `s` of object `f` sorted by offset, to

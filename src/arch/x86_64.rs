@@ -738,7 +738,7 @@ impl Arch for X86_64 {
         f: usize,
         s: usize,
         out: &mut [u8],
-        dyn_out: &mut DynRelSink,
+        dyn_out: &mut DynRelSink<'_>,
     ) -> Result<(), String> {
         let o = &cx.res.objects[f];
         let sec = o.sec(s);
