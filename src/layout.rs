@@ -2318,6 +2318,11 @@ pub fn symtab_includes(
                 && (shndx as usize) < o.sections.len()
                 && live.is_live(f, shndx as usize));
     }
+    // An undefined symbol is nobody's definition: checked first, as most of a C++ object's globals are references
+    // and the definition table is read at random.
+    if shndx == E::SHN_UNDEF as u32 {
+        return false;
+    }
     let g = res.object_ids[f][i - o.first_global];
     matches!(res.defs[g as usize], Def::Object { file, sym } if file as usize == f && sym as usize == i)
         && (shndx == E::SHN_ABS as u32
