@@ -2571,44 +2571,69 @@ fn assign_addresses(
                 .map_or(NO_ADDR, |part| o.addr + o.part_offsets[part])
         })
         .collect();
-    // Offsets in the output sections' input runs become addresses, in place.
-    let osecs = &lay.osecs;
-    lay.sec_addr
-        .par_iter_mut()
-        .zip(lay.place_osec.par_iter())
-        .for_each(|(addrs, place_osec)| {
-            for (a, &osec) in addrs.iter_mut().zip(place_osec) {
-                *a = if osec == NONE {
-                    NO_ADDR
-                } else {
-                    let o = &osecs[osec as usize];
-                    o.addr + o.part_offsets.first().copied().unwrap_or(0) + *a
-                };
-            }
-        });
-    let mut addrs = vec![0u64; space.total];
-    // Locals, per file.
+    // Globals defined in objects, bucketed by their defining file (a counting sort over the definition table).
+    // Each file's pass below then computes its sections' addresses, its locals' and its globals' while its
+    // symbols and section table are in cache. Computing them in global id order read four tables at random per
+    // symbol, one after the other: clang-so's 175K globals took 16.7 ms on one thread, its 541K locals 16.3 ms.
+    let nfiles = res.objects.len();
+    let mut starts = vec![0u32; nfiles + 1];
+    for d in &res.defs {
+        if let Def::Object { file, .. } = *d {
+            starts[file as usize + 1] += 1;
+        }
+    }
+    for f in 0..nfiles {
+        starts[f + 1] += starts[f];
+    }
+    // (global id, symbol index) per file, in global id order.
+    let mut defined = vec![(0u32, 0u32); starts[nfiles] as usize];
     {
+        let mut next = starts.clone();
+        for (g, d) in res.defs.iter().enumerate() {
+            if let Def::Object { file, sym } = *d {
+                defined[next[file as usize] as usize] = (g as u32, sym);
+                next[file as usize] += 1;
+            }
+        }
+    }
+    let mut addrs = vec![0u64; space.total];
+    let mut sec_addr = std::mem::take(&mut lay.sec_addr);
+    {
+        let lay = &*lay;
         let (globals, locals) = addrs.split_at_mut(res.num_globals());
-        let mut chunks: Vec<&mut [u64]> = Vec::with_capacity(res.objects.len());
+        // Written at random, each slot by the one file that defines it.
+        let globals = as_atomic(globals);
+        let mut chunks: Vec<&mut [u64]> = Vec::with_capacity(nfiles);
         let mut rest = locals;
         for (o, &live) in res.objects.iter().zip(&res.object_live) {
             let (a, b) = rest.split_at_mut(if live { o.first_global } else { 0 });
             chunks.push(a);
             rest = b;
         }
-        chunks.into_par_iter().enumerate().for_each(|(f, out)| {
-            for (i, slot) in out.iter_mut().enumerate() {
-                *slot = object_sym_addr(res, lay, f, i);
-            }
-        });
-        globals.par_iter_mut().enumerate().for_each(|(g, slot)| {
-            *slot = match res.defs[g] {
-                Def::Object { file, sym } => object_sym_addr(res, lay, file as usize, sym as usize),
-                _ => 0,
-            };
-        });
+        sec_addr
+            .par_iter_mut()
+            .zip(chunks)
+            .enumerate()
+            .for_each(|(f, (sec_addr, locals))| {
+                // Offsets in the output sections' input runs become addresses, in place.
+                for (a, &osec) in sec_addr.iter_mut().zip(&lay.place_osec[f]) {
+                    *a = if osec == NONE {
+                        NO_ADDR
+                    } else {
+                        let o = &lay.osecs[osec as usize];
+                        o.addr + o.part_offsets.first().copied().unwrap_or(0) + *a
+                    };
+                }
+                for (i, slot) in locals.iter_mut().enumerate() {
+                    *slot = object_sym_addr_in(res, lay, sec_addr, f, i);
+                }
+                for &(g, sym) in &defined[starts[f] as usize..starts[f + 1] as usize] {
+                    let a = object_sym_addr_in(res, lay, sec_addr, f, sym as usize);
+                    globals[g as usize].store(a, std::sync::atomic::Ordering::Relaxed);
+                }
+            });
     }
+    lay.sec_addr = sec_addr;
     // Commons.
     if let Some(bss) = lay
         .osecs
@@ -2828,6 +2853,11 @@ fn merge_sorted(a: &[u32], b: &[u32]) -> Vec<u32> {
 
 /// Address of symbol `i` of object `f` given the layout (0 for undefined and dropped).
 pub fn object_sym_addr(res: &Resolved, lay: &Layout, f: usize, i: usize) -> u64 {
+    object_sym_addr_in(res, lay, &lay.sec_addr[f], f, i)
+}
+
+/// [`object_sym_addr`] with object `f`'s section addresses given (`Layout::sec_addr[f]`).
+fn object_sym_addr_in(res: &Resolved, lay: &Layout, sec_addr: &[u64], f: usize, i: usize) -> u64 {
     let o = &res.objects[f];
     let s = &o.syms[i];
     let shndx = o.sym_shndx(i);
@@ -2838,14 +2868,26 @@ pub fn object_sym_addr(res: &Resolved, lay: &Layout, f: usize, i: usize) -> u64 
     if shndx == 0 || shndx as usize >= o.sections.len() {
         return 0;
     }
-    section_offset_addr(lay, f, shndx as usize, value).unwrap_or(0)
+    section_offset_addr_in(lay, sec_addr, f, shndx as usize, value).unwrap_or(0)
 }
 
 /// Address of byte `off` of input section `s` of object `f`, following merge and .eh_frame piece maps. Decided from
 /// the layout's per-file tables alone: reading the input section's kind first was a cache miss per call (64-byte
 /// entries at random; most of this function's 3% of clang-so's CPU time, mostly from symbol addresses).
 pub fn section_offset_addr(lay: &Layout, f: usize, s: usize, off: u64) -> Option<u64> {
-    let base = *lay.sec_addr[f].get(s)?;
+    section_offset_addr_in(lay, &lay.sec_addr[f], f, s, off)
+}
+
+/// [`section_offset_addr`] with object `f`'s section addresses given (`Layout::sec_addr[f]`).
+#[inline]
+fn section_offset_addr_in(
+    lay: &Layout,
+    sec_addr: &[u64],
+    f: usize,
+    s: usize,
+    off: u64,
+) -> Option<u64> {
+    let base = *sec_addr.get(s)?;
     if base == NO_ADDR {
         return merge_offset_addr(lay, f, s, off, &mut MergeCursor::default());
     }
@@ -2919,6 +2961,13 @@ pub fn merge_offset_addr(
     };
     cur.piece = k;
     Some(lay.merge_addr[cur.group as usize] + maps[k].out_off + (off - maps[k].in_off))
+}
+
+/// A slice of words seen as atomics, for writes by many threads to slots each owns alone.
+fn as_atomic(v: &mut [u64]) -> &[std::sync::atomic::AtomicU64] {
+    // SAFETY: `AtomicU64` has the size and alignment of `u64` on 64-bit targets, and the exclusive borrow
+    // guarantees no other access to the words while the atomic view lives.
+    unsafe { &*(v as *mut [u64] as *const [std::sync::atomic::AtomicU64]) }
 }
 
 pub fn sym_target_is_live(res: &Resolved, lay: &Layout, t: Target) -> bool {
