@@ -146,6 +146,63 @@ fn reuses_the_file_with_the_same_bytes() {
     assert!(left.is_empty(), "files left behind: {left:?}");
 }
 
+/// Pages of `path` in the page cache and in all, or `None` where the kernel cannot tell (`cachestat`, Linux 6.5).
+fn cached_pages(path: &Path) -> Option<(u64, u64)> {
+    use std::os::fd::AsRawFd;
+    let file = std::fs::File::open(path).unwrap();
+    let range = [0u64, 0]; // offset, length (0: to the end)
+    let mut stat = [0u64; 5]; // nr_cache first
+    // SAFETY: cachestat reads `range` and writes `stat`, both live for the call; 451 on every architecture.
+    let r = unsafe { libc::syscall(451, file.as_raw_fd(), range.as_ptr(), stat.as_mut_ptr(), 0) };
+    let pages = file.metadata().unwrap().len().div_ceil(4096);
+    (r == 0).then_some((stat[0], pages))
+}
+
+/// Writes `path` back and drops it from the page cache.
+fn evict(path: &Path) {
+    use std::os::fd::AsRawFd;
+    let file = std::fs::File::open(path).unwrap();
+    file.sync_all().unwrap();
+    // SAFETY: advice on a descriptor this function owns.
+    assert_eq!(
+        unsafe { libc::posix_fadvise(file.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) },
+        0
+    );
+}
+
+/// An old output mostly out of the page cache is not reused: pre-faulting it would read it back from the disk
+/// only to overwrite it. The link writes a new file, which the next link, over a cached output, reuses.
+#[test]
+fn evicted_old_output_is_not_reused() {
+    let Some(env) = setup("update-in-place-evicted") else {
+        return;
+    };
+    env.link_ok("big.fresh", &["big.o"], &[]);
+    env.link_ok("prog", &["big.o"], &[]);
+    let prog = env.dir.join("prog");
+    evict(&prog);
+    match cached_pages(&prog) {
+        None => {
+            eprintln!("skipped: the kernel has no cachestat (Linux 6.5)");
+            return;
+        }
+        Some((cached, pages)) if cached * 8 >= pages * 7 => {
+            eprintln!("skipped: the output stayed in the page cache ({cached} of {pages} pages)");
+            return;
+        }
+        Some(_) => {}
+    }
+    let ino = env.inode("prog");
+    env.link_ok("prog", &["big.o"], &[]);
+    assert_ne!(env.inode("prog"), ino, "the evicted old file was reused");
+    assert!(env.read("prog") == env.read("big.fresh"));
+    runs(&prog, "big 2");
+    let ino = env.inode("prog");
+    env.link_ok("prog", &["big.o"], &[]);
+    assert_eq!(env.inode("prog"), ino, "the cached old file was not reused");
+    assert!(env.read("prog") == env.read("big.fresh"));
+}
+
 /// An output that another process has open, has loaded as a shared library, or runs, or that has a second name,
 /// keeps its contents: the link writes a new file.
 #[test]
