@@ -207,6 +207,9 @@ pub struct ObjectFile {
     /// For an archive member: the indices in `global_names` of its defined globals (empty otherwise).
     pub lazy_defined: Vec<u32>,
     pub comdats: Vec<ComdatGroup>,
+    /// The sections named like C identifiers (`__start_`/`__stop_` candidates), found by the parse: most objects
+    /// have none, and reading every section's name again for them took clang-so 10 ms on one thread.
+    pub c_ident_secs: Vec<u32>,
     /// Defined globals with a version in their name (`.symver`): (index in `global_names`, version name,
     /// default). A default one (`name@@VERSION`) is renamed `name` here, so plain references bind to it; a
     /// non-default one (`name@VERSION`) keeps its full name and binds nothing.
@@ -501,6 +504,7 @@ fn parse_object(input: ObjectInput) -> std::result::Result<ObjectFile, String> {
         first_global,
         global_names,
         comdats: Vec::new(),
+        c_ident_secs: Vec::new(),
         symvers,
         lazy_defined: Vec::new(),
         indexed: None,
@@ -583,6 +587,9 @@ impl ObjectFile {
                     "section {}: SHT_REL relocations are not used on x86-64",
                     String::from_utf8_lossy(sname)
                 )));
+            }
+            if crate::gc::is_c_identifier(sname) {
+                self.c_ident_secs.push(i as u32);
             }
             sections.push(InputSection {
                 rela: 0,
