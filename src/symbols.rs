@@ -58,10 +58,15 @@ impl DefinedByFile {
     }
 }
 
+const _: () = assert!(
+    size_of::<std::sync::atomic::AtomicU64>() == size_of::<u64>()
+        && align_of::<std::sync::atomic::AtomicU64>() == align_of::<u64>()
+);
+
 /// A slice seen as atomics, for writes by many threads to slots each owns alone.
 pub fn as_atomic_u64(v: &mut [u64]) -> &[std::sync::atomic::AtomicU64] {
-    // SAFETY: `AtomicU64` has the size and alignment of `u64` on the 64-bit targets rivet builds for, and the
-    // exclusive borrow guarantees no other access to the words while the atomic view lives.
+    // SAFETY: `AtomicU64` has the size and alignment of `u64` (asserted above), and the exclusive borrow
+    // guarantees no other access to the words while the atomic view lives.
     unsafe { &*(v as *mut [u64] as *const [std::sync::atomic::AtomicU64]) }
 }
 

@@ -948,10 +948,11 @@ fn fill<A: Arch>(
         if sec.sh_type() == E::SHT_NOBITS {
             return None;
         }
-        // SAFETY: the scan reserved these slots for this section alone (`RelocBases`).
+        // The slots the scan counted and the layout reserved for this section's dynamic relocations.
         let slots = |bases: &crate::layout::RelocBases, area: u64| {
             bases
                 .get(f, s)
+                // SAFETY: these slots belong to this section alone (`RelocBases` numbers them per section).
                 .and_then(|(first, n)| unsafe { img.slice(area + 24 * first, 24 * n) })
                 .unwrap_or_default()
         };
