@@ -52,30 +52,6 @@ pub enum Synth {
 
 impl Synth {
     const COUNT: usize = Synth::Shstrtab as usize + 1;
-    const ALL: [Synth; Synth::COUNT] = [
-        Synth::Interp,
-        Synth::BuildId,
-        Synth::Hash,
-        Synth::GnuHash,
-        Synth::Dynsym,
-        Synth::Dynstr,
-        Synth::Versym,
-        Synth::Verdef,
-        Synth::Verneed,
-        Synth::RelaDyn,
-        Synth::RelaPlt,
-        Synth::RelaIplt,
-        Synth::RelrDyn,
-        Synth::Plt,
-        Synth::Iplt,
-        Synth::Got,
-        Synth::GotPlt,
-        Synth::Dynamic,
-        Synth::EhFrameHdr,
-        Synth::Symtab,
-        Synth::Strtab,
-        Synth::Shstrtab,
-    ];
 }
 
 /// The output section of each linker-made section (`NONE` where there is none): an array, as the writer asks for
@@ -108,9 +84,18 @@ impl SynthMap {
     fn insert(&mut self, s: Synth, i: u32) {
         self.0[s as usize] = i;
     }
-    /// The linker-made sections present, with their output sections.
-    pub fn iter(&self) -> impl Iterator<Item = (Synth, u32)> + '_ {
-        Synth::ALL.iter().filter_map(|&s| Some((s, self.get(s)?)))
+    /// The output sections of the linker-made sections present, but for `skip`'s.
+    pub fn sections_but(&self, skip: Synth) -> impl Iterator<Item = u32> + '_ {
+        (self.0.iter().enumerate())
+            .filter(move |&(k, &i)| k != skip as usize && i != NONE)
+            .map(|(_, &i)| i)
+    }
+    /// The same sections, renumbered.
+    fn remap(&self, to: &[u32]) -> SynthMap {
+        SynthMap(
+            self.0
+                .map(|i| if i == NONE { NONE } else { to[i as usize] }),
+        )
     }
 }
 
@@ -859,10 +844,7 @@ pub fn layout<A: Arch>(
         .into_iter()
         .map(|(k, v)| (k, remap[v as usize]))
         .collect();
-    let mut synth = SynthMap::default();
-    for (k, v) in b.synth.iter() {
-        synth.insert(k, remap[v as usize]);
-    }
+    let synth = b.synth.remap(&remap);
     // Per file, per section: the output section (`NONE` for a dead section).
     let sec_osec: Vec<Vec<u32>> = names_per_file
         .into_par_iter()

@@ -2296,9 +2296,8 @@ fn early_chunks(config: &Config, lay: &Layout, len: usize) -> Vec<usize> {
     }
     let mut late: Vec<std::ops::Range<usize>> = lay
         .synth
-        .iter()
-        .filter(|&(s, _)| s != Synth::Dynstr)
-        .map(|(_, i)| &lay.osecs[i as usize])
+        .sections_but(Synth::Dynstr)
+        .map(|i| &lay.osecs[i as usize])
         .filter(|o| !o.is_nobits())
         .map(|o| o.offset as usize..(o.offset + o.size) as usize)
         .collect();
