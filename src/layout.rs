@@ -374,6 +374,9 @@ pub struct Layout {
     pub symtab_counts: Vec<(u32, u32, u64)>,
     /// Per file, bit `i` set if its symbol `i` goes in `.symtab`.
     pub symtab_members: Vec<Vec<u64>>,
+    /// Whether a symbol table holds an IFUNC (`.dynsym`, `.symtab`) or a unique global (`.symtab`): the ELF
+    /// header then names the GNU OS ABI, as GNU ld's does.
+    pub gnu_osabi: bool,
     pub symtab_extra: Vec<u32>,
     pub shstrtab: Vec<u8>,
     pub file_size: u64,
@@ -394,13 +397,6 @@ impl Layout {
     }
     pub fn synth_addr(&self, s: Synth) -> u64 {
         self.synth_sec(s).map_or(0, |o| o.addr)
-    }
-    /// Whether symbol `i` of object `f` goes in `.symtab` (decided once, in layout).
-    pub fn in_symtab(&self, f: usize, i: usize) -> bool {
-        self.symtab_members
-            .get(f)
-            .and_then(|bits| bits.get(i / 64))
-            .is_some_and(|w| w >> (i % 64) & 1 != 0)
     }
     pub fn aux_of(&self, id: u32) -> Option<&Aux> {
         let i = *self.aux_index.get(id as usize)?;
@@ -1407,6 +1403,7 @@ pub fn layout<A: Arch>(
         };
     let mut needed = Vec::new();
     let mut dynsyms: Vec<DynSymbol> = Vec::new();
+    let mut dynsym_ifunc = false;
     let mut verneed: Verneed = Vec::new();
     let mut dynamic_entries = 0;
     if is_dynamic {
@@ -1421,7 +1418,10 @@ pub fn layout<A: Arch>(
         let mut version_of: HashMap<(u32, u16), u16> = HashMap::default();
         // Entries in parallel (names, versions of this output's definitions); an import's version needs a
         // number from the serial pass below, keyed (file, index).
-        let entries: Vec<(DynSymbol, Option<(u32, u16)>)> = dynsym_ids
+        // Each entry with its import's (file, version) and whether it is an IFUNC (the ELF header's OS ABI,
+        // `gnu_osabi`).
+        type Entry = (DynSymbol, Option<(u32, u16)>, bool);
+        let entries: Vec<Entry> = dynsym_ids
             .par_iter()
             .map(|&id| {
                 let target = target_of(res, space, id);
@@ -1460,11 +1460,12 @@ pub fn layout<A: Arch>(
                     defined,
                     hashed: defined || canonical,
                 };
-                (entry, import_version)
+                (entry, import_version, crate::symbols::is_ifunc(res, target))
             })
             .collect();
+        dynsym_ifunc = entries.par_iter().any(|e| e.2);
         // Needed versions numbered in first-use order, and their names into .dynstr.
-        for (_, iv) in &entries {
+        for (_, iv, _) in &entries {
             let Some((file, v)) = *iv else { continue };
             if version_of.contains_key(&(file, v)) {
                 continue;
@@ -1486,7 +1487,7 @@ pub fn layout<A: Arch>(
         let base = dynstr.len();
         let mut entries: Vec<DynSymbol> = entries
             .into_par_iter()
-            .map(|(mut e, iv)| {
+            .map(|(mut e, iv, _)| {
                 if let Some(key) = iv {
                     e.version = version_of[&key];
                 }
@@ -1616,9 +1617,12 @@ pub fn layout<A: Arch>(
     drop(t);
     let t = crate::timing::span("symbol table sizes");
     // Symbol table sizes per file (locals, globals, string bytes), and the linker-made extras.
-    // Which symbols go in, as one bit per symbol, so the writer does not decide again.
-    let (symtab_counts, symtab_members): (Vec<_>, Vec<_>) = if config.strip_all {
-        (Vec::new(), Vec::new())
+    // Which symbols go in, as one bit per symbol, so the writer does not decide again; and whether one of them is
+    // an IFUNC or a unique global (`gnu_osabi`), seen here while each symbol is in cache (a later walk over every
+    // input symbol for just that was 6 ms on clang-so, serial at the end of the link).
+    type FileSymtab = ((u32, u32, u64), Vec<u64>, bool);
+    let per_file: Vec<FileSymtab> = if config.strip_all {
+        Vec::new()
     } else {
         objects
             .par_iter()
@@ -1626,20 +1630,31 @@ pub fn layout<A: Arch>(
             .map(|(f, o)| {
                 let (mut nl, mut ng, mut strs) = (0u32, 0u32, 0u64);
                 if !res.object_live[f] {
-                    return ((0, 0, 0), Vec::new());
+                    return ((0, 0, 0), Vec::new(), false);
                 }
                 let mut bits = vec![0u64; o.syms.len().div_ceil(64)];
+                let mut gnu_ext = false;
                 for i in 1..o.syms.len() {
                     if symtab_includes(res, live, config.discard_all, f, i) {
                         bits[i / 64] |= 1 << (i % 64);
                         strs += o.sym_name(i).len() as u64 + 1;
-                        if i < o.first_global { nl += 1 } else { ng += 1 }
+                        if i < o.first_global {
+                            nl += 1
+                        } else {
+                            ng += 1
+                        }
+                        let s = &o.syms[i];
+                        gnu_ext |=
+                            s.st_type() == E::STT_GNU_IFUNC || s.st_bind() == E::STB_GNU_UNIQUE;
                     }
                 }
-                ((nl, ng, strs), bits)
+                ((nl, ng, strs), bits, gnu_ext)
             })
-            .unzip()
+            .collect()
     };
+    let symtab_gnu_ext = per_file.iter().any(|p| p.2);
+    let (symtab_counts, symtab_members): (Vec<_>, Vec<_>) =
+        per_file.into_iter().map(|(c, b, _)| (c, b)).unzip();
     let symtab_extra: Vec<u32> = if config.strip_all {
         Vec::new()
     } else {
@@ -2142,6 +2157,7 @@ pub fn layout<A: Arch>(
         tlsld,
         num_plt,
         dynsyms,
+        gnu_osabi: dynsym_ifunc || symtab_gnu_ext,
         dynstr,
         needed,
         verneed,

@@ -2180,19 +2180,6 @@ fn write_symtab(cx: &WriteCx, parts: &mut Parts) {
     }
 }
 
-fn uses_gnu_symbol_extensions(cx: &WriteCx) -> bool {
-    cx.lay
-        .dynsyms
-        .iter()
-        .any(|d| symbols::is_ifunc(cx.res, layout::target_of(cx.res, cx.space, d.id)))
-        || cx.res.objects.par_iter().enumerate().any(|(f, o)| {
-            o.syms.iter().enumerate().any(|(i, s)| {
-                (s.st_type() == E::STT_GNU_IFUNC || s.st_bind() == E::STB_GNU_UNIQUE)
-                    && cx.lay.in_symtab(f, i)
-            })
-        })
-}
-
 fn write_headers<A: Arch>(cx: &WriteCx, bytes: &mut [u8]) {
     let lay = cx.lay;
     let nsec = lay.osecs.iter().filter(|o| o.shndx != 0).count() + 1;
@@ -2205,7 +2192,7 @@ fn write_headers<A: Arch>(cx: &WriteCx, bytes: &mut [u8]) {
     let h = &mut bytes[..64];
     h[..16].copy_from_slice(&[0x7f, b'E', b'L', b'F', 2, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
     // GNU extensions in the symbol tables (IFUNC symbols, unique globals) make the OS ABI GNU, as GNU ld marks it.
-    if uses_gnu_symbol_extensions(cx) {
+    if lay.gnu_osabi {
         h[7] = E::ELFOSABI_GNU;
     }
     h[16..18].copy_from_slice(&e_type.to_le_bytes());
