@@ -660,17 +660,21 @@ pub fn layout<A: Arch>(
     let t = crate::timing::span("output sections");
     // Output sections named by the inputs, in first-seen order (renumbered by rank below). Each live input
     // section's output section is found here once, as an index into its file's list of names, so later passes
-    // neither map names nor hash them again.
-    type FileNames<'a> = (Vec<(&'a [u8], u32, u64)>, Vec<u32>);
+    // neither map names nor hash them again. The live merge sections are listed on the way, for the merge pass.
+    type FileNames<'a> = (Vec<(&'a [u8], u32, u64)>, Vec<u32>, Vec<u32>);
     let names_per_file: Vec<FileNames> = objects
         .par_iter()
         .enumerate()
         .map(|(f, o)| {
             let mut v: Vec<(&[u8], u32, u64)> = Vec::new();
             let mut local = vec![NONE; o.sections.len()];
+            let mut merge = Vec::new();
             for (s, sec) in o.secs() {
                 if !live.is_live(f, s) {
                     continue;
+                }
+                if sec.kind == SectionKind::Merge {
+                    merge.push(s as u32);
                 }
                 let n = output_name(o.sec_name(s));
                 local[s] = match v.iter().position(|(m, _, _)| *m == n) {
@@ -688,11 +692,11 @@ pub fn layout<A: Arch>(
                     }
                 };
             }
-            (v, local)
+            (v, local, merge)
         })
         .collect();
     let mut file_osecs: Vec<Vec<u32>> = Vec::with_capacity(objects.len());
-    for (v, _) in &names_per_file {
+    for (v, _, _) in &names_per_file {
         let mut ids = Vec::with_capacity(v.len());
         for &(n, t, fl) in v {
             let t = if t == 0x70000001 { E::SHT_PROGBITS } else { t };
@@ -842,16 +846,16 @@ pub fn layout<A: Arch>(
         .collect();
     let synth = b.synth.remap(&remap);
     // Per file, per section: the output section (`NONE` for a dead section).
-    let sec_osec: Vec<Vec<u32>> = names_per_file
+    let (sec_osec, live_merge): (Vec<Vec<u32>>, Vec<Vec<u32>>) = names_per_file
         .into_par_iter()
         .zip(file_osecs)
-        .map(|((_, mut local), ids)| {
+        .map(|((_, mut local, merge), ids)| {
             for x in local.iter_mut().filter(|x| **x != NONE) {
                 *x = remap[ids[*x as usize] as usize];
             }
-            local
+            (local, merge)
         })
-        .collect();
+        .unzip();
     // Output sections some input section goes to (those created for an input name come first).
     let has_inputs: Vec<bool> = {
         let mut v = vec![false; osecs.len()];
@@ -864,7 +868,7 @@ pub fn layout<A: Arch>(
     drop(t);
     let t = crate::timing::span("merge sections, split .eh_frame");
     // Merge groups and .eh_frame records.
-    let (merges, merge_secs, piece_maps) = crate::merge::build_merges(res, live, &sec_osec)?;
+    let (merges, merge_secs, piece_maps) = crate::merge::build_merges(res, &live_merge, &sec_osec)?;
     let (eh_records, cie_redirect) = {
         let _t = crate::timing::span("split .eh_frame");
         let mut recs = split_eh_frames(res, live)?;

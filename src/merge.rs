@@ -22,10 +22,9 @@
 
 use crate::diag::{Errors, Result};
 use crate::elf::align_up;
-use crate::gc::Liveness;
 use crate::intern::{SHARDS, fill_shard, shard_of};
 use crate::layout::{MergeGroup, MergeShard, NONE, PieceMap, PieceTable};
-use crate::parse::{Name, ObjectFile, SectionKind, hash_name};
+use crate::parse::{Name, ObjectFile, hash_name};
 use crate::resolve::Resolved;
 use object::elf as E;
 use rayon::prelude::*;
@@ -53,24 +52,31 @@ struct Chunk {
     starts: Vec<u32>,
 }
 
-pub fn build_merges(res: &Resolved, live: &Liveness, sec_osec: &[Vec<u32>]) -> Result<MergeResult> {
+/// Builds the merge groups from each file's live merge sections (`live_merge`, in section order, listed by the
+/// output-section pass) and each section's output section (`sec_osec`).
+pub fn build_merges(
+    res: &Resolved,
+    live_merge: &[Vec<u32>],
+    sec_osec: &[Vec<u32>],
+) -> Result<MergeResult> {
     let objects = &res.objects;
     // Group keys: (output section, entsize, strings, align), numbered in first-seen input order. Each file's
-    // merge sections and their keys are found in parallel; only the numbering is serial.
+    // keys are found in parallel; only the numbering is serial.
     type Key = (u32, u64, bool, u64);
     let found: Vec<Vec<(u32, Key)>> = objects
         .par_iter()
         .enumerate()
         .map(|(f, o)| {
-            o.secs()
-                .filter(|&(s, sec)| sec.kind == SectionKind::Merge && live.is_live(f, s))
-                .filter_map(|(s, sec)| {
-                    let osec = sec_osec[f][s];
+            live_merge[f]
+                .iter()
+                .filter_map(|&s| {
+                    let osec = sec_osec[f][s as usize];
                     if osec == NONE {
                         return None;
                     }
+                    let sec = o.sec(s as usize);
                     let strings = sec.flags() & E::SHF_STRINGS as u64 != 0;
-                    Some((s as u32, (osec, sec.entsize(), strings, sec.align())))
+                    Some((s, (osec, sec.entsize(), strings, sec.align())))
                 })
                 .collect()
         })
