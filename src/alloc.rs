@@ -20,6 +20,10 @@
 //! follows the old file's page cache), batches of 7 to 25 runs: clang-tool 176 -> 157 ms; clang-so 480 -> 430 and
 //! 467 -> 471 ms; rg-release 52.5 -> 52.4 and 54.0 -> 55.1 ms (glibc's own tunable: 52.0 -> 48.5); c-gc and
 //! rg-debug unchanged. Outputs are byte-identical.
+//!
+//! Not on a virtual machine whose host reclaims the guest's free memory ([`host_reclaims_free_memory`]): there a
+//! huge page touched after a pause costs about twenty times a warm one (a C probe on this VM: 160 MiB of huge pages
+//! 357-361 ms after 5 s idle, 49-87 ms right after another run; 4 KiB pages 71-83 ms either way).
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicUsize, Ordering::Relaxed};
@@ -89,7 +93,10 @@ pub fn init() {
     let pmd = std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/hpage_pmd_size")
         .unwrap_or_default();
     // Only 2 MiB huge pages fit the sizes above (x86-64, and arm64 with 4 KiB pages); `always` needs no advice.
-    if enabled.contains("[madvise]") && pmd.trim() == (2 << 20).to_string() {
+    if enabled.contains("[madvise]")
+        && pmd.trim() == (2 << 20).to_string()
+        && !host_reclaims_free_memory()
+    {
         ENABLED.store(true, Relaxed);
         // Kept open for the process's life.
         if let Ok(maps) = std::fs::File::open("/proc/self/maps") {
@@ -97,6 +104,35 @@ pub fn init() {
             MAPS.store(maps.into_raw_fd(), Relaxed);
         }
     }
+}
+
+/// Whether this is a virtual machine whose host takes back memory the guest leaves free (virtio-balloon free page
+/// reporting, `VIRTIO_BALLOON_F_REPORTING`: Firecracker and other cloud VMs). The guest reports free blocks of 2
+/// MiB and up after about two seconds, and the host unmaps them; touching such a block again faults on the host
+/// as well, page by page. A huge page is made of exactly such a block, so after a pause (the compiler running
+/// before the link is enough) every huge-page fault is one of those, while small pages mostly come from memory
+/// freed recently in smaller pieces, which is never reported.
+///
+/// On this development VM (Linux 6.18 under Firecracker), clang-so with and without huge heap pages, medians of
+/// 5-6: after 3 s idle 582 vs 454 ms (sys 284 vs 162 ms); right after a g++ compile that followed 3 s idle, 706
+/// vs 477 ms; back to back with wild and mold in between (run.sh's pattern) 454 vs 479 ms; clang-tool after idle
+/// 244 vs 184 ms. The loss after a pause is far larger than the gain back to back, and a build is a pause for the
+/// linker's purposes, so where the host reclaims, no huge pages. Read once (a few system calls).
+pub fn host_reclaims_free_memory() -> bool {
+    static REPORTING: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *REPORTING.get_or_init(|| {
+        // Bit 5 of each balloon device's feature string ('0'/'1' per bit, lowest first).
+        const VIRTIO_BALLOON_F_REPORTING: usize = 5;
+        let Ok(dir) = std::fs::read_dir("/sys/bus/virtio/drivers/virtio_balloon") else {
+            return false;
+        };
+        dir.flatten()
+            .filter(|e| e.file_name().as_encoded_bytes().starts_with(b"virtio"))
+            .any(|e| {
+                std::fs::read(e.path().join("features"))
+                    .is_ok_and(|f| f.get(VIRTIO_BALLOON_F_REPORTING) == Some(&b'1'))
+            })
+    })
 }
 
 /// Advises the calling thread's heap: for the rayon workers' start.
