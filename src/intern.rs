@@ -231,12 +231,29 @@ pub fn intern(lists: &[&[Name]]) -> Interned {
         .collect();
     let ids: Vec<Vec<u32>> = per_chunk.into_iter().flatten().collect();
 
-    let mut unique = Vec::with_capacity(total as usize);
-    let mut shard_maps = Vec::with_capacity(SHARDS);
-    for (map, names, _) in shards {
-        unique.extend(names);
-        shard_maps.push(map);
+    // Every shard's distinct names one after the other, copied in parallel (a serial copy of clang-so's names was
+    // 3 ms with one core idle).
+    let mut unique: Vec<Name> = Vec::with_capacity(total as usize);
+    {
+        let mut rest = &mut unique.spare_capacity_mut()[..total as usize];
+        let mut outs = Vec::with_capacity(SHARDS);
+        for (_, names, _) in &shards {
+            let (head, tail) = std::mem::take(&mut rest).split_at_mut(names.len());
+            outs.push(head);
+            rest = tail;
+        }
+        shards
+            .par_iter()
+            .zip(outs)
+            .for_each(|((_, names, _), out)| {
+                for (o, &n) in out.iter_mut().zip(names) {
+                    o.write(n);
+                }
+            });
     }
+    // SAFETY: the shards' lengths sum to `total`, and each shard wrote its whole range above.
+    unsafe { unique.set_len(total as usize) };
+    let shard_maps: Vec<ShardMap> = shards.into_iter().map(|(map, ..)| map).collect();
     Interned {
         ids,
         unique,
