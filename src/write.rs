@@ -48,16 +48,18 @@ pub struct DynRelSink<'o> {
 impl DynRelSink<'_> {
     #[inline]
     pub fn push(&mut self, r: DynRel) {
-        if let Some(out) = self.relocs.get_mut(24 * self.n..24 * self.n + 24) {
-            put_rela(out, &r);
-        }
-        self.n += 1;
+        Self::put(self.relocs, &mut self.n, &r);
     }
     pub fn push_irelative(&mut self, r: DynRel) {
-        if let Some(out) = self.irel.get_mut(24 * self.n_irel..24 * self.n_irel + 24) {
-            put_rela(out, &r);
+        Self::put(self.irel, &mut self.n_irel, &r);
+    }
+    /// Writes `r` into slot `*n` of `slots` if there is one, and counts it either way.
+    #[inline]
+    fn put(slots: &mut [u8], n: &mut usize, r: &DynRel) {
+        if let Some(out) = slots.get_mut(24 * *n..24 * *n + 24) {
+            put_rela(out, r);
         }
-        self.n_irel += 1;
+        *n += 1;
     }
     /// Whether the relocations pushed fill the reserved slots exactly.
     fn filled(&self) -> bool {
