@@ -55,7 +55,13 @@ impl ScanCx<'_> {
     }
     #[inline]
     pub fn set(&self, s: &SymRef, f: u16) {
-        let slot = &self.flags[s.id as usize];
+        self.set_id(s.id, f);
+    }
+    /// Sets flags `f` of symbol `id` (a load first: most are set already, and a write would take the line from
+    /// the other threads).
+    #[inline]
+    pub fn set_id(&self, id: u32, f: u16) {
+        let slot = &self.flags[id as usize];
         if slot.load(Relaxed) & f != f {
             slot.fetch_or(f, Relaxed);
         }

@@ -102,13 +102,17 @@ impl SymProps {
     pub const IFUNC: u8 = 4;
     pub const ABSOLUTE: u8 = 8;
     pub const FUNC: u8 = 16;
+    /// Defined in an input object (`Target::Object`): not imported, undefined or made by the linker.
+    pub const DEFINED: u8 = 32;
 
     /// The bits for a reference to `id` resolving to `t`.
     pub fn of(res: &Resolved, config: &crate::args::Config, id: u32, t: Target) -> u8 {
         let ty = sym_type(res, t);
         let mut b = 0;
-        if matches!(t, Target::Imported { .. }) {
-            b |= Self::IMPORTED;
+        match t {
+            Target::Imported { .. } => b |= Self::IMPORTED,
+            Target::Object { .. } => b |= Self::DEFINED,
+            _ => {}
         }
         if is_preemptible(res, config, id, t) {
             b |= Self::PREEMPTIBLE;
