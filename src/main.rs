@@ -142,8 +142,8 @@ fn run(config: &args::Config) -> u8 {
 /// CPUs would pile concurrent links onto those). Linux only; nothing where the set cannot be read.
 ///
 /// Why: a parallel pass that starts after the link's thread ran a serial stretch often ran on one worker for
-/// milliseconds while the other CPU idled (the woken worker placed on a busy CPU until the kernel balanced the
-/// load). A probe with rayon alone on the 2-core development VM, 16 tasks of 100 µs each started right after the
+/// milliseconds while the other CPU idled (apparently the woken worker queued on a busy CPU until the kernel
+/// balanced the load; with each worker held to its own CPU, that cannot happen). A probe with rayon alone on the 2-core development VM, 16 tasks of 100 µs each started right after the
 /// calling thread worked alone for 2-10 ms, medians of 20 rounds: 1.7 ms with every task on one worker; with
 /// the workers pinned, 0.9 ms with 8 tasks on each. rivet's passes are just that: serial bookkeeping, then a
 /// parallel walk. Interleaved medians of 9-11 links, default `--fork`: c-gc 17.3 -> 14.8 ms, rg-release 59.0 ->
@@ -274,6 +274,7 @@ mod tests {
     use super::*;
 
     /// Workers are pinned only when there is one per CPU the process may run on, each to its own CPU.
+    #[cfg(target_os = "linux")]
     #[test]
     fn workers_pinned_one_per_allowed_cpu() {
         let allowed = worker_cpus(0);
