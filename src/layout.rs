@@ -1473,10 +1473,10 @@ pub fn layout<A: Arch>(
                 (entry, import_version, ifunc)
             })
             .collect();
-        dynsym_ifunc = entries.par_iter().any(|e| e.2);
         // Needed versions numbered in first-use order, and their names into .dynstr.
-        for (_, iv, _) in &entries {
-            let Some((file, v)) = *iv else { continue };
+        for &(_, iv, ifunc) in &entries {
+            dynsym_ifunc |= ifunc;
+            let Some((file, v)) = iv else { continue };
             if version_of.contains_key(&(file, v)) {
                 continue;
             }
