@@ -671,7 +671,8 @@ impl Arch for X86_64 {
         let p_base = cx.section_addr(f, s);
         // The merge sections (.debug_str, .debug_line_str) looked up last, with their piece hints.
         let mut merge_hint = [crate::layout::MergeCursor::default(); 2];
-        for r in relas {
+        for (k, r) in relas.iter().enumerate() {
+            crate::elf::prefetch_relas(relas, k);
             let r_type = r.r_type(LE, false);
             if r_type == R_X86_64_NONE {
                 continue;
@@ -1161,7 +1162,9 @@ impl Arch for X86_64 {
         // Branch-free over every relocation: debug sections hold most of a debug link's relocations (rg-debug's
         // check is about a million of them, every one read again by the write pass).
         let mut bad = false;
-        for r in sec.relas() {
+        let relas = sec.relas();
+        for (k, r) in relas.iter().enumerate() {
+            crate::elf::prefetch_relas(relas, k);
             let r_type = r.r_type(LE, false);
             let e = NONALLOC_WIDTH.get(r_type as usize).copied().unwrap_or(0);
             let applies = (r_type == R_X86_64_NONE)
