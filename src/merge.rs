@@ -346,10 +346,9 @@ fn split_section(
         )
     };
     if sec.flags() & E::SHF_STRINGS as u64 != 0 && ent == 1 {
-        while off < d.len() {
-            let len = memchr::memchr(0, &d[off..]).ok_or_else(unterminated)?;
-            piece(off, &d[off..off + len + 1]);
-            off += len + 1;
+        let end = for_each_string(d, |start, end| piece(start, &d[start..end]));
+        if end != d.len() {
+            return Err(unterminated());
         }
     } else if sec.flags() & E::SHF_STRINGS as u64 != 0 {
         while off < d.len() {
@@ -380,4 +379,106 @@ fn split_section(
         }
     }
     Ok(())
+}
+
+/// Calls `string(start, end)` for each NUL-terminated string of `d` in order (`end` just after its NUL), and returns
+/// where the last one ends. The NULs are found 64 bytes at a time as a bit mask, each string's end being the next
+/// set bit, instead of a `memchr` call per string (rg-release's `.debug_str`: 166K strings of 76 bytes on average),
+/// and the input 4 KiB ahead is prefetched: the first read of the mapped input, not the scan, was most of the cost
+/// (touching one byte per line first took 2.1 of the split's 6.2 ms CPU). rg-release, interleaved medians of 11
+/// --print-timing links: split merge pieces 4.66 -> 3.90 ms, CPU 9.0 -> 7.6 (the bit mask alone 4.38 ms, a
+/// prefetch in the `memchr` loop alone 4.37).
+fn for_each_string(d: &[u8], mut string: impl FnMut(usize, usize)) -> usize {
+    let mut start = 0;
+    let mut blocks = d.chunks_exact(64);
+    let mut base = 0;
+    for block in blocks.by_ref() {
+        crate::elf::prefetch(block.as_ptr().wrapping_add(4096));
+        let mut mask = nul_mask(block.try_into().unwrap());
+        while mask != 0 {
+            let end = base + mask.trailing_zeros() as usize + 1;
+            string(start, end);
+            start = end;
+            mask &= mask - 1;
+        }
+        base += 64;
+    }
+    for (i, &b) in blocks.remainder().iter().enumerate() {
+        if b == 0 {
+            string(start, base + i + 1);
+            start = base + i + 1;
+        }
+    }
+    start
+}
+
+/// Bit i set where `block[i]` is 0.
+#[inline(always)]
+fn nul_mask(block: &[u8; 64]) -> u64 {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::*;
+        // SAFETY: SSE2 is part of x86-64; the four unaligned loads read exactly the 64 bytes of `block`.
+        unsafe {
+            let zero = _mm_setzero_si128();
+            let p = block.as_ptr() as *const __m128i;
+            let m = |i: usize| {
+                _mm_movemask_epi8(_mm_cmpeq_epi8(_mm_loadu_si128(p.add(i)), zero)) as u16 as u64
+            };
+            m(0) | (m(1) << 16) | (m(2) << 32) | (m(3) << 48)
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        block
+            .iter()
+            .enumerate()
+            .fold(0u64, |m, (i, &b)| m | (((b == 0) as u64) << i))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::for_each_string;
+
+    /// The strings and the end `for_each_string` reports, against a byte-at-a-time split.
+    fn check(d: &[u8]) {
+        let mut got = Vec::new();
+        let end = for_each_string(d, |s, e| got.push((s, e)));
+        let mut want = Vec::new();
+        let mut start = 0;
+        for (i, &b) in d.iter().enumerate() {
+            if b == 0 {
+                want.push((start, i + 1));
+                start = i + 1;
+            }
+        }
+        assert_eq!(got, want, "{d:?}");
+        assert_eq!(end, start, "{d:?}");
+    }
+
+    #[test]
+    fn strings_split_across_blocks() {
+        check(b"");
+        check(b"\0");
+        check(b"abc");
+        check(b"abc\0de");
+        // Every length from 0 to 200 around the 64-byte blocks, terminated or not, and runs of empty strings.
+        for len in 0..200 {
+            let mut d: Vec<u8> = (0..len).map(|i| b'a' + (i % 26) as u8).collect();
+            check(&d);
+            d.push(0);
+            check(&d);
+            d.extend_from_slice(&[0; 70]);
+            check(&d);
+        }
+        // Strings of every length up to 130 one after the other: NULs at every position of a block.
+        let mut d = Vec::new();
+        for len in 0..130 {
+            d.extend(std::iter::repeat_n(b'x', len));
+            d.push(0);
+        }
+        check(&d);
+        check(&d[..d.len() - 1]);
+    }
 }
