@@ -209,6 +209,7 @@ pub fn scan<A: Arch>(
             let mut errors = Vec::new();
             let mut undefined = Vec::new();
             let mut check = WriteCheck::default();
+            let mut nonalloc = Vec::new();
             for (s, sec) in o.secs() {
                 if !live.is_live(f, s) || sec.relas().is_empty() || sec.kind == SectionKind::Ignored
                 {
@@ -220,10 +221,8 @@ pub fn scan<A: Arch>(
                     if cx.check_writes
                         && sec.kind == SectionKind::Regular
                         && sec.sh_type() != object::elf::SHT_NOBITS
-                        && !check.unproven
-                        && !A::nonalloc_applies(&cx, f, s)
                     {
-                        check.unproven = true;
+                        nonalloc.push(s);
                     }
                     continue;
                 }
@@ -238,6 +237,16 @@ pub fn scan<A: Arch>(
                 errors.extend(r.errors);
                 undefined.extend(r.undefined);
                 check.absorb(r.check);
+            }
+            // In runs of `CHECK_RUN` relocations on every thread: one object can hold most of a link's debug
+            // relocations (c-gc: sqlite3.o, 150K in its .debug_info).
+            if !nonalloc.is_empty() && !check.unproven {
+                check.unproven = !nonalloc.par_iter().all(|&s| {
+                    o.sec(s)
+                        .relas()
+                        .par_chunks(CHECK_RUN)
+                        .all(|run| A::nonalloc_applies(&cx, f, s, run))
+                });
             }
             (counts, irel, relr, errors, undefined, check)
         })
@@ -271,6 +280,11 @@ pub fn scan<A: Arch>(
         write_check: cx.check_writes.then_some(check),
     })
 }
+
+/// The relocations of a non-allocated section checked in one task (`nonalloc_applies`), some 40 us of work. c-gc,
+/// interleaved medians of 15 --print-timing links, scan sections: 1.15 ms with a task per section, 0.93 with runs of
+/// 32K relocations, 0.80 with these; rg-release unchanged.
+const CHECK_RUN: usize = 1 << 13;
 
 /// Whether a relative relocation at `off` in `sec` is packed into `.relr.dyn`: with `-z pack-relative-relocs`,
 /// when its place is word-aligned in the output (the section aligned to a multiple of 8 and `off` a multiple of

@@ -48,10 +48,10 @@ pub trait Arch: Send + Sync + 'static {
         relas: &[crate::elf::Rela],
     ) -> Result<(), String>;
 
-    /// Whether `apply_nonalloc_part` applies every relocation of non-allocated section `s` of object `f`
-    /// without an error (a supported type, a known symbol, a field inside the section); see
+    /// Whether `apply_nonalloc_part` applies every relocation of `relas`, a run of those of non-allocated section
+    /// `s` of object `f`, without an error (a supported type, a known symbol, a field inside the section); see
     /// [`crate::scan::WriteCheck`].
-    fn nonalloc_applies(cx: &ScanCx, f: usize, s: usize) -> bool;
+    fn nonalloc_applies(cx: &ScanCx, f: usize, s: usize, relas: &[crate::elf::Rela]) -> bool;
 
     /// The magnitude every range-checked relocation field holds (x86-64: 2^31 - 1, the smaller of its signed and
     /// unsigned 32-bit fields), the bound [`crate::scan::WriteCheck::holds`] proves values stay under.

@@ -1153,7 +1153,7 @@ impl Arch for X86_64 {
         Ok(())
     }
 
-    fn nonalloc_applies(cx: &ScanCx, f: usize, s: usize) -> bool {
+    fn nonalloc_applies(cx: &ScanCx, f: usize, s: usize, relas: &[crate::elf::Rela]) -> bool {
         let o = &cx.res.objects[f];
         let sec = o.sec(s);
         let size = sec.size();
@@ -1162,7 +1162,6 @@ impl Arch for X86_64 {
         // Branch-free over every relocation: debug sections hold most of a debug link's relocations (rg-debug's
         // check is about a million of them, every one read again by the write pass).
         let mut bad = false;
-        let relas = sec.relas();
         for (k, r) in relas.iter().enumerate() {
             crate::elf::prefetch_relas(relas, k);
             let r_type = r.r_type(LE, false);
