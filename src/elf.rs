@@ -46,19 +46,6 @@ pub fn prefetch_slice<T>(v: &[T]) {
     }
 }
 
-/// In a loop over `relas` in order, at index `k`: every 8 relocations (3 cache lines) starts loading the line 256
-/// relocations (6 KiB) ahead, far enough to cover the page walk and the miss of the next page, which the
-/// hardware's prefetcher does not cross into (mapped input: rg-release's million debug relocations spent 70% of the
-/// write check's samples on the load of `r_info`). Prefetching all three lines, or 128 or 1024 ahead, measured no
-/// better. rg-release, interleaved medians of 9 --print-timing links: the check (scan sections) 5.35 -> 3.25 ms, CPU
-/// 9.3 -> 5.8; rg-debug 6.9 -> 5.3 ms; the write pass's second read of them, copy and relocate, 10.1 -> 9.9 ms.
-#[inline(always)]
-pub fn prefetch_relas(relas: &[Rela], k: usize) {
-    if k.is_multiple_of(8) {
-        prefetch(relas.as_ptr().wrapping_add(k + 256));
-    }
-}
-
 pub type Data = &'static [u8];
 
 /// Checks the ELF identification and machine, and returns the file header.
