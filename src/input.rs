@@ -117,28 +117,26 @@ pub fn load(config: &Config) -> Result<Inputs> {
             }
             // The archives this input added (a linker script may add several) are split by other threads.
             for item in &mut loader.items[seen..] {
-                if !matches!(item, Item::Archive { .. }) {
-                    continue;
+                match std::mem::replace(item, Item::Split) {
+                    Item::Archive {
+                        path,
+                        name,
+                        data,
+                        thin,
+                        flags,
+                    } => {
+                        let (k, split) = (archives, &split);
+                        archives += 1;
+                        scope.spawn(move |_| {
+                            let items = archive_items(&path, &name, data, thin, flags, reproducing);
+                            split
+                                .lock()
+                                .unwrap_or_else(|e| e.into_inner())
+                                .push((k, items));
+                        });
+                    }
+                    other => *item = other,
                 }
-                let Item::Archive {
-                    path,
-                    name,
-                    data,
-                    thin,
-                    flags,
-                } = std::mem::replace(item, Item::Split)
-                else {
-                    unreachable!("matched above")
-                };
-                let (k, split) = (archives, &split);
-                archives += 1;
-                scope.spawn(move |_| {
-                    let items = archive_items(&path, &name, data, thin, flags, reproducing);
-                    split
-                        .lock()
-                        .unwrap_or_else(|e| e.into_inner())
-                        .push((k, items));
-                });
             }
             seen = loader.items.len();
         }
