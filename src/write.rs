@@ -966,7 +966,7 @@ fn fill<A: Arch>(
         let r = if sec.kind == SectionKind::EhFrame {
             write_eh_frame::<A>(&cx, f, s, img, start, &mut sink)
         } else if let Some(parts) = nonalloc_parts(sec) {
-            // A part meets a relocation outside its bytes where they are not sorted by offset: the section is
+            // A part may meet a relocation outside its bytes where they are not sorted by offset: the section is
             // then written again whole, by one thread, which also finds the first error in input order.
             let whole = || {
                 // SAFETY: this input section's range is exclusively its own, and its parts are done.
@@ -1187,8 +1187,8 @@ const NONALLOC_PART: u64 = 256 << 10;
 /// build), one `.debug_info` was most of the copy-and-relocate phase on one thread. `None` for small sections. The
 /// parts are found by binary search, as if the relocations were sorted by offset (as compilers and assemblers
 /// emit them): a part ends no earlier than 8 bytes after its last relocation's offset, so no field is split. If
-/// they are not sorted, some part holds a relocation outside its bytes, which it cannot apply, and the caller
-/// writes the section whole. (A pass checking the order first read every relocation once more: c-gc, 150K in
+/// they are not sorted, a part may hold a relocation outside its bytes, which it cannot apply: the caller then
+/// writes the section whole (one whose relocations each land in their own part's bytes is written right anyway). (A pass checking the order first read every relocation once more: c-gc, 150K in
 /// sqlite3.o's `.debug_info`, 2.6% of the link's CPU time at --threads=1, before the parts could start.)
 fn nonalloc_parts(sec: crate::parse::Sec) -> Option<Vec<SectionPart>> {
     let size = sec.size();
