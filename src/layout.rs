@@ -1679,6 +1679,7 @@ pub fn layout<A: Arch>(
         Vec::new()
     } else {
         (0..res.num_globals() as u32)
+            .into_par_iter()
             .filter(|&g| match res.defs[g as usize] {
                 Def::Linker => true,
                 Def::Shared { .. } => aux_index[g as usize] != NONE,
@@ -1789,11 +1790,14 @@ pub fn layout<A: Arch>(
     if let Some(i) = synth.get(Synth::EhFrameHdr) {
         let fdes: usize = eh_records
             .0
-            .iter()
-            .flatten()
-            .flat_map(|(_, v)| v)
-            .filter(|r| !r.is_cie && r.out_off != NONE as u64)
-            .count();
+            .par_iter()
+            .map(|file| {
+                file.iter()
+                    .flat_map(|(_, v)| v)
+                    .filter(|r| !r.is_cie && r.out_off != NONE as u64)
+                    .count()
+            })
+            .sum();
         osecs[i as usize].size = 12 + 8 * fdes as u64;
     }
     for (s, size) in sizes {
