@@ -2829,8 +2829,6 @@ fn eval_defsym(expr: &str, lookup: impl Fn(&str) -> Option<u64>) -> Option<u64> 
     term(expr)
 }
 
-/// The ids of two sorted lists, sorted, each once: one pass instead of sorting both again (clang-so's 190K GOT, PLT
-/// and exported symbols: 1 ms on one thread).
 /// What numbering a symbol's GOT and PLT slots depends on besides the symbol.
 struct SlotCx {
     pic: bool,
@@ -2939,6 +2937,8 @@ fn number_slots(mut fl: u16, props: u8, cx: &SlotCx, c: &mut SlotCounts) -> (Aux
     (x, relr)
 }
 
+/// The ids of two sorted lists, sorted, each once: one pass instead of sorting both again (clang-so's 190K GOT, PLT
+/// and exported symbols: 1 ms on one thread).
 fn merge_sorted(a: &[u32], b: &[u32]) -> Vec<u32> {
     debug_assert!(a.is_sorted() && b.is_sorted());
     let mut out = Vec::with_capacity(a.len() + b.len());

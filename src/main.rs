@@ -110,11 +110,13 @@ fn run(config: &args::Config) -> u8 {
         // of 11-15 `--no-fork --threads=1` links: c-gc 18.2 -> 16.1 ms, rg-release 70.1 -> 65.8, rg-debug 129.9
         // -> 122.8, clang-tool 215 -> 209. With more threads, this thread joining the pool (a worker fewer
         // spawned) was slower: rg-release at 2 threads 42.5 -> 50.0 ms, its copy and relocate pass 7.2 -> 11.3 ms
-        // and the write check 2.7 -> 4.3 ms, both with more CPU time; c-gc faster. The likely cause: rayon's
-        // adaptive splitting cuts a pass that starts on a worker into fewer pieces than one started from outside
-        // the pool (whose first split counts as stolen), and the workers then idle while one finishes a large
-        // piece. rg-debug's copy pass run inside `rayon::join` (so on a worker) took 27.9 ms instead of 14.3, and
-        // 14.6 with `with_max_len(1)` on its file list (medians of 7).
+        // and the write check 2.7 -> 4.3 ms, both with more CPU time; c-gc faster. Measured again (rg-release,
+        // medians of 7): 49 -> 63 ms, and 58 with this thread pinned to the first CPU; many passes then ran on
+        // one thread (GC mark 2.3 ms wall for 2.4 ms CPU), the other worker joining late or not at all. The cause
+        // is not established. One part of it: rayon's adaptive splitting cuts a pass that starts on a worker into
+        // fewer pieces than one started from outside the pool (whose first split counts as stolen). rg-debug's
+        // copy pass run inside `rayon::join` (so on a worker) took 27.9 ms instead of 14.3, and 14.6 with
+        // `with_max_len(1)` on its file list.
         builder = builder.use_current_thread();
     }
     if let Err(e) = builder
