@@ -1189,16 +1189,21 @@ pub fn layout<A: Arch>(
         shared: config.kind == OutputKind::Shared,
         pack_relr: config.pack_relative_relocs,
     };
-    // Per chunk: its counts, and the symbols among its own that get copy relocations and dynamic symbols.
-    let per_chunk: Vec<(SlotCounts, Vec<u32>, Vec<u32>)> = all_aux_ids
+    // Per chunk: its counts; the symbols among its own that get copy relocations and dynamic symbols; and its GOT
+    // slots relocated by `.relr.dyn`, numbered from the chunk's start.
+    type ChunkSlots = (SlotCounts, Vec<u32>, Vec<u32>, Vec<u32>);
+    let per_chunk: Vec<ChunkSlots> = all_aux_ids
         .par_chunks(CHUNK)
         .zip(kinds.par_chunks(CHUNK))
         .map(|(ids, kinds)| {
             let mut c = SlotCounts::default();
-            let (mut copy, mut dynsym) = (Vec::new(), Vec::new());
+            let (mut copy, mut dynsym, mut relr) = (Vec::new(), Vec::new(), Vec::new());
             for (&id, &(props, is_exported)) in ids.iter().zip(kinds) {
                 let fl = scan.flags[id as usize];
-                number_slots(fl, props, &slot_cx, &mut c);
+                let (x, in_relr) = number_slots(fl, props, &slot_cx, &mut c);
+                if in_relr {
+                    relr.push(x.got);
+                }
                 if fl & scan::NEEDS_COPY != 0
                     && props & SymProps::IMPORTED != 0
                     && fl & scan::NEEDS_CANONICAL == 0
@@ -1214,13 +1219,16 @@ pub fn layout<A: Arch>(
                     dynsym.push(id);
                 }
             }
-            (c, copy, dynsym)
+            (c, copy, dynsym, relr)
         })
         .collect();
     let mut chunk_starts = Vec::with_capacity(per_chunk.len());
     let mut counts = SlotCounts::default();
     let (mut copy_syms, mut dynsym_ids) = (Vec::new(), Vec::new());
-    for (c, copy, dynsym) in &per_chunk {
+    // GOT slots holding a link-time address that go to .relr.dyn (`-z pack-relative-relocs`).
+    let mut relr_got: Vec<u32> = Vec::new();
+    for (c, copy, dynsym, relr) in &per_chunk {
+        relr_got.extend(relr.iter().map(|&slot| counts.got + slot));
         chunk_starts.push(counts);
         counts.add(c);
         copy_syms.extend_from_slice(copy);
@@ -1248,28 +1256,7 @@ pub fn layout<A: Arch>(
         iplt: num_iplt,
         mut got_dyn_relocs,
         irel_got,
-        relr_got: num_relr_got,
     } = counts;
-    // GOT slots holding a link-time address that go to .relr.dyn (`-z pack-relative-relocs`).
-    let relr_got: Vec<u32> = if num_relr_got == 0 {
-        Vec::new()
-    } else {
-        all_aux_ids
-            .par_iter()
-            .zip(&kinds)
-            .zip(&aux)
-            .filter(|&((&id, &(props, _)), _)| {
-                number_slots(
-                    scan.flags[id as usize],
-                    props,
-                    &slot_cx,
-                    &mut SlotCounts::default(),
-                )
-                .1
-            })
-            .map(|(_, x)| x.got)
-            .collect()
-    };
     // One entry per symbol, locals included, filled on all threads (clang-so: 1.5 ms of page faults on one): a
     // chunk of ids finds its symbols in the sorted `all_aux_ids`.
     let mut aux_index: Vec<u32> = Vec::with_capacity(space.total);
@@ -2845,8 +2832,6 @@ struct SlotCounts {
     iplt: u32,
     got_dyn_relocs: u64,
     irel_got: u64,
-    /// GOT slots relocated by `.relr.dyn` instead of a dynamic relocation.
-    relr_got: u32,
 }
 
 impl SlotCounts {
@@ -2856,7 +2841,6 @@ impl SlotCounts {
         self.iplt += o.iplt;
         self.got_dyn_relocs += o.got_dyn_relocs;
         self.irel_got += o.irel_got;
-        self.relr_got += o.relr_got;
     }
 }
 
@@ -2900,7 +2884,6 @@ fn number_slots(mut fl: u16, props: u8, cx: &SlotCx, c: &mut SlotCounts) -> (Aux
         } else if cx.pic && props & SymProps::ABSOLUTE == 0 {
             if cx.pack_relr {
                 relr = true;
-                c.relr_got += 1;
             } else {
                 c.got_dyn_relocs += 1;
             }

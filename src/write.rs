@@ -1188,8 +1188,9 @@ const NONALLOC_PART: u64 = 256 << 10;
 /// parts are found by binary search, as if the relocations were sorted by offset (as compilers and assemblers
 /// emit them): a part ends no earlier than 8 bytes after its last relocation's offset, so no field is split. If
 /// they are not sorted, a part may hold a relocation outside its bytes, which it cannot apply: the caller then
-/// writes the section whole (one whose relocations each land in their own part's bytes is written right anyway). (A pass checking the order first read every relocation once more: c-gc, 150K in
-/// sqlite3.o's `.debug_info`, 2.6% of the link's CPU time at --threads=1, before the parts could start.)
+/// writes the section whole (one whose relocations each land in their own part's bytes is written right anyway).
+/// A pass checking the order first read every relocation once more: c-gc, 150K in sqlite3.o's `.debug_info`, 2.6%
+/// of the link's CPU time at --threads=1, before the parts could start.
 fn nonalloc_parts(sec: crate::parse::Sec) -> Option<Vec<SectionPart>> {
     let size = sec.size();
     if sec.is_alloc() || size < NONALLOC_SPLIT_MIN || sec.data().len() as u64 != size {
