@@ -141,6 +141,7 @@ pub fn gc(config: &Config, res: &Resolved) -> Liveness {
             .map(|_| AtomicBool::new(false))
             .collect();
         crate::resolve::for_each_live_global(
+            &res.runs,
             objects,
             &res.object_live,
             &res.object_ids,
@@ -249,21 +250,19 @@ pub fn gc(config: &Config, res: &Resolved) -> Liveness {
 
     // SHF_LINK_ORDER sections (`__patchable_function_entries`, sanitizer metadata) live and die with the section
     // they are linked to: per file, (linked section, dependent) pairs sorted by the linked section.
-    let dependents: Vec<Vec<(u32, u32)>> = objects
-        .par_iter()
-        .map(|o| {
-            let mut d: Vec<(u32, u32)> = o
-                .secs()
-                .filter(|(_, sec)| sec.is_alloc() && sec.flags() & E::SHF_LINK_ORDER as u64 != 0)
-                .filter_map(|(s, sec)| {
-                    let link = sec.shdr.sh_link.get(crate::elf::LE);
-                    (link != 0 && (link as usize) < o.sections.len()).then_some((link, s as u32))
-                })
-                .collect();
-            d.sort_unstable();
-            d
-        })
-        .collect();
+    let dependents: Vec<Vec<(u32, u32)>> = res.runs.map(|f| {
+        let o = &objects[f];
+        let mut d: Vec<(u32, u32)> = o
+            .secs()
+            .filter(|(_, sec)| sec.is_alloc() && sec.flags() & E::SHF_LINK_ORDER as u64 != 0)
+            .filter_map(|(s, sec)| {
+                let link = sec.shdr.sh_link.get(crate::elf::LE);
+                (link != 0 && (link as usize) < o.sections.len()).then_some((link, s as u32))
+            })
+            .collect();
+        d.sort_unstable();
+        d
+    });
 
     drop(t);
     let t = crate::timing::span("mark");
@@ -322,7 +321,8 @@ pub fn gc(config: &Config, res: &Resolved) -> Liveness {
     drop(t);
     // .eh_frame stays: it keeps nothing alive itself (its FDEs of dead functions are dropped when it is split
     // into records), but unwinding needs the rest.
-    objects.par_iter().enumerate().for_each(|(f, o)| {
+    res.runs.for_each(|f| {
+        let o = &objects[f];
         for (s, sec) in o.secs() {
             if sec.kind == SectionKind::EhFrame && candidate(res, f, s) {
                 marks[f][s].store(true, Relaxed);

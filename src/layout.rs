@@ -662,39 +662,36 @@ pub fn layout<A: Arch>(
     // section's output section is found here once, as an index into its file's list of names, so later passes
     // neither map names nor hash them again. The live merge sections are listed on the way, for the merge pass.
     type FileNames<'a> = (Vec<(&'a [u8], u32, u64)>, Vec<u32>, Vec<u32>);
-    let names_per_file: Vec<FileNames> = objects
-        .par_iter()
-        .enumerate()
-        .map(|(f, o)| {
-            let mut v: Vec<(&[u8], u32, u64)> = Vec::new();
-            let mut local = vec![NONE; o.sections.len()];
-            let mut merge = Vec::new();
-            for (s, sec) in o.secs() {
-                if !live.is_live(f, s) {
-                    continue;
-                }
-                if sec.kind == SectionKind::Merge {
-                    merge.push(s as u32);
-                }
-                let n = output_name(o.sec_name(s));
-                local[s] = match v.iter().position(|(m, _, _)| *m == n) {
-                    Some(k) => {
-                        let e = &mut v[k];
-                        if sec.sh_type() != E::SHT_NOBITS {
-                            e.1 = sec.sh_type();
-                        }
-                        e.2 |= sec.flags();
-                        k as u32
-                    }
-                    None => {
-                        v.push((n, sec.sh_type(), sec.flags()));
-                        v.len() as u32 - 1
-                    }
-                };
+    let names_per_file: Vec<FileNames> = res.runs.map(|f| {
+        let o = &objects[f];
+        let mut v: Vec<(&[u8], u32, u64)> = Vec::new();
+        let mut local = vec![NONE; o.sections.len()];
+        let mut merge = Vec::new();
+        for (s, sec) in o.secs() {
+            if !live.is_live(f, s) {
+                continue;
             }
-            (v, local, merge)
-        })
-        .collect();
+            if sec.kind == SectionKind::Merge {
+                merge.push(s as u32);
+            }
+            let n = output_name(o.sec_name(s));
+            local[s] = match v.iter().position(|(m, _, _)| *m == n) {
+                Some(k) => {
+                    let e = &mut v[k];
+                    if sec.sh_type() != E::SHT_NOBITS {
+                        e.1 = sec.sh_type();
+                    }
+                    e.2 |= sec.flags();
+                    k as u32
+                }
+                None => {
+                    v.push((n, sec.sh_type(), sec.flags()));
+                    v.len() as u32 - 1
+                }
+            };
+        }
+        (v, local, merge)
+    });
     let mut file_osecs: Vec<Vec<u32>> = Vec::with_capacity(objects.len());
     for (v, _, _) in &names_per_file {
         let mut ids = Vec::with_capacity(v.len());
@@ -894,55 +891,52 @@ pub fn layout<A: Arch>(
     // Per file: where each section goes, the padding before it in its block, the file's block (output section,
     // size, alignment) per output section, and the output sections where a padding did not fit 16 bits.
     type FileBlocks = (Vec<u32>, Vec<u64>, Vec<u16>, Vec<(u32, u64, u64)>, Vec<u32>);
-    let per_file: Vec<FileBlocks> = objects
-        .par_iter()
-        .enumerate()
-        .map(|(f, o)| {
-            let mut place_osec = vec![NONE; o.sections.len()];
-            let mut offsets = vec![0u64; o.sections.len()];
-            let mut pads = vec![0u16; o.sections.len()];
-            let mut blocks: Vec<(u32, u64, u64)> = Vec::new();
-            let mut wide = Vec::new();
-            for (s, sec) in o.secs() {
-                let osec = sec_osec[f][s];
-                if osec == NONE
-                    || sec.kind == SectionKind::Merge
-                    || sorted_kind[osec as usize].is_some()
-                {
-                    continue;
-                }
-                let size = if sec.kind == SectionKind::EhFrame {
-                    eh_block_size(eh_records.get(f, s))
-                } else {
-                    sec.size()
-                };
-                let i = match blocks.iter().position(|b| b.0 == osec) {
-                    Some(i) => i,
-                    None => {
-                        blocks.push((osec, 0, 1));
-                        blocks.len() - 1
-                    }
-                };
-                // .eh_frame records are 4-byte multiples and must follow each other without gaps: a zero
-                // word between them reads as the terminator to unwinders walking from __EH_FRAME_BEGIN__.
-                let align = if sec.kind == SectionKind::EhFrame {
-                    sec.align().min(4)
-                } else {
-                    sec.align()
-                };
-                let blk = &mut blocks[i];
-                let off = align_up(blk.1, align);
-                (place_osec[s], offsets[s]) = (osec, off);
-                match u16::try_from(off - blk.1) {
-                    Ok(pad) => pads[s] = pad,
-                    Err(_) => wide.push(osec),
-                }
-                blk.1 = off + size;
-                blk.2 = blk.2.max(align);
+    let per_file: Vec<FileBlocks> = res.runs.map(|f| {
+        let o = &objects[f];
+        let mut place_osec = vec![NONE; o.sections.len()];
+        let mut offsets = vec![0u64; o.sections.len()];
+        let mut pads = vec![0u16; o.sections.len()];
+        let mut blocks: Vec<(u32, u64, u64)> = Vec::new();
+        let mut wide = Vec::new();
+        for (s, sec) in o.secs() {
+            let osec = sec_osec[f][s];
+            if osec == NONE
+                || sec.kind == SectionKind::Merge
+                || sorted_kind[osec as usize].is_some()
+            {
+                continue;
             }
-            (place_osec, offsets, pads, blocks, wide)
-        })
-        .collect();
+            let size = if sec.kind == SectionKind::EhFrame {
+                eh_block_size(eh_records.get(f, s))
+            } else {
+                sec.size()
+            };
+            let i = match blocks.iter().position(|b| b.0 == osec) {
+                Some(i) => i,
+                None => {
+                    blocks.push((osec, 0, 1));
+                    blocks.len() - 1
+                }
+            };
+            // .eh_frame records are 4-byte multiples and must follow each other without gaps: a zero
+            // word between them reads as the terminator to unwinders walking from __EH_FRAME_BEGIN__.
+            let align = if sec.kind == SectionKind::EhFrame {
+                sec.align().min(4)
+            } else {
+                sec.align()
+            };
+            let blk = &mut blocks[i];
+            let off = align_up(blk.1, align);
+            (place_osec[s], offsets[s]) = (osec, off);
+            match u16::try_from(off - blk.1) {
+                Ok(pad) => pads[s] = pad,
+                Err(_) => wide.push(osec),
+            }
+            blk.1 = off + size;
+            blk.2 = blk.2.max(align);
+        }
+        (place_osec, offsets, pads, blocks, wide)
+    });
     let mut place_osec: Vec<Vec<u32>> = Vec::with_capacity(objects.len());
     let mut sec_off: Vec<Vec<u64>> = Vec::with_capacity(objects.len());
     let mut pads: Vec<Vec<u16>> = Vec::with_capacity(objects.len());
@@ -972,33 +966,31 @@ pub fn layout<A: Arch>(
         file_base.push(bases);
     }
     // Each block's base added to its sections' offsets, and the padding before the block to its first section's.
-    let wide: Vec<u32> = sec_off
-        .par_iter_mut()
-        .zip(pads.par_iter_mut())
-        .zip(place_osec.par_iter())
-        .zip(file_base.par_iter())
-        .flat_map_iter(|(((offs, pads), p), bases)| {
-            let mut first = vec![true; bases.len()];
-            let mut wide = Vec::new();
-            for ((off, pad), &osec) in offs.iter_mut().zip(pads.iter_mut()).zip(p) {
-                if osec == NONE {
-                    continue;
-                }
-                if let Some(k) = bases.iter().position(|b| b.0 == osec) {
-                    let (_, base, gap) = bases[k];
-                    *off += base;
-                    if std::mem::take(&mut first[k]) {
-                        match u16::try_from(*pad as u64 + gap) {
-                            Ok(v) => *pad = v,
-                            Err(_) => wide.push(osec),
-                        }
+    let mut offs_pads: Vec<(&mut Vec<u64>, &mut Vec<u16>)> =
+        sec_off.iter_mut().zip(pads.iter_mut()).collect();
+    let wide: Vec<Vec<u32>> = res.runs.map_mut(&mut offs_pads, |f, (offs, pads)| {
+        let (p, bases) = (&place_osec[f], &file_base[f]);
+        let mut first = vec![true; bases.len()];
+        let mut wide = Vec::new();
+        for ((off, pad), &osec) in offs.iter_mut().zip(pads.iter_mut()).zip(p) {
+            if osec == NONE {
+                continue;
+            }
+            if let Some(k) = bases.iter().position(|b| b.0 == osec) {
+                let (_, base, gap) = bases[k];
+                *off += base;
+                if std::mem::take(&mut first[k]) {
+                    match u16::try_from(*pad as u64 + gap) {
+                        Ok(v) => *pad = v,
+                        Err(_) => wide.push(osec),
                     }
                 }
             }
-            wide
-        })
-        .collect();
-    for osec in wide {
+        }
+        wide
+    });
+    drop(offs_pads);
+    for osec in wide.into_iter().flatten() {
         pads_known[osec as usize] = false;
     }
     for (i, o) in osecs.iter_mut().enumerate() {
@@ -1009,27 +1001,24 @@ pub fn layout<A: Arch>(
     }
     // Sorted init/fini arrays: priority first, then input order; unnumbered sections last. Found in one
     // parallel pass (a serial pass per array name cost 5 walks over every section).
-    let sorted_inputs: Vec<(usize, u32, u32, u32)> = objects
-        .par_iter()
-        .enumerate()
-        .flat_map_iter(|(f, o)| {
-            let sec_osec = &sec_osec[f];
-            let sorted_kind = &sorted_kind;
-            (0..o.sections.len()).filter_map(move |s| {
-                let osec = sec_osec[s];
-                if osec == NONE {
-                    return None;
-                }
-                let k = sorted_kind[osec as usize]?;
-                Some((
-                    k,
-                    init_priority(o.sec_name(s)).unwrap_or(65536),
-                    f as u32,
-                    s as u32,
-                ))
-            })
+    let sorted_inputs: Vec<(usize, u32, u32, u32)> = res.runs.flat_map(|f| {
+        let o = &objects[f];
+        let sec_osec = &sec_osec[f];
+        let sorted_kind = &sorted_kind;
+        (0..o.sections.len()).filter_map(move |s| {
+            let osec = sec_osec[s];
+            if osec == NONE {
+                return None;
+            }
+            let k = sorted_kind[osec as usize]?;
+            Some((
+                k,
+                init_priority(o.sec_name(s)).unwrap_or(65536),
+                f as u32,
+                s as u32,
+            ))
         })
-        .collect();
+    });
     for (k, name) in sorted_names.into_iter().enumerate() {
         let Some(&osec) = by_name.get(name) else {
             continue;
@@ -1057,18 +1046,17 @@ pub fn layout<A: Arch>(
     }
     // SHF_LINK_ORDER inputs (`__patchable_function_entries`, sanitizer tables) follow the order of the sections
     // they are linked to, as in GNU ld and lld; other inputs of the same output section go first, in input order.
-    let link_ordered: Vec<(u32, u32, u32)> =
-        objects
-            .par_iter()
-            .enumerate()
-            .flat_map_iter(|(f, o)| {
-                let place_osec = &place_osec[f];
-                o.secs().filter_map(move |(s, sec)| {
-                    (place_osec[s] != NONE && sec.flags() & E::SHF_LINK_ORDER as u64 != 0)
-                        .then_some((place_osec[s], f as u32, s as u32))
-                })
-            })
-            .collect();
+    let link_ordered: Vec<(u32, u32, u32)> = res.runs.flat_map(|f| {
+        let o = &objects[f];
+        let place_osec = &place_osec[f];
+        o.secs().filter_map(move |(s, sec)| {
+            (place_osec[s] != NONE && sec.flags() & E::SHF_LINK_ORDER as u64 != 0).then_some((
+                place_osec[s],
+                f as u32,
+                s as u32,
+            ))
+        })
+    });
     let mut lo_osecs: Vec<u32> = link_ordered.iter().map(|x| x.0).collect();
     lo_osecs.sort_unstable();
     lo_osecs.dedup();
@@ -1631,33 +1619,29 @@ pub fn layout<A: Arch>(
     let per_file: Vec<FileSymtab> = if config.strip_all {
         Vec::new()
     } else {
-        objects
-            .par_iter()
-            .enumerate()
-            .map(|(f, o)| {
-                let (mut nl, mut ng, mut strs) = (0u32, 0u32, 0u64);
-                if !res.object_live[f] {
-                    return ((0, 0, 0), Vec::new(), false);
-                }
-                let mut bits = vec![0u64; o.syms.len().div_ceil(64)];
-                let mut gnu_ext = false;
-                for i in 1..o.syms.len() {
-                    if symtab_includes(res, live, config.discard_all, f, i) {
-                        bits[i / 64] |= 1 << (i % 64);
-                        strs += o.sym_name(i).len() as u64 + 1;
-                        if i < o.first_global {
-                            nl += 1
-                        } else {
-                            ng += 1
-                        }
-                        let s = &o.syms[i];
-                        gnu_ext |=
-                            s.st_type() == E::STT_GNU_IFUNC || s.st_bind() == E::STB_GNU_UNIQUE;
+        res.runs.map(|f| {
+            let o = &objects[f];
+            let (mut nl, mut ng, mut strs) = (0u32, 0u32, 0u64);
+            if !res.object_live[f] {
+                return ((0, 0, 0), Vec::new(), false);
+            }
+            let mut bits = vec![0u64; o.syms.len().div_ceil(64)];
+            let mut gnu_ext = false;
+            for i in 1..o.syms.len() {
+                if symtab_includes(res, live, config.discard_all, f, i) {
+                    bits[i / 64] |= 1 << (i % 64);
+                    strs += o.sym_name(i).len() as u64 + 1;
+                    if i < o.first_global {
+                        nl += 1
+                    } else {
+                        ng += 1
                     }
+                    let s = &o.syms[i];
+                    gnu_ext |= s.st_type() == E::STT_GNU_IFUNC || s.st_bind() == E::STB_GNU_UNIQUE;
                 }
-                ((nl, ng, strs), bits, gnu_ext)
-            })
-            .collect()
+            }
+            ((nl, ng, strs), bits, gnu_ext)
+        })
     };
     let symtab_gnu_ext = per_file.iter().any(|p| p.2);
     let (symtab_counts, symtab_members): (Vec<_>, Vec<_>) =
@@ -2355,62 +2339,57 @@ fn dedup_cies(res: &Resolved, recs: &mut EhRecords) -> HashMap<(u32, u32, u64), 
     // Per file, in parallel: drop the CIEs no kept FDE uses, and key the others by bytes and relocation targets.
     // (The whole pass was serial: most of clang-so's 14 ms "split .eh_frame".)
     type FileCies = (Vec<(u32, u64, CieKey)>, Vec<u32>);
-    let per_file: Vec<FileCies> = recs
-        .0
-        .par_iter_mut()
-        .enumerate()
-        .map(|(f, per_sec)| {
-            let o = &res.objects[f];
-            let mut keys = Vec::new();
-            let mut changed = Vec::new();
-            for (s, list) in per_sec.iter_mut() {
-                if list.is_empty() {
+    let per_file: Vec<FileCies> = res.runs.map_mut(&mut recs.0, |f, per_sec| {
+        let o = &res.objects[f];
+        let mut keys = Vec::new();
+        let mut changed = Vec::new();
+        for (s, list) in per_sec.iter_mut() {
+            if list.is_empty() {
+                continue;
+            }
+            let used: std::collections::HashSet<u64> = list
+                .iter()
+                .filter(|r| !r.is_cie && r.out_off != NONE as u64)
+                .map(|r| r.cie_in_off)
+                .collect();
+            let sec = o.sec(*s as usize);
+            for r in list.iter_mut() {
+                // Terminators (4-byte zero records) stay where they are.
+                if !r.is_cie || r.size <= 4 || r.out_off == NONE as u64 {
                     continue;
                 }
-                let used: std::collections::HashSet<u64> = list
-                    .iter()
-                    .filter(|r| !r.is_cie && r.out_off != NONE as u64)
-                    .map(|r| r.cie_in_off)
-                    .collect();
-                let sec = o.sec(*s as usize);
-                for r in list.iter_mut() {
-                    // Terminators (4-byte zero records) stay where they are.
-                    if !r.is_cie || r.size <= 4 || r.out_off == NONE as u64 {
-                        continue;
-                    }
-                    if !used.contains(&r.in_off) {
-                        r.out_off = NONE as u64;
-                        changed.push(*s);
-                        continue;
-                    }
-                    let (start, end) = (r.in_off, r.in_off + r.size);
-                    let bytes = sec.data()[start as usize..end as usize].to_vec();
-                    let relocs = sec
-                        .relas()
-                        .iter()
-                        .filter(|x| (start..end).contains(&x.r_offset.get(LE)))
-                        .map(|x| {
-                            let sym = x.r_sym(LE, false) as usize;
-                            // Globals compare by their resolved id; locals are this file's own.
-                            let local = (1u64 << 63) | (f as u64) << 32 | sym as u64;
-                            let target = match sym.checked_sub(o.first_global) {
-                                Some(k) => res.object_ids[f].get(k).map_or(local, |&g| g as u64),
-                                None => local,
-                            };
-                            (
-                                x.r_offset.get(LE) - start,
-                                x.r_type(LE, false),
-                                target,
-                                x.r_addend.get(LE),
-                            )
-                        })
-                        .collect();
-                    keys.push((*s, r.in_off, (bytes, relocs)));
+                if !used.contains(&r.in_off) {
+                    r.out_off = NONE as u64;
+                    changed.push(*s);
+                    continue;
                 }
+                let (start, end) = (r.in_off, r.in_off + r.size);
+                let bytes = sec.data()[start as usize..end as usize].to_vec();
+                let relocs = sec
+                    .relas()
+                    .iter()
+                    .filter(|x| (start..end).contains(&x.r_offset.get(LE)))
+                    .map(|x| {
+                        let sym = x.r_sym(LE, false) as usize;
+                        // Globals compare by their resolved id; locals are this file's own.
+                        let local = (1u64 << 63) | (f as u64) << 32 | sym as u64;
+                        let target = match sym.checked_sub(o.first_global) {
+                            Some(k) => res.object_ids[f].get(k).map_or(local, |&g| g as u64),
+                            None => local,
+                        };
+                        (
+                            x.r_offset.get(LE) - start,
+                            x.r_type(LE, false),
+                            target,
+                            x.r_addend.get(LE),
+                        )
+                    })
+                    .collect();
+                keys.push((*s, r.in_off, (bytes, relocs)));
             }
-            (keys, changed)
-        })
-        .collect();
+        }
+        (keys, changed)
+    });
     // In input order: the first CIE of each key is kept, later equal ones point at it.
     let mut seen: HashMap<CieKey, (u32, u32, u64)> = HashMap::default();
     let mut redirect = HashMap::default();
@@ -2431,29 +2410,27 @@ fn dedup_cies(res: &Resolved, recs: &mut EhRecords) -> HashMap<(u32, u32, u64), 
         changes.push((changed, dropped));
     }
     // Drop the duplicates and lay out again the sections that lost records, in parallel.
-    recs.0
-        .par_iter_mut()
-        .zip(changes.par_iter())
-        .for_each(|(per_sec, (changed, dropped))| {
-            for (s, list) in per_sec.iter_mut() {
-                let mut relayout = changed.contains(s);
-                for r in list.iter_mut() {
-                    if r.is_cie && dropped.contains(&(*s, r.in_off)) {
-                        r.out_off = NONE as u64;
-                        relayout = true;
-                    }
+    res.runs.for_each_mut(&mut recs.0, |f, per_sec| {
+        let (changed, dropped) = &changes[f];
+        for (s, list) in per_sec.iter_mut() {
+            let mut relayout = changed.contains(s);
+            for r in list.iter_mut() {
+                if r.is_cie && dropped.contains(&(*s, r.in_off)) {
+                    r.out_off = NONE as u64;
+                    relayout = true;
                 }
-                if relayout {
-                    let mut cur = 0u64;
-                    for r in list.iter_mut() {
-                        if r.out_off != NONE as u64 {
-                            r.out_off = cur;
-                            cur += r.size;
-                        }
+            }
+            if relayout {
+                let mut cur = 0u64;
+                for r in list.iter_mut() {
+                    if r.out_off != NONE as u64 {
+                        r.out_off = cur;
+                        cur += r.size;
                     }
                 }
             }
-        });
+        }
+    });
     redirect
 }
 
@@ -2470,94 +2447,89 @@ fn eh_block_size(records: &[EhRecord]) -> u64 {
 /// first relocation points at is live; CIEs are kept when a kept FDE uses them.
 fn split_eh_frames(res: &Resolved, live: &Liveness) -> Result<EhRecords> {
     type PerFile = Vec<(u32, Vec<EhRecord>)>;
-    let out: Vec<std::result::Result<PerFile, String>> = res
-        .objects
-        .par_iter()
-        .enumerate()
-        .map(|(f, o)| {
-            let mut per_sec = Vec::new();
-            for (s, sec) in o.secs() {
-                if sec.kind != SectionKind::EhFrame || !live.is_live(f, s) {
-                    continue;
+    let out: Vec<std::result::Result<PerFile, String>> = res.runs.map(|f| {
+        let o = &res.objects[f];
+        let mut per_sec = Vec::new();
+        for (s, sec) in o.secs() {
+            if sec.kind != SectionKind::EhFrame || !live.is_live(f, s) {
+                continue;
+            }
+            let d = sec.data();
+            let mut recs = Vec::new();
+            let mut off = 0usize;
+            let mut rel_i = 0usize;
+            while off < d.len() {
+                let bad = || format!("{}:(.eh_frame+0x{off:x}): corrupt .eh_frame record", o.name);
+                let len = elf::read_u32(d, off).ok_or_else(bad)? as usize;
+                if len == 0xffff_ffff {
+                    return Err(format!(
+                        "{}: 64-bit .eh_frame records are not supported",
+                        o.name
+                    ));
                 }
-                let d = sec.data();
-                let mut recs = Vec::new();
-                let mut off = 0usize;
-                let mut rel_i = 0usize;
-                while off < d.len() {
-                    let bad =
-                        || format!("{}:(.eh_frame+0x{off:x}): corrupt .eh_frame record", o.name);
-                    let len = elf::read_u32(d, off).ok_or_else(bad)? as usize;
-                    if len == 0xffff_ffff {
-                        return Err(format!(
-                            "{}: 64-bit .eh_frame records are not supported",
-                            o.name
-                        ));
-                    }
-                    let size = 4 + len;
-                    if off + size > d.len() {
-                        return Err(bad());
-                    }
-                    if len == 0 {
-                        // Terminator: keep it only where it is (crtend.o).
-                        recs.push(EhRecord {
-                            in_off: off as u64,
-                            size: 4,
-                            out_off: 0,
-                            is_cie: true,
-                            cie_in_off: 0,
-                        });
-                        off += 4;
-                        continue;
-                    }
-                    let id = elf::read_u32(d, off + 4).ok_or_else(bad)?;
-                    let is_cie = id == 0;
-                    let cie_in_off = if is_cie {
-                        0
-                    } else {
-                        (off + 4).wrapping_sub(id as usize) as u64
-                    };
-                    // Find this record's first relocation (pc_begin for an FDE).
-                    while rel_i < sec.relas().len()
-                        && (sec.relas()[rel_i].r_offset.get(LE) as usize) < off
-                    {
-                        rel_i += 1;
-                    }
-                    let mut keep = true;
-                    if !is_cie {
-                        keep = false;
-                        if let Some(r) = sec.relas().get(rel_i) {
-                            let ro = r.r_offset.get(LE) as usize;
-                            if ro < off + size
-                                && let Some((tf, ts)) =
-                                    crate::gc::target_section(res, f, r.r_sym(LE, false) as usize)
-                            {
-                                keep = live.is_live(tf, ts);
-                            }
-                        }
-                    }
+                let size = 4 + len;
+                if off + size > d.len() {
+                    return Err(bad());
+                }
+                if len == 0 {
+                    // Terminator: keep it only where it is (crtend.o).
                     recs.push(EhRecord {
                         in_off: off as u64,
-                        size: size as u64,
-                        out_off: if keep { 0 } else { NONE as u64 },
-                        is_cie,
-                        cie_in_off,
+                        size: 4,
+                        out_off: 0,
+                        is_cie: true,
+                        cie_in_off: 0,
                     });
-                    off += size;
+                    off += 4;
+                    continue;
                 }
-                // Assign output offsets: kept records in order.
-                let mut cur = 0u64;
-                for r in recs.iter_mut() {
-                    if r.out_off != NONE as u64 {
-                        r.out_off = cur;
-                        cur += r.size;
+                let id = elf::read_u32(d, off + 4).ok_or_else(bad)?;
+                let is_cie = id == 0;
+                let cie_in_off = if is_cie {
+                    0
+                } else {
+                    (off + 4).wrapping_sub(id as usize) as u64
+                };
+                // Find this record's first relocation (pc_begin for an FDE).
+                while rel_i < sec.relas().len()
+                    && (sec.relas()[rel_i].r_offset.get(LE) as usize) < off
+                {
+                    rel_i += 1;
+                }
+                let mut keep = true;
+                if !is_cie {
+                    keep = false;
+                    if let Some(r) = sec.relas().get(rel_i) {
+                        let ro = r.r_offset.get(LE) as usize;
+                        if ro < off + size
+                            && let Some((tf, ts)) =
+                                crate::gc::target_section(res, f, r.r_sym(LE, false) as usize)
+                        {
+                            keep = live.is_live(tf, ts);
+                        }
                     }
                 }
-                per_sec.push((s as u32, recs));
+                recs.push(EhRecord {
+                    in_off: off as u64,
+                    size: size as u64,
+                    out_off: if keep { 0 } else { NONE as u64 },
+                    is_cie,
+                    cie_in_off,
+                });
+                off += size;
             }
-            Ok(per_sec)
-        })
-        .collect();
+            // Assign output offsets: kept records in order.
+            let mut cur = 0u64;
+            for r in recs.iter_mut() {
+                if r.out_off != NONE as u64 {
+                    r.out_off = cur;
+                    cur += r.size;
+                }
+            }
+            per_sec.push((s as u32, recs));
+        }
+        Ok(per_sec)
+    });
     crate::diag::collect(out.into_iter().map(|r| r.map_err(Errors::one))).map(EhRecords)
 }
 
@@ -2597,28 +2569,25 @@ fn assign_addresses(
             chunks.push(a);
             rest = b;
         }
-        sec_addr
-            .par_iter_mut()
-            .zip(chunks)
-            .enumerate()
-            .for_each(|(f, (sec_addr, locals))| {
-                // Offsets in the output sections' input runs become addresses, in place.
-                for (a, &osec) in sec_addr.iter_mut().zip(&lay.place_osec[f]) {
-                    *a = if osec == NONE {
-                        NO_ADDR
-                    } else {
-                        let o = &lay.osecs[osec as usize];
-                        o.addr + o.part_offsets.first().copied().unwrap_or(0) + *a
-                    };
-                }
-                for (i, slot) in locals.iter_mut().enumerate() {
-                    *slot = object_sym_addr_in(res, lay, sec_addr, f, i);
-                }
-                for &(g, sym) in space.defined.of(f) {
-                    let a = object_sym_addr_in(res, lay, sec_addr, f, sym as usize);
-                    globals[g as usize].store(a, std::sync::atomic::Ordering::Relaxed);
-                }
-            });
+        let mut pairs: Vec<(&mut Vec<u64>, &mut [u64])> = sec_addr.iter_mut().zip(chunks).collect();
+        res.runs.for_each_mut(&mut pairs, |f, (sec_addr, locals)| {
+            // Offsets in the output sections' input runs become addresses, in place.
+            for (a, &osec) in sec_addr.iter_mut().zip(&lay.place_osec[f]) {
+                *a = if osec == NONE {
+                    NO_ADDR
+                } else {
+                    let o = &lay.osecs[osec as usize];
+                    o.addr + o.part_offsets.first().copied().unwrap_or(0) + *a
+                };
+            }
+            for (i, slot) in locals.iter_mut().enumerate() {
+                *slot = object_sym_addr_in(res, lay, sec_addr, f, i);
+            }
+            for &(g, sym) in space.defined.of(f) {
+                let a = object_sym_addr_in(res, lay, sec_addr, f, sym as usize);
+                globals[g as usize].store(a, std::sync::atomic::Ordering::Relaxed);
+            }
+        });
     }
     lay.sec_addr = sec_addr;
     // Commons.

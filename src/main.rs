@@ -13,6 +13,7 @@ mod intern;
 mod layout;
 mod map;
 mod merge;
+mod par;
 mod parse;
 mod reproduce;
 mod resolve;

@@ -63,24 +63,21 @@ pub fn build_merges(
     // Group keys: (output section, entsize, strings, align), numbered in first-seen input order. Each file's
     // keys are found in parallel; only the numbering is serial.
     type Key = (u32, u64, bool, u64);
-    let found: Vec<Vec<(u32, Key)>> = objects
-        .par_iter()
-        .enumerate()
-        .map(|(f, o)| {
-            live_merge[f]
-                .iter()
-                .filter_map(|&s| {
-                    let osec = sec_osec[f][s as usize];
-                    if osec == NONE {
-                        return None;
-                    }
-                    let sec = o.sec(s as usize);
-                    let strings = sec.flags() & E::SHF_STRINGS as u64 != 0;
-                    Some((s, (osec, sec.entsize(), strings, sec.align())))
-                })
-                .collect()
-        })
-        .collect();
+    let found: Vec<Vec<(u32, Key)>> = res.runs.map(|f| {
+        let o = &objects[f];
+        live_merge[f]
+            .iter()
+            .filter_map(|&s| {
+                let osec = sec_osec[f][s as usize];
+                if osec == NONE {
+                    return None;
+                }
+                let sec = o.sec(s as usize);
+                let strings = sec.flags() & E::SHF_STRINGS as u64 != 0;
+                Some((s, (osec, sec.entsize(), strings, sec.align())))
+            })
+            .collect()
+    });
     // Each file's merge sections get slots in section order: piece tables are kept for those only (a table per
     // input section cost clang-so's 836k sections 40 MB).
     let mut keys: Vec<Key> = Vec::new();

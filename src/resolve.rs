@@ -15,6 +15,7 @@ use crate::args::Config;
 use crate::diag::{Errors, Result, demangle};
 use crate::elf::LE;
 use crate::intern::{Interned, intern};
+use crate::par::FileRuns;
 use crate::parse::{Name, ObjectFile, Parsed, SharedFile};
 use object::elf as E;
 use rayon::prelude::*;
@@ -70,6 +71,8 @@ pub struct Resolved {
     pub sym_version: Vec<u16>,
     /// The version script's named nodes, in version-index order from 2: (name, names it depends on).
     pub version_defs: Vec<(String, Vec<String>)>,
+    /// The objects cut into runs of about equal work, for per-file passes (`crate::par`).
+    pub runs: FileRuns,
 }
 
 impl Resolved {
@@ -269,8 +272,16 @@ pub fn resolve(config: &Config, parsed: Parsed) -> Result<Resolved> {
         return Err(Errors(errors));
     }
     drop(t);
+    // Weighed by what later passes walk: sections and symbols of each linked file.
+    let runs = FileRuns::new(objects.iter().zip(&object_live).map(|(o, &live)| {
+        if live {
+            1 + (o.sections.len() + o.syms.len()) as u64
+        } else {
+            1
+        }
+    }));
     let t = crate::timing::span("COMDAT groups");
-    let comdat_discarded = choose_comdats(&objects, &object_live, &object_ids, &names);
+    let comdat_discarded = choose_comdats(&runs, &objects, &object_live, &object_ids, &names);
     drop(t);
     let _t = crate::timing::span("definitions");
 
@@ -296,7 +307,7 @@ pub fn resolve(config: &Config, parsed: Parsed) -> Result<Resolved> {
         };
         Some(rank << 32 | f as u64)
     };
-    for_each_live_global(&objects, &object_live, &object_ids, |f, o, i, g| {
+    for_each_live_global(&runs, &objects, &object_live, &object_ids, |f, o, i, g| {
         let sym = &o.syms[i];
         if matches!(sym.st_visibility(), E::STV_HIDDEN | E::STV_INTERNAL) {
             hidden[g as usize].store(true, Relaxed);
@@ -335,59 +346,56 @@ pub fn resolve(config: &Config, parsed: Parsed) -> Result<Resolved> {
         .map(|s| AtomicBool::new(!s.as_needed))
         .collect();
     let defs_atomic: Vec<AtomicU64> = per_symbol(n, || AtomicU64::new(u64::MAX));
-    let dup_errors: Vec<Vec<String>> = objects
-        .par_iter()
-        .enumerate()
-        .map(|(f, o)| {
-            let mut errs = Vec::new();
-            if !object_live[f] {
-                return errs;
-            }
-            for (k, &g) in object_ids[f].iter().enumerate() {
-                let i = o.first_global + k;
-                let Some(key) = obj_rank(o, f, i) else {
-                    if !is_defined(o, i) && o.syms[i].st_bind() != E::STB_WEAK {
-                        let b = best[g as usize].load(Relaxed);
-                        if b >> 32 == 3 {
-                            used[(b & 0xffff_ffff) as usize].store(true, Relaxed);
-                        }
+    let dup_errors: Vec<Vec<String>> = runs.map(|f| {
+        let o = &objects[f];
+        let mut errs = Vec::new();
+        if !object_live[f] {
+            return errs;
+        }
+        for (k, &g) in object_ids[f].iter().enumerate() {
+            let i = o.first_global + k;
+            let Some(key) = obj_rank(o, f, i) else {
+                if !is_defined(o, i) && o.syms[i].st_bind() != E::STB_WEAK {
+                    let b = best[g as usize].load(Relaxed);
+                    if b >> 32 == 3 {
+                        used[(b & 0xffff_ffff) as usize].store(true, Relaxed);
                     }
-                    continue;
-                };
-                let b = best[g as usize].load(Relaxed);
-                if b == key {
-                    defs_atomic[g as usize].store((f as u64) << 32 | i as u64, Relaxed);
-                } else if key >> 32 == 0 && b >> 32 == 0 && o.sym_shndx(i) != E::SHN_ABS as u32 {
-                    let of = (b & 0xffff_ffff) as usize;
-                    let other = &objects[of];
-                    let site = |obj: &ObjectFile, i: usize| {
-                        let s = obj.sym_shndx(i);
-                        format!(
-                            "{}:({}+0x{:x})",
-                            obj.name,
-                            obj.section_name(s),
-                            obj.syms[i].st_value.get(LE)
-                        )
-                    };
-                    let oi = other
-                        .global_names
-                        .iter()
-                        .position(|n| n.bytes == names.unique[g as usize].bytes);
-                    let other_site = oi.map_or_else(
-                        || other.name.clone(),
-                        |k| site(other, other.first_global + k),
-                    );
-                    errs.push(format!(
-                        "duplicate symbol: {}\n>>> defined at {}\n>>> defined at {}",
-                        demangle(names.unique[g as usize].bytes),
-                        other_site,
-                        site(o, i)
-                    ));
                 }
+                continue;
+            };
+            let b = best[g as usize].load(Relaxed);
+            if b == key {
+                defs_atomic[g as usize].store((f as u64) << 32 | i as u64, Relaxed);
+            } else if key >> 32 == 0 && b >> 32 == 0 && o.sym_shndx(i) != E::SHN_ABS as u32 {
+                let of = (b & 0xffff_ffff) as usize;
+                let other = &objects[of];
+                let site = |obj: &ObjectFile, i: usize| {
+                    let s = obj.sym_shndx(i);
+                    format!(
+                        "{}:({}+0x{:x})",
+                        obj.name,
+                        obj.section_name(s),
+                        obj.syms[i].st_value.get(LE)
+                    )
+                };
+                let oi = other
+                    .global_names
+                    .iter()
+                    .position(|n| n.bytes == names.unique[g as usize].bytes);
+                let other_site = oi.map_or_else(
+                    || other.name.clone(),
+                    |k| site(other, other.first_global + k),
+                );
+                errs.push(format!(
+                    "duplicate symbol: {}\n>>> defined at {}\n>>> defined at {}",
+                    demangle(names.unique[g as usize].bytes),
+                    other_site,
+                    site(o, i)
+                ));
             }
-            errs
-        })
-        .collect();
+        }
+        errs
+    });
     let dup_errors: Vec<String> = dup_errors.into_iter().flatten().collect();
     if !dup_errors.is_empty() {
         return Err(Errors(dup_errors));
@@ -492,26 +500,27 @@ pub fn resolve(config: &Config, parsed: Parsed) -> Result<Resolved> {
         in_dynamic_list,
         sym_version,
         version_defs,
+        runs,
     })
 }
 
 /// Calls `visit(file, object, symbol index, global id)` for every global symbol entry of every linked object, in
 /// parallel over files.
 pub fn for_each_live_global(
+    runs: &FileRuns,
     objects: &[ObjectFile],
     object_live: &[bool],
     object_ids: &[Vec<u32>],
-    visit: impl Fn(usize, &ObjectFile, usize, u32) + Sync,
+    visit: impl Fn(usize, &ObjectFile, usize, u32) + Sync + Send,
 ) {
-    objects
-        .par_iter()
-        .enumerate()
-        .filter(|(f, _)| object_live[*f])
-        .for_each(|(f, o)| {
+    runs.for_each(|f| {
+        if object_live[f] {
+            let o = &objects[f];
             for (k, &g) in object_ids[f].iter().enumerate() {
                 visit(f, o, o.first_global + k, g);
             }
-        });
+        }
+    });
 }
 
 /// `--wrap`: redirects the undefined references of one object.
@@ -1016,42 +1025,40 @@ pub struct Extraction {
 /// signature anew was 20 ms of clang-so's link). Other signatures (local symbols) are looked up among the
 /// globals' names, and those that are no global's name are interned among themselves, with ids after them.
 fn choose_comdats(
+    runs: &FileRuns,
     objects: &[ObjectFile],
     live: &[bool],
     object_ids: &[Vec<u32>],
     names: &Interned,
 ) -> Vec<Vec<bool>> {
     let n = names.unique.len() as u32;
-    let mut keyed: Vec<(Vec<u32>, Vec<Name>)> = objects
-        .par_iter()
-        .enumerate()
-        .map(|(f, o)| {
-            if !live[f] {
-                return (Vec::new(), Vec::new());
-            }
-            let mut keys = Vec::with_capacity(o.comdats.len());
-            let mut unnamed = Vec::new();
-            for g in &o.comdats {
-                let i = g.sig_sym as usize;
-                let k = i.wrapping_sub(o.first_global);
-                // A `.symver` default definition is interned under a shorter name than its symbol's.
-                let global = i >= o.first_global
-                    && is_defined(o, i)
-                    && !o.symvers.iter().any(|&(v, ..)| v as usize == k);
-                let key = if global {
-                    object_ids[f][k]
-                } else {
-                    let name = Name::new(o.sym_name(i));
-                    names.lookup_name(name).unwrap_or_else(|| {
-                        unnamed.push(name);
-                        NONE
-                    })
-                };
-                keys.push(key);
-            }
-            (keys, unnamed)
-        })
-        .collect();
+    let mut keyed: Vec<(Vec<u32>, Vec<Name>)> = runs.map(|f| {
+        let o = &objects[f];
+        if !live[f] {
+            return (Vec::new(), Vec::new());
+        }
+        let mut keys = Vec::with_capacity(o.comdats.len());
+        let mut unnamed = Vec::new();
+        for g in &o.comdats {
+            let i = g.sig_sym as usize;
+            let k = i.wrapping_sub(o.first_global);
+            // A `.symver` default definition is interned under a shorter name than its symbol's.
+            let global = i >= o.first_global
+                && is_defined(o, i)
+                && !o.symvers.iter().any(|&(v, ..)| v as usize == k);
+            let key = if global {
+                object_ids[f][k]
+            } else {
+                let name = Name::new(o.sym_name(i));
+                names.lookup_name(name).unwrap_or_else(|| {
+                    unnamed.push(name);
+                    NONE
+                })
+            };
+            keys.push(key);
+        }
+        (keys, unnamed)
+    });
     let lists: Vec<&[Name]> = keyed.iter().map(|(_, u)| &u[..]).collect();
     let others = intern(&lists);
     keyed
@@ -1067,24 +1074,21 @@ fn choose_comdats(
         .into_par_iter()
         .map(|_| AtomicU32::new(NONE))
         .collect();
-    keyed.par_iter().enumerate().for_each(|(f, (keys, _))| {
-        for &g in keys {
+    runs.for_each(|f| {
+        for &g in &keyed[f].0 {
             owner[g as usize].fetch_min(f as u32, Relaxed);
         }
     });
-    objects
-        .par_iter()
-        .enumerate()
-        .map(|(f, o)| {
-            let mut discarded = vec![false; o.sections.len()];
-            for (k, group) in o.comdats.iter().enumerate() {
-                if !live[f] || owner[keyed[f].0[k] as usize].load(Relaxed) != f as u32 {
-                    for s in group.sections() {
-                        discarded[s as usize] = true;
-                    }
+    runs.map(|f| {
+        let o = &objects[f];
+        let mut discarded = vec![false; o.sections.len()];
+        for (k, group) in o.comdats.iter().enumerate() {
+            if !live[f] || owner[keyed[f].0[k] as usize].load(Relaxed) != f as u32 {
+                for s in group.sections() {
+                    discarded[s as usize] = true;
                 }
             }
-            discarded
-        })
-        .collect()
+        }
+        discarded
+    })
 }

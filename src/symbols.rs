@@ -162,7 +162,7 @@ impl SymbolSpace {
                 };
                 slots[g as usize].store(SymProps::of(res, config, g, t), Relaxed);
             });
-            (0..res.objects.len()).into_par_iter().for_each(|f| {
+            res.runs.for_each(|f| {
                 for &(g, sym) in defined.of(f) {
                     let t = Target::Object {
                         file: f as u32,

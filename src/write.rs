@@ -2087,7 +2087,7 @@ fn write_symtab(cx: &WriteCx, parts: &mut Parts) {
     let shndx_of = |addr_osec: Option<u32>| {
         addr_osec.map_or(E::SHN_ABS, |i| lay.osecs[i as usize].shndx as u16)
     };
-    (0..res.objects.len()).into_par_iter().for_each(|f| {
+    res.runs.for_each(|f| {
         let o = &res.objects[f];
         if lay.symtab_counts[f] == (0, 0, 0) {
             return;

@@ -1,0 +1,187 @@
+//! Per-file parallel passes split by work rather than by file count.
+//!
+//! A pass that hands rayon one item per input file lets rayon halve the file list by count, and a link's work is
+//! far from even across its files. clang-tool has 5112 inputs, 4148 of them archive members never pulled in
+//! (next to no work each), behind the 957 that hold nearly all of it. Split by count, one worker got the 957
+//! and the other the rest: in its "output sections" pass the second worker finished after 1.8 ms and waited
+//! 1 ms for the first (rayon had cut the first half into only a few pieces, so there was nothing to steal).
+//! One task per file (`with_max_len(1)`) balances that, at the cost of a rayon task for every dead file.
+//!
+//! [`FileRuns`] cuts the file list once into runs of consecutive files of about equal weight (sections and
+//! symbols of the linked files; one for a file left out), several runs per thread, and a pass is a task per
+//! run. Files stay in order inside a run and results come back in file order, so output is the same for any
+//! thread count.
+
+use rayon::prelude::*;
+use std::ops::Range;
+
+/// Runs per thread: enough that stealing evens out what the weights do not predict, few enough that a pass
+/// over 5000 files costs tens of tasks, not thousands.
+const RUNS_PER_THREAD: u64 = 16;
+
+/// The input files cut into runs of about equal weight (see the module comment).
+#[derive(Clone, Debug, Default)]
+pub struct FileRuns {
+    /// Run `k` is files `starts[k]..starts[k + 1]`; the last entry is the number of files.
+    starts: Vec<usize>,
+}
+
+impl FileRuns {
+    /// Runs for files of the given weights, `RUNS_PER_THREAD` per thread of the current pool (a file heavier
+    /// than a run is a run of its own).
+    pub fn new(weights: impl ExactSizeIterator<Item = u64>) -> Self {
+        Self::with_runs(
+            weights,
+            RUNS_PER_THREAD * rayon::current_num_threads() as u64,
+        )
+    }
+
+    fn with_runs(weights: impl ExactSizeIterator<Item = u64>, runs: u64) -> Self {
+        let n = weights.len();
+        let weights: Vec<u64> = weights.collect();
+        let target = weights.iter().sum::<u64>().div_ceil(runs.max(1)).max(1);
+        let mut starts = vec![0];
+        let mut acc = 0u64;
+        for (f, w) in weights.into_iter().enumerate() {
+            // A file that would overfill the run starts the next one.
+            if acc > 0 && acc + w > target {
+                starts.push(f);
+                acc = 0;
+            }
+            acc += w;
+            if acc >= target && f + 1 < n {
+                starts.push(f + 1);
+                acc = 0;
+            }
+        }
+        if n > 0 {
+            starts.push(n);
+        }
+        FileRuns { starts }
+    }
+
+    /// The number of files.
+    pub fn files(&self) -> usize {
+        self.starts.last().copied().unwrap_or(0)
+    }
+
+    fn ranges(&self) -> impl IndexedParallelIterator<Item = Range<usize>> + '_ {
+        self.starts
+            .par_windows(2)
+            .with_max_len(1)
+            .map(|w| w[0]..w[1])
+    }
+
+    /// Calls `visit` on every file index.
+    pub fn for_each(&self, visit: impl Fn(usize) + Sync + Send) {
+        self.ranges().for_each(|r| r.for_each(&visit));
+    }
+
+    /// `visit(f, &mut xs[f])` for every file `f`; `xs` holds one element per file.
+    pub fn for_each_mut<X: Send>(&self, xs: &mut [X], visit: impl Fn(usize, &mut X) + Sync + Send) {
+        assert_eq!(xs.len(), self.files(), "one element per file");
+        let mut parts = Vec::with_capacity(self.starts.len().saturating_sub(1));
+        let mut rest = xs;
+        for w in self.starts.windows(2) {
+            let (part, tail) = rest.split_at_mut(w[1] - w[0]);
+            parts.push((w[0], part));
+            rest = tail;
+        }
+        parts
+            .into_par_iter()
+            .with_max_len(1)
+            .for_each(|(start, part)| {
+                for (k, x) in part.iter_mut().enumerate() {
+                    visit(start + k, x);
+                }
+            });
+    }
+
+    /// `make(f)` for every file `f`, in file order.
+    pub fn map<T: Send>(&self, make: impl Fn(usize) -> T + Sync + Send) -> Vec<T> {
+        let n = self.files();
+        let mut out = Vec::with_capacity(n);
+        self.for_each_mut(&mut out.spare_capacity_mut()[..n], |f, slot| {
+            slot.write(make(f));
+        });
+        // SAFETY: `for_each_mut` visited each of the n slots once and each visit wrote its slot (a panic would
+        // have unwound past this point, leaking what was written).
+        unsafe { out.set_len(n) };
+        out
+    }
+
+    /// `make(f, &mut xs[f])` for every file `f`, in file order; `xs` holds one element per file.
+    pub fn map_mut<X: Send, T: Send>(
+        &self,
+        xs: &mut [X],
+        make: impl Fn(usize, &mut X) -> T + Sync + Send,
+    ) -> Vec<T> {
+        let n = self.files();
+        let mut out = Vec::with_capacity(n);
+        let mut pairs: Vec<(&mut X, &mut std::mem::MaybeUninit<T>)> = xs
+            .iter_mut()
+            .zip(&mut out.spare_capacity_mut()[..n])
+            .collect();
+        self.for_each_mut(&mut pairs, |f, (x, slot)| {
+            slot.write(make(f, x));
+        });
+        drop(pairs);
+        // SAFETY: as in `map`: every one of the n slots was written once.
+        unsafe { out.set_len(n) };
+        out
+    }
+
+    /// The items `items(f)` yields for each file `f`, in file order.
+    pub fn flat_map<T: Send, I: Iterator<Item = T>>(
+        &self,
+        items: impl Fn(usize) -> I + Sync + Send,
+    ) -> Vec<T> {
+        self.ranges()
+            .flat_map_iter(|r| r.flat_map(&items))
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn runs_cover_every_file_once_in_order() {
+        let weights = [0u64, 5, 1, 1, 1, 100, 0, 0, 3, 1];
+        for runs in [1, 2, 3, 7, 64] {
+            let r = FileRuns::with_runs(weights.iter().copied(), runs);
+            assert_eq!(r.files(), weights.len());
+            assert!(r.starts.windows(2).all(|w| w[0] < w[1]), "{:?}", r.starts);
+            assert_eq!(r.map(|f| f), (0..weights.len()).collect::<Vec<_>>());
+            let mut xs = vec![0usize; weights.len()];
+            r.for_each_mut(&mut xs, |f, x| *x = f * 2);
+            assert_eq!(xs, (0..weights.len()).map(|f| f * 2).collect::<Vec<_>>());
+            let mut ys: Vec<usize> = (0..weights.len()).collect();
+            assert_eq!(r.map_mut(&mut ys, |f, y| f + *y), xs);
+            assert_eq!(
+                r.flat_map(|f| std::iter::repeat_n(f, f % 3)),
+                (0..weights.len())
+                    .flat_map(|f| std::iter::repeat_n(f, f % 3))
+                    .collect::<Vec<_>>()
+            );
+        }
+    }
+
+    #[test]
+    fn heavy_file_is_a_run_of_its_own() {
+        let r = FileRuns::with_runs([1u64, 1, 1, 1000, 1, 1].into_iter(), 4);
+        assert!(
+            r.starts.contains(&3) && r.starts.contains(&4),
+            "{:?}",
+            r.starts
+        );
+    }
+
+    #[test]
+    fn no_files() {
+        let r = FileRuns::with_runs(std::iter::empty(), 8);
+        assert_eq!(r.files(), 0);
+        assert!(r.map(|f| f).is_empty());
+    }
+}
