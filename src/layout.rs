@@ -2555,7 +2555,7 @@ fn assign_addresses(
     // Per file: its sections' addresses, then its locals' and the globals it defines (`DefinedByFile`), while
     // its symbols and section table are in cache.
     let nfiles = res.objects.len();
-    let mut addrs = vec![0u64; space.total];
+    let mut addrs: Vec<u64> = crate::par::per_symbol(space.total, || 0);
     let mut sec_addr = std::mem::take(&mut lay.sec_addr);
     {
         let lay = &*lay;

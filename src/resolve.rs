@@ -15,7 +15,7 @@ use crate::args::Config;
 use crate::diag::{Errors, Result, demangle};
 use crate::elf::LE;
 use crate::intern::{Interned, intern};
-use crate::par::FileRuns;
+use crate::par::{FileRuns, per_symbol};
 use crate::parse::{Name, ObjectFile, Parsed, SharedFile};
 use object::elf as E;
 use rayon::prelude::*;
@@ -117,11 +117,6 @@ fn undefine_shared(defs: &mut [Def], dropped: &[bool]) {
     });
 }
 
-/// A per-symbol table of `n` entries made by `make`, filled in parallel: its first-touch page faults on one
-/// thread were measurable (clang-tool's definitions phase 10-15 -> 8.5-9.5 ms).
-fn per_symbol<T: Send>(n: usize, make: impl Fn() -> T + Sync + Send) -> Vec<T> {
-    (0..n).into_par_iter().map(|_| make()).collect()
-}
 
 /// Per global id: whether a needed shared object refers to or defines it (an executable's definition must then
 /// be exported, to be used or interposed).
