@@ -117,7 +117,6 @@ fn undefine_shared(defs: &mut [Def], dropped: &[bool]) {
     });
 }
 
-
 /// Per global id: whether a needed shared object refers to or defines it (an executable's definition must then
 /// be exported, to be used or interposed).
 fn referenced_by(shared_ids: &[Vec<u32>], needed: &[bool], n: usize) -> Vec<bool> {

@@ -454,7 +454,8 @@ pub fn write<A: Arch>(
     );
     ready.map_err(no_room)?;
     drop(_t);
-    let result = fill::<A>(config, res, space, live, lay, buf.bytes());
+    let mapped = matches!(buf, OutputBuffer::Mapped { .. });
+    let result = fill::<A>(config, res, space, live, lay, buf.bytes(), mapped);
     if let Err(e) = result {
         // A reused old output is lost here; `lay.writes_proven` says this cannot happen to it.
         if let OutputBuffer::Mapped { tmp, .. } = &buf {
@@ -899,6 +900,7 @@ fn fill<A: Arch>(
     live: &Liveness,
     lay: &Layout,
     bytes: &mut [u8],
+    mapped: bool,
 ) -> Result<()> {
     let cx = WriteCx {
         config,
@@ -1101,8 +1103,22 @@ fn fill<A: Arch>(
     let image_len = bytes.len();
     let early = early_chunks(config, lay, image_len);
     let mut shared = chunk_runs(&early, image_len);
+    let eh_range = eh_frame.map(|o| o.offset as usize..(o.offset + o.size) as usize);
+    // Once hashed, the early chunks of a mapped output are not touched again, and their page-table entries are
+    // dropped here, beside the writers, instead of by the output's munmap at the end (see `release_page`). One
+    // entry per whole huge page of a mapped output: true for those released with the early chunks.
+    let releasable = if mapped {
+        releasable_pages(
+            &early,
+            image_len,
+            eh_range.clone().filter(|_| hdr.is_some()),
+        )
+    } else {
+        Vec::new()
+    };
+    let image = bytes.as_mut_ptr() as usize;
     if hdr.is_some() {
-        shared.extend(eh_frame.map(|o| o.offset as usize..(o.offset + o.size) as usize));
+        shared.extend(eh_range);
     }
     let groups = [
         ranges(&[Got, GotPlt, Plt, Iplt, RelaDyn, RelaPlt, RelaIplt]),
@@ -1156,7 +1172,18 @@ fn fill<A: Arch>(
                         },
                     )
                 },
-                || chunk_values(&early, image_len, |r| &shared[r]),
+                || {
+                    chunk_values(
+                        &early,
+                        image_len,
+                        |r| &shared[r],
+                        |p| {
+                            if releasable.get(p) == Some(&true) {
+                                release_page(image, p);
+                            }
+                        },
+                    )
+                },
             )
         },
     );
@@ -1166,7 +1193,19 @@ fn fill<A: Arch>(
     write_headers::<A>(&cx, bytes);
     if let Some(o) = lay.synth_sec(Synth::BuildId) {
         let _t = crate::timing::span("build id");
-        write_build_id(config, lay, o.offset as usize, bytes, early_cvs);
+        // The other whole huge pages of a mapped output are released as their chunks are hashed (`release_page`),
+        // but for the one the id is written to afterwards.
+        let note = o.offset as usize..(o.offset + o.size) as usize;
+        let late = |p: usize| {
+            let page = p * HUGE_PAGE..(p + 1) * HUGE_PAGE;
+            if mapped
+                && releasable.get(p) == Some(&false)
+                && !(note.start < page.end && page.start < note.end)
+            {
+                release_page(image, p);
+            }
+        };
+        write_build_id(config, lay, o.offset as usize, bytes, early_cvs, late);
     }
     Ok(())
 }
@@ -2313,6 +2352,47 @@ fn early_chunks(config: &Config, lay: &Layout, len: usize) -> Vec<usize> {
     (0..touched.len()).filter(|&k| !touched[k]).collect()
 }
 
+/// The huge pages of the output (`HUGE_PAGE` bytes at multiples of it) made only of chunks `ks` (ascending) and
+/// clear of `keep`, by page index, for `release_page`. Whole pages only: releasing part of a huge page would
+/// split its mapping.
+fn releasable_pages(ks: &[usize], len: usize, keep: Option<std::ops::Range<usize>>) -> Vec<bool> {
+    const PER_PAGE: usize = HUGE_PAGE / BUILD_ID_CHUNK;
+    let mut pages = vec![false; len / HUGE_PAGE];
+    for (p, page) in pages.iter_mut().enumerate() {
+        let (a, b) = (p * HUGE_PAGE, (p + 1) * HUGE_PAGE);
+        let first = ks.partition_point(|&k| k < p * PER_PAGE);
+        *page = ks
+            .get(first..first + PER_PAGE)
+            .is_some_and(|w| w.iter().enumerate().all(|(i, &k)| k == p * PER_PAGE + i))
+            && !keep.as_ref().is_some_and(|k| k.start < b && a < k.end);
+    }
+    pages
+}
+
+/// The size of a huge page, and of a huge folio of the output's page cache (`advise_huge_pages`).
+const HUGE_PAGE: usize = 1 << 21;
+const _: () = assert!(HUGE_PAGE.is_multiple_of(BUILD_ID_CHUNK));
+
+/// Drops the page-table entries of huge page `p` of the output mapping at address `image` (`MADV_DONTNEED`), a
+/// page nothing reads or writes any more. The bytes stay in the page cache, marked dirty, and a later access would
+/// fault them back in: no data changes. This takes work out of the `munmap` that closes the output, which must
+/// finish before the link reports success (ETXTBSY) and runs on one thread while the others idle. Most of that
+/// work is per 4 KiB block, not per page-table entry: ext4 marks each block's buffer dirty when a dirty entry is
+/// dropped (`block_dirty_folio`, 93% of the munmap's samples on clang-so, 6 ms for its 220 MB), under a lock of
+/// the file's, so it does not spread over threads. Done page by page as the build id's early chunks are hashed,
+/// it overlaps the writers of the linker-made sections.
+fn release_page(image: usize, p: usize) {
+    // SAFETY: the page is inside the output mapping (`releasable_pages` counts whole pages of the image), and
+    // MADV_DONTNEED on a shared file mapping keeps its contents, so references into it stay valid.
+    unsafe {
+        libc::madvise(
+            (image + p * HUGE_PAGE) as *mut libc::c_void,
+            HUGE_PAGE,
+            libc::MADV_DONTNEED,
+        );
+    }
+}
+
 /// The byte ranges of chunks `ks` (ascending), consecutive chunks joined.
 fn chunk_runs(ks: &[usize], len: usize) -> Vec<std::ops::Range<usize>> {
     let mut runs: Vec<std::ops::Range<usize>> = Vec::new();
@@ -2340,21 +2420,34 @@ fn union(mut ranges: Vec<std::ops::Range<usize>>) -> Vec<std::ops::Range<usize>>
 }
 
 /// The BLAKE3 chaining values of chunks `ks`, in parallel; `bytes` gives a chunk's bytes by its range.
+/// A task per huge page of the image, each calling `done(page)` once it has hashed the page's chunks of `ks`.
 fn chunk_values<'a>(
     ks: &[usize],
     len: usize,
     bytes: impl Fn(std::ops::Range<usize>) -> &'a [u8] + Sync,
+    done: impl Fn(usize) + Sync,
 ) -> Vec<(usize, blake3::hazmat::ChainingValue)> {
     use blake3::hazmat::HasherExt;
-    ks.par_iter()
-        .map(|&k| {
-            let start = k * BUILD_ID_CHUNK;
-            let data = bytes(start..(start + BUILD_ID_CHUNK).min(len));
-            let cv = blake3::Hasher::new()
-                .set_input_offset(start as u64)
-                .update(data)
-                .finalize_non_root();
-            (k, cv)
+    const PER_PAGE: usize = HUGE_PAGE / BUILD_ID_CHUNK;
+    let groups: Vec<&[usize]> = ks.chunk_by(|a, b| a / PER_PAGE == b / PER_PAGE).collect();
+    groups
+        .par_iter()
+        .with_max_len(1)
+        .flat_map_iter(|g| {
+            let cvs: Vec<(usize, blake3::hazmat::ChainingValue)> = g
+                .iter()
+                .map(|&k| {
+                    let start = k * BUILD_ID_CHUNK;
+                    let data = bytes(start..(start + BUILD_ID_CHUNK).min(len));
+                    let cv = blake3::Hasher::new()
+                        .set_input_offset(start as u64)
+                        .update(data)
+                        .finalize_non_root();
+                    (k, cv)
+                })
+                .collect();
+            done(g[0] / PER_PAGE);
+            cvs
         })
         .collect()
 }
@@ -2363,7 +2456,11 @@ fn chunk_values<'a>(
 /// chunks: those in `known` (hashed earlier, `chunk_values`) and the rest, hashed here in parallel, joined along the
 /// BLAKE3 tree (a left subtree holds the largest power of two of chunks that leaves input on its right; every
 /// subtree of more than one chunk splits at a multiple of `BUILD_ID_CHUNK`).
-fn build_id_tree(bytes: &[u8], known: Vec<(usize, blake3::hazmat::ChainingValue)>) -> blake3::Hash {
+fn build_id_tree(
+    bytes: &[u8],
+    known: Vec<(usize, blake3::hazmat::ChainingValue)>,
+    done: impl Fn(usize) + Sync,
+) -> blake3::Hash {
     use blake3::hazmat::ChainingValue;
     use blake3::hazmat::{Mode, left_subtree_len, merge_subtrees_non_root, merge_subtrees_root};
     const C: usize = BUILD_ID_CHUNK;
@@ -2376,7 +2473,7 @@ fn build_id_tree(bytes: &[u8], known: Vec<(usize, blake3::hazmat::ChainingValue)
         cvs[k] = Some(cv);
     }
     let missing: Vec<usize> = (0..n).filter(|&k| cvs[k].is_none()).collect();
-    for (k, cv) in chunk_values(&missing, bytes.len(), |r| &bytes[r]) {
+    for (k, cv) in chunk_values(&missing, bytes.len(), |r| &bytes[r], done) {
         cvs[k] = Some(cv);
     }
     let cvs: Vec<ChainingValue> = cvs.into_iter().flatten().collect();
@@ -2407,6 +2504,7 @@ fn write_build_id(
     off: usize,
     bytes: &mut [u8],
     early: Vec<(usize, blake3::hazmat::ChainingValue)>,
+    done: impl Fn(usize) + Sync,
 ) {
     let n = lay.build_id_size as usize;
     bytes[off..off + 4].copy_from_slice(&4u32.to_le_bytes());
@@ -2432,7 +2530,7 @@ fn write_build_id(
         // on 2 cores) while resisting collisions better than either. Its tree lets most chunks be hashed before
         // the image is finished (`early_chunks`), by threads the linker-made sections' writers leave idle:
         // medians of 9-11, the two phases on clang-so 51.4 -> 49.7 ms, on rg-debug 9.7 -> 8.2 ms.
-        BuildId::Sha1 | BuildId::Md5 => build_id_tree(bytes, early).as_bytes().to_vec(),
+        BuildId::Sha1 | BuildId::Md5 => build_id_tree(bytes, early, done).as_bytes().to_vec(),
         _ => {
             // Fast: xxh3-128 of per-chunk xxh3-64 digests, chunks hashed in parallel.
             let digests: Vec<u8> = bytes
@@ -2493,6 +2591,22 @@ mod tests {
     }
 
     #[test]
+    fn releasable_pages_are_whole_pages_of_early_chunks() {
+        use super::{BUILD_ID_CHUNK as C, HUGE_PAGE as H, releasable_pages};
+        assert_eq!(H, 2 * C);
+        // Pages 0 (chunks 0, 1), 1 (2, 3), 2 (4, 5), 3 (6, 7); the image ends inside page 4.
+        let len = 4 * H + 100;
+        let ks = [0, 1, 3, 4, 5, 6, 7, 8];
+        assert_eq!(releasable_pages(&ks, len, None), [true, false, true, true]);
+        // A page meeting the kept range stays, even by one byte.
+        assert_eq!(
+            releasable_pages(&ks, len, Some(3 * H - 1..3 * H)),
+            [true, false, false, true]
+        );
+        assert_eq!(releasable_pages(&ks, H - 1, None), Vec::<bool>::new());
+    }
+
+    #[test]
     fn build_id_tree_is_blake3() {
         use super::{BUILD_ID_CHUNK as C, build_id_tree, chunk_values};
         let data: Vec<u8> = (0..5 * C + 777).map(|i| (i * 31 % 251) as u8).collect();
@@ -2506,9 +2620,9 @@ mod tests {
                 (0..n.saturating_sub(1)).collect(),
             ] {
                 let known = if len <= C { vec![] } else { known };
-                let cvs = chunk_values(&known, len, |r| &bytes[r]);
+                let cvs = chunk_values(&known, len, |r| &bytes[r], |_| {});
                 assert_eq!(
-                    build_id_tree(bytes, cvs),
+                    build_id_tree(bytes, cvs, |_| {}),
                     blake3::hash(bytes),
                     "{len} bytes, {known:?}"
                 );

@@ -2,7 +2,9 @@
 //! hashes the 1 MiB chunks that nothing writes after the input sections while the linker-made sections are still
 //! being written, and the rest at the end; this checks, on outputs of several MiB with sections of every kind,
 //! that the id is still the digest of the finished image, so a writer that touches a chunk after it was hashed
-//! shows up here. Linked twice (a new output, then over the old one), and the program must run.
+//! shows up here. Linked three times (a new output, over the old one, and from a heap buffer), and the program
+//! must run. The three outputs must be the same bytes: a mapped output's pages leave the mapping as they are
+//! hashed, which must not change them.
 //!
 //! Skipped when `RIVET_TEST_LINKER` points at another linker.
 
@@ -41,25 +43,31 @@ fn sha1_build_id_is_the_digest_of_the_image() {
     run("gcc", &["-c", "-O1", "-fPIE", "big.c"], &dir);
     let shim = common::ld_shim_dir(&linker, "build-id");
     let shim_arg = format!("-B{}/", shim.display());
-    for kind in ["new", "over the old output"] {
-        let o = common::tool(
-            "gcc",
-            &[
-                &shim_arg,
-                "-pie",
-                "-Wl,--build-id=sha1",
-                "-o",
-                "prog",
-                "big.o",
-            ],
-            Some(&dir),
-        );
+    // The mapped output's pages are released from the mapping as they are hashed (page-table entries dropped,
+    // bytes kept in the page cache): the heap-buffered output, written with write(2), must have the same bytes.
+    let mut images = Vec::new();
+    for (kind, extra) in [
+        ("new", None),
+        ("over the old output", None),
+        ("from a heap buffer", Some("-Wl,--no-mmap-output-file")),
+    ] {
+        let mut args = vec![
+            shim_arg.as_str(),
+            "-pie",
+            "-Wl,--build-id=sha1",
+            "-o",
+            "prog",
+            "big.o",
+        ];
+        args.extend(extra);
+        let o = common::tool("gcc", &args, Some(&dir));
         assert!(o.success(), "link ({kind}) failed:\n{}", o.log());
         let ran = common::tool("./prog", &[], Some(&dir));
         assert_eq!(ran.stdout_str(), "32\n", "prog ({kind}):\n{}", ran.log());
 
         let mut image = std::fs::read(dir.join("prog")).unwrap();
         assert!(image.len() > 5 << 20, "the image is {} bytes", image.len());
+        images.push((kind, image.clone()));
         let (off, size) = {
             let elf = ElfFile64::<LittleEndian>::parse(&image[..]).unwrap();
             assert!(elf.elf_header().is_little_endian());
@@ -78,6 +86,12 @@ fn sha1_build_id_is_the_digest_of_the_image() {
             id,
             &digest.as_bytes()[..20],
             "build id ({kind}) is not the digest of the image"
+        );
+    }
+    for (kind, image) in &images[1..] {
+        assert!(
+            *image == images[0].1,
+            "the output linked {kind} differs from the new one"
         );
     }
 }
