@@ -1276,7 +1276,7 @@ pub fn layout<A: Arch>(
     let mut bss_off = 0u64;
     let mut bss_align = 1u64;
     for g in common_ids {
-        let (size, align) = res.common[g as usize];
+        let (size, align) = res.common.get(&g).copied().unwrap_or((0, 1));
         let align = align.max(1);
         bss_off = align_up(bss_off, align);
         bss_align = bss_align.max(align);

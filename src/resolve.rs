@@ -20,6 +20,7 @@ use crate::parse::{Name, ObjectFile, Parsed, SharedFile};
 use object::elf as E;
 use rayon::prelude::*;
 use std::collections::HashMap;
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering::Relaxed};
 
 /// The definition a global symbol resolved to.
@@ -58,8 +59,8 @@ pub struct Resolved {
     pub hidden: Vec<bool>,
     /// Referenced (undefined) by a needed shared object: must be exported from an executable.
     pub referenced_by_shared: Vec<bool>,
-    /// Size and alignment of the winning common symbol.
-    pub common: Vec<(u64, u64)>,
+    /// Size and alignment of each common symbol: the largest of its commons.
+    pub common: HashMap<u32, (u64, u64)>,
     /// The globals whose winning definition was a common symbol, in id order (layout places them in `.bss`
     /// without reading every definition's symbol-table entry).
     pub common_defs: Vec<u32>,
@@ -281,8 +282,9 @@ pub fn resolve(config: &Config, parsed: Parsed) -> Result<Resolved> {
 
     // Winning definition: minimum of (rank << 32 | file) per symbol.
     let best: Vec<AtomicU64> = per_symbol(n, || AtomicU64::new(u64::MAX));
-    let common_size: Vec<AtomicU64> = per_symbol(n, || AtomicU64::new(0));
-    let common_align: Vec<AtomicU64> = per_symbol(n, || AtomicU64::new(0));
+    // Size and alignment of each common symbol, the largest seen. Commons are rare (C built with -fcommon), so a
+    // locked map, not two tables of every symbol (16 MB each on clang-so, faulted in and copied into `common`).
+    let commons: Mutex<HashMap<u32, (u64, u64)>> = Mutex::new(HashMap::new());
     let hidden: Vec<AtomicBool> = per_symbol(n, || AtomicBool::new(false));
     let obj_rank = |o: &ObjectFile, f: usize, i: usize| -> Option<u64> {
         let shndx = o.sym_shndx(i);
@@ -309,8 +311,10 @@ pub fn resolve(config: &Config, parsed: Parsed) -> Result<Resolved> {
         if let Some(key) = obj_rank(o, f, i) {
             best[g as usize].fetch_min(key, Relaxed);
             if key >> 32 == 2 {
-                common_size[g as usize].fetch_max(sym.st_size.get(LE), Relaxed);
-                common_align[g as usize].fetch_max(sym.st_value.get(LE), Relaxed);
+                let mut m = commons.lock().unwrap_or_else(|e| e.into_inner());
+                let c = m.entry(g).or_insert((0, 0));
+                c.0 = c.0.max(sym.st_size.get(LE));
+                c.1 = c.1.max(sym.st_value.get(LE));
             }
         }
     });
@@ -450,7 +454,7 @@ pub fn resolve(config: &Config, parsed: Parsed) -> Result<Resolved> {
             &objects,
             &object_live,
             &object_ids,
-            &common_size,
+            &commons.lock().unwrap_or_else(|e| e.into_inner()),
             &obj_rank,
             &names,
         );
@@ -470,11 +474,7 @@ pub fn resolve(config: &Config, parsed: Parsed) -> Result<Resolved> {
             o.lazy_defined = Vec::new();
             o.indexed = None;
         });
-    let common = common_size
-        .into_iter()
-        .zip(common_align)
-        .map(|(s, a)| (s.into_inner(), a.into_inner()))
-        .collect();
+    let common = commons.into_inner().unwrap_or_else(|e| e.into_inner());
     Ok(Resolved {
         objects,
         shared,
@@ -951,7 +951,7 @@ fn warn_common(
     objects: &[ObjectFile],
     live: &[bool],
     ids: &[Vec<u32>],
-    common_size: &[AtomicU64],
+    commons: &HashMap<u32, (u64, u64)>,
     rank: &impl Fn(&ObjectFile, usize, usize) -> Option<u64>,
     names: &crate::intern::Interned,
 ) {
@@ -963,7 +963,7 @@ fn warn_common(
         }
         for (k, &g) in ids[f].iter().enumerate() {
             let i = o.first_global + k;
-            if g == NONE || common_size[g as usize].load(Relaxed) == 0 {
+            if g == NONE || !commons.contains_key(&g) {
                 continue;
             }
             let Some(key) = rank(o, f, i) else { continue };

@@ -291,7 +291,7 @@ pub fn sym_size(res: &Resolved, t: Target) -> u64 {
             if o.sym_shndx(sym as usize) == E::SHN_COMMON as u32 {
                 let g = res.object_ids[file as usize]
                     .get(sym as usize - o.first_global.min(sym as usize));
-                return g.map_or(0, |&g| res.common[g as usize].0);
+                return g.and_then(|g| res.common.get(g)).map_or(0, |c| c.0);
             }
             o.syms[sym as usize].st_size.get(LE)
         }
