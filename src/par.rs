@@ -24,7 +24,16 @@ const RUNS_PER_THREAD: u64 = 16;
 pub struct FileRuns {
     /// Run `k` is files `starts[k]..starts[k + 1]`; the last entry is the number of files.
     starts: Vec<usize>,
+    /// Passes run on the calling thread, in file order: the work is in one file (or there is next to none),
+    /// so a second thread could not shorten it, only add the hand-over to a worker and back.
+    inline: bool,
 }
+
+/// A file of at least this share of the total weight (in percent) keeps a pass on the calling thread.
+const INLINE_SHARE: u64 = 75;
+
+/// Less total weight than this keeps a pass on the calling thread.
+const INLINE_WEIGHT: u64 = 1024;
 
 impl FileRuns {
     /// Runs for files of the given weights, `RUNS_PER_THREAD` per thread of the current pool (a file heavier
@@ -39,7 +48,10 @@ impl FileRuns {
     fn with_runs(weights: impl ExactSizeIterator<Item = u64>, runs: u64) -> Self {
         let n = weights.len();
         let weights: Vec<u64> = weights.collect();
-        let target = weights.iter().sum::<u64>().div_ceil(runs.max(1)).max(1);
+        let total = weights.iter().sum::<u64>();
+        let heaviest = weights.iter().copied().max().unwrap_or(0);
+        let inline = total < INLINE_WEIGHT || heaviest * 100 >= total * INLINE_SHARE;
+        let target = total.div_ceil(runs.max(1)).max(1);
         let mut starts = vec![0];
         let mut acc = 0u64;
         for (f, w) in weights.into_iter().enumerate() {
@@ -57,7 +69,7 @@ impl FileRuns {
         if n > 0 {
             starts.push(n);
         }
-        FileRuns { starts }
+        FileRuns { starts, inline }
     }
 
     /// The number of files.
@@ -74,12 +86,20 @@ impl FileRuns {
 
     /// Calls `visit` on every file index.
     pub fn for_each(&self, visit: impl Fn(usize) + Sync + Send) {
-        self.ranges().for_each(|r| r.for_each(&visit));
+        if self.inline {
+            (0..self.files()).for_each(visit);
+        } else {
+            self.ranges().for_each(|r| r.for_each(&visit));
+        }
     }
 
     /// `visit(f, &mut xs[f])` for every file `f`; `xs` holds one element per file.
     pub fn for_each_mut<X: Send>(&self, xs: &mut [X], visit: impl Fn(usize, &mut X) + Sync + Send) {
         assert_eq!(xs.len(), self.files(), "one element per file");
+        if self.inline {
+            xs.iter_mut().enumerate().for_each(|(f, x)| visit(f, x));
+            return;
+        }
         let mut parts = Vec::with_capacity(self.starts.len().saturating_sub(1));
         let mut rest = xs;
         for w in self.starts.windows(2) {
@@ -136,6 +156,9 @@ impl FileRuns {
         &self,
         items: impl Fn(usize) -> I + Sync + Send,
     ) -> Vec<T> {
+        if self.inline {
+            return (0..self.files()).flat_map(items).collect();
+        }
         self.ranges()
             .flat_map_iter(|r| r.flat_map(&items))
             .collect()
@@ -156,9 +179,14 @@ mod tests {
 
     #[test]
     fn runs_cover_every_file_once_in_order() {
-        let weights = [0u64, 5, 1, 1, 1, 100, 0, 0, 3, 1];
-        for runs in [1, 2, 3, 7, 64] {
-            let r = FileRuns::with_runs(weights.iter().copied(), runs);
+        let weights = [0u64, 500, 100, 100, 100, 1000, 0, 0, 300, 100];
+        for (runs, inline) in [1, 2, 3, 7, 64]
+            .into_iter()
+            .flat_map(|r| [(r, false), (r, true)])
+        {
+            let mut r = FileRuns::with_runs(weights.iter().copied(), runs);
+            assert!(!r.inline, "{r:?}");
+            r.inline = inline;
             assert_eq!(r.files(), weights.len());
             assert!(r.starts.windows(2).all(|w| w[0] < w[1]), "{:?}", r.starts);
             assert_eq!(r.map(|f| f), (0..weights.len()).collect::<Vec<_>>());
@@ -174,6 +202,13 @@ mod tests {
                     .collect::<Vec<_>>()
             );
         }
+    }
+
+    #[test]
+    fn one_heavy_file_or_little_work_runs_inline() {
+        assert!(FileRuns::with_runs([10u64, 5000, 20, 3].into_iter(), 8).inline);
+        assert!(FileRuns::with_runs([100u64, 200, 300].into_iter(), 8).inline);
+        assert!(!FileRuns::with_runs([1000u64, 2000, 300].into_iter(), 8).inline);
     }
 
     #[test]
