@@ -137,9 +137,8 @@ pub fn gc(config: &Config, res: &Resolved) -> Liveness {
     // lld's rule: a symbol keeps its library only if some live object refers to it non-weakly (the reference
     // that live code makes may itself be weak).
     let strong: Vec<AtomicBool> = if track_shared {
-        let strong: Vec<AtomicBool> = (0..res.num_globals())
-            .map(|_| AtomicBool::new(false))
-            .collect();
+        let strong: Vec<AtomicBool> =
+            crate::par::per_symbol(res.num_globals(), || AtomicBool::new(false));
         crate::resolve::for_each_live_global(
             &res.runs,
             objects,

@@ -183,7 +183,8 @@ pub fn scan<A: Arch>(
         config,
         res,
         space,
-        flags: (0..space.total).map(|_| AtomicU16::new(0)).collect(),
+        // Filled on all threads: serially, clang-so's 5 MB took 0.55 ms at 2 threads (`par::per_symbol`).
+        flags: crate::par::per_symbol(space.total, || AtomicU16::new(0)),
         needs_tlsld: AtomicBool::new(false),
         needs_got_base: AtomicBool::new(false),
         check_writes: may_update_in_place(config),
