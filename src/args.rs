@@ -106,7 +106,7 @@ pub struct Config {
     pub new_dtags: bool,
     pub strip_all: bool,
     pub strip_debug: bool,
-    /// `--threads=N`; `None` means all cores.
+    /// `--threads=N`; `None` means one thread per 6 MiB of input, up to all cores (`default_threads` in main.rs).
     pub threads: Option<usize>,
     pub mmap_output: bool,
     /// `--update-in-place` (default): write the new output into the existing output file when nothing else uses it
@@ -549,7 +549,7 @@ const OPTIONS: &[OptSpec] = &[
     value(Opt::Reproduce, &["--reproduce"], "FILE.tar", "Write the inputs and a response file repeating this link to FILE.tar"),
     value(Opt::WhyExtract, &["--why-extract"], "FILE", "Write why each archive member was pulled in to FILE ('-' for stdout)"),
     flag(Opt::Ignored, &["--cref"], "Ignored"),
-    value(Opt::Threads, &["--threads", "--thread-count"], "N", "Use N threads (default: all cores)"),
+    value(Opt::Threads, &["--threads", "--thread-count"], "N", "Use N threads (default: one per 6 MiB of input, up to all cores)"),
     flag(Opt::NoThreads, &["--no-threads"], "Use one thread"),
     flag(Opt::MmapOutput, &["--mmap-output-file"], "Write the output through a mapping (default)"),
     flag(Opt::NoMmapOutput, &["--no-mmap-output-file"], "Write the output with write(2)"),

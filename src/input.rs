@@ -330,7 +330,7 @@ impl Loader<'_> {
 
 /// Where `-lNAME` (or `-l:FILE`) is: the first of `extra_dirs` and then the search path holding `libNAME.so`
 /// (unless only static libraries are allowed) or else `libNAME.a`.
-fn find_library(
+pub fn find_library(
     config: &Config,
     name: &str,
     flags: InputFlags,

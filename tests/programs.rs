@@ -968,6 +968,10 @@ impl Job<'_> {
             );
         }
         cmd.arg(kind.link_flag()).args(self.variant.flags());
+        if !reference && !self.ctx.overridden {
+            // rivet links inputs this small on one thread by default; two keep its parallel passes under test.
+            cmd.arg("-Wl,--threads=2");
+        }
         for f in spec.cflags.iter().chain(spec.ldflags.iter()) {
             cmd.arg(self.subst(f, objdir));
         }
