@@ -197,8 +197,8 @@ fn is_thin_archive(path: &std::path::Path) -> bool {
 }
 
 /// The CPU each worker thread is pinned to: one per CPU this process may run on, in order, when there are exactly
-/// as many workers as such CPUs (the default thread count of a large link); none otherwise (fewer workers pinned to the first
-/// CPUs would pile concurrent links onto those). Linux only; nothing where the set cannot be read.
+/// as many workers as such CPUs (the default thread count of a large link); none otherwise (fewer workers pinned
+/// to the first CPUs would pile concurrent links onto those). Linux only; nothing where the set cannot be read.
 ///
 /// Why: a parallel pass that starts after the link's thread ran a serial stretch often ran on one worker for
 /// milliseconds while the other CPU idled (apparently the woken worker queued on a busy CPU until the kernel

@@ -10,7 +10,9 @@
 //! [`FileRuns`] cuts the file list once into runs of consecutive files of about equal weight (sections and
 //! symbols of the linked files; one for a file left out), several runs per thread, and a pass is a task per
 //! run. Files stay in order inside a run and results come back in file order, so output is the same for any
-//! thread count.
+//! thread count. Where one file holds most of the weight (c-gc: sqlite3.o) or there is next to none, a pass
+//! runs on the calling thread instead: no second thread could shorten it, and handing it to a worker and back
+//! costs 0.05-0.1 ms a pass on the development VM.
 
 use rayon::prelude::*;
 use std::ops::Range;
@@ -77,6 +79,7 @@ impl FileRuns {
         self.starts.last().copied().unwrap_or(0)
     }
 
+    /// The runs, a task each.
     fn ranges(&self) -> impl IndexedParallelIterator<Item = Range<usize>> + '_ {
         self.starts
             .par_windows(2)
