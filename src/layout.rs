@@ -2282,8 +2282,6 @@ pub fn target_of(res: &Resolved, space: &SymbolSpace, id: u32) -> Target {
     }
 }
 
-/// Whether symbol `i` of object `f` goes into `.symtab`: named locals in live sections, and the globals this
-/// file defines (the winning definition).
 /// Whether `.symtab` lists symbol `i` of object `f`: live definitions, without section, file and `.L` temporary
 /// symbols (GNU ld's `-X`, always on), and without any local symbol under `-x` (`no_locals`).
 pub fn symtab_includes(
