@@ -165,13 +165,15 @@ const BYTES_PER_THREAD: u64 = 6 << 20;
 const MIN_FILE_BYTES: u64 = 16 << 10;
 
 /// The default thread count: one per `BYTES_PER_THREAD` of the files the command line names (libraries as `-l`
-/// finds them; each at least `MIN_FILE_BYTES`), up to the CPUs available. The files are only looked at (`stat`), until there are enough bytes
+/// finds them; each file once, and at least `MIN_FILE_BYTES`), up to the CPUs available. The files are only looked at (`stat`), until there are enough bytes
 /// for every CPU. A thin archive counts as enough for every CPU: its members are elsewhere, and large links are
 /// where thin archives are used.
 fn default_threads(config: &args::Config) -> usize {
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
     let enough = cpus as u64 * BYTES_PER_THREAD;
     let mut total = 0u64;
+    // Each file once: drivers name some libraries twice (gcc: -lgcc before and after -lc).
+    let mut seen = std::collections::HashSet::new();
     for arg in &config.inputs {
         let path = match arg {
             args::InputArg::File { path, .. } => Some(path.clone()),
@@ -181,6 +183,9 @@ fn default_threads(config: &args::Config) -> usize {
             args::InputArg::GroupStart | args::InputArg::GroupEnd => None,
         };
         let Some(path) = path else { continue };
+        if !seen.insert(path.clone()) {
+            continue;
+        }
         total += std::fs::metadata(&path)
             .map_or(0, |m| m.len())
             .max(MIN_FILE_BYTES);
@@ -411,7 +416,16 @@ mod tests {
         );
         // Thousands of tiny objects count by their number.
         let tiny = file("tiny.o", 100, b"\x7fELF");
-        let many = vec![path(&tiny); 2 * (BYTES_PER_THREAD / MIN_FILE_BYTES) as usize];
+        let many: Vec<args::InputArg> = (0..2 * (BYTES_PER_THREAD / MIN_FILE_BYTES))
+            .map(|i| {
+                let p = dir.join(format!("tiny{i}.o"));
+                std::fs::hard_link(&tiny, &p).unwrap();
+                path(&p)
+            })
+            .collect();
+        // A file named twice counts once.
+        let most = file("most.a", BYTES_PER_THREAD - 1000, b"!<arch>\n");
+        assert_eq!(default_threads(&config(vec![path(&most), path(&most)])), 1);
         assert_eq!(default_threads(&config(many)), cpus.min(2));
         std::fs::remove_dir_all(&dir).unwrap();
     }
