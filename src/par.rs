@@ -172,9 +172,17 @@ impl FileRuns {
 /// thread were measurable (clang-tool's definitions phase 10-15 -> 8.5-9.5 ms), and so was clearing it there
 /// (a `vec![0; n]` that malloc serves from freed heap memory is cleared by `calloc` on the calling thread:
 /// clang-so's symbol addresses, 2 ms at 2 threads).
+///
+/// A small table is made on the calling thread: handing it to a worker and back would cost more than making it.
 pub fn per_symbol<T: Send>(n: usize, make: impl Fn() -> T + Sync + Send) -> Vec<T> {
+    if n < SMALL_TABLE {
+        return (0..n).map(|_| make()).collect();
+    }
     (0..n).into_par_iter().map(|_| make()).collect()
 }
+
+/// Entries below which a per-symbol table is made serially (a few microseconds of work).
+const SMALL_TABLE: usize = 1 << 15;
 
 #[cfg(test)]
 mod tests {
