@@ -10,7 +10,6 @@ use crate::args::{Config, OutputKind};
 use crate::parse::{GcRoot, ObjectFile, SectionKind};
 use crate::resolve::{Def, Resolved};
 use object::elf as E;
-use rayon::prelude::*;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 
 pub struct Liveness {
@@ -110,14 +109,11 @@ fn is_root_section(res: &Resolved, o: &ObjectFile, s: usize) -> bool {
 pub fn gc(config: &Config, res: &Resolved) -> Liveness {
     let objects = &res.objects;
     if !config.gc_sections {
-        let live = (0..objects.len())
-            .into_par_iter()
-            .map(|f| {
-                (0..objects[f].sections.len())
-                    .map(|s| candidate(res, f, s))
-                    .collect()
-            })
-            .collect();
+        let live = res.runs.map(|f| {
+            (0..objects[f].sections.len())
+                .map(|s| candidate(res, f, s))
+                .collect()
+        });
         return Liveness {
             live,
             shared_needed: None,
@@ -183,36 +179,33 @@ pub fn gc(config: &Config, res: &Resolved) -> Liveness {
 
     // Roots.
     let t = crate::timing::span("roots");
-    let mut frontier: Vec<(u32, u32)> = (0..objects.len())
-        .into_par_iter()
-        .flat_map_iter(|f| {
-            let o = &objects[f];
-            let mut roots = Vec::new();
-            for s in 0..o.sections.len() {
-                if is_root_section(res, o, s) && mark(f, s) {
-                    roots.push((f as u32, s as u32));
-                }
-                // Data that .eh_frame points at (LSDAs, personality pointers) lives as long as the FDE's function;
-                // keeping it whenever an FDE refers to it is the simple safe superset.
-                if o.sections[s].kind == SectionKind::EhFrame && candidate(res, f, s) {
-                    for r in o.sec(s).relas() {
-                        if track_shared {
-                            note_shared(f, r.r_sym(crate::elf::LE, false) as usize);
-                        }
-                        if let Some((tf, ts)) =
-                            target_section(res, f, r.r_sym(crate::elf::LE, false) as usize)
-                        {
-                            let exec = objects[tf].sec(ts).flags() & E::SHF_EXECINSTR as u64 != 0;
-                            if !exec && mark(tf, ts) {
-                                roots.push((tf as u32, ts as u32));
-                            }
+    let mut frontier: Vec<(u32, u32)> = res.runs.flat_map(|f| {
+        let o = &objects[f];
+        let mut roots = Vec::new();
+        for s in 0..o.sections.len() {
+            if is_root_section(res, o, s) && mark(f, s) {
+                roots.push((f as u32, s as u32));
+            }
+            // Data that .eh_frame points at (LSDAs, personality pointers) lives as long as the FDE's function;
+            // keeping it whenever an FDE refers to it is the simple safe superset.
+            if o.sections[s].kind == SectionKind::EhFrame && candidate(res, f, s) {
+                for r in o.sec(s).relas() {
+                    if track_shared {
+                        note_shared(f, r.r_sym(crate::elf::LE, false) as usize);
+                    }
+                    if let Some((tf, ts)) =
+                        target_section(res, f, r.r_sym(crate::elf::LE, false) as usize)
+                    {
+                        let exec = objects[tf].sec(ts).flags() & E::SHF_EXECINSTR as u64 != 0;
+                        if !exec && mark(tf, ts) {
+                            roots.push((tf as u32, ts as u32));
                         }
                     }
                 }
             }
-            roots
-        })
-        .collect();
+        }
+        roots.into_iter()
+    });
     let mut root_syms: Vec<u32> = Vec::new();
     let entry = config.entry.as_deref().unwrap_or("_start");
     root_syms.extend(res.names.lookup(entry.as_bytes()));
@@ -232,12 +225,10 @@ pub fn gc(config: &Config, res: &Resolved) -> Liveness {
         }
     }
     let export_all = config.export_dynamic || config.kind == OutputKind::Shared;
-    for g in 0..res.num_globals() {
+    root_syms.extend(crate::par::filter_ids(res.num_globals(), |g| {
         let listed = res.in_dynamic_list.get(g) == Some(&true);
-        if res.referenced_by_shared[g] || ((export_all || listed) && !res.hidden[g]) {
-            root_syms.push(g as u32);
-        }
-    }
+        res.referenced_by_shared[g] || ((export_all || listed) && !res.hidden[g])
+    }));
     for g in root_syms {
         if let Def::Object { file, sym } = res.defs[g as usize] {
             let s = res.objects[file as usize].sym_shndx(sym as usize) as usize;

@@ -120,6 +120,9 @@ pub fn build_merges(
     let t = crate::timing::span("split merge pieces");
     let chunks: Vec<std::result::Result<Chunk, String>> = spans
         .into_par_iter()
+        // A task per span (spans are sized to be one): split by count from a pass started on a worker, the
+        // spans went in a few large runs.
+        .with_max_len(1)
         .map(|(k, range, bytes)| {
             // Split and hash in order, then sort by shard (a counting sort, while the chunk is in cache).
             let list = &members[k][range.clone()];
@@ -282,6 +285,7 @@ pub fn build_merges(
     let tables: Vec<Vec<PieceTable>> = chunks
         .par_iter()
         .zip(cursors.par_iter_mut())
+        .with_max_len(1)
         .map(|(chunk, cursor)| {
             let k = chunk.group;
             let g = &groups[k];

@@ -184,6 +184,18 @@ pub fn per_symbol<T: Send>(n: usize, make: impl Fn() -> T + Sync + Send) -> Vec<
 /// Entries below which a per-symbol table is made serially (a few microseconds of work).
 const SMALL_TABLE: usize = 1 << 15;
 
+/// The ids `0..n` for which `keep` holds, in order; in parallel unless `n` is small (as `per_symbol`).
+pub fn filter_ids(n: usize, keep: impl Fn(usize) -> bool + Sync + Send) -> Vec<u32> {
+    if n < SMALL_TABLE {
+        return (0..n).filter(|&g| keep(g)).map(|g| g as u32).collect();
+    }
+    (0..n)
+        .into_par_iter()
+        .filter(|&g| keep(g))
+        .map(|g| g as u32)
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

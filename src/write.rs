@@ -1023,6 +1023,9 @@ fn fill<A: Arch>(
         .objects
         .par_iter()
         .enumerate()
+        // A task per file, each splitting its sections: split by count, a pass started on a rayon worker went in
+        // a few long runs of files.
+        .with_max_len(1)
         .flat_map(|(f, o)| {
             (0..o.sections.len())
                 .into_par_iter()
