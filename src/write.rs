@@ -1196,13 +1196,13 @@ fn fill<A: Arch>(
     write_headers::<A>(&cx, bytes);
     if let Some(o) = lay.synth_sec(Synth::BuildId) {
         let _t = crate::timing::span("build id");
-        // The other whole huge pages of a mapped output are released as their chunks are hashed (`release_page`),
-        // but for the one the id is written to afterwards.
+        // The other whole huge pages of a mapped output (those `releasable` lists as not released yet; it lists
+        // none for a heap buffer) are released as their chunks are hashed, but for the one the id is written to
+        // afterwards.
         let note = o.offset as usize..(o.offset + o.size) as usize;
         let late = |p: usize| {
             let page = p * HUGE_PAGE..(p + 1) * HUGE_PAGE;
-            if mapped
-                && releasable.get(p) == Some(&false)
+            if releasable.get(p) == Some(&false)
                 && !(note.start < page.end && page.start < note.end)
             {
                 release_page(image, p);
