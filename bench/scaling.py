@@ -1,0 +1,232 @@
+#!/usr/bin/env python3
+"""How rivet, wild and mold scale with threads on the corpus workloads.
+
+    bench/scaling.py run [-w W,W] [-t 1,2,4,8,16] [-n ROUNDS] [--from DIR] [--out FILE]
+    bench/scaling.py pack DIR [-w W,W]
+
+`run` links each workload (a corpus directory built by ../shared/bench/corpus.sh) with rivet, wild and mold at
+each thread count (`--threads=N --no-fork` for all three, so each link's whole work is in the measured process;
+wild also gets `--no-gc-sections` where the workload does not ask for `--gc-sections`), in ROUNDS interleaved
+rounds after one warm-up round, and prints per linker and thread count the median wall time, its speed-up over
+the same linker's `--threads=1`, the median CPU time (user + sys) and the peak resident set. It checks that
+rivet's outputs are the same bytes at every thread count, and ends with rivet's `--print-timing` phase report at
+one thread and at the most threads (one link each), for seeing which phases stop scaling.
+
+Each linker and thread count writes its own output file in the workload's directory, reused from round to
+round (an in-place link, rivet's and mold's default).
+
+`pack` gathers what `run` needs onto a machine that has neither the corpus nor the network: the three linkers
+(mold with the shared libraries it needs beyond glibc's), and each workload as an xz-compressed tar of its
+inputs. `run --from DIR` unpacks them under /tmp and runs from there. A 16-core machine lent for one command
+(the device tool) runs it as
+
+    bench/scaling.py pack .scaling -w c-gc,rg-release,rg-debug     # here; .scaling is git-ignored, ~55 MB
+    python3 bench/scaling.py run --from .scaling --out $OUT/scaling.md   # there, carrying .scaling
+
+Linkers are looked up as: `--rivet` (default target/release/rivet), `--wild` (default the peers' bin folder of
+../shared/bench/peers.sh, else PATH), `--mold` (default PATH).
+"""
+import argparse
+import os
+import platform
+import shlex
+import shutil
+import statistics
+import subprocess
+import sys
+import tarfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+CORPUS = os.path.expanduser("~/.cache/linker-bench/corpus")
+PEERS_BIN = os.path.expanduser("~/.cache/linker-bench/peers/bin")
+LINKERS = ("rivet", "wild", "mold")
+# Libraries every x86-64 glibc system has; mold's others travel with it.
+SYSTEM_LIBS = ("linux-vdso", "libc.so", "libm.so", "libgcc_s.so", "ld-linux", "libpthread", "libdl.so", "librt.so")
+
+
+def find(name, given):
+    if given:
+        return os.path.abspath(given)
+    if name == "rivet":
+        return os.path.abspath(os.path.join(HERE, "..", "target", "release", "rivet"))
+    if name == "wild" and os.path.exists(os.path.join(PEERS_BIN, "wild")):
+        return os.path.join(PEERS_BIN, "wild")
+    path = shutil.which(name)
+    if not path:
+        sys.exit(f"scaling.py: {name} not found (give --{name})")
+    return path
+
+
+def link_args(workload_dir):
+    """The workload's link arguments without `--chroot DIR` and `-o FILE` (paths are relative to the directory)."""
+    args = shlex.split(open(os.path.join(workload_dir, "response.txt")).read())
+    kept, i = [], 0
+    while i < len(args):
+        if args[i] in ("--chroot", "-o"):
+            i += 2
+            continue
+        kept.append(args[i])
+        i += 1
+    path = os.path.join(workload_dir, "response.scaling.txt")
+    with open(path, "w") as f:
+        f.write("\n".join(shlex.quote(a) for a in kept) + "\n")
+    return path, "--gc-sections" in kept
+
+
+def pack(a):
+    # The linkers (and mold's libraries) as bin/ and lib/ of one compressed tar: 40 MB as files, 7 MB packed.
+    os.makedirs(a.dir, exist_ok=True)
+    with tarfile.open(os.path.join(a.dir, "linkers.tar.xz"), "w:xz", preset=9) as tar:
+        for name in LINKERS:
+            src = find(name, getattr(a, name))
+            tar.add(src, arcname=f"bin/{name}")
+            if name == "mold":
+                out = subprocess.run(["ldd", src], capture_output=True, text=True, check=True).stdout
+                for line in out.splitlines():
+                    parts = line.split()
+                    if "=>" in parts and not any(s in parts[0] for s in SYSTEM_LIBS):
+                        lib = os.path.realpath(parts[parts.index("=>") + 1])
+                        tar.add(lib, arcname=f"lib/{parts[0]}")
+    for w in a.workloads.split(","):
+        src = os.path.join(CORPUS, w)
+        dst = os.path.join(a.dir, f"{w}.tar.xz")
+
+        def inputs_only(info):
+            base = os.path.basename(info.name)
+            # Only the inputs and the original response file: no outputs, no per-linker response files.
+            if base.startswith("out.") or (base.startswith("response.") and base != "response.txt"):
+                return None
+            return info
+
+        with tarfile.open(dst, "w:xz", preset=9) as tar:
+            tar.add(src, arcname=w, filter=inputs_only)
+        print(f"{dst}: {os.path.getsize(dst) / 1e6:.1f} MB")
+    total = sum(os.path.getsize(os.path.join(r, f)) for r, _, fs in os.walk(a.dir) for f in fs)
+    print(f"{a.dir}: {total / 1e6:.1f} MB in all")
+
+
+def machine():
+    model = ""
+    try:
+        for line in open("/proc/cpuinfo"):
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return f"{os.cpu_count()} CPUs ({model}), Linux {platform.release()}"
+
+
+def run_one(cmd, cwd, env):
+    t = time.perf_counter()
+    p = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _, status, ru = os.wait4(p.pid, 0)
+    wall = time.perf_counter() - t
+    err = p.stderr.read().decode(errors="replace")
+    p.stderr.close()
+    if status != 0:
+        sys.exit(f"scaling.py: failed ({status}): {shlex.join(cmd)}\n{err}")
+    return wall * 1e3, (ru.ru_utime + ru.ru_stime) * 1e3, ru.ru_maxrss / 1024
+
+
+def run(a):
+    bins, env = {}, dict(os.environ)
+    root = CORPUS
+    if a.from_dir:
+        src = os.path.abspath(a.from_dir)
+        root = "/tmp/rivet-scaling"
+        os.makedirs(root, exist_ok=True)
+        # The linkers afresh every time (a few seconds); a workload's inputs once.
+        shutil.rmtree(os.path.join(root, "linkers"), ignore_errors=True)
+        for w in ["linkers"] + a.workloads.split(","):
+            if not os.path.exists(os.path.join(root, w)):
+                with tarfile.open(os.path.join(src, f"{w}.tar.xz")) as tar:
+                    tar.extractall(os.path.join(root, "linkers") if w == "linkers" else root, filter="tar")
+        bins = {n: os.path.join(root, "linkers", "bin", n) for n in LINKERS}
+        env["LD_LIBRARY_PATH"] = os.path.join(root, "linkers", "lib")
+    else:
+        bins = {n: find(n, getattr(a, n)) for n in LINKERS}
+    threads = [int(t) for t in a.threads.split(",")]
+    if a.out and os.path.exists(a.out):
+        os.remove(a.out)
+    report = [f"# Thread scaling: rivet, wild, mold\n", f"Machine: {machine()}. Medians of {a.rounds} interleaved "
+              f"rounds after a warm-up, `--no-fork`, in-place outputs.\n"]
+    for n in LINKERS:
+        v = subprocess.run([bins[n], "--version"], capture_output=True, text=True, env=env).stdout.strip()
+        report.append(f"- {n}: `{v.splitlines()[0] if v else '?'}`")
+    report.append("")
+    for w in a.workloads.split(","):
+        wdir = os.path.join(root, w)
+        resp, gc = link_args(wdir)
+        jobs = []
+        for t in threads:
+            for n in LINKERS:
+                extra = ["--no-gc-sections"] if n == "wild" and not gc else []
+                cmd = [bins[n], "@" + resp, "-o", f"out.{n}.t{t}", "--no-fork", f"--threads={t}"] + extra
+                jobs.append(((n, t), cmd))
+        samples = {key: [] for key, _ in jobs}
+        for r in range(a.rounds + 1):
+            k = r % len(jobs)
+            for key, cmd in jobs[k:] + jobs[:k]:
+                s = run_one(cmd, wdir, env)
+                if r:
+                    samples[key].append(s)
+        med = {key: [statistics.median(x[i] for x in v) for i in range(3)] for key, v in samples.items()}
+        report.append(f"## {w}\n")
+        report.append("Wall ms (speed-up over the same linker's first thread count):\n")
+        report.append("| linker | " + " | ".join(f"t{t}" for t in threads) + " |")
+        report.append("|---" * (len(threads) + 1) + "|")
+        for n in LINKERS:
+            base = med[(n, threads[0])][0]
+            cells = [f"{med[(n, t)][0]:.1f} ({base / med[(n, t)][0]:.2f}×)" for t in threads]
+            report.append(f"| {n} | " + " | ".join(cells) + " |")
+        report.append("\nCPU ms (user + sys) / peak RSS MiB:\n")
+        report.append("| linker | " + " | ".join(f"t{t}" for t in threads) + " |")
+        report.append("|---" * (len(threads) + 1) + "|")
+        for n in LINKERS:
+            cells = [f"{med[(n, t)][1]:.0f} / {med[(n, t)][2]:.0f}" for t in threads]
+            report.append(f"| {n} | " + " | ".join(cells) + " |")
+        first = open(os.path.join(wdir, f"out.rivet.t{threads[0]}"), "rb").read()
+        same = [t for t in threads if open(os.path.join(wdir, f"out.rivet.t{t}"), "rb").read() == first]
+        verdict = "yes" if len(same) == len(threads) else f"NO (same as t{threads[0]} only at {same})"
+        report.append(f"\nrivet's outputs byte-identical at every thread count: {verdict}\n")
+        for t in sorted({threads[0], threads[-1]}):
+            cmd = [bins["rivet"], "@" + resp, "-o", f"out.rivet.t{t}", "--no-fork", f"--threads={t}", "--print-timing"]
+            p = subprocess.run(cmd, cwd=wdir, env=env, capture_output=True, text=True)
+            report.append(f"rivet --threads={t} --print-timing:\n\n```\n{p.stderr.rstrip()}\n```\n")
+        emit(report, a.out)
+        report = []
+    return 0
+
+
+def emit(lines, out):
+    """Prints `lines` and appends them to `out`, workload by workload: a run cut short keeps what it measured."""
+    text = "\n".join(lines) + "\n"
+    print(text, flush=True)
+    if out:
+        with open(out, "a") as f:
+            f.write(text)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    for name in ("run", "pack"):
+        p = sub.add_parser(name)
+        p.add_argument("-w", "--workloads", default="c-gc,rg-release,rg-debug")
+        for n in LINKERS:
+            p.add_argument(f"--{n}")
+        if name == "run":
+            p.add_argument("-t", "--threads", default="1,2,4,8,16")
+            p.add_argument("-n", "--rounds", type=int, default=7)
+            p.add_argument("--from", dest="from_dir")
+            p.add_argument("--out")
+        else:
+            p.add_argument("dir")
+    a = ap.parse_args()
+    return pack(a) if a.cmd == "pack" else run(a)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
