@@ -194,6 +194,47 @@ struct Loader<'c> {
     script_depth: u32,
 }
 
+/// Every input file's mapping (address, length), for `release_input_pages`.
+static MAPPINGS: std::sync::Mutex<Vec<(usize, usize)>> = std::sync::Mutex::new(Vec::new());
+
+/// Drops the page-table entries of every input file's mapping, on all threads, for a process about to exit with
+/// its caller waiting (`--no-fork`): the exit would otherwise unmap them on one thread, after the link's last
+/// phase, and that is the largest part of the exit. The bytes stay in the page cache, and a later read of an input
+/// faults the same bytes in again (the mappings are private, read-only and never written), so this is safe at any
+/// point; it is done once nothing reads the inputs.
+///
+/// clang-so (450 MB of inputs mapped at the end): this step takes 17.5 ms at `--threads=1`, about what the exit
+/// spent on them, and 10.7 ms at 2 threads (21 ms of CPU: each call's TLB flush reaches the other threads), so it
+/// is only done with more than one thread. Pieces of 1, 4, 16 and 64 MiB: 14.1, 11.3, 10.7, 10.6 ms.
+pub fn release_input_pages() {
+    // Less than this is left to the exit: the exit's share is under a millisecond (c-gc, 19 MB of inputs: links
+    // 12.78 vs 13.04 ms, medians of 11), less than handing the pieces to the other threads and back.
+    const RELEASE_MIN: usize = 32 << 20;
+    // Pieces of at most 16 MiB, one task each, so that a few large archives spread over the threads.
+    const PIECE: usize = 16 << 20;
+    let maps = std::mem::take(&mut *MAPPINGS.lock().unwrap_or_else(|e| e.into_inner()));
+    if maps.iter().map(|m| m.1).sum::<usize>() < RELEASE_MIN {
+        return;
+    }
+    let pieces: Vec<(usize, usize)> = maps
+        .iter()
+        .flat_map(|&(at, len)| {
+            (0..len)
+                .step_by(PIECE)
+                .map(move |o| (at + o, PIECE.min(len - o)))
+        })
+        .collect();
+    use rayon::prelude::*;
+    pieces.par_iter().with_max_len(1).for_each(|&(at, len)| {
+        // SAFETY: `at..at + len` lies in a live private read-only file mapping (starting on a page boundary, and
+        // PIECE is a multiple of the page size); MADV_DONTNEED only drops its page-table entries, and a later
+        // access reads the file's bytes again.
+        unsafe {
+            libc::madvise(at as *mut libc::c_void, len, libc::MADV_DONTNEED);
+        }
+    });
+}
+
 fn map_file(path: &Path) -> std::result::Result<Data, String> {
     let file = File::open(path)
         .map_err(|e| format!("cannot open {}: {}", path.display(), io_reason(&e)))?;
@@ -209,6 +250,10 @@ fn map_file(path: &Path) -> std::result::Result<Data, String> {
     let map = unsafe { memmap2::Mmap::map(&file) }
         .map_err(|e| format!("cannot map {}: {}", path.display(), e))?;
     let map: &'static memmap2::Mmap = Box::leak(Box::new(map));
+    MAPPINGS
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .push((map.as_ptr() as usize, map.len()));
     Ok(&map[..])
 }
 
@@ -638,6 +683,25 @@ fn trim_nul(s: &'static [u8]) -> &'static [u8] {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn inputs_read_the_same_after_their_pages_are_released() {
+        let dir = std::env::temp_dir().join(format!("rivet-release-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("big.bin");
+        // Over RELEASE_MIN, and over one 16 MiB piece, so that a piece boundary falls inside the file.
+        let bytes: Vec<u8> = (0..(33u32 << 20)).map(|i| (i % 251) as u8).collect();
+        std::fs::write(&path, &bytes).unwrap();
+        let data = map_file(&path).unwrap();
+        assert_eq!(data, &bytes[..]);
+        release_input_pages();
+        assert_eq!(
+            data,
+            &bytes[..],
+            "an input reads differently after release_input_pages"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 
     fn member(name: &str, body: &[u8]) -> Vec<u8> {
         let mut v = format!(

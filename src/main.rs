@@ -88,7 +88,8 @@ fn main() -> ExitCode {
     } else {
         None
     };
-    let code = run(&config);
+    // Unforked, this process's exit is on the caller's path.
+    let code = run(&config, notifier.is_none());
     if let Some(n) = notifier {
         n.done(code);
         write::remove_deferred();
@@ -96,8 +97,9 @@ fn main() -> ExitCode {
     ExitCode::from(code)
 }
 
-/// Starts the worker threads and links; returns the exit status.
-fn run(config: &args::Config) -> u8 {
+/// Starts the worker threads and links; returns the exit status. `exit_waited`: the caller waits for this
+/// process to exit (no `--fork` child links for it).
+fn run(config: &args::Config, exit_waited: bool) -> u8 {
     let threads = config.threads.unwrap_or_else(|| default_threads(config));
     // In the process that links (after the fork), before its threads start.
     alloc::init();
@@ -131,7 +133,7 @@ fn run(config: &args::Config) -> u8 {
         eprintln!("rivet: error: cannot start worker threads: {e}");
         return 1;
     }
-    match link::<arch::x86_64::X86_64>(config) {
+    match link::<arch::x86_64::X86_64>(config, exit_waited) {
         Ok(()) => 0,
         Err(errors) => {
             // --error-limit (default 20, 0 = no limit), as lld prints them.
@@ -253,7 +255,9 @@ fn pin_to_cpu(cpu: usize) {
     let _ = cpu;
 }
 
-fn link<A: Arch>(config: &args::Config) -> diag::Result<()> {
+/// Links. `release_inputs`: drop the inputs' page-table entries at the end on all threads
+/// (`input::release_input_pages`) instead of in the exit, for a process whose exit the caller waits for.
+fn link<A: Arch>(config: &args::Config, release_inputs: bool) -> diag::Result<()> {
     if config.print_timing || config.time_trace.is_some() {
         timing::enable();
     }
@@ -324,6 +328,10 @@ fn link<A: Arch>(config: &args::Config) -> diag::Result<()> {
     {
         let _t = timing::span("write output");
         write::write::<A>(config, &resolved, &space, &live, &mut lay)?;
+    }
+    if release_inputs && rayon::current_num_threads() > 1 {
+        let _t = timing::span("release input pages");
+        input::release_input_pages();
     }
     drop(total);
     if config.print_timing {
