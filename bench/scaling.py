@@ -10,7 +10,8 @@ wild also gets `--no-gc-sections` where the workload does not ask for `--gc-sect
 rounds after one warm-up round, and prints per linker and thread count the median wall time, its speed-up over
 the same linker's `--threads=1`, the median CPU time (user + sys) and the peak resident set. It checks that
 rivet's outputs are the same bytes at every thread count, and ends with rivet's `--print-timing` phase report at
-one thread and at the most threads (one link each), for seeing which phases stop scaling.
+one thread and at the most threads (one link each), for seeing which phases stop scaling. A linker that fails
+(one that cannot run on that machine, say) is left out of the workload, with its error in the report.
 
 Each linker and thread count writes its own output file in the workload's directory, reused from round to
 round (an in-place link, rivet's and mold's default).
@@ -119,19 +120,24 @@ def machine():
 
 
 def run_one(cmd, cwd, env):
+    """(wall ms, user + sys ms, peak RSS MiB) of one link, or the error text of a failed one."""
     t = time.perf_counter()
-    p = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        p = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    except OSError as e:
+        return f"{shlex.join(cmd)}: {e}"
+    # stderr is read after the exit: a link's diagnostics are far below a pipe's capacity.
     _, status, ru = os.wait4(p.pid, 0)
     wall = time.perf_counter() - t
     err = p.stderr.read().decode(errors="replace")
     p.stderr.close()
     if status != 0:
-        sys.exit(f"scaling.py: failed ({status}): {shlex.join(cmd)}\n{err}")
+        return f"{shlex.join(cmd)}: exit status {status}\n{err.strip()}"
     return wall * 1e3, (ru.ru_utime + ru.ru_stime) * 1e3, ru.ru_maxrss / 1024
 
 
 def run(a):
-    bins, env = {}, dict(os.environ)
+    bins, envs = {}, {n: dict(os.environ) for n in LINKERS}
     root = CORPUS
     if a.from_dir:
         src = os.path.abspath(a.from_dir)
@@ -144,7 +150,7 @@ def run(a):
                 with tarfile.open(os.path.join(src, f"{w}.tar.xz")) as tar:
                     tar.extractall(os.path.join(root, "linkers") if w == "linkers" else root, filter="tar")
         bins = {n: os.path.join(root, "linkers", "bin", n) for n in LINKERS}
-        env["LD_LIBRARY_PATH"] = os.path.join(root, "linkers", "lib")
+        envs["mold"]["LD_LIBRARY_PATH"] = os.path.join(root, "linkers", "lib")
     else:
         bins = {n: find(n, getattr(a, n)) for n in LINKERS}
     threads = [int(t) for t in a.threads.split(",")]
@@ -153,7 +159,10 @@ def run(a):
     report = [f"# Thread scaling: rivet, wild, mold\n", f"Machine: {machine()}. Medians of {a.rounds} interleaved "
               f"rounds after a warm-up, `--no-fork`, in-place outputs.\n"]
     for n in LINKERS:
-        v = subprocess.run([bins[n], "--version"], capture_output=True, text=True, env=env).stdout.strip()
+        try:
+            v = subprocess.run([bins[n], "--version"], capture_output=True, text=True, env=envs[n]).stdout.strip()
+        except OSError as e:
+            v = f"cannot run: {e}"
         report.append(f"- {n}: `{v.splitlines()[0] if v else '?'}`")
     report.append("")
     for w in a.workloads.split(","):
@@ -166,35 +175,47 @@ def run(a):
                 cmd = [bins[n], "@" + resp, "-o", f"out.{n}.t{t}", "--no-fork", f"--threads={t}"] + extra
                 jobs.append(((n, t), cmd))
         samples = {key: [] for key, _ in jobs}
+        # A linker that fails (one that cannot run on this machine, say) is left out of the rest of the workload
+        # and the report says why, so that one command still brings back the others' figures.
+        failed = {}
         for r in range(a.rounds + 1):
             k = r % len(jobs)
-            for key, cmd in jobs[k:] + jobs[:k]:
-                s = run_one(cmd, wdir, env)
-                if r:
-                    samples[key].append(s)
-        med = {key: [statistics.median(x[i] for x in v) for i in range(3)] for key, v in samples.items()}
+            for (n, t), cmd in jobs[k:] + jobs[:k]:
+                if n in failed:
+                    continue
+                s = run_one(cmd, wdir, envs[n])
+                if isinstance(s, str):
+                    failed[n] = s
+                elif r:
+                    samples[(n, t)].append(s)
+        linkers = [n for n in LINKERS if n not in failed]
+        med = {key: [statistics.median(x[i] for x in v) for i in range(3)] for key, v in samples.items() if v}
         report.append(f"## {w}\n")
+        for n, why in failed.items():
+            report.append(f"{n} failed and is left out:\n\n```\n{why[-2000:]}\n```\n")
         report.append("Wall ms (speed-up over the same linker's first thread count):\n")
         report.append("| linker | " + " | ".join(f"t{t}" for t in threads) + " |")
         report.append("|---" * (len(threads) + 1) + "|")
-        for n in LINKERS:
+        for n in linkers:
             base = med[(n, threads[0])][0]
             cells = [f"{med[(n, t)][0]:.1f} ({base / med[(n, t)][0]:.2f}×)" for t in threads]
             report.append(f"| {n} | " + " | ".join(cells) + " |")
         report.append("\nCPU ms (user + sys) / peak RSS MiB:\n")
         report.append("| linker | " + " | ".join(f"t{t}" for t in threads) + " |")
         report.append("|---" * (len(threads) + 1) + "|")
-        for n in LINKERS:
+        for n in linkers:
             cells = [f"{med[(n, t)][1]:.0f} / {med[(n, t)][2]:.0f}" for t in threads]
             report.append(f"| {n} | " + " | ".join(cells) + " |")
-        first = open(os.path.join(wdir, f"out.rivet.t{threads[0]}"), "rb").read()
-        same = [t for t in threads if open(os.path.join(wdir, f"out.rivet.t{t}"), "rb").read() == first]
-        verdict = "yes" if len(same) == len(threads) else f"NO (same as t{threads[0]} only at {same})"
-        report.append(f"\nrivet's outputs byte-identical at every thread count: {verdict}\n")
-        for t in sorted({threads[0], threads[-1]}):
-            cmd = [bins["rivet"], "@" + resp, "-o", f"out.rivet.t{t}", "--no-fork", f"--threads={t}", "--print-timing"]
-            p = subprocess.run(cmd, cwd=wdir, env=env, capture_output=True, text=True)
-            report.append(f"rivet --threads={t} --print-timing:\n\n```\n{p.stderr.rstrip()}\n```\n")
+        if "rivet" in linkers:
+            first = open(os.path.join(wdir, f"out.rivet.t{threads[0]}"), "rb").read()
+            same = [t for t in threads if open(os.path.join(wdir, f"out.rivet.t{t}"), "rb").read() == first]
+            verdict = "yes" if len(same) == len(threads) else f"NO (same as t{threads[0]} only at {same})"
+            report.append(f"\nrivet's outputs byte-identical at every thread count: {verdict}\n")
+            for t in sorted({threads[0], threads[-1]}):
+                cmd = [bins["rivet"], "@" + resp, "-o", f"out.rivet.t{t}", "--no-fork", f"--threads={t}",
+                       "--print-timing"]
+                p = subprocess.run(cmd, cwd=wdir, env=envs["rivet"], capture_output=True, text=True)
+                report.append(f"rivet --threads={t} --print-timing:\n\n```\n{p.stderr.rstrip()}\n```\n")
         emit(report, a.out)
         report = []
     return 0
