@@ -117,7 +117,14 @@ fn run(config: &args::Config, exit_waited: bool) -> u8 {
         // is not established. One part of it: rayon's adaptive splitting cuts a pass that starts on a worker into
         // fewer pieces than one started from outside the pool (whose first split counts as stolen). rg-debug's
         // copy pass run inside `rayon::join` (so on a worker) took 27.9 ms instead of 14.3, and 14.6 with
-        // `with_max_len(1)` on its file list.
+        // `with_max_len(1)` on its file list. Measured again after the passes got finer tasks, with this thread
+        // pinned to the first CPU (interleaved medians of 7-11 `--no-fork` links): rg-release 40.8 -> 40.3 ms, c-gc
+        // 9.75 -> 9.53, rg-debug 72.2 -> 71.9, clang-tool even, clang-so 302.6 -> 310.1 (the dynamic symbol
+        // table's two filters 0.6 -> 2.3 ms). A worker that has just gone idle sleeps after rayon's 32 yields
+        // (30-50 us), and a sleeping one takes about 75 us to wake on this VM: in a microbenchmark of `join` on
+        // two 50 us halves, one right after another, the second half started only once this thread had done the
+        // first. (Starting the pool's threads as a tree, each starting two, instead of all from this thread:
+        // c-gc 12.34 -> 12.72 ms at 2 threads, dropped.)
         builder = builder.use_current_thread();
     }
     if let Err(e) = builder
