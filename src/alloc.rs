@@ -251,6 +251,21 @@ fn advise(range: std::ops::Range<usize>) {
     }
 }
 
+/// Drops the page-table entries of `len` bytes at `at` (`MADV_DONTNEED`), so that they are not unmapped one by
+/// one later (by a `munmap`, or the process's exit) on one thread. Used for the output's and the inputs' file
+/// mappings.
+///
+/// # Safety
+/// `at..at + len` lies in a live file mapping (starting on a page boundary), whose bytes stay in the page cache
+/// and are mapped again by a later access: no contents change, and references into it stay valid. On anonymous
+/// memory it would discard the contents.
+pub unsafe fn drop_file_pages(at: usize, len: usize) {
+    // SAFETY: the caller's contract.
+    unsafe {
+        libc::madvise(at as *mut libc::c_void, len, libc::MADV_DONTNEED);
+    }
+}
+
 /// The current program break (sbrk(0) reads it without a system call).
 fn brk() -> usize {
     // SAFETY: sbrk(0) only reads the break.

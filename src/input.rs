@@ -14,6 +14,7 @@ use crate::diag::{Errors, Result};
 use crate::elf::Data;
 use crate::parse::Name;
 use crate::script;
+use rayon::prelude::*;
 use std::fs::File;
 use std::path::{Path, PathBuf};
 
@@ -194,6 +195,9 @@ struct Loader<'c> {
     script_depth: u32,
 }
 
+/// The first bytes of a thin archive (its members are files of their own).
+pub const THIN_MAGIC: &[u8; 8] = b"!<thin>\n";
+
 /// Every input file's mapping (address, length), for `release_input_pages`.
 static MAPPINGS: std::sync::Mutex<Vec<(usize, usize)>> = std::sync::Mutex::new(Vec::new());
 
@@ -224,14 +228,10 @@ pub fn release_input_pages() {
                 .map(move |o| (at + o, PIECE.min(len - o)))
         })
         .collect();
-    use rayon::prelude::*;
     pieces.par_iter().with_max_len(1).for_each(|&(at, len)| {
         // SAFETY: `at..at + len` lies in a live read-only file mapping (leaked, never unmapped), starting on a page
-        // boundary (PIECE is a multiple of the page size); MADV_DONTNEED only drops its page-table entries, and a
-        // later access maps the file's bytes again.
-        unsafe {
-            libc::madvise(at as *mut libc::c_void, len, libc::MADV_DONTNEED);
-        }
+        // boundary (PIECE is a multiple of the page size).
+        unsafe { crate::alloc::drop_file_pages(at, len) };
     });
 }
 
@@ -321,12 +321,12 @@ impl Loader<'_> {
                     "{name}: unknown ELF file type (expected a relocatable or shared object)"
                 )),
             }
-        } else if data.starts_with(b"!<arch>\n") || data.starts_with(b"!<thin>\n") {
+        } else if data.starts_with(b"!<arch>\n") || data.starts_with(THIN_MAGIC) {
             self.items.push(Item::Archive {
                 path: path.to_path_buf(),
                 name,
                 data,
-                thin: data.starts_with(b"!<thin>\n"),
+                thin: data.starts_with(THIN_MAGIC),
                 flags,
             });
         } else if is_bitcode(data) {

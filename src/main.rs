@@ -174,9 +174,9 @@ const BYTES_PER_THREAD: u64 = 6 << 20;
 const MIN_FILE_BYTES: u64 = 16 << 10;
 
 /// The default thread count: one per `BYTES_PER_THREAD` of the files the command line names (libraries as `-l`
-/// finds them; each file once, and at least `MIN_FILE_BYTES`), up to the CPUs available. The files are only looked at (`stat`), until there are enough bytes
-/// for every CPU. A thin archive counts as enough for every CPU: its members are elsewhere, and large links are
-/// where thin archives are used.
+/// finds them; each file once, and at least `MIN_FILE_BYTES`), up to the CPUs available. The files are only looked
+/// at (`stat`), until there are enough bytes for every CPU. A thin archive counts as enough for every CPU: its
+/// members are elsewhere, and large links are where thin archives are used.
 fn default_threads(config: &args::Config) -> usize {
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
     let enough = cpus as u64 * BYTES_PER_THREAD;
@@ -213,7 +213,7 @@ fn is_thin_archive(path: &std::path::Path) -> bool {
     }
     let mut magic = [0u8; 8];
     std::fs::File::open(path)
-        .is_ok_and(|mut f| f.read_exact(&mut magic).is_ok() && &magic == b"!<thin>\n")
+        .is_ok_and(|mut f| f.read_exact(&mut magic).is_ok() && &magic == input::THIN_MAGIC)
 }
 
 /// The CPU each worker thread is pinned to: one per CPU this process may run on, in order, when there are exactly
@@ -405,7 +405,7 @@ mod tests {
         let flags = args::InputFlags::default();
         let small = file("small.o", 100_000, b"\x7fELF");
         file("libbig.a", 2 * BYTES_PER_THREAD + 1, b"!<arch>\n");
-        let thin = file("thin.a", 100, b"!<thin>\n");
+        let thin = file("thin.a", 100, input::THIN_MAGIC);
         let config = |inputs: Vec<args::InputArg>| args::Config {
             inputs,
             search_paths: vec![dir.clone()],

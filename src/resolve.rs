@@ -1064,10 +1064,8 @@ fn choose_comdats(
                 *key = n + next.next().copied().unwrap_or(0);
             }
         });
-    let owner: Vec<AtomicU32> = (0..n as usize + others.unique.len())
-        .into_par_iter()
-        .map(|_| AtomicU32::new(NONE))
-        .collect();
+    let owner: Vec<AtomicU32> =
+        per_symbol(n as usize + others.unique.len(), || AtomicU32::new(NONE));
     runs.for_each(|f| {
         for &g in &keyed[f].0 {
             owner[g as usize].fetch_min(f as u32, Relaxed);

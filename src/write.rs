@@ -2396,15 +2396,9 @@ const _: () = assert!(HUGE_PAGE.is_multiple_of(BUILD_ID_CHUNK));
 /// the file's, so it does not spread over threads. Done page by page as the build id's early chunks are hashed,
 /// it overlaps the writers of the linker-made sections.
 fn release_page(image: usize, p: usize) {
-    // SAFETY: the page is inside the output mapping (`releasable_pages` counts whole pages of the image), and
-    // MADV_DONTNEED on a shared file mapping keeps its contents, so references into it stay valid.
-    unsafe {
-        libc::madvise(
-            (image + p * HUGE_PAGE) as *mut libc::c_void,
-            HUGE_PAGE,
-            libc::MADV_DONTNEED,
-        );
-    }
+    // SAFETY: the page is inside the output's shared file mapping (`releasable_pages` counts whole pages of the
+    // image), which starts on a page boundary.
+    unsafe { crate::alloc::drop_file_pages(image + p * HUGE_PAGE, HUGE_PAGE) };
 }
 
 /// The byte ranges of chunks `ks` (ascending), consecutive chunks joined.
