@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """How rivet, wild and mold scale with threads on the corpus workloads.
 
-    bench/scaling.py run [-w W,W] [-t 1,2,4,8,16] [-n ROUNDS] [--from DIR] [--out FILE]
+    bench/scaling.py run [-w W,W] [-t 1,2,4,8,16] [-n ROUNDS] [--timing 1,16] [--from DIR] [--out FILE]
     bench/scaling.py pack DIR [-w W,W]
 
 `run` links each workload (a corpus directory built by ../shared/bench/corpus.sh) with rivet, wild and mold at
@@ -10,7 +10,8 @@ wild also gets `--no-gc-sections` where the workload does not ask for `--gc-sect
 rounds after one warm-up round, and prints per linker and thread count the median wall time, its speed-up over
 the same linker's `--threads=1`, the median CPU time (user + sys) and the peak resident set. It checks that
 rivet's outputs are the same bytes at every thread count, and ends with rivet's `--print-timing` phase report at
-one thread and at the most threads (one link each), for seeing which phases stop scaling. A linker that fails
+the `--timing` thread counts (default: the first and the last; of three links, the median one), for seeing which
+phases stop scaling. A thread count of 0 stands for each linker's default (no `--threads`). A linker that fails
 (one that cannot run on that machine, say) is left out of the workload, with its error in the report.
 
 Each linker and thread count writes its own output file in the workload's directory, reused from round to
@@ -116,7 +117,16 @@ def machine():
                 break
     except OSError:
         pass
-    return f"{os.cpu_count()} CPUs ({model}), Linux {platform.release()}"
+    # The file system the outputs go to: tmpfs and a disk differ in how a fresh output's pages are allocated.
+    fs, best = "?", ""
+    try:
+        for line in open("/proc/mounts"):
+            _, mnt, kind = line.split()[:3]
+            if "/tmp/".startswith(mnt.rstrip("/") + "/") and len(mnt) > len(best):
+                fs, best = kind, mnt
+    except OSError:
+        pass
+    return f"{os.cpu_count()} CPUs ({model}), Linux {platform.release()}, /tmp on {fs}"
 
 
 def run_one(cmd, cwd, env):
@@ -147,13 +157,20 @@ def run(a):
         shutil.rmtree(os.path.join(root, "linkers"), ignore_errors=True)
         for w in ["linkers"] + a.workloads.split(","):
             if not os.path.exists(os.path.join(root, w)):
-                with tarfile.open(os.path.join(src, f"{w}.tar.xz")) as tar:
-                    tar.extractall(os.path.join(root, "linkers") if w == "linkers" else root, filter="tar")
+                # In a child process: the peak resident set that wait4 reports for a link includes the memory
+                # of the Python process it was forked from, which unpacking in-process would grow to ~55 MiB.
+                dst = os.path.join(root, "linkers") if w == "linkers" else root
+                subprocess.run([sys.executable, "-c", "import sys, tarfile; "
+                                "tarfile.open(sys.argv[1]).extractall(sys.argv[2], filter='tar')",
+                                os.path.join(src, f"{w}.tar.xz"), dst], check=True)
         bins = {n: os.path.join(root, "linkers", "bin", n) for n in LINKERS}
         envs["mold"]["LD_LIBRARY_PATH"] = os.path.join(root, "linkers", "lib")
     else:
         bins = {n: find(n, getattr(a, n)) for n in LINKERS}
+    # 0 stands for each linker's default thread count (no --threads flag).
     threads = [int(t) for t in a.threads.split(",")]
+    timing = [int(t) for t in a.timing.split(",")] if a.timing else sorted({threads[0], threads[-1]})
+    label = {t: f"t{t}" if t else "default" for t in threads}
     if a.out and os.path.exists(a.out):
         os.remove(a.out)
     report = [f"# Thread scaling: rivet, wild, mold\n", f"Machine: {machine()}. Medians of {a.rounds} interleaved "
@@ -172,7 +189,8 @@ def run(a):
         for t in threads:
             for n in LINKERS:
                 extra = ["--no-gc-sections"] if n == "wild" and not gc else []
-                cmd = [bins[n], "@" + resp, "-o", f"out.{n}.t{t}", "--no-fork", f"--threads={t}"] + extra
+                tflag = [f"--threads={t}"] if t else []
+                cmd = [bins[n], "@" + resp, "-o", f"out.{n}.t{t}", "--no-fork"] + tflag + extra
                 jobs.append(((n, t), cmd))
         samples = {key: [] for key, _ in jobs}
         # A linker that fails (one that cannot run on this machine, say) is left out of the rest of the workload
@@ -194,14 +212,14 @@ def run(a):
         for n, why in failed.items():
             report.append(f"{n} failed and is left out:\n\n```\n{why[-2000:]}\n```\n")
         report.append("Wall ms (speed-up over the same linker's first thread count):\n")
-        report.append("| linker | " + " | ".join(f"t{t}" for t in threads) + " |")
+        report.append("| linker | " + " | ".join(label[t] for t in threads) + " |")
         report.append("|---" * (len(threads) + 1) + "|")
         for n in linkers:
             base = med[(n, threads[0])][0]
             cells = [f"{med[(n, t)][0]:.1f} ({base / med[(n, t)][0]:.2f}×)" for t in threads]
             report.append(f"| {n} | " + " | ".join(cells) + " |")
         report.append("\nCPU ms (user + sys) / peak RSS MiB:\n")
-        report.append("| linker | " + " | ".join(f"t{t}" for t in threads) + " |")
+        report.append("| linker | " + " | ".join(label[t] for t in threads) + " |")
         report.append("|---" * (len(threads) + 1) + "|")
         for n in linkers:
             cells = [f"{med[(n, t)][1]:.0f} / {med[(n, t)][2]:.0f}" for t in threads]
@@ -211,11 +229,17 @@ def run(a):
             same = [t for t in threads if open(os.path.join(wdir, f"out.rivet.t{t}"), "rb").read() == first]
             verdict = "yes" if len(same) == len(threads) else f"NO (same as t{threads[0]} only at {same})"
             report.append(f"\nrivet's outputs byte-identical at every thread count: {verdict}\n")
-            for t in sorted({threads[0], threads[-1]}):
-                cmd = [bins["rivet"], "@" + resp, "-o", f"out.rivet.t{t}", "--no-fork", f"--threads={t}",
+            for t in timing:
+                # One report is one sample: of three, the one whose whole link took the median time.
+                cmd = [bins["rivet"], "@" + resp, "-o", f"out.rivet.timing", "--no-fork", f"--threads={t}",
                        "--print-timing"]
-                p = subprocess.run(cmd, cwd=wdir, env=envs["rivet"], capture_output=True, text=True)
-                report.append(f"rivet --threads={t} --print-timing:\n\n```\n{p.stderr.rstrip()}\n```\n")
+                runs = []
+                for _ in range(3):
+                    p = subprocess.run(cmd, cwd=wdir, env=envs["rivet"], capture_output=True, text=True)
+                    link = [l.split() for l in p.stderr.splitlines() if l.rstrip().endswith(" link")]
+                    runs.append((float(link[0][1]) if link else 0.0, p.stderr.rstrip()))
+                runs.sort(key=lambda r: r[0])
+                report.append(f"rivet --threads={t} --print-timing (median of 3 by link time):\n\n```\n{runs[1][1]}\n```\n")
         emit(report, a.out)
         report = []
     return 0
@@ -241,6 +265,7 @@ def main():
         if name == "run":
             p.add_argument("-t", "--threads", default="1,2,4,8,16")
             p.add_argument("-n", "--rounds", type=int, default=7)
+            p.add_argument("--timing", help="thread counts for rivet's --print-timing (default: first and last)")
             p.add_argument("--from", dest="from_dir")
             p.add_argument("--out")
         else:
