@@ -1131,42 +1131,33 @@ pub fn layout<A: Arch>(
     drop(t);
     let t = crate::timing::span("GOT, PLT, dynamic symbols");
     // GOT, PLT and dynamic symbols from the scan flags.
-    let aux_ids: Vec<u32> = scan
-        .flags
-        .par_iter()
-        .enumerate()
-        .filter(|(_, f)| **f != 0)
-        .map(|(i, _)| i as u32)
-        .collect();
+    let aux_ids: Vec<u32> = crate::par::filter_ids(scan.flags.len(), |i| scan.flags[i] != 0);
     let mut exported: Vec<u32> = Vec::new();
     if is_dynamic {
         let export_all = config.export_dynamic || config.kind == OutputKind::Shared;
-        exported = (0..res.num_globals() as u32)
-            .into_par_iter()
-            .filter(|&g| {
-                matches!(res.defs[g as usize], Def::Object { .. } | Def::Linker)
-                    && !res.hidden[g as usize]
-                    && (export_all
-                        || res.referenced_by_shared[g as usize]
-                        || res.in_dynamic_list.get(g as usize) == Some(&true))
-                    && scan.flags[g as usize] & scan::NEEDS_DYNSYM == 0
-            })
-            .collect();
+        exported = crate::par::filter_ids(res.num_globals(), |g| {
+            matches!(res.defs[g], Def::Object { .. } | Def::Linker)
+                && !res.hidden[g]
+                && (export_all
+                    || res.referenced_by_shared[g]
+                    || res.in_dynamic_list.get(g) == Some(&true))
+                && scan.flags[g] & scan::NEEDS_DYNSYM == 0
+        });
     }
     let mut all_aux_ids = merge_sorted(&aux_ids, &exported);
     let t_slots = crate::timing::span("GOT and PLT slots");
     // What each symbol is, in parallel (a global's property bits were computed once; a local's come from its
     // symbol-table entry), so the numbering below reads only this table.
-    let kinds: Vec<(u8, bool)> = all_aux_ids
-        .par_iter()
-        .map(|&id| {
-            let props = match space.gprops.get(id as usize) {
-                Some(&b) => b,
-                None => SymProps::of(res, config, id, target_of(res, space, id)),
-            };
-            (props, exported.binary_search(&id).is_ok())
-        })
-        .collect();
+    // A few thousand symbols (most executables) are numbered on this thread (`par::worth_parallel`; the steps
+    // here are heavier than a table entry's).
+    let parallel = crate::par::worth_parallel(all_aux_ids.len() * 8);
+    let kinds: Vec<(u8, bool)> = crate::par::map(&all_aux_ids, parallel, |&id| {
+        let props = match space.gprops.get(id as usize) {
+            Some(&b) => b,
+            None => SymProps::of(res, config, id, target_of(res, space, id)),
+        };
+        (props, exported.binary_search(&id).is_ok())
+    });
     // Slots are numbered in symbol order, in parallel: each chunk of symbols counts its slots, the counts are summed
     // in order, and each chunk then numbers its own from where those before it end. On one thread the numbering was
     // most of this phase (clang-so: 2.2 of 2.9 ms at 2 threads).
@@ -1180,36 +1171,35 @@ pub fn layout<A: Arch>(
     // Per chunk: its counts; the symbols among its own that get copy relocations and dynamic symbols; and its GOT
     // slots relocated by `.relr.dyn`, numbered from the chunk's start.
     type ChunkSlots = (SlotCounts, Vec<u32>, Vec<u32>, Vec<u32>);
-    let per_chunk: Vec<ChunkSlots> = all_aux_ids
-        .par_chunks(CHUNK)
-        .zip(kinds.par_chunks(CHUNK))
-        .map(|(ids, kinds)| {
-            let mut c = SlotCounts::default();
-            let (mut copy, mut dynsym, mut relr) = (Vec::new(), Vec::new(), Vec::new());
-            for (&id, &(props, is_exported)) in ids.iter().zip(kinds) {
-                let fl = scan.flags[id as usize];
-                let (x, in_relr) = number_slots(fl, props, &slot_cx, &mut c);
-                if in_relr {
-                    relr.push(x.got);
-                }
-                if fl & scan::NEEDS_COPY != 0
-                    && props & SymProps::IMPORTED != 0
-                    && fl & scan::NEEDS_CANONICAL == 0
-                {
-                    copy.push(id);
-                }
-                let preemptible = props & SymProps::PREEMPTIBLE != 0;
-                if is_dynamic
-                    && (fl & scan::NEEDS_DYNSYM != 0
-                        || preemptible && fl & (scan::NEEDS_PLT | scan::NEEDS_COPY) != 0)
-                    || is_exported
-                {
-                    dynsym.push(id);
-                }
+    // Each chunk's symbols with their (properties, exported).
+    type Chunk<'a> = (&'a [u32], &'a [(u8, bool)]);
+    let chunks: Vec<Chunk> = all_aux_ids.chunks(CHUNK).zip(kinds.chunks(CHUNK)).collect();
+    let per_chunk: Vec<ChunkSlots> = crate::par::map(&chunks, parallel, |&(ids, kinds)| {
+        let mut c = SlotCounts::default();
+        let (mut copy, mut dynsym, mut relr) = (Vec::new(), Vec::new(), Vec::new());
+        for (&id, &(props, is_exported)) in ids.iter().zip(kinds) {
+            let fl = scan.flags[id as usize];
+            let (x, in_relr) = number_slots(fl, props, &slot_cx, &mut c);
+            if in_relr {
+                relr.push(x.got);
             }
-            (c, copy, dynsym, relr)
-        })
-        .collect();
+            if fl & scan::NEEDS_COPY != 0
+                && props & SymProps::IMPORTED != 0
+                && fl & scan::NEEDS_CANONICAL == 0
+            {
+                copy.push(id);
+            }
+            let preemptible = props & SymProps::PREEMPTIBLE != 0;
+            if is_dynamic
+                && (fl & scan::NEEDS_DYNSYM != 0
+                    || preemptible && fl & (scan::NEEDS_PLT | scan::NEEDS_COPY) != 0)
+                || is_exported
+            {
+                dynsym.push(id);
+            }
+        }
+        (c, copy, dynsym, relr)
+    });
     let mut chunk_starts = Vec::with_capacity(per_chunk.len());
     let mut counts = SlotCounts::default();
     let (mut copy_syms, mut dynsym_ids) = (Vec::new(), Vec::new());
@@ -1226,16 +1216,16 @@ pub fn layout<A: Arch>(
     // Written once, in place (filling it first and then numbering cost a second pass over new pages).
     let n = all_aux_ids.len();
     let mut aux: Vec<Aux> = Vec::with_capacity(n);
-    aux.spare_capacity_mut()[..n]
-        .par_chunks_mut(CHUNK)
-        .zip(all_aux_ids.par_chunks(CHUNK))
-        .zip(kinds.par_chunks(CHUNK))
+    let parts: Vec<_> = aux.spare_capacity_mut()[..n]
+        .chunks_mut(CHUNK)
+        .zip(chunks)
         .zip(chunk_starts)
-        .for_each(|(((out, ids), kinds), mut c)| {
-            for ((x, &id), &(props, _)) in out.iter_mut().zip(ids).zip(kinds) {
-                x.write(number_slots(scan.flags[id as usize], props, &slot_cx, &mut c).0);
-            }
-        });
+        .collect();
+    crate::par::for_each_owned(parts, parallel, |((out, (ids, kinds)), mut c)| {
+        for ((x, &id), &(props, _)) in out.iter_mut().zip(ids).zip(kinds) {
+            x.write(number_slots(scan.flags[id as usize], props, &slot_cx, &mut c).0);
+        }
+    });
     // SAFETY: the chunks above cover the first `n` elements and wrote each one.
     unsafe { aux.set_len(n) };
     let SlotCounts {
@@ -1248,20 +1238,29 @@ pub fn layout<A: Arch>(
     // One entry per symbol, locals included, filled on all threads (clang-so: 1.5 ms of page faults on one): a
     // chunk of ids finds its symbols in the sorted `all_aux_ids`.
     let mut aux_index: Vec<u32> = Vec::with_capacity(space.total);
-    aux_index.par_extend(rayon::iter::repeat_n(NONE, space.total));
-    aux_index
-        .par_chunks_mut(1 << 16)
-        .enumerate()
-        .for_each(|(k, slots)| {
-            let lo = (k << 16) as u32;
-            let first = all_aux_ids.partition_point(|&id| id < lo);
-            for (i, &id) in all_aux_ids[first..].iter().enumerate() {
-                match slots.get_mut((id - lo) as usize) {
-                    Some(s) => *s = (first + i) as u32,
-                    None => break,
-                }
+    let index_chunk = |(k, slots): (usize, &mut [u32])| {
+        let lo = (k << 16) as u32;
+        let first = all_aux_ids.partition_point(|&id| id < lo);
+        for (i, &id) in all_aux_ids[first..].iter().enumerate() {
+            match slots.get_mut((id - lo) as usize) {
+                Some(s) => *s = (first + i) as u32,
+                None => break,
             }
-        });
+        }
+    };
+    if crate::par::worth_parallel(space.total) {
+        aux_index.par_extend(rayon::iter::repeat_n(NONE, space.total));
+        aux_index
+            .par_chunks_mut(1 << 16)
+            .enumerate()
+            .for_each(index_chunk);
+    } else {
+        aux_index.resize(space.total, NONE);
+        aux_index
+            .chunks_mut(1 << 16)
+            .enumerate()
+            .for_each(index_chunk);
+    }
     // Local dynamic: one (module id, 0) pair for the whole output.
     let tlsld = if scan.needs_tlsld {
         num_got += 2;
@@ -1410,54 +1409,51 @@ pub fn layout<A: Arch>(
         // Each entry with its import's (file, version) and whether it is an IFUNC (the ELF header's OS ABI,
         // `gnu_osabi`).
         type Entry = (DynSymbol, Option<(u32, u16)>, bool);
-        let entries: Vec<Entry> = dynsym_ids
-            .par_iter()
-            .map(|&id| {
-                let target = target_of(res, space, id);
-                let mut name = res.name(id);
-                let mut version = 1u16;
-                let x = &aux[aux_index[id as usize] as usize];
-                let copied = x.copied;
-                let canonical = x.canonical && config.kind != OutputKind::Shared;
-                let mut import_version = None;
-                if let Target::Imported { file, sym } = target {
-                    let v = res.shared[file as usize].version(sym as usize);
-                    if v >= 2
-                        && let Some(Some(_)) =
-                            res.shared[file as usize].version_names.get(v as usize)
-                    {
-                        import_version = Some((file, v));
-                    }
+        let parallel = crate::par::worth_parallel(dynsym_ids.len() * 8);
+        let entries: Vec<Entry> = crate::par::map(&dynsym_ids, parallel, |&id| {
+            let target = target_of(res, space, id);
+            let mut name = res.name(id);
+            let mut version = 1u16;
+            let x = &aux[aux_index[id as usize] as usize];
+            let copied = x.copied;
+            let canonical = x.canonical && config.kind != OutputKind::Shared;
+            let mut import_version = None;
+            if let Target::Imported { file, sym } = target {
+                let v = res.shared[file as usize].version(sym as usize);
+                if v >= 2
+                    && let Some(Some(_)) = res.shared[file as usize].version_names.get(v as usize)
+                {
+                    import_version = Some((file, v));
                 }
-                let defined =
-                    !matches!(target, Target::Imported { .. } | Target::Undefined { .. }) || copied;
-                if defined && !copied {
-                    version = res.sym_version.get(id as usize).copied().unwrap_or(1);
-                    // `name@VERSION` (.symver, non-default): exported as `name`, hidden version.
-                    if version & 0x8000 != 0
-                        && let Some(at) = memchr::memchr(b'@', name)
-                    {
-                        name = &name[..at];
-                    }
+            }
+            let defined =
+                !matches!(target, Target::Imported { .. } | Target::Undefined { .. }) || copied;
+            if defined && !copied {
+                version = res.sym_version.get(id as usize).copied().unwrap_or(1);
+                // `name@VERSION` (.symver, non-default): exported as `name`, hidden version.
+                if version & 0x8000 != 0
+                    && let Some(at) = memchr::memchr(b'@', name)
+                {
+                    name = &name[..at];
                 }
-                let entry = DynSymbol {
-                    id,
-                    name,
-                    name_off: 0,
-                    gnu_hash: 0,
-                    version,
-                    defined,
-                    hashed: defined || canonical,
-                };
-                // A global's IFUNC bit from its properties: the symbol's own type is a cache and TLB miss in its
-                // defining object's symbol table (clang-so: 75K of them, 14 ms at --threads=1).
-                let ifunc = match space.gprops.get(id as usize) {
-                    Some(&b) => b & SymProps::IFUNC != 0,
-                    None => crate::symbols::is_ifunc(res, target),
-                };
-                (entry, import_version, ifunc)
-            })
-            .collect();
+            }
+            let entry = DynSymbol {
+                id,
+                name,
+                name_off: 0,
+                gnu_hash: 0,
+                version,
+                defined,
+                hashed: defined || canonical,
+            };
+            // A global's IFUNC bit from its properties: the symbol's own type is a cache and TLB miss in its
+            // defining object's symbol table (clang-so: 75K of them, 14 ms at --threads=1).
+            let ifunc = match space.gprops.get(id as usize) {
+                Some(&b) => b & SymProps::IFUNC != 0,
+                None => crate::symbols::is_ifunc(res, target),
+            };
+            (entry, import_version, ifunc)
+        });
         // Needed versions numbered in first-use order, and their names into .dynstr.
         for &(_, iv, ifunc) in &entries {
             dynsym_ifunc |= ifunc;
@@ -1480,20 +1476,24 @@ pub fn layout<A: Arch>(
         // over chunks of entries, then each chunk's names copied into its own range of .dynstr, all in parallel
         // (clang-so: 150K names, 6.6 MB; the serial loops and zeroing were 8 of this pass's 17 ms).
         let base = dynstr.len();
-        let mut entries: Vec<DynSymbol> = entries
-            .into_par_iter()
-            .map(|(mut e, iv, _)| {
-                if let Some(key) = iv {
-                    e.version = version_of[&key];
-                }
-                e
-            })
-            .collect();
+        let with_version = |(mut e, iv, _): Entry| {
+            if let Some(key) = iv {
+                e.version = version_of[&key];
+            }
+            e
+        };
+        let mut entries: Vec<DynSymbol> = if parallel {
+            entries.into_par_iter().map(with_version).collect()
+        } else {
+            entries.into_iter().map(with_version).collect()
+        };
         const CHUNK: usize = 4096;
-        let sizes: Vec<usize> = entries
-            .par_chunks(CHUNK)
-            .map(|c| c.iter().map(|e| e.name.len() + 1).sum())
-            .collect();
+        let names_size = |c: &[DynSymbol]| c.iter().map(|e| e.name.len() + 1).sum();
+        let sizes: Vec<usize> = if parallel {
+            entries.par_chunks(CHUNK).map(names_size).collect()
+        } else {
+            entries.chunks(CHUNK).map(names_size).collect()
+        };
         let mut starts = Vec::with_capacity(sizes.len());
         let mut end = base;
         for size in &sizes {
@@ -1510,48 +1510,54 @@ pub fn layout<A: Arch>(
                 ranges.push(head);
                 rest = tail;
             }
-            entries
-                .par_chunks_mut(CHUNK)
-                .zip(ranges)
-                .zip(starts)
-                .for_each(|((chunk, out), start)| {
-                    let mut at = 0;
-                    for e in chunk {
-                        e.name_off = (start + at) as u32;
-                        let n = e.name.len();
-                        // SAFETY: `out` holds this chunk's names and terminators exactly (its size is their sum);
-                        // the bytes are copied into it, not read.
-                        unsafe {
-                            let to = out.as_mut_ptr().add(at).cast::<u8>();
-                            std::ptr::copy_nonoverlapping(e.name.as_ptr(), to, n);
-                            to.add(n).write(0);
-                        }
-                        at += n + 1;
+            let parts: Vec<_> = entries.chunks_mut(CHUNK).zip(ranges).zip(starts).collect();
+            crate::par::for_each_owned(parts, parallel, |((chunk, out), start)| {
+                let mut at = 0;
+                for e in chunk {
+                    e.name_off = (start + at) as u32;
+                    let n = e.name.len();
+                    // SAFETY: `out` holds this chunk's names and terminators exactly (its size is their sum); the
+                    // bytes are copied into it, not read.
+                    unsafe {
+                        let to = out.as_mut_ptr().add(at).cast::<u8>();
+                        std::ptr::copy_nonoverlapping(e.name.as_ptr(), to, n);
+                        to.add(n).write(0);
                     }
-                });
+                    at += n + 1;
+                }
+            });
         }
         // SAFETY: the loop above wrote every byte of the `end - base` reserved ones (the chunks' sizes sum to it).
         unsafe { dynstr.set_len(end) };
-        let undef: Vec<DynSymbol> = entries.par_iter().filter(|e| !e.hashed).copied().collect();
-        let mut def: Vec<DynSymbol> = entries.par_iter().filter(|e| e.hashed).copied().collect();
+        let (undef, mut def): (Vec<DynSymbol>, Vec<DynSymbol>) = if parallel {
+            entries.par_iter().partition(|e| !e.hashed)
+        } else {
+            entries.iter().partition(|e| !e.hashed)
+        };
         drop(entries);
         // .gnu.hash bucket order, stable: each name hashed once, in parallel (a comparison sort calling the
         // hash per comparison cost 200 ms on a big .so).
         let nbuckets = gnu_hash_buckets(def.len());
         // Hashed from the fresh .dynstr copy: the names in the inputs' string tables are scattered over every
         // mapping (a TLB and cache miss each), the copy is contiguous.
-        def.par_iter_mut().for_each(|d| {
+        let hash = |d: &mut DynSymbol| {
             let at = d.name_off as usize;
             d.gnu_hash = elf::gnu_hash(&dynstr[at..at + d.name.len()]);
-        });
-        let mut order: Vec<(u32, u32)> = def
-            .par_iter()
-            .enumerate()
-            .map(|(i, d)| (d.gnu_hash % nbuckets, i as u32))
-            .collect();
-        order.par_sort_unstable();
+        };
+        let bucket = |(i, d): (usize, &DynSymbol)| (d.gnu_hash % nbuckets, i as u32);
+        let mut order: Vec<(u32, u32)>;
         dynsyms = undef;
-        dynsyms.par_extend(order.par_iter().map(|&(_, i)| def[i as usize]));
+        if parallel {
+            def.par_iter_mut().for_each(hash);
+            order = def.par_iter().enumerate().map(bucket).collect();
+            order.par_sort_unstable();
+            dynsyms.par_extend(order.par_iter().map(|&(_, i)| def[i as usize]));
+        } else {
+            def.iter_mut().for_each(hash);
+            order = def.iter().enumerate().map(bucket).collect();
+            order.sort_unstable();
+            dynsyms.extend(order.iter().map(|&(_, i)| def[i as usize]));
+        }
         for (i, d) in dynsyms.iter().enumerate() {
             let k = aux_index[d.id as usize];
             aux[k as usize].dynsym = i as u32 + 1;

@@ -109,28 +109,35 @@ const NONE: u32 = u32::MAX;
 
 /// Symbols that only a shared object not in the link (`dropped[file]`) defines become undefined.
 fn undefine_shared(defs: &mut [Def], dropped: &[bool]) {
-    defs.par_iter_mut().for_each(|d| {
+    let undefine = |d: &mut Def| {
         if let Def::Shared { file, .. } = *d
             && dropped[file as usize]
         {
             *d = Def::Undefined;
         }
-    });
+    };
+    if !dropped.contains(&true) {
+        return;
+    }
+    if crate::par::worth_parallel(defs.len()) {
+        defs.par_iter_mut().for_each(undefine);
+    } else {
+        defs.iter_mut().for_each(undefine);
+    }
 }
 
 /// Per global id: whether a needed shared object refers to or defines it (an executable's definition must then
 /// be exported, to be used or interposed).
 fn referenced_by(shared_ids: &[Vec<u32>], needed: &[bool], n: usize) -> Vec<bool> {
     let referenced: Vec<AtomicBool> = per_symbol(n, || AtomicBool::new(false));
-    shared_ids
-        .par_iter()
-        .enumerate()
-        .filter(|&(d, _)| needed[d])
-        .for_each(|(_, ids)| {
+    let entries = shared_ids.iter().map(Vec::len).sum();
+    crate::par::for_each(shared_ids, crate::par::worth_parallel(entries), |d, ids| {
+        if needed[d] {
             for &g in ids {
                 referenced[g as usize].store(true, Relaxed);
             }
-        });
+        }
+    });
     referenced.into_iter().map(AtomicBool::into_inner).collect()
 }
 
@@ -318,7 +325,9 @@ pub fn resolve(config: &Config, parsed: Parsed) -> Result<Resolved> {
             }
         }
     });
-    shared.par_iter().enumerate().for_each(|(d, s)| {
+    // The shared objects' passes: a task each, on this thread when they hold few symbols.
+    let shared_par = crate::par::worth_parallel(shared_ids.iter().map(Vec::len).sum());
+    crate::par::for_each(&shared, shared_par, |d, s| {
         for (k, &g) in shared_ids[d].iter().enumerate() {
             let i = s.first_global + k;
             if s.syms[i].st_shndx.get(LE) != E::SHN_UNDEF
@@ -330,12 +339,7 @@ pub fn resolve(config: &Config, parsed: Parsed) -> Result<Resolved> {
         }
     });
 
-    let common_defs: Vec<u32> = best
-        .par_iter()
-        .enumerate()
-        .filter(|(_, b)| b.load(Relaxed) >> 32 == 2)
-        .map(|(g, _)| g as u32)
-        .collect();
+    let common_defs: Vec<u32> = crate::par::filter_ids(n, |g| best[g].load(Relaxed) >> 32 == 2);
     // Record winners (each winner key belongs to exactly one file) and find duplicate strong definitions. On the
     // same walk, --as-needed: a shared object is needed when a live object refers (not weakly) to a symbol it
     // defines, that is, one whose best definition is that library's (a walk of its own was 2.4 ms on clang-so).
@@ -398,7 +402,7 @@ pub fn resolve(config: &Config, parsed: Parsed) -> Result<Resolved> {
     if !dup_errors.is_empty() {
         return Err(Errors(dup_errors));
     }
-    shared.par_iter().enumerate().for_each(|(d, s)| {
+    crate::par::for_each(&shared, shared_par, |d, s| {
         for (k, &g) in shared_ids[d].iter().enumerate() {
             let i = s.first_global + k;
             if best[g as usize].load(Relaxed) == (3 << 32 | d as u64)
@@ -411,25 +415,22 @@ pub fn resolve(config: &Config, parsed: Parsed) -> Result<Resolved> {
         }
     });
 
-    let mut defs: Vec<Def> = defs_atomic
-        .par_iter()
-        .map(|a| {
-            let v = a.load(Relaxed);
-            if v == u64::MAX {
-                Def::Undefined
-            } else if v >> 63 == 1 {
-                Def::Shared {
-                    file: ((v >> 32) & 0x7fff_ffff) as u32,
-                    sym: v as u32,
-                }
-            } else {
-                Def::Object {
-                    file: (v >> 32) as u32,
-                    sym: v as u32,
-                }
+    let mut defs: Vec<Def> = crate::par::map(&defs_atomic, crate::par::worth_parallel(n), |a| {
+        let v = a.load(Relaxed);
+        if v == u64::MAX {
+            Def::Undefined
+        } else if v >> 63 == 1 {
+            Def::Shared {
+                file: ((v >> 32) & 0x7fff_ffff) as u32,
+                sym: v as u32,
             }
-        })
-        .collect();
+        } else {
+            Def::Object {
+                file: (v >> 32) as u32,
+                sym: v as u32,
+            }
+        }
+    });
 
     let shared_needed: Vec<bool> = used.into_iter().map(AtomicBool::into_inner).collect();
     let unneeded: Vec<bool> = shared_needed.iter().map(|&n| !n).collect();
@@ -465,15 +466,19 @@ pub fn resolve(config: &Config, parsed: Parsed) -> Result<Resolved> {
 
     // Archive members left out of the link keep no symbol names: nothing reads them again (a message about
     // one reads its string table). clang-tool's 463K names of unused members were 11 MB, reused by what follows.
-    objects
-        .par_iter_mut()
-        .zip(object_live.par_iter())
+    let unused: Vec<&mut ObjectFile> = objects
+        .iter_mut()
+        .zip(&object_live)
         .filter(|(_, live)| !**live)
-        .for_each(|(o, _)| {
-            o.global_names = Vec::new();
-            o.lazy_defined = Vec::new();
-            o.indexed = None;
-        });
+        .map(|(o, _)| o)
+        .collect();
+    // Each is a few frees: hundreds of them are not worth a pass on the pool.
+    let parallel = unused.len() >= 256;
+    crate::par::for_each_owned(unused, parallel, |o| {
+        o.global_names = Vec::new();
+        o.lazy_defined = Vec::new();
+        o.indexed = None;
+    });
     let common = commons.into_inner().unwrap_or_else(|e| e.into_inner());
     Ok(Resolved {
         objects,
@@ -1018,6 +1023,10 @@ pub struct Extraction {
 /// as for C++ inline functions, templates and vtables: no name is hashed or compared again (interning every
 /// signature anew was 20 ms of clang-so's link). Other signatures (local symbols) are looked up among the
 /// globals' names, and those that are no global's name are interned among themselves, with ids after them.
+/// COMDAT groups below which choosing their owners runs on the calling thread (rg-release has 156; c-gc's 0
+/// took 0.07 ms at one thread and 0.34 at sixteen, in passes over the files).
+const SERIAL_COMDAT_GROUPS: usize = 4096;
+
 fn choose_comdats(
     runs: &FileRuns,
     objects: &[ObjectFile],
@@ -1026,6 +1035,20 @@ fn choose_comdats(
     names: &Interned,
 ) -> Vec<Vec<bool>> {
     let n = names.unique.len() as u32;
+    // Few groups (none in C, a hundred or two in Rust) are not worth the pool's passes (`par::worth_parallel`).
+    let groups: usize = objects
+        .iter()
+        .zip(live)
+        .filter(|(_, l)| **l)
+        .map(|(o, _)| o.comdats.len())
+        .sum();
+    let serial;
+    let runs = if groups < SERIAL_COMDAT_GROUPS {
+        serial = runs.serial();
+        &serial
+    } else {
+        runs
+    };
     let mut keyed: Vec<(Vec<u32>, Vec<Name>)> = runs.map(|f| {
         let o = &objects[f];
         if !live[f] {
@@ -1053,19 +1076,23 @@ fn choose_comdats(
         }
         (keys, unnamed)
     });
-    let lists: Vec<&[Name]> = keyed.iter().map(|(_, u)| &u[..]).collect();
-    let others = intern(&lists);
-    keyed
-        .par_iter_mut()
-        .zip(&others.ids)
-        .for_each(|((keys, _), ids)| {
-            let mut next = ids.iter();
-            for key in keys.iter_mut().filter(|k| **k == NONE) {
-                *key = n + next.next().copied().unwrap_or(0);
-            }
-        });
-    let owner: Vec<AtomicU32> =
-        per_symbol(n as usize + others.unique.len(), || AtomicU32::new(NONE));
+    // Signatures that name no symbol of the link get ids after the symbols' (rare: a group of local symbols).
+    let mut unnamed = 0;
+    if keyed.iter().any(|(_, u)| !u.is_empty()) {
+        let lists: Vec<&[Name]> = keyed.iter().map(|(_, u)| &u[..]).collect();
+        let others = intern(&lists);
+        keyed
+            .par_iter_mut()
+            .zip(&others.ids)
+            .for_each(|((keys, _), ids)| {
+                let mut next = ids.iter();
+                for key in keys.iter_mut().filter(|k| **k == NONE) {
+                    *key = n + next.next().copied().unwrap_or(0);
+                }
+            });
+        unnamed = others.unique.len();
+    }
+    let owner: Vec<AtomicU32> = per_symbol(n as usize + unnamed, || AtomicU32::new(NONE));
     runs.for_each(|f| {
         for &g in &keyed[f].0 {
             owner[g as usize].fetch_min(f as u32, Relaxed);
