@@ -105,26 +105,8 @@ fn run(config: &args::Config, exit_waited: bool) -> u8 {
     alloc::init();
     let cpus = worker_cpus(threads);
     let mut builder = rayon::ThreadPoolBuilder::new();
-    if threads == 1 {
-        // The linking thread is the pool's only worker: a parallel pass then runs inline, instead of being
-        // handed to a second thread (woken, while this one sleeps) and back, once per pass. Interleaved medians
-        // of 11-15 `--no-fork --threads=1` links: c-gc 18.2 -> 16.1 ms, rg-release 70.1 -> 65.8, rg-debug 129.9
-        // -> 122.8, clang-tool 215 -> 209. With more threads, this thread joining the pool (a worker fewer
-        // spawned) was slower: rg-release at 2 threads 42.5 -> 50.0 ms, its copy and relocate pass 7.2 -> 11.3 ms
-        // and the write check 2.7 -> 4.3 ms, both with more CPU time; c-gc faster. Measured again (rg-release,
-        // medians of 7): 49 -> 63 ms, and 58 with this thread pinned to the first CPU; many passes then ran on
-        // one thread (GC mark 2.3 ms wall for 2.4 ms CPU), the other worker joining late or not at all. The cause
-        // is not established. One part of it: rayon's adaptive splitting cuts a pass that starts on a worker into
-        // fewer pieces than one started from outside the pool (whose first split counts as stolen). rg-debug's
-        // copy pass run inside `rayon::join` (so on a worker) took 27.9 ms instead of 14.3, and 14.6 with
-        // `with_max_len(1)` on its file list. Measured again after the passes got finer tasks, with this thread
-        // pinned to the first CPU (interleaved medians of 7-11 `--no-fork` links): rg-release 40.8 -> 40.3 ms, c-gc
-        // 9.75 -> 9.53, rg-debug 72.2 -> 71.9, clang-tool even, clang-so 302.6 -> 310.1 (the dynamic symbol
-        // table's two filters 0.6 -> 2.3 ms). A worker that has just gone idle sleeps after rayon's 32 yields
-        // (30-50 us), and a sleeping one takes about 75 us to wake on this VM: in a microbenchmark of `join` on
-        // two 50 us halves, one right after another, the second half started only once this thread had done the
-        // first. (Starting the pool's threads as a tree, each starting two, instead of all from this thread:
-        // c-gc 12.34 -> 12.72 ms at 2 threads, dropped.)
+    let cpus_available = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if linking_thread_joins_pool(threads, cpus_available) {
         builder = builder.use_current_thread();
     }
     if let Err(e) = builder
@@ -159,6 +141,33 @@ fn run(config: &args::Config, exit_waited: bool) -> u8 {
             1
         }
     }
+}
+
+/// Whether the linking thread is one of the pool's `threads` workers (rayon's `use_current_thread`) rather than a
+/// thread outside it that hands each parallel pass to the pool and sleeps until the pass is done.
+///
+/// Inside the pool, a pass starts on this thread's own queue, idle workers steal from it, and this thread works
+/// on the pass and waits for its end as a worker, instead of a hand-over to a woken worker and a wake-up of its
+/// own at the end of each of a link's ~90 passes. Interleaved medians of 21 `--no-fork` links on a 16-core Xeon
+/// (KVM), outside the pool -> inside it (with the small passes on the calling thread, `par::worth_parallel`):
+///
+/// | threads | c-gc | rg-release | rg-debug |
+/// |---|---|---|---|
+/// | 2 | 13.56 -> 10.79 ms | 46.1 -> 43.8 | 81.9 -> 77.5 |
+/// | 4 | 11.31 -> 9.97 | 32.0 -> 29.5 | 49.9 -> 46.0 |
+/// | 8 | 11.30 -> 9.11 | 24.1 -> 20.8 | 34.8 -> 30.9 |
+/// | 16 | 11.35 -> 10.96 | 20.1 -> 18.3 | 27.8 -> 25.2 |
+///
+/// with less CPU time at every count. On the 2-CPU development VM it was the other way round at 2 and 3 threads
+/// (rg-release 41.1 -> 51.3 ms at 2, medians of 5; before the passes got finer tasks 49 -> 63, with many
+/// passes left on one thread, GC mark 2.3 ms wall for 2.4 ms CPU). The cause is not established: there a worker
+/// that has gone idle sleeps after rayon's 32 yields (30-50 us), and a sleeping one takes about 75 us to wake.
+/// So a machine of two CPUs or fewer keeps the linking thread outside the pool. With one thread it is always the
+/// pool's only worker, so that a parallel pass runs inline (c-gc 18.2 -> 16.1 ms on the VM, rg-release 70.1 ->
+/// 65.8, clang-tool 215 -> 209). (Starting the pool's threads as a tree, each starting two, instead of all from
+/// this thread: c-gc 12.34 -> 12.72 ms at 2 threads on the VM, dropped.)
+fn linking_thread_joins_pool(threads: usize, cpus_available: usize) -> bool {
+    threads == 1 || cpus_available > 2
 }
 
 /// Input bytes that make a second thread (and each further one) worth starting when `--threads` is not given.
