@@ -3,6 +3,7 @@
 
     bench/scaling.py run [-w W,W] [-t 1,2,4,8,16] [-n ROUNDS] [--timing 1,16] [--from DIR] [--out FILE]
     bench/scaling.py pack DIR [-w W,W]
+    bench/scaling.py ab [-w W,W] [-t 2,8,16] [-n ROUNDS] [--from DIR] [--out FILE] [VAR=VALUE,...@]RIVET...
 
 `run` links each workload (a corpus directory built by ../shared/bench/corpus.sh) with rivet, wild and mold at
 each thread count (`--threads=N --no-fork` for all three, so each link's whole work is in the measured process;
@@ -24,6 +25,11 @@ inputs. `run --from DIR` unpacks them under /tmp and runs from there. A 16-core 
 
     bench/scaling.py pack .scaling -w c-gc,rg-release,rg-debug     # here; .scaling is git-ignored, ~55 MB
     python3 bench/scaling.py run --from .scaling --out $OUT/scaling.md   # there, carrying .scaling
+
+`ab` compares rivet builds (paths, `.xz` ones unpacked first, each optionally with environment variables) phase
+by phase: per workload and thread count, the median process wall time and the median of every `--print-timing`
+phase, interleaved, and whether the builds' outputs are the same bytes. Carry the builds in the pack directory
+(xz-compressed) to compare them on a lent machine within one command.
 
 Linkers are looked up as: `--rivet` (default target/release/rivet), `--wild` (default the peers' bin folder of
 ../shared/bench/peers.sh, else PATH), `--mold` (default PATH).
@@ -146,23 +152,29 @@ def run_one(cmd, cwd, env):
     return wall * 1e3, (ru.ru_utime + ru.ru_stime) * 1e3, ru.ru_maxrss / 1024
 
 
+def unpack(from_dir, names):
+    """Unpacks `names` (workloads, or "linkers") from a `pack` directory under /tmp; returns that root."""
+    src = os.path.abspath(from_dir)
+    root = "/tmp/rivet-scaling"
+    os.makedirs(root, exist_ok=True)
+    for w in names:
+        if not os.path.exists(os.path.join(root, w)):
+            # In a child process: the peak resident set that wait4 reports for a link includes the memory of the
+            # Python process it was forked from, which unpacking in-process would grow to ~55 MiB.
+            dst = os.path.join(root, "linkers") if w == "linkers" else root
+            subprocess.run([sys.executable, "-c", "import sys, tarfile; "
+                            "tarfile.open(sys.argv[1]).extractall(sys.argv[2], filter='tar')",
+                            os.path.join(src, f"{w}.tar.xz"), dst], check=True)
+    return root
+
+
 def run(a):
     bins, envs = {}, {n: dict(os.environ) for n in LINKERS}
     root = CORPUS
     if a.from_dir:
-        src = os.path.abspath(a.from_dir)
-        root = "/tmp/rivet-scaling"
-        os.makedirs(root, exist_ok=True)
         # The linkers afresh every time (a few seconds); a workload's inputs once.
-        shutil.rmtree(os.path.join(root, "linkers"), ignore_errors=True)
-        for w in ["linkers"] + a.workloads.split(","):
-            if not os.path.exists(os.path.join(root, w)):
-                # In a child process: the peak resident set that wait4 reports for a link includes the memory
-                # of the Python process it was forked from, which unpacking in-process would grow to ~55 MiB.
-                dst = os.path.join(root, "linkers") if w == "linkers" else root
-                subprocess.run([sys.executable, "-c", "import sys, tarfile; "
-                                "tarfile.open(sys.argv[1]).extractall(sys.argv[2], filter='tar')",
-                                os.path.join(src, f"{w}.tar.xz"), dst], check=True)
+        shutil.rmtree("/tmp/rivet-scaling/linkers", ignore_errors=True)
+        root = unpack(a.from_dir, ["linkers"] + a.workloads.split(","))
         bins = {n: os.path.join(root, "linkers", "bin", n) for n in LINKERS}
         envs["mold"]["LD_LIBRARY_PATH"] = os.path.join(root, "linkers", "lib")
     else:
@@ -245,6 +257,78 @@ def run(a):
     return 0
 
 
+def ab(a):
+    """Per-phase medians of rivet builds, interleaved: `--print-timing` of each build at each thread count."""
+    root = unpack(a.from_dir, a.workloads.split(",")) if a.from_dir else CORPUS
+    builds, envs = [], []
+    for spec in a.builds:
+        env = dict(os.environ)
+        if "@" in spec:
+            assigns, spec = spec.split("@", 1)
+            env.update(kv.split("=", 1) for kv in assigns.split(","))
+        if spec.endswith(".xz"):
+            # A build carried compressed (a rivet binary is ~1 MB with xz, 4 MB without).
+            import lzma
+            path = os.path.join("/tmp", os.path.basename(spec)[:-3])
+            with lzma.open(spec) as f, open(path, "wb") as out:
+                out.write(f.read())
+            os.chmod(path, 0o755)
+            spec = path
+        builds.append(os.path.abspath(spec))
+        envs.append(env)
+    if a.out and os.path.exists(a.out):
+        os.remove(a.out)
+    med = statistics.median
+    emit([f"# rivet builds, phase by phase\n", f"Machine: {machine()}. Medians of {a.rounds} interleaved rounds after a "
+          f"warm-up, `--no-fork`, in-place outputs.\n"] + [f"- v{i}: `{b}`" for i, b in enumerate(a.builds)], a.out)
+    for w in a.workloads.split(","):
+        wdir = os.path.join(root, w)
+        resp, _ = link_args(wdir)
+        for t in [int(t) for t in a.threads.split(",")]:
+            walls = [[] for _ in builds]
+            phases = [{} for _ in builds]
+            order = []
+            for r in range(a.rounds + 1):
+                k = r % len(builds)
+                for i in list(range(k, len(builds))) + list(range(k)):
+                    cmd = [builds[i], "@" + resp, "-o", f"out.ab{i}.t{t}", "--no-fork", f"--threads={t}",
+                           "--print-timing"]
+                    t0 = time.perf_counter()
+                    p = subprocess.run(cmd, cwd=wdir, env=envs[i], stdout=subprocess.DEVNULL,
+                                       stderr=subprocess.PIPE, text=True)
+                    wall = (time.perf_counter() - t0) * 1e3
+                    if p.returncode:
+                        emit([f"{shlex.join(cmd)} failed:\n```\n{p.stderr[-2000:]}\n```"], a.out)
+                        return 1
+                    if not r:
+                        continue
+                    walls[i].append(wall)
+                    seen = {}
+                    for line in p.stderr.splitlines():
+                        f = line.split()
+                        if len(f) < 6 or f[0] != "rivet:" or not f[1][0].isdigit():
+                            continue
+                        # The phase name keeps its indentation (the report's nesting); a repeated name counts.
+                        name = line[line.index(f[4]) + len(f[4]):].rstrip()[2:]
+                        seen[name] = seen.get(name, 0) + 1
+                        key = (name, seen[name])
+                        if key not in order:
+                            order.append(key)
+                        phases[i].setdefault(key, []).append(float(f[1]))
+            same = len({open(os.path.join(wdir, f"out.ab{i}.t{t}"), "rb").read() for i in range(len(builds))}) == 1
+            rows = [f"\n## {w}, --threads={t} (outputs byte-identical across builds: {'yes' if same else 'NO'})\n",
+                    "| ms | " + " | ".join(f"v{i}" for i in range(len(builds))) + " |",
+                    "|---" * (len(builds) + 1) + "|",
+                    "| process wall | " + " | ".join(f"{med(x):.2f}" for x in walls) + " |"]
+            for key in order:
+                name = key[0].lstrip()
+                depth = (len(key[0]) - len(name)) // 2
+                cells = [f"{med(ph[key]):.2f}" if key in ph else "" for ph in phases]
+                rows.append(f"| {'. ' * depth}{name} | " + " | ".join(cells) + " |")
+            emit(rows, a.out)
+    return 0
+
+
 def emit(lines, out):
     """Prints `lines` and appends them to `out`, workload by workload: a run cut short keeps what it measured."""
     text = "\n".join(lines) + "\n"
@@ -257,21 +341,25 @@ def emit(lines, out):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
-    for name in ("run", "pack"):
+    for name in ("run", "pack", "ab"):
         p = sub.add_parser(name)
         p.add_argument("-w", "--workloads", default="c-gc,rg-release,rg-debug")
-        for n in LINKERS:
-            p.add_argument(f"--{n}")
-        if name == "run":
-            p.add_argument("-t", "--threads", default="1,2,4,8,16")
-            p.add_argument("-n", "--rounds", type=int, default=7)
-            p.add_argument("--timing", help="thread counts for rivet's --print-timing (default: first and last)")
-            p.add_argument("--from", dest="from_dir")
-            p.add_argument("--out")
-        else:
+        if name != "ab":
+            for n in LINKERS:
+                p.add_argument(f"--{n}")
+        if name == "pack":
             p.add_argument("dir")
+            continue
+        p.add_argument("-t", "--threads", default="1,2,4,8,16" if name == "run" else "2,8,16")
+        p.add_argument("-n", "--rounds", type=int, default=7 if name == "run" else 15)
+        p.add_argument("--from", dest="from_dir")
+        p.add_argument("--out")
+        if name == "run":
+            p.add_argument("--timing", help="thread counts for rivet's --print-timing (default: first and last)")
+        else:
+            p.add_argument("builds", nargs="+", help="[VAR=VALUE,...@]RIVET (a path; .xz is unpacked first)")
     a = ap.parse_args()
-    return pack(a) if a.cmd == "pack" else run(a)
+    return {"pack": pack, "run": run, "ab": ab}[a.cmd](a)
 
 
 if __name__ == "__main__":
