@@ -339,7 +339,12 @@ pub fn resolve(config: &Config, parsed: Parsed) -> Result<Resolved> {
         }
     });
 
-    let common_defs: Vec<u32> = crate::par::filter_ids(n, |g| best[g].load(Relaxed) >> 32 == 2);
+    let common = |(g, b): (usize, &AtomicU64)| (b.load(Relaxed) >> 32 == 2).then_some(g as u32);
+    let common_defs: Vec<u32> = if crate::par::worth_parallel(n) {
+        best.par_iter().enumerate().filter_map(common).collect()
+    } else {
+        best.iter().enumerate().filter_map(common).collect()
+    };
     // Record winners (each winner key belongs to exactly one file) and find duplicate strong definitions. On the
     // same walk, --as-needed: a shared object is needed when a live object refers (not weakly) to a symbol it
     // defines, that is, one whose best definition is that library's (a walk of its own was 2.4 ms on clang-so).
