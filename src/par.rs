@@ -239,15 +239,24 @@ pub fn for_each_owned<T: Send>(xs: Vec<T>, parallel: bool, f: impl Fn(T) + Sync 
 }
 
 /// The ids `0..n` for which `keep` holds, in order; in parallel unless `n` is small (as `per_symbol`).
+///
+/// In parallel, each chunk of ids is collected on its own and the chunks are joined: a rayon `filter` over the
+/// range, collected, took 1.5 ms longer for clang-so's two GOT/PLT filters (716K and 175K ids, 2 threads).
 pub fn filter_ids(n: usize, keep: impl Fn(usize) -> bool + Sync + Send) -> Vec<u32> {
     if n < SMALL_TABLE {
         return (0..n).filter(|&g| keep(g)).map(|g| g as u32).collect();
     }
-    (0..n)
+    const CHUNK: usize = 1 << 14;
+    let parts: Vec<Vec<u32>> = (0..n.div_ceil(CHUNK))
         .into_par_iter()
-        .filter(|&g| keep(g))
-        .map(|g| g as u32)
-        .collect()
+        .map(|c| {
+            (c * CHUNK..n.min((c + 1) * CHUNK))
+                .filter(|&g| keep(g))
+                .map(|g| g as u32)
+                .collect()
+        })
+        .collect();
+    parts.concat()
 }
 
 #[cfg(test)]
@@ -296,6 +305,15 @@ mod tests {
             "{:?}",
             r.starts
         );
+    }
+
+    #[test]
+    fn filter_ids_keeps_order_across_chunks() {
+        for n in [0, 100, SMALL_TABLE - 1, SMALL_TABLE, 3 * SMALL_TABLE + 17] {
+            let keep = |g: usize| g % 7 == 3 || g.is_multiple_of(16384);
+            let serial: Vec<u32> = (0..n).filter(|&g| keep(g)).map(|g| g as u32).collect();
+            assert_eq!(filter_ids(n, keep), serial, "n = {n}");
+        }
     }
 
     #[test]

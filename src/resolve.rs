@@ -109,6 +109,9 @@ const NONE: u32 = u32::MAX;
 
 /// Symbols that only a shared object not in the link (`dropped[file]`) defines become undefined.
 fn undefine_shared(defs: &mut [Def], dropped: &[bool]) {
+    if !dropped.contains(&true) {
+        return;
+    }
     let undefine = |d: &mut Def| {
         if let Def::Shared { file, .. } = *d
             && dropped[file as usize]
@@ -116,9 +119,6 @@ fn undefine_shared(defs: &mut [Def], dropped: &[bool]) {
             *d = Def::Undefined;
         }
     };
-    if !dropped.contains(&true) {
-        return;
-    }
     if crate::par::worth_parallel(defs.len()) {
         defs.par_iter_mut().for_each(undefine);
     } else {
@@ -339,12 +339,7 @@ pub fn resolve(config: &Config, parsed: Parsed) -> Result<Resolved> {
         }
     });
 
-    let common = |(g, b): (usize, &AtomicU64)| (b.load(Relaxed) >> 32 == 2).then_some(g as u32);
-    let common_defs: Vec<u32> = if crate::par::worth_parallel(n) {
-        best.par_iter().enumerate().filter_map(common).collect()
-    } else {
-        best.iter().enumerate().filter_map(common).collect()
-    };
+    let common_defs: Vec<u32> = crate::par::filter_ids(n, |g| best[g].load(Relaxed) >> 32 == 2);
     // Record winners (each winner key belongs to exactly one file) and find duplicate strong definitions. On the
     // same walk, --as-needed: a shared object is needed when a live object refers (not weakly) to a symbol it
     // defines, that is, one whose best definition is that library's (a walk of its own was 2.4 ms on clang-so).
@@ -1028,10 +1023,6 @@ pub struct Extraction {
 /// as for C++ inline functions, templates and vtables: no name is hashed or compared again (interning every
 /// signature anew was 20 ms of clang-so's link). Other signatures (local symbols) are looked up among the
 /// globals' names, and those that are no global's name are interned among themselves, with ids after them.
-/// COMDAT groups below which choosing their owners runs on the calling thread (rg-release has 156; c-gc's 0
-/// took 0.07 ms at one thread and 0.34 at sixteen, in passes over the files).
-const SERIAL_COMDAT_GROUPS: usize = 4096;
-
 fn choose_comdats(
     runs: &FileRuns,
     objects: &[ObjectFile],
@@ -1040,7 +1031,8 @@ fn choose_comdats(
     names: &Interned,
 ) -> Vec<Vec<bool>> {
     let n = names.unique.len() as u32;
-    // Few groups (none in C, a hundred or two in Rust) are not worth the pool's passes (`par::worth_parallel`).
+    // Few groups (none in C, a hundred or two in Rust) are not worth the pool's passes: c-gc's none took 0.07 ms
+    // at one thread and 0.34 at sixteen. A group is heavier than a table entry (a file's walk, a key, an owner).
     let groups: usize = objects
         .iter()
         .zip(live)
@@ -1048,7 +1040,7 @@ fn choose_comdats(
         .map(|(o, _)| o.comdats.len())
         .sum();
     let serial;
-    let runs = if groups < SERIAL_COMDAT_GROUPS {
+    let runs = if !crate::par::worth_parallel(groups * 8) {
         serial = runs.serial();
         &serial
     } else {
