@@ -343,6 +343,7 @@ pub fn write<A: Arch>(
     let dynstr = std::mem::take(&mut lay.dynstr);
     let lay: &Layout = lay;
     let out_path = &config.output;
+    let special = special_output(out_path)?;
     let size = lay.file_size;
     let tmp = temp_path(out_path);
     let t = crate::timing::span("open output");
@@ -364,7 +365,7 @@ pub fn write<A: Arch>(
     // --update-in-place (the default): the old output's file, now under the temporary name, whose blocks and page
     // cache the new output reuses. Only when the scan and layout proved that writing cannot fail
     // (`scan::WriteCheck`): from the first byte written on, the old contents are gone.
-    let reused = if config.mmap_output && config.update_in_place && lay.writes_proven {
+    let reused = if !special && config.mmap_output && config.update_in_place && lay.writes_proven {
         take_old_output(out_path, &tmp, size)
     } else {
         None
@@ -383,7 +384,7 @@ pub fn write<A: Arch>(
             tmp: tmp.clone(),
             shrink: (old.len > size).then_some(old.file),
         }
-    } else if config.mmap_output {
+    } else if config.mmap_output && !special {
         let file = std::fs::OpenOptions::new()
             .read(true)
             .write(true)
@@ -486,6 +487,14 @@ pub fn write<A: Arch>(
                 }
                 set_mode(&tmp, config)?;
             }
+            OutputBuffer::Heap(v) if special => {
+                // Written into as it is: no temporary file, no rename, its mode left alone.
+                let mut f = std::fs::OpenOptions::new()
+                    .write(true)
+                    .truncate(true)
+                    .open(out_path)?;
+                return f.write_all(&v);
+            }
             OutputBuffer::Heap(v) => {
                 let mut f = std::fs::File::create(&tmp)?;
                 f.write_all(&v)?;
@@ -513,6 +522,21 @@ pub fn write<A: Arch>(
             out_path.display()
         ))
     })
+}
+
+/// Whether the output names an existing file that is not a regular one, through any symlinks: a character device
+/// such as `/dev/null`, a FIFO, a socket. Such a file is written into from a heap buffer, as GNU ld and lld do:
+/// a new file renamed over it would replace the node itself (run as root, the machine's `/dev/null`), and its
+/// temporary file would be made beside the node (in `/dev`). A directory is an error.
+fn special_output(out: &Path) -> Result<bool> {
+    match std::fs::metadata(out) {
+        Ok(m) if m.is_dir() => Err(Errors::one(format!(
+            "cannot open output file {}: Is a directory",
+            out.display()
+        ))),
+        Ok(m) => Ok(!m.is_file()),
+        Err(_) => Ok(false),
+    }
 }
 
 /// Huge pages for the output: with MADV_HUGEPAGE, ext4 (Linux 6.18 here) fills the page cache with 2 MiB folios
