@@ -1,0 +1,697 @@
+//! Pass 7: layout.
+//!
+//! Input: resolution, liveness and scan results. Output: [`Layout`]: the output sections in order with their
+//! addresses and file offsets, the place of every live input section (prefix sums over per-file block sizes, so
+//! files are placed in parallel and in input order), merged-string pieces, `.eh_frame` records, GOT/PLT slots,
+//! the dynamic symbol table, and the address of every symbol.
+
+use crate::arch::Arch;
+use crate::args::{Config, OutputKind};
+use crate::diag::Result;
+use crate::gc::Liveness;
+use crate::parse::Name;
+use crate::resolve::Resolved;
+use crate::scan::Scan;
+use crate::symbols::SymbolSpace;
+use object::elf as E;
+// Fx: these maps are keyed by section names and small integers on hot per-section paths; no untrusted-input DoS
+// concern for a linker, and iteration order is not used for output.
+use rustc_hash::FxHashMap as HashMap;
+
+mod dynsym;
+mod eh_frame;
+mod output_sections;
+mod place;
+mod rules;
+mod segments;
+mod sizes;
+mod slots;
+mod symbols;
+mod symtab;
+
+pub use dynsym::{gnu_bloom_words, gnu_hash_buckets, version_base_name};
+pub use symbols::{
+    MergeCursor, merge_offset_addr, object_sym_addr, section_offset_addr, sym_target_is_live,
+    target_of,
+};
+
+pub const NONE: u32 = u32::MAX;
+/// `Layout::sec_addr` of an input section that has no place of its own.
+pub const NO_ADDR: u64 = u64::MAX;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Synth {
+    Interp,
+    BuildId,
+    Hash,
+    GnuHash,
+    Dynsym,
+    Dynstr,
+    Versym,
+    Verdef,
+    Verneed,
+    RelaDyn,
+    RelaPlt,
+    RelaIplt,
+    RelrDyn,
+    Plt,
+    Iplt,
+    Got,
+    GotPlt,
+    Dynamic,
+    EhFrameHdr,
+    Symtab,
+    Strtab,
+    Shstrtab,
+}
+
+impl Synth {
+    const COUNT: usize = Synth::Shstrtab as usize + 1;
+}
+
+/// The output section of each linker-made section (`NONE` where there is none): an array, as the writer asks for
+/// `.got` and `.plt` addresses per relocation (a hash lookup there was 1.4% of clang-so's profile).
+#[derive(Clone, Copy, Debug)]
+pub struct SynthMap([u32; Synth::COUNT]);
+
+impl Default for SynthMap {
+    fn default() -> Self {
+        SynthMap([NONE; Synth::COUNT])
+    }
+}
+
+impl std::ops::Index<Synth> for SynthMap {
+    type Output = u32;
+    /// The output section of a linker-made section the layout has made.
+    fn index(&self, s: Synth) -> &u32 {
+        let i = &self.0[s as usize];
+        assert!(*i != NONE, "no {s:?} section");
+        i
+    }
+}
+
+impl SynthMap {
+    #[inline]
+    pub fn get(&self, s: Synth) -> Option<u32> {
+        let i = self.0[s as usize];
+        (i != NONE).then_some(i)
+    }
+    fn insert(&mut self, s: Synth, i: u32) {
+        self.0[s as usize] = i;
+    }
+    /// The output sections of the linker-made sections present, but for `skip`'s.
+    pub fn sections_but(&self, skip: Synth) -> impl Iterator<Item = u32> + '_ {
+        (self.0.iter().enumerate())
+            .filter(move |&(k, &i)| k != skip as usize && i != NONE)
+            .map(|(_, &i)| i)
+    }
+    /// The same sections, renumbered.
+    fn remap(&self, to: &[u32]) -> SynthMap {
+        SynthMap(
+            self.0
+                .map(|i| if i == NONE { NONE } else { to[i as usize] }),
+        )
+    }
+}
+
+/// What fills an output section, in order.
+#[derive(Clone, Debug)]
+pub enum Part {
+    /// The input sections of every file mapped here, file blocks in input order.
+    Inputs,
+    /// Input sections in a given order (`.init_array.NNNNN` priorities), placed by `places`.
+    Sorted,
+    Merged(u32),
+    Commons,
+    CopyRel,
+    /// A linker-made section's contents.
+    Synthetic,
+}
+
+pub struct OutputSection {
+    pub name: Vec<u8>,
+    pub sh_type: u32,
+    pub flags: u64,
+    pub align: u64,
+    pub entsize: u64,
+    pub parts: Vec<Part>,
+    pub part_offsets: Vec<u64>,
+    pub addr: u64,
+    pub offset: u64,
+    pub size: u64,
+    /// Index in the section header table.
+    pub shndx: u32,
+    /// The bytes of the `Inputs` part (its input sections and the padding between them).
+    pub inputs_size: u64,
+    /// Whether `Layout::pads` gives the padding before each of its input sections: set when they are placed in
+    /// file blocks, cleared where another order replaces that (sorted arrays, `SHF_LINK_ORDER`) or a gap does not
+    /// fit 16 bits.
+    pub pads_known: bool,
+}
+
+impl OutputSection {
+    fn new(name: &[u8], sh_type: u32, flags: u64) -> OutputSection {
+        OutputSection {
+            name: name.to_vec(),
+            sh_type,
+            flags,
+            align: 1,
+            entsize: 0,
+            parts: Vec::new(),
+            part_offsets: Vec::new(),
+            addr: 0,
+            offset: 0,
+            size: 0,
+            shndx: 0,
+            inputs_size: 0,
+            pads_known: false,
+        }
+    }
+    pub fn is_alloc(&self) -> bool {
+        self.flags & E::SHF_ALLOC as u64 != 0
+    }
+    pub fn is_nobits(&self) -> bool {
+        self.sh_type == E::SHT_NOBITS
+    }
+    pub fn is_tls(&self) -> bool {
+        self.flags & E::SHF_TLS as u64 != 0
+    }
+    pub fn part_offset(&self, p: &Part) -> u64 {
+        let i = self
+            .parts
+            .iter()
+            .position(|q| std::mem::discriminant(q) == std::mem::discriminant(p))
+            .unwrap_or(0);
+        self.part_offsets.get(i).copied().unwrap_or(0)
+    }
+}
+
+/// A deduplicated `SHF_MERGE` group: all input pieces with the same output section, entry size and alignment.
+pub struct MergeGroup {
+    pub osec: u32,
+    pub align: u64,
+    pub entsize: u64,
+    /// The distinct pieces, by hash shard (`intern::SHARDS` of them, one after the other in the output).
+    pub shards: Vec<MergeShard>,
+    pub size: u64,
+}
+
+/// One hash shard of a merge group: where it starts in the group, and its distinct pieces with their offsets from
+/// that start, in first-occurrence order.
+pub struct MergeShard {
+    pub start: u64,
+    pub pieces: Vec<Name>,
+    pub offsets: Vec<u32>,
+}
+
+/// One piece of an input merge section: its offset in the input and in the merge group.
+#[derive(Clone, Copy)]
+pub struct PieceMap {
+    pub in_off: u64,
+    pub out_off: u64,
+}
+
+/// The pieces of one input merge section, with a block index for lookups by input offset: `blocks[b]` is the
+/// last piece starting at or before byte `b * PIECE_BLOCK`, so a lookup scans a piece or two instead of a binary
+/// search (debug info makes millions of them, in no useful order).
+#[derive(Clone, Default)]
+pub struct PieceTable {
+    pub maps: Vec<PieceMap>,
+    pub blocks: Vec<u32>,
+}
+
+pub const PIECE_BLOCK: u64 = 64;
+
+impl PieceTable {
+    pub fn new(maps: Vec<PieceMap>, size: u64) -> PieceTable {
+        let nblocks = size.div_ceil(PIECE_BLOCK) as usize;
+        let mut blocks = Vec::with_capacity(nblocks);
+        let mut k = 0usize;
+        for b in 0..nblocks as u64 {
+            while k + 1 < maps.len() && maps[k + 1].in_off <= b * PIECE_BLOCK {
+                k += 1;
+            }
+            blocks.push(k as u32);
+        }
+        PieceTable { maps, blocks }
+    }
+
+    /// The index of the piece holding input offset `off`.
+    #[inline]
+    pub fn find(&self, off: u64) -> Option<usize> {
+        let mut k = *self.blocks.get((off / PIECE_BLOCK) as usize)? as usize;
+        if self.maps.get(k)?.in_off > off {
+            return None;
+        }
+        while k + 1 < self.maps.len() && self.maps[k + 1].in_off <= off {
+            k += 1;
+        }
+        Some(k)
+    }
+}
+
+/// The `.eh_frame` records of every live `.eh_frame` input section, per object as (section, records): most
+/// sections are not `.eh_frame`, and an empty list per input section cost clang-so 20 MB.
+#[derive(Default)]
+pub struct EhRecords(pub Vec<Vec<(u32, Vec<EhRecord>)>>);
+
+impl EhRecords {
+    /// The records of section `s` of object `f` (empty if it has none).
+    pub fn get(&self, f: usize, s: usize) -> &[EhRecord] {
+        self.find(f, s).unwrap_or(&[])
+    }
+    /// The records of section `s` of object `f`, if it is a live `.eh_frame` (every one has an entry, possibly
+    /// empty).
+    pub fn find(&self, f: usize, s: usize) -> Option<&[EhRecord]> {
+        self.0[f]
+            .iter()
+            .find(|(k, _)| *k as usize == s)
+            .map(|(_, v)| &v[..])
+    }
+}
+
+/// A record of an input `.eh_frame` section.
+#[derive(Clone, Copy, Debug)]
+pub struct EhRecord {
+    pub in_off: u64,
+    pub size: u64,
+    /// Offset in the file's block of the output `.eh_frame`, or NONE if dropped.
+    pub out_off: u64,
+    pub is_cie: bool,
+    /// For an FDE, the input offset of its CIE.
+    pub cie_in_off: u64,
+}
+
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Aux {
+    pub got: u32,
+    pub gottp: u32,
+    pub plt: u32,
+    pub iplt: u32,
+    pub dynsym: u32,
+    pub copy_off: u64,
+    /// Data copied into `.bss` by an `R_X86_64_COPY`.
+    pub copied: bool,
+    /// The PLT entry is the function's address (address taken from non-PIC code).
+    pub canonical: bool,
+    /// Some relocation names the symbol through a non-weak symbol-table entry.
+    pub strong_ref: bool,
+    /// The slot an IFUNC stub jumps through (IRELATIVE), when `got` holds the stub's own address instead: in
+    /// position-dependent output the stub is the function's one canonical address, GOT loads included.
+    pub igot: u32,
+    /// First of two GOT slots: general-dynamic (module id, offset) pair, and TLS descriptor (shared objects).
+    pub tlsgd: u32,
+    pub tlsdesc: u32,
+}
+
+pub struct Segment {
+    pub p_type: u32,
+    pub flags: u32,
+    pub offset: u64,
+    pub vaddr: u64,
+    pub filesz: u64,
+    pub memsz: u64,
+    pub align: u64,
+}
+
+#[derive(Clone, Copy)]
+pub struct DynSymbol {
+    pub id: u32,
+    pub name: &'static [u8],
+    /// Offset of the name in `.dynstr`.
+    pub name_off: u32,
+    /// `.gnu.hash` hash of the name (set for hashed entries).
+    pub gnu_hash: u32,
+    /// Version index for `.gnu.version`.
+    pub version: u16,
+    /// Defined in the output (a section or absolute address).
+    pub defined: bool,
+    /// In the hash tables, so the dynamic loader can bind other modules' references to it: every defined
+    /// symbol, and an executable's imported functions whose canonical address is their PLT entry.
+    pub hashed: bool,
+}
+
+/// (soname offset, [(version name, version index, name offset)]) per needed library with versions.
+pub type Verneed = Vec<(usize, Vec<(&'static [u8], u16, u32)>)>;
+
+pub struct Layout {
+    pub osecs: Vec<OutputSection>,
+    pub synth: SynthMap,
+    /// Per object, per section: the output section of an input section placed whole (`NONE` for a discarded or
+    /// merged one).
+    pub place_osec: Vec<Vec<u32>>,
+    /// Per object, per section: the output address of a placed input section (`NO_ADDR` if discarded or
+    /// merged), the hot lookup of relocation processing. Until addresses are assigned it holds the section's
+    /// offset in its output section's run of input sections: one table serves both, as clang-so's 836K input
+    /// sections made a separate (output section, offset) table 13 MB of peak memory.
+    pub sec_addr: Vec<Vec<u64>>,
+    /// Per object, per section: how many bytes of padding come right before a placed input section in its output
+    /// section (after the previous input section, or the previous file's block), for output sections with
+    /// `pads_known`. Each section's writer zeroes its own, so a reused output needs no zeroing of the bytes that
+    /// input sections cover (`write::zero_ranges`).
+    pub pads: Vec<Vec<u16>>,
+    /// Output address of each merge group's first byte.
+    pub merge_addr: Vec<u64>,
+    pub merges: Vec<MergeGroup>,
+    /// Per object: the piece maps of its live merge sections, in the order of `merge_secs[f]`.
+    pub piece_maps: Vec<Vec<PieceTable>>,
+    /// Per object: its live merge sections as (section, merge group), in section order. Sparse: two dense
+    /// per-section tables cost clang-so 7 MB, and most sections are not merged.
+    pub merge_secs: Vec<Vec<(u32, u32)>>,
+    pub eh_records: EhRecords,
+    /// CIEs dropped as duplicates: (file, section, input offset) → the kept identical CIE's.
+    pub cie_redirect: HashMap<(u32, u32, u64), (u32, u32, u64)>,
+    pub aux_index: Vec<u32>,
+    pub aux: Vec<Aux>,
+    pub aux_ids: Vec<u32>,
+    /// The local-dynamic module pair's first GOT slot, or NONE.
+    pub tlsld: u32,
+    pub num_plt: u32,
+    pub dynsyms: Vec<DynSymbol>,
+    pub dynstr: Vec<u8>,
+    pub needed: Vec<u32>,
+    pub verneed: Verneed,
+    pub dyn_strings: HashMap<Vec<u8>, u32>,
+    pub dynamic_entries: usize,
+    pub segments: Vec<Segment>,
+    pub addrs: Vec<u64>,
+    pub tls_start: u64,
+    pub tls_end: u64,
+    pub tls_align: u64,
+    pub dyn_reloc_base: RelocBases,
+    pub irel_base: RelocBases,
+    /// `.relr.dyn`'s entries (`-z pack-relative-relocs`).
+    pub relr: Vec<u64>,
+    pub got_dyn_relocs: u64,
+    pub copy_relocs: u64,
+    pub sec_dyn_relocs: u64,
+    pub commons: Vec<(u32, u64)>,
+    pub symtab_counts: Vec<(u32, u32, u64)>,
+    /// Per file, bit `i` set if its symbol `i` goes in `.symtab`.
+    pub symtab_members: Vec<Vec<u64>>,
+    /// Whether a symbol table holds an IFUNC (`.dynsym`, `.symtab`) or a unique global (`.symtab`): the ELF
+    /// header then names the GNU OS ABI, as GNU ld's does.
+    pub gnu_osabi: bool,
+    pub symtab_extra: Vec<u32>,
+    pub shstrtab: Vec<u8>,
+    pub file_size: u64,
+    pub shoff: u64,
+    pub entry: u64,
+    pub is_dynamic: bool,
+    pub interp: Option<Vec<u8>>,
+    pub build_id_size: u64,
+    pub linker_syms: HashMap<u32, u64>,
+    /// Writing the output cannot fail (`scan::WriteCheck` holds for this layout), so it may overwrite the
+    /// existing output file.
+    pub writes_proven: bool,
+}
+
+impl Layout {
+    pub fn synth_sec(&self, s: Synth) -> Option<&OutputSection> {
+        self.synth.get(s).map(|i| &self.osecs[i as usize])
+    }
+    pub fn synth_addr(&self, s: Synth) -> u64 {
+        self.synth_sec(s).map_or(0, |o| o.addr)
+    }
+    pub fn aux_of(&self, id: u32) -> Option<&Aux> {
+        let i = *self.aux_index.get(id as usize)?;
+        (i != NONE).then(|| &self.aux[i as usize])
+    }
+    pub fn got_slot_addr(&self, slot: u32) -> u64 {
+        self.synth_addr(Synth::Got) + slot as u64 * 8
+    }
+    /// Merge section `s` of object `f`: its index in `piece_maps[f]` and its merge group.
+    #[inline]
+    pub fn merge_slot(&self, f: usize, s: usize) -> Option<(usize, u32)> {
+        let v = &self.merge_secs[f];
+        let k = v.binary_search_by_key(&(s as u32), |&(s, _)| s).ok()?;
+        Some((k, v[k].1))
+    }
+    /// Starts loading the piece table of merge section `s` of object `f` into the cache, for a loop about to look
+    /// up many offsets of it in no particular order (the debug sections' relocations into `.debug_str`).
+    pub fn prefetch_pieces(&self, f: usize, s: usize) {
+        if let Some((slot, _)) = self.merge_slot(f, s) {
+            let t = &self.piece_maps[f][slot];
+            crate::elf::prefetch_slice(&t.blocks);
+            crate::elf::prefetch_slice(&t.maps);
+        }
+    }
+    /// The output section and the offset in it of input section `s` of object `f`, if it was placed whole.
+    pub fn place(&self, f: usize, s: usize) -> Option<(u32, u64)> {
+        let osec = *self.place_osec[f].get(s)?;
+        let o = self.osecs.get(osec as usize)?;
+        Some((osec, self.sec_addr[f][s] - o.addr))
+    }
+}
+
+/// Where each input section's dynamic relocations start in their area (an index in entries), for the few
+/// sections that emit any: per file, (section, first entry) in section order, from a prefix sum over the scan's
+/// sparse counts (a dense table of every input section was 10 ms of page faults on clang-so).
+pub struct RelocBases {
+    /// Per file: (section, count, first entry).
+    per_file: Vec<Vec<(u32, u32, u64)>>,
+    /// One past the last entry.
+    pub end: u64,
+}
+
+impl RelocBases {
+    /// Bases for per-file (section, count) lists, the first entry at `start`.
+    fn new(counts: &[Vec<(u32, u32)>], start: u64) -> RelocBases {
+        let mut next = start;
+        let per_file = counts
+            .iter()
+            .map(|c| {
+                c.iter()
+                    .map(|&(s, n)| {
+                        let b = next;
+                        next += n as u64;
+                        (s, n, b)
+                    })
+                    .collect()
+            })
+            .collect();
+        RelocBases {
+            per_file,
+            end: next,
+        }
+    }
+    /// The first entry of section `s` of file `f` and its number of entries, if it emits any.
+    pub fn get(&self, f: usize, s: usize) -> Option<(u64, u64)> {
+        let v = &self.per_file[f];
+        let k = v.binary_search_by_key(&(s as u32), |&(s, _, _)| s).ok()?;
+        Some((v[k].2, v[k].1 as u64))
+    }
+}
+
+/// The inputs every layout pass reads, and the kind of output.
+#[derive(Clone, Copy)]
+pub struct Cx<'a> {
+    pub config: &'a Config,
+    pub res: &'a Resolved,
+    pub space: &'a SymbolSpace,
+    pub live: &'a Liveness,
+    pub scan: &'a Scan,
+    /// Position-independent output (a shared object or a PIE).
+    pub pic: bool,
+    /// Some shared library is needed.
+    pub any_shared: bool,
+    /// The output has a dynamic section.
+    pub is_dynamic: bool,
+}
+
+/// Lays the output out: the passes in order, each in its own module with its own result, which `Layout` is
+/// made of.
+pub fn layout<A: Arch>(
+    config: &Config,
+    res: &Resolved,
+    space: &SymbolSpace,
+    live: &Liveness,
+    scan: &Scan,
+) -> Result<Layout> {
+    let pic = config.kind != OutputKind::Exec;
+    let any_shared = res.shared_needed.iter().any(|&n| n);
+    let cx = Cx {
+        config,
+        res,
+        space,
+        live,
+        scan,
+        pic,
+        any_shared,
+        is_dynamic: pic || any_shared,
+    };
+    let span = crate::timing::span;
+    let (mut osecs, map) = {
+        let _t = span("output sections");
+        output_sections::output_sections(&cx)
+    };
+    let t = span("merge sections, split .eh_frame");
+    let (merges, merge_secs, piece_maps) =
+        crate::merge::build_merges(res, &map.live_merge, &map.sec_osec)?;
+    let (eh_records, cie_redirect) = {
+        let _t = span("split .eh_frame");
+        let mut recs = eh_frame::split_eh_frames(res, live)?;
+        let redirect = eh_frame::dedup_cies(res, &mut recs);
+        (recs, redirect)
+    };
+    drop(t);
+    let place = {
+        let _t = span("place input sections");
+        place::place_inputs(res, &mut osecs, &map, &eh_records, &merges)
+    };
+    let t = span("GOT, PLT, dynamic symbols");
+    let mut slots = {
+        let _t = span("GOT and PLT slots");
+        slots::number_slots_of_symbols(&cx, &mut osecs, &map)
+    };
+    let dynamic = dynsym::dynamic_symbols(&cx, &mut slots);
+    drop(t);
+    let (symtab, headers) = {
+        let _t = span("symbol table sizes");
+        let symtab = symtab::symtab_sizes(&cx, &slots.aux_index);
+        sizes::synthetic_sizes::<A>(
+            &cx,
+            &mut osecs,
+            &map,
+            &slots,
+            &dynamic,
+            &symtab,
+            &eh_records,
+        );
+        let headers = sizes::section_headers(
+            &cx,
+            &mut osecs,
+            &map,
+            &place,
+            &merges,
+            &slots,
+            dynamic.dynamic_entries,
+        );
+        (symtab, headers)
+    };
+    let segs = {
+        let _t = span("addresses");
+        segments::assign_segments(&cx, &mut osecs, &map, &headers, &place, &slots.relr_got)
+    };
+    let mut lay = Layout {
+        osecs,
+        synth: map.synth,
+        place_osec: place.place_osec,
+        sec_addr: place.sec_off,
+        pads: place.pads,
+        merge_addr: Vec::new(),
+        merges,
+        piece_maps,
+        merge_secs,
+        eh_records,
+        cie_redirect,
+        aux_index: slots.aux_index,
+        aux: slots.aux,
+        aux_ids: slots.aux_ids,
+        tlsld: slots.tlsld,
+        num_plt: slots.num_plt,
+        dynsyms: dynamic.dynsyms,
+        gnu_osabi: dynamic.ifunc || symtab.gnu_ext,
+        dynstr: dynamic.dynstr,
+        needed: dynamic.needed,
+        verneed: dynamic.verneed,
+        dyn_strings: dynamic.dyn_strings,
+        dynamic_entries: dynamic.dynamic_entries,
+        segments: segs.segments,
+        addrs: Vec::new(),
+        tls_start: segs.tls_start,
+        tls_end: segs.tls_end,
+        tls_align: segs.tls_align,
+        dyn_reloc_base: slots.dyn_reloc_base,
+        irel_base: slots.irel_base,
+        relr: segs.relr,
+        got_dyn_relocs: slots.got_dyn_relocs,
+        copy_relocs: slots.copy_relocs,
+        sec_dyn_relocs: slots.sec_dyn_relocs,
+        commons: slots.commons,
+        symtab_counts: symtab.counts,
+        symtab_members: symtab.members,
+        symtab_extra: symtab.extra,
+        shstrtab: headers.shstrtab,
+        file_size: segs.file_size,
+        shoff: segs.shoff,
+        entry: 0,
+        is_dynamic: cx.is_dynamic,
+        interp: map.interp,
+        build_id_size: map.build_id_size,
+        linker_syms: HashMap::default(),
+        writes_proven: false,
+    };
+    {
+        let _t = span("symbol addresses");
+        symbols::assign_addresses(config, res, space, &mut lay)?;
+    }
+    lay.writes_proven = scan
+        .write_check
+        .as_ref()
+        .is_some_and(|c| c.holds(A::CHECKED_REACH, &lay.segments, &lay.addrs));
+    Ok(lay)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::rules::output_name;
+    use super::segments::encode_relr;
+    use super::slots::merge_sorted;
+
+    #[test]
+    fn merged_ids_are_sorted_and_unique() {
+        assert_eq!(
+            merge_sorted(&[1, 4, 9], &[2, 4, 10, 11]),
+            [1, 2, 4, 9, 10, 11]
+        );
+        assert_eq!(merge_sorted(&[], &[3, 5]), [3, 5]);
+        assert_eq!(merge_sorted(&[3, 5], &[]), [3, 5]);
+        assert_eq!(merge_sorted(&[7], &[7]), [7]);
+    }
+
+    #[test]
+    fn output_section_names() {
+        for (input, out) in [
+            (&b".text.main"[..], &b".text"[..]),
+            (b".text", b".text"),
+            (b".textual", b".textual"),
+            (b".data.rel.ro.local", b".data.rel.ro"),
+            (b".data.x", b".data"),
+            (b".tdata.v", b".tdata"),
+            (b".tbss", b".tbss"),
+            (b".rodata.str1.1", b".rodata"),
+            (b".lrodata.big", b".lrodata"),
+            (b".init_array.00100", b".init_array"),
+            (b".debug_info", b".debug_info"),
+            (
+                b"__patchable_function_entries",
+                b"__patchable_function_entries",
+            ),
+            (b"", b""),
+        ] {
+            assert_eq!(
+                output_name(input),
+                out,
+                "{}",
+                String::from_utf8_lossy(input)
+            );
+        }
+    }
+
+    #[test]
+    fn relr_encoding() {
+        // A run: the address entry, a bitmap for the next two words, a second bitmap 63 words on, a far address.
+        let addrs = [0x1000, 0x1008, 0x1010, 0x1200, 0x5000, 0x5010];
+        assert_eq!(
+            encode_relr(addrs.into_iter()),
+            vec![0x1000, 0b111, 0b11, 0x5000, 0b101]
+        );
+        // A word exactly 63 words past a bitmap's base falls into the next bitmap; an empty bitmap ends the run.
+        assert_eq!(
+            encode_relr([0x2000, 0x2008 + 63 * 8 * 2].into_iter()),
+            vec![0x2000, 0x2008 + 63 * 8 * 2]
+        );
+        assert_eq!(encode_relr(std::iter::empty()), Vec::<u64>::new());
+    }
+}

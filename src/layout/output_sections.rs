@@ -1,0 +1,314 @@
+//! Layout pass: the output sections. Every live input section gets its output section by name (`rules`), the
+//! linker-made sections this output needs are added, and all are ordered by rank.
+
+use super::rules::{output_name, rank};
+use super::symbols::is_common_def;
+use super::{Cx, NONE, OutputSection, Part, Synth, SynthMap};
+use crate::args::{HashStyle, OutputKind};
+use crate::parse::SectionKind;
+use crate::scan;
+use object::elf as E;
+use rayon::prelude::*;
+use rustc_hash::FxHashMap as HashMap;
+
+/// What the pass decides besides the output sections themselves.
+pub struct SectionMap {
+    /// Output section by name.
+    pub by_name: HashMap<Vec<u8>, u32>,
+    pub synth: SynthMap,
+    /// Per file, per section: the output section (`NONE` for a dead section).
+    pub sec_osec: Vec<Vec<u32>>,
+    /// Per file: its live merge sections.
+    pub live_merge: Vec<Vec<u32>>,
+    /// Output sections some input section goes to.
+    pub has_inputs: Vec<bool>,
+    /// Common symbols that are still the definition (a shared library's or the linker's may have replaced one).
+    pub common_ids: Vec<u32>,
+    /// `.interp`'s contents, NUL-terminated.
+    pub interp: Option<Vec<u8>>,
+    /// The size of the build id's descriptor (0: no build id).
+    pub build_id_size: u64,
+}
+
+struct Builder {
+    osecs: Vec<OutputSection>,
+    by_name: HashMap<Vec<u8>, u32>,
+    synth: SynthMap,
+}
+
+impl Builder {
+    fn get_or_add(&mut self, name: &[u8], sh_type: u32, flags: u64) -> u32 {
+        if let Some(&i) = self.by_name.get(name) {
+            let o = &mut self.osecs[i as usize];
+            // A PROGBITS input mapped into a NOBITS section (or the reverse) makes it PROGBITS.
+            if o.sh_type != sh_type && sh_type != E::SHT_NOBITS {
+                o.sh_type = if o.sh_type == E::SHT_NOBITS {
+                    sh_type
+                } else {
+                    o.sh_type
+                };
+            }
+            o.flags |= flags & !(E::SHF_MERGE as u64 | E::SHF_STRINGS as u64 | E::SHF_GROUP as u64);
+            return i;
+        }
+        let i = self.osecs.len() as u32;
+        let mut o = OutputSection::new(name, sh_type, flags & !(E::SHF_GROUP as u64));
+        if flags & E::SHF_MERGE as u64 == 0 {
+            o.flags &= !(E::SHF_STRINGS as u64);
+        }
+        self.osecs.push(o);
+        self.by_name.insert(name.to_vec(), i);
+        i
+    }
+
+    fn add_synth(
+        &mut self,
+        s: Synth,
+        name: &[u8],
+        sh_type: u32,
+        flags: u64,
+        align: u64,
+        entsize: u64,
+    ) -> u32 {
+        let i = self.get_or_add(name, sh_type, flags);
+        let o = &mut self.osecs[i as usize];
+        o.align = o.align.max(align);
+        o.entsize = entsize;
+        o.parts.push(Part::Synthetic);
+        self.synth.insert(s, i);
+        i
+    }
+}
+
+pub fn output_sections(cx: &Cx) -> (Vec<OutputSection>, SectionMap) {
+    let Cx {
+        config,
+        res,
+        live,
+        scan,
+        pic,
+        any_shared,
+        is_dynamic,
+        ..
+    } = *cx;
+    let objects = &res.objects;
+    let mut b = Builder {
+        osecs: Vec::new(),
+        by_name: HashMap::default(),
+        synth: SynthMap::default(),
+    };
+    // Output sections named by the inputs, in first-seen order (renumbered by rank below). Each live input
+    // section's output section is found here once, as an index into its file's list of names, so later passes
+    // neither map names nor hash them again. The live merge sections are listed on the way, for the merge pass.
+    type FileNames<'a> = (Vec<(&'a [u8], u32, u64)>, Vec<u32>, Vec<u32>);
+    let names_per_file: Vec<FileNames> = res.runs.map(|f| {
+        let o = &objects[f];
+        let mut v: Vec<(&[u8], u32, u64)> = Vec::new();
+        let mut local = vec![NONE; o.sections.len()];
+        let mut merge = Vec::new();
+        for (s, sec) in o.secs() {
+            if !live.is_live(f, s) {
+                continue;
+            }
+            if sec.kind == SectionKind::Merge {
+                merge.push(s as u32);
+            }
+            let n = output_name(o.sec_name(s));
+            local[s] = match v.iter().position(|(m, _, _)| *m == n) {
+                Some(k) => {
+                    let e = &mut v[k];
+                    if sec.sh_type() != E::SHT_NOBITS {
+                        e.1 = sec.sh_type();
+                    }
+                    e.2 |= sec.flags();
+                    k as u32
+                }
+                None => {
+                    v.push((n, sec.sh_type(), sec.flags()));
+                    v.len() as u32 - 1
+                }
+            };
+        }
+        (v, local, merge)
+    });
+    let mut file_osecs: Vec<Vec<u32>> = Vec::with_capacity(objects.len());
+    for (v, _, _) in &names_per_file {
+        let mut ids = Vec::with_capacity(v.len());
+        for &(n, t, fl) in v {
+            let t = if t == 0x70000001 { E::SHT_PROGBITS } else { t };
+            ids.push(b.get_or_add(n, t, fl));
+        }
+        file_osecs.push(ids);
+    }
+    let with_inputs = b.osecs.len();
+    // Commons that are still the definition (a shared library's or the linker's may have replaced one).
+    let common_ids: Vec<u32> = res
+        .common_defs
+        .iter()
+        .copied()
+        .filter(|&g| is_common_def(res, g, &res.defs[g as usize]))
+        .collect();
+    let has_common = !common_ids.is_empty();
+
+    // Synthetic sections.
+    let interp = if is_dynamic
+        && config.kind != OutputKind::Shared
+        && !config.no_dynamic_linker
+        && !(config.static_link && pic && !any_shared)
+    {
+        let path = config
+            .dynamic_linker
+            .clone()
+            .unwrap_or_else(|| "/lib64/ld-linux-x86-64.so.2".into());
+        let mut v = path.into_bytes();
+        v.push(0);
+        b.add_synth(
+            Synth::Interp,
+            b".interp",
+            E::SHT_PROGBITS,
+            E::SHF_ALLOC as u64,
+            1,
+            0,
+        );
+        Some(v)
+    } else {
+        None
+    };
+    let build_id_size = match &config.build_id {
+        crate::args::BuildId::None => 0,
+        crate::args::BuildId::Fast | crate::args::BuildId::Md5 | crate::args::BuildId::Uuid => 16,
+        crate::args::BuildId::Sha1 => 20,
+        crate::args::BuildId::Hex(h) => h.len() as u64,
+    };
+    if build_id_size > 0 {
+        b.add_synth(
+            Synth::BuildId,
+            b".note.gnu.build-id",
+            E::SHT_NOTE,
+            E::SHF_ALLOC as u64,
+            4,
+            0,
+        );
+    }
+    let a = E::SHF_ALLOC as u64;
+    let aw = a | E::SHF_WRITE as u64;
+    if is_dynamic {
+        if matches!(config.hash_style, HashStyle::Sysv | HashStyle::Both) {
+            b.add_synth(Synth::Hash, b".hash", E::SHT_HASH, a, 8, 4);
+        }
+        if matches!(config.hash_style, HashStyle::Gnu | HashStyle::Both) {
+            b.add_synth(Synth::GnuHash, b".gnu.hash", E::SHT_GNU_HASH, a, 8, 0);
+        }
+        b.add_synth(Synth::Dynsym, b".dynsym", E::SHT_DYNSYM, a, 8, 24);
+        b.add_synth(Synth::Dynstr, b".dynstr", E::SHT_STRTAB, a, 1, 0);
+        b.add_synth(Synth::Versym, b".gnu.version", E::SHT_GNU_VERSYM, a, 2, 2);
+        b.add_synth(Synth::Verdef, b".gnu.version_d", E::SHT_GNU_VERDEF, a, 8, 0);
+        b.add_synth(
+            Synth::Verneed,
+            b".gnu.version_r",
+            E::SHT_GNU_VERNEED,
+            a,
+            8,
+            0,
+        );
+        b.add_synth(Synth::RelaDyn, b".rela.dyn", E::SHT_RELA, a, 8, 24);
+        b.add_synth(
+            Synth::RelaPlt,
+            b".rela.plt",
+            E::SHT_RELA,
+            a | E::SHF_INFO_LINK as u64,
+            8,
+            24,
+        );
+        if config.pack_relative_relocs {
+            b.add_synth(Synth::RelrDyn, b".relr.dyn", E::SHT_RELR, a, 8, 8);
+        }
+        b.add_synth(Synth::Dynamic, b".dynamic", E::SHT_DYNAMIC, aw, 8, 16);
+    } else {
+        b.add_synth(
+            Synth::RelaIplt,
+            b".rela.iplt",
+            E::SHT_RELA,
+            a | E::SHF_INFO_LINK as u64,
+            8,
+            24,
+        );
+    }
+    let ax = a | E::SHF_EXECINSTR as u64;
+    b.add_synth(Synth::Plt, b".plt", E::SHT_PROGBITS, ax, 16, 16);
+    b.add_synth(Synth::Iplt, b".iplt", E::SHT_PROGBITS, ax, 16, 16);
+    b.add_synth(Synth::Got, b".got", E::SHT_PROGBITS, aw, 8, 8);
+    b.add_synth(Synth::GotPlt, b".got.plt", E::SHT_PROGBITS, aw, 8, 8);
+    if config.eh_frame_hdr && b.by_name.contains_key(&b".eh_frame"[..]) {
+        b.add_synth(
+            Synth::EhFrameHdr,
+            b".eh_frame_hdr",
+            E::SHT_PROGBITS,
+            a,
+            4,
+            0,
+        );
+    }
+    if has_common || (is_dynamic && scan.flags.iter().any(|&f| f & scan::NEEDS_COPY != 0)) {
+        b.get_or_add(b".bss", E::SHT_NOBITS, aw);
+    }
+    if !config.strip_all {
+        b.add_synth(Synth::Symtab, b".symtab", E::SHT_SYMTAB, 0, 8, 24);
+        b.add_synth(Synth::Strtab, b".strtab", E::SHT_STRTAB, 0, 1, 0);
+    }
+    b.add_synth(Synth::Shstrtab, b".shstrtab", E::SHT_STRTAB, 0, 1, 0);
+
+    // Renumber by rank (stable: ties keep first-seen order, which follows input order).
+    let mut order: Vec<u32> = (0..b.osecs.len() as u32).collect();
+    order.sort_by_key(|&i| {
+        let o = &b.osecs[i as usize];
+        rank(&o.name, o.sh_type, o.flags)
+    });
+    let mut remap = vec![0u32; order.len()];
+    for (new, &old) in order.iter().enumerate() {
+        remap[old as usize] = new as u32;
+    }
+    let osecs: Vec<OutputSection> = {
+        let mut slots: Vec<Option<OutputSection>> = b.osecs.into_iter().map(Some).collect();
+        order
+            .iter()
+            .map(|&i| slots[i as usize].take().unwrap())
+            .collect()
+    };
+    let by_name: HashMap<Vec<u8>, u32> = b
+        .by_name
+        .into_iter()
+        .map(|(k, v)| (k, remap[v as usize]))
+        .collect();
+    let synth = b.synth.remap(&remap);
+    // Per file, per section: the output section (`NONE` for a dead section).
+    let (sec_osec, live_merge): (Vec<Vec<u32>>, Vec<Vec<u32>>) = names_per_file
+        .into_par_iter()
+        .zip(file_osecs)
+        .map(|((_, mut local, merge), ids)| {
+            for x in local.iter_mut().filter(|x| **x != NONE) {
+                *x = remap[ids[*x as usize] as usize];
+            }
+            (local, merge)
+        })
+        .unzip();
+    // Output sections some input section goes to (those created for an input name come first).
+    let has_inputs: Vec<bool> = {
+        let mut v = vec![false; osecs.len()];
+        for old in 0..with_inputs {
+            v[remap[old] as usize] = true;
+        }
+        v
+    };
+    let map = SectionMap {
+        by_name,
+        synth,
+        sec_osec,
+        live_merge,
+        has_inputs,
+        common_ids,
+        interp,
+        build_id_size,
+    };
+    (osecs, map)
+}

@@ -1,0 +1,292 @@
+//! Layout pass: input sections placed in their output sections. Each file's sections form one block per output
+//! section (in parallel), and the blocks follow each other in input order (a prefix sum); sorted arrays
+//! (`.init_array.N`) and `SHF_LINK_ORDER` sections are then placed in their own orders.
+
+use super::eh_frame::eh_block_size;
+use super::output_sections::SectionMap;
+use super::rules::{SORTED_NAMES, init_priority};
+use super::{EhRecords, MergeGroup, NONE, OutputSection, Part};
+use crate::elf::{LE, align_up};
+use crate::parse::SectionKind;
+use crate::resolve::Resolved;
+use object::elf as E;
+
+/// Where each placed input section is.
+pub struct Placement {
+    /// Per file, per section: the output section of an input section placed whole (`NONE` if not).
+    pub place_osec: Vec<Vec<u32>>,
+    /// Per file, per section: its offset in its output section's run of input sections.
+    pub sec_off: Vec<Vec<u64>>,
+    /// Per file, per section: the padding right before it (`Layout::pads`).
+    pub pads: Vec<Vec<u16>>,
+    /// Per output section: the size of its input sections.
+    pub cursor: Vec<u64>,
+}
+
+pub fn place_inputs(
+    res: &Resolved,
+    osecs: &mut [OutputSection],
+    map: &SectionMap,
+    eh_records: &EhRecords,
+    merges: &[MergeGroup],
+) -> Placement {
+    let objects = &res.objects;
+    let SectionMap {
+        sec_osec,
+        by_name,
+        has_inputs,
+        ..
+    } = map;
+    // Place input sections: per-file blocks, then prefix sums in input order.
+    let sorted_names = SORTED_NAMES;
+    // Which of `sorted_names` each output section is.
+    let sorted_kind: Vec<Option<usize>> = osecs
+        .iter()
+        .map(|o| sorted_names.iter().position(|&n| n == &o.name[..]))
+        .collect();
+    // Per file: where each section goes, the padding before it in its block, the file's block (output section,
+    // size, alignment) per output section, and the output sections where a padding did not fit 16 bits.
+    type FileBlocks = (Vec<u32>, Vec<u64>, Vec<u16>, Vec<(u32, u64, u64)>, Vec<u32>);
+    let per_file: Vec<FileBlocks> = res.runs.map(|f| {
+        let o = &objects[f];
+        let mut place_osec = vec![NONE; o.sections.len()];
+        let mut offsets = vec![0u64; o.sections.len()];
+        let mut pads = vec![0u16; o.sections.len()];
+        let mut blocks: Vec<(u32, u64, u64)> = Vec::new();
+        let mut wide = Vec::new();
+        for (s, sec) in o.secs() {
+            let osec = sec_osec[f][s];
+            if osec == NONE
+                || sec.kind == SectionKind::Merge
+                || sorted_kind[osec as usize].is_some()
+            {
+                continue;
+            }
+            let size = if sec.kind == SectionKind::EhFrame {
+                eh_block_size(eh_records.get(f, s))
+            } else {
+                sec.size()
+            };
+            let i = match blocks.iter().position(|b| b.0 == osec) {
+                Some(i) => i,
+                None => {
+                    blocks.push((osec, 0, 1));
+                    blocks.len() - 1
+                }
+            };
+            // .eh_frame records are 4-byte multiples and must follow each other without gaps: a zero
+            // word between them reads as the terminator to unwinders walking from __EH_FRAME_BEGIN__.
+            let align = if sec.kind == SectionKind::EhFrame {
+                sec.align().min(4)
+            } else {
+                sec.align()
+            };
+            let blk = &mut blocks[i];
+            let off = align_up(blk.1, align);
+            (place_osec[s], offsets[s]) = (osec, off);
+            match u16::try_from(off - blk.1) {
+                Ok(pad) => pads[s] = pad,
+                Err(_) => wide.push(osec),
+            }
+            blk.1 = off + size;
+            blk.2 = blk.2.max(align);
+        }
+        (place_osec, offsets, pads, blocks, wide)
+    });
+    let mut place_osec: Vec<Vec<u32>> = Vec::with_capacity(objects.len());
+    let mut sec_off: Vec<Vec<u64>> = Vec::with_capacity(objects.len());
+    let mut pads: Vec<Vec<u16>> = Vec::with_capacity(objects.len());
+    let mut blocks: Vec<Vec<(u32, u64, u64)>> = Vec::with_capacity(objects.len());
+    let mut pads_known = vec![true; osecs.len()];
+    for (p, o, pad, bl, wide) in per_file {
+        place_osec.push(p);
+        sec_off.push(o);
+        pads.push(pad);
+        blocks.push(bl);
+        for osec in wide {
+            pads_known[osec as usize] = false;
+        }
+    }
+    let mut cursor = vec![0u64; osecs.len()];
+    // Per file, per block: (output section, offset, padding before it).
+    let mut file_base: Vec<Vec<(u32, u64, u64)>> = Vec::with_capacity(objects.len());
+    for bl in &blocks {
+        let mut bases = Vec::with_capacity(bl.len());
+        for &(osec, size, align) in bl {
+            let o = &mut osecs[osec as usize];
+            o.align = o.align.max(align);
+            let c = align_up(cursor[osec as usize], align);
+            bases.push((osec, c, c - cursor[osec as usize]));
+            cursor[osec as usize] = c + size;
+        }
+        file_base.push(bases);
+    }
+    // Each block's base added to its sections' offsets, and the padding before the block to its first section's.
+    let mut offs_pads: Vec<(&mut Vec<u64>, &mut Vec<u16>)> =
+        sec_off.iter_mut().zip(pads.iter_mut()).collect();
+    let wide: Vec<Vec<u32>> = res.runs.map_mut(&mut offs_pads, |f, (offs, pads)| {
+        let (p, bases) = (&place_osec[f], &file_base[f]);
+        let mut first = vec![true; bases.len()];
+        let mut wide = Vec::new();
+        for ((off, pad), &osec) in offs.iter_mut().zip(pads.iter_mut()).zip(p) {
+            if osec == NONE {
+                continue;
+            }
+            if let Some(k) = bases.iter().position(|b| b.0 == osec) {
+                let (_, base, gap) = bases[k];
+                *off += base;
+                if std::mem::take(&mut first[k]) {
+                    match u16::try_from(*pad as u64 + gap) {
+                        Ok(v) => *pad = v,
+                        Err(_) => wide.push(osec),
+                    }
+                }
+            }
+        }
+        wide
+    });
+    drop(offs_pads);
+    for osec in wide.into_iter().flatten() {
+        pads_known[osec as usize] = false;
+    }
+    for (i, o) in osecs.iter_mut().enumerate() {
+        if cursor[i] > 0 || has_inputs[i] {
+            o.parts.insert(0, Part::Inputs);
+            o.pads_known = pads_known[i];
+        }
+    }
+    // Sorted init/fini arrays: priority first, then input order; unnumbered sections last. Found in one
+    // parallel pass (a serial pass per array name cost 5 walks over every section).
+    let sorted_inputs: Vec<(usize, u32, u32, u32)> = res.runs.flat_map(|f| {
+        let o = &objects[f];
+        let sec_osec = &sec_osec[f];
+        let sorted_kind = &sorted_kind;
+        (0..o.sections.len()).filter_map(move |s| {
+            let osec = sec_osec[s];
+            if osec == NONE {
+                return None;
+            }
+            let k = sorted_kind[osec as usize]?;
+            Some((
+                k,
+                init_priority(o.sec_name(s)).unwrap_or(65536),
+                f as u32,
+                s as u32,
+            ))
+        })
+    });
+    for (k, name) in sorted_names.into_iter().enumerate() {
+        let Some(&osec) = by_name.get(name) else {
+            continue;
+        };
+        let mut list: Vec<(u32, u32, u32)> = sorted_inputs
+            .iter()
+            .filter(|x| x.0 == k)
+            .map(|&(_, prio, f, s)| (prio, f, s))
+            .collect();
+        list.sort();
+        let mut off = 0u64;
+        let o = &mut osecs[osec as usize];
+        for &(_, f, s) in &list {
+            let sec = objects[f as usize].sec(s as usize);
+            off = align_up(off, sec.align());
+            o.align = o.align.max(sec.align());
+            place_osec[f as usize][s as usize] = osec;
+            sec_off[f as usize][s as usize] = off;
+            off += sec.size();
+        }
+        cursor[osec as usize] = off;
+        o.parts.retain(|p| !matches!(p, Part::Inputs));
+        o.parts.insert(0, Part::Sorted);
+        o.pads_known = false;
+    }
+    // SHF_LINK_ORDER inputs (`__patchable_function_entries`, sanitizer tables) follow the order of the sections
+    // they are linked to, as in GNU ld and lld; other inputs of the same output section go first, in input order.
+    let link_ordered: Vec<(u32, u32, u32)> = res.runs.flat_map(|f| {
+        let o = &objects[f];
+        let place_osec = &place_osec[f];
+        o.secs().filter_map(move |(s, sec)| {
+            (place_osec[s] != NONE && sec.flags() & E::SHF_LINK_ORDER as u64 != 0).then_some((
+                place_osec[s],
+                f as u32,
+                s as u32,
+            ))
+        })
+    });
+    let mut lo_osecs: Vec<u32> = link_ordered.iter().map(|x| x.0).collect();
+    lo_osecs.sort_unstable();
+    lo_osecs.dedup();
+    for osec in lo_osecs {
+        // Already in priority order (an `.init_array` input with SHF_LINK_ORDER): keep that order.
+        if osecs[osec as usize]
+            .parts
+            .iter()
+            .any(|p| matches!(p, Part::Sorted))
+        {
+            continue;
+        }
+        // (linked?, linked section's output section (NONE if dropped) and offset, file, section), in input order.
+        let mut list: Vec<(bool, u32, u64, u32, u32)> = Vec::new();
+        for (f, o) in objects.iter().enumerate() {
+            for (s, sec) in o.secs() {
+                if place_osec[f][s] != osec || sec.kind == SectionKind::EhFrame {
+                    continue;
+                }
+                let linked = sec.flags() & E::SHF_LINK_ORDER as u64 != 0;
+                let (lo, loff) = if linked {
+                    let link = sec.shdr.sh_link.get(LE) as usize;
+                    place_osec[f]
+                        .get(link)
+                        .map_or((NONE, 0), |&p| (p, sec_off[f][link]))
+                } else {
+                    (0, 0)
+                };
+                list.push((linked, lo, loff, f as u32, s as u32));
+            }
+        }
+        list.sort_by_key(|&(linked, lo, loff, _, _)| (linked, lo, loff));
+        let mut off = 0u64;
+        let o = &mut osecs[osec as usize];
+        for &(_, _, _, f, s) in &list {
+            let sec = objects[f as usize].sec(s as usize);
+            off = align_up(off, sec.align());
+            sec_off[f as usize][s as usize] = off;
+            off += sec.size();
+        }
+        cursor[osec as usize] = off;
+        o.parts.retain(|p| !matches!(p, Part::Inputs));
+        o.parts.insert(0, Part::Sorted);
+        o.pads_known = false;
+    }
+    // A merged output section keeps SHF_MERGE with its inputs' entry size, unless plain inputs or another
+    // entry size share it.
+    for m in merges {
+        let o = &mut osecs[m.osec as usize];
+        let plain = o
+            .parts
+            .iter()
+            .any(|p| matches!(p, Part::Inputs | Part::Sorted));
+        if plain || (o.entsize != 0 && o.entsize != m.entsize) {
+            o.flags &= !(E::SHF_MERGE as u64 | E::SHF_STRINGS as u64);
+            o.entsize = u64::MAX;
+        } else if o.entsize != u64::MAX {
+            o.entsize = m.entsize;
+        }
+    }
+    for o in osecs.iter_mut() {
+        if o.entsize == u64::MAX {
+            o.entsize = 0;
+        }
+    }
+    for (i, m) in merges.iter().enumerate() {
+        osecs[m.osec as usize].parts.push(Part::Merged(i as u32));
+        let o = &mut osecs[m.osec as usize];
+        o.align = o.align.max(m.align);
+    }
+    Placement {
+        place_osec,
+        sec_off,
+        pads,
+        cursor,
+    }
+}

@@ -1,0 +1,128 @@
+//! The default placement rules: which output section an input section goes to (by its name's family), the
+//! order of output sections (their rank) and which segment each rank belongs to. They are the GNU ld / lld
+//! defaults for x86-64 with separate code, kept as data here so that a parsed `SECTIONS` command can replace them
+//! as a whole later.
+
+use object::elf as E;
+
+/// The output sections whose inputs are sorted by the priority in their names (`.init_array.N`), not by input
+/// order.
+pub const SORTED_NAMES: [&[u8]; 5] = [
+    b".init_array",
+    b".fini_array",
+    b".preinit_array",
+    b".ctors",
+    b".dtors",
+];
+
+pub fn output_name(name: &[u8]) -> &[u8] {
+    // Candidates by the character after the dot: called for every input section by several passes, most of
+    // them debug or other sections that match none of the prefixes, which a linear scan checked 17 times.
+    let candidates: &[&'static [u8]] = match name.get(1) {
+        Some(b't') => &[b".text", b".tdata", b".tbss"],
+        Some(b'r') => &[b".rodata"],
+        Some(b'd') => &[b".data.rel.ro", b".data", b".dtors"],
+        Some(b'b') => &[b".bss"],
+        Some(b'g') => &[b".gcc_except_table"],
+        Some(b'i') => &[b".init_array"],
+        Some(b'f') => &[b".fini_array"],
+        Some(b'p') => &[b".preinit_array"],
+        Some(b'c') => &[b".ctors"],
+        Some(b'l') => &[b".ldata", b".lbss", b".lrodata"],
+        Some(b's') => &[b".sdata"],
+        _ => &[],
+    };
+    if name.first() == Some(&b'.') {
+        for &p in candidates {
+            if crate::parse::in_section_family(name, p) {
+                return p;
+            }
+        }
+    }
+    name
+}
+
+/// Output section order: the GNU ld / lld default for x86-64 with separate code.
+pub fn rank(name: &[u8], sh_type: u32, flags: u64) -> u32 {
+    let alloc = flags & E::SHF_ALLOC as u64 != 0;
+    let write = flags & E::SHF_WRITE as u64 != 0;
+    let exec = flags & E::SHF_EXECINSTR as u64 != 0;
+    if !alloc {
+        return match name {
+            b".symtab" => 2000,
+            b".strtab" => 2001,
+            b".shstrtab" => 2002,
+            b".comment" => 1000,
+            _ => 1100,
+        };
+    }
+    match name {
+        b".interp" => 10,
+        b".note.gnu.build-id" => 19,
+        _ if sh_type == E::SHT_NOTE => 20,
+        b".hash" => 30,
+        b".gnu.hash" => 31,
+        b".dynsym" => 32,
+        b".dynstr" => 33,
+        b".gnu.version" => 34,
+        // Ties keep creation order: .gnu.version_d before .gnu.version_r.
+        b".gnu.version_d" | b".gnu.version_r" => 35,
+        b".rela.dyn" => 36,
+        b".rela.plt" => 37,
+        b".rela.iplt" => 38,
+        b".relr.dyn" => 39,
+        b".init" => 100,
+        b".plt" => 110,
+        b".iplt" => 111,
+        b".text" => 120,
+        b".fini" => 130,
+        _ if exec => 125,
+        b".rodata" => 200,
+        b".eh_frame_hdr" => 220,
+        b".eh_frame" => 230,
+        b".gcc_except_table" => 240,
+        _ if !write => 210,
+        b".tdata" => 300,
+        b".tbss" => 301,
+        b".preinit_array" => 310,
+        b".init_array" => 311,
+        b".fini_array" => 312,
+        b".ctors" => 313,
+        b".dtors" => 314,
+        b".data.rel.ro" => 320,
+        b".dynamic" => 330,
+        b".got" => 340,
+        b".got.plt" => 400,
+        b".data" => 410,
+        b".bss" => 450,
+        _ if sh_type == E::SHT_NOBITS => 460,
+        _ => 420,
+    }
+}
+
+/// Which PT_LOAD a section belongs to: 0 = read-only before code (with the headers), 1 = code, 2 = read-only
+/// after code, 3 = RELRO data, 4 = writable data.
+pub fn segment_class(r: u32) -> u32 {
+    match r {
+        0..100 => 0,
+        100..200 => 1,
+        200..300 => 2,
+        300..400 => 3,
+        _ => 4,
+    }
+}
+
+pub fn init_priority(name: &[u8]) -> Option<u32> {
+    for p in [
+        &b".init_array."[..],
+        b".fini_array.",
+        b".preinit_array.",
+        b".ctors.",
+        b".dtors.",
+    ] {
+        if let Some(rest) = name.strip_prefix(p) {
+            return std::str::from_utf8(rest).ok().and_then(|s| s.parse().ok());
+        }
+    }
+    None
+}

@@ -1,0 +1,287 @@
+//! Layout pass: output section sizes. The linker-made sections' sizes from what the passes before decided,
+//! each output section's size from its parts, the empty linker-made sections dropped and the rest numbered.
+
+use super::dynsym::{DynamicSymbols, gnu_bloom_words, gnu_hash_buckets};
+use super::output_sections::SectionMap;
+use super::place::Placement;
+use super::slots::Slots;
+use super::symtab::SymtabSizes;
+use super::{Cx, EhRecords, MergeGroup, NONE, OutputSection, Part, Synth};
+use crate::arch::Arch;
+use crate::elf::align_up;
+use rayon::prelude::*;
+
+/// The output sections that have a section header.
+pub struct SectionHeaders {
+    /// Per output section: whether it is kept.
+    pub keep: Vec<bool>,
+    pub shstrtab: Vec<u8>,
+    /// The number of section headers, the null one included.
+    pub count: u32,
+}
+
+/// Sets the sizes of the linker-made sections.
+pub fn synthetic_sizes<A: Arch>(
+    cx: &Cx,
+    osecs: &mut Vec<OutputSection>,
+    map: &SectionMap,
+    slots: &Slots,
+    dynamic: &DynamicSymbols,
+    symtab: &SymtabSizes,
+    eh_records: &EhRecords,
+) {
+    let Cx {
+        res,
+        scan,
+        is_dynamic,
+        ..
+    } = *cx;
+    let SectionMap {
+        synth,
+        interp,
+        build_id_size,
+        ..
+    } = map;
+    let build_id_size = *build_id_size;
+    let synth = *synth;
+    let Slots {
+        num_got,
+        num_plt,
+        num_iplt,
+        got_dyn_relocs,
+        copy_relocs,
+        sec_dyn_relocs,
+        irel_total,
+        relr_got,
+        ..
+    } = slots;
+    let (num_got, num_plt, num_iplt) = (*num_got, *num_plt, *num_iplt);
+    let (got_dyn_relocs, copy_relocs, sec_dyn_relocs, irel_total) =
+        (*got_dyn_relocs, *copy_relocs, *sec_dyn_relocs, *irel_total);
+    let DynamicSymbols {
+        dynsyms,
+        dynstr,
+        verneed,
+        dynamic_entries,
+        ..
+    } = dynamic;
+    let dynamic_entries = *dynamic_entries;
+    let SymtabSizes {
+        counts: symtab_counts,
+        extra: symtab_extra,
+        ..
+    } = symtab;
+    // Synthetic section sizes.
+    let dynsym_count = if is_dynamic {
+        dynsyms.len() as u64 + 1
+    } else {
+        0
+    };
+    let set_size = |osecs: &mut Vec<OutputSection>, s: Synth, size: u64| {
+        if let Some(i) = synth.get(s) {
+            osecs[i as usize].size = size;
+        }
+    };
+    let mut sizes: Vec<(Synth, u64)> = vec![
+        (Synth::Interp, interp.as_ref().map_or(0, |v| v.len() as u64)),
+        (
+            Synth::BuildId,
+            if build_id_size > 0 {
+                16 + build_id_size
+            } else {
+                0
+            },
+        ),
+        (Synth::Dynsym, dynsym_count * 24),
+        (Synth::Dynstr, dynstr.len() as u64),
+        // Only with versions to name: ld.so indexes its version table, which it builds only from
+        // DT_VERNEED/DT_VERDEF, with every .gnu.version entry.
+        (
+            Synth::Versym,
+            if is_dynamic && (!verneed.is_empty() || !res.version_defs.is_empty()) {
+                dynsym_count * 2
+            } else {
+                0
+            },
+        ),
+        // Version definitions: the base (the file's own name) and each named node, a Verdef (20 bytes) with
+        // a Verdaux (8 bytes) for its name and one per dependency.
+        (
+            Synth::Verdef,
+            if is_dynamic && !res.version_defs.is_empty() {
+                28 + res
+                    .version_defs
+                    .iter()
+                    .map(|(_, deps)| 28 + 8 * deps.len() as u64)
+                    .sum::<u64>()
+            } else {
+                0
+            },
+        ),
+        (
+            Synth::Verneed,
+            verneed.iter().map(|(_, l)| 16 + 16 * l.len() as u64).sum(),
+        ),
+        (Synth::RelaPlt, num_plt as u64 * 24),
+        (
+            Synth::Plt,
+            if num_plt > 0 {
+                A::PLT0_SIZE + num_plt as u64 * A::PLT_ENTRY_SIZE
+            } else {
+                0
+            },
+        ),
+        (Synth::Iplt, num_iplt as u64 * A::IPLT_ENTRY_SIZE),
+        // Settled with the addresses (see `encode_relr`); a first entry keeps the section.
+        (
+            Synth::RelrDyn,
+            8 * (!relr_got.is_empty() || scan.relr.iter().any(|v| !v.is_empty())) as u64,
+        ),
+        (Synth::Got, num_got as u64 * 8),
+        (Synth::Dynamic, dynamic_entries as u64 * 16),
+        (Synth::Shstrtab, 0),
+    ];
+    let gotplt_needed = num_plt > 0
+        || is_dynamic
+        || scan.needs_got_base
+        || res.names.lookup(b"_GLOBAL_OFFSET_TABLE_").is_some();
+    sizes.push((
+        Synth::GotPlt,
+        if gotplt_needed {
+            24 + num_plt as u64 * 8
+        } else {
+            0
+        },
+    ));
+    if is_dynamic {
+        sizes.push((
+            Synth::RelaDyn,
+            (got_dyn_relocs + copy_relocs + sec_dyn_relocs + irel_total) * 24,
+        ));
+        let nhashed = dynsyms.iter().filter(|d| d.hashed).count();
+        sizes.push((
+            Synth::GnuHash,
+            16 + 8 * gnu_bloom_words(nhashed)
+                + 4 * gnu_hash_buckets(nhashed) as u64
+                + 4 * nhashed as u64,
+        ));
+        sizes.push((Synth::Hash, 8 + 4 * dynsym_count.max(1) * 2));
+    } else {
+        sizes.push((Synth::RelaIplt, irel_total * 24));
+    }
+    if let Some(i) = synth.get(Synth::EhFrameHdr) {
+        let fdes: usize = eh_records
+            .0
+            .par_iter()
+            .map(|file| {
+                file.iter()
+                    .flat_map(|(_, v)| v)
+                    .filter(|r| !r.is_cie && r.out_off != NONE as u64)
+                    .count()
+            })
+            .sum();
+        osecs[i as usize].size = 12 + 8 * fdes as u64;
+    }
+    for (s, size) in sizes {
+        set_size(osecs, s, size);
+    }
+    if let Some(i) = synth.get(Synth::Symtab) {
+        let n: u64 = symtab_counts
+            .iter()
+            .map(|c| (c.0 + c.1) as u64)
+            .sum::<u64>()
+            + symtab_extra.len() as u64
+            + 1;
+        osecs[i as usize].size = n * 24;
+        let strs: u64 = symtab_counts.iter().map(|c| c.2).sum::<u64>()
+            + symtab_extra
+                .iter()
+                .map(|&g| res.name(g).len() as u64 + 1)
+                .sum::<u64>()
+            + 1;
+        osecs[synth[Synth::Strtab] as usize].size = strs;
+    }
+}
+
+/// Sets each output section's size from its parts, and numbers the sections that are kept.
+pub fn section_headers(
+    cx: &Cx,
+    osecs: &mut [OutputSection],
+    map: &SectionMap,
+    place: &Placement,
+    merges: &[MergeGroup],
+    slots: &Slots,
+    dynamic_entries: usize,
+) -> SectionHeaders {
+    let is_dynamic = cx.is_dynamic;
+    let SectionMap { by_name, synth, .. } = map;
+    let cursor = &place.cursor;
+    let Slots {
+        commons_size,
+        copy_size: copy_off,
+        bss_align,
+        ..
+    } = slots;
+    let (commons_size, copy_off, bss_align) = (*commons_size, *copy_off, *bss_align);
+    // Sizes of sections made of parts.
+    for o in osecs.iter_mut() {
+        let mut off = 0u64;
+        let idx = by_name.get(&o.name).copied();
+        for p in &o.parts {
+            let (size, align) = match p {
+                Part::Inputs => {
+                    o.inputs_size = idx.map_or(0, |i| cursor[i as usize]);
+                    (o.inputs_size, 1)
+                }
+                Part::Sorted => (idx.map_or(0, |i| cursor[i as usize]), 1),
+                Part::Merged(m) => (merges[*m as usize].size, merges[*m as usize].align),
+                Part::Commons => (commons_size, bss_align),
+                Part::CopyRel => (copy_off, bss_align),
+                Part::Synthetic => (o.size, o.align),
+            };
+            off = align_up(off, align);
+            o.part_offsets.push(off);
+            off += size;
+        }
+        o.size = off;
+    }
+    if let Some(i) = synth.get(Synth::Dynamic) {
+        // Synthetic-only sections already had their size; keep `.dynamic` as computed.
+        osecs[i as usize].size = dynamic_entries as u64 * 16;
+    }
+
+    // Drop empty synthetic sections (and empty input-only ones stay: GNU ld keeps them only if they have inputs).
+    let keep: Vec<bool> = osecs
+        .iter()
+        .map(|o| {
+            o.size > 0
+                || o.name == b".shstrtab"
+                || o.parts
+                    .iter()
+                    .any(|p| matches!(p, Part::Inputs | Part::Sorted))
+                || (o.name == b".dynamic" && is_dynamic)
+        })
+        .collect();
+
+    // Section header string table.
+    let mut shstrtab = vec![0u8];
+    let mut shndx = 1u32;
+    for (i, o) in osecs.iter_mut().enumerate() {
+        if keep[i] {
+            o.shndx = shndx;
+            shndx += 1;
+        }
+    }
+    for (i, o) in osecs.iter().enumerate() {
+        if keep[i] {
+            shstrtab.extend_from_slice(&o.name);
+            shstrtab.push(0);
+        }
+    }
+    osecs[synth[Synth::Shstrtab] as usize].size = shstrtab.len() as u64;
+    SectionHeaders {
+        keep,
+        shstrtab,
+        count: shndx,
+    }
+}

@@ -1,0 +1,420 @@
+//! Layout pass: the address of every symbol, linker-defined ones included, once the output sections have theirs;
+//! and the address lookups of input sections, merged strings and symbols that the writers use.
+
+use super::eh_frame::eh_block_size;
+use super::{Layout, NO_ADDR, NONE, OutputSection, Part, Synth};
+use crate::args::Config;
+use crate::diag::{Errors, Result};
+use crate::elf::LE;
+use crate::gc::is_c_identifier;
+use crate::resolve::{Def, Resolved};
+use crate::symbols::{SymbolSpace, Target};
+use object::elf as E;
+use rustc_hash::FxHashMap as HashMap;
+
+/// Addresses of every symbol, then the linker-defined ones.
+pub fn assign_addresses(
+    config: &Config,
+    res: &Resolved,
+    space: &SymbolSpace,
+    lay: &mut Layout,
+) -> Result<()> {
+    lay.merge_addr = lay
+        .merges
+        .iter()
+        .enumerate()
+        .map(|(m, g)| {
+            let o = &lay.osecs[g.osec as usize];
+            o.parts
+                .iter()
+                .position(|p| matches!(p, Part::Merged(x) if *x as usize == m))
+                .map_or(NO_ADDR, |part| o.addr + o.part_offsets[part])
+        })
+        .collect();
+    // Per file: its sections' addresses, then its locals' and the globals it defines (`DefinedByFile`), while
+    // its symbols and section table are in cache.
+    let nfiles = res.objects.len();
+    let mut addrs: Vec<u64> = crate::par::per_symbol(space.total, || 0);
+    let mut sec_addr = std::mem::take(&mut lay.sec_addr);
+    {
+        let lay = &*lay;
+        let (globals, locals) = addrs.split_at_mut(res.num_globals());
+        // Written at random, each slot by the one file that defines it.
+        let globals = crate::symbols::as_atomic_u64(globals);
+        let mut chunks: Vec<&mut [u64]> = Vec::with_capacity(nfiles);
+        let mut rest = locals;
+        for (o, &live) in res.objects.iter().zip(&res.object_live) {
+            let (a, b) = rest.split_at_mut(if live { o.first_global } else { 0 });
+            chunks.push(a);
+            rest = b;
+        }
+        let mut pairs: Vec<(&mut Vec<u64>, &mut [u64])> = sec_addr.iter_mut().zip(chunks).collect();
+        res.runs.for_each_mut(&mut pairs, |f, (sec_addr, locals)| {
+            // Offsets in the output sections' input runs become addresses, in place.
+            for (a, &osec) in sec_addr.iter_mut().zip(&lay.place_osec[f]) {
+                *a = if osec == NONE {
+                    NO_ADDR
+                } else {
+                    let o = &lay.osecs[osec as usize];
+                    o.addr + o.part_offsets.first().copied().unwrap_or(0) + *a
+                };
+            }
+            for (i, slot) in locals.iter_mut().enumerate() {
+                *slot = object_sym_addr_in(res, lay, sec_addr, f, i);
+            }
+            for &(g, sym) in space.defined.of(f) {
+                let a = object_sym_addr_in(res, lay, sec_addr, f, sym as usize);
+                globals[g as usize].store(a, std::sync::atomic::Ordering::Relaxed);
+            }
+        });
+    }
+    lay.sec_addr = sec_addr;
+    // Commons.
+    if let Some(bss) = lay
+        .osecs
+        .iter()
+        .find(|o| o.parts.iter().any(|p| matches!(p, Part::Commons)))
+    {
+        let base = bss.addr + bss.part_offset(&Part::Commons);
+        for &(g, off) in &lay.commons {
+            addrs[g as usize] = base + off;
+        }
+    }
+    // Imported symbols: canonical PLT entries and copies give them an address in the output.
+    let copy_base = lay
+        .osecs
+        .iter()
+        .find(|o| o.parts.iter().any(|p| matches!(p, Part::CopyRel)))
+        .map(|o| o.addr + o.part_offset(&Part::CopyRel));
+    let plt = lay.synth_addr(Synth::Plt);
+    for &id in &lay.aux_ids {
+        let x = lay.aux[lay.aux_index[id as usize] as usize];
+        if x.plt != NONE
+            && x.canonical
+            && matches!(target_of(res, space, id), Target::Imported { .. })
+        {
+            addrs[id as usize] = plt + 16 + 16 * x.plt as u64;
+        }
+        // `copied` first: looking up the target of each of a shared object's GOT and PLT users only to find that
+        // none is copied cost clang-so 2 ms on one thread.
+        if x.copied
+            && let (Some(base), Target::Imported { .. }) = (copy_base, target_of(res, space, id))
+        {
+            addrs[id as usize] = base + x.copy_off;
+        }
+    }
+    // Linker-defined symbols.
+    let mut linker = HashMap::default();
+    let first_sec = |pred: &dyn Fn(&OutputSection) -> bool| {
+        lay.osecs
+            .iter()
+            .filter(|o| o.shndx != 0 && pred(o))
+            .map(|o| o.addr)
+            .next()
+    };
+    let base = lay
+        .segments
+        .iter()
+        .find(|s| s.p_type == E::PT_LOAD)
+        .map_or(0, |s| s.vaddr);
+    let end_of = |pred: &dyn Fn(&OutputSection) -> bool| {
+        lay.osecs
+            .iter()
+            .filter(|o| o.shndx != 0 && o.is_alloc() && pred(o) && !(o.is_tls() && o.is_nobits()))
+            .map(|o| o.addr + o.size)
+            .max()
+    };
+    let end = end_of(&|_| true).unwrap_or(base);
+    let etext = end_of(&|o| o.flags & E::SHF_EXECINSTR as u64 != 0).unwrap_or(base);
+    let edata = end_of(&|o| !o.is_nobits()).unwrap_or(base);
+    let bss_start = first_sec(&|o| o.is_nobits() && !o.is_tls()).unwrap_or(edata);
+    let sec_range = |name: &[u8]| {
+        lay.osecs
+            .iter()
+            .find(|o| o.shndx != 0 && o.name == name)
+            .map(|o| (o.addr, o.addr + o.size))
+    };
+    // Only these names can be defined here (`resolve::LINKER_DEFINED`, and `__start_`/`__stop_` for each output
+    // section named like a C identifier), so each is looked up rather than every global walked: clang-tool's
+    // million globals, most of them undefined names of unlinked archive members, took 3.4 ms on one thread.
+    let mut candidates: Vec<u32> = crate::resolve::LINKER_DEFINED
+        .iter()
+        .filter_map(|n| res.names.lookup(n))
+        .collect();
+    for o in lay
+        .osecs
+        .iter()
+        .filter(|o| o.shndx != 0 && is_c_identifier(&o.name))
+    {
+        for prefix in [&b"__start_"[..], b"__stop_"] {
+            candidates.extend(res.names.lookup(&[prefix, &o.name[..]].concat()));
+        }
+    }
+    candidates.sort_unstable();
+    candidates.dedup();
+    for g in candidates {
+        if !matches!(res.defs[g as usize], Def::Undefined | Def::Linker) {
+            continue;
+        }
+        let name = res.name(g);
+        let range_sym = |prefix: &[u8], sec: &[u8], end: bool| -> Option<u64> {
+            if name != prefix {
+                return None;
+            }
+            Some(sec_range(sec).map_or(0, |r| if end { r.1 } else { r.0 }))
+        };
+        let v: Option<u64> = match name {
+            b"_GLOBAL_OFFSET_TABLE_" => Some(lay.synth_addr(Synth::GotPlt)),
+            b"_DYNAMIC" if lay.is_dynamic => Some(lay.synth_addr(Synth::Dynamic)),
+            b"__ehdr_start" | b"__executable_start" => Some(base),
+            b"_TLS_MODULE_BASE_" => Some(lay.tls_start),
+            b"_end" | b"end" => Some(end),
+            b"_etext" | b"etext" | b"__etext" => Some(etext),
+            b"_edata" | b"edata" => Some(edata),
+            b"__bss_start" => Some(bss_start),
+            b"__GNU_EH_FRAME_HDR" if lay.synth_sec(Synth::EhFrameHdr).is_some() => {
+                Some(lay.synth_addr(Synth::EhFrameHdr))
+            }
+            b"__rela_iplt_start" | b"__rela_iplt_end" if !lay.is_dynamic => {
+                let r = lay
+                    .synth_sec(Synth::RelaIplt)
+                    .map_or((0, 0), |o| (o.addr, o.addr + o.size));
+                Some(if name == b"__rela_iplt_start" {
+                    r.0
+                } else {
+                    r.1
+                })
+            }
+            _ => range_sym(b"__init_array_start", b".init_array", false)
+                .or_else(|| range_sym(b"__init_array_end", b".init_array", true))
+                .or_else(|| range_sym(b"__fini_array_start", b".fini_array", false))
+                .or_else(|| range_sym(b"__fini_array_end", b".fini_array", true))
+                .or_else(|| range_sym(b"__preinit_array_start", b".preinit_array", false))
+                .or_else(|| range_sym(b"__preinit_array_end", b".preinit_array", true))
+                .or_else(|| {
+                    let (sec, is_end) = if let Some(s) = name.strip_prefix(b"__start_") {
+                        (s, false)
+                    } else if let Some(s) = name.strip_prefix(b"__stop_") {
+                        (s, true)
+                    } else {
+                        return None;
+                    };
+                    if !is_c_identifier(sec) {
+                        return None;
+                    }
+                    sec_range(sec).map(|r| if is_end { r.1 } else { r.0 })
+                }),
+        };
+        if let Some(v) = v {
+            linker.insert(g, v);
+            addrs[g as usize] = v;
+        }
+    }
+    // --defsym.
+    for (sym, expr) in &config.defsyms {
+        let Some(g) = res.names.lookup(sym.as_bytes()) else {
+            continue;
+        };
+        let v = eval_defsym(expr, |n| {
+            res.names.lookup(n.as_bytes()).map(|id| addrs[id as usize])
+        })
+        .ok_or_else(|| {
+            Errors::one(format!(
+                "--defsym: cannot evaluate expression '{expr}' for {sym}"
+            ))
+        })?;
+        addrs[g as usize] = v;
+        linker.insert(g, v);
+    }
+    let entry_name = config.entry.as_deref().unwrap_or("_start");
+    lay.entry = match res.names.lookup(entry_name.as_bytes()) {
+        Some(g) if !matches!(res.defs[g as usize], Def::Undefined | Def::Shared { .. }) => {
+            addrs[g as usize]
+        }
+        _ => entry_name
+            .strip_prefix("0x")
+            .and_then(|h| u64::from_str_radix(h, 16).ok())
+            .unwrap_or_else(|| first_sec(&|o| o.name == b".text").unwrap_or(0)),
+    };
+    lay.linker_syms = linker;
+    lay.addrs = addrs;
+    Ok(())
+}
+
+/// `NUMBER`, `SYMBOL`, `SYMBOL + NUMBER`, `SYMBOL - NUMBER`.
+fn eval_defsym(expr: &str, lookup: impl Fn(&str) -> Option<u64>) -> Option<u64> {
+    let term = |t: &str| -> Option<u64> {
+        let t = t.trim();
+        if let Some(h) = t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
+            u64::from_str_radix(h, 16).ok()
+        } else if t.chars().next()?.is_ascii_digit() {
+            t.parse().ok()
+        } else {
+            lookup(t)
+        }
+    };
+    if let Some((a, b)) = expr.split_once('+') {
+        return Some(term(a)?.wrapping_add(term(b)?));
+    }
+    if let Some((a, b)) = expr.rsplit_once('-')
+        && !a.trim().is_empty()
+    {
+        return Some(term(a)?.wrapping_sub(term(b)?));
+    }
+    term(expr)
+}
+
+pub fn is_common_def(res: &Resolved, _g: u32, d: &Def) -> bool {
+    match *d {
+        Def::Object { file, sym } => {
+            res.objects[file as usize].sym_shndx(sym as usize) == E::SHN_COMMON as u32
+        }
+        _ => false,
+    }
+}
+
+pub fn target_of(res: &Resolved, space: &SymbolSpace, id: u32) -> Target {
+    if (id as usize) < res.num_globals() {
+        match res.defs[id as usize] {
+            Def::Object { file, sym } => Target::Object { file, sym },
+            Def::Shared { file, sym } => Target::Imported { file, sym },
+            Def::Linker => Target::Linker,
+            Def::Undefined => Target::Undefined { weak: true },
+        }
+    } else {
+        let f = space.local_base.partition_point(|&b| b <= id) - 1;
+        Target::Object {
+            file: f as u32,
+            sym: id - space.local_base[f],
+        }
+    }
+}
+
+/// Address of symbol `i` of object `f` given the layout (0 for undefined and dropped).
+pub fn object_sym_addr(res: &Resolved, lay: &Layout, f: usize, i: usize) -> u64 {
+    object_sym_addr_in(res, lay, &lay.sec_addr[f], f, i)
+}
+
+/// [`object_sym_addr`] with object `f`'s section addresses given (`Layout::sec_addr[f]`).
+fn object_sym_addr_in(res: &Resolved, lay: &Layout, sec_addr: &[u64], f: usize, i: usize) -> u64 {
+    let o = &res.objects[f];
+    let s = &o.syms[i];
+    let shndx = o.sym_shndx(i);
+    let value = s.st_value.get(LE);
+    if shndx == E::SHN_ABS as u32 {
+        return value;
+    }
+    if shndx == 0 || shndx as usize >= o.sections.len() {
+        return 0;
+    }
+    section_offset_addr_in(lay, sec_addr, f, shndx as usize, value).unwrap_or(0)
+}
+
+/// Address of byte `off` of input section `s` of object `f`, following merge and .eh_frame piece maps. Decided from
+/// the layout's per-file tables alone: reading the input section's kind first was a cache miss per call (64-byte
+/// entries at random; most of this function's 3% of clang-so's CPU time, mostly from symbol addresses).
+pub fn section_offset_addr(lay: &Layout, f: usize, s: usize, off: u64) -> Option<u64> {
+    section_offset_addr_in(lay, &lay.sec_addr[f], f, s, off)
+}
+
+/// [`section_offset_addr`] with object `f`'s section addresses given (`Layout::sec_addr[f]`).
+#[inline]
+fn section_offset_addr_in(
+    lay: &Layout,
+    sec_addr: &[u64],
+    f: usize,
+    s: usize,
+    off: u64,
+) -> Option<u64> {
+    let base = *sec_addr.get(s)?;
+    if base == NO_ADDR {
+        return merge_offset_addr(lay, f, s, off, &mut MergeCursor::default());
+    }
+    let Some(recs) = lay.eh_records.find(f, s) else {
+        return Some(base + off);
+    };
+    // Inside a kept record: the same byte of its copy. Anywhere else (a dropped record, the end of the section, an
+    // empty section such as crtbeginT.o's __EH_FRAME_BEGIN__): where the next kept record of this section, or the
+    // end of its block, lands.
+    let k = recs.partition_point(|r| r.in_off + r.size <= off);
+    let out_off = match recs.get(k) {
+        Some(r) if r.out_off != NONE as u64 && r.in_off <= off => r.out_off + (off - r.in_off),
+        _ => recs[k..]
+            .iter()
+            .find(|r| r.out_off != NONE as u64)
+            .map_or_else(|| eh_block_size(recs), |r| r.out_off),
+    };
+    Some(base + out_off)
+}
+
+/// What the last lookup in one merge section found: the section, its slot and merge group, and the piece.
+/// Relocations into `.debug_str` come mostly in increasing order, so the next lookup usually hits that piece or the
+/// one after it, and needs neither the slot search nor the piece search.
+#[derive(Clone, Copy)]
+pub struct MergeCursor {
+    /// The section (`usize::MAX` for none yet).
+    pub s: usize,
+    slot: usize,
+    group: u32,
+    piece: usize,
+}
+
+impl Default for MergeCursor {
+    fn default() -> MergeCursor {
+        MergeCursor {
+            s: usize::MAX,
+            slot: 0,
+            group: 0,
+            piece: usize::MAX,
+        }
+    }
+}
+
+/// Address of byte `off` of merge section `s` of object `f`; `cur` is the cursor of earlier lookups.
+#[inline]
+pub fn merge_offset_addr(
+    lay: &Layout,
+    f: usize,
+    s: usize,
+    off: u64,
+    cur: &mut MergeCursor,
+) -> Option<u64> {
+    if cur.s != s {
+        let (slot, group) = lay.merge_slot(f, s)?;
+        *cur = MergeCursor {
+            s,
+            slot,
+            group,
+            piece: usize::MAX,
+        };
+    }
+    let table = &lay.piece_maps[f][cur.slot];
+    let maps = &table.maps;
+    let covers = |k: usize| {
+        k < maps.len() && maps[k].in_off <= off && maps.get(k + 1).is_none_or(|n| n.in_off > off)
+    };
+    let k = if covers(cur.piece) {
+        cur.piece
+    } else {
+        table.find(off)?
+    };
+    cur.piece = k;
+    Some(lay.merge_addr[cur.group as usize] + maps[k].out_off + (off - maps[k].in_off))
+}
+
+pub fn sym_target_is_live(res: &Resolved, lay: &Layout, t: Target) -> bool {
+    match t {
+        Target::Object { file, sym } => {
+            let o = &res.objects[file as usize];
+            let shndx = o.sym_shndx(sym as usize);
+            shndx == E::SHN_ABS as u32
+                || shndx == E::SHN_COMMON as u32
+                || (shndx != 0
+                    && (shndx as usize) < o.sections.len()
+                    && (lay.sec_addr[file as usize][shndx as usize] != NO_ADDR
+                        || lay.merge_slot(file as usize, shndx as usize).is_some()))
+        }
+        Target::Linker | Target::Imported { .. } => true,
+        Target::Undefined { .. } => false,
+    }
+}
