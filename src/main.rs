@@ -13,6 +13,7 @@ mod intern;
 mod layout;
 mod map;
 mod merge;
+mod output_file;
 mod par;
 mod parse;
 mod reproduce;
@@ -41,7 +42,7 @@ fn main() -> ExitCode {
     }
     let argv: Vec<String> = std::env::args().skip(1).collect();
     if let [flag, path] = &argv[..]
-        && flag == write::UNLINK_HELPER_FLAG
+        && flag == output_file::UNLINK_HELPER_FLAG
     {
         let _ = std::fs::remove_file(path);
         return ExitCode::SUCCESS;
@@ -80,7 +81,7 @@ fn main() -> ExitCode {
         match fork::split() {
             fork::Side::Parent(code) => return code,
             fork::Side::Child(n) => {
-                write::DEFER_UNLINK.store(true, std::sync::atomic::Ordering::Relaxed);
+                output_file::DEFER_UNLINK.store(true, std::sync::atomic::Ordering::Relaxed);
                 Some(n)
             }
             fork::Side::Unforked => None,
@@ -92,7 +93,7 @@ fn main() -> ExitCode {
     let code = run(&config, notifier.is_none());
     if let Some(n) = notifier {
         n.done(code);
-        write::remove_deferred();
+        output_file::remove_deferred();
     }
     ExitCode::from(code)
 }

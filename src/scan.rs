@@ -154,7 +154,7 @@ impl WriteCheck {
 fn may_update_in_place(config: &Config) -> bool {
     config.update_in_place
         && config.mmap_output
-        && std::fs::symlink_metadata(&config.output).is_ok_and(|m| crate::write::reusable(&m))
+        && std::fs::symlink_metadata(&config.output).is_ok_and(|m| crate::output_file::reusable(&m))
 }
 
 /// Per-section outcome of the architecture's scan.

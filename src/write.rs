@@ -3,12 +3,9 @@
 //! Input: the layout. Output: the file. The image is filled in parallel (input sections per file, each into the
 //! bytes the layout reserved for it, relocations applied while copying), then the synthetic sections,
 //! `.eh_frame_hdr` and the symbol table at once (each writer holding its own output sections, `Parts`), then the
-//! headers, then the build id over the finished bytes. The image is built in a temporary file beside the target
-//! (or a heap buffer with `--no-mmap-output-file`) and renamed into place, so a failed link never leaves a partial
-//! output and an existing output (even a running executable) is replaced only by a complete new file. By default
-//! (`--update-in-place`) the image is instead written into the existing output file when nothing else uses it
-//! (`take_old_output`) and the scan and layout proved that writing cannot fail (`scan::WriteCheck`), so the
-//! old output is overwritten only by a link that completes.
+//! headers, then the build id over the finished bytes. Where the image lives and how it takes the output's name
+//! (a new file renamed into place, or the old output written in place when nothing else uses it and writing is
+//! proved not to fail) is `output_file`'s business.
 
 use crate::arch::Arch;
 use crate::args::{BuildId, Config, OutputKind};
@@ -16,13 +13,12 @@ use crate::diag::{Errors, Result};
 use crate::elf::{self, LE, align_up};
 use crate::gc::Liveness;
 use crate::layout::{self, Layout, NONE, Part, Synth};
+use crate::output_file::OutputFile;
 use crate::parse::SectionKind;
 use crate::resolve::{Def, Resolved};
 use crate::symbols::{self, SymRef, SymbolSpace, Target};
 use object::elf as E;
 use rayon::prelude::*;
-use std::io::Write;
-use std::path::Path;
 
 /// A dynamic relocation to be written into `.rela.dyn`.
 #[derive(Clone, Copy)]
@@ -314,25 +310,7 @@ impl std::ops::IndexMut<std::ops::RangeFrom<usize>> for Parts<'_> {
     }
 }
 
-enum OutputBuffer {
-    Mapped {
-        map: memmap2::MmapMut,
-        tmp: std::path::PathBuf,
-        /// A reused old output longer than the new one: cut to the mapping's length once it is unmapped.
-        shrink: Option<std::fs::File>,
-    },
-    Heap(Vec<u8>),
-}
-
-impl OutputBuffer {
-    fn bytes(&mut self) -> &mut [u8] {
-        match self {
-            OutputBuffer::Mapped { map, .. } => &mut map[..],
-            OutputBuffer::Heap(v) => &mut v[..],
-        }
-    }
-}
-
+/// Writes the output: its file opened (`output_file`), the image filled by the writers, then put in place.
 pub fn write<A: Arch>(
     config: &Config,
     res: &Resolved,
@@ -342,112 +320,26 @@ pub fn write<A: Arch>(
 ) -> Result<()> {
     let dynstr = std::mem::take(&mut lay.dynstr);
     let lay: &Layout = lay;
-    let out_path = &config.output;
-    let special = special_output(out_path)?;
-    let size = lay.file_size;
-    let tmp = temp_path(out_path);
     let t = crate::timing::span("open output");
-    // The default is the mapped file: measured on this project's 2-core machine (hyperfine, 8 runs), mmap beats a
-    // heap buffer written with write(2) on ext4 (rg-release 86 vs 108 ms, clang-so 829 vs 948 ms) and on tmpfs
-    // (87 vs 91 ms, 808 vs 909 ms): write(2) copies every byte once more and allocates the page cache serially,
-    // while the mapping is pre-faulted and filled by all threads.
-    // The output could not be stored (a full disk or tmpfs, a file size limit): say so, and leave nothing behind.
-    let no_room = |e: std::io::Error| {
-        let _ = std::fs::remove_file(&tmp);
-        Errors::one(format!(
-            "cannot write output file {}: {e} ({size} bytes needed)",
-            out_path.display()
-        ))
-    };
     let dynstr_range = lay.synth_sec(Synth::Dynstr).map_or(0..0, |sec| {
         sec.offset as usize..(sec.offset + sec.size) as usize
     });
-    // --update-in-place (the default): the old output's file, now under the temporary name, whose blocks and page
-    // cache the new output reuses. Only when the scan and layout proved that writing cannot fail
-    // (`scan::WriteCheck`): from the first byte written on, the old contents are gone.
-    let reused = if !special && config.mmap_output && config.update_in_place && lay.writes_proven {
-        take_old_output(out_path, &tmp, size)
-    } else {
-        None
-    };
-    let reusing = reused.is_some();
-    let mut buf = if let Some(old) = reused {
-        let map = reuse_output(&old, size).map_err(|e| {
-            old.give_back(out_path, &tmp);
-            Errors::one(format!(
-                "cannot map output file {}: {e}",
-                out_path.display()
-            ))
-        })?;
-        OutputBuffer::Mapped {
-            map,
-            tmp: tmp.clone(),
-            shrink: (old.len > size).then_some(old.file),
-        }
-    } else if config.mmap_output && !special {
-        let file = std::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .open(&tmp)
-            .map_err(|e| Errors::one(format!("cannot open output file {}: {e}", tmp.display())))?;
-        file.set_len(size).map_err(no_room)?;
-        // Blocks allocated up front: ext4 then does not reserve delayed-allocation blocks page by page under the
-        // inode's i_data_sem while the output is pre-faulted, which the threads contended on (perf: a fifth of the
-        // pre-fault's samples spinning on that lock). Paired runs (9 rounds): clang-so 521 -> 517 ms,
-        // c-gc 23 -> 20, rg-release 72 -> 72, rg-debug 112 -> 114. A full disk or a file size limit is then a
-        // clear error instead of a SIGBUS while writing the mapping. Otherwise best effort: a file system without
-        // fallocate allocates as the pages are written.
-        //
-        // Not on tmpfs, where fallocate allocates and zeroes every page on one thread (clang-so's 220 MB: 51 ms):
-        // there the pre-fault allocates them on all threads, and reports a full file system as an error
-        // (MADV_POPULATE_WRITE fails where a write would raise SIGBUS). The threads contend (62 ms wall, 121 ms
-        // CPU), yet open plus pre-fault on tmpfs, medians of 5-9 runs: clang-so 78 -> 65 ms, rg-release
-        // 9.8 -> 8.4 ms. A kernel without that advice (before Linux 5.14) gets the fallocate.
-        if !(is_tmpfs(&file) && populate_supported()) {
-            use std::os::fd::AsRawFd;
-            // SAFETY: fallocate only allocates blocks of a file this process just created.
-            if unsafe { libc::fallocate(file.as_raw_fd(), 0, 0, size as libc::off_t) } != 0 {
-                let e = std::io::Error::last_os_error();
-                if matches!(e.raw_os_error(), Some(libc::ENOSPC | libc::EFBIG)) {
-                    drop(file);
-                    return Err(no_room(e));
-                }
-            }
-        }
-        // SAFETY: the file is ours (just created under a unique name) and sized before mapping.
-        let map = unsafe { memmap2::MmapMut::map_mut(&file) }.map_err(|e| {
-            let _ = std::fs::remove_file(&tmp);
-            Errors::one(format!("cannot map output file {}: {e}", tmp.display()))
-        })?;
-        advise_huge_pages(&map);
-        // .dynstr first (its pages faulted in, then copied), so its heap copy is freed before the peak.
-        prefault(&map, dynstr_range.clone()).map_err(no_room)?;
-        OutputBuffer::Mapped {
-            map,
-            tmp: tmp.clone(),
-            shrink: None,
-        }
-    } else {
-        OutputBuffer::Heap(vec![0u8; size as usize])
-    };
-    put_dynstr(lay, buf.bytes(), dynstr);
+    // .dynstr's pages first (faulted in, then copied), so its heap copy is freed before the peak.
+    let mut out = OutputFile::open(config, lay.file_size, lay.writes_proven, dynstr_range.clone())?;
+    put_dynstr(lay, out.bytes(), dynstr);
     drop(t);
     // The heap freed so far goes back to the kernel (`release_free_heap`) while the threads fault in a new output's
-    // pages or zero the old one's where no writer below covers it (`zero_ranges`): each byte the writers skip
-    // (padding, reserved slots, headers' slack) must read as zero, as in a new file.
+    // pages or zero the old one's where no writer below covers it (`zero_ranges`).
     //
     // With more than one thread the heap is released by a thread of its own, beside these and the writers after
-    // them, and waited for once they are done. glibc trims one arena after another and each worker has one, so
-    // the release grows with the thread count (clang-so: 0.75 ms at one thread, 1.8 at two, 2.5-3.9 at sixteen on
-    // two CPUs), which as one side of a join with the zeroing (0.3-0.5 ms) was serial time.
+    // them, and waited for once they are done: glibc trims one arena after another and each worker has one, so
+    // the release grows with the thread count, and as one side of a join with the zeroing it was serial time.
     let trim = if rayon::current_num_threads() > 1 {
         std::thread::Builder::new().spawn(release_free_heap).ok()
     } else {
         None
     };
-    let _t = crate::timing::span(if reusing {
+    let _t = crate::timing::span(if out.is_reused() {
         "zero reused output, release freed heap"
     } else {
         "prefault output, release freed heap"
@@ -455,122 +347,19 @@ pub fn write<A: Arch>(
     if trim.is_none() {
         release_free_heap();
     }
-    match &mut buf {
-        OutputBuffer::Mapped { map, .. } if reusing => {
-            clear(map, &zero_ranges(lay, dynstr_range.clone()));
-        }
-        OutputBuffer::Mapped { map, .. } => prefault(map, 0..map.len()).map_err(no_room)?,
-        OutputBuffer::Heap(_) => {}
-    }
+    out.prepare(|| zero_ranges(lay, dynstr_range.clone()))?;
     drop(_t);
-    let mapped = matches!(buf, OutputBuffer::Mapped { .. });
-    let result = fill::<A>(config, res, space, live, lay, buf.bytes(), mapped);
+    let mapped = out.is_mapped();
+    let result = fill::<A>(config, res, space, live, lay, out.bytes(), mapped);
     if let Some(trim) = trim {
         let _ = trim.join();
     }
     if let Err(e) = result {
-        // A reused old output is lost here; `lay.writes_proven` says this cannot happen to it.
-        if let OutputBuffer::Mapped { tmp, .. } = &buf {
-            let _ = std::fs::remove_file(tmp);
-        }
+        out.discard();
         return Err(e);
     }
     let _t = crate::timing::span("close output");
-    let finish = || -> std::io::Result<()> {
-        match buf {
-            OutputBuffer::Mapped { map, tmp, shrink } => {
-                // Unmapped before the caller hears the link is done, never left to the (forked) process's exit:
-                // while a writable mapping exists the kernel refuses to execute the file (ETXTBSY).
-                drop(map);
-                if let Some(file) = shrink {
-                    file.set_len(size)?;
-                }
-                set_mode(&tmp, config)?;
-            }
-            OutputBuffer::Heap(v) if special => {
-                // Written into as it is: no temporary file, no rename, its mode left alone.
-                let mut f = std::fs::OpenOptions::new()
-                    .write(true)
-                    .truncate(true)
-                    .open(out_path)?;
-                return f.write_all(&v);
-            }
-            OutputBuffer::Heap(v) => {
-                let mut f = std::fs::File::create(&tmp)?;
-                f.write_all(&v)?;
-                drop(f);
-                set_mode(&tmp, config)?;
-            }
-        }
-        let old = move_old_output(out_path);
-        let r = std::fs::rename(&tmp, out_path);
-        if let Some((old, size)) = old {
-            if r.is_err() {
-                let _ = std::fs::rename(&old, out_path);
-            } else if size >= BACKGROUND_UNLINK_MIN {
-                unlink_in_background(&old);
-            } else {
-                let _ = std::fs::remove_file(&old);
-            }
-        }
-        r
-    };
-    finish().map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        Errors::one(format!(
-            "cannot write output file {}: {e}",
-            out_path.display()
-        ))
-    })
-}
-
-/// Whether the output names an existing file that is not a regular one, through any symlinks: a character device
-/// such as `/dev/null`, a FIFO, a socket. Such a file is written into from a heap buffer, as GNU ld and lld do:
-/// a new file renamed over it would replace the node itself (run as root, the machine's `/dev/null`), and its
-/// temporary file would be made beside the node (in `/dev`). A directory is an error.
-fn special_output(out: &Path) -> Result<bool> {
-    match std::fs::metadata(out) {
-        Ok(m) if m.is_dir() => Err(Errors::one(format!(
-            "cannot open output file {}: Is a directory",
-            out.display()
-        ))),
-        Ok(m) => Ok(!m.is_file()),
-        Err(_) => Ok(false),
-    }
-}
-
-/// Huge pages for the output: with MADV_HUGEPAGE, ext4 (Linux 6.18 here) fills the page cache with 2 MiB folios
-/// and maps each with one page-table entry (FilePmdMapped in smaps), so pre-faulting and unmapping handle 512
-/// times fewer entries. A C test on a fallocated 27 MiB file: populate 11.5-14 -> 3.6-4.9 ms, munmap 1.8 ->
-/// 0.5-0.9 ms. rivet, medians of 11 --print-timing runs: rg-release writing 29.9 -> 25.6 ms (pre-fault 6.6 -> 4.9,
-/// open 2.6 -> 0.6, close 2.8 -> 1.0), c-gc 9.2 -> 5.8 ms; same bytes, same peak RSS. Advice only: a file system
-/// or kernel without large folios ignores it. One cost on this VM: memory left free for a few seconds goes back
-/// to the host (free page reporting, in 2 MiB blocks) and is slow to touch again, and huge folios are made of
-/// exactly those blocks. After 5-6 s idle, clang-so's pre-fault takes 184-218 ms against 138-169 ms with small
-/// folios (rg-release +5 ms); back to back, as in a build and in run.sh, huge folios win (c-gc -3.5 ms,
-/// rg-release -4 ms, clang-so even).
-fn advise_huge_pages(map: &memmap2::MmapMut) {
-    let _ = map.advise(memmap2::Advice::HugePage);
-}
-
-/// Maps a reused old output for the new one, `size` bytes: grown first if shorter (the old bytes stay), mapped
-/// and pre-faulted; the caller zeroes it. Nothing of the old contents is lost until this returns, so on an error
-/// `OldOutput::give_back` restores the old output. A longer old file is cut after writing.
-fn reuse_output(old: &OldOutput, size: u64) -> std::io::Result<memmap2::MmapMut> {
-    if size > old.len {
-        old.file.set_len(size)?;
-    }
-    // SAFETY: the file is the old output, renamed to this process's temporary name and checked to be used by no
-    // other process (`take_old_output`); it is at least `size` bytes long.
-    let map = unsafe {
-        memmap2::MmapOptions::new()
-            .len(size as usize)
-            .map_mut(&old.file)?
-    };
-    advise_huge_pages(&map);
-    let _t = crate::timing::span("prefault output");
-    prefault(&map, 0..map.len())?;
-    Ok(map)
+    out.commit()
 }
 
 /// Copies `.dynstr` into the output first and frees it: a big shared library's is large (clang-so: 6.6 MB of
@@ -597,105 +386,6 @@ fn release_free_heap() {
     unsafe {
         libc::malloc_trim(0);
     }
-}
-
-/// Replacing an existing output has two hidden costs. ext4 (`auto_da_alloc`) starts writeback of the new file
-/// when a rename replaces an existing one (15 ms for 27 MB), and dropping the old file's last link frees its pages
-/// synchronously (about 20 ms for 30 MB). So the old output is first renamed aside (the new one follows
-/// immediately, so the name is missing only between two renames) and then removed: by a detached helper process
-/// (`rivet --rivet-internal-unlink`) when it is large, after this process has exited.
-const BACKGROUND_UNLINK_MIN: u64 = 4 << 20;
-
-/// Renames an existing regular output aside; returns its new name and size.
-fn move_old_output(out: &Path) -> Option<(std::path::PathBuf, u64)> {
-    let meta = std::fs::symlink_metadata(out).ok()?;
-    if !meta.is_file() {
-        return None;
-    }
-    let name = out.file_name()?.to_string_lossy().into_owned();
-    let old = out.with_file_name(format!(".{name}.rivet-old-{}", std::process::id()));
-    std::fs::rename(out, &old).ok()?;
-    Some((old, meta.len()))
-}
-
-/// Set in a `--fork` child: an old output is removed after the parent has been told the link is done (the
-/// child's own exit is off the caller's path already), instead of by a helper process whose start costs the link
-/// 1-2 ms.
-pub static DEFER_UNLINK: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
-static DEFERRED: std::sync::Mutex<Option<std::path::PathBuf>> = std::sync::Mutex::new(None);
-
-/// Removes the old output whose removal was deferred, if any.
-pub fn remove_deferred() {
-    let path = DEFERRED.lock().unwrap_or_else(|e| e.into_inner()).take();
-    if let Some(path) = path {
-        let _ = std::fs::remove_file(path);
-    }
-}
-
-fn unlink_in_background(old: &Path) {
-    use std::process::{Command, Stdio};
-    if DEFER_UNLINK.load(std::sync::atomic::Ordering::Relaxed) {
-        *DEFERRED.lock().unwrap_or_else(|e| e.into_inner()) = Some(old.to_path_buf());
-        return;
-    }
-    let spawned = std::env::current_exe().and_then(|exe| {
-        Command::new(exe)
-            .arg(UNLINK_HELPER_FLAG)
-            .arg(old)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-    });
-    if spawned.is_err() {
-        let _ = std::fs::remove_file(old);
-    }
-}
-
-/// Faults the fresh output mapping in, in parallel chunks (`MADV_POPULATE_WRITE`), instead of one trap per page
-/// while sections are copied. A kernel without the advice (before Linux 5.14) is no error: the pages fault in as
-/// they are written. A page that cannot be allocated, where a write would raise SIGBUS, is: no space left.
-fn prefault(map: &memmap2::MmapMut, range: std::ops::Range<usize>) -> std::io::Result<()> {
-    // One huge folio per chunk (the mapping is MADV_HUGEPAGE): 512 KiB chunks made the threads queue on each
-    // other's folio locks (rg-release pre-fault 9.0 ms against 4.9 with 2 MiB chunks).
-    const CHUNK: usize = 1 << 21;
-    let (start, end) = (range.start.min(map.len()), range.end.min(map.len()));
-    (0..(end - start).div_ceil(CHUNK))
-        .into_par_iter()
-        .try_for_each(|k| {
-            let off = start + k * CHUNK;
-            match map.advise_range(memmap2::Advice::PopulateWrite, off, CHUNK.min(end - off)) {
-                Err(e) if e.raw_os_error() == Some(libc::EFAULT) => {
-                    Err(std::io::Error::from_raw_os_error(libc::ENOSPC))
-                }
-                Err(e) if e.raw_os_error() != Some(libc::EINVAL) => Err(e),
-                _ => Ok(()),
-            }
-        })
-}
-
-/// Zeroes ranges of a pre-faulted mapping (ascending, disjoint), in parallel chunks.
-fn clear(map: &mut memmap2::MmapMut, ranges: &[std::ops::Range<usize>]) {
-    const CHUNK: usize = 1 << 21;
-    let len = map.len();
-    let chunks: Vec<std::ops::Range<usize>> = ranges
-        .iter()
-        .flat_map(|r| {
-            (r.start.min(len)..r.end.min(len))
-                .step_by(CHUNK)
-                .map(move |a| a..(a + CHUNK).min(r.end.min(len)))
-        })
-        .collect();
-    let img = Image {
-        ptr: map.as_mut_ptr(),
-        len,
-    };
-    chunks.par_iter().for_each(|c| {
-        // SAFETY: the chunks are disjoint and inside the mapping, and nothing else writes it meanwhile.
-        if let Some(b) = unsafe { img.slice(c.start as u64, (c.end - c.start) as u64) } {
-            b.fill(0);
-        }
-    });
 }
 
 /// The bytes of a reused output that must be zeroed before writing: all but `.dynstr` (copied in already) and
@@ -739,187 +429,6 @@ fn zero_ranges(lay: &Layout, dynstr: std::ops::Range<usize>) -> Vec<std::ops::Ra
         zero.push(from..lay.file_size as usize);
     }
     zero
-}
-
-/// An old output taken for reuse (`take_old_output`): its file, under the temporary name, and its length.
-struct OldOutput {
-    file: std::fs::File,
-    len: u64,
-}
-
-impl OldOutput {
-    /// Puts the old output back as it was, under its name.
-    fn give_back(&self, out: &Path, tmp: &Path) {
-        let _ = self.file.set_len(self.len);
-        let _ = std::fs::rename(tmp, out);
-    }
-}
-
-/// `--update-in-place`: the existing output renamed to `tmp` and opened for writing, with blocks for `size` bytes,
-/// when it is a regular file with one name that no other process has open or mapped; otherwise `None`, with the
-/// file back under its name, untouched.
-///
-/// Writing into the old file instead of a new one saves allocating and zeroing the new file's page cache and
-/// blocks (and freeing the old file's): mold does it by default. The danger is a process that still uses the old
-/// file (a running program, a loaded shared library), which would see its code change under it; mold relies on
-/// ETXTBSY, which only protects running executables. Here the kernel answers for every user: a write lease
-/// (`F_SETLEASE`) is granted only when no other open file description of the file exists, and a mapping (a loaded
-/// shared library) keeps its description open; a running executable refuses the write open with ETXTBSY. The file
-/// is renamed first, so nothing can open it by its name between the check and the writing. A file with other
-/// hard links is left alone: they would see the change. So is a file mostly out of the page cache
-/// (`mostly_cached`).
-///
-/// The blocks are reserved without changing the file's length (`FALLOC_FL_KEEP_SIZE`), so a full disk or file
-/// system without fallocate leaves the old output whole and the link goes on with a new file (which reports a
-/// full disk as an error). So does an output over the file size limit (`RLIMIT_FSIZE`), which stores into a
-/// mapping of existing blocks would not notice.
-fn take_old_output(out: &Path, tmp: &Path, size: u64) -> Option<OldOutput> {
-    use std::os::fd::AsRawFd;
-    let meta = std::fs::symlink_metadata(out).ok()?;
-    if !reusable(&meta) || size > file_size_limit() {
-        return None;
-    }
-    std::fs::rename(out, tmp).ok()?;
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .open(tmp)
-        .ok()
-        .filter(|f| mostly_cached(f, meta.len().min(size)))
-        .filter(|f| {
-            let fd = f.as_raw_fd();
-            // SAFETY: fcntl and fallocate on a descriptor this function owns; the lease is dropped right after it
-            // is granted, and the blocks are reserved past the end without changing the length.
-            unsafe {
-                libc::fcntl(fd, libc::F_SETLEASE, libc::F_WRLCK) == 0
-                    && libc::fcntl(fd, libc::F_SETLEASE, libc::F_UNLCK) == 0
-                    && libc::fallocate(fd, libc::FALLOC_FL_KEEP_SIZE, 0, size as libc::off_t) == 0
-            }
-        });
-    match file {
-        Some(file) => Some(OldOutput {
-            len: meta.len(),
-            file,
-        }),
-        None => {
-            let _ = std::fs::rename(tmp, out);
-            None
-        }
-    }
-}
-
-/// Whether at least 7/8 of the first `len` bytes of `file` are in the page cache (`cachestat`, Linux 6.5; taken
-/// as yes where the kernel cannot tell). Reusing an old output that is not cached reads it back from the disk
-/// (the pre-fault must bring each page in before it can be written), only to overwrite it: on this project's VM,
-/// an evicted clang-so output (220 MB) took 121-157 ms to pre-fault instead of 5 ms, and once 2.6 s, where a new
-/// file's took 21-144 ms. Page cache is evicted under memory pressure, after a reboot, or, on machines with
-/// proactive reclaim (DAMON), after about a minute unused.
-fn mostly_cached(file: &std::fs::File, len: u64) -> bool {
-    use std::os::fd::AsRawFd;
-    #[repr(C)]
-    struct Range {
-        off: u64,
-        len: u64,
-    }
-    #[repr(C)]
-    #[derive(Default)]
-    struct CacheStat {
-        nr_cache: u64,
-        nr_dirty: u64,
-        nr_writeback: u64,
-        nr_evicted: u64,
-        nr_recently_evicted: u64,
-    }
-    /// The same number on every architecture (the unified system call table).
-    const SYS_CACHESTAT: libc::c_long = 451;
-    if len == 0 {
-        return true;
-    }
-    let range = Range { off: 0, len };
-    let mut st = CacheStat::default();
-    // SAFETY: cachestat reads `range` and writes `st`, both live for the call, on a descriptor this process owns.
-    let r = unsafe {
-        libc::syscall(
-            SYS_CACHESTAT,
-            file.as_raw_fd(),
-            &range as *const Range,
-            &mut st as *mut CacheStat,
-            0,
-        )
-    };
-    if r != 0 {
-        return true;
-    }
-    // SAFETY: sysconf has no preconditions.
-    let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) }.max(1) as u64;
-    st.nr_cache * 8 >= len.div_ceil(page) * 7
-}
-
-/// Whether a file `--update-in-place` may write into, by its metadata: a regular file with one name (other hard
-/// links would see the change). `take_old_output` checks the rest when it takes the file.
-pub fn reusable(meta: &std::fs::Metadata) -> bool {
-    use std::os::unix::fs::MetadataExt;
-    meta.is_file() && meta.nlink() == 1
-}
-
-/// The largest file this process may write (`RLIMIT_FSIZE`), in bytes.
-fn file_size_limit() -> u64 {
-    let mut lim = libc::rlimit {
-        rlim_cur: libc::RLIM_INFINITY,
-        rlim_max: libc::RLIM_INFINITY,
-    };
-    // SAFETY: getrlimit fills the struct it is given.
-    if unsafe { libc::getrlimit(libc::RLIMIT_FSIZE, &mut lim) } != 0
-        || lim.rlim_cur == libc::RLIM_INFINITY
-    {
-        return u64::MAX;
-    }
-    lim.rlim_cur
-}
-
-/// Whether the kernel knows `MADV_POPULATE_WRITE`: madvise(2) checks the advice before it looks at the range, and
-/// an empty range at (page-aligned) address 0 is otherwise a no-op.
-fn populate_supported() -> bool {
-    // SAFETY: an empty range; no memory is touched.
-    unsafe { libc::madvise(std::ptr::null_mut(), 0, libc::MADV_POPULATE_WRITE) == 0 }
-}
-
-fn is_tmpfs(file: &std::fs::File) -> bool {
-    use std::os::fd::AsRawFd;
-    // SAFETY: fstatfs fills the zeroed struct it is given.
-    unsafe {
-        let mut st: libc::statfs = std::mem::zeroed();
-        libc::fstatfs(file.as_raw_fd(), &mut st) == 0 && st.f_type == libc::TMPFS_MAGIC
-    }
-}
-
-/// The hidden first argument that makes rivet only remove the file named by the second.
-pub const UNLINK_HELPER_FLAG: &str = "--rivet-internal-unlink";
-
-fn temp_path(out: &Path) -> std::path::PathBuf {
-    let name = out
-        .file_name()
-        .map_or_else(|| "a.out".into(), |n| n.to_string_lossy().into_owned());
-    out.with_file_name(format!(".{name}.rivet-tmp-{}", std::process::id()))
-}
-
-fn set_mode(path: &Path, _config: &Config) -> std::io::Result<()> {
-    use std::os::unix::fs::PermissionsExt;
-    let mode = 0o777 & !umask();
-    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))
-}
-
-fn umask() -> u32 {
-    // There is no way to read the umask without setting it; set and restore it once.
-    unsafe extern "C" {
-        fn umask(mask: u32) -> u32;
-    }
-    // SAFETY: umask is async-signal-safe and only affects this process.
-    unsafe {
-        let m = umask(0o022);
-        umask(m);
-        m
-    }
 }
 
 fn put_rela(out: &mut [u8], r: &DynRel) {
