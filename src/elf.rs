@@ -225,6 +225,17 @@ pub fn align_up(v: u64, align: u64) -> u64 {
     }
 }
 
+/// A program header of the output, in native form.
+pub struct Segment {
+    pub p_type: u32,
+    pub flags: u32,
+    pub offset: u64,
+    pub vaddr: u64,
+    pub filesz: u64,
+    pub memsz: u64,
+    pub align: u64,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -7,7 +7,8 @@
 //! parallel BFS whose visited flags are set with one atomic swap each.
 
 use crate::args::{Config, OutputKind};
-use crate::parse::{GcRoot, ObjectFile, SectionKind};
+use crate::names::GcRoot;
+use crate::parse::{ObjectFile, SectionKind};
 use crate::resolve::{Def, Resolved};
 use object::elf as E;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
@@ -42,55 +43,6 @@ fn is_debug_section(name: &[u8]) -> bool {
     name.starts_with(b".debug")
         || name.starts_with(b".zdebug")
         || name.starts_with(b".gnu.debuglto")
-}
-
-pub fn is_c_identifier(name: &[u8]) -> bool {
-    !name.is_empty()
-        && name.iter().all(|&c| c.is_ascii_alphanumeric() || c == b'_')
-        && !name[0].is_ascii_digit()
-}
-
-/// A section's root class from its header and name, found when the sections are read, while both are in cache.
-/// Checking here read every section's header and name again, two cache misses per section: interleaved medians
-/// of 15 runs, the roots step on rg-debug 4.3 -> 1.5 ms, on rg-release 2.6 -> 0.9 ms; parsing is no slower
-/// (clang-so, which has no `--gc-sections`, at `--threads=1`: parse 32.8 -> 31.5 ms, archive members 93 -> 90).
-pub fn root_by_header(name: &[u8], sh: &crate::elf::Shdr) -> GcRoot {
-    let flags = sh.sh_flags.get(crate::elf::LE);
-    if flags & E::SHF_ALLOC as u64 == 0 || flags & E::SHF_GNU_RETAIN as u64 != 0 {
-        return GcRoot::Yes; // non-alloc (debug info, .comment) and SHF_GNU_RETAIN
-    }
-    if matches!(
-        sh.sh_type.get(crate::elf::LE),
-        E::SHT_INIT_ARRAY | E::SHT_FINI_ARRAY | E::SHT_PREINIT_ARRAY | E::SHT_NOTE
-    ) {
-        return GcRoot::Yes;
-    }
-    // Each family's second letter is one of these; most sections (`.text.*`, `.rodata.*`) are out at once.
-    if !matches!(name.get(1), Some(b'i' | b'f' | b'p' | b'c' | b'd' | b'j')) {
-        return if is_c_identifier(name) {
-            GcRoot::IfBracketed
-        } else {
-            GcRoot::No
-        };
-    }
-    for keep in [
-        &b".init_array"[..],
-        b".fini_array",
-        b".preinit_array",
-        b".ctors",
-        b".dtors",
-        b".init",
-        b".fini",
-        b".jcr",
-    ] {
-        if crate::parse::in_section_family(name, keep) {
-            return GcRoot::Yes;
-        }
-    }
-    if is_c_identifier(name) {
-        return GcRoot::IfBracketed;
-    }
-    GcRoot::No
 }
 
 fn is_root_section(res: &Resolved, o: &ObjectFile, s: usize) -> bool {

@@ -12,7 +12,7 @@
 use crate::args::{Config, InputArg, InputFlags};
 use crate::diag::{Errors, Result};
 use crate::elf::Data;
-use crate::parse::Name;
+use crate::names::Name;
 use crate::script;
 use rayon::prelude::*;
 use std::fs::File;

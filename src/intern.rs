@@ -5,7 +5,7 @@
 //! `0..unique.len()`, with `unique[id]` the first occurrence. Names are split into shards by hash; each shard is
 //! filled by one task walking the lists in order, so ids depend only on the input, never on thread timing.
 
-use crate::parse::Name;
+use crate::names::Name;
 use rayon::prelude::*;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hash, Hasher};

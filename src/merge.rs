@@ -22,12 +22,77 @@
 
 use crate::diag::{Errors, Result};
 use crate::elf::align_up;
+use crate::index::NONE;
 use crate::intern::{SHARDS, fill_shard, shard_of};
-use crate::layout::{MergeGroup, MergeShard, NONE, PieceMap, PieceTable};
-use crate::parse::{Name, ObjectFile, hash_name};
+use crate::names::{Name, hash_name};
+use crate::parse::ObjectFile;
 use crate::resolve::Resolved;
 use object::elf as E;
 use rayon::prelude::*;
+
+/// A deduplicated `SHF_MERGE` group: all input pieces with the same output section, entry size and alignment.
+pub struct MergeGroup {
+    pub osec: u32,
+    pub align: u64,
+    pub entsize: u64,
+    /// The distinct pieces, by hash shard (`intern::SHARDS` of them, one after the other in the output).
+    pub shards: Vec<MergeShard>,
+    pub size: u64,
+}
+
+/// One hash shard of a merge group: where it starts in the group, and its distinct pieces with their offsets from
+/// that start, in first-occurrence order.
+pub struct MergeShard {
+    pub start: u64,
+    pub pieces: Vec<Name>,
+    pub offsets: Vec<u32>,
+}
+
+/// One piece of an input merge section: its offset in the input and in the merge group.
+#[derive(Clone, Copy)]
+pub struct PieceMap {
+    pub in_off: u64,
+    pub out_off: u64,
+}
+
+/// The pieces of one input merge section, with a block index for lookups by input offset: `blocks[b]` is the
+/// last piece starting at or before byte `b * PIECE_BLOCK`, so a lookup scans a piece or two instead of a binary
+/// search (debug info makes millions of them, in no useful order).
+#[derive(Clone, Default)]
+pub struct PieceTable {
+    pub maps: Vec<PieceMap>,
+    pub blocks: Vec<u32>,
+}
+
+pub const PIECE_BLOCK: u64 = 64;
+
+impl PieceTable {
+    pub fn new(maps: Vec<PieceMap>, size: u64) -> PieceTable {
+        let nblocks = size.div_ceil(PIECE_BLOCK) as usize;
+        let mut blocks = Vec::with_capacity(nblocks);
+        let mut k = 0usize;
+        for b in 0..nblocks as u64 {
+            while k + 1 < maps.len() && maps[k + 1].in_off <= b * PIECE_BLOCK {
+                k += 1;
+            }
+            blocks.push(k as u32);
+        }
+        PieceTable { maps, blocks }
+    }
+
+    /// The index of the piece holding input offset `off`.
+    #[inline]
+    pub fn find(&self, off: u64) -> Option<usize> {
+        let mut k = *self.blocks.get((off / PIECE_BLOCK) as usize)? as usize;
+        if self.maps.get(k)?.in_off > off {
+            return None;
+        }
+        while k + 1 < self.maps.len() && self.maps[k + 1].in_off <= off {
+            k += 1;
+        }
+        Some(k)
+    }
+}
 
 /// The groups, each file's merge sections as (section, group) by slot, and each slot's piece table.
 pub type MergeResult = (Vec<MergeGroup>, Vec<Vec<(u32, u32)>>, Vec<Vec<PieceTable>>);

@@ -29,7 +29,12 @@ impl OutputFile {
     /// Opens the output of `config` for an image of `size` bytes. `may_reuse`: writing is proved not to fail
     /// (`scan::WriteCheck`), so the old output may be written into (`take_old_output`): from the first byte
     /// written on, its old contents are gone. `first`: a range the caller fills right away, pre-faulted first.
-    pub fn open(config: &Config, size: u64, may_reuse: bool, first: Range<usize>) -> Result<OutputFile> {
+    pub fn open(
+        config: &Config,
+        size: u64,
+        may_reuse: bool,
+        first: Range<usize>,
+    ) -> Result<OutputFile> {
         let out_path = &config.output;
         let special = special_output(out_path)?;
         let tmp = temp_path(out_path);
@@ -49,7 +54,10 @@ impl OutputFile {
         file.buf = if let Some(old) = reused {
             let map = reuse_output(&old, size).map_err(|e| {
                 old.give_back(out_path, &file.tmp);
-                Errors::one(format!("cannot map output file {}: {e}", out_path.display()))
+                Errors::one(format!(
+                    "cannot map output file {}: {e}",
+                    out_path.display()
+                ))
             })?;
             OutputBuffer::Mapped {
                 map,

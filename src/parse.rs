@@ -8,39 +8,9 @@
 use crate::diag::{Errors, Result};
 use crate::elf::{self, Data, Dyn, LE, Rela, Shdr, Sym};
 use crate::input::{IndexedMember, Inputs, ObjectInput, SharedInput};
+use crate::names::{GcRoot, Name, is_c_identifier, root_by_header};
 use object::elf as E;
 use rayon::prelude::*;
-
-/// A name with its hash, computed once at parse time.
-#[derive(Clone, Copy)]
-pub struct Name {
-    pub hash: u64,
-    pub bytes: Data,
-}
-
-/// Whether section `name` is `base` or one of its `base.*` variants (`.text.foo`, `.init_array.00100`).
-pub fn in_section_family(name: &[u8], base: &[u8]) -> bool {
-    name.strip_prefix(base)
-        .is_some_and(|rest| rest.is_empty() || rest[0] == b'.')
-}
-
-pub fn hash_name(bytes: &[u8]) -> u64 {
-    use std::hash::Hasher;
-    let mut h = rustc_hash::FxHasher::default();
-    h.write(bytes);
-    // FxHasher's low bits are weak for short strings; fold the high half in since shards use the low bits.
-    let v = h.finish();
-    v ^ (v >> 29) ^ (v >> 47)
-}
-
-impl Name {
-    pub fn new(bytes: Data) -> Name {
-        Name {
-            hash: hash_name(bytes),
-            bytes,
-        }
-    }
-}
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SectionKind {
@@ -71,17 +41,6 @@ pub struct InputSection {
 }
 
 const NAME_LONG: u16 = (1 << 14) - 1;
-
-/// Whether `--gc-sections` keeps a section as a root, as far as its header and name tell
-/// ([`crate::gc::root_by_header`]).
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-#[repr(u16)]
-pub enum GcRoot {
-    No = 0,
-    Yes = 1,
-    /// Only if the link has a `__start_` or `__stop_` symbol for it (its name is a C identifier).
-    IfBracketed = 2,
-}
 
 const _: () = assert!(size_of::<InputSection>() == 8 && align_of::<Rela>() == 1);
 
@@ -569,7 +528,7 @@ impl ObjectFile {
                     String::from_utf8_lossy(sname)
                 )));
             }
-            if crate::gc::is_c_identifier(sname) {
+            if is_c_identifier(sname) {
                 self.c_ident_secs.push(i as u32);
             }
             sections.push(InputSection {
@@ -577,7 +536,7 @@ impl ObjectFile {
                 kind,
                 data: at,
                 name_bits: sname.len().min(NAME_LONG as usize) as u16
-                    | (crate::gc::root_by_header(sname, sh) as u16) << 14,
+                    | (root_by_header(sname, sh) as u16) << 14,
             });
         }
 

@@ -14,9 +14,11 @@
 use crate::args::Config;
 use crate::diag::{Errors, Result, demangle};
 use crate::elf::LE;
+use crate::index::NONE;
 use crate::intern::{Interned, intern};
+use crate::names::Name;
 use crate::par::{FileRuns, per_symbol};
-use crate::parse::{Name, ObjectFile, Parsed, SharedFile};
+use crate::parse::{ObjectFile, Parsed, SharedFile};
 use object::elf as E;
 use rayon::prelude::*;
 use std::collections::HashMap;
@@ -104,8 +106,6 @@ impl Resolved {
         self.shared_needed = needed;
     }
 }
-
-const NONE: u32 = u32::MAX;
 
 /// Symbols that only a shared object not in the link (`dropped[file]`) defines become undefined.
 fn undefine_shared(defs: &mut [Def], dropped: &[bool]) {

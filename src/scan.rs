@@ -127,7 +127,7 @@ impl WriteCheck {
 
     /// After layout: whether every range-checked value fits, given the architecture's `reach` (the largest
     /// magnitude every range-checked field holds), the segments and the symbol addresses.
-    pub fn holds(&self, reach: u64, segments: &[crate::layout::Segment], addrs: &[u64]) -> bool {
+    pub fn holds(&self, reach: u64, segments: &[crate::elf::Segment], addrs: &[u64]) -> bool {
         use object::elf::{PT_LOAD, PT_TLS};
         let image_end = segments
             .iter()

@@ -325,7 +325,12 @@ pub fn write<A: Arch>(
         sec.offset as usize..(sec.offset + sec.size) as usize
     });
     // .dynstr's pages first (faulted in, then copied), so its heap copy is freed before the peak.
-    let mut out = OutputFile::open(config, lay.file_size, lay.writes_proven, dynstr_range.clone())?;
+    let mut out = OutputFile::open(
+        config,
+        lay.file_size,
+        lay.writes_proven,
+        dynstr_range.clone(),
+    )?;
     put_dynstr(lay, out.bytes(), dynstr);
     drop(t);
     // The heap freed so far goes back to the kernel (`release_free_heap`) while the threads fault in a new output's

@@ -9,7 +9,6 @@ use crate::arch::Arch;
 use crate::args::{Config, OutputKind};
 use crate::diag::Result;
 use crate::gc::Liveness;
-use crate::parse::Name;
 use crate::resolve::Resolved;
 use crate::scan::Scan;
 use crate::symbols::SymbolSpace;
@@ -17,6 +16,10 @@ use object::elf as E;
 // Fx: these maps are keyed by section names and small integers on hot per-section paths; no untrusted-input DoS
 // concern for a linker, and iteration order is not used for output.
 use rustc_hash::FxHashMap as HashMap;
+
+pub use crate::elf::Segment;
+pub use crate::index::NONE;
+pub use crate::merge::{MergeGroup, PieceTable};
 
 mod dynsym;
 mod eh_frame;
@@ -35,7 +38,6 @@ pub use symbols::{
     target_of,
 };
 
-pub const NONE: u32 = u32::MAX;
 /// `Layout::sec_addr` of an input section that has no place of its own.
 pub const NO_ADDR: u64 = u64::MAX;
 
@@ -186,70 +188,6 @@ impl OutputSection {
     }
 }
 
-/// A deduplicated `SHF_MERGE` group: all input pieces with the same output section, entry size and alignment.
-pub struct MergeGroup {
-    pub osec: u32,
-    pub align: u64,
-    pub entsize: u64,
-    /// The distinct pieces, by hash shard (`intern::SHARDS` of them, one after the other in the output).
-    pub shards: Vec<MergeShard>,
-    pub size: u64,
-}
-
-/// One hash shard of a merge group: where it starts in the group, and its distinct pieces with their offsets from
-/// that start, in first-occurrence order.
-pub struct MergeShard {
-    pub start: u64,
-    pub pieces: Vec<Name>,
-    pub offsets: Vec<u32>,
-}
-
-/// One piece of an input merge section: its offset in the input and in the merge group.
-#[derive(Clone, Copy)]
-pub struct PieceMap {
-    pub in_off: u64,
-    pub out_off: u64,
-}
-
-/// The pieces of one input merge section, with a block index for lookups by input offset: `blocks[b]` is the
-/// last piece starting at or before byte `b * PIECE_BLOCK`, so a lookup scans a piece or two instead of a binary
-/// search (debug info makes millions of them, in no useful order).
-#[derive(Clone, Default)]
-pub struct PieceTable {
-    pub maps: Vec<PieceMap>,
-    pub blocks: Vec<u32>,
-}
-
-pub const PIECE_BLOCK: u64 = 64;
-
-impl PieceTable {
-    pub fn new(maps: Vec<PieceMap>, size: u64) -> PieceTable {
-        let nblocks = size.div_ceil(PIECE_BLOCK) as usize;
-        let mut blocks = Vec::with_capacity(nblocks);
-        let mut k = 0usize;
-        for b in 0..nblocks as u64 {
-            while k + 1 < maps.len() && maps[k + 1].in_off <= b * PIECE_BLOCK {
-                k += 1;
-            }
-            blocks.push(k as u32);
-        }
-        PieceTable { maps, blocks }
-    }
-
-    /// The index of the piece holding input offset `off`.
-    #[inline]
-    pub fn find(&self, off: u64) -> Option<usize> {
-        let mut k = *self.blocks.get((off / PIECE_BLOCK) as usize)? as usize;
-        if self.maps.get(k)?.in_off > off {
-            return None;
-        }
-        while k + 1 < self.maps.len() && self.maps[k + 1].in_off <= off {
-            k += 1;
-        }
-        Some(k)
-    }
-}
-
 /// The `.eh_frame` records of every live `.eh_frame` input section, per object as (section, records): most
 /// sections are not `.eh_frame`, and an empty list per input section cost clang-so 20 MB.
 #[derive(Default)]
@@ -302,16 +240,6 @@ pub struct Aux {
     /// First of two GOT slots: general-dynamic (module id, offset) pair, and TLS descriptor (shared objects).
     pub tlsgd: u32,
     pub tlsdesc: u32,
-}
-
-pub struct Segment {
-    pub p_type: u32,
-    pub flags: u32,
-    pub offset: u64,
-    pub vaddr: u64,
-    pub filesz: u64,
-    pub memsz: u64,
-    pub align: u64,
 }
 
 #[derive(Clone, Copy)]

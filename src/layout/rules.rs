@@ -34,7 +34,7 @@ pub fn output_name(name: &[u8]) -> &[u8] {
     };
     if name.first() == Some(&b'.') {
         for &p in candidates {
-            if crate::parse::in_section_family(name, p) {
+            if crate::names::in_section_family(name, p) {
                 return p;
             }
         }

@@ -6,7 +6,7 @@ use super::{Layout, NO_ADDR, NONE, OutputSection, Part, Synth};
 use crate::args::Config;
 use crate::diag::{Errors, Result};
 use crate::elf::LE;
-use crate::gc::is_c_identifier;
+use crate::names::is_c_identifier;
 use crate::resolve::{Def, Resolved};
 use crate::symbols::{SymbolSpace, Target};
 use object::elf as E;
