@@ -48,6 +48,16 @@ pub fn prefetch_slice<T>(v: &[T]) {
 
 pub type Data = &'static [u8];
 
+/// The machine of the link (`e_machine`) and its name for messages, set once before any input is read
+/// (`set_target`): inputs are parsed in many places, archive members deep inside symbol resolution, and each
+/// must be of the link's machine.
+static TARGET: std::sync::OnceLock<(u16, &'static str)> = std::sync::OnceLock::new();
+
+/// Sets the machine every input must be of (the architecture's `E_MACHINE` and name).
+pub fn set_target(machine: u16, name: &'static str) {
+    let _ = TARGET.set((machine, name));
+}
+
 /// Checks the ELF identification and machine, and returns the file header.
 pub fn file_header(data: Data) -> Result<&'static Ehdr, String> {
     let (eh, _) = pod::from_bytes::<Ehdr>(data)
@@ -59,9 +69,10 @@ pub fn file_header(data: Data) -> Result<&'static Ehdr, String> {
         return Err("not a 64-bit little-endian ELF file".into());
     }
     let machine = eh.e_machine.get(LE);
-    if machine != elf::EM_X86_64 {
+    let &(expected, name) = TARGET.get().expect("the link's machine is set first");
+    if machine != expected {
         return Err(format!(
-            "incompatible machine type {machine} (expected x86-64)"
+            "incompatible machine type {machine} (expected {name})"
         ));
     }
     Ok(eh)

@@ -18,6 +18,7 @@ mod names;
 mod output_file;
 mod par;
 mod parse;
+mod reloc;
 mod reproduce;
 mod resolve;
 mod scan;
@@ -281,6 +282,7 @@ fn link<A: Arch>(config: &args::Config, release_inputs: bool) -> diag::Result<()
         timing::enable();
     }
     let total = timing::span("link");
+    elf::set_target(A::E_MACHINE, A::NAME);
     let inputs = {
         let _t = timing::span("load inputs");
         input::load(config)?

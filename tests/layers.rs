@@ -3,19 +3,20 @@
 //! `src/NAME.rs` or folder `src/NAME/`. The test fails on any strongly connected set of more than one module,
 //! listing it with the edges that close it.
 //!
-//! One cycle is known and allowed until the architecture layer is split (issue 32, item 3): the x86-64
-//! relocation loops in `src/arch/` still take the scan's, the layout's and the writer's contexts. The test fails
-//! if that set grows or another cycle appears, and asks for the allowance to be removed once it is gone.
+//! A second test keeps architecture facts in `src/arch/`: x86-64 relocation and machine names and its instruction
+//! bytes must not appear elsewhere (outside unit tests, which hold sample command lines).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
-/// The cycle still allowed, as a sorted list of module names.
-const KNOWN_CYCLE: &[&str] = &["arch", "layout", "scan", "write"];
-
 fn module_of(src: &Path, file: &Path) -> String {
     let rel = file.strip_prefix(src).unwrap();
-    let first = rel.components().next().unwrap().as_os_str().to_string_lossy();
+    let first = rel
+        .components()
+        .next()
+        .unwrap()
+        .as_os_str()
+        .to_string_lossy();
     first.trim_end_matches(".rs").to_string()
 }
 
@@ -130,18 +131,13 @@ fn cycles(deps: &BTreeMap<String, BTreeSet<String>>) -> Vec<Vec<String>> {
 }
 
 #[test]
-fn no_import_cycles_beyond_the_known_one() {
+fn no_import_cycles() {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
     let deps = dependencies(&src);
-    let found = cycles(&deps);
-    let known: Vec<String> = KNOWN_CYCLE.iter().map(|s| s.to_string()).collect();
     let mut report = String::new();
-    for c in &found {
-        if *c == known {
-            continue;
-        }
+    for c in cycles(&deps) {
         report += &format!("import cycle among {{{}}}:\n", c.join(", "));
-        for a in c {
+        for a in &c {
             for b in &deps[a] {
                 if c.contains(b) {
                     report += &format!("  {a} -> {b}\n");
@@ -150,10 +146,53 @@ fn no_import_cycles_beyond_the_known_one() {
         }
     }
     assert!(report.is_empty(), "{report}");
+    // The architecture layer is the bottom one: it names no other module.
     assert!(
-        found.contains(&known),
-        "the known cycle {{{}}} is gone: remove KNOWN_CYCLE from tests/layers.rs",
-        KNOWN_CYCLE.join(", ")
+        deps["arch"].is_empty(),
+        "src/arch/ depends on {:?}",
+        deps["arch"]
+    );
+}
+
+/// Names and byte sequences that are x86-64 facts: relocation types, the machine, its section types, its dynamic
+/// linker, and instruction bytes of its PLT entries and TLS relaxations.
+const X86_64_FACTS: &[&str] = &[
+    "R_X86_64_",
+    "EM_X86_64",
+    "SHT_X86_64",
+    "ld-linux-x86-64",
+    "0xff, 0x25",
+    "0xff, 0x35",
+    "0x64, 0x48, 0x8b",
+    "0x66, 0x90",
+    "0x0f, 0x1f",
+];
+
+#[test]
+fn architecture_facts_stay_in_arch() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let mut found = Vec::new();
+    for f in files {
+        if f.starts_with(src.join("arch")) {
+            continue;
+        }
+        let text = std::fs::read_to_string(&f).unwrap();
+        // Unit tests come last in a file (clippy's items_after_test_module) and may quote real command lines.
+        let code = text.split("#[cfg(test)]\nmod ").next().unwrap_or("");
+        for (n, line) in code.lines().enumerate() {
+            for fact in X86_64_FACTS {
+                if line.contains(fact) {
+                    found.push(format!("{}:{}: {}", f.display(), n + 1, line.trim()));
+                }
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "x86-64 facts outside src/arch/:\n{}",
+        found.join("\n")
     );
 }
 

@@ -228,7 +228,7 @@ pub struct Aux {
     pub iplt: u32,
     pub dynsym: u32,
     pub copy_off: u64,
-    /// Data copied into `.bss` by an `R_X86_64_COPY`.
+    /// Data copied into `.bss` by a copy relocation.
     pub copied: bool,
     /// The PLT entry is the function's address (address taken from non-PIC code).
     pub canonical: bool,
@@ -262,8 +262,28 @@ pub struct DynSymbol {
 /// (soname offset, [(version name, version index, name offset)]) per needed library with versions.
 pub type Verneed = Vec<(usize, Vec<(&'static [u8], u16, u32)>)>;
 
+/// The architecture's PLT geometry, for the writers that are not generic over it.
+#[derive(Clone, Copy)]
+pub struct PltShape {
+    /// The lazy-binding header of `.plt`, one entry, one IFUNC stub in `.iplt`.
+    pub header: u64,
+    pub entry: u64,
+    pub iplt_entry: u64,
+}
+
+impl PltShape {
+    fn of<A: Arch>() -> PltShape {
+        PltShape {
+            header: A::PLT0_SIZE,
+            entry: A::PLT_ENTRY_SIZE,
+            iplt_entry: A::IPLT_ENTRY_SIZE,
+        }
+    }
+}
+
 pub struct Layout {
     pub osecs: Vec<OutputSection>,
+    pub plt: PltShape,
     pub synth: SynthMap,
     /// Per object, per section: the output section of an input section placed whole (`NONE` for a discarded or
     /// merged one).
@@ -451,7 +471,7 @@ pub fn layout<A: Arch>(
     let span = crate::timing::span;
     let (mut osecs, map) = {
         let _t = span("output sections");
-        output_sections::output_sections(&cx)
+        output_sections::output_sections::<A>(&cx)
     };
     let t = span("merge sections, split .eh_frame");
     let (merges, merge_secs, piece_maps) =
@@ -499,10 +519,11 @@ pub fn layout<A: Arch>(
     };
     let segs = {
         let _t = span("addresses");
-        segments::assign_segments(&cx, &mut osecs, &map, &headers, &place, &slots.relr_got)
+        segments::assign_segments::<A>(&cx, &mut osecs, &map, &headers, &place, &slots.relr_got)
     };
     let mut lay = Layout {
         osecs,
+        plt: PltShape::of::<A>(),
         synth: map.synth,
         place_osec: place.place_osec,
         sec_addr: place.sec_off,

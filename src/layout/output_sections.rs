@@ -4,6 +4,7 @@
 use super::rules::{output_name, rank};
 use super::symbols::is_common_def;
 use super::{Cx, NONE, OutputSection, Part, Synth, SynthMap};
+use crate::arch::Arch;
 use crate::args::{HashStyle, OutputKind};
 use crate::parse::SectionKind;
 use crate::scan;
@@ -80,7 +81,7 @@ impl Builder {
     }
 }
 
-pub fn output_sections(cx: &Cx) -> (Vec<OutputSection>, SectionMap) {
+pub fn output_sections<A: Arch>(cx: &Cx) -> (Vec<OutputSection>, SectionMap) {
     let Cx {
         config,
         res,
@@ -135,7 +136,11 @@ pub fn output_sections(cx: &Cx) -> (Vec<OutputSection>, SectionMap) {
     for (v, _, _) in &names_per_file {
         let mut ids = Vec::with_capacity(v.len());
         for &(n, t, fl) in v {
-            let t = if t == 0x70000001 { E::SHT_PROGBITS } else { t };
+            let t = if t == A::SHT_PROGBITS_LIKE {
+                E::SHT_PROGBITS
+            } else {
+                t
+            };
             ids.push(b.get_or_add(n, t, fl));
         }
         file_osecs.push(ids);
@@ -159,7 +164,7 @@ pub fn output_sections(cx: &Cx) -> (Vec<OutputSection>, SectionMap) {
         let path = config
             .dynamic_linker
             .clone()
-            .unwrap_or_else(|| "/lib64/ld-linux-x86-64.so.2".into());
+            .unwrap_or_else(|| A::DYNAMIC_LINKER.into());
         let mut v = path.into_bytes();
         v.push(0);
         b.add_synth(

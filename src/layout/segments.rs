@@ -7,6 +7,7 @@ use super::place::Placement;
 use super::rules::{rank, segment_class};
 use super::sizes::SectionHeaders;
 use super::{Cx, OutputSection, Segment, Synth};
+use crate::arch::Arch;
 use crate::args::OutputKind;
 use crate::elf::align_up;
 use crate::parse::SectionKind;
@@ -30,7 +31,7 @@ pub struct Segments {
     pub tls_align: u64,
 }
 
-pub fn assign_segments(
+pub fn assign_segments<A: Arch>(
     cx: &Cx,
     osecs: &mut [OutputSection],
     map: &SectionMap,
@@ -89,7 +90,7 @@ pub fn assign_segments(
         + has_eh_hdr as usize
         + 1; // GNU_STACK
     let base = if config.kind == OutputKind::Exec {
-        0x400000
+        A::IMAGE_BASE
     } else {
         0
     };

@@ -148,7 +148,7 @@ pub fn synthetic_sizes<A: Arch>(
     sizes.push((
         Synth::GotPlt,
         if gotplt_needed {
-            24 + num_plt as u64 * 8
+            A::GOTPLT_RESERVED + num_plt as u64 * 8
         } else {
             0
         },

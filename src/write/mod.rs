@@ -20,6 +20,8 @@ use crate::symbols::{self, SymRef, SymbolSpace, Target};
 use object::elf as E;
 use rayon::prelude::*;
 
+mod apply;
+
 /// A dynamic relocation to be written into `.rela.dyn`.
 #[derive(Clone, Copy)]
 pub struct DynRel {
@@ -108,7 +110,7 @@ impl WriteCx<'_> {
             && let Some(x) = self.lay.aux_of(sym.id)
             && x.iplt != NONE
         {
-            return self.lay.synth_addr(Synth::Iplt) + 16 * x.iplt as u64;
+            return self.lay.synth_addr(Synth::Iplt) + self.lay.plt.iplt_entry * x.iplt as u64;
         }
         self.lay.addrs[sym.id as usize]
     }
@@ -139,9 +141,10 @@ impl WriteCx<'_> {
     pub fn plt_addr(&self, id: u32) -> Option<u64> {
         let x = self.lay.aux_of(id)?;
         if x.plt != NONE {
-            Some(self.lay.synth_addr(Synth::Plt) + 16 + 16 * x.plt as u64)
+            let plt = &self.lay.plt;
+            Some(self.lay.synth_addr(Synth::Plt) + plt.header + plt.entry * x.plt as u64)
         } else if x.iplt != NONE {
-            Some(self.lay.synth_addr(Synth::Iplt) + 16 * x.iplt as u64)
+            Some(self.lay.synth_addr(Synth::Iplt) + self.lay.plt.iplt_entry * x.iplt as u64)
         } else {
             None
         }
@@ -523,7 +526,14 @@ fn fill<A: Arch>(
                 // SAFETY: this input section's range is exclusively its own, and its parts are done.
                 let out = unsafe { img.slice(start, sec.size()) }?;
                 out.copy_from_slice(sec.data());
-                Some(A::apply_nonalloc_part(&cx, f, s, out, 0, sec.relas()))
+                Some(apply::apply_nonalloc_part::<A>(
+                    &cx,
+                    f,
+                    s,
+                    out,
+                    0,
+                    sec.relas(),
+                ))
             };
             let failed = parts.par_iter().any(|p| {
                 // SAFETY: the parts split this input section's range, which is exclusively its own.
@@ -531,7 +541,8 @@ fn fill<A: Arch>(
                     return true;
                 };
                 out.copy_from_slice(&sec.data()[p.lo as usize..p.hi as usize]);
-                A::apply_nonalloc_part(&cx, f, s, out, p.lo, &sec.relas()[p.relas.clone()]).is_err()
+                apply::apply_nonalloc_part::<A>(&cx, f, s, out, p.lo, &sec.relas()[p.relas.clone()])
+                    .is_err()
             });
             match failed.then(whole) {
                 None => Ok(()),
@@ -547,7 +558,7 @@ fn fill<A: Arch>(
             match unsafe { img.slice(start, sec.size()) } {
                 Some(out) => {
                     out.copy_from_slice(sec.data());
-                    A::apply_section(&cx, f, s, out, &mut sink)
+                    apply::apply_section::<A>(&cx, f, s, out, &mut sink)
                 }
                 None => Err(format!(
                     "{}: section {} does not fit the output",
@@ -825,7 +836,7 @@ fn write_eh_frame<A: Arch>(
     let sec = cx.res.objects[f].sec(s);
     let mut tmp = sec.data().to_vec();
     // Relocations are applied on a copy at input offsets; `section_offset_addr` gives each its output address.
-    A::apply_section(cx, f, s, &mut tmp, sink)?;
+    apply::apply_section::<A>(cx, f, s, &mut tmp, sink)?;
     let recs = cx.lay.eh_records.get(f, s);
     for r in recs {
         if r.out_off == NONE as u64 {
@@ -1007,12 +1018,14 @@ fn write_got_plt<A: Arch>(cx: &WriteCx, bytes: &mut Parts) -> Result<()> {
                 plt.expect("PLT entries imply .plt"),
                 gotplt.expect("and .got.plt"),
             );
-            let entry = p.addr + 16 + 16 * x.plt as u64;
-            let slot = gp.addr + 24 + 8 * x.plt as u64;
-            let eoff = p.offset as usize + 16 + 16 * x.plt as usize;
+            let in_plt = A::PLT0_SIZE + A::PLT_ENTRY_SIZE * x.plt as u64;
+            let in_gotplt = A::GOTPLT_RESERVED + 8 * x.plt as u64;
+            let entry = p.addr + in_plt;
+            let slot = gp.addr + in_gotplt;
+            let eoff = (p.offset + in_plt) as usize;
             A::write_plt_entry(&mut bytes[eoff..], entry, slot, x.plt, p.addr);
-            let soff = gp.offset as usize + 24 + 8 * x.plt as usize;
-            bytes[soff..soff + 8].copy_from_slice(&(entry + 6).to_le_bytes());
+            let soff = (gp.offset + in_gotplt) as usize;
+            bytes[soff..soff + 8].copy_from_slice(&(entry + A::PLT_LAZY_OFFSET).to_le_bytes());
             put_rela(
                 &mut bytes[rela_plt + 24 * x.plt as usize..],
                 &DynRel {
@@ -1064,9 +1077,10 @@ fn write_got_plt<A: Arch>(cx: &WriteCx, bytes: &mut Parts) -> Result<()> {
         if x.iplt != NONE {
             let p = iplt.expect("IFUNC stubs imply .iplt");
             let g = got.expect("IFUNC stubs use a GOT slot");
-            let entry = p.addr + 16 * x.iplt as u64;
+            let in_iplt = A::IPLT_ENTRY_SIZE * x.iplt as u64;
+            let entry = p.addr + in_iplt;
             A::write_iplt_entry(
-                &mut bytes[p.offset as usize + 16 * x.iplt as usize..],
+                &mut bytes[(p.offset + in_iplt) as usize..],
                 entry,
                 g.addr + 8 * if x.igot != NONE { x.igot } else { x.got } as u64,
             );

@@ -1,7 +1,7 @@
 //! Pass 6: read every relocation of every live allocated section once and record what each symbol needs (GOT
 //! slot, PLT entry, TLS GOT entries, copy relocation, canonical PLT, a dynamic symbol) and how many dynamic
-//! relocations each section will emit. The per-relocation decisions live in the architecture module
-//! (`A::scan_section`), monomorphised into this generic pass.
+//! relocations each section will emit. Each relocation's kind comes from the architecture and what it needs from
+//! the policy in `reloc`, in the per-section loop of `relocs`, monomorphised for the architecture.
 //!
 //! Output: [`Scan`]. Invariant: the write pass makes the same decisions from the same inputs and flags, so the
 //! counts recorded here are exactly what it emits. When the output may be written into the existing file, the
@@ -17,6 +17,8 @@ use crate::resolve::{Def, Resolved};
 use crate::symbols::{SymRef, SymbolSpace, Target};
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicBool, AtomicU16, Ordering::Relaxed};
+
+mod relocs;
 
 pub const NEEDS_GOT: u16 = 1;
 pub const NEEDS_PLT: u16 = 2;
@@ -74,7 +76,7 @@ impl ScanCx<'_> {
 
 pub struct Scan {
     pub flags: Vec<u16>,
-    /// Dynamic relocations emitted by each section's contents into `.rela.dyn` (`R_X86_64_RELATIVE`, symbolic).
+    /// Dynamic relocations emitted by each section's contents into `.rela.dyn` (relative, symbolic).
     /// Per file: (section, count) for the sections whose contents emit any (sparse: most emit none).
     pub dyn_relocs: Vec<Vec<(u32, u32)>>,
     /// With `-z pack-relative-relocs`: per file, the (section, offset) of each relative relocation that goes to
@@ -99,7 +101,7 @@ pub struct Scan {
 /// GOT/PLT address plus A, where S and P are addresses inside the image (or 0, or the value of an absolute or
 /// linker-defined symbol, recorded to be checked after layout). So if the image's end, those values and the
 /// largest |A| together stay below the architecture's reach, every such value fits. Anything else (8- and
-/// 16-bit fields, `R_X86_64_SIZE32`, a negative addend in an unsigned field) makes the proof give up.
+/// 16-bit fields, 32-bit size relocations, a negative addend in an unsigned field) makes the proof give up.
 #[derive(Default)]
 pub struct WriteCheck {
     /// Some relocation might fail to apply: no proof.
@@ -163,7 +165,7 @@ pub struct SectionScan {
     pub dyn_relocs: u32,
     /// Offsets of the relative relocations packed into `.relr.dyn` (not counted in `dyn_relocs`).
     pub relr: Vec<u64>,
-    /// `R_X86_64_IRELATIVE`-like relocations, which go after all others.
+    /// IRELATIVE relocations, which go after all others.
     pub irel_relocs: u32,
     pub errors: Vec<String>,
     /// Symbols behind the "undefined symbol" errors, for the "did you mean" hints.
@@ -230,7 +232,7 @@ pub fn scan<A: Arch>(
                     }
                     continue;
                 }
-                let r = A::scan_section(&cx, f, s);
+                let r = relocs::scan_section::<A>(&cx, f, s);
                 if r.dyn_relocs > 0 {
                     counts.push((s as u32, r.dyn_relocs));
                 }
@@ -249,7 +251,7 @@ pub fn scan<A: Arch>(
                     o.sec(s)
                         .relas()
                         .par_chunks(CHECK_RUN)
-                        .all(|run| A::nonalloc_applies(&cx, f, s, run))
+                        .all(|run| relocs::nonalloc_applies::<A>(&cx, f, s, run))
                 });
             }
             (counts, irel, relr, errors, undefined, check)

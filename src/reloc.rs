@@ -1,0 +1,344 @@
+//! Relocation policy, once for every architecture: from a relocation's generic kind (`Arch::classify`) and what
+//! its symbol is (imported, preemptible, an IFUNC, absolute, a function), what the linker does with it
+//! ([`decide`]): write a value, go through a GOT slot or a PLT entry, emit a dynamic relocation, relax the
+//! instructions, or refuse. The scan (`scan::relocs`) and the writer (`write::apply`) both call it, so the
+//! dynamic relocations the scan counts are exactly those the writer emits.
+
+use crate::arch::{Arch, RelKind, Relax};
+use crate::args::Config;
+use crate::elf::LE;
+use crate::parse::{ObjectFile, SectionKind};
+use crate::resolve::{Def, Resolved};
+use crate::symbols::{SymProps, SymRef, SymbolSpace, Target};
+use object::elf::{STT_GNU_IFUNC, STT_SECTION};
+
+/// What the linker does with one relocation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Action {
+    None,
+    /// S + A (absolute, no dynamic relocation needed).
+    Abs,
+    /// S + A - P.
+    Pc,
+    /// S + A written, plus a relative dynamic relocation.
+    DynRelative,
+    /// A pointer-sized dynamic relocation against the symbol's dynamic entry (addend A).
+    DynSymbolic,
+    /// An IRELATIVE dynamic relocation whose addend is the resolver's address.
+    DynIrelative,
+    /// PLT entry + A, PC-relative unless the kind is absolute.
+    Plt,
+    /// GOT slot + A - P.
+    Got,
+    /// Thread-pointer offset of S + A.
+    TpOff,
+    /// GOT slot with the thread-pointer offset + A - P (initial exec).
+    GotTp,
+    /// Shared object: general dynamic, the symbol's (module, offset) GOT pair + A - P.
+    TlsGd,
+    /// Shared object: local dynamic, the module's (module, 0) GOT pair + A - P.
+    TlsLd,
+    /// Shared object: the symbol's TLS descriptor GOT pair + A - P.
+    TlsDesc,
+    /// Offset in the TLS block, as a thread-pointer offset after LD→LE relaxation.
+    DtpOff,
+    Size,
+    /// S + A - GOT.
+    GotOff,
+    /// GOT + A - P.
+    GotPc,
+    /// An instruction rewrite the architecture performs.
+    Relax(Relax),
+    Error(&'static str),
+}
+
+/// What a relocation's target is, as far as the policy cares.
+#[derive(Clone, Copy)]
+pub struct Props {
+    pub imported: bool,
+    /// Bound at load time (imports; in a shared object, default-visibility definitions and undefined symbols).
+    pub preemptible: bool,
+    pub ifunc: bool,
+    pub absolute: bool,
+    pub func: bool,
+}
+
+#[inline(always)]
+pub fn props(res: &Resolved, config: &Config, space: &SymbolSpace, s: &SymRef) -> Props {
+    let b = match (space.gprops.get(s.id as usize), s.target) {
+        (Some(&b), _) => b,
+        (None, Target::Object { file, sym }) => SymProps::of_local(res, file, sym),
+        (None, t) => SymProps::of(res, config, s.id, t),
+    };
+    Props {
+        imported: b & SymProps::IMPORTED != 0,
+        preemptible: b & SymProps::PREEMPTIBLE != 0,
+        ifunc: b & SymProps::IFUNC != 0,
+        absolute: b & SymProps::ABSOLUTE != 0,
+        func: b & SymProps::FUNC != 0,
+    }
+}
+
+/// Whether local symbol `i` of `o` is one whose address is simply its entry in `Layout::addrs`, never an IFUNC's
+/// stub: not a global, not an IFUNC, and if a section symbol, one of a plain section (not merged strings or
+/// .eh_frame, which `WriteCx::sym_value` looks up by offset).
+#[inline(always)]
+pub fn plain_local(o: &ObjectFile, i: usize) -> bool {
+    if i >= o.first_global {
+        return false;
+    }
+    let Some(st) = o.syms.get(i) else {
+        return false;
+    };
+    match st.st_type() {
+        STT_GNU_IFUNC => false,
+        STT_SECTION => o
+            .sections
+            .get(o.sym_shndx(i) as usize)
+            .is_some_and(|t| t.kind == SectionKind::Regular),
+        _ => true,
+    }
+}
+
+/// The kind of output.
+pub struct Mode {
+    /// Position-independent (a shared object or a PIE).
+    pub pic: bool,
+    /// An executable (the TLS models of an executable apply).
+    pub exe: bool,
+}
+
+/// What to do with a relocation of type `r_type` (of kind `kind`) at `off` of `data`, a section that is
+/// `writable` or not, against a target with properties `p`.
+#[inline(always)]
+pub fn decide<A: Arch>(
+    m: &Mode,
+    kind: RelKind,
+    r_type: u32,
+    p: Props,
+    writable: bool,
+    data: &[u8],
+    off: u64,
+) -> Action {
+    match kind {
+        RelKind::None => Action::None,
+        RelKind::AbsPtr => {
+            if p.preemptible {
+                if writable || m.pic {
+                    Action::DynSymbolic
+                } else if p.func {
+                    Action::Plt
+                } else {
+                    Action::Abs
+                }
+            } else if p.ifunc {
+                // Position-dependent output: the stub is the address (no dynamic relocation, so also in
+                // read-only data); PIC: the resolver's result, or the stub when one exists (see DynIrelative).
+                if m.pic {
+                    Action::DynIrelative
+                } else {
+                    Action::Plt
+                }
+            } else if m.pic && !p.absolute {
+                Action::DynRelative
+            } else {
+                Action::Abs
+            }
+        }
+        RelKind::Pc => {
+            if p.preemptible && !p.func && !m.exe {
+                Action::Error("can not be used when making a shared object; recompile with -fPIC")
+            } else if p.ifunc || (p.preemptible && p.func) {
+                Action::Plt
+            } else {
+                Action::Pc
+            }
+        }
+        RelKind::AbsNarrow => {
+            if m.pic && !p.absolute {
+                Action::Error(
+                    "can not be used when making a PIE object or shared object; recompile with -fPIC",
+                )
+            } else if p.ifunc || (p.preemptible && p.func) {
+                Action::Plt
+            } else {
+                Action::Abs
+            }
+        }
+        RelKind::Plt => {
+            if p.preemptible || p.ifunc {
+                Action::Plt
+            } else {
+                Action::Pc
+            }
+        }
+        RelKind::GotPcRel => {
+            if !p.preemptible
+                && !p.ifunc
+                && !p.absolute
+                && let Some(r) = A::got_relaxation(r_type, data, off)
+            {
+                return Action::Relax(r);
+            }
+            Action::Got
+        }
+        RelKind::GotOff => Action::GotOff,
+        RelKind::GotPc => Action::GotPc,
+        RelKind::TpOff => {
+            if m.exe {
+                Action::TpOff
+            } else {
+                Action::Error("local-exec TLS can not be used in a shared object")
+            }
+        }
+        RelKind::GotTp => {
+            if m.exe && !p.preemptible && A::ie_relaxable(data, off) {
+                Action::Relax(Relax::IeToLe)
+            } else {
+                Action::GotTp
+            }
+        }
+        RelKind::TlsGd => {
+            if !m.exe {
+                Action::TlsGd
+            } else if p.preemptible {
+                Action::Relax(Relax::GdToIe)
+            } else {
+                Action::Relax(Relax::GdToLe)
+            }
+        }
+        RelKind::TlsLd => {
+            if m.exe {
+                Action::Relax(Relax::LdToLe)
+            } else {
+                Action::TlsLd
+            }
+        }
+        RelKind::DtpOff => Action::DtpOff,
+        RelKind::TlsDesc => {
+            if !m.exe {
+                Action::TlsDesc
+            } else if p.preemptible {
+                Action::Relax(Relax::DescToIe)
+            } else {
+                Action::Relax(Relax::DescToLe)
+            }
+        }
+        RelKind::TlsDescCall => {
+            if m.exe {
+                Action::Relax(Relax::DescCallToNop)
+            } else {
+                Action::None
+            }
+        }
+        RelKind::Size => Action::Size,
+        RelKind::Unknown => Action::Error("is an unknown relocation type"),
+    }
+}
+
+/// A relocation error as lld words it: the type, the symbol (demangled) and why, where the symbol is defined and
+/// where it is referenced.
+pub fn reloc_error<A: Arch>(
+    res: &Resolved,
+    f: usize,
+    s: usize,
+    off: u64,
+    r_type: u32,
+    sym: &SymRef,
+    why: &str,
+) -> String {
+    let o = &res.objects[f];
+    let name = if sym.id as usize >= res.num_globals() {
+        let i = sym_index_of(sym);
+        let name = o.sym_name(i);
+        if name.is_empty() && o.syms[i].st_type() == STT_SECTION {
+            // A section symbol has no name of its own: the section's (as lld shows it).
+            o.section_name(o.sym_shndx(i))
+        } else {
+            String::from_utf8_lossy(name).into_owned()
+        }
+    } else {
+        res.display(sym.id)
+    };
+    // Where the symbol is defined: a local in the referencing object; a global where resolution found it.
+    let defined_in = match res.defs.get(sym.id as usize) {
+        Some(Def::Object { file, .. }) => Some(res.objects[*file as usize].name.as_str()),
+        Some(Def::Shared { file, .. }) => Some(res.shared[*file as usize].soname.as_str()),
+        Some(Def::Linker) => Some("<internal>"),
+        Some(Def::Undefined) => None,
+        None => Some(o.name.as_str()),
+    };
+    let defined_in = defined_in.map_or(String::new(), |d| format!("\n>>> defined in {d}"));
+    format!(
+        "{} against symbol '{}' {}{}\n>>> referenced by {}:({}+0x{:x})",
+        A::type_name(r_type),
+        name,
+        why,
+        defined_in,
+        o.name,
+        o.section_name(s as u32),
+        off
+    )
+}
+
+pub fn offset_range_error(o: &ObjectFile, s: usize, off: u64) -> String {
+    format!(
+        "{}:({}+0x{off:x}): relocation offset is out of range",
+        o.name,
+        o.section_name(s as u32)
+    )
+}
+
+fn sym_index_of(sym: &SymRef) -> usize {
+    match sym.target {
+        Target::Object { sym, .. } | Target::Imported { sym, .. } => sym as usize,
+        _ => 0,
+    }
+}
+
+/// Relocations this far ahead get their target's per-symbol entries prefetched.
+const PREFETCH_AHEAD: usize = 16;
+
+/// The symbol the relocation at `k` names: `Ok(global id)` or `Err(local index)`; `None` past the end of `relas`
+/// or for a bad index (reported when that relocation is reached).
+#[inline(always)]
+pub fn symbol_at(
+    res: &Resolved,
+    f: usize,
+    relas: &[crate::elf::Rela],
+    k: usize,
+) -> Option<Result<usize, usize>> {
+    let i = relas.get(k)?.r_sym(LE, false) as usize;
+    let o = &res.objects[f];
+    match i.checked_sub(o.first_global) {
+        None => Some(Err(i)),
+        Some(k) => res.object_ids[f].get(k).map(|&g| Ok(g as usize)),
+    }
+}
+
+/// Starts loading what the relocation `PREFETCH_AHEAD` places after `k` will read about its symbol: for a local
+/// (mostly a section symbol), its entry (type, section, value); for a global, its definition, its property byte
+/// and (when writing: `written`, the layout's address and GOT/PLT index tables) its address and GOT/PLT index,
+/// which lie at random in tables of every global.
+#[inline(always)]
+pub fn prefetch_ahead(
+    res: &Resolved,
+    space: &SymbolSpace,
+    written: Option<(&[u64], &[u32])>,
+    f: usize,
+    relas: &[crate::elf::Rela],
+    k: usize,
+) {
+    match symbol_at(res, f, relas, k + PREFETCH_AHEAD) {
+        Some(Err(i)) => crate::elf::prefetch(res.objects[f].syms.as_ptr().wrapping_add(i)),
+        Some(Ok(g)) => {
+            crate::elf::prefetch(res.defs.as_ptr().wrapping_add(g));
+            crate::elf::prefetch(space.gprops.as_ptr().wrapping_add(g));
+            if let Some((addrs, aux_index)) = written {
+                crate::elf::prefetch(addrs.as_ptr().wrapping_add(g));
+                crate::elf::prefetch(aux_index.as_ptr().wrapping_add(g));
+            }
+        }
+        None => {}
+    }
+}

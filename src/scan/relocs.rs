@@ -1,0 +1,323 @@
+//! The scan of one section's relocations: each relocation's kind from the architecture, what it needs from the
+//! policy (`reloc::decide`), recorded as symbol flags and dynamic relocation counts; and, when the output may be
+//! written into the existing file, the input half of the write proof.
+
+use super::{
+    NEEDS_CANONICAL, NEEDS_COPY, NEEDS_DYNSYM, NEEDS_GOT, NEEDS_GOTTP, NEEDS_PLT, NEEDS_TLSDESC,
+    NEEDS_TLSGD, STRONG_REF, ScanCx, SectionScan, WriteCheck, packs_relative, undefined_error,
+};
+use crate::arch::{Arch, RelKind, Relax, proof};
+use crate::elf::LE;
+use crate::reloc::{Action, Mode, Props, decide, prefetch_ahead, props, reloc_error};
+use crate::symbols::{SymProps, SymRef, Target};
+use object::elf::{SHF_WRITE, SHN_ABS, STB_WEAK, STT_GNU_IFUNC};
+
+/// Scans the relocations of live allocated section `s` of object `f`.
+pub fn scan_section<A: Arch>(cx: &ScanCx, f: usize, s: usize) -> SectionScan {
+    if cx.check_writes {
+        scan_section_with::<A, true>(cx, f, s)
+    } else {
+        scan_section_with::<A, false>(cx, f, s)
+    }
+}
+
+/// The scan of one section; `CHECK`: also gather the write proof (`ScanCx::check_writes`), a separate copy of the
+/// loop so that a link without it runs exactly the loop it ran before.
+fn scan_section_with<A: Arch, const CHECK: bool>(cx: &ScanCx, f: usize, s: usize) -> SectionScan {
+    let o = &cx.res.objects[f];
+    let sec = o.sec(s);
+    let writable = sec.flags() & SHF_WRITE as u64 != 0;
+    let m = Mode {
+        pic: cx.pic(),
+        exe: cx.is_exe(),
+    };
+    let mut out = SectionScan::default();
+    let mut skip_next = false;
+    // The bytes writing may touch: the output copy's (`size`) and the input's, which decide reads.
+    let size = sec.size().min(sec.data().len() as u64);
+    for (k, r) in sec.relas().iter().enumerate() {
+        prefetch_ahead(cx.res, cx.space, None, f, sec.relas(), k);
+        if skip_next {
+            skip_next = false;
+            continue;
+        }
+        let off = r.r_offset.get(LE);
+        let r_type = r.r_type(LE, false);
+        let kind = A::classify(r_type);
+        // References to a local that is not an IFUNC or absolute (the write proof bounds those), as the general
+        // path below decides them: PC-relative ones need nothing, 64-bit ones a relative dynamic relocation where
+        // the output is position-independent (one in a read-only section takes the general path, which reports
+        // it). Section symbols of merged strings too (clang-so: 346K pointers to string literals), which
+        // `apply_section` writes by the general path as it looks their pieces up.
+        let sym_idx = r.r_sym(LE, false) as usize;
+        if sym_idx < o.first_global
+            && o.syms
+                .get(sym_idx)
+                .is_some_and(|st| st.st_type() != STT_GNU_IFUNC)
+            && o.sym_shndx(sym_idx) != SHN_ABS as u32
+        {
+            match kind {
+                RelKind::Pc | RelKind::Plt => continue,
+                RelKind::AbsPtr if !m.pic => continue,
+                RelKind::AbsPtr if writable => {
+                    if packs_relative(cx.config, sec, off) {
+                        out.relr.push(off);
+                    } else {
+                        out.dyn_relocs += 1;
+                    }
+                    continue;
+                }
+                _ => {}
+            }
+        }
+        // Calls to a global that an object defines or a shared object exports, not an IFUNC or absolute
+        // (clang-so: 1.3M of its 3.7M relocations), decided from the global's property bits alone, as the general
+        // path below decides them: a PLT entry and a dynamic symbol where the target is preemptible (an import
+        // always is), nothing otherwise, and an import marked as referenced by a non-weak call. No `Def` read, no
+        // `decide`, and no error checks, which cannot fire for such a target.
+        if kind == RelKind::Plt
+            && sym_idx >= o.first_global
+            && let Some(&id) = cx.res.object_ids[f].get(sym_idx - o.first_global)
+            && let Some(&b) = cx.space.gprops.get(id as usize)
+            && b & (SymProps::IFUNC | SymProps::ABSOLUTE) == 0
+            && (b & SymProps::DEFINED != 0
+                || b & (SymProps::IMPORTED | SymProps::PREEMPTIBLE)
+                    == SymProps::IMPORTED | SymProps::PREEMPTIBLE)
+        {
+            let mut fl = 0;
+            if b & SymProps::PREEMPTIBLE != 0 {
+                fl |= NEEDS_PLT | NEEDS_DYNSYM;
+            }
+            if b & SymProps::IMPORTED != 0
+                && o.syms
+                    .get(sym_idx)
+                    .is_some_and(|st| st.st_bind() != STB_WEAK)
+            {
+                fl |= STRONG_REF;
+            }
+            if fl != 0 {
+                cx.set_id(id, fl);
+            }
+            continue;
+        }
+        let Some(sym) = cx.lookup(f, sym_idx) else {
+            out.errors.push(format!(
+                "{}:({}+0x{off:x}): invalid symbol index",
+                o.name,
+                o.section_name(s as u32)
+            ));
+            continue;
+        };
+        if kind == RelKind::None {
+            continue;
+        }
+        if matches!(
+            sym.target,
+            Target::Imported { .. } | Target::Undefined { .. }
+        ) && o.syms[sym_idx].st_bind() != STB_WEAK
+        {
+            cx.set(&sym, STRONG_REF);
+        }
+        // Executables must resolve everything; shared objects only with -z defs / --no-undefined.
+        if let Some(e) = undefined_error(cx, f, s, off, &sym)
+            && (cx.is_exe() || cx.config.z_defs)
+        {
+            out.errors.push(e);
+            out.undefined.push(sym.id);
+            continue;
+        }
+        let p = props(cx.res, cx.config, cx.space, &sym);
+        let action = decide::<A>(&m, kind, r_type, p, writable, sec.data(), off);
+        if CHECK && !matches!(action, Action::Error(_)) {
+            if p.absolute || matches!(sym.target, Target::Linker) {
+                proof_target::<A>(&mut out.check, r, &sym, p);
+            }
+            if let Action::Relax(
+                x @ (Relax::GdToLe
+                | Relax::GdToIe
+                | Relax::LdToLe
+                | Relax::DescToLe
+                | Relax::DescToIe),
+            ) = action
+            {
+                out.check.unproven |= !A::relax_sequence_ok(x, sec.data(), off);
+            }
+        }
+        if matches!(
+            action,
+            Action::DynRelative | Action::DynIrelative | Action::DynSymbolic
+        ) && !writable
+            && cx.config.z_text
+        {
+            out.errors.push(reloc_error::<A>(
+                cx.res,
+                f,
+                s,
+                off,
+                r_type,
+                &sym,
+                "would need a text relocation; recompile with -fPIC or link with -z notext",
+            ));
+        }
+        match action {
+            Action::None
+            | Action::Abs
+            | Action::Pc
+            | Action::TpOff
+            | Action::DtpOff
+            | Action::Size => {}
+            Action::Relax(
+                Relax::GotToLea
+                | Relax::GotCall
+                | Relax::GotJmp
+                | Relax::DescCallToNop
+                | Relax::IeToLe
+                | Relax::DescToLe,
+            ) => {}
+            Action::DynRelative | Action::DynIrelative => {
+                if action == Action::DynRelative {
+                    if packs_relative(cx.config, sec, off) {
+                        out.relr.push(off);
+                    } else {
+                        out.dyn_relocs += 1;
+                    }
+                } else {
+                    out.irel_relocs += 1;
+                }
+            }
+            Action::DynSymbolic => {
+                cx.set(&sym, NEEDS_DYNSYM);
+                out.dyn_relocs += 1;
+            }
+            Action::Plt => {
+                let via = if p.preemptible {
+                    NEEDS_DYNSYM
+                } else {
+                    NEEDS_GOT
+                };
+                cx.set(&sym, NEEDS_PLT | via);
+                if kind != RelKind::Plt {
+                    cx.set(&sym, NEEDS_CANONICAL);
+                }
+            }
+            Action::Got => {
+                cx.set(&sym, NEEDS_GOT);
+                if p.preemptible {
+                    cx.set(&sym, NEEDS_DYNSYM);
+                }
+            }
+            Action::GotTp | Action::Relax(Relax::GdToIe | Relax::DescToIe) => {
+                cx.set(&sym, NEEDS_GOTTP);
+                if p.preemptible {
+                    cx.set(&sym, NEEDS_DYNSYM);
+                }
+            }
+            Action::Relax(Relax::GdToLe | Relax::LdToLe) => {}
+            Action::TlsGd | Action::TlsDesc => {
+                cx.set(
+                    &sym,
+                    if action == Action::TlsGd {
+                        NEEDS_TLSGD
+                    } else {
+                        NEEDS_TLSDESC
+                    },
+                );
+                if p.preemptible {
+                    cx.set(&sym, NEEDS_DYNSYM);
+                }
+            }
+            Action::TlsLd => cx
+                .needs_tlsld
+                .store(true, std::sync::atomic::Ordering::Relaxed),
+            Action::GotOff | Action::GotPc => cx
+                .needs_got_base
+                .store(true, std::sync::atomic::Ordering::Relaxed),
+            Action::Error(why) => out
+                .errors
+                .push(reloc_error::<A>(cx.res, f, s, off, r_type, &sym, why)),
+        }
+        if let Action::Relax(x) = action {
+            skip_next = A::relax_consumes_next(x);
+        }
+        // Data from a shared object referenced directly from an executable: copy relocation.
+        if p.imported && !p.func && m.exe && matches!(action, Action::Abs | Action::Pc) {
+            cx.set(&sym, NEEDS_COPY | NEEDS_DYNSYM);
+        }
+    }
+    if CHECK {
+        proof_fields::<A>(&mut out.check, sec.relas(), size);
+    }
+    out
+}
+
+/// Write proof (`scan::WriteCheck`): what the input decides about applying `relas`, the relocations of a section
+/// of `size` bytes: every field lies inside the section and has a type the proof covers (an unsigned 32-bit field
+/// a non-negative addend); records the largest |A| of a range-checked field. The instruction bytes before a field
+/// are checked by `decide` (GOT relaxations) and `Arch::relax_sequence_ok` (TLS sequences).
+///
+/// A second, branch-free pass over the section's relocations after the scan's loop (still in cache), not more
+/// work inside that loop: there it cost clang-so's scan 71 ms against 56 ms this way (medians of 9, interleaved),
+/// as the loop waits on symbol lookups and the extra code only made it longer.
+#[inline(never)]
+fn proof_fields<A: Arch>(check: &mut WriteCheck, relas: &[crate::elf::Rela], size: u64) {
+    let mut bad = false;
+    let mut max_addend = 0u64;
+    for r in relas {
+        let r_type = r.r_type(LE, false);
+        let off = r.r_offset.get(LE);
+        let a = r.r_addend.get(LE);
+        let e = A::write_proof(r_type);
+        let width = (e & proof::WIDTH) as u64;
+        let checked = e & proof::CHECKED != 0;
+        bad |= ((width == 0) & (r_type != A::R_NONE))
+            | (off.saturating_add(width) > size)
+            | ((e & proof::UNSIGNED != 0) & (a < 0));
+        max_addend = max_addend.max(if checked { a.unsigned_abs() } else { 0 });
+    }
+    check.unproven |= bad;
+    check.max_addend = check.max_addend.max(max_addend);
+}
+
+/// Write proof: records the symbol of a range-checked field whose value may lie outside the image (absolute or
+/// defined by the linker), to be checked after layout. Called for relocations against such symbols only.
+#[cold]
+fn proof_target<A: Arch>(check: &mut WriteCheck, r: &crate::elf::Rela, sym: &SymRef, p: Props) {
+    let e = A::write_proof(r.r_type(LE, false));
+    if e & proof::CHECKED != 0
+        && (matches!(sym.target, Target::Linker)
+            || (p.absolute && matches!(sym.target, Target::Object { .. })))
+    {
+        check.abs_target(sym.id);
+    }
+}
+
+/// Whether the writer applies every relocation of `relas`, a run of those of non-allocated section `s` of object
+/// `f`, without an error (a supported type, a known symbol, a field inside the section); see [`WriteCheck`].
+pub fn nonalloc_applies<A: Arch>(
+    cx: &ScanCx,
+    f: usize,
+    s: usize,
+    relas: &[crate::elf::Rela],
+) -> bool {
+    let o = &cx.res.objects[f];
+    let sec = o.sec(s);
+    let size = sec.size();
+    // The symbol indexes `lookup` resolves: the locals, then the globals that have ids.
+    let symbols = (o.first_global + cx.res.object_ids[f].len()) as u64;
+    // Branch-free over every relocation: debug sections hold most of a debug link's relocations (rg-debug's
+    // check is about a million of them, every one read again by the write pass). A software prefetch 256
+    // relocations ahead, here and in `write::apply`, once measured faster (the check 5.35 -> 3.25 ms on
+    // rg-release) and later slower, on warm inputs: interleaved medians of 11 --print-timing links, rg-debug
+    // copy and relocate 14.6 -> 13.7 ms without it (28.3 -> 26.3 at --threads=1), rg-release 7.1 -> 6.7.
+    let mut bad = false;
+    for r in relas {
+        let r_type = r.r_type(LE, false);
+        let e = A::nonalloc_width(r_type);
+        let applies = (r_type == A::R_NONE)
+            | ((e != 0)
+                & ((r.r_sym(LE, false) as u64) < symbols)
+                & (r.r_offset.get(LE).saturating_add(e as u64) <= size));
+        bad |= !applies;
+    }
+    !bad
+}
