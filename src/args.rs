@@ -317,8 +317,19 @@ pub fn help_text() -> String {
          \x20 defs undefs nodelete nodlopen origin initfirst interpose combreloc max-page-size=N common-page-size=N\n\
          \x20 pack-relative-relocs nopack-relative-relocs\n",
     );
+    // GNU ld ends its help with these two lines, and build systems read them: libtool's configure looks for
+    // "supported targets: ... elf" and builds no shared libraries without it.
+    out.push_str(&format!(
+        "\nrivet: supported targets: {TARGETS}\nrivet: supported emulations: {}\n",
+        EMULATIONS.join(" ")
+    ));
     out
 }
+
+/// The BFD target names of the output formats rivet writes, as `--help` lists them.
+const TARGETS: &str = "elf64-x86-64";
+/// The emulations `-m` accepts, as `--help` and `-V` list them.
+pub const EMULATIONS: &[&str] = &["elf_x86_64"];
 
 /// Which option an argument is; the handler in [`Parser::apply`] gives it its meaning.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -849,9 +860,10 @@ impl Parser {
             Opt::Shared => self.shared = true,
             Opt::Emulation => {
                 let emulation = val();
-                if emulation != "elf_x86_64" {
+                if !EMULATIONS.contains(&emulation.as_str()) {
                     return Err(format!(
-                        "unsupported emulation: {emulation} (rivet supports elf_x86_64 only)"
+                        "unsupported emulation: {emulation} (supported: {})",
+                        EMULATIONS.join(" ")
                     ));
                 }
             }
@@ -1727,6 +1739,12 @@ mod tests {
             }
         }
         assert!(help_text().contains("--whole-archive"));
+        // libtool's configure: `$LD --help 2>&1 | grep ': supported targets:.* elf'`.
+        assert!(
+            help_text()
+                .lines()
+                .any(|l| l.contains(": supported targets:") && l.contains(" elf"))
+        );
     }
 
     #[test]
@@ -1761,7 +1779,7 @@ mod tests {
         assert_eq!(error("a.o --entry"), "missing argument to --entry");
         assert_eq!(
             error("-m elf_i386 a.o"),
-            "unsupported emulation: elf_i386 (rivet supports elf_x86_64 only)"
+            "unsupported emulation: elf_i386 (supported: elf_x86_64)"
         );
         assert_eq!(
             error("-T link.ld a.o"),
