@@ -3,42 +3,32 @@
 //! most distributions; with `always` or `never` nothing is done here).
 //!
 //! rivet's tables are large, fresh and short-lived, and each 4 KiB page of them costs a page fault when first
-//! written: clang-so took 40K faults, about a tenth of its CPU time. With `MADV_HUGEPAGE` one fault maps 2 MiB
-//! (9.8K faults). glibc gives the same advice with `GLIBC_TUNABLES=glibc.malloc.hugetlb=1`, but reads that only
-//! from the environment at start-up, where a linker cannot set it; this wrapper gives it from inside, asking the
-//! kernel what each mapping is (`PROCMAP_QUERY`, Linux 6.11) rather than trusting glibc's layout:
+//! written, a sizeable share of a large link's CPU time. With `MADV_HUGEPAGE` one fault maps 2 MiB. glibc gives
+//! the same advice with `GLIBC_TUNABLES=glibc.malloc.hugetlb=1`, but reads that only from the environment at
+//! start-up, where a linker cannot set it; this wrapper gives it from inside, asking the kernel what each mapping
+//! is (`PROCMAP_QUERY`, Linux 6.11) rather than trusting glibc's layout:
 //! - each thread heap, when its thread starts ([`advise_thread_heap`]) or a block shows up in it: the 64 MiB
 //!   reservation glibc makes per arena, aligned to its size;
 //! - the main heap (brk) up to the break, again when a block shows up beyond what was advised;
 //! - every other block of 2 MiB or more (glibc maps those on their own).
 //!
-//! The cost is memory: a touched huge page is resident whole (peak RSS +3 MiB on rg-release, +14 MiB of 785 on
-//! clang-so). Where the kernel compacts memory to find huge pages on a fault (`defrag` is `madvise`, the default),
-//! a fragmented machine can make some faults slower; glibc's tunable has the same trade-off.
+//! The cost is memory: a touched huge page is resident whole, so peak memory grows a little. Where the kernel
+//! compacts memory to find huge pages on a fault (`defrag` is `madvise`, the default), a fragmented machine can
+//! make some faults slower; glibc's tunable has the same trade-off.
 //!
-//! Interleaved medians against the system allocator alone, one output file for both (an in-place link's cost
-//! follows the old file's page cache), batches of 7 to 25 runs: clang-tool 176 -> 157 ms; clang-so 480 -> 430 and
-//! 467 -> 471 ms; rg-release 52.5 -> 52.4 and 54.0 -> 55.1 ms (glibc's own tunable: 52.0 -> 48.5); c-gc and
-//! rg-debug unchanged. Outputs are byte-identical.
+//! Against the system allocator alone, the clang links gain and the others are about even. Outputs are
+//! byte-identical.
 //!
 //! Not on a virtual machine whose host reclaims the guest's free memory ([`host_reclaims_free_memory`]): there a
-//! huge page touched after a pause costs about twenty times a warm one (a C probe on this VM: 160 MiB of huge pages
-//! 357-361 ms after 5 s idle, 49-87 ms right after another run; 4 KiB pages 71-83 ms either way).
+//! huge page touched after a pause costs many times a warm one, while small pages cost the same either way.
 //!
 //! mimalloc (crate 0.1.52, mimalloc 2.2, as the global allocator in place of this one) lost on every workload it
-//! was tried on, in wall time and in memory. Interleaved medians of 7-11 `--no-fork` links on the 2-core
-//! Firecracker VM, glibc vs mimalloc:
-//! - clang-so: 378 vs 453 ms, peak RSS 783 vs 881 MiB;
-//! - clang-tool: 162 vs 170 ms, 300 vs 382 MiB;
-//! - rg-debug: 87 vs 101 ms, 173 vs 247 MiB;
-//! - rg-release: 53 vs 59 ms, 111 vs 167 MiB.
-//!
-//! mimalloc backs its arenas with huge pages (clang-so: 7.8K page faults instead of 39K) and purges what it frees
-//! (sys 171 vs 89 ms). Two tunings were tried on clang-so, in the same batch:
-//! - never purging (`MIMALLOC_PURGE_DELAY=-1`): 368 ms (sys 109), but at 883 MiB, above wild's peak (840 MiB), and
-//!   on the huge pages that cost so much after a pause here;
-//! - no huge pages and no eager commit (`MIMALLOC_ALLOW_THP=0`, `MIMALLOC_ARENA_EAGER_COMMIT=0`): 390 ms at
-//!   816 MiB.
+//! was tried on, in wall time and in memory. It backs its arenas with huge pages, and purges what it frees, which
+//! costs system time. Two tunings were tried:
+//! - never purging (`MIMALLOC_PURGE_DELAY=-1`): a little faster than glibc, but with a peak above wild's, and on
+//!   the huge pages that cost so much after a pause here;
+//! - no huge pages and no eager commit (`MIMALLOC_ALLOW_THP=0`, `MIMALLOC_ARENA_EAGER_COMMIT=0`): still slower
+//!   and larger than glibc.
 //!
 //! Outputs were byte-identical either way.
 
@@ -130,11 +120,10 @@ pub fn init() {
 /// before the link is enough) every huge-page fault is one of those, while small pages mostly come from memory
 /// freed recently in smaller pieces, which is never reported.
 ///
-/// On this development VM (Linux 6.18 under Firecracker), clang-so with and without huge heap pages, medians of
-/// 5-6: after 3 s idle 582 vs 454 ms (sys 284 vs 162 ms); right after a g++ compile that followed 3 s idle, 706
-/// vs 477 ms; back to back with wild and mold in between (run.sh's pattern) 454 vs 479 ms; clang-tool after idle
-/// 244 vs 184 ms. The loss after a pause is far larger than the gain back to back, and a build is a pause for the
-/// linker's purposes, so where the host reclaims, no huge pages. Read once (a few system calls).
+/// On this development VM (Linux 6.18 under Firecracker), huge heap pages made the large links much slower after a
+/// few seconds idle, or right after a compile that followed a pause, and only a little faster back to back. A
+/// build is a pause for the linker's purposes, so where the host reclaims, no huge pages. Read once (a few system
+/// calls).
 pub fn host_reclaims_free_memory() -> bool {
     static REPORTING: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     *REPORTING.get_or_init(|| {

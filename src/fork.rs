@@ -1,6 +1,6 @@
 //! `--fork` (the default, as in mold and wild): the link runs in a child process, and the process the build tool
 //! started exits as soon as the child reports that the output is complete. The child's own exit (unmapping every
-//! input and freeing the heap, about 40 ms of clang-so's link, done by one thread in the kernel) then happens off
+//! input and freeing the heap, a sizeable part of a large link, done by one thread in the kernel) then happens off
 //! the caller's critical path. `--no-fork` links in the original process, so that its CPU time and peak memory can
 //! be measured.
 //!

@@ -6,8 +6,8 @@
 //! index contributes its members as the index describes them ([`IndexedMember`]), unread (a thin archive's
 //! member files unmapped).
 //!
-//! File mappings are never unmapped: every later pass borrows from them for the rest of the process (DESIGN.md,
-//! rule 5), so they are leaked as `&'static [u8]`.
+//! File mappings are never unmapped: every later pass borrows from them for the rest of the process
+//! (ARCHITECTURE.md, performance rule 5), so they are leaked as `&'static [u8]`.
 
 use crate::args::{Config, InputArg, InputFlags};
 use crate::diag::{Errors, Result};
@@ -31,9 +31,8 @@ pub struct ObjectInput {
 }
 
 /// An archive member that only the archive's symbol index has named so far. Most members of a big static link are
-/// never pulled in (clang-tool: 4238 of 5112, 434 of the archives' 571 MB), and reading even their headers maps
-/// the pages around them; what is touched stays mapped until exit, where unmapping it was most of the
-/// process's teardown.
+/// never pulled in, and reading even their headers maps the pages around them; what is touched stays mapped until
+/// exit, where unmapping it was most of the process's teardown.
 #[derive(Clone, Copy)]
 pub struct IndexedMember {
     pub archive: Data,
@@ -98,8 +97,8 @@ pub fn load(config: &Config) -> Result<Inputs> {
     // One thread finds and maps the command line's files in order, sniffing each, while the others split the
     // archives it finds into members (walking thousands of member headers, each on its own page of the mapping, or
     // reading the symbol index and hashing its names). Finding and mapping in parallel too was slower: with one
-    // task per input (clang-tool names 542), the phase took 9.3 ms of wall time for 4.0 ms of CPU time, against
-    // 3.7 ms on one thread; splitting only after all were mapped left the other threads asleep until then.
+    // task per input, the phase took far longer than on one thread, its threads mostly waiting; splitting only
+    // after all were mapped left the other threads asleep until then.
     let reproducing = config.reproduce.is_some();
     let split: std::sync::Mutex<Vec<(usize, Vec<Item>)>> = std::sync::Mutex::new(Vec::new());
     rayon::scope(|scope| {
@@ -207,14 +206,14 @@ static MAPPINGS: std::sync::Mutex<Vec<(usize, usize)>> = std::sync::Mutex::new(V
 /// (memmap2 maps them shared, and nothing writes them): the bytes stay in the page cache, and a later read of an
 /// input maps the same bytes again, so this is safe at any point; it is done once nothing reads the inputs.
 ///
-/// clang-so (450 MB of inputs mapped at the end): this step takes 17.5 ms at `--threads=1`, about what the exit
-/// spent on them, and 10.7 ms at 2 threads (21 ms of CPU: each call's TLB flush reaches the other threads), so it
-/// is only done with more than one thread. Pieces of 1, 4, 16 and 64 MiB: 14.1, 11.3, 10.7, 10.6 ms.
+/// On one thread this step takes about what the exit spent on the mappings; on more it takes less wall time, but
+/// more CPU time (each call's TLB flush reaches the other threads), so it is only done with more than one thread.
 pub fn release_input_pages() {
-    // Less than this is left to the exit: the exit's share is under a millisecond (c-gc, 19 MB of inputs: links
-    // 12.78 vs 13.04 ms, medians of 11), less than handing the pieces to the other threads and back.
+    // Less than this is left to the exit: there the exit's share is smaller than the cost of handing the pieces to
+    // the other threads and back.
     const RELEASE_MIN: usize = 32 << 20;
-    // Pieces of at most 16 MiB, one task each, so that a few large archives spread over the threads.
+    // Pieces of at most 16 MiB, one task each, so that a few large archives spread over the threads (smaller
+    // pieces were slower, larger ones no faster).
     const PIECE: usize = 16 << 20;
     let maps = std::mem::take(&mut *MAPPINGS.lock().unwrap_or_else(|e| e.into_inner()));
     if maps.iter().map(|m| m.1).sum::<usize>() < RELEASE_MIN {

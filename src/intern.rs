@@ -109,7 +109,7 @@ fn unsafe_static(name: &[u8]) -> &'static [u8] {
 
 /// Consecutive lists bucketed together hold at least this many names: the shard pass walks every (chunk, shard)
 /// pair, and with one chunk per list, thousands of small lists (an object file's globals each) made that walk,
-/// not the names, the cost (clang-tool: 5132 lists × 64 shards for 351K names took 37 ms).
+/// not the names, the cost.
 const CHUNK_NAMES: usize = 4096;
 
 /// A run of consecutive lists, bucketed by shard.
@@ -232,7 +232,7 @@ pub fn intern(lists: &[&[Name]]) -> Interned {
     let ids: Vec<Vec<u32>> = per_chunk.into_iter().flatten().collect();
 
     // Every shard's distinct names one after the other, copied in parallel (a serial copy of clang-so's names was
-    // 3 ms with one core idle).
+    // measurable, with the other cores idle).
     let mut unique: Vec<Name> = Vec::with_capacity(total as usize);
     {
         let mut rest = &mut unique.spare_capacity_mut()[..total as usize];
@@ -270,8 +270,8 @@ pub(crate) fn fill_shard<'a, I: Iterator<Item = &'a Name>>(
     count: usize,
 ) -> (ShardMap, Vec<Name>, Vec<u32>) {
     let mut by_hash = HashOnlyMap::with_capacity_and_hasher(count, Default::default());
-    // Presized for half the names being distinct (clang-tool's global names: 55%, rg-release's `.debug_str`
-    // pieces: 42%), so the list rarely grows (clang-tool's interning 23.1 -> 21.4 ms, interleaved medians of 11).
+    // Presized for half the names being distinct (about what clang-tool's global names and rg-release's
+    // `.debug_str` pieces have), so the list rarely grows, and growing it was a measurable part of interning.
     let mut names: Vec<Name> = Vec::with_capacity(count / 2);
     let mut local_ids = Vec::with_capacity(count);
     for &n in run() {
@@ -282,8 +282,8 @@ pub(crate) fn fill_shard<'a, I: Iterator<Item = &'a Name>>(
         local_ids.push(id);
     }
     // The pair compared 16 names ahead is loaded at both ends (a name of 2 or 3 cache lines, like most of
-    // `.debug_str`'s, missed again at its last line): interleaved medians of 9 --threads=1 links, rg-debug's
-    // hash pieces 10.4 -> 9.2 ms, clang-tool's global names 22.5 -> 21.4 ms (8 ahead, first line only, before).
+    // `.debug_str`'s, missed again at its last line): faster, for debug strings and global names alike, than the
+    // first line only, 8 names ahead.
     const AHEAD: usize = 16;
     let mut ahead = run().zip(&local_ids).skip(AHEAD);
     let load = |b: &[u8]| {

@@ -1,4 +1,4 @@
-//! rivet: a fast ELF linker. `main` parses the command line, runs the pipeline of DESIGN.md and maps errors to
+//! rivet: a fast ELF linker. `main` parses the command line, runs the pipeline of ARCHITECTURE.md and maps errors to
 //! exit status 1.
 
 mod alloc;
@@ -36,9 +36,9 @@ static GLOBAL: alloc::Allocator = alloc::Allocator;
 
 fn main() -> ExitCode {
     // glibc grows each thread's malloc arena by what the request needs, one mprotect(2) at a time, and every one
-    // takes the address-space lock that the other threads' page faults need: about 6000 calls on clang-tool. A
-    // 64 MiB pad makes them grow in large steps (16 calls there, 270 -> 236 ms); the padding is address space, not
-    // memory, until touched. The same setting as GLIBC_TUNABLES=glibc.malloc.top_pad.
+    // takes the address-space lock that the other threads' page faults need: thousands of calls on a large link. A
+    // 64 MiB pad makes them grow in large steps, a few calls in all; the padding is address space, not memory,
+    // until touched. The same setting as GLIBC_TUNABLES=glibc.malloc.top_pad.
     // SAFETY: mallopt only adjusts allocator parameters; called before any other thread exists.
     unsafe {
         libc::mallopt(libc::M_TOP_PAD, 64 << 20);
@@ -152,34 +152,24 @@ fn run(config: &args::Config, exit_waited: bool) -> u8 {
 ///
 /// Inside the pool, a pass starts on this thread's own queue, idle workers steal from it, and this thread works
 /// on the pass and waits for its end as a worker, instead of a hand-over to a woken worker and a wake-up of its
-/// own at the end of each of a link's ~90 passes. Interleaved medians of 21 `--no-fork` links on a 16-core Xeon
-/// (KVM), outside the pool -> inside it (with the small passes on the calling thread, `par::worth_parallel`):
+/// own at the end of each of a link's ~90 passes. On a 16-core machine (with the small passes on the calling
+/// thread, `par::worth_parallel`) that was faster at every thread count, and took less CPU time.
 ///
-/// | threads | c-gc | rg-release | rg-debug |
-/// |---|---|---|---|
-/// | 2 | 13.56 -> 10.79 ms | 46.1 -> 43.8 | 81.9 -> 77.5 |
-/// | 4 | 11.31 -> 9.97 | 32.0 -> 29.5 | 49.9 -> 46.0 |
-/// | 8 | 11.30 -> 9.11 | 24.1 -> 20.8 | 34.8 -> 30.9 |
-/// | 16 | 11.35 -> 10.96 | 20.1 -> 18.3 | 27.8 -> 25.2 |
-///
-/// with less CPU time at every count. On the 2-CPU development VM it was the other way round at 2 and 3 threads
-/// (rg-release 41.1 -> 51.3 ms at 2, medians of 5; before the passes got finer tasks 49 -> 63, with many
-/// passes left on one thread, GC mark 2.3 ms wall for 2.4 ms CPU). The cause is not established: there a worker
-/// that has gone idle sleeps after rayon's 32 yields (30-50 us), and a sleeping one takes about 75 us to wake.
-/// So a machine of two CPUs or fewer keeps the linking thread outside the pool. With one thread it is always the
-/// pool's only worker, so that a parallel pass runs inline (c-gc 18.2 -> 16.1 ms on the VM, rg-release 70.1 ->
-/// 65.8, clang-tool 215 -> 209). (Starting the pool's threads as a tree, each starting two, instead of all from
-/// this thread: c-gc 12.34 -> 12.72 ms at 2 threads on the VM, dropped.)
+/// On the 2-CPU development VM it was the other way round at 2 and 3 threads, even before the passes got finer
+/// tasks. The cause is not established: there a worker that has gone idle soon sleeps (after rayon's 32 yields),
+/// and a sleeping one is slow to wake. So a machine of two CPUs or fewer keeps the linking thread outside the
+/// pool. With one thread it is always the pool's only worker, so that a parallel pass runs inline, which was
+/// faster there too. (Starting the pool's threads as a tree, each starting two, instead of all from this thread
+/// was slower on the VM, and was dropped.)
 fn linking_thread_joins_pool(threads: usize, cpus_available: usize) -> bool {
     threads == 1 || cpus_available > 2
 }
 
 /// Input bytes that make a second thread (and each further one) worth starting when `--threads` is not given.
 ///
-/// A thread costs about a millisecond of a link's wall time on the 2-core development VM: starting it, and handing
-/// each parallel pass to it and back. A small link does not earn that back. Medians of 21 links, `--threads=1`
-/// against 2 threads: hello world (a 1.5 KB object, crt files and libc.so) 3.4 vs 6.0 ms; 31 objects of 5.2 MB
-/// with debug info 7.3 vs 7.8 ms; c-gc (12 MB, sqlite) 10.1 vs 9.5 ms.
+/// A thread costs some of a link's wall time: starting it, and handing each parallel pass to it and back. A small
+/// link does not earn that back: on the 2-core development VM a hello world, and a few megabytes of objects with
+/// debug info, linked faster on one thread than on two, and c-gc (sqlite) only a little faster on two.
 const BYTES_PER_THREAD: u64 = 6 << 20;
 
 /// What each input counts for at least: a link of thousands of tiny objects has per-file work the bytes do not
@@ -233,14 +223,13 @@ fn is_thin_archive(path: &std::path::Path) -> bool {
 /// as many workers as such CPUs (the default thread count of a large link); none otherwise (fewer workers pinned
 /// to the first CPUs would pile concurrent links onto those). Linux only; nothing where the set cannot be read.
 ///
-/// Why: a parallel pass that starts after the link's thread ran a serial stretch often ran on one worker for
-/// milliseconds while the other CPU idled (apparently the woken worker queued on a busy CPU until the kernel
-/// balanced the load; with each worker held to its own CPU, that cannot happen). A probe with rayon alone on the 2-core development VM, 16 tasks of 100 µs each started right after the
-/// calling thread worked alone for 2-10 ms, medians of 20 rounds: 1.7 ms with every task on one worker; with
-/// the workers pinned, 0.9 ms with 8 tasks on each. rivet's passes are just that: serial bookkeeping, then a
-/// parallel walk. Interleaved medians of 9-11 links, default `--fork`: c-gc 17.3 -> 14.8 ms, rg-release 59.0 ->
-/// 50.3, rg-debug 94.7 -> 86.4, clang-tool 159.8 -> 149.4, clang-so 348.7 -> 342.1; `--no-fork`: clang-so
-/// 362.5 -> 356.2, rg-release 52.8 -> 52.5.
+/// Why: a parallel pass that starts after the link's thread ran a serial stretch often ran on one worker while
+/// the other CPU idled (apparently the woken worker queued on a busy CPU until the kernel balanced the load; with
+/// each worker held to its own CPU, that cannot happen). A probe with rayon alone on the 2-core development VM,
+/// short tasks started right after the calling thread worked alone for a while, showed the same: every task ran
+/// on one worker, while with the workers pinned the tasks split evenly and finished in about half the time.
+/// rivet's passes are just that: serial bookkeeping, then a parallel walk. Pinning made every workload faster,
+/// the small ones the most.
 fn worker_cpus(threads: usize) -> Vec<usize> {
     #[cfg(target_os = "linux")]
     {
@@ -363,7 +352,7 @@ fn link<A: Arch>(config: &args::Config, release_inputs: bool) -> diag::Result<()
             diag::Errors::one(format!("cannot write time trace {}: {e}", path.display()))
         })?;
     }
-    // Leave without dropping the big structures (DESIGN.md, rule 5).
+    // Leave without dropping the big structures (ARCHITECTURE.md, performance rule 5).
     std::mem::forget((resolved, live, space, scanned, lay));
     Ok(())
 }

@@ -13,12 +13,11 @@
 //!    offsets.
 //!
 //! This replaced a split into per-section lists followed by the general interner (`intern::intern`), which copied
-//! every piece once more to sort it by shard and scattered the ids back in another pass, with the same output.
-//! Interleaved medians of 15 runs: rg-debug merge 29.3 -> 26.3 ms (CPU 54.8 -> 46.9), rg-release 18.9 -> 15.2 ms.
-//! Later, pass 2 gave each piece its offset instead of its id, and the shards stayed apart instead of being copied
-//! into one list per group: pass 3 no longer looks every piece up in a group-wide table, and pass 1 keeps each
-//! piece's hash instead of a second copy of the piece (interleaved medians of 11 runs, rg-release merge at
-//! --threads=1 22.5 -> 20.6 ms, at 2 threads 12.9 -> 10.4 ms).
+//! every piece once more to sort it by shard and scattered the ids back in another pass, with the same output;
+//! the merge got faster and took less CPU time. Later, pass 2 gave each piece its offset instead of its id, and
+//! the shards stayed apart instead of being copied into one list per group: pass 3 no longer looks every piece up
+//! in a group-wide table, and pass 1 keeps each piece's hash instead of a second copy of the piece, which made
+//! the merge faster again, on one thread and on several.
 
 use crate::diag::{Errors, Result};
 use crate::elf::align_up;
@@ -98,8 +97,8 @@ impl PieceTable {
 pub type MergeResult = (Vec<MergeGroup>, Vec<Vec<(u32, u32)>>, Vec<Vec<PieceTable>>);
 
 /// A chunk holds consecutive sections of one group until it has this many bytes: enough chunks for the threads
-/// to share a big group (rg-debug's `.debug_str`: 17 MB in 161 sections), few enough that the per-chunk buckets
-/// stay cheap.
+/// to share a big group (rg-debug's `.debug_str`, spread over many sections), few enough that the per-chunk
+/// buckets stay cheap.
 const CHUNK_BYTES: u64 = 256 << 10;
 
 /// What pass 1 leaves for one chunk.
@@ -144,7 +143,7 @@ pub fn build_merges(
             .collect()
     });
     // Each file's merge sections get slots in section order: piece tables are kept for those only (a table per
-    // input section cost clang-so's 836k sections 40 MB).
+    // input section took much memory on a link of many sections, such as clang-so).
     let mut keys: Vec<Key> = Vec::new();
     let mut merge_secs: Vec<Vec<(u32, u32)>> = Vec::with_capacity(objects.len());
     for list in &found {
@@ -261,8 +260,8 @@ pub fn build_merges(
     // Per (group, shard): the distinct pieces, their offsets from the shard's start (aligned as if the shard started
     // at 0), and every piece's output offset from the shard's start (in input order), looked up here while the
     // shard's offsets are in cache. One task per shard: their sizes differ by orders of magnitude (a big group's
-    // shards, a tiny group's), and rayon's default splitting left one thread with most of the big ones (rg-debug:
-    // 6.8 -> 5.3 ms, CPU the same).
+    // shards, a tiny group's), and rayon's default splitting left one thread with most of the big ones, so the
+    // pass took longer for the same CPU time.
     let t = crate::timing::span("hash pieces");
     let shards: Vec<(MergeShard, Vec<u32>, u64)> = (0..keys.len() * SHARDS)
         .into_par_iter()
@@ -449,11 +448,9 @@ fn split_section(
 
 /// Calls `string(start, end)` for each NUL-terminated string of `d` in order (`end` just after its NUL), and returns
 /// where the last one ends. The NULs are found 64 bytes at a time as a bit mask, each string's end being the next
-/// set bit, instead of a `memchr` call per string (rg-release's `.debug_str`: 166K strings of 76 bytes on average),
-/// and the input 4 KiB ahead is prefetched: the first read of the mapped input, not the scan, was most of the cost
-/// (touching one byte per line first took 2.1 of the split's 6.2 ms CPU). rg-release, interleaved medians of 11
-/// --print-timing links: split merge pieces 4.66 -> 3.90 ms, CPU 9.0 -> 7.6 (the bit mask alone 4.38 ms, a
-/// prefetch in the `memchr` loop alone 4.37).
+/// set bit, instead of a `memchr` call per string (`.debug_str` holds many short strings), and the input 4 KiB
+/// ahead is prefetched: the first read of the mapped input, not the scan, was a large share of the cost. Each of
+/// the two made the split faster on its own, and both together more.
 fn for_each_string(d: &[u8], mut string: impl FnMut(usize, usize)) -> usize {
     let mut start = 0;
     let mut blocks = d.chunks_exact(64);

@@ -253,14 +253,11 @@ fn special_output(out: &Path) -> Result<bool> {
 
 /// Huge pages for the output: with MADV_HUGEPAGE, ext4 (Linux 6.18 here) fills the page cache with 2 MiB folios
 /// and maps each with one page-table entry (FilePmdMapped in smaps), so pre-faulting and unmapping handle 512
-/// times fewer entries. A C test on a fallocated 27 MiB file: populate 11.5-14 -> 3.6-4.9 ms, munmap 1.8 ->
-/// 0.5-0.9 ms. rivet, medians of 11 --print-timing runs: rg-release writing 29.9 -> 25.6 ms (pre-fault 6.6 -> 4.9,
-/// open 2.6 -> 0.6, close 2.8 -> 1.0), c-gc 9.2 -> 5.8 ms; same bytes, same peak RSS. Advice only: a file system
-/// or kernel without large folios ignores it. One cost on this VM: memory left free for a few seconds goes back
-/// to the host (free page reporting, in 2 MiB blocks) and is slow to touch again, and huge folios are made of
-/// exactly those blocks. After 5-6 s idle, clang-so's pre-fault takes 184-218 ms against 138-169 ms with small
-/// folios (rg-release +5 ms); back to back, as in a build and in run.sh, huge folios win (c-gc -3.5 ms,
-/// rg-release -4 ms, clang-so even).
+/// times fewer entries: opening, pre-faulting and closing the output all get faster, with the same bytes and the
+/// same peak memory. Advice only: a file system or kernel without large folios ignores it. One cost on this VM:
+/// memory left free for a few seconds goes back to the host (free page reporting, in 2 MiB blocks) and is slow to
+/// touch again, and huge folios are made of exactly those blocks. So after a pause a large output pre-faults
+/// slower than with small folios; back to back, as in a build, huge folios win.
 fn advise_huge_pages(map: &memmap2::MmapMut) {
     let _ = map.advise(memmap2::Advice::HugePage);
 }
@@ -285,11 +282,11 @@ fn reuse_output(old: &OldOutput, size: u64) -> std::io::Result<memmap2::MmapMut>
     Ok(map)
 }
 
-/// Replacing an existing output has two hidden costs. ext4 (`auto_da_alloc`) starts writeback of the new file
-/// when a rename replaces an existing one (15 ms for 27 MB), and dropping the old file's last link frees its pages
-/// synchronously (about 20 ms for 30 MB). So the old output is first renamed aside (the new one follows
-/// immediately, so the name is missing only between two renames) and then removed: by a detached helper process
-/// (`rivet --rivet-internal-unlink`) when it is large, after this process has exited.
+/// Replacing an existing output has two hidden costs, both growing with the file's size. ext4 (`auto_da_alloc`)
+/// starts writeback of the new file when a rename replaces an existing one, and dropping the old file's last link
+/// frees its pages synchronously. So the old output is first renamed aside (the new one follows immediately, so
+/// the name is missing only between two renames) and then removed: by a detached helper process (`rivet
+/// --rivet-internal-unlink`) when it is large, after this process has exited.
 const BACKGROUND_UNLINK_MIN: u64 = 4 << 20;
 
 /// Renames an existing regular output aside; returns its new name and size.
@@ -305,8 +302,8 @@ fn move_old_output(out: &Path) -> Option<(PathBuf, u64)> {
 }
 
 /// Set in a `--fork` child: an old output is removed after the parent has been told the link is done (the
-/// child's own exit is off the caller's path already), instead of by a helper process whose start costs the link
-/// 1-2 ms.
+/// child's own exit is off the caller's path already), instead of by a helper process whose start would be on the
+/// link's path.
 pub static DEFER_UNLINK: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
 static DEFERRED: std::sync::Mutex<Option<PathBuf>> = std::sync::Mutex::new(None);
@@ -343,8 +340,8 @@ fn unlink_in_background(old: &Path) {
 /// while sections are copied. A kernel without the advice (before Linux 5.14) is no error: the pages fault in as
 /// they are written. A page that cannot be allocated, where a write would raise SIGBUS, is: no space left.
 fn prefault(map: &memmap2::MmapMut, range: Range<usize>) -> std::io::Result<()> {
-    // One huge folio per chunk (the mapping is MADV_HUGEPAGE): 512 KiB chunks made the threads queue on each
-    // other's folio locks (rg-release pre-fault 9.0 ms against 4.9 with 2 MiB chunks).
+    // One huge folio per chunk (the mapping is MADV_HUGEPAGE): smaller chunks (512 KiB) made the threads queue on
+    // each other's folio locks, and the pre-fault slower.
     const CHUNK: usize = 1 << 21;
     let (start, end) = (range.start.min(map.len()), range.end.min(map.len()));
     (0..(end - start).div_ceil(CHUNK))
@@ -450,9 +447,9 @@ fn take_old_output(out: &Path, tmp: &Path, size: u64) -> Option<OldOutput> {
 /// Whether at least 7/8 of the first `len` bytes of `file` are in the page cache (`cachestat`, Linux 6.5; taken
 /// as yes where the kernel cannot tell). Reusing an old output that is not cached reads it back from the disk
 /// (the pre-fault must bring each page in before it can be written), only to overwrite it: on this project's VM,
-/// an evicted clang-so output (220 MB) took 121-157 ms to pre-fault instead of 5 ms, and once 2.6 s, where a new
-/// file's took 21-144 ms. Page cache is evicted under memory pressure, after a reboot, or, on machines with
-/// proactive reclaim (DAMON), after about a minute unused.
+/// an evicted large output took far longer to pre-fault than a cached one, and longer than a new file. Page cache
+/// is evicted under memory pressure, after a reboot, or, on machines with proactive reclaim (DAMON), after about
+/// a minute unused.
 fn mostly_cached(file: &std::fs::File, len: u64) -> bool {
     use std::os::fd::AsRawFd;
     #[repr(C)]

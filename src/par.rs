@@ -1,10 +1,10 @@
 //! Per-file parallel passes split by work rather than by file count.
 //!
 //! A pass that hands rayon one item per input file lets rayon halve the file list by count, and a link's work is
-//! far from even across its files. clang-tool has 5112 inputs, 4148 of them archive members never pulled in
-//! (next to no work each), behind the 957 that hold nearly all of it. Split by count, one worker got the 957
-//! and the other the rest: in its "output sections" pass the second worker finished after 1.8 ms and waited
-//! 1 ms for the first (rayon had cut the first half into only a few pieces, so there was nothing to steal).
+//! far from even across its files. Most of clang-tool's inputs are archive members never pulled in (next to no
+//! work each); the others hold nearly all of it. Split by count, one worker got nearly all the work: in its
+//! "output sections" pass the second worker finished early and then waited for the first (rayon had cut the
+//! first half into only a few pieces, so there was nothing to steal).
 //! One task per file (`with_max_len(1)`) balances that, at the cost of a rayon task for every dead file.
 //!
 //! [`FileRuns`] cuts the file list once into runs of consecutive files of about equal weight (sections and
@@ -12,7 +12,7 @@
 //! run. Files stay in order inside a run and results come back in file order, so output is the same for any
 //! thread count. Where one file holds most of the weight (c-gc: sqlite3.o) or there is next to none, a pass
 //! runs on the calling thread instead: no second thread could shorten it, and handing it to a worker and back
-//! costs 0.05-0.1 ms a pass on the development VM.
+//! has a cost of its own.
 
 use rayon::prelude::*;
 use std::ops::Range;
@@ -177,9 +177,8 @@ impl FileRuns {
 }
 
 /// A per-symbol table of `n` entries made by `make`, filled in parallel: its first-touch page faults on one
-/// thread were measurable (clang-tool's definitions phase 10-15 -> 8.5-9.5 ms), and so was clearing it there
-/// (a `vec![0; n]` that malloc serves from freed heap memory is cleared by `calloc` on the calling thread:
-/// clang-so's symbol addresses, 2 ms at 2 threads).
+/// thread were measurable in a large link's definitions phase, and so was clearing it there (a `vec![0; n]` that
+/// malloc serves from freed heap memory is cleared by `calloc` on the calling thread).
 ///
 /// A small table is made on the calling thread: handing it to a worker and back would cost more than making it.
 pub fn per_symbol<T: Send>(n: usize, make: impl Fn() -> T + Sync + Send) -> Vec<T> {
@@ -195,10 +194,9 @@ const SMALL_TABLE: usize = 1 << 15;
 /// Whether a pass of `steps` light steps (a table entry, a symbol, a slot) is worth handing to the pool.
 ///
 /// A parallel pass started from the linking thread costs a hand-over to a worker, the workers waking one
-/// another, and the linking thread waking at the end, whatever its size. On a 16-core machine that came to
-/// 40-80 us a pass, and passes of a few thousand steps took longer with more threads: rg-release's GOT, PLT
-/// and dynamic symbol passes 0.38 ms at one thread and 0.8 at sixteen, c-gc's COMDAT and definitions passes
-/// 0.25 -> 1.06 ms (medians of 21-25 links).
+/// another, and the linking thread waking at the end, whatever its size. On a 16-core machine, passes of a few
+/// thousand steps (rg-release's GOT, PLT and dynamic symbol passes, c-gc's COMDAT and definitions passes) took
+/// longer at sixteen threads than at one.
 pub fn worth_parallel(steps: usize) -> bool {
     steps >= SMALL_TABLE
 }
@@ -241,7 +239,7 @@ pub fn for_each_owned<T: Send>(xs: Vec<T>, parallel: bool, f: impl Fn(T) + Sync 
 /// The ids `0..n` for which `keep` holds, in order; in parallel unless `n` is small (as `per_symbol`).
 ///
 /// In parallel, each chunk of ids is collected on its own and the chunks are joined: a rayon `filter` over the
-/// range, collected, took 1.5 ms longer for clang-so's two GOT/PLT filters (716K and 175K ids, 2 threads).
+/// range, collected, was measurably slower on a large link's GOT/PLT filters.
 pub fn filter_ids(n: usize, keep: impl Fn(usize) -> bool + Sync + Send) -> Vec<u32> {
     if n < SMALL_TABLE {
         return (0..n).filter(|&g| keep(g)).map(|g| g as u32).collect();

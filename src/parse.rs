@@ -25,8 +25,9 @@ pub enum SectionKind {
 }
 
 /// What the link keeps about one input section besides its header: 8 bytes. There is one per section header
-/// (836K on clang-so) and most passes walk them all, so the header, contents and relocations are not copied here
-/// but found from the file when wanted ([`ObjectFile::sec`]): 64 bytes each made 53 MB of clang-so's peak memory.
+/// (hundreds of thousands on a large link) and most passes walk them all, so the header, contents and relocations
+/// are not copied here but found from the file when wanted ([`ObjectFile::sec`]): at 64 bytes each they were a
+/// large part of clang-so's peak memory.
 #[derive(Clone, Copy)]
 pub struct InputSection {
     /// The index of the `SHT_RELA` section that applies to this one, or 0 for none.
@@ -167,7 +168,7 @@ pub struct ObjectFile {
     pub lazy_defined: Vec<u32>,
     pub comdats: Vec<ComdatGroup>,
     /// The sections named like C identifiers (`__start_`/`__stop_` candidates), found by the parse: most objects
-    /// have none, and reading every section's name again for them took clang-so 10 ms on one thread.
+    /// have none, and reading every section's name again for them was a measurable serial cost on clang-so.
     pub c_ident_secs: Vec<u32>,
     /// Defined globals with a version in their name (`.symver`): (index in `global_names`, version name,
     /// default). A default one (`name@@VERSION`) is renamed `name` here, so plain references bind to it; a
@@ -314,11 +315,11 @@ pub fn parse(inputs: Inputs) -> Result<Parsed> {
 }
 
 /// Parses the objects, in order, one task each. Only the files read here cost anything: an archive member known
-/// from its archive's symbol index becomes a stub (about 150 ns). With rayon's adaptive splitting, one thread got
-/// the first quarter of the list as a single sequential run, which held all the files read (rg-debug: its 23
-/// objects among about 480 inputs; parse took 2.6 ms wall for 2.7 ms of CPU time at 2 threads). Making the stubs
-/// apart and putting the two lists back in order instead was 1.4 ms of serial moving on clang-so (3625 stubs);
-/// a task per input costs less than that and collects in place.
+/// from its archive's symbol index becomes a stub, at next to no cost. With rayon's adaptive splitting, one thread
+/// got the first quarter of the list as a single sequential run, which held all the files read (rg-debug's few
+/// objects come first among its many inputs), so the parse ran on one thread only. Making the stubs apart and
+/// putting the two lists back in order instead was a measurable serial move on clang-so, with its thousands of
+/// stubs; a task per input costs less than that and collects in place.
 fn parse_objects(inputs: Vec<ObjectInput>) -> Vec<std::result::Result<ObjectFile, String>> {
     inputs
         .into_par_iter()
@@ -451,7 +452,7 @@ fn parse_object(input: ObjectInput) -> std::result::Result<ObjectFile, String> {
     };
     // Check every symbol's section index once, so later passes can index without checks. An archive member's
     // defined globals are noted on the way: resolution interns only those (re-reading the symbol tables of
-    // thousands of members there cost clang-tool 9 ms).
+    // thousands of members there was a measurable cost on clang-tool).
     for i in 0..syms.len() {
         let shndx = file.sym_shndx(i);
         if shndx != 0 && shndx < E::SHN_LORESERVE as u32 && shndx as usize >= shdrs.len() {

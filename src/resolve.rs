@@ -290,7 +290,7 @@ pub fn resolve(config: &Config, parsed: Parsed) -> Result<Resolved> {
     // Winning definition: minimum of (rank << 32 | file) per symbol.
     let best: Vec<AtomicU64> = per_symbol(n, || AtomicU64::new(u64::MAX));
     // Size and alignment of each common symbol, the largest seen. Commons are rare (C built with -fcommon), so a
-    // locked map, not two tables of every symbol (16 MB each on clang-so, faulted in and copied into `common`).
+    // locked map, not two tables of every symbol (each large on a big link, faulted in and copied into `common`).
     let commons: Mutex<HashMap<u32, (u64, u64)>> = Mutex::new(HashMap::new());
     let hidden: Vec<AtomicBool> = per_symbol(n, || AtomicBool::new(false));
     let obj_rank = |o: &ObjectFile, f: usize, i: usize| -> Option<u64> {
@@ -342,7 +342,7 @@ pub fn resolve(config: &Config, parsed: Parsed) -> Result<Resolved> {
     let common_defs: Vec<u32> = crate::par::filter_ids(n, |g| best[g].load(Relaxed) >> 32 == 2);
     // Record winners (each winner key belongs to exactly one file) and find duplicate strong definitions. On the
     // same walk, --as-needed: a shared object is needed when a live object refers (not weakly) to a symbol it
-    // defines, that is, one whose best definition is that library's (a walk of its own was 2.4 ms on clang-so).
+    // defines, that is, one whose best definition is that library's (a separate walk was measurable on clang-so).
     let used: Vec<AtomicBool> = shared
         .iter()
         .map(|s| AtomicBool::new(!s.as_needed))
@@ -465,7 +465,7 @@ pub fn resolve(config: &Config, parsed: Parsed) -> Result<Resolved> {
     let in_dynamic_list = read_dynamic_lists(config, &names)?;
 
     // Archive members left out of the link keep no symbol names: nothing reads them again (a message about
-    // one reads its string table). clang-tool's 463K names of unused members were 11 MB, reused by what follows.
+    // one reads its string table). On a large static link they take much memory, freed here for what follows.
     let unused: Vec<&mut ObjectFile> = objects
         .iter_mut()
         .zip(&object_live)
@@ -1021,8 +1021,8 @@ pub struct Extraction {
 ///
 /// A group is keyed by its signature's global id when the signature symbol is one of the file's defined globals,
 /// as for C++ inline functions, templates and vtables: no name is hashed or compared again (interning every
-/// signature anew was 20 ms of clang-so's link). Other signatures (local symbols) are looked up among the
-/// globals' names, and those that are no global's name are interned among themselves, with ids after them.
+/// signature anew was a measurable part of clang-so's link). Other signatures (local symbols) are looked up among
+/// the globals' names, and those that are no global's name are interned among themselves, with ids after them.
 fn choose_comdats(
     runs: &FileRuns,
     objects: &[ObjectFile],
@@ -1031,8 +1031,9 @@ fn choose_comdats(
     names: &Interned,
 ) -> Vec<Vec<bool>> {
     let n = names.unique.len() as u32;
-    // Few groups (none in C, a hundred or two in Rust) are not worth the pool's passes: c-gc's none took 0.07 ms
-    // at one thread and 0.34 at sixteen. A group is heavier than a table entry (a file's walk, a key, an owner).
+    // Few groups (none in C, a hundred or two in Rust) are not worth the pool's passes: c-gc's empty pass took
+    // longer at sixteen threads than at one. A group is heavier than a table entry (a file's walk, a key, an
+    // owner).
     let groups: usize = objects
         .iter()
         .zip(live)

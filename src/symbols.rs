@@ -22,8 +22,8 @@ pub struct SymbolSpace {
 
 /// The globals defined in objects, grouped by defining file (a counting sort over the definition table), so that
 /// a pass over them reads each file's symbols and sections together while they are in cache. In global id order
-/// each one is a chain of misses in another file's tables: clang-so's 175K globals took 16.7 ms on one thread to
-/// get their addresses that way.
+/// each one is a chain of misses in another file's tables, which made giving a large link's globals their
+/// addresses that way slow.
 pub struct DefinedByFile {
     starts: Vec<u32>,
     /// (global id, symbol index), per file in global id order.
