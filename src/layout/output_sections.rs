@@ -1,7 +1,7 @@
 //! Layout pass: the output sections. Every live input section gets its output section by name (`rules`), the
 //! linker-made sections this output needs are added, and all are ordered by rank.
 
-use super::rules::{output_name, rank};
+use super::rules::{Rules, output_name};
 use super::symbols::is_common_def;
 use super::{Cx, NONE, OutputSection, Part, Synth, SynthMap};
 use crate::arch::Arch;
@@ -264,10 +264,11 @@ pub fn output_sections<A: Arch>(cx: &Cx) -> (Vec<OutputSection>, SectionMap) {
     b.add_synth(Synth::Shstrtab, b".shstrtab", E::SHT_STRTAB, 0, 1, 0);
 
     // Renumber by rank (stable: ties keep first-seen order, which follows input order).
+    let rules = Rules::of(config);
     let mut order: Vec<u32> = (0..b.osecs.len() as u32).collect();
     order.sort_by_key(|&i| {
         let o = &b.osecs[i as usize];
-        rank(&o.name, o.sh_type, o.flags)
+        rules.rank(&o.name, o.sh_type, o.flags)
     });
     let mut remap = vec![0u32; order.len()];
     for (new, &old) in order.iter().enumerate() {

@@ -42,8 +42,33 @@ pub fn output_name(name: &[u8]) -> &[u8] {
     name
 }
 
-/// Output section order: the GNU ld / lld default for x86-64 with separate code.
-pub fn rank(name: &[u8], sh_type: u32, flags: u64) -> u32 {
+/// What of the configuration the placement rules depend on.
+#[derive(Clone, Copy)]
+pub struct Rules {
+    /// `-z relro -z now`: no PLT slot is written after start-up, so `.got.plt` joins the RELRO data (full RELRO,
+    /// as GNU ld and lld do) instead of the writable data.
+    pub full_relro: bool,
+}
+
+impl Rules {
+    pub fn of(config: &crate::args::Config) -> Rules {
+        Rules {
+            full_relro: config.relro && config.bind_now,
+        }
+    }
+
+    /// Output section order: the GNU ld / lld default for x86-64 with separate code.
+    pub fn rank(&self, name: &[u8], sh_type: u32, flags: u64) -> u32 {
+        match name {
+            // Right after `.got`, in the RELRO class.
+            b".got.plt" if self.full_relro && flags & E::SHF_ALLOC as u64 != 0 => 341,
+            _ => rank(name, sh_type, flags),
+        }
+    }
+}
+
+/// Output section order: the GNU ld / lld default for x86-64 with separate code, lazy binding.
+fn rank(name: &[u8], sh_type: u32, flags: u64) -> u32 {
     let alloc = flags & E::SHF_ALLOC as u64 != 0;
     let write = flags & E::SHF_WRITE as u64 != 0;
     let exec = flags & E::SHF_EXECINSTR as u64 != 0;

@@ -4,7 +4,7 @@
 
 use super::output_sections::SectionMap;
 use super::place::Placement;
-use super::rules::{rank, segment_class};
+use super::rules::{Rules, segment_class};
 use super::sizes::SectionHeaders;
 use super::{Cx, OutputSection, Segment, Synth};
 use crate::arch::Arch;
@@ -61,9 +61,10 @@ pub fn assign_segments<A: Arch>(
     let alloc: Vec<usize> = (0..osecs.len())
         .filter(|&i| keep[i] && osecs[i].is_alloc())
         .collect();
+    let rules = Rules::of(config);
     let classes: Vec<u32> = alloc
         .iter()
-        .map(|&i| segment_class(rank(&osecs[i].name, osecs[i].sh_type, osecs[i].flags)))
+        .map(|&i| segment_class(rules.rank(&osecs[i].name, osecs[i].sh_type, osecs[i].flags)))
         .collect();
     let mut load_classes: Vec<u32> = vec![0];
     for &c in &classes {

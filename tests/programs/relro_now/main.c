@@ -13,6 +13,14 @@ static const void *got_slot_of_puts(void) {
     return slot;
 }
 
+/* The GOT base, where the PLT's slots are (.got.plt, which GNU ld merges into .got under -z now): the loader
+   fills them at start-up, so full RELRO makes them read-only too. */
+static const void *got_base(void) {
+    const void *base;
+    __asm__("leaq _GLOBAL_OFFSET_TABLE_(%%rip), %0" : "=r"(base));
+    return base;
+}
+
 static void perms_of(const void *addr, char out[5]) {
     strcpy(out, "????");
     FILE *f = fopen("/proc/self/maps", "r");
@@ -45,6 +53,9 @@ int main(void) {
     int ok = want_table && strcmp(p, want_table) == 0;
     perms_of(got_slot_of_puts(), p);
     printf("GOT page %s (expected %s)\n", p, want_got);
+    ok &= want_got && strcmp(p, want_got) == 0;
+    perms_of(got_base(), p);
+    printf("PLT slots page %s (expected %s)\n", p, want_got);
     ok &= want_got && strcmp(p, want_got) == 0;
     puts("through the GOT");
     puts(ok ? "relro as expected" : "relro NOT as expected");
