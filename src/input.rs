@@ -77,6 +77,9 @@ pub struct SharedInput {
     pub name: String,
     pub data: Data,
     pub as_needed: bool,
+    /// The name `DT_NEEDED` records when the library has no `DT_SONAME`: the path as the command line wrote it,
+    /// or the file name alone for a library found on the search path (`-lx`), as GNU ld does.
+    pub needed_name: String,
 }
 
 #[derive(Default)]
@@ -109,7 +112,7 @@ pub fn load(config: &Config) -> Result<Inputs> {
                 InputArg::File { path, flags } => loader.add_path(path, *flags),
                 InputArg::Library { name, flags } => {
                     match find_library(config, name, *flags, &[]) {
-                        Some(path) => loader.add_path(&path, *flags),
+                        Some(path) => loader.add_searched(&path, *flags),
                         None => loader.error(format!("unable to find library -l{name}")),
                     }
                 }
@@ -277,7 +280,7 @@ fn io_reason(e: &std::io::Error) -> String {
 impl Loader<'_> {
     fn add_library(&mut self, name: &str, flags: InputFlags, extra_dirs: &[PathBuf]) {
         match find_library(self.config, name, flags, extra_dirs) {
-            Some(p) => self.add_path(&p, flags),
+            Some(p) => self.add_searched(&p, flags),
             None => self.error(format!("unable to find library -l{name}")),
         }
     }
@@ -286,8 +289,19 @@ impl Loader<'_> {
         self.items.push(Item::Error(e));
     }
 
+    /// Adds a file named by its path.
     fn add_path(&mut self, path: &Path, flags: InputFlags) {
-        self.add_mapped(path, map_file(path), flags);
+        let needed = path.display().to_string();
+        self.add_mapped(path, map_file(path), flags, needed);
+    }
+
+    /// Adds a file found by searching directories (`-l`, a linker script's relative `INPUT`).
+    fn add_searched(&mut self, path: &Path, flags: InputFlags) {
+        let needed = path.file_name().map_or_else(
+            || path.display().to_string(),
+            |n| n.to_string_lossy().into_owned(),
+        );
+        self.add_mapped(path, map_file(path), flags, needed);
     }
 
     /// Adds a file that was mapped (or failed to be).
@@ -296,6 +310,7 @@ impl Loader<'_> {
         path: &Path,
         data: std::result::Result<Data, String>,
         flags: InputFlags,
+        needed_name: String,
     ) {
         let data = match data {
             Ok(d) => d,
@@ -315,6 +330,7 @@ impl Loader<'_> {
                     name,
                     data,
                     as_needed: flags.as_needed,
+                    needed_name,
                 }),
                 _ => self.error(format!(
                     "{name}: unknown ELF file type (expected a relocatable or shared object)"
@@ -364,7 +380,8 @@ impl Loader<'_> {
                 .chain(path.parent().map(|d| d.join(&p)))
                 .chain(self.config.search_paths.iter().map(|d| d.join(&p)));
             match candidates.into_iter().find(|c| c.is_file()) {
-                Some(c) => self.add_path(&c, f),
+                Some(c) if p.is_absolute() => self.add_path(&c, f),
+                Some(c) => self.add_searched(&c, f),
                 None => self.error(format!("{name}: cannot find {}", input.name)),
             }
         }

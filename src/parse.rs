@@ -706,6 +706,7 @@ fn parse_shared(input: SharedInput) -> std::result::Result<SharedFile, String> {
         name,
         data,
         as_needed,
+        needed_name,
     } = input;
     let ctx = |e: String| format!("{name}: {e}");
     let eh = elf::file_header(data).map_err(ctx)?;
@@ -762,11 +763,7 @@ fn parse_shared(input: SharedInput) -> std::result::Result<SharedFile, String> {
             .map_err(|e| ctx(format!("dynamic symbol {i}: {e}")))?;
         global_names.push(Name::new(n));
     }
-    let soname = soname.unwrap_or_else(|| {
-        std::path::Path::new(&name)
-            .file_name()
-            .map_or(name.clone(), |f| f.to_string_lossy().into_owned())
-    });
+    let soname = soname.unwrap_or(needed_name);
     Ok(SharedFile {
         soname,
         as_needed,
