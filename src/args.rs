@@ -548,7 +548,7 @@ const OPTIONS: &[OptSpec] = &[
     flag(Opt::NoPrintGcSections, &["--no-print-gc-sections"], "Do not list removed sections (default)"),
     flag(Opt::EhFrameHdr, &["--eh-frame-hdr"], "Create .eh_frame_hdr and PT_GNU_EH_FRAME"),
     flag(Opt::NoEhFrameHdr, &["--no-eh-frame-hdr"], "Do not create .eh_frame_hdr"),
-    optional(Opt::BuildId, &["--build-id"], "STYLE", "Add .note.gnu.build-id: fast (default), md5, sha1, uuid, 0xHEX, none"),
+    optional(Opt::BuildId, &["--build-id"], "STYLE", "Add .note.gnu.build-id: sha1 (default, 20 bytes), md5, fast (16 bytes), uuid, 0xHEX, none"),
     flag(Opt::StripAll, &["-s", "--strip-all"], "Omit all symbol information"),
     flag(Opt::StripDebug, &["-S", "--strip-debug"], "Omit debug information"),
     flag(Opt::DiscardAll, &["-x", "--discard-all"], "Discard all local symbols"),
@@ -1122,10 +1122,11 @@ fn check_choice(option: &str, value: Option<&str>, choices: &[&str]) -> Result<(
 
 fn parse_build_id(style: Option<&str>) -> Result<BuildId, String> {
     Ok(match style {
-        None | Some("fast") => BuildId::Fast,
+        Some("fast") => BuildId::Fast,
         Some("none") => BuildId::None,
         Some("md5") => BuildId::Md5,
-        Some("sha1") | Some("tree") => BuildId::Sha1,
+        // GNU ld's default style, and the id size tools (debuginfod, rpm's debuginfo) expect.
+        None | Some("sha1") | Some("tree") => BuildId::Sha1,
         Some("uuid") => BuildId::Uuid,
         Some(s) if s.starts_with("0x") || s.starts_with("0X") => {
             let hex = &s[2..];
@@ -1374,7 +1375,7 @@ mod tests {
         assert_eq!(cfg.dynamic_linker, None);
         assert!(cfg.z_text);
         assert!(cfg.eh_frame_hdr && cfg.eh_frame_hdr_set);
-        assert_eq!(cfg.build_id, BuildId::Fast);
+        assert_eq!(cfg.build_id, BuildId::Sha1);
         assert_eq!(cfg.hash_style, HashStyle::Gnu);
         assert_eq!(cfg.output, PathBuf::from("out"));
         assert_eq!(cfg.search_paths.len(), 8);
@@ -1635,7 +1636,8 @@ mod tests {
     #[test]
     fn build_id_and_hash_style() {
         assert_eq!(link("a.o").build_id, BuildId::None);
-        assert_eq!(link("--build-id a.o").build_id, BuildId::Fast);
+        assert_eq!(link("--build-id a.o").build_id, BuildId::Sha1);
+        assert_eq!(link("--build-id=fast a.o").build_id, BuildId::Fast);
         assert_eq!(link("--build-id=sha1 a.o").build_id, BuildId::Sha1);
         assert_eq!(link("--build-id=md5 a.o").build_id, BuildId::Md5);
         assert_eq!(link("--build-id=uuid a.o").build_id, BuildId::Uuid);
