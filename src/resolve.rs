@@ -338,6 +338,19 @@ pub fn resolve(config: &Config, parsed: Parsed) -> Result<Resolved> {
             }
         }
     });
+    // The names the linker defines in every output are never bound to a library's definition (a library linked
+    // by a linker that exported its own `_GLOBAL_OFFSET_TABLE_` would otherwise stand in for this output's, and
+    // keep an --as-needed library nothing uses).
+    for name in LINKER_DEFINED
+        .iter()
+        .filter(|n| !n.starts_with(b"__rela_iplt"))
+    {
+        if let Some(g) = names.lookup(name)
+            && best[g as usize].load(Relaxed) >> 32 == 3
+        {
+            best[g as usize].store(u64::MAX, Relaxed);
+        }
+    }
 
     let common_defs: Vec<u32> = crate::par::filter_ids(n, |g| best[g].load(Relaxed) >> 32 == 2);
     // Record winners (each winner key belongs to exactly one file) and find duplicate strong definitions. On the
@@ -717,6 +730,16 @@ pub const LINKER_DEFINED: [&[u8]; 22] = [
     b"__preinit_array_end",
 ];
 
+/// Whether linker-defined symbol `name` stays local to the output: never exported from a shared object or an
+/// executable, as with GNU ld (which makes them local) and lld (hidden). The others (`_end`, `__bss_start`…) are
+/// exported like any definition.
+pub fn linker_symbol_is_local(name: &[u8]) -> bool {
+    matches!(
+        name,
+        b"_GLOBAL_OFFSET_TABLE_" | b"_DYNAMIC" | b"__ehdr_start" | b"_TLS_MODULE_BASE_"
+    )
+}
+
 /// Symbols the linker defines when a live object refers to them and nothing else defines them.
 fn define_linker_symbols(
     config: &Config,
@@ -729,6 +752,8 @@ fn define_linker_symbols(
     let dynamic = config.kind != crate::args::OutputKind::Exec || shared_needed.iter().any(|&n| n);
     let list = LINKER_DEFINED.iter().copied().filter(|&n| match n {
         b"_DYNAMIC" => dynamic,
+        // GNU ld's scripts define it for executables only: a shared object's reference is the executable's.
+        b"__executable_start" => config.kind != crate::args::OutputKind::Shared,
         b"__rela_iplt_start" | b"__rela_iplt_end" => !dynamic,
         b"__GNU_EH_FRAME_HDR" => config.eh_frame_hdr,
         _ => true,

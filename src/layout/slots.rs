@@ -64,7 +64,9 @@ pub fn number_slots_of_symbols(cx: &Cx, osecs: &mut [OutputSection], map: &Secti
     if is_dynamic {
         let export_all = config.export_dynamic || config.kind == OutputKind::Shared;
         exported = crate::par::filter_ids(res.num_globals(), |g| {
-            matches!(res.defs[g], Def::Object { .. } | Def::Linker)
+            (matches!(res.defs[g], Def::Object { .. })
+                || res.defs[g] == Def::Linker
+                    && !crate::resolve::linker_symbol_is_local(res.name(g as u32)))
                 && !res.hidden[g]
                 && (export_all
                     || res.referenced_by_shared[g]
