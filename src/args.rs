@@ -102,6 +102,16 @@ pub struct Config {
     pub bind_now: bool,
     /// `-z execstack`
     pub execstack: bool,
+    /// `-z stack-size=N`: the stack size `PT_GNU_STACK` asks for (0: the system's default).
+    pub stack_size: u64,
+    /// `--relax` (default): GOT loads of local symbols become direct references.
+    pub relax: bool,
+    /// `-z nodefaultlib`, `-z nodump`, `-z global`: DF_1 flags.
+    pub z_nodefaultlib: bool,
+    pub z_nodump: bool,
+    pub z_global: bool,
+    /// `--allow-multiple-definition`, `-z muldefs`: the first definition wins, no error.
+    pub allow_multiple_definition: bool,
     /// `--enable-new-dtags` (default): DT_RUNPATH rather than DT_RPATH.
     pub new_dtags: bool,
     pub strip_all: bool,
@@ -210,6 +220,12 @@ impl Default for Config {
             relro: true,
             bind_now: false,
             execstack: false,
+            stack_size: 0,
+            relax: true,
+            z_nodefaultlib: false,
+            z_nodump: false,
+            z_global: false,
+            allow_multiple_definition: false,
             new_dtags: true,
             strip_all: false,
             strip_debug: false,
@@ -311,12 +327,18 @@ pub fn help_text() -> String {
             out.push_str(&format!("  {left}\n  {:<34} {}\n", "", spec.help));
         }
     }
-    out.push_str(
-        "\nLong options take one or two dashes. @FILE reads more arguments from FILE.\n\
-         -z keywords: relro norelro now lazy execstack noexecstack text notext separate-code noseparate-code\n\
-         \x20 defs undefs nodelete nodlopen origin initfirst interpose combreloc max-page-size=N common-page-size=N\n\
-         \x20 pack-relative-relocs nopack-relative-relocs\n",
-    );
+    out.push_str("\nLong options take one or two dashes. @FILE reads more arguments from FILE.\n-z keywords:");
+    let mut width = "-z keywords:".len();
+    for k in Z_KEYWORDS {
+        if width + 1 + k.len() > 110 {
+            out.push_str("\n ");
+            width = 1;
+        }
+        out.push(' ');
+        out.push_str(k);
+        width += 1 + k.len();
+    }
+    out.push_str("\nOther -z keywords are ignored with a warning, as GNU ld does.\n");
     // GNU ld ends its help with these two lines, and build systems read them: libtool's configure looks for
     // "supported targets: ... elf" and builds no shared libraries without it.
     out.push_str(&format!(
@@ -416,6 +438,9 @@ enum Opt {
     TimeTraceFile,
     ErrorLimit,
     FatalWarnings,
+    Relax,
+    NoRelax,
+    AllowMultipleDefinition,
     NoFatalWarnings,
     Verbose,
     Trace,
@@ -590,8 +615,9 @@ const OPTIONS: &[OptSpec] = &[
     flag(Opt::NoWarnCommon, &["--no-warn-common"], "Do not warn about common symbols (default)"),
     flag(Opt::Ignored, &["--no-warn-mismatch"], "Ignored"),
     flag(Opt::Ignored, &["--warn-shared-textrel"], "Ignored"),
-    flag(Opt::Ignored, &["--relax"], "Ignored"),
-    flag(Opt::Ignored, &["--no-relax"], "Ignored"),
+    flag(Opt::Relax, &["--relax"], "Relax GOT loads of local symbols to direct references (default)"),
+    flag(Opt::NoRelax, &["--no-relax"], "Keep every GOT load"),
+    flag(Opt::AllowMultipleDefinition, &["--allow-multiple-definition"], "The first of several definitions wins, without an error (also -z muldefs)"),
     flag(Opt::Ignored, &["-EL"], "Ignored (little-endian is the only choice)"),
     flag(Opt::Ignored, &["-nostdlib"], "Ignored (there is no built-in library path)"),
     flag(Opt::Ignored, &["--no-copy-dt-needed-entries"], "Ignored (already the behaviour)"),
@@ -635,8 +661,7 @@ const fn all_names() -> [&'static str; NAME_COUNT] {
 #[cfg(test)]
 pub const ACCEPTED_OPTIONS: &[&str] = &all_names();
 
-/// Every `-z` keyword rivet accepts (`=N` takes a number, decimal or `0x` hex).
-#[cfg(test)]
+/// Every `-z` keyword rivet acts on (`=N` takes a number, decimal or `0x` hex), as `--help` lists them.
 pub const Z_KEYWORDS: &[&str] = &[
     "relro",
     "norelro",
@@ -658,8 +683,13 @@ pub const Z_KEYWORDS: &[&str] = &[
     "pack-relative-relocs",
     "nopack-relative-relocs",
     "combreloc",
+    "nodefaultlib",
+    "nodump",
+    "global",
+    "muldefs",
     "max-page-size=N",
     "common-page-size=N",
+    "stack-size=N",
 ];
 
 fn is_short(name: &str) -> bool {
@@ -1047,6 +1077,9 @@ impl Parser {
                     .map_err(|_| format!("--error-limit: number expected, but got '{v}'"))?;
             }
             Opt::FatalWarnings => cfg.fatal_warnings = true,
+            Opt::Relax => cfg.relax = true,
+            Opt::NoRelax => cfg.relax = false,
+            Opt::AllowMultipleDefinition => cfg.allow_multiple_definition = true,
             Opt::WarnCommon => cfg.warn_common = true,
             Opt::NoWarnCommon => cfg.warn_common = false,
             Opt::NoFatalWarnings => cfg.fatal_warnings = false,
@@ -1167,13 +1200,22 @@ fn apply_z(cfg: &mut Config, keyword: &str) -> Result<(), String> {
         "nopack-relative-relocs" => cfg.pack_relative_relocs = false,
         // Relocations are always sorted and combined; this is GNU ld's default too.
         "combreloc" => {}
+        "nodefaultlib" => cfg.z_nodefaultlib = true,
+        "nodump" => cfg.z_nodump = true,
+        "global" => cfg.z_global = true,
+        "muldefs" => cfg.allow_multiple_definition = true,
         _ => {
             if let Some(n) = keyword.strip_prefix("max-page-size=") {
                 cfg.max_page_size = parse_page_size("max-page-size", n)?;
             } else if let Some(n) = keyword.strip_prefix("common-page-size=") {
                 cfg.common_page_size = parse_page_size("common-page-size", n)?;
+            } else if let Some(n) = keyword.strip_prefix("stack-size=") {
+                cfg.stack_size =
+                    parse_number(n).ok_or_else(|| format!("invalid stack size: {n}"))?;
             } else {
-                return Err(format!("unknown -z value: {keyword}"));
+                // GNU ld, lld, mold and wild warn and go on; so does rivet, saying so (--fatal-warnings makes it an
+                // error).
+                cfg.warnings.push(format!("-z {keyword} ignored"));
             }
         }
     }
@@ -1624,7 +1666,15 @@ mod tests {
         );
         let cfg = link("--no-undefined -z undefs a.o");
         assert!(!cfg.z_defs && !cfg.no_undefined);
-        assert_eq!(error("-z foo a.o"), "unknown -z value: foo");
+        assert_eq!(link("-z foo a.o").warnings, ["-z foo ignored"]);
+        let cfg = link(
+            "-z nodefaultlib -z nodump -z global -z muldefs -z stack-size=0x100000 --no-relax a.o",
+        );
+        assert!(
+            cfg.z_nodefaultlib && cfg.z_nodump && cfg.z_global && cfg.allow_multiple_definition
+        );
+        assert_eq!(cfg.stack_size, 0x100000);
+        assert!(!cfg.relax && link("a.o").relax);
         assert!(error("-z max-page-size=3000 a.o").contains("power of 2"));
         assert!(error("-z max-page-size=lots a.o").contains("invalid max-page-size"));
         for keyword in Z_KEYWORDS {

@@ -106,6 +106,8 @@ pub struct Mode {
     pub pic: bool,
     /// An executable (the TLS models of an executable apply).
     pub exe: bool,
+    /// GOT loads may be relaxed (`--relax`, the default).
+    pub relax: bool,
 }
 
 /// What to do with a relocation of type `r_type` (of kind `kind`) at `off` of `data`, a section that is
@@ -173,7 +175,8 @@ pub fn decide<A: Arch>(
             }
         }
         RelKind::GotPcRel => {
-            if !p.preemptible
+            if m.relax
+                && !p.preemptible
                 && !p.ifunc
                 && !p.absolute
                 && let Some(r) = A::got_relaxation(r_type, data, off)
@@ -340,5 +343,40 @@ pub fn prefetch_ahead(
             }
         }
         None => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::arch::x86_64::X86_64;
+
+    /// A GOT load of a local symbol (`mov foo@GOTPCREL(%rip), %rax`, `R_X86_64_REX_GOTPCRELX`) becomes a `lea`
+    /// with relaxation on, and stays a GOT load with `--no-relax`; a preemptible target is never relaxed.
+    #[test]
+    fn got_loads_relax_only_when_allowed() {
+        let code = [0x48, 0x8b, 0x05, 0, 0, 0, 0];
+        let local = Props {
+            imported: false,
+            preemptible: false,
+            ifunc: false,
+            absolute: false,
+            func: false,
+        };
+        let r_type = object::elf::R_X86_64_REX_GOTPCRELX;
+        let kind = X86_64::classify(r_type);
+        let mode = |relax| Mode {
+            pic: true,
+            exe: true,
+            relax,
+        };
+        let decide = |m: &Mode, p: Props| decide::<X86_64>(m, kind, r_type, p, false, &code, 3);
+        assert_eq!(decide(&mode(true), local), Action::Relax(Relax::GotToLea));
+        assert_eq!(decide(&mode(false), local), Action::Got);
+        let preemptible = Props {
+            preemptible: true,
+            ..local
+        };
+        assert_eq!(decide(&mode(true), preemptible), Action::Got);
     }
 }

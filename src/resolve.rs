@@ -412,7 +412,8 @@ pub fn resolve(config: &Config, parsed: Parsed) -> Result<Resolved> {
         errs
     });
     let dup_errors: Vec<String> = dup_errors.into_iter().flatten().collect();
-    if !dup_errors.is_empty() {
+    // The first definition is the winner either way (the lowest file index among equals).
+    if !dup_errors.is_empty() && !config.allow_multiple_definition {
         return Err(Errors(dup_errors));
     }
     crate::par::for_each(&shared, shared_par, |d, s| {

@@ -332,7 +332,7 @@ pub fn assign_segments<A: Arch>(
         0,
         0,
         0,
-        0,
+        config.stack_size,
         16,
     ));
     debug_assert_eq!(segments.len(), nphdr);

@@ -30,6 +30,7 @@ fn scan_section_with<A: Arch, const CHECK: bool>(cx: &ScanCx, f: usize, s: usize
     let m = Mode {
         pic: cx.pic(),
         exe: cx.is_exe(),
+        relax: cx.config.relax,
     };
     let mut out = SectionScan::default();
     let mut skip_next = false;

@@ -206,6 +206,7 @@ pub fn apply_section<A: Arch>(
     let m = Mode {
         pic: cx.pic(),
         exe: cx.is_exe(),
+        relax: cx.config.relax,
     };
     let base = cx.section_addr(f, s);
     let eh_records = eh_frame.then(|| (cx.lay.sec_addr[f][s], cx.lay.eh_records.get(f, s)));

@@ -1482,6 +1482,9 @@ fn write_dynamic_sections(cx: &WriteCx, bytes: &mut Parts) {
         (config.z_initfirst, E::DF_1_INITFIRST),
         (config.z_interpose, E::DF_1_INTERPOSE),
         (config.z_origin, E::DF_1_ORIGIN),
+        (config.z_nodefaultlib, E::DF_1_NODEFLIB),
+        (config.z_nodump, E::DF_1_NODUMP),
+        (config.z_global, E::DF_1_GLOBAL),
     ] {
         if on {
             flags1 |= bit as u64;

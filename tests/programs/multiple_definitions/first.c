@@ -1,0 +1,2 @@
+int value = 1;
+const char *which(void) { return "first"; }

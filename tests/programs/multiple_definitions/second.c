@@ -1,0 +1,2 @@
+int value = 2;
+const char *which(void) { return "second"; }
