@@ -4,7 +4,7 @@
 
 use super::slots::Slots;
 use super::symbols::target_of;
-use super::{Cx, DynSymbol, Verneed};
+use super::{Cx, DynSymbol, NONE, Verneed};
 use crate::args::{Config, OutputKind};
 use crate::elf;
 use crate::symbols::{SymProps, Target};
@@ -156,6 +156,19 @@ pub fn dynamic_symbols(cx: &Cx, slots: &mut Slots) -> DynamicSymbols {
         } else {
             entries.into_iter().map(with_version).collect()
         };
+        // Each named version node is also an absolute symbol of its own name and version (`LIB_1.0@@LIB_1.0`),
+        // as GNU ld makes them: tools that list a library's interface (dpkg-gensymbols) expect them.
+        for (k, (name, _)) in res.version_defs.iter().enumerate() {
+            entries.push(DynSymbol {
+                id: NONE,
+                name: Box::leak(name.clone().into_bytes().into_boxed_slice()),
+                name_off: 0,
+                gnu_hash: 0,
+                version: k as u16 + 2,
+                defined: true,
+                hashed: true,
+            });
+        }
         const CHUNK: usize = 4096;
         let names_size = |c: &[DynSymbol]| c.iter().map(|e| e.name.len() + 1).sum();
         let sizes: Vec<usize> = if parallel {
@@ -231,7 +244,7 @@ pub fn dynamic_symbols(cx: &Cx, slots: &mut Slots) -> DynamicSymbols {
             order.sort_unstable();
             dynsyms.extend(order.iter().map(|&(_, i)| def[i as usize]));
         }
-        for (i, d) in dynsyms.iter().enumerate() {
+        for (i, d) in dynsyms.iter().enumerate().filter(|(_, d)| d.id != NONE) {
             let k = aux_index[d.id as usize];
             aux[k as usize].dynsym = i as u32 + 1;
         }

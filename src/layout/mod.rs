@@ -244,6 +244,7 @@ pub struct Aux {
 
 #[derive(Clone, Copy)]
 pub struct DynSymbol {
+    /// The symbol; `NONE` for a version node's absolute symbol (its name is the version's).
     pub id: u32,
     pub name: &'static [u8],
     /// Offset of the name in `.dynstr`.

@@ -1145,6 +1145,14 @@ fn write_dynamic_sections(cx: &WriteCx, bytes: &mut Parts) {
         .zip(lay.dynsyms.par_iter())
         .for_each(|(e, d)| {
             let name = d.name_off;
+            if d.id == NONE {
+                // A version node's symbol: absolute, 0, an object, as GNU ld writes it.
+                e.fill(0);
+                e[0..4].copy_from_slice(&name.to_le_bytes());
+                e[4] = (E::STB_GLOBAL << 4) | E::STT_OBJECT;
+                e[6..8].copy_from_slice(&E::SHN_ABS.to_le_bytes());
+                return;
+            }
             let target = layout::target_of(res, cx.space, d.id);
             let x = lay.aux_of(d.id).unwrap();
             let (bind, ty, size) = match target {

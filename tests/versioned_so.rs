@@ -1,0 +1,84 @@
+//! A shared object with a version script: its dynamic symbols, as `objdump -T` lists them (the view of
+//! dpkg-gensymbols and other interface checkers), must be GNU ld's: each symbol with its version, and one absolute
+//! symbol per named version node (`LIB_1.0`), with addresses and sizes left out of the comparison.
+
+mod common;
+
+use std::path::Path;
+
+const LIB: &str = "int v = 3;\nint get(void) { return v; }\nint old_get(void) { return 1; }\n\
+    int hidden_helper(void) { return 2; }\n";
+const SCRIPT: &str =
+    "LIB_1.0 { global: get; old_get; local: *; };\nLIB_2.0 { global: v; } LIB_1.0;\n";
+
+/// `objdump -T`'s lines of defined symbols as (flags, section, version, name), sorted.
+fn interface(dir: &Path, lib: &str) -> Vec<String> {
+    let out = common::tool_ok("objdump", &["-T", lib], dir);
+    let mut v: Vec<String> = out
+        .lines()
+        .filter(|l| !l.contains("*UND*"))
+        .filter_map(|l| {
+            // address, flags..., section, size, version, name
+            let f: Vec<&str> = l.split_whitespace().collect();
+            let n = f.len();
+            let symbol = n >= 6 && f[0].len() == 16 && f[0].bytes().all(|b| b.is_ascii_hexdigit());
+            symbol.then(|| {
+                format!(
+                    "{} {} {} {}",
+                    f[1..n - 4].join(" "),
+                    f[n - 4],
+                    f[n - 2],
+                    f[n - 1]
+                )
+            })
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn versioned_shared_object_interface_matches_gnu_ld() {
+    if !["gcc", "objdump", "ld.bfd"]
+        .iter()
+        .all(|t| common::have_tool(t))
+    {
+        eprintln!("skipped: gcc, objdump and ld.bfd needed");
+        return;
+    }
+    let (linker, _) = common::linker_under_test();
+    let dir = common::work_root().join("versioned-so");
+    common::fresh_dir(&dir);
+    std::fs::write(dir.join("lib.c"), LIB).unwrap();
+    std::fs::write(dir.join("lib.map"), SCRIPT).unwrap();
+    common::tool_ok("gcc", &["-c", "-fPIC", "lib.c"], &dir);
+    let mut views = Vec::new();
+    for (side, ld) in [
+        ("ref", common::which("ld.bfd").unwrap()),
+        ("test", linker.clone()),
+    ] {
+        let shim = common::ld_shim_dir(&ld, &format!("versioned-so-{side}"));
+        let out = format!("lib-{side}.so");
+        let b = format!("-B{}/", shim.display());
+        let o = common::tool(
+            "gcc",
+            &[
+                &b,
+                "-shared",
+                "-o",
+                &out,
+                "lib.o",
+                "-Wl,--version-script=lib.map",
+            ],
+            Some(&dir),
+        );
+        assert!(o.success(), "{side}:\n{}", o.log());
+        views.push(interface(&dir, &out));
+    }
+    assert!(
+        views[0].iter().any(|l| l.ends_with("LIB_1.0 LIB_1.0")),
+        "GNU ld's view lacks the version node symbol: {:?}",
+        views[0]
+    );
+    assert_eq!(views[1], views[0], "dynamic symbols differ from GNU ld's");
+}
