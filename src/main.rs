@@ -24,6 +24,7 @@ mod resolve;
 mod scan;
 mod script;
 mod symbols;
+mod synthetic;
 mod timing;
 mod version;
 mod write;

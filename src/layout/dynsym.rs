@@ -20,8 +20,6 @@ pub struct DynamicSymbols {
     /// `.dynstr` offsets of the needed libraries' names.
     pub needed: Vec<u32>,
     pub verneed: Verneed,
-    /// The number of `.dynamic` entries.
-    pub dynamic_entries: usize,
     /// Whether one of the symbols is an IFUNC.
     pub ifunc: bool,
 }
@@ -62,7 +60,6 @@ pub fn dynamic_symbols(cx: &Cx, slots: &mut Slots) -> DynamicSymbols {
     let mut dynsyms: Vec<DynSymbol> = Vec::new();
     let mut dynsym_ifunc = false;
     let mut verneed: Verneed = Vec::new();
-    let mut dynamic_entries = 0;
     if is_dynamic {
         let _t = crate::timing::span("dynamic symbol table");
         for (d, s) in res.shared.iter().enumerate() {
@@ -292,7 +289,6 @@ pub fn dynamic_symbols(cx: &Cx, slots: &mut Slots) -> DynamicSymbols {
                 }
             }
         }
-        dynamic_entries = needed.len() + 34 + 3 * config.pack_relative_relocs as usize;
     }
     DynamicSymbols {
         dynsyms,
@@ -300,7 +296,6 @@ pub fn dynamic_symbols(cx: &Cx, slots: &mut Slots) -> DynamicSymbols {
         dyn_strings,
         needed,
         verneed,
-        dynamic_entries,
         ifunc: dynsym_ifunc,
     }
 }

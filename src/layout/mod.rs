@@ -20,6 +20,7 @@ use rustc_hash::FxHashMap as HashMap;
 pub use crate::elf::Segment;
 pub use crate::index::NONE;
 pub use crate::merge::{MergeGroup, PieceTable};
+pub use crate::synthetic::{Synth, SynthMap};
 
 mod dynsym;
 mod eh_frame;
@@ -40,81 +41,6 @@ pub use symbols::{
 
 /// `Layout::sec_addr` of an input section that has no place of its own.
 pub const NO_ADDR: u64 = u64::MAX;
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Synth {
-    Interp,
-    BuildId,
-    Hash,
-    GnuHash,
-    Dynsym,
-    Dynstr,
-    Versym,
-    Verdef,
-    Verneed,
-    RelaDyn,
-    RelaPlt,
-    RelaIplt,
-    RelrDyn,
-    Plt,
-    Iplt,
-    Got,
-    GotPlt,
-    Dynamic,
-    EhFrameHdr,
-    Symtab,
-    Strtab,
-    Shstrtab,
-}
-
-impl Synth {
-    const COUNT: usize = Synth::Shstrtab as usize + 1;
-}
-
-/// The output section of each linker-made section (`NONE` where there is none): an array, as the writer asks for
-/// `.got` and `.plt` addresses per relocation (a hash lookup there was 1.4% of clang-so's profile).
-#[derive(Clone, Copy, Debug)]
-pub struct SynthMap([u32; Synth::COUNT]);
-
-impl Default for SynthMap {
-    fn default() -> Self {
-        SynthMap([NONE; Synth::COUNT])
-    }
-}
-
-impl std::ops::Index<Synth> for SynthMap {
-    type Output = u32;
-    /// The output section of a linker-made section the layout has made.
-    fn index(&self, s: Synth) -> &u32 {
-        let i = &self.0[s as usize];
-        assert!(*i != NONE, "no {s:?} section");
-        i
-    }
-}
-
-impl SynthMap {
-    #[inline]
-    pub fn get(&self, s: Synth) -> Option<u32> {
-        let i = self.0[s as usize];
-        (i != NONE).then_some(i)
-    }
-    fn insert(&mut self, s: Synth, i: u32) {
-        self.0[s as usize] = i;
-    }
-    /// The output sections of the linker-made sections present, but for `skip`'s.
-    pub fn sections_but(&self, skip: Synth) -> impl Iterator<Item = u32> + '_ {
-        (self.0.iter().enumerate())
-            .filter(move |&(k, &i)| k != skip as usize && i != NONE)
-            .map(|(_, &i)| i)
-    }
-    /// The same sections, renumbered.
-    fn remap(&self, to: &[u32]) -> SynthMap {
-        SynthMap(
-            self.0
-                .map(|i| if i == NONE { NONE } else { to[i as usize] }),
-        )
-    }
-}
 
 /// What fills an output section, in order.
 #[derive(Clone, Debug)]
@@ -318,10 +244,10 @@ pub struct Layout {
     pub num_plt: u32,
     pub dynsyms: Vec<DynSymbol>,
     pub dynstr: Vec<u8>,
-    pub needed: Vec<u32>,
     pub verneed: Verneed,
     pub dyn_strings: HashMap<Vec<u8>, u32>,
-    pub dynamic_entries: usize,
+    /// `.dynamic`'s entries.
+    pub dynamic: crate::synthetic::dynamic::Dynamic,
     pub segments: Vec<Segment>,
     pub addrs: Vec<u64>,
     pub tls_start: u64,
@@ -507,15 +433,8 @@ pub fn layout<A: Arch>(
             &symtab,
             &eh_records,
         );
-        let headers = sizes::section_headers(
-            &cx,
-            &mut osecs,
-            &map,
-            &place,
-            &merges,
-            &slots,
-            dynamic.dynamic_entries,
-        );
+        let headers =
+            sizes::section_headers(&cx, &mut osecs, &map, &place, &merges, &slots, &dynamic);
         (symtab, headers)
     };
     let segs = {
@@ -543,10 +462,9 @@ pub fn layout<A: Arch>(
         dynsyms: dynamic.dynsyms,
         gnu_osabi: dynamic.ifunc || symtab.gnu_ext,
         dynstr: dynamic.dynstr,
-        needed: dynamic.needed,
         verneed: dynamic.verneed,
         dyn_strings: dynamic.dyn_strings,
-        dynamic_entries: dynamic.dynamic_entries,
+        dynamic: headers.dynamic,
         segments: segs.segments,
         addrs: Vec::new(),
         tls_start: segs.tls_start,

@@ -9,6 +9,7 @@ use super::symtab::SymtabSizes;
 use super::{Cx, EhRecords, MergeGroup, NONE, OutputSection, Part, Synth};
 use crate::arch::Arch;
 use crate::elf::align_up;
+use crate::synthetic::dynamic::{Dynamic, Facts};
 use rayon::prelude::*;
 
 /// The output sections that have a section header.
@@ -18,6 +19,8 @@ pub struct SectionHeaders {
     pub shstrtab: Vec<u8>,
     /// The number of section headers, the null one included.
     pub count: u32,
+    /// `.dynamic`'s entries (none for a static output).
+    pub dynamic: Dynamic,
 }
 
 /// Sets the sizes of the linker-made sections.
@@ -62,10 +65,8 @@ pub fn synthetic_sizes<A: Arch>(
         dynsyms,
         dynstr,
         verneed,
-        dynamic_entries,
         ..
     } = dynamic;
-    let dynamic_entries = *dynamic_entries;
     let SymtabSizes {
         counts: symtab_counts,
         extra: symtab_extra,
@@ -138,7 +139,6 @@ pub fn synthetic_sizes<A: Arch>(
             8 * (!relr_got.is_empty() || scan.relr.iter().any(|v| !v.is_empty())) as u64,
         ),
         (Synth::Got, num_got as u64 * 8),
-        (Synth::Dynamic, dynamic_entries as u64 * 16),
         (Synth::Shstrtab, 0),
     ];
     let gotplt_needed = num_plt > 0
@@ -211,7 +211,7 @@ pub fn section_headers(
     place: &Placement,
     merges: &[MergeGroup],
     slots: &Slots,
-    dynamic_entries: usize,
+    dynsyms: &DynamicSymbols,
 ) -> SectionHeaders {
     let is_dynamic = cx.is_dynamic;
     let SectionMap { by_name, synth, .. } = map;
@@ -245,11 +245,6 @@ pub fn section_headers(
         }
         o.size = off;
     }
-    if let Some(i) = synth.get(Synth::Dynamic) {
-        // Synthetic-only sections already had their size; keep `.dynamic` as computed.
-        osecs[i as usize].size = dynamic_entries as u64 * 16;
-    }
-
     // Drop empty synthetic sections (and empty input-only ones stay: GNU ld keeps them only if they have inputs).
     let keep: Vec<bool> = osecs
         .iter()
@@ -279,9 +274,50 @@ pub fn section_headers(
         }
     }
     osecs[synth[Synth::Shstrtab] as usize].size = shstrtab.len() as u64;
+    // `.dynamic` names the sections that are kept, so its entries are decided now; its size is theirs.
+    let dynamic = match synth.get(Synth::Dynamic) {
+        Some(i) if is_dynamic => {
+            let d = dynamic_section(cx, osecs, map, slots, dynsyms);
+            osecs[i as usize].size = d.size();
+            d
+        }
+        _ => Dynamic::default(),
+    };
     SectionHeaders {
         keep,
         shstrtab,
         count: shndx,
+        dynamic,
     }
+}
+
+/// The entries of `.dynamic`, once the output sections that are kept are numbered.
+fn dynamic_section(
+    cx: &Cx,
+    osecs: &[OutputSection],
+    map: &SectionMap,
+    slots: &Slots,
+    dynsyms: &DynamicSymbols,
+) -> Dynamic {
+    let kept = |s: Synth| {
+        map.synth
+            .get(s)
+            .is_some_and(|i| osecs[i as usize].shndx != 0)
+    };
+    let section = |name: &[u8]| {
+        map.by_name
+            .get(name)
+            .copied()
+            .filter(|&i| osecs[i as usize].shndx != 0)
+    };
+    let facts = Facts {
+        needed: &dynsyms.needed,
+        dyn_strings: &dynsyms.dyn_strings,
+        kept: &kept,
+        section: &section,
+        has_plt: slots.num_plt > 0,
+        static_tls: slots.aux.iter().any(|x| x.gottp != NONE),
+        verneed_files: dynsyms.verneed.len(),
+    };
+    Dynamic::build(cx.config, cx.res, &facts)
 }

@@ -17,6 +17,7 @@ use crate::output_file::OutputFile;
 use crate::parse::SectionKind;
 use crate::resolve::{Def, Resolved};
 use crate::symbols::{self, SymRef, SymbolSpace, Target};
+use crate::synthetic::dynamic::Value;
 use object::elf as E;
 use rayon::prelude::*;
 
@@ -1135,7 +1136,6 @@ fn write_dynamic_sections(cx: &WriteCx, bytes: &mut Parts) {
         return;
     }
     let res = cx.res;
-    let config = cx.config;
     // .dynsym
     let dynsym = lay.synth_sec(Synth::Dynsym).unwrap();
     let start = dynsym.offset as usize + 24;
@@ -1374,164 +1374,17 @@ fn write_dynamic_sections(cx: &WriteCx, bytes: &mut Parts) {
             off += 4;
         }
     }
-    // .dynamic
+    // .dynamic: the entries the layout decided, their values now known.
     let dynamic = lay.synth_sec(Synth::Dynamic).unwrap();
-    let mut entries: Vec<(u64, u64)> = Vec::new();
-    for &n in &lay.needed {
-        entries.push((E::DT_NEEDED as u64, n as u64));
-    }
-    if let Some(so) = &config.soname {
-        entries.push((E::DT_SONAME as u64, lay.dyn_strings[so.as_bytes()] as u64));
-    }
-    if !config.rpath.is_empty() {
-        let joined = config.rpath.join(":");
-        if let Some(&o) = lay
-            .dyn_strings
-            .get(joined.as_bytes())
-            .or_else(|| lay.dyn_strings.get(config.rpath[0].as_bytes()))
-        {
-            entries.push((
-                if config.new_dtags {
-                    E::DT_RUNPATH
-                } else {
-                    E::DT_RPATH
-                } as u64,
-                o as u64,
-            ));
-        }
-    }
-    let addr = |s: Synth| {
-        lay.synth_sec(s)
-            .filter(|o| o.shndx != 0)
-            .map(|o| (o.addr, o.size))
-    };
-    let sec_range = |name: &[u8]| {
-        lay.osecs
-            .iter()
-            .find(|o| o.shndx != 0 && o.name == name)
-            .map(|o| (o.addr, o.size))
-    };
-    if let Some(g) = res
-        .names
-        .lookup(config.init.as_deref().unwrap_or("_init").as_bytes())
-        && matches!(res.defs[g as usize], Def::Object { .. })
-    {
-        entries.push((E::DT_INIT as u64, lay.addrs[g as usize]));
-    }
-    if let Some(g) = res
-        .names
-        .lookup(config.fini.as_deref().unwrap_or("_fini").as_bytes())
-        && matches!(res.defs[g as usize], Def::Object { .. })
-    {
-        entries.push((E::DT_FINI as u64, lay.addrs[g as usize]));
-    }
-    for (name, tag, sz) in [
-        (
-            &b".preinit_array"[..],
-            E::DT_PREINIT_ARRAY,
-            E::DT_PREINIT_ARRAYSZ,
-        ),
-        (b".init_array", E::DT_INIT_ARRAY, E::DT_INIT_ARRAYSZ),
-        (b".fini_array", E::DT_FINI_ARRAY, E::DT_FINI_ARRAYSZ),
-    ] {
-        if let Some((a, s)) = sec_range(name) {
-            entries.push((tag as u64, a));
-            entries.push((sz as u64, s));
-        }
-    }
-    if let Some((a, _)) = addr(Synth::Hash) {
-        entries.push((E::DT_HASH as u64, a));
-    }
-    if let Some((a, _)) = addr(Synth::GnuHash) {
-        entries.push((E::DT_GNU_HASH as u64, a));
-    }
-    let dynstr = lay.synth_sec(Synth::Dynstr).unwrap();
-    entries.push((E::DT_STRTAB as u64, dynstr.addr));
-    entries.push((E::DT_SYMTAB as u64, dynsym.addr));
-    entries.push((E::DT_STRSZ as u64, dynstr.size));
-    entries.push((E::DT_SYMENT as u64, 24));
-    if cx.is_exe() {
-        entries.push((E::DT_DEBUG as u64, 0));
-    }
-    if let Some((a, _)) = addr(Synth::GotPlt) {
-        entries.push((E::DT_PLTGOT as u64, a));
-    }
-    if lay.num_plt > 0 {
-        let (a, s) = addr(Synth::RelaPlt).unwrap();
-        entries.push((E::DT_PLTRELSZ as u64, s));
-        entries.push((E::DT_PLTREL as u64, E::DT_RELA as u64));
-        entries.push((E::DT_JMPREL as u64, a));
-    }
-    if let Some((a, s)) = addr(Synth::RelaDyn) {
-        entries.push((E::DT_RELA as u64, a));
-        entries.push((E::DT_RELASZ as u64, s));
-        entries.push((E::DT_RELAENT as u64, 24));
-    }
-    if let Some((a, s)) = addr(Synth::RelrDyn) {
-        entries.push((elf::DT_RELR, a));
-        entries.push((elf::DT_RELRSZ, s));
-        entries.push((elf::DT_RELRENT, 8));
-    }
-    if !config.z_text {
-        entries.push((E::DT_TEXTREL as u64, 0));
-    }
-    let mut flags = 0u64;
-    let mut flags1 = 0u64;
-    if config.bind_now {
-        flags |= E::DF_BIND_NOW as u64;
-        flags1 |= E::DF_1_NOW as u64;
-    }
-    if config.kind == OutputKind::Pie {
-        flags1 |= E::DF_1_PIE as u64;
-    }
-    for (on, bit) in [
-        (config.z_nodelete, E::DF_1_NODELETE),
-        (config.z_nodlopen, E::DF_1_NOOPEN),
-        (config.z_initfirst, E::DF_1_INITFIRST),
-        (config.z_interpose, E::DF_1_INTERPOSE),
-        (config.z_origin, E::DF_1_ORIGIN),
-        (config.z_nodefaultlib, E::DF_1_NODEFLIB),
-        (config.z_nodump, E::DF_1_NODUMP),
-        (config.z_global, E::DF_1_GLOBAL),
-    ] {
-        if on {
-            flags1 |= bit as u64;
-        }
-    }
-    if config.z_origin {
-        flags |= E::DF_ORIGIN as u64;
-    }
-    if !config.z_text {
-        flags |= E::DF_TEXTREL as u64;
-    }
-    // Initial-exec TLS in a shared object: it needs space in the static TLS block (dlopen may refuse it).
-    if config.kind == OutputKind::Shared && lay.aux.iter().any(|x| x.gottp != NONE) {
-        flags |= E::DF_STATIC_TLS as u64;
-    }
-    if flags != 0 {
-        entries.push((E::DT_FLAGS as u64, flags));
-    }
-    if flags1 != 0 {
-        entries.push((E::DT_FLAGS_1 as u64, flags1));
-    }
-    if let Some(versym) = lay.synth_sec(Synth::Versym).filter(|o| o.shndx != 0) {
-        entries.push((E::DT_VERSYM as u64, versym.addr));
-    }
-    if let Some(vd) = lay.synth_sec(Synth::Verdef).filter(|o| o.shndx != 0) {
-        entries.push((E::DT_VERDEF as u64, vd.addr));
-        entries.push((E::DT_VERDEFNUM as u64, 1 + cx.res.version_defs.len() as u64));
-    }
-    if !lay.verneed.is_empty() {
-        entries.push((E::DT_VERNEED as u64, lay.synth_addr(Synth::Verneed)));
-        entries.push((E::DT_VERNEEDNUM as u64, lay.verneed.len() as u64));
-    }
-    entries.push((E::DT_NULL as u64, 0));
-    debug_assert!(entries.len() <= lay.dynamic_entries);
-    for (i, (tag, val)) in entries.iter().enumerate().take(lay.dynamic_entries) {
-        let off = dynamic.offset as usize + 16 * i;
-        bytes[off..off + 8].copy_from_slice(&tag.to_le_bytes());
-        bytes[off + 8..off + 16].copy_from_slice(&val.to_le_bytes());
-    }
+    let range = dynamic.offset as usize..(dynamic.offset + dynamic.size) as usize;
+    lay.dynamic.write(&mut bytes[range], |v| match v {
+        Value::Const(c) => c,
+        Value::SynthAddr(s) => lay.synth_addr(s),
+        Value::SynthSize(s) => lay.synth_sec(s).map_or(0, |o| o.size),
+        Value::SectionAddr(i) => lay.osecs[i as usize].addr,
+        Value::SectionSize(i) => lay.osecs[i as usize].size,
+        Value::SymbolAddr(g) => lay.addrs[g as usize],
+    });
 }
 
 /// `.eh_frame_hdr`: version, pointer encodings, `.eh_frame` address, FDE count, and a sorted table of

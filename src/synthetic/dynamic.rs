@@ -1,0 +1,215 @@
+//! `.dynamic`: its entries are decided once, at layout, as tags with symbolic values (a section's address or size,
+//! a symbol's address, a constant); the layout sizes the section from that list and the writer writes the same
+//! list once addresses are known, so the two cannot disagree.
+
+use super::Synth;
+use crate::args::{Config, OutputKind};
+use crate::elf;
+use crate::resolve::{Def, Resolved};
+use object::elf as E;
+use rustc_hash::FxHashMap as HashMap;
+
+/// What an entry's value is, resolved when the output is written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Value {
+    Const(u64),
+    /// The address or size of a linker-made section.
+    SynthAddr(Synth),
+    SynthSize(Synth),
+    /// The address or size of output section `i`.
+    SectionAddr(u32),
+    SectionSize(u32),
+    /// The address of global symbol `g`.
+    SymbolAddr(u32),
+}
+
+/// The entries of `.dynamic`, without the final `DT_NULL`.
+#[derive(Default)]
+pub struct Dynamic {
+    entries: Vec<(u64, Value)>,
+}
+
+/// What the entries depend on besides the configuration and the resolved symbols.
+pub struct Facts<'a> {
+    /// `.dynstr` offsets of the needed libraries' names, in order.
+    pub needed: &'a [u32],
+    /// `.dynstr` offsets of the other strings (soname, run path).
+    pub dyn_strings: &'a HashMap<Vec<u8>, u32>,
+    /// Whether a linker-made section is in the output.
+    pub kept: &'a dyn Fn(Synth) -> bool,
+    /// The output section of that name, if it is in the output.
+    pub section: &'a dyn Fn(&[u8]) -> Option<u32>,
+    /// PLT entries exist (`.rela.plt` is the PLT's).
+    pub has_plt: bool,
+    /// A shared object uses initial-exec TLS (it needs static TLS space).
+    pub static_tls: bool,
+    /// The number of libraries whose versions are needed (`.gnu.version_r` entries).
+    pub verneed_files: usize,
+}
+
+impl Dynamic {
+    pub fn build(config: &Config, res: &Resolved, f: &Facts) -> Dynamic {
+        let mut d = Dynamic::default();
+        let mut add = |tag: u32, v: Value| d.entries.push((tag as u64, v));
+        for &n in f.needed {
+            add(E::DT_NEEDED, Value::Const(n as u64));
+        }
+        if let Some(so) = &config.soname {
+            add(
+                E::DT_SONAME,
+                Value::Const(f.dyn_strings[so.as_bytes()] as u64),
+            );
+        }
+        if !config.rpath.is_empty() {
+            let joined = config.rpath.join(":");
+            if let Some(&o) = f
+                .dyn_strings
+                .get(joined.as_bytes())
+                .or_else(|| f.dyn_strings.get(config.rpath[0].as_bytes()))
+            {
+                let tag = if config.new_dtags {
+                    E::DT_RUNPATH
+                } else {
+                    E::DT_RPATH
+                };
+                add(tag, Value::Const(o as u64));
+            }
+        }
+        for (name, default, tag) in [
+            (&config.init, "_init", E::DT_INIT),
+            (&config.fini, "_fini", E::DT_FINI),
+        ] {
+            if let Some(g) = res
+                .names
+                .lookup(name.as_deref().unwrap_or(default).as_bytes())
+                && matches!(res.defs[g as usize], Def::Object { .. })
+            {
+                add(tag, Value::SymbolAddr(g));
+            }
+        }
+        for (name, tag, size) in [
+            (
+                &b".preinit_array"[..],
+                E::DT_PREINIT_ARRAY,
+                E::DT_PREINIT_ARRAYSZ,
+            ),
+            (b".init_array", E::DT_INIT_ARRAY, E::DT_INIT_ARRAYSZ),
+            (b".fini_array", E::DT_FINI_ARRAY, E::DT_FINI_ARRAYSZ),
+        ] {
+            if let Some(i) = (f.section)(name) {
+                add(tag, Value::SectionAddr(i));
+                add(size, Value::SectionSize(i));
+            }
+        }
+        if (f.kept)(Synth::Hash) {
+            add(E::DT_HASH, Value::SynthAddr(Synth::Hash));
+        }
+        if (f.kept)(Synth::GnuHash) {
+            add(E::DT_GNU_HASH, Value::SynthAddr(Synth::GnuHash));
+        }
+        add(E::DT_STRTAB, Value::SynthAddr(Synth::Dynstr));
+        add(E::DT_SYMTAB, Value::SynthAddr(Synth::Dynsym));
+        add(E::DT_STRSZ, Value::SynthSize(Synth::Dynstr));
+        add(E::DT_SYMENT, Value::Const(24));
+        if config.kind != OutputKind::Shared {
+            add(E::DT_DEBUG, Value::Const(0));
+        }
+        if (f.kept)(Synth::GotPlt) {
+            add(E::DT_PLTGOT, Value::SynthAddr(Synth::GotPlt));
+        }
+        if f.has_plt {
+            add(E::DT_PLTRELSZ, Value::SynthSize(Synth::RelaPlt));
+            add(E::DT_PLTREL, Value::Const(E::DT_RELA as u64));
+            add(E::DT_JMPREL, Value::SynthAddr(Synth::RelaPlt));
+        }
+        if (f.kept)(Synth::RelaDyn) {
+            add(E::DT_RELA, Value::SynthAddr(Synth::RelaDyn));
+            add(E::DT_RELASZ, Value::SynthSize(Synth::RelaDyn));
+            add(E::DT_RELAENT, Value::Const(24));
+        }
+        if (f.kept)(Synth::RelrDyn) {
+            add(elf::DT_RELR as u32, Value::SynthAddr(Synth::RelrDyn));
+            add(elf::DT_RELRSZ as u32, Value::SynthSize(Synth::RelrDyn));
+            add(elf::DT_RELRENT as u32, Value::Const(8));
+        }
+        if !config.z_text {
+            add(E::DT_TEXTREL, Value::Const(0));
+        }
+        let (flags, flags1) = flags(config, f.static_tls);
+        if flags != 0 {
+            add(E::DT_FLAGS, Value::Const(flags));
+        }
+        if flags1 != 0 {
+            add(E::DT_FLAGS_1, Value::Const(flags1));
+        }
+        if (f.kept)(Synth::Versym) {
+            add(E::DT_VERSYM, Value::SynthAddr(Synth::Versym));
+        }
+        if (f.kept)(Synth::Verdef) {
+            add(E::DT_VERDEF, Value::SynthAddr(Synth::Verdef));
+            add(
+                E::DT_VERDEFNUM,
+                Value::Const(1 + res.version_defs.len() as u64),
+            );
+        }
+        if f.verneed_files > 0 {
+            add(E::DT_VERNEED, Value::SynthAddr(Synth::Verneed));
+            add(E::DT_VERNEEDNUM, Value::Const(f.verneed_files as u64));
+        }
+        d
+    }
+
+    /// The section's size: the entries and the terminating `DT_NULL`.
+    pub fn size(&self) -> u64 {
+        16 * (self.entries.len() as u64 + 1)
+    }
+
+    /// Writes the entries into `out` (the section's bytes, `size()` long), each value resolved by `value`.
+    pub fn write(&self, out: &mut [u8], value: impl Fn(Value) -> u64) {
+        for (e, &(tag, v)) in out.chunks_exact_mut(16).zip(&self.entries) {
+            e[..8].copy_from_slice(&tag.to_le_bytes());
+            e[8..].copy_from_slice(&value(v).to_le_bytes());
+        }
+        if let Some(null) = out.get_mut(16 * self.entries.len()..) {
+            null.fill(0);
+        }
+    }
+}
+
+/// `DT_FLAGS` and `DT_FLAGS_1`.
+fn flags(config: &Config, static_tls: bool) -> (u64, u64) {
+    let mut flags = 0u64;
+    let mut flags1 = 0u64;
+    if config.bind_now {
+        flags |= E::DF_BIND_NOW as u64;
+        flags1 |= E::DF_1_NOW as u64;
+    }
+    if config.kind == OutputKind::Pie {
+        flags1 |= E::DF_1_PIE as u64;
+    }
+    for (on, bit) in [
+        (config.z_nodelete, E::DF_1_NODELETE),
+        (config.z_nodlopen, E::DF_1_NOOPEN),
+        (config.z_initfirst, E::DF_1_INITFIRST),
+        (config.z_interpose, E::DF_1_INTERPOSE),
+        (config.z_origin, E::DF_1_ORIGIN),
+        (config.z_nodefaultlib, E::DF_1_NODEFLIB),
+        (config.z_nodump, E::DF_1_NODUMP),
+        (config.z_global, E::DF_1_GLOBAL),
+    ] {
+        if on {
+            flags1 |= bit as u64;
+        }
+    }
+    if config.z_origin {
+        flags |= E::DF_ORIGIN as u64;
+    }
+    if !config.z_text {
+        flags |= E::DF_TEXTREL as u64;
+    }
+    // Initial-exec TLS in a shared object: it needs space in the static TLS block (dlopen may refuse it).
+    if config.kind == OutputKind::Shared && static_tls {
+        flags |= E::DF_STATIC_TLS as u64;
+    }
+    (flags, flags1)
+}
