@@ -5,9 +5,11 @@
 use super::slots::Slots;
 use super::symbols::target_of;
 use super::{Cx, DynSymbol, NONE, Verneed};
-use crate::args::{Config, OutputKind};
+use crate::args::OutputKind;
 use crate::elf;
 use crate::symbols::{SymProps, Target};
+use crate::synthetic::hash::gnu_hash_buckets;
+use crate::synthetic::versions::version_base_name;
 use rayon::prelude::*;
 use rustc_hash::FxHashMap as HashMap;
 
@@ -298,22 +300,4 @@ pub fn dynamic_symbols(cx: &Cx, slots: &mut Slots) -> DynamicSymbols {
         verneed,
         ifunc: dynsym_ifunc,
     }
-}
-
-/// The name of version 1 in `.gnu.version_d`: the soname, or else the output file's name.
-pub fn version_base_name(config: &Config) -> String {
-    config.soname.clone().unwrap_or_else(|| {
-        config
-            .output
-            .file_name()
-            .map_or_else(|| "a.out".into(), |n| n.to_string_lossy().into_owned())
-    })
-}
-
-pub fn gnu_hash_buckets(n: usize) -> u32 {
-    (n / 4).max(1) as u32
-}
-
-pub fn gnu_bloom_words(n: usize) -> u64 {
-    ((n / 8).max(1) as u64).next_power_of_two()
 }

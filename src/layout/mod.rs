@@ -20,7 +20,8 @@ use rustc_hash::FxHashMap as HashMap;
 pub use crate::elf::Segment;
 pub use crate::index::NONE;
 pub use crate::merge::{MergeGroup, PieceTable};
-pub use crate::synthetic::{Synth, SynthMap};
+pub use crate::synthetic::versions::Verneed;
+pub use crate::synthetic::{DynSymbol, Synth, SynthMap};
 
 mod dynsym;
 mod eh_frame;
@@ -33,7 +34,6 @@ mod slots;
 mod symbols;
 mod symtab;
 
-pub use dynsym::{gnu_bloom_words, gnu_hash_buckets, version_base_name};
 pub use symbols::{
     MergeCursor, merge_offset_addr, object_sym_addr, section_offset_addr, sym_target_is_live,
     target_of,
@@ -167,27 +167,6 @@ pub struct Aux {
     pub tlsgd: u32,
     pub tlsdesc: u32,
 }
-
-#[derive(Clone, Copy)]
-pub struct DynSymbol {
-    /// The symbol; `NONE` for a version node's absolute symbol (its name is the version's).
-    pub id: u32,
-    pub name: &'static [u8],
-    /// Offset of the name in `.dynstr`.
-    pub name_off: u32,
-    /// `.gnu.hash` hash of the name (set for hashed entries).
-    pub gnu_hash: u32,
-    /// Version index for `.gnu.version`.
-    pub version: u16,
-    /// Defined in the output (a section or absolute address).
-    pub defined: bool,
-    /// In the hash tables, so the dynamic loader can bind other modules' references to it: every defined
-    /// symbol, and an executable's imported functions whose canonical address is their PLT entry.
-    pub hashed: bool,
-}
-
-/// (soname offset, [(version name, version index, name offset)]) per needed library with versions.
-pub type Verneed = Vec<(usize, Vec<(&'static [u8], u16, u32)>)>;
 
 /// The architecture's PLT geometry, for the writers that are not generic over it.
 #[derive(Clone, Copy)]

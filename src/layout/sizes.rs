@@ -1,7 +1,7 @@
 //! Layout pass: output section sizes. The linker-made sections' sizes from what the passes before decided,
 //! each output section's size from its parts, the empty linker-made sections dropped and the rest numbered.
 
-use super::dynsym::{DynamicSymbols, gnu_bloom_words, gnu_hash_buckets};
+use super::dynsym::DynamicSymbols;
 use super::output_sections::SectionMap;
 use super::place::Placement;
 use super::slots::Slots;
@@ -10,6 +10,7 @@ use super::{Cx, EhRecords, MergeGroup, NONE, OutputSection, Part, Synth};
 use crate::arch::Arch;
 use crate::elf::align_up;
 use crate::synthetic::dynamic::{Dynamic, Facts};
+use crate::synthetic::{hash, versions};
 use rayon::prelude::*;
 
 /// The output sections that have a section header.
@@ -100,29 +101,20 @@ pub fn synthetic_sizes<A: Arch>(
         (
             Synth::Versym,
             if is_dynamic && (!verneed.is_empty() || !res.version_defs.is_empty()) {
-                dynsym_count * 2
+                versions::versym_size(dynsym_count)
             } else {
                 0
             },
         ),
-        // Version definitions: the base (the file's own name) and each named node, a Verdef (20 bytes) with
-        // a Verdaux (8 bytes) for its name and one per dependency.
         (
             Synth::Verdef,
             if is_dynamic && !res.version_defs.is_empty() {
-                28 + res
-                    .version_defs
-                    .iter()
-                    .map(|(_, deps)| 28 + 8 * deps.len() as u64)
-                    .sum::<u64>()
+                versions::verdef_size(&res.version_defs)
             } else {
                 0
             },
         ),
-        (
-            Synth::Verneed,
-            verneed.iter().map(|(_, l)| 16 + 16 * l.len() as u64).sum(),
-        ),
+        (Synth::Verneed, versions::verneed_size(verneed)),
         (Synth::RelaPlt, num_plt as u64 * 24),
         (
             Synth::Plt,
@@ -158,14 +150,8 @@ pub fn synthetic_sizes<A: Arch>(
             Synth::RelaDyn,
             (got_dyn_relocs + copy_relocs + sec_dyn_relocs + irel_total) * 24,
         ));
-        let nhashed = dynsyms.iter().filter(|d| d.hashed).count();
-        sizes.push((
-            Synth::GnuHash,
-            16 + 8 * gnu_bloom_words(nhashed)
-                + 4 * gnu_hash_buckets(nhashed) as u64
-                + 4 * nhashed as u64,
-        ));
-        sizes.push((Synth::Hash, 8 + 4 * dynsym_count.max(1) * 2));
+        sizes.push((Synth::GnuHash, hash::gnu_size(dynsyms)));
+        sizes.push((Synth::Hash, hash::sysv_size(dynsyms)));
     } else {
         sizes.push((Synth::RelaIplt, irel_total * 24));
     }

@@ -1,10 +1,13 @@
-//! Linker-made sections: which exist (`Synth`, and where each went, `SynthMap`), and the modules of those whose
-//! contents are decided once and written from the same data (`dynamic`). A module here depends on no pass after
+//! Linker-made sections: which exist (`Synth`, and where each went, `SynthMap`), the entries of the dynamic symbol
+//! table (`DynSymbol`), and one module per section or family whose size and bytes come from the same data:
+//! `dynamic`, `hash` (`.hash`, `.gnu.hash`), `versions` (`.gnu.version`, `.gnu.version_d`, `.gnu.version_r`). A module here depends on no pass after
 //! resolution: layout builds its data, the writer writes it, each through the module.
 
 use crate::index::NONE;
 
 pub mod dynamic;
+pub mod hash;
+pub mod versions;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Synth {
@@ -79,4 +82,23 @@ impl SynthMap {
                 .map(|i| if i == NONE { NONE } else { to[i as usize] }),
         )
     }
+}
+
+/// An entry of `.dynsym`.
+#[derive(Clone, Copy)]
+pub struct DynSymbol {
+    /// The symbol; `NONE` for a version node's absolute symbol (its name is the version's).
+    pub id: u32,
+    pub name: &'static [u8],
+    /// Offset of the name in `.dynstr`.
+    pub name_off: u32,
+    /// `.gnu.hash` hash of the name (set for hashed entries).
+    pub gnu_hash: u32,
+    /// Version index for `.gnu.version`.
+    pub version: u16,
+    /// Defined in the output (a section or absolute address).
+    pub defined: bool,
+    /// In the hash tables, so the dynamic loader can bind other modules' references to it: every defined
+    /// symbol, and an executable's imported functions whose canonical address is their PLT entry.
+    pub hashed: bool,
 }

@@ -18,6 +18,7 @@ use crate::parse::SectionKind;
 use crate::resolve::{Def, Resolved};
 use crate::symbols::{self, SymRef, SymbolSpace, Target};
 use crate::synthetic::dynamic::Value;
+use crate::synthetic::{hash, versions};
 use object::elf as E;
 use rayon::prelude::*;
 
@@ -1230,74 +1231,21 @@ fn write_dynamic_sections(cx: &WriteCx, bytes: &mut Parts) {
             e[8..16].copy_from_slice(&value.to_le_bytes());
             e[16..24].copy_from_slice(&size.to_le_bytes());
         });
-    // .gnu.version
-    if let Some(versym) = lay.synth_sec(Synth::Versym).filter(|o| o.shndx != 0) {
-        for (i, d) in lay.dynsyms.iter().enumerate() {
-            let off = versym.offset as usize + 2 * (i + 1);
-            bytes[off..off + 2].copy_from_slice(&d.version.to_le_bytes());
-        }
+    // Symbol versions.
+    let section = |s: Synth| {
+        lay.synth_sec(s)
+            .filter(|o| o.shndx != 0)
+            .map(|o| o.offset as usize..(o.offset + o.size) as usize)
+    };
+    if let Some(r) = section(Synth::Versym) {
+        versions::write_versym(&mut bytes[r], &lay.dynsyms);
     }
-    // .gnu.version_d: the base version, then the script's named nodes.
-    if let Some(vd) = lay.synth_sec(Synth::Verdef).filter(|o| o.shndx != 0) {
-        let base = layout::version_base_name(cx.config);
-        let mut list: Vec<(&str, &[String], u16)> = vec![(&base, &[], E::VER_FLG_BASE)];
-        list.extend(
-            cx.res
-                .version_defs
-                .iter()
-                .map(|(n, d)| (n.as_str(), &d[..], 0u16)),
-        );
-        let mut off = vd.offset as usize;
-        for (k, (name, deps, flags)) in list.iter().enumerate() {
-            let size = 20 + 8 * (1 + deps.len());
-            let next = if k + 1 == list.len() { 0 } else { size as u32 };
-            let e = &mut bytes[off..off + 20];
-            e[0..2].copy_from_slice(&1u16.to_le_bytes());
-            e[2..4].copy_from_slice(&flags.to_le_bytes());
-            e[4..6].copy_from_slice(&(k as u16 + 1).to_le_bytes());
-            e[6..8].copy_from_slice(&(1 + deps.len() as u16).to_le_bytes());
-            e[8..12].copy_from_slice(&elf::sysv_hash(name.as_bytes()).to_le_bytes());
-            e[12..16].copy_from_slice(&20u32.to_le_bytes());
-            e[16..20].copy_from_slice(&next.to_le_bytes());
-            let names = std::iter::once(*name).chain(deps.iter().map(String::as_str));
-            let count = 1 + deps.len();
-            for (j, n) in names.enumerate() {
-                let a = &mut bytes[off + 20 + 8 * j..off + 28 + 8 * j];
-                let name_off = lay.dyn_strings.get(n.as_bytes()).copied().unwrap_or(0);
-                a[0..4].copy_from_slice(&name_off.to_le_bytes());
-                let anext: u32 = if j + 1 == count { 0 } else { 8 };
-                a[4..8].copy_from_slice(&anext.to_le_bytes());
-            }
-            off += size;
-        }
+    if let Some(r) = section(Synth::Verdef) {
+        let base = versions::version_base_name(cx.config);
+        versions::write_verdef(&mut bytes[r], &base, &cx.res.version_defs, &lay.dyn_strings);
     }
-    // .gnu.version_r
-    if let Some(vn) = lay.synth_sec(Synth::Verneed).filter(|o| o.shndx != 0) {
-        let mut off = vn.offset as usize;
-        for (k, (soname, list)) in lay.verneed.iter().enumerate() {
-            let next = if k + 1 == lay.verneed.len() {
-                0
-            } else {
-                16 + 16 * list.len() as u32
-            };
-            let e = &mut bytes[off..off + 16];
-            e[0..2].copy_from_slice(&1u16.to_le_bytes());
-            e[2..4].copy_from_slice(&(list.len() as u16).to_le_bytes());
-            e[4..8].copy_from_slice(&(*soname as u32).to_le_bytes());
-            e[8..12].copy_from_slice(&16u32.to_le_bytes());
-            e[12..16].copy_from_slice(&next.to_le_bytes());
-            off += 16;
-            for (j, (name, idx, name_off)) in list.iter().enumerate() {
-                let a = &mut bytes[off..off + 16];
-                a[0..4].copy_from_slice(&elf::sysv_hash(name).to_le_bytes());
-                a[4..6].copy_from_slice(&0u16.to_le_bytes());
-                a[6..8].copy_from_slice(&idx.to_le_bytes());
-                a[8..12].copy_from_slice(&name_off.to_le_bytes());
-                a[12..16]
-                    .copy_from_slice(&(if j + 1 == list.len() { 0u32 } else { 16 }).to_le_bytes());
-                off += 16;
-            }
-        }
+    if let Some(r) = section(Synth::Verneed) {
+        versions::write_verneed(&mut bytes[r], &lay.verneed);
     }
     // .relr.dyn
     if let Some(r) = lay.synth_sec(Synth::RelrDyn).filter(|o| o.shndx != 0) {
@@ -1306,73 +1254,12 @@ fn write_dynamic_sections(cx: &WriteCx, bytes: &mut Parts) {
             chunk.copy_from_slice(&e.to_le_bytes());
         }
     }
-    // .hash
-    if let Some(h) = lay.synth_sec(Synth::Hash).filter(|o| o.shndx != 0) {
-        let n = lay.dynsyms.len() + 1;
-        let nbucket = n.max(1);
-        let mut buckets = vec![0u32; nbucket];
-        let mut chains = vec![0u32; n];
-        for (i, d) in lay.dynsyms.iter().enumerate() {
-            let b = elf::sysv_hash(d.name) as usize % nbucket;
-            chains[i + 1] = buckets[b];
-            buckets[b] = i as u32 + 1;
-        }
-        let mut off = h.offset as usize;
-        for v in [nbucket as u32, n as u32]
-            .into_iter()
-            .chain(buckets)
-            .chain(chains)
-        {
-            bytes[off..off + 4].copy_from_slice(&v.to_le_bytes());
-            off += 4;
-        }
+    // Symbol lookup tables.
+    if let Some(r) = section(Synth::Hash) {
+        hash::write_sysv(&mut bytes[r], &lay.dynsyms);
     }
-    // .gnu.hash
-    if let Some(h) = lay.synth_sec(Synth::GnuHash).filter(|o| o.shndx != 0) {
-        let first_def = lay
-            .dynsyms
-            .iter()
-            .position(|d| d.hashed)
-            .unwrap_or(lay.dynsyms.len());
-        let defs = &lay.dynsyms[first_def..];
-        let nbuckets = layout::gnu_hash_buckets(defs.len());
-        let nbloom = layout::gnu_bloom_words(defs.len());
-        let shift = 26u32;
-        let mut bloom = vec![0u64; nbloom as usize];
-        let mut buckets = vec![0u32; nbuckets as usize];
-        let mut chain = vec![0u32; defs.len()];
-        for (k, d) in defs.iter().enumerate() {
-            let hsh = d.gnu_hash;
-            let w = ((hsh / 64) as u64 % nbloom) as usize;
-            bloom[w] |= 1u64 << (hsh % 64) | 1u64 << ((hsh >> shift) % 64);
-            let b = (hsh % nbuckets) as usize;
-            if buckets[b] == 0 {
-                buckets[b] = (first_def + 1 + k) as u32;
-            }
-            let last = k + 1 == defs.len() || defs[k + 1].gnu_hash % nbuckets != b as u32;
-            chain[k] = (hsh & !1) | last as u32;
-        }
-        let mut off = h.offset as usize;
-        let mut put32 = |v: u32, off: &mut usize| {
-            bytes[*off..*off + 4].copy_from_slice(&v.to_le_bytes());
-            *off += 4;
-        };
-        put32(nbuckets, &mut off);
-        put32((first_def + 1) as u32, &mut off);
-        put32(nbloom as u32, &mut off);
-        put32(shift, &mut off);
-        for w in bloom {
-            bytes[off..off + 8].copy_from_slice(&w.to_le_bytes());
-            off += 8;
-        }
-        for b in buckets {
-            bytes[off..off + 4].copy_from_slice(&b.to_le_bytes());
-            off += 4;
-        }
-        for c in chain {
-            bytes[off..off + 4].copy_from_slice(&c.to_le_bytes());
-            off += 4;
-        }
+    if let Some(r) = section(Synth::GnuHash) {
+        hash::write_gnu(&mut bytes[r], &lay.dynsyms);
     }
     // .dynamic: the entries the layout decided, their values now known.
     let dynamic = lay.synth_sec(Synth::Dynamic).unwrap();
