@@ -6,7 +6,7 @@ use super::output_sections::SectionMap;
 use super::place::Placement;
 use super::rules::{Rules, segment_class};
 use super::sizes::SectionHeaders;
-use super::{Cx, OutputSection, Segment, Synth};
+use super::{Cx, OutputSection, Segment, Synth, SynthMap};
 use crate::arch::Arch;
 use crate::args::OutputKind;
 use crate::elf::align_up;
@@ -31,33 +31,33 @@ pub struct Segments {
     pub tls_align: u64,
 }
 
-pub fn assign_segments<A: Arch>(
-    cx: &Cx,
-    osecs: &mut [OutputSection],
-    map: &SectionMap,
-    headers: &SectionHeaders,
-    place: &Placement,
-    relr_got: &[u32],
-) -> Segments {
-    let Cx {
-        config,
-        res,
-        scan,
-        is_dynamic,
-        ..
-    } = *cx;
-    let SectionMap { synth, interp, .. } = map;
-    let synth = *synth;
-    let SectionHeaders {
-        keep, count: shndx, ..
-    } = headers;
-    let shndx = *shndx;
-    let Placement {
-        place_osec,
-        sec_off,
-        ..
-    } = place;
-    // Program headers: decide which exist, then assign addresses.
+/// Which program headers the output has and the geometry of its segments, decided before any address.
+struct Plan {
+    /// The allocated sections that are kept, in order, and their segment classes.
+    alloc: Vec<usize>,
+    classes: Vec<u32>,
+    /// The classes that get a `PT_LOAD`, in order (the first holds the headers).
+    load_classes: Vec<u32>,
+    notes: Vec<usize>,
+    tls: Vec<usize>,
+    has_interp: bool,
+    has_relro: bool,
+    has_eh_hdr: bool,
+    nphdr: usize,
+    /// The image's first address, and the size of the ELF and program headers.
+    base: u64,
+    headers: u64,
+    max_page: u64,
+    common_page: u64,
+    /// Per class: the alignment of its `PT_LOAD`.
+    class_align: HashMap<u32, u64>,
+}
+
+/// Per segment class: (file offset, address, file end, memory end).
+type Ranges = HashMap<u32, (u64, u64, u64, u64)>;
+
+fn plan<A: Arch>(cx: &Cx, osecs: &[OutputSection], map: &SectionMap, keep: &[bool]) -> Plan {
+    let config = cx.config;
     let alloc: Vec<usize> = (0..osecs.len())
         .filter(|&i| keep[i] && osecs[i].is_alloc())
         .collect();
@@ -72,21 +72,27 @@ pub fn assign_segments<A: Arch>(
             load_classes.push(c);
         }
     }
-    let has_tls = alloc.iter().any(|&i| osecs[i].is_tls());
     let notes: Vec<usize> = alloc
         .iter()
         .copied()
         .filter(|&i| osecs[i].sh_type == E::SHT_NOTE)
         .collect();
+    let tls: Vec<usize> = alloc
+        .iter()
+        .copied()
+        .filter(|&i| osecs[i].is_tls())
+        .collect();
+    let has_interp = map.interp.is_some();
     let has_relro = config.relro && load_classes.contains(&3);
-    let has_eh_hdr = synth
+    let has_eh_hdr = map
+        .synth
         .get(Synth::EhFrameHdr)
         .is_some_and(|i| keep[i as usize]);
-    let nphdr = (is_dynamic as usize) * 2 // PHDR, DYNAMIC
-        + interp.is_some() as usize
+    let nphdr = (cx.is_dynamic as usize) * 2 // PHDR, DYNAMIC
+        + has_interp as usize
         + load_classes.len()
         + notes.len()
-        + has_tls as usize
+        + !tls.is_empty() as usize
         + has_relro as usize
         + has_eh_hdr as usize
         + 1; // GNU_STACK
@@ -95,7 +101,6 @@ pub fn assign_segments<A: Arch>(
     } else {
         0
     };
-    let headers = 64 + 56 * nphdr as u64;
     // Segments start on a new maximum-size page; RELRO is protected up to the end of its common-size page.
     let (max_page, common_page) = (
         config.max_page_size,
@@ -109,50 +114,86 @@ pub fn assign_segments<A: Arch>(
         let a = class_align.entry(classes[k]).or_insert(max_page);
         *a = (*a).max(osecs[i].align.next_power_of_two());
     }
-    // Addresses and file offsets of the allocated sections; per segment class (off, addr, file end, mem end),
-    // and the file offset after the last allocated section.
-    let place_alloc = |osecs: &mut [OutputSection]| {
-        let mut off = headers;
-        let mut addr = base + headers;
-        let mut prev = 0u32;
-        let mut seg_range: HashMap<u32, (u64, u64, u64, u64)> = HashMap::default();
-        seg_range.insert(0, (0, base, headers, base + headers));
-        for (k, &i) in alloc.iter().enumerate() {
-            let c = classes[k];
-            if c != prev {
-                // Each segment starts on a page of its own, in memory and in the file (-z separate-code, GNU
-                // ld's default on x86-64). Sharing a file page between RELRO and the data after it would save
-                // space, but RELRO's PT_LOAD reaches its page end, so eu-elflint would then find .bss in it.
-                addr = align_up(addr, max_page);
-                off += addr.wrapping_sub(off) & (class_align[&c] - 1);
-                prev = c;
-                seg_range.entry(c).or_insert((off, addr, off, addr));
-            }
-            let o = &mut osecs[i];
-            let al = o.align.max(1);
-            let new_addr = align_up(addr, al);
-            off += new_addr - addr;
-            addr = new_addr;
-            o.addr = addr;
-            o.offset = off;
-            let is_tbss = o.is_tls() && o.is_nobits();
-            if !is_tbss {
-                addr += o.size;
-                if !o.is_nobits() {
-                    off += o.size;
-                }
-            }
-            let r = seg_range.get_mut(&c).unwrap();
-            if !is_tbss {
-                r.3 = addr;
-                if !o.is_nobits() {
-                    r.2 = off;
-                }
+    Plan {
+        alloc,
+        classes,
+        load_classes,
+        notes,
+        tls,
+        has_interp,
+        has_relro,
+        has_eh_hdr,
+        nphdr,
+        base,
+        headers: 64 + 56 * nphdr as u64,
+        max_page,
+        common_page,
+        class_align,
+    }
+}
+
+/// Addresses and file offsets of the allocated sections; the range of each segment class, and the file offset
+/// after the last allocated section.
+fn place_alloc(plan: &Plan, osecs: &mut [OutputSection]) -> (Ranges, u64) {
+    let Plan {
+        headers,
+        base,
+        max_page,
+        ..
+    } = *plan;
+    let mut off = headers;
+    let mut addr = base + headers;
+    let mut prev = 0u32;
+    let mut seg_range: Ranges = HashMap::default();
+    seg_range.insert(0, (0, base, headers, base + headers));
+    for (k, &i) in plan.alloc.iter().enumerate() {
+        let c = plan.classes[k];
+        if c != prev {
+            // Each segment starts on a page of its own, in memory and in the file (-z separate-code, GNU
+            // ld's default on x86-64). Sharing a file page between RELRO and the data after it would save
+            // space, but RELRO's PT_LOAD reaches its page end, so eu-elflint would then find .bss in it.
+            addr = align_up(addr, max_page);
+            off += addr.wrapping_sub(off) & (plan.class_align[&c] - 1);
+            prev = c;
+            seg_range.entry(c).or_insert((off, addr, off, addr));
+        }
+        let o = &mut osecs[i];
+        let al = o.align.max(1);
+        let new_addr = align_up(addr, al);
+        off += new_addr - addr;
+        addr = new_addr;
+        o.addr = addr;
+        o.offset = off;
+        let is_tbss = o.is_tls() && o.is_nobits();
+        if !is_tbss {
+            addr += o.size;
+            if !o.is_nobits() {
+                off += o.size;
             }
         }
-        (seg_range, off)
-    };
-    let (mut seg_range, mut off) = place_alloc(osecs);
+        let r = seg_range.get_mut(&c).unwrap();
+        if !is_tbss {
+            r.3 = addr;
+            if !o.is_nobits() {
+                r.2 = off;
+            }
+        }
+    }
+    (seg_range, off)
+}
+
+pub fn assign_segments<A: Arch>(
+    cx: &Cx,
+    osecs: &mut [OutputSection],
+    map: &SectionMap,
+    headers: &SectionHeaders,
+    place: &Placement,
+    relr_got: &[u32],
+) -> Segments {
+    let synth = map.synth;
+    let keep = &headers.keep;
+    let plan = plan::<A>(cx, osecs, map, keep);
+    let (mut seg_range, mut off) = place_alloc(&plan, osecs);
     // .relr.dyn encodes the addresses of the places it relocates, and its size moves those places: lay out
     // again until the size is stable. It only grows between rounds (a shorter encoding is padded with empty
     // bitmaps), so this ends; in practice the first round's size is final, because everything after
@@ -162,9 +203,9 @@ pub fn assign_segments<A: Arch>(
         && keep[ri as usize]
     {
         let sites = relr_sites(
-            res,
-            scan,
-            (place_osec, sec_off),
+            cx.res,
+            cx.scan,
+            (&place.place_osec, &place.sec_off),
             osecs,
             relr_got,
             synth[Synth::Got],
@@ -177,7 +218,7 @@ pub fn assign_segments<A: Arch>(
                 break;
             }
             osecs[ri as usize].size = 8 * relr.len() as u64;
-            (seg_range, off) = place_alloc(osecs);
+            (seg_range, off) = place_alloc(&plan, osecs);
         }
     }
     for (i, o) in osecs.iter_mut().enumerate() {
@@ -189,23 +230,51 @@ pub fn assign_segments<A: Arch>(
         }
     }
     let shoff = align_up(off, 8);
-    let file_size = shoff + 64 * shndx as u64;
-
+    let file_size = shoff + 64 * headers.count as u64;
     // TLS block.
-    let tls: Vec<usize> = alloc
-        .iter()
-        .copied()
-        .filter(|&i| osecs[i].is_tls())
-        .collect();
     let (tls_start, tls_end, tls_align) =
-        if let (Some(&first), Some(&last)) = (tls.first(), tls.last()) {
-            let al = tls.iter().map(|&i| osecs[i].align).max().unwrap_or(1);
+        if let (Some(&first), Some(&last)) = (plan.tls.first(), plan.tls.last()) {
+            let al = plan.tls.iter().map(|&i| osecs[i].align).max().unwrap_or(1);
             (osecs[first].addr, osecs[last].addr + osecs[last].size, al)
         } else {
             (0, 0, 1)
         };
+    let tls_block = (tls_start, tls_end, tls_align);
+    let segments = program_headers(cx, &plan, osecs, synth, &seg_range, tls_block);
+    for (i, o) in osecs.iter_mut().enumerate() {
+        if !keep[i] {
+            o.shndx = 0;
+        }
+    }
+    Segments {
+        segments,
+        relr,
+        file_size,
+        shoff,
+        tls_start,
+        tls_end,
+        tls_align,
+    }
+}
 
-    let mut segments = Vec::new();
+/// The program headers, in GNU ld's order, once every section has its address.
+fn program_headers(
+    cx: &Cx,
+    plan: &Plan,
+    osecs: &[OutputSection],
+    synth: SynthMap,
+    seg_range: &Ranges,
+    (tls_start, tls_end, tls_align): (u64, u64, u64),
+) -> Vec<Segment> {
+    let Plan {
+        base,
+        headers,
+        max_page,
+        common_page,
+        has_relro,
+        ..
+    } = *plan;
+    let mut segments = Vec::with_capacity(plan.nphdr);
     let seg = |p_type, flags, offset, vaddr, filesz, memsz, align| Segment {
         p_type,
         flags,
@@ -215,7 +284,11 @@ pub fn assign_segments<A: Arch>(
         memsz,
         align,
     };
-    if is_dynamic {
+    // A program header spanning output section `o` exactly.
+    let of = |p_type, flags, o: &OutputSection, align| {
+        seg(p_type, flags, o.offset, o.addr, o.size, o.size, align)
+    };
+    if cx.is_dynamic {
         segments.push(seg(
             E::PT_PHDR,
             E::PF_R,
@@ -226,26 +299,18 @@ pub fn assign_segments<A: Arch>(
             8,
         ));
     }
-    if interp.is_some() {
+    if plan.has_interp {
         let o = &osecs[synth[Synth::Interp] as usize];
-        segments.push(seg(
-            E::PT_INTERP,
-            E::PF_R,
-            o.offset,
-            o.addr,
-            o.size,
-            o.size,
-            1,
-        ));
+        segments.push(of(E::PT_INTERP, E::PF_R, o, 1));
     }
-    for &c in &load_classes {
+    for &c in &plan.load_classes {
         let (o, a, fe, me) = seg_range[&c];
         let flags = match c {
             1 => E::PF_R | E::PF_X,
             3 | 4 => E::PF_R | E::PF_W,
             _ => E::PF_R,
         };
-        let align = class_align.get(&c).copied().unwrap_or(max_page);
+        let align = plan.class_align.get(&c).copied().unwrap_or(max_page);
         // The RELRO segment's PT_LOAD reaches its page end, so PT_GNU_RELRO (which does, for ld.so to protect
         // the whole last page) lies inside it; the next segment starts on the next page anyway.
         let mem_end = if c == 3 && has_relro {
@@ -255,33 +320,18 @@ pub fn assign_segments<A: Arch>(
         };
         segments.push(seg(E::PT_LOAD, flags, o, a, fe - o, mem_end - a, align));
     }
-    if is_dynamic {
+    if cx.is_dynamic {
         let o = &osecs[synth[Synth::Dynamic] as usize];
-        segments.push(seg(
-            E::PT_DYNAMIC,
-            E::PF_R | E::PF_W,
-            o.offset,
-            o.addr,
-            o.size,
-            o.size,
-            8,
-        ));
+        segments.push(of(E::PT_DYNAMIC, E::PF_R | E::PF_W, o, 8));
     }
-    for &i in &notes {
+    for &i in &plan.notes {
         let o = &osecs[i];
-        segments.push(seg(
-            E::PT_NOTE,
-            E::PF_R,
-            o.offset,
-            o.addr,
-            o.size,
-            o.size,
-            o.align,
-        ));
+        segments.push(of(E::PT_NOTE, E::PF_R, o, o.align));
     }
-    if has_tls {
-        let first = &osecs[tls[0]];
-        let filesz: u64 = tls
+    if let Some(&first) = plan.tls.first() {
+        let first = &osecs[first];
+        let filesz: u64 = plan
+            .tls
             .iter()
             .filter(|&&i| !osecs[i].is_nobits())
             .map(|&i| osecs[i].offset + osecs[i].size)
@@ -310,46 +360,27 @@ pub fn assign_segments<A: Arch>(
             1,
         ));
     }
-    if has_eh_hdr {
+    if plan.has_eh_hdr {
         let o = &osecs[synth[Synth::EhFrameHdr] as usize];
-        segments.push(seg(
-            E::PT_GNU_EH_FRAME,
-            E::PF_R,
-            o.offset,
-            o.addr,
-            o.size,
-            o.size,
-            4,
-        ));
+        segments.push(of(E::PT_GNU_EH_FRAME, E::PF_R, o, 4));
     }
-    segments.push(seg(
+    let stack_flags = if cx.config.execstack {
+        E::PF_R | E::PF_W | E::PF_X
+    } else {
+        E::PF_R | E::PF_W
+    };
+    let stack = seg(
         E::PT_GNU_STACK,
-        if config.execstack {
-            E::PF_R | E::PF_W | E::PF_X
-        } else {
-            E::PF_R | E::PF_W
-        },
+        stack_flags,
         0,
         0,
         0,
-        config.stack_size,
+        cx.config.stack_size,
         16,
-    ));
-    debug_assert_eq!(segments.len(), nphdr);
-    for (i, o) in osecs.iter_mut().enumerate() {
-        if !keep[i] {
-            o.shndx = 0;
-        }
-    }
-    Segments {
-        segments,
-        relr,
-        file_size,
-        shoff,
-        tls_start,
-        tls_end,
-        tls_align,
-    }
+    );
+    segments.push(stack);
+    debug_assert_eq!(segments.len(), plan.nphdr);
+    segments
 }
 
 /// The places `.relr.dyn` relocates, as (output section, offset in it), in address order: the packed relative
