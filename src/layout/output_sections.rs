@@ -83,14 +83,7 @@ impl Builder {
 
 pub fn output_sections<A: Arch>(cx: &Cx) -> (Vec<OutputSection>, SectionMap) {
     let Cx {
-        config,
-        res,
-        live,
-        scan,
-        pic,
-        any_shared,
-        is_dynamic,
-        ..
+        config, res, live, ..
     } = *cx;
     let objects = &res.objects;
     let mut b = Builder {
@@ -153,9 +146,79 @@ pub fn output_sections<A: Arch>(cx: &Cx) -> (Vec<OutputSection>, SectionMap) {
         .copied()
         .filter(|&g| is_common_def(res, g, &res.defs[g as usize]))
         .collect();
-    let has_common = !common_ids.is_empty();
 
-    // Synthetic sections.
+    let (interp, build_id_size) = add_synthetic_sections::<A>(cx, &mut b, !common_ids.is_empty());
+
+    // Renumber by rank (stable: ties keep first-seen order, which follows input order).
+    let rules = Rules::of(config);
+    let mut order: Vec<u32> = (0..b.osecs.len() as u32).collect();
+    order.sort_by_key(|&i| {
+        let o = &b.osecs[i as usize];
+        rules.rank(&o.name, o.sh_type, o.flags)
+    });
+    let mut remap = vec![0u32; order.len()];
+    for (new, &old) in order.iter().enumerate() {
+        remap[old as usize] = new as u32;
+    }
+    let osecs: Vec<OutputSection> = {
+        let mut slots: Vec<Option<OutputSection>> = b.osecs.into_iter().map(Some).collect();
+        order
+            .iter()
+            .map(|&i| slots[i as usize].take().unwrap())
+            .collect()
+    };
+    let by_name: HashMap<Vec<u8>, u32> = b
+        .by_name
+        .into_iter()
+        .map(|(k, v)| (k, remap[v as usize]))
+        .collect();
+    let synth = b.synth.remap(&remap);
+    // Per file, per section: the output section (`NONE` for a dead section).
+    let (sec_osec, live_merge): (Vec<Vec<u32>>, Vec<Vec<u32>>) = names_per_file
+        .into_par_iter()
+        .zip(file_osecs)
+        .map(|((_, mut local, merge), ids)| {
+            for x in local.iter_mut().filter(|x| **x != NONE) {
+                *x = remap[ids[*x as usize] as usize];
+            }
+            (local, merge)
+        })
+        .unzip();
+    // Output sections some input section goes to (those created for an input name come first).
+    let has_inputs: Vec<bool> = {
+        let mut v = vec![false; osecs.len()];
+        for old in 0..with_inputs {
+            v[remap[old] as usize] = true;
+        }
+        v
+    };
+    let map = SectionMap {
+        by_name,
+        synth,
+        sec_osec,
+        live_merge,
+        has_inputs,
+        common_ids,
+        interp,
+        build_id_size,
+    };
+    (osecs, map)
+}
+
+/// Adds the linker-made sections this output needs to `b`; returns `.interp`'s contents and the build id's size.
+fn add_synthetic_sections<A: Arch>(
+    cx: &Cx,
+    b: &mut Builder,
+    has_common: bool,
+) -> (Option<Vec<u8>>, u64) {
+    let Cx {
+        config,
+        scan,
+        pic,
+        any_shared,
+        is_dynamic,
+        ..
+    } = *cx;
     let interp = if is_dynamic
         && config.kind != OutputKind::Shared
         && !config.no_dynamic_linker
@@ -262,59 +325,5 @@ pub fn output_sections<A: Arch>(cx: &Cx) -> (Vec<OutputSection>, SectionMap) {
         b.add_synth(Synth::Strtab, b".strtab", E::SHT_STRTAB, 0, 1, 0);
     }
     b.add_synth(Synth::Shstrtab, b".shstrtab", E::SHT_STRTAB, 0, 1, 0);
-
-    // Renumber by rank (stable: ties keep first-seen order, which follows input order).
-    let rules = Rules::of(config);
-    let mut order: Vec<u32> = (0..b.osecs.len() as u32).collect();
-    order.sort_by_key(|&i| {
-        let o = &b.osecs[i as usize];
-        rules.rank(&o.name, o.sh_type, o.flags)
-    });
-    let mut remap = vec![0u32; order.len()];
-    for (new, &old) in order.iter().enumerate() {
-        remap[old as usize] = new as u32;
-    }
-    let osecs: Vec<OutputSection> = {
-        let mut slots: Vec<Option<OutputSection>> = b.osecs.into_iter().map(Some).collect();
-        order
-            .iter()
-            .map(|&i| slots[i as usize].take().unwrap())
-            .collect()
-    };
-    let by_name: HashMap<Vec<u8>, u32> = b
-        .by_name
-        .into_iter()
-        .map(|(k, v)| (k, remap[v as usize]))
-        .collect();
-    let synth = b.synth.remap(&remap);
-    // Per file, per section: the output section (`NONE` for a dead section).
-    let (sec_osec, live_merge): (Vec<Vec<u32>>, Vec<Vec<u32>>) = names_per_file
-        .into_par_iter()
-        .zip(file_osecs)
-        .map(|((_, mut local, merge), ids)| {
-            for x in local.iter_mut().filter(|x| **x != NONE) {
-                *x = remap[ids[*x as usize] as usize];
-            }
-            (local, merge)
-        })
-        .unzip();
-    // Output sections some input section goes to (those created for an input name come first).
-    let has_inputs: Vec<bool> = {
-        let mut v = vec![false; osecs.len()];
-        for old in 0..with_inputs {
-            v[remap[old] as usize] = true;
-        }
-        v
-    };
-    let map = SectionMap {
-        by_name,
-        synth,
-        sec_osec,
-        live_merge,
-        has_inputs,
-        common_ids,
-        interp,
-        build_id_size,
-    };
-    (osecs, map)
+    (interp, build_id_size)
 }

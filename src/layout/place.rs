@@ -33,16 +33,14 @@ pub fn place_inputs(
     let objects = &res.objects;
     let SectionMap {
         sec_osec,
-        by_name,
         has_inputs,
         ..
     } = map;
     // Place input sections: per-file blocks, then prefix sums in input order.
-    let sorted_names = SORTED_NAMES;
-    // Which of `sorted_names` each output section is.
+    // Which of `SORTED_NAMES` each output section is.
     let sorted_kind: Vec<Option<usize>> = osecs
         .iter()
-        .map(|o| sorted_names.iter().position(|&n| n == &o.name[..]))
+        .map(|o| SORTED_NAMES.iter().position(|&n| n == &o.name[..]))
         .collect();
     // Per file: where each section goes, the padding before it in its block, the file's block (output section,
     // size, alignment) per output section, and the output sections where a padding did not fit 16 bits.
@@ -155,12 +153,42 @@ pub fn place_inputs(
             o.pads_known = pads_known[i];
         }
     }
-    // Sorted init/fini arrays: priority first, then input order; unnumbered sections last. Found in one
-    // parallel pass (a serial pass per array name cost 5 walks over every section).
+    let mut placement = Placement {
+        place_osec,
+        sec_off,
+        pads,
+        cursor,
+    };
+    place_sorted_arrays(res, osecs, map, &sorted_kind, &mut placement);
+    place_link_ordered(res, osecs, &mut placement);
+    add_merged(osecs, merges);
+    placement
+}
+
+/// Sorted init/fini arrays (`sorted_kind[osec]`: which of `SORTED_NAMES` an output section is): priority first,
+/// then input order; unnumbered sections last.
+fn place_sorted_arrays(
+    res: &Resolved,
+    osecs: &mut [OutputSection],
+    map: &SectionMap,
+    sorted_kind: &[Option<usize>],
+    p: &mut Placement,
+) {
+    let objects = &res.objects;
+    let SectionMap {
+        sec_osec, by_name, ..
+    } = map;
+    let Placement {
+        place_osec,
+        sec_off,
+        cursor,
+        ..
+    } = p;
+    let sorted_names = SORTED_NAMES;
+    // Found in one parallel pass, not a walk over every section per array name.
     let sorted_inputs: Vec<(usize, u32, u32, u32)> = res.runs.flat_map(|f| {
         let o = &objects[f];
         let sec_osec = &sec_osec[f];
-        let sorted_kind = &sorted_kind;
         (0..o.sections.len()).filter_map(move |s| {
             let osec = sec_osec[s];
             if osec == NONE {
@@ -200,8 +228,18 @@ pub fn place_inputs(
         o.parts.insert(0, Part::Sorted);
         o.pads_known = false;
     }
-    // SHF_LINK_ORDER inputs (`__patchable_function_entries`, sanitizer tables) follow the order of the sections
-    // they are linked to, as in GNU ld and lld; other inputs of the same output section go first, in input order.
+}
+
+/// SHF_LINK_ORDER inputs (`__patchable_function_entries`, sanitizer tables) follow the order of the sections
+/// they are linked to, as in GNU ld and lld; other inputs of the same output section go first, in input order.
+fn place_link_ordered(res: &Resolved, osecs: &mut [OutputSection], p: &mut Placement) {
+    let objects = &res.objects;
+    let Placement {
+        place_osec,
+        sec_off,
+        cursor,
+        ..
+    } = p;
     let link_ordered: Vec<(u32, u32, u32)> = res.runs.flat_map(|f| {
         let o = &objects[f];
         let place_osec = &place_osec[f];
@@ -258,8 +296,11 @@ pub fn place_inputs(
         o.parts.insert(0, Part::Sorted);
         o.pads_known = false;
     }
-    // A merged output section keeps SHF_MERGE with its inputs' entry size, unless plain inputs or another
-    // entry size share it.
+}
+
+/// A merged output section keeps SHF_MERGE with its inputs' entry size, unless plain inputs or another entry size
+/// share it; the merge groups become its last parts.
+fn add_merged(osecs: &mut [OutputSection], merges: &[MergeGroup]) {
     for m in merges {
         let o = &mut osecs[m.osec as usize];
         let plain = o
@@ -282,11 +323,5 @@ pub fn place_inputs(
         osecs[m.osec as usize].parts.push(Part::Merged(i as u32));
         let o = &mut osecs[m.osec as usize];
         o.align = o.align.max(m.align);
-    }
-    Placement {
-        place_osec,
-        sec_off,
-        pads,
-        cursor,
     }
 }
