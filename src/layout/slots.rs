@@ -56,8 +56,6 @@ pub fn number_slots_of_symbols(cx: &Cx, osecs: &mut [OutputSection], map: &Secti
         is_dynamic,
         ..
     } = *cx;
-    let common_ids = &map.common_ids;
-    let by_name = &map.by_name;
     // GOT, PLT and dynamic symbols from the scan flags.
     let aux_ids: Vec<u32> = crate::par::filter_ids(scan.flags.len(), |i| scan.flags[i] != 0);
     let mut exported: Vec<u32> = Vec::new();
@@ -74,7 +72,7 @@ pub fn number_slots_of_symbols(cx: &Cx, osecs: &mut [OutputSection], map: &Secti
                 && scan.flags[g] & scan::NEEDS_DYNSYM == 0
         });
     }
-    let mut all_aux_ids = merge_sorted(&aux_ids, &exported);
+    let all_aux_ids = merge_sorted(&aux_ids, &exported);
     // What each symbol is, in parallel (a global's property bits were computed once; a local's come from its
     // symbol-table entry), so the numbering below reads only this table.
     // A few thousand symbols (most executables) are numbered on this thread (`par::worth_parallel`; the steps
@@ -199,6 +197,55 @@ pub fn number_slots_of_symbols(cx: &Cx, osecs: &mut [OutputSection], map: &Secti
         NONE
     };
 
+    let mut slots = Slots {
+        aux_ids: all_aux_ids,
+        aux,
+        aux_index,
+        num_got,
+        num_plt,
+        num_iplt,
+        tlsld,
+        got_dyn_relocs,
+        commons: Vec::new(),
+        commons_size: 0,
+        copy_size: 0,
+        copy_relocs: 0,
+        bss_align: 1,
+        relr_got,
+        dynsym_ids,
+        dyn_reloc_base: RelocBases::new(&[], 0),
+        irel_base: RelocBases::new(&[], 0),
+        sec_dyn_relocs: 0,
+        irel_total: 0,
+    };
+    place_in_bss(cx, osecs, map, &copy_syms, &mut slots);
+    // Dynamic relocation areas: [GOT][copy][sections][IRELATIVE].
+    let (got_dyn_relocs, copy_relocs) = (slots.got_dyn_relocs, slots.copy_relocs);
+    slots.dyn_reloc_base = RelocBases::new(&scan.dyn_relocs, got_dyn_relocs + copy_relocs);
+    slots.irel_base = RelocBases::new(&scan.irel_relocs, irel_got);
+    slots.sec_dyn_relocs = slots.dyn_reloc_base.end - got_dyn_relocs - copy_relocs;
+    slots.irel_total = slots.irel_base.end;
+    slots
+}
+
+/// Common symbols and copy-relocated data get their places in `.bss` (one copy shared by aliases: same library,
+/// same address), and the aliases of copied data slots that name the copy.
+fn place_in_bss(
+    cx: &Cx,
+    osecs: &mut [OutputSection],
+    map: &SectionMap,
+    copy_syms: &[u32],
+    slots: &mut Slots,
+) {
+    let Cx { res, space, .. } = *cx;
+    let (common_ids, by_name) = (&map.common_ids, &map.by_name);
+    let Slots {
+        aux,
+        aux_index,
+        aux_ids: all_aux_ids,
+        dynsym_ids,
+        ..
+    } = slots;
     // Copy relocations, sharing one copy between aliases (same library, same address).
     let mut commons: Vec<(u32, u64)> = Vec::new();
     let mut bss_off = 0u64;
@@ -215,7 +262,7 @@ pub fn number_slots_of_symbols(cx: &Cx, osecs: &mut [OutputSection], map: &Secti
     let mut copy_off = 0u64;
     let mut copy_done: HashMap<(u32, u64), u64> = HashMap::default();
     let mut copy_relocs = 0u64;
-    for &id in &copy_syms {
+    for &id in copy_syms {
         let Target::Imported { file, sym } = target_of(res, space, id) else {
             continue;
         };
@@ -302,32 +349,11 @@ pub fn number_slots_of_symbols(cx: &Cx, osecs: &mut [OutputSection], map: &Secti
             o.parts.push(Part::CopyRel);
         }
     }
-    // Dynamic relocation areas: [GOT][copy][sections][IRELATIVE].
-    let dyn_reloc_base = RelocBases::new(&scan.dyn_relocs, got_dyn_relocs + copy_relocs);
-    let irel_base = RelocBases::new(&scan.irel_relocs, irel_got);
-    let sec_dyn_relocs = dyn_reloc_base.end - got_dyn_relocs - copy_relocs;
-    let irel_total = irel_base.end;
-    Slots {
-        aux_ids: all_aux_ids,
-        aux,
-        aux_index,
-        num_got,
-        num_plt,
-        num_iplt,
-        tlsld,
-        got_dyn_relocs,
-        commons,
-        commons_size,
-        copy_size: copy_off,
-        copy_relocs,
-        bss_align,
-        relr_got,
-        dynsym_ids,
-        dyn_reloc_base,
-        irel_base,
-        sec_dyn_relocs,
-        irel_total,
-    }
+    slots.commons = commons;
+    slots.commons_size = commons_size;
+    slots.copy_size = copy_off;
+    slots.copy_relocs = copy_relocs;
+    slots.bss_align = bss_align;
 }
 
 /// What numbering a symbol's GOT and PLT slots depends on besides the symbol.
