@@ -140,10 +140,6 @@ pub fn dynamic_symbols(cx: &Cx, slots: &mut Slots) -> DynamicSymbols {
             }
             version_of.insert((file, v), k);
         }
-        // Every dynamic symbol has its own name: no need to look for an equal string. Offsets by a prefix sum
-        // over chunks of entries, then each chunk's names copied into its own range of .dynstr, all in parallel
-        // (clang-so: 150K names, 6.6 MB; the serial loops and zeroing were 8 of this pass's 17 ms).
-        let base = dynstr.len();
         let with_version = |(mut e, iv, _): Entry| {
             if let Some(key) = iv {
                 e.version = version_of[&key];
@@ -168,81 +164,8 @@ pub fn dynamic_symbols(cx: &Cx, slots: &mut Slots) -> DynamicSymbols {
                 hashed: true,
             });
         }
-        const CHUNK: usize = 4096;
-        let names_size = |c: &[DynSymbol]| c.iter().map(|e| e.name.len() + 1).sum();
-        let sizes: Vec<usize> = if parallel {
-            entries.par_chunks(CHUNK).map(names_size).collect()
-        } else {
-            entries.chunks(CHUNK).map(names_size).collect()
-        };
-        let mut starts = Vec::with_capacity(sizes.len());
-        let mut end = base;
-        for size in &sizes {
-            starts.push(end);
-            end += size;
-        }
-        dynstr.reserve(end - base);
-        {
-            // Disjoint byte ranges of the uninitialised tail, one per chunk, in order.
-            let mut rest = &mut dynstr.spare_capacity_mut()[..end - base];
-            let mut ranges = Vec::with_capacity(sizes.len());
-            for &size in &sizes {
-                let (head, tail) = std::mem::take(&mut rest).split_at_mut(size);
-                ranges.push(head);
-                rest = tail;
-            }
-            let parts: Vec<_> = entries.chunks_mut(CHUNK).zip(ranges).zip(starts).collect();
-            crate::par::for_each_owned(parts, parallel, |((chunk, out), start)| {
-                let mut at = 0;
-                for e in chunk {
-                    e.name_off = (start + at) as u32;
-                    let n = e.name.len();
-                    // SAFETY: `out` holds this chunk's names and terminators exactly (its size is their sum); the
-                    // bytes are copied into it, not read.
-                    unsafe {
-                        let to = out.as_mut_ptr().add(at).cast::<u8>();
-                        std::ptr::copy_nonoverlapping(e.name.as_ptr(), to, n);
-                        to.add(n).write(0);
-                    }
-                    at += n + 1;
-                }
-            });
-        }
-        // SAFETY: the loop above wrote every byte of the `end - base` reserved ones (the chunks' sizes sum to it).
-        unsafe { dynstr.set_len(end) };
-        // Two filters, not `partition`: partitioned, this pass took 2.4 ms longer on clang-so (150K entries).
-        let (undef, mut def): (Vec<DynSymbol>, Vec<DynSymbol>) = if parallel {
-            (
-                entries.par_iter().filter(|e| !e.hashed).copied().collect(),
-                entries.par_iter().filter(|e| e.hashed).copied().collect(),
-            )
-        } else {
-            entries.iter().partition(|e| !e.hashed)
-        };
-        drop(entries);
-        // .gnu.hash bucket order, stable: each name hashed once, in parallel (a comparison sort calling the
-        // hash per comparison cost 200 ms on a big .so).
-        let nbuckets = gnu_hash_buckets(def.len());
-        // Hashed from the fresh .dynstr copy: the names in the inputs' string tables are scattered over every
-        // mapping (a TLB and cache miss each), the copy is contiguous.
-        let hash = |d: &mut DynSymbol| {
-            let at = d.name_off as usize;
-            d.gnu_hash = elf::gnu_hash(&dynstr[at..at + d.name.len()]);
-        };
-        let bucket = |(i, d): (usize, &DynSymbol)| (d.gnu_hash % nbuckets, i as u32);
-        let mut order: Vec<(u32, u32)>;
-        dynsyms = undef;
-        if parallel {
-            def.par_iter_mut().for_each(hash);
-            order = def.par_iter().enumerate().map(bucket).collect();
-            order.par_sort_unstable();
-            dynsyms.par_extend(order.par_iter().map(|&(_, i)| def[i as usize]));
-        } else {
-            def.iter_mut().for_each(hash);
-            order = def.iter().enumerate().map(bucket).collect();
-            order.sort_unstable();
-            dynsyms.extend(order.iter().map(|&(_, i)| def[i as usize]));
-        }
+        copy_names(&mut entries, &mut dynstr, parallel);
+        dynsyms = hash_order(entries, &dynstr, parallel);
         for (i, d) in dynsyms.iter().enumerate().filter(|(_, d)| d.id != NONE) {
             let k = aux_index[d.id as usize];
             aux[k as usize].dynsym = i as u32 + 1;
@@ -300,4 +223,92 @@ pub fn dynamic_symbols(cx: &Cx, slots: &mut Slots) -> DynamicSymbols {
         verneed,
         ifunc: dynsym_ifunc,
     }
+}
+
+/// Appends the names of `entries` to `.dynstr` and records their offsets. Every dynamic symbol has its own name, so
+/// there is no equal string to look for: offsets come from a prefix sum over chunks of entries, then each chunk's
+/// names are copied into its own range of `.dynstr`, all in parallel.
+fn copy_names(entries: &mut [DynSymbol], dynstr: &mut Vec<u8>, parallel: bool) {
+    let base = dynstr.len();
+    const CHUNK: usize = 4096;
+    let names_size = |c: &[DynSymbol]| c.iter().map(|e| e.name.len() + 1).sum();
+    let sizes: Vec<usize> = if parallel {
+        entries.par_chunks(CHUNK).map(names_size).collect()
+    } else {
+        entries.chunks(CHUNK).map(names_size).collect()
+    };
+    let mut starts = Vec::with_capacity(sizes.len());
+    let mut end = base;
+    for size in &sizes {
+        starts.push(end);
+        end += size;
+    }
+    dynstr.reserve(end - base);
+    {
+        // Disjoint byte ranges of the uninitialised tail, one per chunk, in order.
+        let mut rest = &mut dynstr.spare_capacity_mut()[..end - base];
+        let mut ranges = Vec::with_capacity(sizes.len());
+        for &size in &sizes {
+            let (head, tail) = std::mem::take(&mut rest).split_at_mut(size);
+            ranges.push(head);
+            rest = tail;
+        }
+        let parts: Vec<_> = entries.chunks_mut(CHUNK).zip(ranges).zip(starts).collect();
+        crate::par::for_each_owned(parts, parallel, |((chunk, out), start)| {
+            let mut at = 0;
+            for e in chunk {
+                e.name_off = (start + at) as u32;
+                let n = e.name.len();
+                // SAFETY: `out` holds this chunk's names and terminators exactly (its size is their sum); the
+                // bytes are copied into it, not read.
+                unsafe {
+                    let to = out.as_mut_ptr().add(at).cast::<u8>();
+                    std::ptr::copy_nonoverlapping(e.name.as_ptr(), to, n);
+                    to.add(n).write(0);
+                }
+                at += n + 1;
+            }
+        });
+    }
+    // SAFETY: the loop above wrote every byte of the `end - base` reserved ones (the chunks' sizes sum to it).
+    unsafe { dynstr.set_len(end) };
+}
+
+/// The dynamic symbol table's order: undefined entries first, then the hashed ones in `.gnu.hash` bucket order
+/// (stable), each name hashed once, in parallel.
+fn hash_order(entries: Vec<DynSymbol>, dynstr: &[u8], parallel: bool) -> Vec<DynSymbol> {
+    // Two filters, not `partition`: partitioned, this pass took 2.4 ms longer on clang-so (150K entries).
+    let (undef, mut def): (Vec<DynSymbol>, Vec<DynSymbol>) = if parallel {
+        (
+            entries.par_iter().filter(|e| !e.hashed).copied().collect(),
+            entries.par_iter().filter(|e| e.hashed).copied().collect(),
+        )
+    } else {
+        entries.iter().partition(|e| !e.hashed)
+    };
+    drop(entries);
+    // .gnu.hash bucket order, stable: each name hashed once, in parallel (a comparison sort calling the
+    // hash per comparison cost 200 ms on a big .so).
+    let nbuckets = gnu_hash_buckets(def.len());
+    // Hashed from the fresh .dynstr copy: the names in the inputs' string tables are scattered over every
+    // mapping (a TLB and cache miss each), the copy is contiguous.
+    let hash = |d: &mut DynSymbol| {
+        let at = d.name_off as usize;
+        d.gnu_hash = elf::gnu_hash(&dynstr[at..at + d.name.len()]);
+    };
+    let bucket = |(i, d): (usize, &DynSymbol)| (d.gnu_hash % nbuckets, i as u32);
+    let mut order: Vec<(u32, u32)>;
+    let mut dynsyms = undef;
+    if parallel {
+        def.par_iter_mut().for_each(hash);
+        order = def.par_iter().enumerate().map(bucket).collect();
+        order.par_sort_unstable();
+        dynsyms.par_extend(order.par_iter().map(|&(_, i)| def[i as usize]));
+    } else {
+        def.iter_mut().for_each(hash);
+        order = def.iter().enumerate().map(bucket).collect();
+        order.sort_unstable();
+        dynsyms.extend(order.iter().map(|&(_, i)| def[i as usize]));
+    }
+    dynsyms
 }
