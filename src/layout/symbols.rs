@@ -210,22 +210,7 @@ pub fn assign_addresses(
             addrs[g as usize] = v;
         }
     }
-    // --defsym.
-    for (sym, expr) in &config.defsyms {
-        let Some(g) = res.names.lookup(sym.as_bytes()) else {
-            continue;
-        };
-        let v = eval_defsym(expr, |n| {
-            res.names.lookup(n.as_bytes()).map(|id| addrs[id as usize])
-        })
-        .ok_or_else(|| {
-            Errors::one(format!(
-                "--defsym: cannot evaluate expression '{expr}' for {sym}"
-            ))
-        })?;
-        addrs[g as usize] = v;
-        linker.insert(g, v);
-    }
+    define_defsyms(config, res, &mut addrs, &mut linker)?;
     let entry_name = config.entry.as_deref().unwrap_or("_start");
     lay.entry = match res.names.lookup(entry_name.as_bytes()) {
         Some(g) if !matches!(res.defs[g as usize], Def::Undefined | Def::Shared { .. }) => {
@@ -239,6 +224,71 @@ pub fn assign_addresses(
     lay.linker_syms = linker;
     lay.addrs = addrs;
     Ok(())
+}
+
+/// `--defsym`s, each once every symbol its expression names has its value: an expression may name a symbol that a
+/// later `--defsym` defines (`--defsym=a=b --defsym=b=main`). A symbol no input or `--defsym` defines, or a cycle,
+/// is an error, as in GNU ld.
+fn define_defsyms(
+    config: &Config,
+    res: &Resolved,
+    addrs: &mut [u64],
+    linker: &mut HashMap<u32, u64>,
+) -> Result<()> {
+    // The last --defsym of a symbol is the one that counts.
+    let mut pending: Vec<(&str, &str)> = Vec::new();
+    for (sym, expr) in &config.defsyms {
+        pending.retain(|&(s, _)| s != sym.as_str());
+        pending.push((sym.as_str(), expr.as_str()));
+    }
+    while !pending.is_empty() {
+        let before = pending.len();
+        let waiting: Vec<&str> = pending.iter().map(|&(s, _)| s).collect();
+        let mut error = None;
+        pending.retain(|&(sym, expr)| {
+            let waits = defsym_names(expr).any(|n| n != sym && waiting.contains(&n));
+            if waits || error.is_some() {
+                return true;
+            }
+            let value = eval_defsym(expr, |n| {
+                let id = res.names.lookup(n.as_bytes())?;
+                let defined = !matches!(res.defs[id as usize], Def::Undefined)
+                    || config.defsyms.iter().any(|(s, _)| s == n);
+                defined.then(|| addrs[id as usize])
+            });
+            match (value, res.names.lookup(sym.as_bytes())) {
+                (Some(v), Some(g)) => {
+                    addrs[g as usize] = v;
+                    linker.insert(g, v);
+                }
+                (Some(_), None) => {}
+                (None, _) => {
+                    error = Some(format!(
+                        "--defsym: cannot evaluate expression '{expr}' for {sym}: undefined symbol in it"
+                    ))
+                }
+            }
+            false
+        });
+        if let Some(e) = error {
+            return Err(Errors::one(e));
+        }
+        if pending.len() == before {
+            let cycle: Vec<String> = pending.iter().map(|(s, e)| format!("{s}={e}")).collect();
+            return Err(Errors::one(format!(
+                "--defsym: the expressions refer to each other: {}",
+                cycle.join(", ")
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The symbol names an expression of [`eval_defsym`] uses.
+fn defsym_names(expr: &str) -> impl Iterator<Item = &str> {
+    expr.split(['+', '-'])
+        .map(str::trim)
+        .filter(|t| t.chars().next().is_some_and(|c| !c.is_ascii_digit()))
 }
 
 /// `NUMBER`, `SYMBOL`, `SYMBOL + NUMBER`, `SYMBOL - NUMBER`.
