@@ -156,6 +156,8 @@ pub struct Config {
     /// Non-fatal diagnostics found while parsing (e.g. a missing `--end-group`); main prints each as
     /// `rivet: warning: MSG`.
     pub warnings: Vec<String>,
+    /// `--exclude-libs`: archives (by file name, or `ALL`) whose symbols are not exported.
+    pub exclude_libs: Vec<String>,
     /// `-z defs` or `--no-undefined`: undefined symbols are errors even in `-shared` links (`-z undefs` clears it).
     pub z_defs: bool,
     /// `--no-undefined`; always equal to `z_defs` (the two spellings mean the same thing).
@@ -251,6 +253,7 @@ impl Default for Config {
             opt_level: 0,
             print_version: false,
             warnings: Vec::new(),
+            exclude_libs: Vec::new(),
             z_defs: false,
             no_undefined: false,
             z_nodelete: false,
@@ -440,6 +443,7 @@ enum Opt {
     FatalWarnings,
     Relax,
     NoRelax,
+    ExcludeLibs,
     AllowMultipleDefinition,
     NoFatalWarnings,
     Verbose,
@@ -606,7 +610,7 @@ const OPTIONS: &[OptSpec] = &[
     flag(Opt::Help, &["--help"], "Print this help and exit"),
     value(Opt::IgnoredValue, &["-plugin", "--plugin"], "FILE", "Ignored (LTO plugin)"),
     value(Opt::IgnoredValue, &["-plugin-opt"], "OPT", "Ignored (LTO plugin option)"),
-    value(Opt::IgnoredValue, &["--exclude-libs"], "LIBS", "Ignored"),
+    value(Opt::ExcludeLibs, &["--exclude-libs"], "LIBS", "Do not export the symbols of these archives (comma- or colon-separated file names, or ALL)"),
     optional(Opt::ColorDiagnostics, &["--color-diagnostics"], "always|never|auto", "Ignored"),
     flag(Opt::Ignored, &["--no-color-diagnostics"], "Ignored"),
     optional(Opt::SortCommon, &["--sort-common"], "ascending|descending", "Ignored"),
@@ -1078,6 +1082,12 @@ impl Parser {
             }
             Opt::FatalWarnings => cfg.fatal_warnings = true,
             Opt::Relax => cfg.relax = true,
+            Opt::ExcludeLibs => cfg.exclude_libs.extend(
+                val()
+                    .split([',', ':'])
+                    .filter(|s| !s.is_empty())
+                    .map(str::to_string),
+            ),
             Opt::NoRelax => cfg.relax = false,
             Opt::AllowMultipleDefinition => cfg.allow_multiple_definition = true,
             Opt::WarnCommon => cfg.warn_common = true,

@@ -476,6 +476,9 @@ pub fn resolve(config: &Config, parsed: Parsed) -> Result<Resolved> {
     }
     let (sym_version, version_defs) =
         apply_version_scripts(config, &objects, &object_ids, &names, &defs, &mut hidden)?;
+    if !config.exclude_libs.is_empty() {
+        exclude_libs(config, &objects, &defs, &sym_version, &mut hidden);
+    }
     let in_dynamic_list = read_dynamic_lists(config, &names)?;
 
     // Archive members left out of the link keep no symbol names: nothing reads them again (a message about
@@ -730,6 +733,39 @@ pub const LINKER_DEFINED: [&[u8]; 22] = [
     b"__preinit_array_start",
     b"__preinit_array_end",
 ];
+
+/// `--exclude-libs`: the globals defined by members of the named archives (or of every archive, `ALL`) are not
+/// exported, unless a version script gives them a named version (as lld decides; GNU ld makes them local).
+fn exclude_libs(
+    config: &Config,
+    objects: &[ObjectFile],
+    defs: &[Def],
+    sym_version: &[u16],
+    hidden: &mut [bool],
+) {
+    let all = config.exclude_libs.iter().any(|l| l == "ALL");
+    // An archive member's name is `archive(member)` (see `input`); the archive is matched by its file name.
+    let excluded: Vec<bool> = objects
+        .iter()
+        .map(|o| {
+            let Some(archive) = o.name.strip_suffix(')').and_then(|n| n.rsplit_once('(')) else {
+                return false;
+            };
+            let file = std::path::Path::new(archive.0)
+                .file_name()
+                .map_or(archive.0.into(), |f| f.to_string_lossy());
+            all || config.exclude_libs.iter().any(|l| *l == file)
+        })
+        .collect();
+    for (g, d) in defs.iter().enumerate() {
+        if let Def::Object { file, .. } = *d
+            && excluded[file as usize]
+            && sym_version.get(g).is_none_or(|&v| v <= 1)
+        {
+            hidden[g] = true;
+        }
+    }
+}
 
 /// Whether linker-defined symbol `name` stays local to the output: never exported from a shared object or an
 /// executable, as with GNU ld (which makes them local) and lld (hidden). The others (`_end`, `__bss_start`…) are
