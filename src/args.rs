@@ -158,6 +158,8 @@ pub struct Config {
     pub warnings: Vec<String>,
     /// `--exclude-libs`: archives (by file name, or `ALL`) whose symbols are not exported.
     pub exclude_libs: Vec<String>,
+    /// `--sort-common[=ascending|descending]`: commons placed by alignment (`Some(true)`: largest first).
+    pub sort_common: Option<bool>,
     /// `-z defs` or `--no-undefined`: undefined symbols are errors even in `-shared` links (`-z undefs` clears it).
     pub z_defs: bool,
     /// `--no-undefined`; always equal to `z_defs` (the two spellings mean the same thing).
@@ -254,6 +256,7 @@ impl Default for Config {
             print_version: false,
             warnings: Vec::new(),
             exclude_libs: Vec::new(),
+            sort_common: None,
             z_defs: false,
             no_undefined: false,
             z_nodelete: false,
@@ -613,8 +616,8 @@ const OPTIONS: &[OptSpec] = &[
     value(Opt::ExcludeLibs, &["--exclude-libs"], "LIBS", "Do not export the symbols of these archives (comma- or colon-separated file names, or ALL)"),
     optional(Opt::ColorDiagnostics, &["--color-diagnostics"], "always|never|auto", "Ignored"),
     flag(Opt::Ignored, &["--no-color-diagnostics"], "Ignored"),
-    optional(Opt::SortCommon, &["--sort-common"], "ascending|descending", "Ignored"),
-    value(Opt::SortSection, &["--sort-section"], "name|alignment", "Ignored"),
+    optional(Opt::SortCommon, &["--sort-common"], "ascending|descending", "Place common symbols by alignment, largest first unless ascending"),
+    value(Opt::SortSection, &["--sort-section"], "name|alignment", "Not supported yet (an error): GNU ld sorts every wildcard input section list"),
     flag(Opt::WarnCommon, &["--warn-common"], "Warn when a common symbol is merged with another common or a definition"),
     flag(Opt::NoWarnCommon, &["--no-warn-common"], "Do not warn about common symbols (default)"),
     flag(Opt::Ignored, &["--no-warn-mismatch"], "Ignored"),
@@ -1107,13 +1110,20 @@ impl Parser {
                 value.as_deref(),
                 &["always", "never", "auto"],
             )?,
-            Opt::SortCommon => check_choice(
-                "--sort-common",
-                value.as_deref(),
-                &["ascending", "descending"],
-            )?,
+            Opt::SortCommon => {
+                check_choice(
+                    "--sort-common",
+                    value.as_deref(),
+                    &["ascending", "descending"],
+                )?;
+                cfg.sort_common = Some(value.as_deref() != Some("ascending"));
+            }
             Opt::SortSection => {
-                check_choice("--sort-section", value.as_deref(), &["name", "alignment"])?
+                check_choice("--sort-section", value.as_deref(), &["name", "alignment"])?;
+                // Refused rather than ignored: it changes the order of input sections in every output section.
+                return Err(
+                    "--sort-section is not supported yet (it reorders every output section's inputs)".into(),
+                );
             }
         }
         Ok(None)
@@ -1775,7 +1785,7 @@ mod tests {
     #[test]
     fn accepted_no_ops() {
         link(
-            "-nostdlib -g -EL --relax --no-relax --cref --sort-common --sort-common=descending --sort-section=name \
+            "-nostdlib -g -EL --relax --no-relax --cref --sort-common --sort-common=descending \
              --allow-shlib-undefined --no-allow-shlib-undefined --undefined-version --no-undefined-version \
              --no-warn-mismatch --warn-shared-textrel --color-diagnostics --color-diagnostics=never \
              --exclude-libs ALL --compress-debug-sections=none --icf=none --plugin x.so -plugin-opt O2 \
@@ -1784,6 +1794,10 @@ mod tests {
         );
         assert!(error("--compress-debug-sections=zlib a.o").contains("unsupported"));
         assert!(error("--icf=all a.o").contains("unsupported"));
+        assert!(error("--sort-section=name a.o").contains("not supported"));
+        assert_eq!(link("--sort-common a.o").sort_common, Some(true));
+        assert_eq!(link("--sort-common=ascending a.o").sort_common, Some(false));
+        assert_eq!(link("a.o").sort_common, None);
     }
 
     #[test]

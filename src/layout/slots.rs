@@ -250,6 +250,22 @@ fn place_in_bss(
     let mut commons: Vec<(u32, u64)> = Vec::new();
     let mut bss_off = 0u64;
     let mut bss_align = 1u64;
+    let sorted;
+    let common_ids = match cx.config.sort_common {
+        // GNU ld's classes: 16 bytes or more, 8, 4, 2, 1; stable within a class.
+        Some(descending) => {
+            let mut v = common_ids.clone();
+            let class = |g: &u32| res.common.get(g).map_or(1, |&(_, a)| a.clamp(1, 16));
+            if descending {
+                v.sort_by_key(|g| std::cmp::Reverse(class(g)));
+            } else {
+                v.sort_by_key(class);
+            }
+            sorted = v;
+            &sorted
+        }
+        None => common_ids,
+    };
     for &g in common_ids {
         let (size, align) = res.common.get(&g).copied().unwrap_or((0, 1));
         let align = align.max(1);
