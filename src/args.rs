@@ -160,6 +160,8 @@ pub struct Config {
     pub exclude_libs: Vec<String>,
     /// `--sort-common[=ascending|descending]`: commons placed by alignment (`Some(true)`: largest first).
     pub sort_common: Option<bool>,
+    /// `--no-undefined-version`: a version script naming a symbol the output does not define is an error.
+    pub no_undefined_version: bool,
     /// `-z defs` or `--no-undefined`: undefined symbols are errors even in `-shared` links (`-z undefs` clears it).
     pub z_defs: bool,
     /// `--no-undefined`; always equal to `z_defs` (the two spellings mean the same thing).
@@ -257,6 +259,7 @@ impl Default for Config {
             warnings: Vec::new(),
             exclude_libs: Vec::new(),
             sort_common: None,
+            no_undefined_version: false,
             z_defs: false,
             no_undefined: false,
             z_nodelete: false,
@@ -447,6 +450,8 @@ enum Opt {
     Relax,
     NoRelax,
     ExcludeLibs,
+    UndefinedVersion,
+    NoUndefinedVersion,
     AllowMultipleDefinition,
     NoFatalWarnings,
     Verbose,
@@ -561,8 +566,8 @@ const OPTIONS: &[OptSpec] = &[
     flag(Opt::NoUndefined, &["--no-undefined"], "Report undefined symbols even with -shared (= -z defs)"),
     flag(Opt::Ignored, &["--allow-shlib-undefined"], "Ignored"),
     flag(Opt::Ignored, &["--no-allow-shlib-undefined"], "Ignored"),
-    flag(Opt::Ignored, &["--undefined-version"], "Ignored"),
-    flag(Opt::Ignored, &["--no-undefined-version"], "Ignored"),
+    flag(Opt::UndefinedVersion, &["--undefined-version"], "Allow a version script to name symbols the output does not define (default)"),
+    flag(Opt::NoUndefinedVersion, &["--no-undefined-version"], "A version script naming a symbol the output does not define is an error"),
     value(Opt::Rpath, &["-rpath", "--rpath"], "DIR", "Add DIR to the runtime library search path"),
     value(Opt::RpathOrJustSymbols, &["-R"], "DIR", "Same as -rpath DIR (reading symbols from a file: not supported)"),
     value(Opt::RpathLink, &["-rpath-link"], "DIR", "Ignored"),
@@ -1085,6 +1090,8 @@ impl Parser {
             }
             Opt::FatalWarnings => cfg.fatal_warnings = true,
             Opt::Relax => cfg.relax = true,
+            Opt::UndefinedVersion => cfg.no_undefined_version = false,
+            Opt::NoUndefinedVersion => cfg.no_undefined_version = true,
             Opt::ExcludeLibs => cfg.exclude_libs.extend(
                 val()
                     .split([',', ':'])

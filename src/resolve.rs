@@ -625,6 +625,9 @@ fn apply_version_scripts(
             .map_err(|e| Errors::one(format!("{}: {e}", path.display())))?;
         script.nodes.extend(s.nodes);
     }
+    if config.no_undefined_version {
+        undefined_versions(&script, names, defs)?;
+    }
     // Version indices: 1 is the base (the anonymous node too), named nodes from 2 in script order.
     let mut index_of_node = Vec::with_capacity(script.nodes.len());
     let mut version_defs = Vec::new();
@@ -733,6 +736,35 @@ pub const LINKER_DEFINED: [&[u8]; 22] = [
     b"__preinit_array_start",
     b"__preinit_array_end",
 ];
+
+/// `--no-undefined-version`: every symbol a version script's `global:` names exactly (not a glob, not a C++ pattern,
+/// which match demangled names) must be defined by the output, as lld checks.
+fn undefined_versions(
+    script: &crate::version::VersionScript,
+    names: &crate::intern::Interned,
+    defs: &[Def],
+) -> Result<()> {
+    let mut errors = Vec::new();
+    for node in &script.nodes {
+        for p in node.global.iter().filter(|p| !p.glob && !p.cxx) {
+            let defined = names
+                .lookup(p.text.as_bytes())
+                .is_some_and(|g| matches!(defs[g as usize], Def::Object { .. } | Def::Linker));
+            if !defined {
+                errors.push(format!(
+                    "version script assignment of '{}' to symbol '{}' failed: symbol not defined",
+                    node.name.as_deref().unwrap_or("global"),
+                    p.text
+                ));
+            }
+        }
+    }
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(Errors(errors))
+    }
+}
 
 /// `--exclude-libs`: the globals defined by members of the named archives (or of every archive, `ALL`) are not
 /// exported, unless a version script gives them a named version (as lld decides; GNU ld makes them local).
