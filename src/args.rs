@@ -162,6 +162,8 @@ pub struct Config {
     pub sort_common: Option<bool>,
     /// `--no-undefined-version`: a version script naming a symbol the output does not define is an error.
     pub no_undefined_version: bool,
+    /// `--package-metadata=JSON`: the text of `.note.package`.
+    pub package_metadata: Option<String>,
     /// `-z defs` or `--no-undefined`: undefined symbols are errors even in `-shared` links (`-z undefs` clears it).
     pub z_defs: bool,
     /// `--no-undefined`; always equal to `z_defs` (the two spellings mean the same thing).
@@ -260,6 +262,7 @@ impl Default for Config {
             exclude_libs: Vec::new(),
             sort_common: None,
             no_undefined_version: false,
+            package_metadata: None,
             z_defs: false,
             no_undefined: false,
             z_nodelete: false,
@@ -450,6 +453,7 @@ enum Opt {
     Relax,
     NoRelax,
     ExcludeLibs,
+    PackageMetadata,
     UndefinedVersion,
     NoUndefinedVersion,
     AllowMultipleDefinition,
@@ -585,6 +589,7 @@ const OPTIONS: &[OptSpec] = &[
     flag(Opt::NoPrintGcSections, &["--no-print-gc-sections"], "Do not list removed sections (default)"),
     flag(Opt::EhFrameHdr, &["--eh-frame-hdr"], "Create .eh_frame_hdr and PT_GNU_EH_FRAME"),
     flag(Opt::NoEhFrameHdr, &["--no-eh-frame-hdr"], "Do not create .eh_frame_hdr"),
+    value(Opt::PackageMetadata, &["--package-metadata"], "JSON", "Add .note.package with this packaging metadata (FDO format)"),
     optional(Opt::BuildId, &["--build-id"], "STYLE", "Add .note.gnu.build-id: sha1 (default, 20 bytes), md5, fast (16 bytes), uuid, 0xHEX, none"),
     flag(Opt::StripAll, &["-s", "--strip-all"], "Omit all symbol information"),
     flag(Opt::StripDebug, &["-S", "--strip-debug"], "Omit debug information"),
@@ -1090,6 +1095,7 @@ impl Parser {
             }
             Opt::FatalWarnings => cfg.fatal_warnings = true,
             Opt::Relax => cfg.relax = true,
+            Opt::PackageMetadata => cfg.package_metadata = Some(val()),
             Opt::UndefinedVersion => cfg.no_undefined_version = false,
             Opt::NoUndefinedVersion => cfg.no_undefined_version = true,
             Opt::ExcludeLibs => cfg.exclude_libs.extend(

@@ -258,6 +258,10 @@ fn add_synthetic_sections<A: Arch>(
             0,
         );
     }
+    if config.package_metadata.is_some() {
+        let a = E::SHF_ALLOC as u64;
+        b.add_synth(Synth::PackageNote, b".note.package", E::SHT_NOTE, a, 4, 0);
+    }
     let a = E::SHF_ALLOC as u64;
     let aw = a | E::SHF_WRITE as u64;
     if is_dynamic {

@@ -10,7 +10,7 @@ use super::{Cx, EhRecords, MergeGroup, NONE, OutputSection, Part, Synth};
 use crate::arch::Arch;
 use crate::elf::align_up;
 use crate::synthetic::dynamic::{Dynamic, Facts};
-use crate::synthetic::{hash, versions};
+use crate::synthetic::{hash, notes, versions};
 use rayon::prelude::*;
 
 /// The output sections that have a section header.
@@ -93,6 +93,13 @@ pub fn synthetic_sizes<A: Arch>(
             } else {
                 0
             },
+        ),
+        (
+            Synth::PackageNote,
+            cx.config
+                .package_metadata
+                .as_deref()
+                .map_or(0, notes::package_size),
         ),
         (Synth::Dynsym, dynsym_count * 24),
         (Synth::Dynstr, dynstr.len() as u64),

@@ -7,12 +7,14 @@ use crate::index::NONE;
 
 pub mod dynamic;
 pub mod hash;
+pub mod notes;
 pub mod versions;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Synth {
     Interp,
     BuildId,
+    PackageNote,
     Hash,
     GnuHash,
     Dynsym,

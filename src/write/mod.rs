@@ -18,7 +18,7 @@ use crate::parse::SectionKind;
 use crate::resolve::{Def, Resolved};
 use crate::symbols::{self, SymRef, SymbolSpace, Target};
 use crate::synthetic::dynamic::Value;
-use crate::synthetic::{hash, versions};
+use crate::synthetic::{hash, notes, versions};
 use object::elf as E;
 use rayon::prelude::*;
 
@@ -688,7 +688,16 @@ fn fill<A: Arch>(
     let groups = [
         ranges(&[Got, GotPlt, Plt, Iplt, RelaDyn, RelaPlt, RelaIplt]),
         ranges(&[
-            Dynsym, Versym, Verdef, Verneed, RelrDyn, Hash, GnuHash, Dynamic, Interp,
+            Dynsym,
+            Versym,
+            Verdef,
+            Verneed,
+            RelrDyn,
+            Hash,
+            GnuHash,
+            Dynamic,
+            Interp,
+            PackageNote,
         ]),
         ranges(&[EhFrameHdr]),
         symtab,
@@ -712,6 +721,12 @@ fn fill<A: Arch>(
                         && let Some(i) = &lay.interp
                     {
                         dynamic[o.offset as usize..o.offset as usize + i.len()].copy_from_slice(i);
+                    }
+                    if let Some(o) = lay.synth_sec(PackageNote)
+                        && let Some(json) = &config.package_metadata
+                    {
+                        let range = o.offset as usize..(o.offset + o.size) as usize;
+                        notes::write_package(&mut dynamic[range], json);
                     }
                 },
             )
