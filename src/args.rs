@@ -57,6 +57,9 @@ pub struct InputFlags {
     pub as_needed: bool,
     /// `-Bstatic` in effect: `-lfoo` only finds `libfoo.a`.
     pub static_only: bool,
+    /// Between `--start-lib` and `--end-lib`: objects are linked only when they define a needed symbol, like
+    /// archive members.
+    pub lazy: bool,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -164,6 +167,14 @@ pub struct Config {
     pub no_undefined_version: bool,
     /// `--package-metadata=JSON`: the text of `.note.package`.
     pub package_metadata: Option<String>,
+    /// `-w`, `--no-warnings`: no warning is printed (nor counted for `--fatal-warnings`).
+    pub no_warnings: bool,
+    /// `--demangle` (default) / `--no-demangle`: symbol names in messages.
+    pub demangle: bool,
+    /// `--dependency-file=FILE`: a Makefile rule naming every file the link read.
+    pub dependency_file: Option<PathBuf>,
+    /// `-V`: the version line is followed by the supported emulations.
+    pub print_emulations: bool,
     /// `-z defs` or `--no-undefined`: undefined symbols are errors even in `-shared` links (`-z undefs` clears it).
     pub z_defs: bool,
     /// `--no-undefined`; always equal to `z_defs` (the two spellings mean the same thing).
@@ -263,6 +274,10 @@ impl Default for Config {
             sort_common: None,
             no_undefined_version: false,
             package_metadata: None,
+            no_warnings: false,
+            demangle: true,
+            dependency_file: None,
+            print_emulations: false,
             z_defs: false,
             no_undefined: false,
             z_nodelete: false,
@@ -295,6 +310,8 @@ pub enum Action {
     Version,
     /// Print [`help_text`] and exit 0 (`--help`).
     Help,
+    /// Print [`version_line`] and the supported emulations, as GNU ld does, and exit 0 (`-V` with no inputs).
+    Emulations,
 }
 
 /// The line `--version` and `-v` print. It contains "GNU" so configure scripts and libtool treat rivet as a GNU-style
@@ -453,6 +470,14 @@ enum Opt {
     Relax,
     NoRelax,
     ExcludeLibs,
+    NoWarnings,
+    Demangle,
+    NoDemangle,
+    DependencyFile,
+    PrintMap,
+    VersionEmulations,
+    StartLib,
+    EndLib,
     PackageMetadata,
     UndefinedVersion,
     NoUndefinedVersion,
@@ -546,6 +571,8 @@ const OPTIONS: &[OptSpec] = &[
     flag(Opt::AsNeeded, &["--as-needed"], "Only add DT_NEEDED for following shared libraries that are used"),
     flag(Opt::NoAsNeeded, &["--no-as-needed"], "Always add DT_NEEDED for following shared libraries (default)"),
     flag(Opt::WholeArchive, &["--whole-archive"], "Include every member of following archives"),
+    flag(Opt::StartLib, &["--start-lib"], "Link the following objects only if they define a needed symbol, as archive members"),
+    flag(Opt::EndLib, &["--end-lib"], "End --start-lib"),
     flag(Opt::NoWholeArchive, &["--no-whole-archive"], "Turn off --whole-archive"),
     flag(Opt::Bstatic, &["-Bstatic", "-dn", "-non_shared"], "Following -l options only find static archives"),
     flag(Opt::Static, &["-static"], "Same as -Bstatic, and marks the link as static"),
@@ -619,7 +646,14 @@ const OPTIONS: &[OptSpec] = &[
     flag(Opt::Verbose, &["--verbose"], "Verbose output"),
     flag(Opt::Trace, &["-t", "--trace"], "Print the name of each input file"),
     flag(Opt::Version, &["--version"], "Print the version and exit"),
-    flag(Opt::VersionAndLink, &["-v", "-V"], "Print the version, then link if there are inputs"),
+    flag(Opt::VersionAndLink, &["-v"], "Print the version, then link if there are inputs"),
+    flag(Opt::VersionEmulations, &["-V"], "Print the version and the supported emulations, then link if there are inputs"),
+    flag(Opt::NoWarnings, &["-w", "--no-warnings"], "Print no warnings"),
+    flag(Opt::Ignored, &["--warn-once"], "Accepted: each undefined symbol is reported once already"),
+    optional(Opt::Demangle, &["--demangle"], "STYLE", "Demangle symbol names in messages (default)"),
+    flag(Opt::NoDemangle, &["--no-demangle"], "Do not demangle symbol names in messages"),
+    value(Opt::DependencyFile, &["--dependency-file"], "FILE", "Write a Makefile rule: the output depends on every file the link read"),
+    flag(Opt::PrintMap, &["-M", "--print-map"], "Print the link map on standard output"),
     flag(Opt::Help, &["--help"], "Print this help and exit"),
     value(Opt::IgnoredValue, &["-plugin", "--plugin"], "FILE", "Ignored (LTO plugin)"),
     value(Opt::IgnoredValue, &["-plugin-opt"], "OPT", "Ignored (LTO plugin option)"),
@@ -933,6 +967,8 @@ impl Parser {
             Opt::AsNeeded => self.flags.as_needed = true,
             Opt::NoAsNeeded => self.flags.as_needed = false,
             Opt::WholeArchive => self.flags.whole_archive = true,
+            Opt::StartLib => self.flags.lazy = true,
+            Opt::EndLib => self.flags.lazy = false,
             Opt::NoWholeArchive => self.flags.whole_archive = false,
             Opt::Bstatic => self.flags.static_only = true,
             Opt::Static => {
@@ -1095,6 +1131,15 @@ impl Parser {
             }
             Opt::FatalWarnings => cfg.fatal_warnings = true,
             Opt::Relax => cfg.relax = true,
+            Opt::NoWarnings => cfg.no_warnings = true,
+            Opt::Demangle => cfg.demangle = true,
+            Opt::NoDemangle => cfg.demangle = false,
+            Opt::DependencyFile => cfg.dependency_file = Some(PathBuf::from(val())),
+            Opt::PrintMap => cfg.map = Some(PathBuf::from("-")),
+            Opt::VersionEmulations => {
+                cfg.print_version = true;
+                cfg.print_emulations = true;
+            }
             Opt::PackageMetadata => cfg.package_metadata = Some(val()),
             Opt::UndefinedVersion => cfg.no_undefined_version = false,
             Opt::NoUndefinedVersion => cfg.no_undefined_version = true,
@@ -1170,6 +1215,9 @@ impl Parser {
             .iter()
             .any(|i| matches!(i, InputArg::File { .. } | InputArg::Library { .. }));
         if !has_input {
+            if cfg.print_emulations {
+                return Ok(Action::Emulations);
+            }
             if cfg.print_version {
                 return Ok(Action::Version);
             }
@@ -1401,16 +1449,19 @@ mod tests {
         whole_archive: false,
         as_needed: false,
         static_only: false,
+        lazy: false,
     };
     const AS_NEEDED: InputFlags = InputFlags {
         whole_archive: false,
         as_needed: true,
         static_only: false,
+        lazy: false,
     };
     const STATIC_AS_NEEDED: InputFlags = InputFlags {
         whole_archive: false,
         as_needed: true,
         static_only: true,
+        lazy: false,
     };
 
     /// A unique scratch path for a test's files.
@@ -1564,6 +1615,7 @@ mod tests {
             whole_archive: true,
             as_needed: false,
             static_only: true,
+            lazy: false,
         };
         assert_eq!(
             cfg.inputs,
@@ -1809,6 +1861,26 @@ mod tests {
         assert!(error("--icf=all a.o").contains("unsupported"));
         assert!(error("--sort-section=name a.o").contains("not supported"));
         assert_eq!(link("--sort-common a.o").sort_common, Some(true));
+        assert!(link("-w a.o").no_warnings && link("--no-warnings a.o").no_warnings);
+        assert!(!link("--no-demangle a.o").demangle && link("a.o").demangle);
+        assert_eq!(
+            link("--dependency-file=deps.d a.o").dependency_file,
+            Some(PathBuf::from("deps.d"))
+        );
+        assert_eq!(link("-M a.o").map, Some(PathBuf::from("-")));
+        let lazy = |cfg: &Config| -> Vec<bool> {
+            cfg.inputs
+                .iter()
+                .filter_map(|i| match i {
+                    InputArg::File { flags, .. } => Some(flags.lazy),
+                    _ => None,
+                })
+                .collect()
+        };
+        assert_eq!(
+            lazy(&link("--start-lib a.o b.o --end-lib c.o")),
+            [true, true, false]
+        );
         assert_eq!(link("--sort-common=ascending a.o").sort_common, Some(false));
         assert_eq!(link("a.o").sort_common, None);
     }
@@ -1844,7 +1916,8 @@ mod tests {
             Ok(Action::Version)
         ));
         assert!(matches!(parse(&words("-v")), Ok(Action::Version)));
-        assert!(matches!(parse(&words("-V")), Ok(Action::Version)));
+        assert!(matches!(parse(&words("-V")), Ok(Action::Emulations)));
+        assert!(link("-V a.o").print_emulations && link("-V a.o").print_version);
         assert!(matches!(parse(&words("--help")), Ok(Action::Help)));
         assert!(matches!(parse(&words("-help")), Ok(Action::Help)));
         let cfg = link("-v a.o");
@@ -1943,6 +2016,7 @@ mod tests {
             whole_archive: true,
             as_needed: true,
             static_only: false,
+            lazy: false,
         };
         assert_eq!(cfg.output, PathBuf::from("out put"));
         assert_eq!(

@@ -4,13 +4,27 @@
 //! undefined symbols of a link at once rather than one per run.
 
 use std::fmt;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 static WARNINGS: AtomicUsize = AtomicUsize::new(0);
+/// `-w`: warnings are neither printed nor counted.
+static QUIET: AtomicBool = AtomicBool::new(false);
+/// `--no-demangle`: names in messages as they are in the symbol tables.
+static RAW_NAMES: AtomicBool = AtomicBool::new(false);
+
+/// Sets how diagnostics are given: `quiet` (`-w`) drops warnings, `demangle` (`--demangle`, the default) shows
+/// C++ and Rust names demangled.
+pub fn configure(quiet: bool, demangle: bool) {
+    QUIET.store(quiet, Ordering::Relaxed);
+    RAW_NAMES.store(!demangle, Ordering::Relaxed);
+}
 
 /// Prints a link-time warning (`rivet: warning: MSG`) and counts it, so that `--fatal-warnings` can fail the link
 /// before the output is written.
 pub fn warn(msg: &str) {
+    if QUIET.load(Ordering::Relaxed) {
+        return;
+    }
     WARNINGS.fetch_add(1, Ordering::Relaxed);
     eprintln!("rivet: warning: {msg}");
 }
@@ -53,6 +67,9 @@ pub type Result<T> = std::result::Result<T, Errors>;
 /// Demangle a C++ (Itanium) or Rust symbol name for display; other names are returned unchanged.
 pub fn demangle(name: &[u8]) -> String {
     let s = String::from_utf8_lossy(name);
+    if RAW_NAMES.load(Ordering::Relaxed) {
+        return s.into_owned();
+    }
     if let Ok(d) = rustc_demangle::try_demangle(&s) {
         return format!("{d:#}");
     }

@@ -323,7 +323,7 @@ impl Loader<'_> {
                 Some([1, 0]) => self.items.push(Item::Object(ObjectInput {
                     name,
                     data,
-                    lazy: false,
+                    lazy: flags.lazy && !flags.whole_archive,
                     indexed: None,
                 })),
                 Some([3, 0]) => self.shared.push(SharedInput {

@@ -4,6 +4,7 @@
 mod alloc;
 mod arch;
 mod args;
+mod depfile;
 mod diag;
 mod elf;
 mod fork;
@@ -61,23 +62,37 @@ fn main() -> ExitCode {
             print!("{}", args::help_text());
             return ExitCode::SUCCESS;
         }
+        Ok(args::Action::Emulations) => {
+            println!("{}", args::version_line());
+            print_emulations();
+            return ExitCode::SUCCESS;
+        }
         Err(e) => {
             eprintln!("rivet: error: {e}");
             return ExitCode::from(1);
         }
     };
+    diag::configure(config.no_warnings, config.demangle);
     if config.print_version {
         println!("{}", args::version_line());
+        if config.print_emulations {
+            print_emulations();
+        }
     }
     let warn_word = if config.fatal_warnings {
         "error"
     } else {
         "warning"
     };
-    for w in &config.warnings {
+    let warnings: &[String] = if config.no_warnings {
+        &[]
+    } else {
+        &config.warnings
+    };
+    for w in warnings {
         eprintln!("rivet: {warn_word}: {w}");
     }
-    if config.fatal_warnings && !config.warnings.is_empty() {
+    if config.fatal_warnings && !warnings.is_empty() {
         return ExitCode::from(1);
     }
     // Before any thread exists.
@@ -100,6 +115,14 @@ fn main() -> ExitCode {
         output_file::remove_deferred();
     }
     ExitCode::from(code)
+}
+
+/// GNU ld's `-V` list.
+fn print_emulations() {
+    println!("  Supported emulations:");
+    for e in args::EMULATIONS {
+        println!("   {e}");
+    }
 }
 
 /// Starts the worker threads and links; returns the exit status. `exit_waited`: the caller waits for this
@@ -280,6 +303,10 @@ fn link<A: Arch>(config: &args::Config, release_inputs: bool) -> diag::Result<()
     if let Some(path) = &config.reproduce {
         reproduce::write(path, config, &inputs.files)?;
     }
+    let read_files: Vec<std::path::PathBuf> = match config.dependency_file {
+        Some(_) => inputs.files.iter().map(|(p, _)| p.clone()).collect(),
+        None => Vec::new(),
+    };
     let parsed = {
         let _t = timing::span("parse");
         parse::parse(inputs)?
@@ -339,6 +366,9 @@ fn link<A: Arch>(config: &args::Config, release_inputs: bool) -> diag::Result<()
     {
         let _t = timing::span("write output");
         write::write::<A>(config, &resolved, &space, &live, &mut lay)?;
+    }
+    if let Some(path) = &config.dependency_file {
+        depfile::write(path, config, &read_files)?;
     }
     if release_inputs && rayon::current_num_threads() > 1 {
         let _t = timing::span("release input pages");
