@@ -175,6 +175,9 @@ pub struct Config {
     pub dependency_file: Option<PathBuf>,
     /// `-V`: the version line is followed by the supported emulations.
     pub print_emulations: bool,
+    /// `--allow-shlib-undefined` / `--no-allow-shlib-undefined`; unset: allowed for a shared object only, as in
+    /// GNU ld and lld.
+    pub allow_shlib_undefined: Option<bool>,
     /// `-z defs` or `--no-undefined`: undefined symbols are errors even in `-shared` links (`-z undefs` clears it).
     pub z_defs: bool,
     /// `--no-undefined`; always equal to `z_defs` (the two spellings mean the same thing).
@@ -278,6 +281,7 @@ impl Default for Config {
             demangle: true,
             dependency_file: None,
             print_emulations: false,
+            allow_shlib_undefined: None,
             z_defs: false,
             no_undefined: false,
             z_nodelete: false,
@@ -470,6 +474,8 @@ enum Opt {
     Relax,
     NoRelax,
     ExcludeLibs,
+    AllowShlibUndefined,
+    NoAllowShlibUndefined,
     NoWarnings,
     Demangle,
     NoDemangle,
@@ -595,8 +601,8 @@ const OPTIONS: &[OptSpec] = &[
     value(Opt::Init, &["-init"], "SYM", "Call SYM at load time (DT_INIT)"),
     value(Opt::Fini, &["-fini"], "SYM", "Call SYM at unload time (DT_FINI)"),
     flag(Opt::NoUndefined, &["--no-undefined"], "Report undefined symbols even with -shared (= -z defs)"),
-    flag(Opt::Ignored, &["--allow-shlib-undefined"], "Ignored"),
-    flag(Opt::Ignored, &["--no-allow-shlib-undefined"], "Ignored"),
+    flag(Opt::AllowShlibUndefined, &["--allow-shlib-undefined"], "Allow undefined references in the shared objects linked against (default for -shared)"),
+    flag(Opt::NoAllowShlibUndefined, &["--no-allow-shlib-undefined"], "A shared object's reference nothing defines is an error (default for executables)"),
     flag(Opt::UndefinedVersion, &["--undefined-version"], "Allow a version script to name symbols the output does not define (default)"),
     flag(Opt::NoUndefinedVersion, &["--no-undefined-version"], "A version script naming a symbol the output does not define is an error"),
     value(Opt::Rpath, &["-rpath", "--rpath"], "DIR", "Add DIR to the runtime library search path"),
@@ -1131,6 +1137,8 @@ impl Parser {
             }
             Opt::FatalWarnings => cfg.fatal_warnings = true,
             Opt::Relax => cfg.relax = true,
+            Opt::AllowShlibUndefined => cfg.allow_shlib_undefined = Some(true),
+            Opt::NoAllowShlibUndefined => cfg.allow_shlib_undefined = Some(false),
             Opt::NoWarnings => cfg.no_warnings = true,
             Opt::Demangle => cfg.demangle = true,
             Opt::NoDemangle => cfg.demangle = false,

@@ -272,6 +272,8 @@ pub struct SharedFile {
     pub version_names: Vec<Option<Data>>,
     pub first_global: usize,
     pub global_names: Vec<Name>,
+    /// Its `DT_NEEDED` entries.
+    pub needed: Vec<String>,
 }
 
 impl SharedFile {
@@ -717,6 +719,7 @@ fn parse_shared(input: SharedInput) -> std::result::Result<SharedFile, String> {
     let mut versym: &'static [object::U16<LE>] = &[];
     let mut version_names: Vec<Option<Data>> = Vec::new();
     let mut soname = None;
+    let mut needed = Vec::new();
     for sh in shdrs {
         match sh.sh_type.get(LE) {
             E::SHT_DYNSYM => {
@@ -741,6 +744,12 @@ fn parse_shared(input: SharedInput) -> std::result::Result<SharedFile, String> {
             E::SHT_DYNAMIC => {
                 let dyns: &'static [Dyn] = elf::table(data, sh, "dynamic").map_err(ctx)?;
                 for d in dyns {
+                    if d.d_tag.get(LE) == E::DT_NEEDED as u64
+                        && let Ok(off) = u32::try_from(d.d_val.get(LE))
+                        && let Ok(name) = elf::cstr(strtab, off)
+                    {
+                        needed.push(String::from_utf8_lossy(name).into_owned());
+                    }
                     if d.d_tag.get(LE) == E::DT_SONAME as u64 {
                         let off = u32::try_from(d.d_val.get(LE))
                             .map_err(|_| ctx("bad DT_SONAME".into()))?;
@@ -772,6 +781,7 @@ fn parse_shared(input: SharedInput) -> std::result::Result<SharedFile, String> {
         version_names,
         first_global,
         global_names,
+        needed,
     })
 }
 

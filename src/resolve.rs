@@ -447,6 +447,12 @@ pub fn resolve(config: &Config, parsed: Parsed) -> Result<Resolved> {
     });
 
     let shared_needed: Vec<bool> = used.into_iter().map(AtomicBool::into_inner).collect();
+    // Which names some shared object in the link defines, before those of unneeded ones are dropped: a library's
+    // reference to another library's symbol is satisfied at run time whether or not this output needs it.
+    let shared_defined: Vec<bool> = defs
+        .iter()
+        .map(|d| matches!(d, Def::Shared { .. }))
+        .collect();
     let unneeded: Vec<bool> = shared_needed.iter().map(|&n| !n).collect();
     undefine_shared(&mut defs, &unneeded);
     let referenced_by_shared = referenced_by(&shared_ids, &shared_needed, n);
@@ -463,6 +469,18 @@ pub fn resolve(config: &Config, parsed: Parsed) -> Result<Resolved> {
         &mut defs,
     );
 
+    let allow_shlib_undefined = config
+        .allow_shlib_undefined
+        .unwrap_or(config.kind == crate::args::OutputKind::Shared);
+    if !allow_shlib_undefined {
+        let known = ShlibReferences {
+            shared: &shared,
+            shared_ids: &shared_ids,
+            shared_needed: &shared_needed,
+            names: &names,
+        };
+        known.check(&defs, &shared_defined)?;
+    }
     let mut hidden: Vec<bool> = hidden.into_iter().map(AtomicBool::into_inner).collect();
     if config.warn_common {
         warn_common(
@@ -736,6 +754,49 @@ pub const LINKER_DEFINED: [&[u8]; 22] = [
     b"__preinit_array_start",
     b"__preinit_array_end",
 ];
+
+/// The shared objects of a link and their references, for `--no-allow-shlib-undefined`.
+struct ShlibReferences<'a> {
+    shared: &'a [SharedFile],
+    shared_ids: &'a [Vec<u32>],
+    shared_needed: &'a [bool],
+    names: &'a crate::intern::Interned,
+}
+
+impl ShlibReferences<'_> {
+    /// Every non-weak undefined symbol of a needed shared object must be defined by the output or by a shared
+    /// object of the link. As lld does, only shared objects whose own `DT_NEEDED` libraries are all in the link are
+    /// checked: the others may be satisfied by libraries this link does not see.
+    fn check(&self, defs: &[Def], shared_defined: &[bool]) -> Result<()> {
+        let sonames: Vec<&str> = self.shared.iter().map(|s| s.soname.as_str()).collect();
+        let mut errors = Vec::new();
+        for (d, s) in self.shared.iter().enumerate() {
+            let all_known = s.needed.iter().all(|n| sonames.contains(&n.as_str()));
+            if !self.shared_needed[d] || !all_known {
+                continue;
+            }
+            for (k, &g) in self.shared_ids[d].iter().enumerate() {
+                let sym = &s.syms[s.first_global + k];
+                let undefined =
+                    sym.st_shndx.get(LE) == E::SHN_UNDEF && sym.st_bind() == E::STB_GLOBAL;
+                if undefined && defs[g as usize] == Def::Undefined && !shared_defined[g as usize] {
+                    errors.push(format!(
+                        "undefined reference: {}\n>>> referenced by {} (disallowed by --no-allow-shlib-undefined)",
+                        demangle(self.names.unique[g as usize].bytes),
+                        s.soname
+                    ));
+                }
+            }
+        }
+        if errors.is_empty() {
+            Ok(())
+        } else {
+            errors.sort();
+            errors.dedup();
+            Err(Errors(errors))
+        }
+    }
+}
 
 /// `--no-undefined-version`: every symbol a version script's `global:` names exactly (not a glob, not a C++ pattern,
 /// which match demangled names) must be defined by the output, as lld checks.

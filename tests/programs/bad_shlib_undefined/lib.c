@@ -1,0 +1,2 @@
+int missing_in_lib(void);
+int lib_fn(void) { return missing_in_lib(); }

@@ -1,0 +1,2 @@
+int lib_fn(void);
+int main(void) { return lib_fn(); }
