@@ -406,8 +406,14 @@ impl SlotCounts {
 fn number_slots(mut fl: u16, props: u8, cx: &SlotCx, c: &mut SlotCounts) -> (Aux, bool) {
     let preemptible = props & SymProps::PREEMPTIBLE != 0;
     let ifunc = props & SymProps::IFUNC != 0;
-    // Position-dependent output gives a local IFUNC one address, its stub, which GOT loads must see too.
-    let canonical_stub = ifunc && !preemptible && cx.exec && fl & scan::NEEDS_GOT != 0;
+    // An executable gives a local IFUNC one address, its stub, which GOT loads must see too: always in
+    // position-dependent output; in a PIE (static or not) when the stub exists anyway, as code takes the address
+    // directly or calls it, so that the stub, GOT loads and pointers in data all agree.
+    let canonical_stub = ifunc
+        && !preemptible
+        && !cx.shared
+        && fl & scan::NEEDS_GOT != 0
+        && (cx.exec || fl & scan::NEEDS_PLT != 0);
     if canonical_stub {
         fl |= scan::NEEDS_PLT;
     }
@@ -433,6 +439,14 @@ fn number_slots(mut fl: u16, props: u8, cx: &SlotCx, c: &mut SlotCounts) -> (Aux
             x.igot = c.got;
             c.got += 1;
             c.irel_got += 1;
+            // The slot holds the stub's link-time address: relocated in position-independent output.
+            if cx.pic {
+                if cx.pack_relr {
+                    relr = true;
+                } else {
+                    c.got_dyn_relocs += 1;
+                }
+            }
         } else if preemptible {
             c.got_dyn_relocs += 1;
         } else if ifunc {

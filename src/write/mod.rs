@@ -975,6 +975,19 @@ fn write_got_plt<A: Arch>(cx: &WriteCx, bytes: &mut Parts) -> Result<()> {
                         .plt_addr(id)
                         .expect("a canonical IFUNC slot implies a stub");
                     bytes[off..off + 8].copy_from_slice(&stub.to_le_bytes());
+                    // Packed: the layout's .relr.dyn names this slot.
+                    if pic && !cx.config.pack_relative_relocs {
+                        put_rela(
+                            &mut bytes[rela_dyn + 24 * next_dyn..],
+                            &DynRel {
+                                offset: addr,
+                                r_type: A::R_RELATIVE,
+                                sym: 0,
+                                addend: stub as i64,
+                            },
+                        );
+                        next_dyn += 1;
+                    }
                     (
                         g.offset as usize + 8 * x.igot as usize,
                         g.addr + 8 * x.igot as u64,
