@@ -47,6 +47,10 @@ pub enum Action {
     GotOff,
     /// GOT + A - P.
     GotPc,
+    /// GOT slot - GOT + A.
+    GotRel,
+    /// PLT entry - GOT + A.
+    PltOff,
     /// An instruction rewrite the architecture performs.
     Relax(Relax),
     Error(&'static str),
@@ -187,6 +191,14 @@ pub fn decide<A: Arch>(
         }
         RelKind::GotOff => Action::GotOff,
         RelKind::GotPc => Action::GotPc,
+        RelKind::GotRel => Action::GotRel,
+        RelKind::PltOff => {
+            if p.preemptible || p.ifunc {
+                Action::PltOff
+            } else {
+                Action::GotOff
+            }
+        }
         RelKind::TpOff => {
             if m.exe {
                 Action::TpOff

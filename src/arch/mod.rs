@@ -29,6 +29,10 @@ pub enum RelKind {
     GotOff,
     /// The GOT base + A - P.
     GotPc,
+    /// The GOT slot's offset from the GOT base + A (large code model).
+    GotRel,
+    /// The PLT entry (or S) - the GOT base + A (large code model calls).
+    PltOff,
     /// The thread-pointer offset of S + A (local exec).
     TpOff,
     /// The GOT slot holding S's thread-pointer offset + A - P (initial exec).

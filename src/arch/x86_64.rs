@@ -20,7 +20,9 @@ const KINDS: [RelKind; 64] = {
     t[R_X86_64_PC16 as usize] = RelKind::Pc;
     t[R_X86_64_PC8 as usize] = RelKind::Pc;
     t[R_X86_64_PLT32 as usize] = RelKind::Plt;
-    t[R_X86_64_PLTOFF64 as usize] = RelKind::Plt;
+    t[R_X86_64_PLTOFF64 as usize] = RelKind::PltOff;
+    t[R_X86_64_GOT64 as usize] = RelKind::GotRel;
+    t[R_X86_64_GOTPLT64 as usize] = RelKind::GotRel;
     t[R_X86_64_GOTPCREL as usize] = RelKind::GotPcRel;
     t[R_X86_64_GOTPCRELX as usize] = RelKind::GotPcRel;
     t[R_X86_64_REX_GOTPCRELX as usize] = RelKind::GotPcRel;
@@ -64,7 +66,7 @@ const fn field(r_type: u32) -> (usize, Fits) {
     match r_type {
         R_X86_64_64 | R_X86_64_PC64 | R_X86_64_GOTOFF64 | R_X86_64_GOTPC64
         | R_X86_64_GOTPCREL64 | R_X86_64_SIZE64 | R_X86_64_DTPOFF64 | R_X86_64_TPOFF64
-        | R_X86_64_PLTOFF64 => (8, Fits::Any),
+        | R_X86_64_PLTOFF64 | R_X86_64_GOT64 | R_X86_64_GOTPLT64 => (8, Fits::Any),
         R_X86_64_32 | R_X86_64_SIZE32 => (4, Fits::Unsigned32),
         R_X86_64_16 => (2, Fits::Either16),
         R_X86_64_8 => (1, Fits::Either8),
@@ -107,6 +109,8 @@ const NONALLOC_WIDTH: [u8; 64] = {
     t[R_X86_64_DTPOFF64 as usize] = 8;
     t[R_X86_64_SIZE64 as usize] = 8;
     t[R_X86_64_PC64 as usize] = 8;
+    // The large code model's debug info names constants relative to the GOT.
+    t[R_X86_64_GOTOFF64 as usize] = 8;
     t[R_X86_64_32 as usize] = 4;
     t[R_X86_64_32S as usize] = 4;
     t[R_X86_64_DTPOFF32 as usize] = 4;
@@ -125,24 +129,33 @@ fn put32(out: &mut [u8], at: usize, v: u32) -> Option<()> {
     Some(())
 }
 
-/// `lea x@tlsgd(%rip), %rdi` with its prefixes, then `call __tls_get_addr` with its prefixes: the general-dynamic
-/// sequence an executable relaxes, around a `R_X86_64_TLSGD` at `off` of `data`.
+/// `lea x@tlsgd(%rip), %rdi` with its prefixes, then the call to `__tls_get_addr` with its prefixes, direct
+/// (`call __tls_get_addr@PLT`) or through the GOT (`-fno-plt`: `call *__tls_get_addr@GOTPCREL(%rip)`), 16 bytes
+/// either way: the general-dynamic sequence an executable relaxes, around a `R_X86_64_TLSGD` at `off` of `data`.
 fn is_tlsgd_sequence(data: &[u8], off: u64) -> bool {
     let Some(start) = (off as usize).checked_sub(4) else {
         return false;
     };
     data.get(start..start + 16).is_some_and(|seq| {
-        seq[..4] == [0x66, 0x48, 0x8d, 0x3d] && seq[8..12] == [0x66, 0x66, 0x48, 0xe8]
+        seq[..4] == [0x66, 0x48, 0x8d, 0x3d]
+            && (seq[8..12] == [0x66, 0x66, 0x48, 0xe8] || seq[8..12] == [0x66, 0x48, 0xff, 0x15])
     })
 }
 
-/// `lea x@tlsld(%rip), %rdi; call __tls_get_addr` around a `R_X86_64_TLSLD` at `off` of `data`.
-fn is_tlsld_sequence(data: &[u8], off: u64) -> bool {
-    let Some(start) = (off as usize).checked_sub(3) else {
-        return false;
-    };
-    data.get(start..start + 12)
-        .is_some_and(|seq| seq[..3] == [0x48, 0x8d, 0x3d] && seq[7] == 0xe8)
+/// The length of the local-dynamic sequence around a `R_X86_64_TLSLD` at `off` of `data`, if it is one:
+/// `lea x@tlsld(%rip), %rdi` then `call __tls_get_addr@PLT` (12 bytes) or, with `-fno-plt`,
+/// `call *__tls_get_addr@GOTPCREL(%rip)` (13 bytes).
+fn tlsld_sequence(data: &[u8], off: u64) -> Option<usize> {
+    let start = (off as usize).checked_sub(3)?;
+    let seq = data.get(start..start + 12)?;
+    if seq[..3] != [0x48, 0x8d, 0x3d] {
+        return None;
+    }
+    match (seq[7], data.get(start + 8)) {
+        (0xe8, _) => Some(12),
+        (0xff, Some(0x15)) if data.len() >= start + 13 => Some(13),
+        _ => None,
+    }
 }
 
 impl Arch for X86_64 {
@@ -252,7 +265,7 @@ impl Arch for X86_64 {
     fn relax_sequence_ok(r: Relax, data: &[u8], off: u64) -> bool {
         match r {
             Relax::GdToLe | Relax::GdToIe => is_tlsgd_sequence(data, off),
-            Relax::LdToLe => is_tlsld_sequence(data, off),
+            Relax::LdToLe => tlsld_sequence(data, off).is_some(),
             Relax::DescToLe | Relax::DescToIe => off >= 3,
             _ => true,
         }
@@ -312,9 +325,14 @@ impl Arch for X86_64 {
             }
             Relax::LdToLe => {
                 let start = at.checked_sub(3).ok_or(WriteErr::Range)?;
-                let seq = out.get_mut(start..start + 12).ok_or(WriteErr::Range)?;
+                // The call is `e8` (direct) or `ff 15` (through the GOT), as the input has it; the output still
+                // holds the input's bytes here.
+                let len = tlsld_sequence(out, at as u64).ok_or(WriteErr::Range)?;
+                let seq = out.get_mut(start..start + len).ok_or(WriteErr::Range)?;
                 // mov %fs:0, %rax with prefixes, the length of the lea and call it replaces.
-                seq.copy_from_slice(&[0x66, 0x66, 0x66, 0x64, 0x48, 0x8b, 0x04, 0x25, 0, 0, 0, 0]);
+                let (prefixes, mov) = seq.split_at_mut(len - 9);
+                prefixes.fill(0x66);
+                mov.copy_from_slice(&[0x64, 0x48, 0x8b, 0x04, 0x25, 0, 0, 0, 0]);
                 return Ok(());
             }
             Relax::DescToLe | Relax::DescToIe => {

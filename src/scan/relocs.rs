@@ -201,11 +201,25 @@ fn scan_section_with<A: Arch, const CHECK: bool>(cx: &ScanCx, f: usize, s: usize
                     cx.set(&sym, NEEDS_CANONICAL);
                 }
             }
-            Action::Got => {
+            Action::Got | Action::GotRel => {
                 cx.set(&sym, NEEDS_GOT);
                 if p.preemptible {
                     cx.set(&sym, NEEDS_DYNSYM);
                 }
+                if action == Action::GotRel {
+                    cx.needs_got_base
+                        .store(true, std::sync::atomic::Ordering::Relaxed);
+                }
+            }
+            Action::PltOff => {
+                let via = if p.preemptible {
+                    NEEDS_DYNSYM
+                } else {
+                    NEEDS_GOT
+                };
+                cx.set(&sym, NEEDS_PLT | via);
+                cx.needs_got_base
+                    .store(true, std::sync::atomic::Ordering::Relaxed);
             }
             Action::GotTp | Action::Relax(Relax::GdToIe | Relax::DescToIe) => {
                 cx.set(&sym, NEEDS_GOTTP);

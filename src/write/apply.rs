@@ -160,6 +160,7 @@ pub fn apply_nonalloc_part<A: Arch>(
                 None => v,
             },
             RelKind::Pc => v.wrapping_sub(p_base.wrapping_add(off)),
+            RelKind::GotOff => v.wrapping_sub(cx.got_base()),
             _ => v,
         };
         match A::nonalloc_width(r_type) {
@@ -442,6 +443,15 @@ pub fn apply_section<A: Arch>(
             Action::Size => symbols::sym_size(cx.res, sym.target).wrapping_add(a as u64),
             Action::GotOff => s_val.wrapping_add(a as u64).wrapping_sub(cx.got_base()),
             Action::GotPc => cx.got_base().wrapping_add(a as u64).wrapping_sub(p_addr),
+            Action::GotRel => cx
+                .got_addr(sym.id)
+                .wrapping_add(a as u64)
+                .wrapping_sub(cx.got_base()),
+            Action::PltOff => cx
+                .plt_addr(sym.id)
+                .unwrap_or(s_val)
+                .wrapping_add(a as u64)
+                .wrapping_sub(cx.got_base()),
             Action::Relax(x) => {
                 skip_next = A::relax_consumes_next(x);
                 // The input's instructions (which the scan checked the same way).
