@@ -140,6 +140,8 @@ pub struct Config {
     pub why_extract: Option<PathBuf>,
     /// Whether `--eh-frame-hdr` or `--no-eh-frame-hdr` appeared at all (otherwise `eh_frame_hdr` is the default).
     pub eh_frame_hdr_set: bool,
+    /// `-z text`: a text relocation (a dynamic relocation against a read-only section) is an error; otherwise the
+    /// output gets DT_TEXTREL and a warning, as GNU ld does by default.
     pub z_text: bool,
     pub z_separate_code: bool,
     pub max_page_size: u64,
@@ -262,7 +264,7 @@ impl Default for Config {
             reproduce: None,
             argv: Vec::new(),
             eh_frame_hdr_set: false,
-            z_text: true,
+            z_text: false,
             z_separate_code: true,
             max_page_size: 4096,
             common_page_size: 4096,

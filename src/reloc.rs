@@ -263,18 +263,7 @@ pub fn reloc_error<A: Arch>(
     why: &str,
 ) -> String {
     let o = &res.objects[f];
-    let name = if sym.id as usize >= res.num_globals() {
-        let i = sym_index_of(sym);
-        let name = o.sym_name(i);
-        if name.is_empty() && o.syms[i].st_type() == STT_SECTION {
-            // A section symbol has no name of its own: the section's (as lld shows it).
-            o.section_name(o.sym_shndx(i))
-        } else {
-            String::from_utf8_lossy(name).into_owned()
-        }
-    } else {
-        res.display(sym.id)
-    };
+    let name = symbol_name(res, f, sym);
     // Where the symbol is defined: a local in the referencing object; a global where resolution found it.
     let defined_in = match res.defs.get(sym.id as usize) {
         Some(Def::Object { file, .. }) => Some(res.objects[*file as usize].name.as_str()),
@@ -294,6 +283,23 @@ pub fn reloc_error<A: Arch>(
         o.section_name(s as u32),
         off
     )
+}
+
+/// The name of a relocation's target for messages: a global demangled, a local as object `f` names it, a section
+/// symbol as its section's name (as lld shows it).
+pub fn symbol_name(res: &Resolved, f: usize, sym: &SymRef) -> String {
+    let o = &res.objects[f];
+    if sym.id as usize >= res.num_globals() {
+        let i = sym_index_of(sym);
+        let name = o.sym_name(i);
+        if name.is_empty() && o.syms[i].st_type() == STT_SECTION {
+            o.section_name(o.sym_shndx(i))
+        } else {
+            String::from_utf8_lossy(name).into_owned()
+        }
+    } else {
+        res.display(sym.id)
+    }
 }
 
 pub fn offset_range_error(o: &ObjectFile, s: usize, off: u64) -> String {

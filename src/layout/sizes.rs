@@ -311,6 +311,7 @@ fn dynamic_section(
         has_plt: slots.num_plt > 0,
         static_tls: slots.aux.iter().any(|x| x.gottp != NONE),
         verneed_files: dynsyms.verneed.len(),
+        textrel: cx.scan.textrel,
     };
     Dynamic::build(cx.config, cx.res, &facts)
 }

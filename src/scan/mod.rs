@@ -44,6 +44,8 @@ pub struct ScanCx<'a> {
     pub flags: Vec<AtomicU16>,
     pub needs_tlsld: AtomicBool,
     pub needs_got_base: AtomicBool,
+    /// Some dynamic relocation applies to a read-only section (a text relocation).
+    pub textrel: AtomicBool,
     /// Gather a [`WriteCheck`]: the output may be written into the existing file.
     pub check_writes: bool,
 }
@@ -85,6 +87,8 @@ pub struct Scan {
     pub irel_relocs: Vec<Vec<(u32, u32)>>,
     pub needs_tlsld: bool,
     pub needs_got_base: bool,
+    /// The output has text relocations (`DT_TEXTREL`).
+    pub textrel: bool,
     /// `Some` when the output may be written into the existing file; see [`WriteCheck`].
     pub write_check: Option<WriteCheck>,
 }
@@ -172,6 +176,8 @@ pub struct SectionScan {
     pub undefined: Vec<u32>,
     /// Gathered when `ScanCx::check_writes`.
     pub check: WriteCheck,
+    /// The warning about the section's first text relocation.
+    pub textrel_warning: Option<String>,
 }
 
 pub fn scan<A: Arch>(
@@ -189,10 +195,13 @@ pub fn scan<A: Arch>(
         flags: crate::par::per_symbol(space.total, || AtomicU16::new(0)),
         needs_tlsld: AtomicBool::new(false),
         needs_got_base: AtomicBool::new(false),
+        textrel: AtomicBool::new(false),
         check_writes: may_update_in_place(config),
     };
     drop(t);
     let _t = crate::timing::span("scan sections");
+    /// Per file: dynamic and IRELATIVE relocation counts and packed relative relocations per section, errors,
+    /// undefined symbols, the write proof, and text relocation warnings.
     type PerFile = (
         Vec<(u32, u32)>,
         Vec<(u32, u32)>,
@@ -200,6 +209,7 @@ pub fn scan<A: Arch>(
         Vec<String>,
         Vec<u32>,
         WriteCheck,
+        Vec<String>,
     );
     let per_file: Vec<PerFile> = res
         .objects
@@ -214,6 +224,7 @@ pub fn scan<A: Arch>(
             let mut relr = Vec::new();
             let mut errors = Vec::new();
             let mut undefined = Vec::new();
+            let mut textrel = Vec::new();
             let mut check = WriteCheck::default();
             let mut nonalloc = Vec::new();
             for (s, sec) in o.secs() {
@@ -243,6 +254,7 @@ pub fn scan<A: Arch>(
                 errors.extend(r.errors);
                 undefined.extend(r.undefined);
                 check.absorb(r.check);
+                textrel.extend(r.textrel_warning);
             }
             // In runs of `CHECK_RUN` relocations on every thread: one object can hold most of a link's debug
             // relocations (c-gc: sqlite3.o, 150K in its .debug_info).
@@ -254,7 +266,7 @@ pub fn scan<A: Arch>(
                         .all(|run| relocs::nonalloc_applies::<A>(&cx, f, s, run))
                 });
             }
-            (counts, irel, relr, errors, undefined, check)
+            (counts, irel, relr, errors, undefined, check, textrel)
         })
         .collect();
     let mut errors = Vec::new();
@@ -263,13 +275,28 @@ pub fn scan<A: Arch>(
     let mut relr = Vec::with_capacity(per_file.len());
     let mut undefined = Vec::new();
     let mut check = WriteCheck::default();
-    for (c, i, p, e, u, w) in per_file {
+    let mut textrel = Vec::new();
+    for (c, i, p, e, u, w, t) in per_file {
         dyn_relocs.push(c);
         irel_relocs.push(i);
         relr.push(p);
         errors.extend(e);
         undefined.extend(u);
         check.absorb(w);
+        textrel.extend(t);
+    }
+    if errors.is_empty() {
+        for w in &textrel {
+            crate::diag::warn(w);
+        }
+    }
+    if cx.textrel.load(Relaxed) && errors.is_empty() {
+        let what = match config.kind {
+            OutputKind::Shared => "a shared object",
+            OutputKind::Pie => "a PIE",
+            OutputKind::Exec => "an executable",
+        };
+        crate::diag::warn(&format!("creating DT_TEXTREL in {what}"));
     }
     if !errors.is_empty() {
         dedup_undefined(&mut errors);
@@ -283,6 +310,7 @@ pub fn scan<A: Arch>(
         relr,
         needs_tlsld: cx.needs_tlsld.into_inner(),
         needs_got_base: cx.needs_got_base.into_inner(),
+        textrel: cx.textrel.into_inner(),
         write_check: cx.check_writes.then_some(check),
     })
 }

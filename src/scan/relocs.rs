@@ -8,7 +8,7 @@ use super::{
 };
 use crate::arch::{Arch, RelKind, Relax, proof};
 use crate::elf::LE;
-use crate::reloc::{Action, Mode, Props, decide, prefetch_ahead, props, reloc_error};
+use crate::reloc::{Action, Mode, Props, decide, prefetch_ahead, props, reloc_error, symbol_name};
 use crate::symbols::{SymProps, SymRef, Target};
 use object::elf::{SHF_WRITE, SHN_ABS, STB_WEAK, STT_GNU_IFUNC};
 
@@ -148,17 +148,30 @@ fn scan_section_with<A: Arch, const CHECK: bool>(cx: &ScanCx, f: usize, s: usize
             action,
             Action::DynRelative | Action::DynIrelative | Action::DynSymbolic
         ) && !writable
-            && cx.config.z_text
         {
-            out.errors.push(reloc_error::<A>(
-                cx.res,
-                f,
-                s,
-                off,
-                r_type,
-                &sym,
-                "would need a text relocation; recompile with -fPIC or link with -z notext",
-            ));
+            // A text relocation: an error under -z text; otherwise, as GNU ld does by default, the output gets
+            // DT_TEXTREL and a warning per section.
+            if cx.config.z_text {
+                out.errors.push(reloc_error::<A>(
+                    cx.res,
+                    f,
+                    s,
+                    off,
+                    r_type,
+                    &sym,
+                    "would need a text relocation; recompile with -fPIC or link with -z notext",
+                ));
+            } else {
+                cx.textrel.store(true, std::sync::atomic::Ordering::Relaxed);
+                out.textrel_warning.get_or_insert_with(|| {
+                    format!(
+                        "{}: relocation against '{}' in read-only section '{}'",
+                        o.name,
+                        symbol_name(cx.res, f, &sym),
+                        o.section_name(s as u32)
+                    )
+                });
+            }
         }
         match action {
             Action::None

@@ -45,6 +45,8 @@ pub struct Facts<'a> {
     pub static_tls: bool,
     /// The number of libraries whose versions are needed (`.gnu.version_r` entries).
     pub verneed_files: usize,
+    /// Some dynamic relocation applies to a read-only section.
+    pub textrel: bool,
 }
 
 impl Dynamic {
@@ -132,10 +134,10 @@ impl Dynamic {
             add(elf::DT_RELRSZ as u32, Value::SynthSize(Synth::RelrDyn));
             add(elf::DT_RELRENT as u32, Value::Const(8));
         }
-        if !config.z_text {
+        if f.textrel {
             add(E::DT_TEXTREL, Value::Const(0));
         }
-        let (flags, flags1) = flags(config, f.static_tls);
+        let (flags, flags1) = flags(config, f.static_tls, f.textrel);
         if flags != 0 {
             add(E::DT_FLAGS, Value::Const(flags));
         }
@@ -177,7 +179,7 @@ impl Dynamic {
 }
 
 /// `DT_FLAGS` and `DT_FLAGS_1`.
-fn flags(config: &Config, static_tls: bool) -> (u64, u64) {
+fn flags(config: &Config, static_tls: bool, textrel: bool) -> (u64, u64) {
     let mut flags = 0u64;
     let mut flags1 = 0u64;
     if config.bind_now {
@@ -204,7 +206,7 @@ fn flags(config: &Config, static_tls: bool) -> (u64, u64) {
     if config.z_origin {
         flags |= E::DF_ORIGIN as u64;
     }
-    if !config.z_text {
+    if textrel {
         flags |= E::DF_TEXTREL as u64;
     }
     // Initial-exec TLS in a shared object: it needs space in the static TLS block (dlopen may refuse it).
