@@ -1,7 +1,7 @@
 //! Layout pass: the output sections. Every live input section gets its output section by name (`rules`), the
 //! linker-made sections this output needs are added, and all are ordered by rank.
 
-use super::rules::{Rules, output_name};
+use super::rules::{Rules, output_section_of};
 use super::symbols::is_common_def;
 use super::{Cx, NONE, OutputSection, Part, Synth, SynthMap};
 use crate::arch::Arch;
@@ -107,18 +107,24 @@ pub fn output_sections<A: Arch>(cx: &Cx) -> (Vec<OutputSection>, SectionMap) {
             if sec.kind == SectionKind::Merge {
                 merge.push(s as u32);
             }
-            let n = output_name(o.sec_name(s));
+            let n = output_section_of(o.sec_name(s), &o.name);
+            // `.ctors` sections join `.init_array` (and `.dtors` `.fini_array`), which keeps its type.
+            let sh_type = match n {
+                b".init_array" => E::SHT_INIT_ARRAY,
+                b".fini_array" => E::SHT_FINI_ARRAY,
+                _ => sec.sh_type(),
+            };
             local[s] = match v.iter().position(|(m, _, _)| *m == n) {
                 Some(k) => {
                     let e = &mut v[k];
-                    if sec.sh_type() != E::SHT_NOBITS {
-                        e.1 = sec.sh_type();
+                    if sh_type != E::SHT_NOBITS {
+                        e.1 = sh_type;
                     }
                     e.2 |= sec.flags();
                     k as u32
                 }
                 None => {
-                    v.push((n, sec.sh_type(), sec.flags()));
+                    v.push((n, sh_type, sec.flags()));
                     v.len() as u32 - 1
                 }
             };

@@ -42,6 +42,24 @@ pub fn output_name(name: &[u8]) -> &[u8] {
     name
 }
 
+/// The output section of input section `name` of file `file`: its family's (`output_name`), but `.ctors` and
+/// `.dtors` sections join `.init_array` and `.fini_array`, as GNU ld's default script places them (the C library
+/// runs only the arrays), except those of `crtbegin*.o` and `crtend*.o`, whose `.ctors` hold the list markers of
+/// the old scheme.
+pub fn output_section_of<'a>(name: &'a [u8], file: &str) -> &'a [u8] {
+    let n = output_name(name);
+    let crt = || {
+        let base = file.rsplit('/').next().unwrap_or(file);
+        let base = base.rsplit('(').next().unwrap_or(base);
+        (base.starts_with("crtbegin") || base.starts_with("crtend")) && base.ends_with(".o")
+    };
+    match n {
+        b".ctors" if !crt() => b".init_array",
+        b".dtors" if !crt() => b".fini_array",
+        _ => n,
+    }
+}
+
 /// What of the configuration the placement rules depend on.
 #[derive(Clone, Copy)]
 pub struct Rules {
@@ -137,16 +155,23 @@ pub fn segment_class(r: u32) -> u32 {
     }
 }
 
+/// The priority of a sorted array's input section from its name (`.init_array.00100`: 100). `.ctors.N` and
+/// `.dtors.N` count down (they ran backwards), so their priority is 65535 - N, as GNU ld sorts them among the arrays'.
 pub fn init_priority(name: &[u8]) -> Option<u32> {
-    for p in [
-        &b".init_array."[..],
-        b".fini_array.",
-        b".preinit_array.",
-        b".ctors.",
-        b".dtors.",
+    for (p, inverted) in [
+        (&b".init_array."[..], false),
+        (b".fini_array.", false),
+        (b".preinit_array.", false),
+        (b".ctors.", true),
+        (b".dtors.", true),
     ] {
         if let Some(rest) = name.strip_prefix(p) {
-            return std::str::from_utf8(rest).ok().and_then(|s| s.parse().ok());
+            let n: u32 = std::str::from_utf8(rest).ok()?.parse().ok()?;
+            return Some(if inverted {
+                65535u32.saturating_sub(n)
+            } else {
+                n
+            });
         }
     }
     None
