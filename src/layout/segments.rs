@@ -41,6 +41,8 @@ struct Plan {
     notes: Vec<usize>,
     tls: Vec<usize>,
     has_interp: bool,
+    /// The first segment holds the code too (`-z noseparate-code`).
+    code_with_headers: bool,
     has_relro: bool,
     has_eh_hdr: bool,
     nphdr: usize,
@@ -62,9 +64,12 @@ fn plan<A: Arch>(cx: &Cx, osecs: &[OutputSection], map: &SectionMap, keep: &[boo
         .filter(|&i| keep[i] && osecs[i].is_alloc())
         .collect();
     let rules = Rules::of(config);
+    // -z noseparate-code: the headers, code and read-only data share one R+X segment, as GNU ld lays them out.
+    let code_with_headers = !config.z_separate_code;
     let classes: Vec<u32> = alloc
         .iter()
         .map(|&i| segment_class(rules.rank(&osecs[i].name, osecs[i].sh_type, osecs[i].flags)))
+        .map(|c| if code_with_headers && c <= 2 { 0 } else { c })
         .collect();
     let mut load_classes: Vec<u32> = vec![0];
     for &c in &classes {
@@ -121,6 +126,7 @@ fn plan<A: Arch>(cx: &Cx, osecs: &[OutputSection], map: &SectionMap, keep: &[boo
         notes,
         tls,
         has_interp,
+        code_with_headers,
         has_relro,
         has_eh_hdr,
         nphdr,
@@ -307,6 +313,7 @@ fn program_headers(
         let (o, a, fe, me) = seg_range[&c];
         let flags = match c {
             1 => E::PF_R | E::PF_X,
+            0 if plan.code_with_headers => E::PF_R | E::PF_X,
             3 | 4 => E::PF_R | E::PF_W,
             _ => E::PF_R,
         };
