@@ -476,6 +476,9 @@ enum Opt {
     Relax,
     NoRelax,
     ExcludeLibs,
+    Rosegment,
+    NoRosegment,
+    OrphanHandling,
     AllowShlibUndefined,
     NoAllowShlibUndefined,
     NoWarnings,
@@ -657,6 +660,9 @@ const OPTIONS: &[OptSpec] = &[
     flag(Opt::VersionAndLink, &["-v"], "Print the version, then link if there are inputs"),
     flag(Opt::VersionEmulations, &["-V"], "Print the version and the supported emulations, then link if there are inputs"),
     flag(Opt::NoWarnings, &["-w", "--no-warnings"], "Print no warnings"),
+    flag(Opt::Rosegment, &["--rosegment"], "Read-only data in a segment apart from code (default)"),
+    flag(Opt::NoRosegment, &["--no-rosegment"], "Read-only data, code and headers in one R+X segment (as -z noseparate-code)"),
+    value(Opt::OrphanHandling, &["--orphan-handling"], "place|warn|error", "No effect without a linker script, which rivet does not read yet (lld's rule); discard is refused"),
     flag(Opt::Ignored, &["--warn-once"], "Accepted: each undefined symbol is reported once already"),
     optional(Opt::Demangle, &["--demangle"], "STYLE", "Demangle symbol names in messages (default)"),
     flag(Opt::NoDemangle, &["--no-demangle"], "Do not demangle symbol names in messages"),
@@ -1139,6 +1145,22 @@ impl Parser {
             }
             Opt::FatalWarnings => cfg.fatal_warnings = true,
             Opt::Relax => cfg.relax = true,
+            Opt::Rosegment => cfg.z_separate_code = true,
+            Opt::NoRosegment => cfg.z_separate_code = false,
+            Opt::OrphanHandling => {
+                let v = val();
+                check_choice(
+                    "--orphan-handling",
+                    Some(&v),
+                    &["place", "warn", "error", "discard"],
+                )?;
+                if v == "discard" {
+                    return Err(
+                        "--orphan-handling=discard is not supported yet (it removes sections GNU ld's default script does not name)"
+                            .into(),
+                    );
+                }
+            }
             Opt::AllowShlibUndefined => cfg.allow_shlib_undefined = Some(true),
             Opt::NoAllowShlibUndefined => cfg.allow_shlib_undefined = Some(false),
             Opt::NoWarnings => cfg.no_warnings = true,
@@ -1870,6 +1892,12 @@ mod tests {
         assert!(error("--compress-debug-sections=zlib a.o").contains("unsupported"));
         assert!(error("--icf=all a.o").contains("unsupported"));
         assert!(error("--sort-section=name a.o").contains("not supported"));
+        assert!(
+            !link("--no-rosegment a.o").z_separate_code && link("--rosegment a.o").z_separate_code
+        );
+        link("--orphan-handling=warn --orphan-handling=place a.o");
+        assert!(error("--orphan-handling=discard a.o").contains("not supported"));
+        assert!(error("--orphan-handling=bogus a.o").contains("orphan-handling"));
         assert_eq!(link("--sort-common a.o").sort_common, Some(true));
         assert!(link("-w a.o").no_warnings && link("--no-warnings a.o").no_warnings);
         assert!(!link("--no-demangle a.o").demangle && link("a.o").demangle);
