@@ -207,6 +207,10 @@ pub struct Config {
     pub bsymbolic: bool,
     /// `-Bsymbolic-functions`: like `-Bsymbolic`, for function symbols only.
     pub bsymbolic_functions: bool,
+    /// `--export-dynamic-symbol=GLOB` patterns and `--export-dynamic-symbol-list=FILE` files: symbols to export
+    /// (and, with -Bsymbolic, keep preemptible), without making the others local as `--dynamic-list` does.
+    pub export_dynamic_symbols: Vec<String>,
+    pub export_dynamic_symbol_lists: Vec<PathBuf>,
     /// `--error-limit=N`: stop after N errors; 0 means no limit. Default 20 (as lld).
     pub error_limit: u32,
     /// `-init SYM`: `DT_INIT` target. `None` means the GNU default (`_init`, if defined).
@@ -297,6 +301,8 @@ impl Default for Config {
             trace: false,
             bsymbolic: false,
             bsymbolic_functions: false,
+            export_dynamic_symbols: Vec::new(),
+            export_dynamic_symbol_lists: Vec::new(),
             error_limit: 20,
             init: None,
             fini: None,
@@ -424,6 +430,9 @@ enum Opt {
     NoExportDynamic,
     Bsymbolic,
     BsymbolicFunctions,
+    BnoSymbolic,
+    ExportDynamicSymbol,
+    ExportDynamicSymbolList,
     Init,
     Fini,
     NoUndefined,
@@ -603,6 +612,9 @@ const OPTIONS: &[OptSpec] = &[
     flag(Opt::NoExportDynamic, &["--no-export-dynamic"], "Turn off --export-dynamic (default)"),
     flag(Opt::Bsymbolic, &["-Bsymbolic"], "Bind global references locally in a shared library"),
     flag(Opt::BsymbolicFunctions, &["-Bsymbolic-functions"], "Bind global function references locally"),
+    flag(Opt::BnoSymbolic, &["-Bno-symbolic"], "Undo -Bsymbolic and -Bsymbolic-functions"),
+    value(Opt::ExportDynamicSymbol, &["--export-dynamic-symbol"], "GLOB", "Export the symbols matching GLOB (keep them preemptible under -Bsymbolic)"),
+    value(Opt::ExportDynamicSymbolList, &["--export-dynamic-symbol-list"], "FILE", "--export-dynamic-symbol for each pattern of FILE (dynamic list format)"),
     value(Opt::Init, &["-init"], "SYM", "Call SYM at load time (DT_INIT)"),
     value(Opt::Fini, &["-fini"], "SYM", "Call SYM at unload time (DT_FINI)"),
     flag(Opt::NoUndefined, &["--no-undefined"], "Report undefined symbols even with -shared (= -z defs)"),
@@ -1035,6 +1047,14 @@ impl Parser {
             Opt::NoExportDynamic => cfg.export_dynamic = false,
             Opt::Bsymbolic => cfg.bsymbolic = true,
             Opt::BsymbolicFunctions => cfg.bsymbolic_functions = true,
+            Opt::BnoSymbolic => {
+                cfg.bsymbolic = false;
+                cfg.bsymbolic_functions = false;
+            }
+            Opt::ExportDynamicSymbol => cfg.export_dynamic_symbols.push(val()),
+            Opt::ExportDynamicSymbolList => {
+                cfg.export_dynamic_symbol_lists.push(PathBuf::from(val()))
+            }
             Opt::Init => cfg.init = Some(val()),
             Opt::Fini => cfg.fini = Some(val()),
             Opt::NoUndefined => {

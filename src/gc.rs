@@ -178,7 +178,8 @@ pub fn gc(config: &Config, res: &Resolved) -> Liveness {
     }
     let export_all = config.export_dynamic || config.kind == OutputKind::Shared;
     root_syms.extend(crate::par::filter_ids(res.num_globals(), |g| {
-        let listed = res.in_dynamic_list.get(g) == Some(&true);
+        let listed = res.in_dynamic_list.get(g) == Some(&true)
+            || res.exported_by_option.get(g) == Some(&true);
         res.referenced_by_shared[g] || ((export_all || listed) && !res.hidden[g])
     }));
     for g in root_syms {

@@ -70,6 +70,8 @@ pub struct Resolved {
     pub strip_debug: bool,
     /// With `--dynamic-list`: whether each global is listed; empty without a list.
     pub in_dynamic_list: Vec<bool>,
+    /// Per global: named by `--export-dynamic-symbol(-list)` (empty when neither was given).
+    pub exported_by_option: Vec<bool>,
     /// With `--version-script`: each global's version index (1 = base); empty without a script.
     pub sym_version: Vec<u16>,
     /// The version script's named nodes, in version-index order from 2: (name, names it depends on).
@@ -498,6 +500,7 @@ pub fn resolve(config: &Config, parsed: Parsed) -> Result<Resolved> {
         exclude_libs(config, &objects, &defs, &sym_version, &mut hidden);
     }
     let in_dynamic_list = read_dynamic_lists(config, &names)?;
+    let exported_by_option = read_export_patterns(config, &names)?;
 
     // Archive members left out of the link keep no symbol names: nothing reads them again (a message about
     // one reads its string table). On a large static link they take much memory, freed here for what follows.
@@ -532,6 +535,7 @@ pub fn resolve(config: &Config, parsed: Parsed) -> Result<Resolved> {
         common_defs,
         strip_debug: config.strip_debug,
         in_dynamic_list,
+        exported_by_option,
         sym_version,
         version_defs,
         runs,
@@ -569,21 +573,45 @@ fn apply_wrap(o: &ObjectFile, ids: &mut [u32], wrap: &HashMap<u32, u32>) {
 }
 
 /// `--dynamic-list` files (the `{ sym; glob*; extern "C++" { ... }; };` syntax of version scripts).
-fn read_dynamic_lists(config: &Config, names: &crate::intern::Interned) -> Result<Vec<bool>> {
-    if config.dynamic_list.is_empty() {
+/// Per global: whether `--export-dynamic-symbol` or `--export-dynamic-symbol-list` names it (empty: neither was
+/// given).
+fn read_export_patterns(config: &Config, names: &crate::intern::Interned) -> Result<Vec<bool>> {
+    if config.export_dynamic_symbols.is_empty() && config.export_dynamic_symbol_lists.is_empty() {
         return Ok(Vec::new());
     }
-    let mut list = crate::version::VersionScript::default();
-    for path in &config.dynamic_list {
+    let mut text = String::from("{ ");
+    for p in &config.export_dynamic_symbols {
+        // Quoted when not a glob, so that a name is matched exactly.
+        if p.contains(['*', '?', '[']) {
+            text += &format!("{p}; ");
+        } else {
+            text += &format!("\"{p}\"; ");
+        }
+    }
+    text += "};";
+    let mut list = crate::version::parse(&text)
+        .map_err(|e| Errors::one(format!("--export-dynamic-symbol: {e}")))?;
+    for path in &config.export_dynamic_symbol_lists {
         let text = std::fs::read_to_string(path).map_err(|e| {
-            Errors::one(format!("cannot read dynamic list {}: {e}", path.display()))
+            Errors::one(format!(
+                "cannot read --export-dynamic-symbol-list {}: {e}",
+                path.display()
+            ))
         })?;
         let s = crate::version::parse(&text)
             .map_err(|e| Errors::one(format!("{}: {e}", path.display())))?;
         list.nodes.extend(s.nodes);
     }
+    Ok(matching_globals(&list, names))
+}
+
+/// Per global: whether `list`'s `global:` patterns name it.
+fn matching_globals(
+    list: &crate::version::VersionScript,
+    names: &crate::intern::Interned,
+) -> Vec<bool> {
     let cxx = list.has_cxx();
-    Ok(names
+    names
         .unique
         .par_iter()
         .map(|n| {
@@ -597,7 +625,23 @@ fn read_dynamic_lists(config: &Config, names: &crate::intern::Interned) -> Resul
                 crate::version::Binding::Global(_)
             )
         })
-        .collect())
+        .collect()
+}
+
+fn read_dynamic_lists(config: &Config, names: &crate::intern::Interned) -> Result<Vec<bool>> {
+    if config.dynamic_list.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut list = crate::version::VersionScript::default();
+    for path in &config.dynamic_list {
+        let text = std::fs::read_to_string(path).map_err(|e| {
+            Errors::one(format!("cannot read dynamic list {}: {e}", path.display()))
+        })?;
+        let s = crate::version::parse(&text)
+            .map_err(|e| Errors::one(format!("{}: {e}", path.display())))?;
+        list.nodes.extend(s.nodes);
+    }
+    Ok(matching_globals(&list, names))
 }
 
 type VersionOutcome = (Vec<u16>, Vec<(String, Vec<String>)>);

@@ -217,18 +217,24 @@ pub fn is_preemptible(res: &Resolved, config: &crate::args::Config, id: u32, t: 
         Target::Undefined { .. } => true,
         Target::Linker => false,
         Target::Object { file, sym } => {
-            if id as usize >= res.num_globals() || res.hidden[id as usize] || config.bsymbolic {
+            if id as usize >= res.num_globals() || res.hidden[id as usize] {
+                return false;
+            }
+            // --export-dynamic-symbol keeps a symbol preemptible whatever -Bsymbolic or a dynamic list says.
+            let by_option = res.exported_by_option.get(id as usize) == Some(&true);
+            if config.bsymbolic && !by_option {
                 return false;
             }
             // With a dynamic list, only the listed definitions stay preemptible.
-            if !res.in_dynamic_list.is_empty() && !res.in_dynamic_list[id as usize] {
+            if !res.in_dynamic_list.is_empty() && !res.in_dynamic_list[id as usize] && !by_option {
                 return false;
             }
             let st = &res.objects[file as usize].syms[sym as usize];
             st.st_visibility() == E::STV_DEFAULT
                 && st.st_bind() != E::STB_LOCAL
-                && !(config.bsymbolic_functions
-                    && matches!(st.st_type(), E::STT_FUNC | E::STT_GNU_IFUNC))
+                && (by_option
+                    || !(config.bsymbolic_functions
+                        && matches!(st.st_type(), E::STT_FUNC | E::STT_GNU_IFUNC)))
         }
     }
 }

@@ -68,7 +68,8 @@ pub fn number_slots_of_symbols(cx: &Cx, osecs: &mut [OutputSection], map: &Secti
                 && !res.hidden[g]
                 && (export_all
                     || res.referenced_by_shared[g]
-                    || res.in_dynamic_list.get(g) == Some(&true))
+                    || res.in_dynamic_list.get(g) == Some(&true)
+                    || res.exported_by_option.get(g) == Some(&true))
                 && scan.flags[g] & scan::NEEDS_DYNSYM == 0
         });
     }
