@@ -211,6 +211,8 @@ pub struct Config {
     /// (and, with -Bsymbolic, keep preemptible), without making the others local as `--dynamic-list` does.
     pub export_dynamic_symbols: Vec<String>,
     pub export_dynamic_symbol_lists: Vec<PathBuf>,
+    /// `--dynamic-list-data`: every global data symbol is in the dynamic list.
+    pub dynamic_list_data: bool,
     /// `--error-limit=N`: stop after N errors; 0 means no limit. Default 20 (as lld).
     pub error_limit: u32,
     /// `-init SYM`: `DT_INIT` target. `None` means the GNU default (`_init`, if defined).
@@ -303,6 +305,7 @@ impl Default for Config {
             bsymbolic_functions: false,
             export_dynamic_symbols: Vec::new(),
             export_dynamic_symbol_lists: Vec::new(),
+            dynamic_list_data: false,
             error_limit: 20,
             init: None,
             fini: None,
@@ -431,6 +434,7 @@ enum Opt {
     Bsymbolic,
     BsymbolicFunctions,
     BnoSymbolic,
+    DynamicListData,
     ExportDynamicSymbol,
     ExportDynamicSymbolList,
     Init,
@@ -613,6 +617,7 @@ const OPTIONS: &[OptSpec] = &[
     flag(Opt::Bsymbolic, &["-Bsymbolic"], "Bind global references locally in a shared library"),
     flag(Opt::BsymbolicFunctions, &["-Bsymbolic-functions"], "Bind global function references locally"),
     flag(Opt::BnoSymbolic, &["-Bno-symbolic"], "Undo -Bsymbolic and -Bsymbolic-functions"),
+    flag(Opt::DynamicListData, &["--dynamic-list-data"], "Put every global data symbol in the dynamic list"),
     value(Opt::ExportDynamicSymbol, &["--export-dynamic-symbol"], "GLOB", "Export the symbols matching GLOB (keep them preemptible under -Bsymbolic)"),
     value(Opt::ExportDynamicSymbolList, &["--export-dynamic-symbol-list"], "FILE", "--export-dynamic-symbol for each pattern of FILE (dynamic list format)"),
     value(Opt::Init, &["-init"], "SYM", "Call SYM at load time (DT_INIT)"),
@@ -1052,6 +1057,7 @@ impl Parser {
                 cfg.bsymbolic_functions = false;
             }
             Opt::ExportDynamicSymbol => cfg.export_dynamic_symbols.push(val()),
+            Opt::DynamicListData => cfg.dynamic_list_data = true,
             Opt::ExportDynamicSymbolList => {
                 cfg.export_dynamic_symbol_lists.push(PathBuf::from(val()))
             }

@@ -499,7 +499,10 @@ pub fn resolve(config: &Config, parsed: Parsed) -> Result<Resolved> {
     if !config.exclude_libs.is_empty() {
         exclude_libs(config, &objects, &defs, &sym_version, &mut hidden);
     }
-    let in_dynamic_list = read_dynamic_lists(config, &names)?;
+    let mut in_dynamic_list = read_dynamic_lists(config, &names)?;
+    if config.dynamic_list_data {
+        add_data_symbols(&objects, &defs, &mut in_dynamic_list);
+    }
     let exported_by_option = read_export_patterns(config, &names)?;
 
     // Archive members left out of the link keep no symbol names: nothing reads them again (a message about
@@ -573,6 +576,22 @@ fn apply_wrap(o: &ObjectFile, ids: &mut [u32], wrap: &HashMap<u32, u32>) {
 }
 
 /// `--dynamic-list` files (the `{ sym; glob*; extern "C++" { ... }; };` syntax of version scripts).
+/// `--dynamic-list-data`: every global that an object defines as data (an object, TLS or common symbol) joins the
+/// dynamic list.
+fn add_data_symbols(objects: &[ObjectFile], defs: &[Def], list: &mut Vec<bool>) {
+    list.resize(defs.len(), false);
+    for (g, d) in defs.iter().enumerate() {
+        if let Def::Object { file, sym } = *d
+            && matches!(
+                objects[file as usize].syms[sym as usize].st_type(),
+                E::STT_OBJECT | E::STT_TLS | E::STT_COMMON
+            )
+        {
+            list[g] = true;
+        }
+    }
+}
+
 /// Per global: whether `--export-dynamic-symbol` or `--export-dynamic-symbol-list` names it (empty: neither was
 /// given).
 fn read_export_patterns(config: &Config, names: &crate::intern::Interned) -> Result<Vec<bool>> {
