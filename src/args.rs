@@ -957,6 +957,7 @@ impl Parser {
     }
 
     /// Applies one option. `value` is `Some` for `Takes::Value` options, and for `Takes::Optional` ones when given.
+    /// One arm per option: a table in code form, as long as the option list.
     fn apply(
         &mut self,
         opt: Opt,

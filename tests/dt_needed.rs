@@ -24,13 +24,9 @@ fn needed(dir: &Path, exe: &str) -> Vec<String> {
 
 #[test]
 fn needed_names_of_libraries_without_soname() {
-    if !["gcc", "readelf"].iter().all(|t| common::have_tool(t)) || !common::have_tool("ld.bfd") {
-        eprintln!("skipped: gcc, readelf and ld.bfd needed");
+    let Some((dir, shim, bfd)) = common::against_gnu_ld("dt-needed", &["gcc", "readelf"]) else {
         return;
-    }
-    let (linker, _) = common::linker_under_test();
-    let dir = common::work_root().join("dt-needed");
-    common::fresh_dir(&dir);
+    };
     std::fs::create_dir(dir.join("sub")).unwrap();
     std::fs::write(dir.join("x.c"), LIB).unwrap();
     std::fs::write(dir.join("main.c"), MAIN).unwrap();
@@ -48,8 +44,6 @@ fn needed_names_of_libraries_without_soname() {
         &dir,
     );
     common::tool_ok("gcc", &["-c", "main.c"], &dir);
-    let shim = common::ld_shim_dir(&linker, "dt-needed");
-    let bfd = common::ld_shim_dir(&common::which("ld.bfd").unwrap(), "dt-needed-bfd");
     let abs = dir.join("sub/libx.so").display().to_string();
     let cases: [(&str, Vec<&str>, Option<&str>); 4] = [
         ("path", vec!["sub/libx.so"], None),

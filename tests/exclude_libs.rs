@@ -4,41 +4,18 @@
 
 mod common;
 
-use std::path::Path;
-
 const HELPER: &str = "int helper(void) { return 40; }\nint helper_data = 2;\n";
 const OTHER: &str = "int other_helper(void) { return 1; }\n";
 const LIB: &str = "int helper(void);\nextern int helper_data;\nint other_helper(void);\n\
     int api(void) { return helper() + helper_data + other_helper() - 1; }\n";
 const MAIN: &str = "int api(void);\nint main(void) { return api() == 42 ? 0 : 1; }\n";
 
-/// The global names `readelf --dyn-syms` lists as defined in `file`, sorted.
-fn exported(dir: &Path, file: &str) -> Vec<String> {
-    let out = common::tool_ok("readelf", &["--dyn-syms", "-W", file], dir);
-    let mut v: Vec<String> = out
-        .lines()
-        .filter_map(|l| {
-            let f: Vec<&str> = l.split_whitespace().collect();
-            let entry = f.first()?.trim_end_matches(':').parse::<u32>().is_ok();
-            (entry && f.len() >= 8 && f[4] != "LOCAL" && f[6] != "UND").then(|| f[7].to_string())
-        })
-        .collect();
-    v.sort();
-    v
-}
-
 #[test]
 fn excluded_archives_are_not_exported() {
-    if !["gcc", "readelf", "ar", "ld.bfd"]
-        .iter()
-        .all(|t| common::have_tool(t))
-    {
-        eprintln!("skipped: gcc, readelf, ar and ld.bfd needed");
+    let Some((dir, shim, bfd)) = common::against_gnu_ld("exclude-libs", &["gcc", "readelf", "ar"])
+    else {
         return;
-    }
-    let (linker, _) = common::linker_under_test();
-    let dir = common::work_root().join("exclude-libs");
-    common::fresh_dir(&dir);
+    };
     for (name, text) in [
         ("helper.c", HELPER),
         ("other.c", OTHER),
@@ -54,8 +31,6 @@ fn excluded_archives_are_not_exported() {
     );
     common::tool_ok("ar", &["rcs", "libhelper.a", "helper.o"], &dir);
     common::tool_ok("ar", &["rcs", "libother.a", "other.o"], &dir);
-    let shim = common::ld_shim_dir(&linker, "exclude-libs");
-    let bfd = common::ld_shim_dir(&common::which("ld.bfd").unwrap(), "exclude-libs-bfd");
     for (case, flag) in [
         ("none", None),
         ("one", Some("-Wl,--exclude-libs,libhelper.a")),
@@ -72,7 +47,7 @@ fn excluded_archives_are_not_exported() {
             args.extend(["-L.", "-lhelper", "-lother"]);
             let o = common::tool("gcc", &args, Some(&dir));
             assert!(o.success(), "{case} ({side}):\n{}", o.log());
-            views.push(exported(&dir, &out));
+            views.push(common::dynamic_exports(&dir, &out));
             let exe = format!("main-{case}-{side}");
             let o = common::tool(
                 "gcc",

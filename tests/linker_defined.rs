@@ -23,21 +23,6 @@ const MAIN: &str = "const void *got(void) {\n  const void *p;\n\
     __asm__(\"leaq _GLOBAL_OFFSET_TABLE_(%%rip), %0\" : \"=r\"(p));\n  return p;\n}\n\
     int main(void) { return got() == 0; }\n";
 
-/// The global names `readelf --dyn-syms` lists as defined in `file`, sorted.
-fn exported(dir: &Path, file: &str) -> Vec<String> {
-    let out = common::tool_ok("readelf", &["--dyn-syms", "-W", file], dir);
-    let mut v: Vec<String> = out
-        .lines()
-        .filter_map(|l| {
-            let f: Vec<&str> = l.split_whitespace().collect();
-            let entry = f.first()?.trim_end_matches(':').parse::<u32>().is_ok();
-            (entry && f.len() >= 8 && f[4] != "LOCAL" && f[6] != "UND").then(|| f[7].to_string())
-        })
-        .collect();
-    v.sort();
-    v
-}
-
 fn needed(dir: &Path, file: &str) -> Vec<String> {
     let out = common::tool_ok("readelf", &["-dW", file], dir);
     out.lines()
@@ -48,16 +33,10 @@ fn needed(dir: &Path, file: &str) -> Vec<String> {
 
 #[test]
 fn linker_defined_symbols_stay_local_and_are_never_taken_from_a_library() {
-    if !["gcc", "readelf", "ld.bfd"]
-        .iter()
-        .all(|t| common::have_tool(t))
-    {
-        eprintln!("skipped: gcc, readelf and ld.bfd needed");
+    let Some((dir, shim, bfd)) = common::against_gnu_ld("linker-defined", &["gcc", "readelf"])
+    else {
         return;
-    }
-    let (linker, _) = common::linker_under_test();
-    let dir = common::work_root().join("linker-defined");
-    common::fresh_dir(&dir);
+    };
     for (name, text) in [("uses.c", USES), ("fake_got.c", FAKE_GOT), ("main.c", MAIN)] {
         std::fs::write(dir.join(name), text).unwrap();
     }
@@ -66,8 +45,6 @@ fn linker_defined_symbols_stay_local_and_are_never_taken_from_a_library() {
         &["-c", "-fPIC", "uses.c", "fake_got.c", "main.c"],
         &dir,
     );
-    let shim = common::ld_shim_dir(&linker, "linker-defined");
-    let bfd = common::ld_shim_dir(&common::which("ld.bfd").unwrap(), "linker-defined-bfd");
     let sides = [("ref", &bfd), ("test", &shim)];
 
     // A shared object that refers to linker-defined symbols exports the same ones as GNU ld's.
@@ -77,7 +54,7 @@ fn linker_defined_symbols_stay_local_and_are_never_taken_from_a_library() {
         let b = format!("-B{}/", shim.display());
         let o = common::tool("gcc", &[&b, "-shared", "-o", &out, "uses.o"], Some(&dir));
         assert!(o.success(), "{side}:\n{}", o.log());
-        sets.push(exported(&dir, &out));
+        sets.push(common::dynamic_exports(&dir, &out));
     }
     for local in ["_GLOBAL_OFFSET_TABLE_", "_DYNAMIC", "__ehdr_start"] {
         assert!(
@@ -113,7 +90,10 @@ fn linker_defined_symbols_stay_local_and_are_never_taken_from_a_library() {
     }
     assert!(patched > 0);
     std::fs::write(&lib, bytes).unwrap();
-    assert!(exported(&dir, "libfakegot.so").contains(&"_GLOBAL_OFFSET_TABLE_".to_string()));
+    assert!(
+        common::dynamic_exports(&dir, "libfakegot.so")
+            .contains(&"_GLOBAL_OFFSET_TABLE_".to_string())
+    );
     for (side, shim) in sides {
         let exe = format!("main-{side}");
         let b = format!("-B{}/", shim.display());

@@ -23,19 +23,11 @@ fn load_flags(dir: &std::path::Path, exe: &str) -> Vec<String> {
 
 #[test]
 fn segment_permissions_follow_gnu_ld() {
-    if !["gcc", "readelf", "ld.bfd"]
-        .iter()
-        .all(|t| common::have_tool(t))
-    {
-        eprintln!("skipped: gcc, readelf and ld.bfd needed");
+    let Some((dir, shim, bfd)) = common::against_gnu_ld("separate-code", &["gcc", "readelf"])
+    else {
         return;
-    }
-    let (linker, _) = common::linker_under_test();
-    let dir = common::work_root().join("separate-code");
-    common::fresh_dir(&dir);
+    };
     std::fs::write(dir.join("hello.c"), HELLO).unwrap();
-    let shim = common::ld_shim_dir(&linker, "separate-code");
-    let bfd = common::ld_shim_dir(&common::which("ld.bfd").unwrap(), "separate-code-bfd");
     for (kind, cflag) in [
         ("-pie", "-fPIE"),
         ("-no-pie", "-fno-pie"),

@@ -39,25 +39,14 @@ fn interface(dir: &Path, lib: &str) -> Vec<String> {
 
 #[test]
 fn versioned_shared_object_interface_matches_gnu_ld() {
-    if !["gcc", "objdump", "ld.bfd"]
-        .iter()
-        .all(|t| common::have_tool(t))
-    {
-        eprintln!("skipped: gcc, objdump and ld.bfd needed");
+    let Some((dir, shim, bfd)) = common::against_gnu_ld("versioned-so", &["gcc", "objdump"]) else {
         return;
-    }
-    let (linker, _) = common::linker_under_test();
-    let dir = common::work_root().join("versioned-so");
-    common::fresh_dir(&dir);
+    };
     std::fs::write(dir.join("lib.c"), LIB).unwrap();
     std::fs::write(dir.join("lib.map"), SCRIPT).unwrap();
     common::tool_ok("gcc", &["-c", "-fPIC", "lib.c"], &dir);
     let mut views = Vec::new();
-    for (side, ld) in [
-        ("ref", common::which("ld.bfd").unwrap()),
-        ("test", linker.clone()),
-    ] {
-        let shim = common::ld_shim_dir(&ld, &format!("versioned-so-{side}"));
+    for (side, shim) in [("ref", &bfd), ("test", &shim)] {
         let out = format!("lib-{side}.so");
         let b = format!("-B{}/", shim.display());
         let o = common::tool(

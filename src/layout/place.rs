@@ -224,9 +224,7 @@ fn place_sorted_arrays(
             off += sec.size();
         }
         cursor[osec as usize] = off;
-        o.parts.retain(|p| !matches!(p, Part::Inputs));
-        o.parts.insert(0, Part::Sorted);
-        o.pads_known = false;
+        placed_in_order(o);
     }
 }
 
@@ -292,10 +290,16 @@ fn place_link_ordered(res: &Resolved, osecs: &mut [OutputSection], p: &mut Place
             off += sec.size();
         }
         cursor[osec as usize] = off;
-        o.parts.retain(|p| !matches!(p, Part::Inputs));
-        o.parts.insert(0, Part::Sorted);
-        o.pads_known = false;
+        placed_in_order(o);
     }
+}
+
+/// An output section whose input sections were placed in an order of their own (`Part::Sorted`), with their own
+/// padding.
+fn placed_in_order(o: &mut OutputSection) {
+    o.parts.retain(|p| !matches!(p, Part::Inputs));
+    o.parts.insert(0, Part::Sorted);
+    o.pads_known = false;
 }
 
 /// A merged output section keeps SHF_MERGE with its inputs' entry size, unless plain inputs or another entry size

@@ -51,9 +51,6 @@ pub struct ScanCx<'a> {
 }
 
 impl ScanCx<'_> {
-    pub fn pic(&self) -> bool {
-        self.config.kind != OutputKind::Exec
-    }
     pub fn is_exe(&self) -> bool {
         self.config.kind != OutputKind::Shared
     }

@@ -22,16 +22,13 @@ pub fn scan_section<A: Arch>(cx: &ScanCx, f: usize, s: usize) -> SectionScan {
 }
 
 /// The scan of one section; `CHECK`: also gather the write proof (`ScanCx::check_writes`), a separate copy of the
-/// loop so that a link without it runs exactly the loop it ran before.
+/// loop so that a link without it runs exactly the loop it ran before. One loop on purpose, though long, for the
+/// reasons `write::apply::apply_section` is: the short paths skip the lookups, and the state crosses iterations.
 fn scan_section_with<A: Arch, const CHECK: bool>(cx: &ScanCx, f: usize, s: usize) -> SectionScan {
     let o = &cx.res.objects[f];
     let sec = o.sec(s);
     let writable = sec.flags() & SHF_WRITE as u64 != 0;
-    let m = Mode {
-        pic: cx.pic(),
-        exe: cx.is_exe(),
-        relax: cx.config.relax,
-    };
+    let m = Mode::of(cx.config);
     let mut out = SectionScan::default();
     let mut skip_next = false;
     // The bytes writing may touch: the output copy's (`size`) and the input's, which decide reads.

@@ -190,6 +190,10 @@ pub fn apply_nonalloc_part<A: Arch>(
 
 /// Applies the relocations of section `s` of object `f` to `out`, its bytes in the output (already copied),
 /// emitting the dynamic relocations that scan counted into `dyn_out`.
+///
+/// One loop on purpose, though long: it is the hottest of the link, its short paths go to the next relocation
+/// before the general path's lookups, and its state (the skipped relocation after a TLS relaxation, the
+/// `.eh_frame` record cursor) lives across iterations; split, that state would go through calls per relocation.
 pub fn apply_section<A: Arch>(
     cx: &WriteCx,
     f: usize,
@@ -204,11 +208,7 @@ pub fn apply_section<A: Arch>(
     }
     let writable = sec.flags() & SHF_WRITE as u64 != 0;
     let eh_frame = sec.kind == SectionKind::EhFrame;
-    let m = Mode {
-        pic: cx.pic(),
-        exe: cx.is_exe(),
-        relax: cx.config.relax,
-    };
+    let m = Mode::of(cx.config);
     let base = cx.section_addr(f, s);
     let eh_records = eh_frame.then(|| (cx.lay.sec_addr[f][s], cx.lay.eh_records.get(f, s)));
     let mut rec = 0usize;
@@ -340,6 +340,19 @@ pub fn apply_section<A: Arch>(
             .ok_or_else(|| format!("{}: invalid symbol index {sym_idx}", o.name))?;
         let at = off as usize;
         let err_range = || offset_range_error(o, s, off);
+        // A field that lies outside the section, or a value that does not fit it.
+        let write_error = |e: WriteErr, sym: &SymRef, value: u64| match e {
+            WriteErr::Range => err_range(),
+            WriteErr::Overflow => reloc_error::<A>(
+                cx.res,
+                f,
+                s,
+                off,
+                r_type,
+                sym,
+                &format!("out of range: 0x{value:x} does not fit"),
+            ),
+        };
         let bad_tls_sequence = |sym: &SymRef| {
             reloc_error::<A>(
                 cx.res,
@@ -461,36 +474,14 @@ pub fn apply_section<A: Arch>(
                     return Err(bad_tls_sequence(&sym));
                 }
                 let value = relaxed_value(cx, x, &sym, s_val, a, p_addr);
-                A::relax(out, at, r_type, x, value).map_err(|e| match e {
-                    WriteErr::Range => err_range(),
-                    WriteErr::Overflow => reloc_error::<A>(
-                        cx.res,
-                        f,
-                        s,
-                        off,
-                        r_type,
-                        &sym,
-                        &format!("out of range: 0x{value:x} does not fit"),
-                    ),
-                })?;
+                A::relax(out, at, r_type, x, value).map_err(|e| write_error(e, &sym, value))?;
                 continue;
             }
             Action::Error(why) => {
                 return Err(reloc_error::<A>(cx.res, f, s, off, r_type, &sym, why));
             }
         };
-        A::write_value(out, at, r_type, value).map_err(|e| match e {
-            WriteErr::Range => err_range(),
-            WriteErr::Overflow => reloc_error::<A>(
-                cx.res,
-                f,
-                s,
-                off,
-                r_type,
-                &sym,
-                &format!("out of range: 0x{value:x} does not fit"),
-            ),
-        })?;
+        A::write_value(out, at, r_type, value).map_err(|e| write_error(e, &sym, value))?;
     }
     Ok(())
 }

@@ -968,58 +968,54 @@ fn write_got_plt<A: Arch>(cx: &WriteCx, bytes: &mut Parts) -> Result<()> {
                     },
                 );
                 next_dyn += 1;
-            } else if ifunc {
-                // The resolver fills the stub's slot; a separate canonical slot holds the stub's address.
-                let (irel_slot, irel_addr) = if x.igot != NONE {
-                    let stub = cx
-                        .plt_addr(id)
-                        .expect("a canonical IFUNC slot implies a stub");
-                    bytes[off..off + 8].copy_from_slice(&stub.to_le_bytes());
+            } else {
+                // An IFUNC's slot is filled by its resolver (IRELATIVE); with a canonical stub that is a separate
+                // slot, the one the stub jumps through, and the GOT slot holds the stub's address.
+                let canonical_stub = ifunc && x.igot != NONE;
+                if ifunc {
+                    let (irel_slot, irel_addr) = if canonical_stub {
+                        (
+                            g.offset as usize + 8 * x.igot as usize,
+                            g.addr + 8 * x.igot as u64,
+                        )
+                    } else {
+                        (off, addr)
+                    };
+                    put_rela(
+                        &mut bytes[irel_area + 24 * next_irel..],
+                        &DynRel {
+                            offset: irel_addr,
+                            r_type: A::R_IRELATIVE,
+                            sym: 0,
+                            addend: value as i64,
+                        },
+                    );
+                    next_irel += 1;
+                    bytes[irel_slot..irel_slot + 8].copy_from_slice(&value.to_le_bytes());
+                }
+                if !ifunc || canonical_stub {
+                    // A link-time address: the symbol's, or the canonical stub's.
+                    let v = if canonical_stub {
+                        cx.plt_addr(id)
+                            .expect("a canonical IFUNC slot implies a stub")
+                    } else {
+                        value
+                    };
+                    bytes[off..off + 8].copy_from_slice(&v.to_le_bytes());
                     // Packed: the layout's .relr.dyn names this slot.
-                    if pic && !cx.config.pack_relative_relocs {
+                    if pic && !symbols::is_absolute(res, target) && !cx.config.pack_relative_relocs
+                    {
                         put_rela(
                             &mut bytes[rela_dyn + 24 * next_dyn..],
                             &DynRel {
                                 offset: addr,
                                 r_type: A::R_RELATIVE,
                                 sym: 0,
-                                addend: stub as i64,
+                                addend: v as i64,
                             },
                         );
                         next_dyn += 1;
                     }
-                    (
-                        g.offset as usize + 8 * x.igot as usize,
-                        g.addr + 8 * x.igot as u64,
-                    )
-                } else {
-                    (off, addr)
-                };
-                put_rela(
-                    &mut bytes[irel_area + 24 * next_irel..],
-                    &DynRel {
-                        offset: irel_addr,
-                        r_type: A::R_IRELATIVE,
-                        sym: 0,
-                        addend: value as i64,
-                    },
-                );
-                next_irel += 1;
-                bytes[irel_slot..irel_slot + 8].copy_from_slice(&value.to_le_bytes());
-            } else {
-                bytes[off..off + 8].copy_from_slice(&value.to_le_bytes());
-                // Packed: the layout's .relr.dyn names this slot.
-                if pic && !symbols::is_absolute(res, target) && !cx.config.pack_relative_relocs {
-                    put_rela(
-                        &mut bytes[rela_dyn + 24 * next_dyn..],
-                        &DynRel {
-                            offset: addr,
-                            r_type: A::R_RELATIVE,
-                            sym: 0,
-                            addend: value as i64,
-                        },
-                    );
-                    next_dyn += 1;
                 }
             }
         }

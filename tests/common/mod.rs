@@ -435,3 +435,40 @@ pub fn fresh_dir(dir: &Path) {
     let _ = std::fs::remove_dir_all(dir);
     std::fs::create_dir_all(dir).unwrap_or_else(|e| panic!("create {}: {e}", dir.display()));
 }
+
+/// Set-up of a comparison with GNU ld: a fresh work directory `name` under [`work_root`], and `gcc -B` directories
+/// for the linker under test and for GNU ld, as `(dir, test, reference)`; or `None`, with "skipped" printed, when
+/// one of `tools` or `ld.bfd` is missing.
+pub fn against_gnu_ld(name: &str, tools: &[&str]) -> Option<(PathBuf, PathBuf, PathBuf)> {
+    let missing: Vec<&str> = tools
+        .iter()
+        .copied()
+        .chain(["ld.bfd"])
+        .filter(|t| !have_tool(t))
+        .collect();
+    if !missing.is_empty() {
+        eprintln!("skipped: {} needed", missing.join(", "));
+        return None;
+    }
+    let (linker, _) = linker_under_test();
+    let dir = work_root().join(name);
+    fresh_dir(&dir);
+    let test = ld_shim_dir(&linker, name);
+    let reference = ld_shim_dir(&which("ld.bfd")?, &format!("{name}-bfd"));
+    Some((dir, test, reference))
+}
+
+/// The names of the defined, non-local symbols `readelf --dyn-syms` lists for `file` (in `dir`), sorted.
+pub fn dynamic_exports(dir: &Path, file: &str) -> Vec<String> {
+    let out = tool_ok("readelf", &["--dyn-syms", "-W", file], dir);
+    let mut v: Vec<String> = out
+        .lines()
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            let entry = f.first()?.trim_end_matches(':').parse::<u32>().is_ok();
+            (entry && f.len() >= 8 && f[4] != "LOCAL" && f[6] != "UND").then(|| f[7].to_string())
+        })
+        .collect();
+    v.sort();
+    v
+}
