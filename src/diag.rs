@@ -99,6 +99,15 @@ pub fn collect<T>(results: impl IntoIterator<Item = Result<T>>) -> Result<Vec<T>
     }
 }
 
+/// An I/O error as GNU ld and lld word it: the system's message without Rust's " (os error N)".
+pub fn io_reason(e: &std::io::Error) -> String {
+    let s = e.to_string();
+    match s.rfind(" (os error ") {
+        Some(at) if s.ends_with(')') => s[..at].to_string(),
+        _ => s,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

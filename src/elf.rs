@@ -232,7 +232,9 @@ pub fn align_up(v: u64, align: u64) -> u64 {
     if align <= 1 {
         v
     } else {
-        v.div_ceil(align) * align
+        // Saturating: sizes and addresses from the inputs may be near 2^64, and the layout reports a section
+        // that ends past the address space (`segments`) rather than wrapping around.
+        v.div_ceil(align).saturating_mul(align)
     }
 }
 

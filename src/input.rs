@@ -91,6 +91,9 @@ pub struct Inputs {
 }
 
 pub fn load(config: &Config) -> Result<Inputs> {
+    use std::os::unix::fs::MetadataExt;
+    let output = std::fs::metadata(&config.output).ok();
+    let _ = OUTPUT_ID.set(output.filter(|m| m.is_file()).map(|m| (m.dev(), m.ino())));
     let mut loader = Loader {
         config,
         items: Vec::new(),
@@ -237,13 +240,33 @@ pub fn release_input_pages() {
     });
 }
 
+/// The device and inode of the existing output file, if any: no input may be that file, which the link would
+/// overwrite while reading it (GNU ld refuses the same).
+static OUTPUT_ID: std::sync::OnceLock<Option<(u64, u64)>> = std::sync::OnceLock::new();
+
 fn map_file(path: &Path) -> std::result::Result<Data, String> {
-    let file = File::open(path)
-        .map_err(|e| format!("cannot open {}: {}", path.display(), io_reason(&e)))?;
-    let len = file
-        .metadata()
-        .map_err(|e| format!("cannot open {}: {}", path.display(), io_reason(&e)))?
-        .len();
+    use std::os::unix::fs::MetadataExt;
+    let file = File::open(path).map_err(|e| {
+        format!(
+            "cannot open {}: {}",
+            path.display(),
+            crate::diag::io_reason(&e)
+        )
+    })?;
+    let meta = file.metadata().map_err(|e| {
+        format!(
+            "cannot open {}: {}",
+            path.display(),
+            crate::diag::io_reason(&e)
+        )
+    })?;
+    if OUTPUT_ID.get().copied().flatten() == Some((meta.dev(), meta.ino())) {
+        return Err(format!(
+            "input file '{}' is the same as the output file",
+            path.display()
+        ));
+    }
+    let len = meta.len();
     if len == 0 {
         return Ok(&[]);
     }
@@ -267,14 +290,6 @@ pub fn is_bitcode(data: &[u8]) -> bool {
 /// The error for a bitcode input `name` (a file or `archive(member)`).
 pub fn bitcode_error(name: &str) -> String {
     format!("{name}: file is LLVM bitcode (LTO); rivet does not support LTO: rebuild without -flto")
-}
-
-fn io_reason(e: &std::io::Error) -> String {
-    match e.kind() {
-        std::io::ErrorKind::NotFound => "No such file or directory".into(),
-        std::io::ErrorKind::PermissionDenied => "Permission denied".into(),
-        _ => e.to_string(),
-    }
 }
 
 impl Loader<'_> {

@@ -13,6 +13,11 @@ use std::io::Write;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
+/// The page size the holes of a sparse output are rounded to.
+const PAGE: usize = 4096;
+/// The smallest hole left in an output: gaps under this are written as zeros like any padding.
+const HOLE_MIN: usize = 1 << 20;
+
 /// An output being written.
 pub struct OutputFile {
     buf: OutputBuffer,
@@ -23,21 +28,34 @@ pub struct OutputFile {
     special: bool,
     /// The old output's file is reused (`--update-in-place`).
     reused: bool,
+    /// Large gaps no writer touches (`holes`): left unallocated, never faulted in or written.
+    holes: Vec<Range<usize>>,
 }
 
 impl OutputFile {
     /// Opens the output of `config` for an image of `size` bytes. `may_reuse`: writing is proved not to fail
     /// (`scan::WriteCheck`), so the old output may be written into (`take_old_output`): from the first byte
     /// written on, its old contents are gone. `first`: a range the caller fills right away, pre-faulted first.
+    ///
+    /// `holes`: ranges no writer touches, ascending; those of a page or more (the padding a large alignment
+    /// asks for) stay holes of a sparse file, so that such an output costs neither disk blocks nor memory.
     pub fn open(
         config: &Config,
         size: u64,
         may_reuse: bool,
         first: Range<usize>,
+        holes: Vec<Range<usize>>,
     ) -> Result<OutputFile> {
         let out_path = &config.output;
         let special = special_output(out_path)?;
         let tmp = temp_path(out_path);
+        let holes: Vec<Range<usize>> = holes
+            .into_iter()
+            .map(|r| r.start.next_multiple_of(PAGE)..r.end / PAGE * PAGE)
+            .filter(|r| r.end >= r.start + HOLE_MIN)
+            .collect();
+        // An old output is reused only where it needs no holes punched.
+        let may_reuse = may_reuse && holes.is_empty();
         let reused = if !special && config.mmap_output && config.update_in_place && may_reuse {
             take_old_output(out_path, &tmp, size)
         } else {
@@ -50,13 +68,15 @@ impl OutputFile {
             size,
             special,
             reused: reused.is_some(),
+            holes,
         };
         file.buf = if let Some(old) = reused {
             let map = reuse_output(&old, size).map_err(|e| {
                 old.give_back(out_path, &file.tmp);
                 Errors::one(format!(
-                    "cannot map output file {}: {e}",
-                    out_path.display()
+                    "cannot map output file {}: {}",
+                    out_path.display(),
+                    crate::diag::io_reason(&e)
                 ))
             })?;
             OutputBuffer::Mapped {
@@ -80,7 +100,13 @@ impl OutputFile {
             .create(true)
             .truncate(true)
             .open(tmp)
-            .map_err(|e| Errors::one(format!("cannot open output file {}: {e}", tmp.display())))?;
+            .map_err(|e| {
+                let e = crate::diag::io_reason(&e);
+                Errors::one(format!(
+                    "cannot open output file {}: {e}",
+                    self.path.display()
+                ))
+            })?;
         file.set_len(size).map_err(|e| self.no_room(e))?;
         // Blocks allocated up front: ext4 then does not reserve delayed-allocation blocks page by page under the
         // inode's i_data_sem while the output is pre-faulted, which the threads contended on. A full disk or a file
@@ -92,19 +118,27 @@ impl OutputFile {
         // where a write would raise SIGBUS). A kernel without that advice (before Linux 5.14) gets the fallocate.
         if !(is_tmpfs(&file) && populate_supported()) {
             use std::os::fd::AsRawFd;
-            // SAFETY: fallocate only allocates blocks of a file this process just created.
-            if unsafe { libc::fallocate(file.as_raw_fd(), 0, 0, size as libc::off_t) } != 0 {
-                let e = std::io::Error::last_os_error();
-                if matches!(e.raw_os_error(), Some(libc::ENOSPC | libc::EFBIG)) {
-                    drop(file);
-                    return Err(self.no_room(e));
+            for r in self.written(0..size as usize) {
+                let (at, len) = (r.start as libc::off_t, (r.end - r.start) as libc::off_t);
+                // SAFETY: fallocate only allocates blocks of a file this process just created.
+                if unsafe { libc::fallocate(file.as_raw_fd(), 0, at, len) } != 0 {
+                    let e = std::io::Error::last_os_error();
+                    if matches!(e.raw_os_error(), Some(libc::ENOSPC | libc::EFBIG)) {
+                        drop(file);
+                        return Err(self.no_room(e));
+                    }
+                    break;
                 }
             }
         }
         // SAFETY: the file is ours (just created under a unique name) and sized before mapping.
         let map = unsafe { memmap2::MmapMut::map_mut(&file) }.map_err(|e| {
             let _ = std::fs::remove_file(tmp);
-            Errors::one(format!("cannot map output file {}: {e}", tmp.display()))
+            let e = crate::diag::io_reason(&e);
+            Errors::one(format!(
+                "cannot map output file {}: {e}",
+                self.path.display()
+            ))
         })?;
         advise_huge_pages(&map);
         prefault(&map, first).map_err(|e| self.no_room(e))?;
@@ -115,8 +149,9 @@ impl OutputFile {
     fn no_room(&self, e: std::io::Error) -> Errors {
         let _ = std::fs::remove_file(&self.tmp);
         Errors::one(format!(
-            "cannot write output file {}: {e} ({} bytes needed)",
+            "cannot write output file {}: {} ({} bytes needed)",
             self.path.display(),
+            crate::diag::io_reason(&e),
             self.size
         ))
     }
@@ -141,17 +176,32 @@ impl OutputFile {
     /// are those of a fresh link whatever the old file held.
     pub fn prepare(&mut self, uncovered: impl FnOnce() -> Vec<Range<usize>>) -> Result<()> {
         let reused = self.reused;
+        let written: Vec<Range<usize>> = self.written(0..self.size as usize).collect();
         match &mut self.buf {
             OutputBuffer::Mapped { map, .. } if reused => {
                 clear(map, &uncovered());
                 Ok(())
             }
             OutputBuffer::Mapped { map, .. } => {
-                let r = prefault(map, 0..map.len());
+                let r = written.into_iter().try_for_each(|r| prefault(map, r));
                 r.map_err(|e| self.no_room(e))
             }
             OutputBuffer::Heap(_) => Ok(()),
         }
+    }
+
+    /// The parts of `range` outside the holes, ascending.
+    fn written(&self, range: Range<usize>) -> impl Iterator<Item = Range<usize>> + '_ {
+        let starts = std::iter::once(range.start).chain(self.holes.iter().map(|h| h.end));
+        let ends = self
+            .holes
+            .iter()
+            .map(|h| h.start)
+            .chain(std::iter::once(range.end));
+        starts
+            .zip(ends)
+            .map(move |(a, b)| a.max(range.start)..b.min(range.end))
+            .filter(|r| r.start < r.end)
     }
 
     /// Gives up a link that failed while writing: the temporary file is removed (a reused old output is lost
@@ -164,6 +214,7 @@ impl OutputFile {
 
     /// Puts the finished image in place under the output's name.
     pub fn commit(self) -> Result<()> {
+        let written: Vec<Range<usize>> = self.written(0..self.size as usize).collect();
         let OutputFile {
             buf,
             path,
@@ -192,8 +243,12 @@ impl OutputFile {
                     return f.write_all(&v);
                 }
                 OutputBuffer::Heap(v) => {
-                    let mut f = std::fs::File::create(&tmp)?;
-                    f.write_all(&v)?;
+                    use std::os::unix::fs::FileExt;
+                    let f = std::fs::File::create(&tmp)?;
+                    f.set_len(size)?;
+                    for r in written {
+                        f.write_all_at(&v[r.clone()], r.start as u64)?;
+                    }
                     drop(f);
                     set_mode(&tmp)?;
                 }
@@ -213,6 +268,7 @@ impl OutputFile {
         };
         finish().map_err(|e| {
             let _ = std::fs::remove_file(&tmp);
+            let e = crate::diag::io_reason(&e);
             Errors::one(format!("cannot write output file {}: {e}", path.display()))
         })
     }

@@ -464,6 +464,15 @@ fn parse_object(input: ObjectInput) -> std::result::Result<ObjectFile, String> {
                 crate::diag::demangle(file.sym_name(i))
             ));
         }
+        if shndx == E::SHN_COMMON as u32 {
+            check_align(file.syms[i].st_value.get(LE), "alignment").map_err(|e| {
+                format!(
+                    "{}: common symbol '{}': {e}",
+                    file.name,
+                    crate::diag::demangle(file.sym_name(i))
+                )
+            })?;
+        }
         if lazy && shndx != 0 && i >= first_global {
             file.lazy_defined.push((i - first_global) as u32);
         }
@@ -512,6 +521,20 @@ impl ObjectFile {
             let sname = elf::cstr(self.shstrtab, sh.sh_name.get(LE))
                 .map_err(|e| ctx(format!("section {i}: {e}")))?;
             let kind = classify(sname, sh);
+            if kind != SectionKind::Ignored {
+                let bad = |e: String| format!("{name}:({}): {e}", String::from_utf8_lossy(sname));
+                check_align(sh.sh_addralign.get(LE), "sh_addralign").map_err(bad)?;
+                // The layout splits .eh_frame into records and `.eh_frame_hdr` indexes them: only the allocated
+                // section with contents that every compiler writes.
+                if kind == SectionKind::EhFrame
+                    && (sh.sh_flags.get(LE) & E::SHF_ALLOC as u64 == 0
+                        || sh.sh_type.get(LE) == E::SHT_NOBITS)
+                {
+                    return Err(bad(
+                        "an .eh_frame section must be SHF_ALLOC and hold data".into()
+                    ));
+                }
+            }
             let at = if kind == SectionKind::Ignored && sh.sh_type.get(LE) != E::SHT_GROUP {
                 DataAt::None
             } else if self.decompressed.iter().any(|&(k, _)| k as usize == i) {
@@ -621,6 +644,7 @@ impl ObjectFile {
             let (chdr, body) = object::pod::from_bytes::<E::CompressionHeader64<LE>>(raw)
                 .map_err(|_| err("truncated compression header".into()))?;
             let size = chdr.ch_size.get(LE);
+            check_align(chdr.ch_addralign.get(LE), "ch_addralign").map_err(err)?;
             let out = decompress(chdr.ch_type.get(LE), body, size).map_err(err)?;
             self.decompressed.push((i as u32, Vec::leak(out)));
             sh.sh_flags
@@ -632,6 +656,23 @@ impl ObjectFile {
         self.shdrs = Vec::leak(shdrs);
         Ok(())
     }
+}
+
+/// The largest alignment an input may ask for: lld's limit, and the largest the assemblers write (`.p2align 31`).
+/// The padding a larger one needs is a file of gigabytes.
+const MAX_ALIGN: u64 = 1 << 31;
+
+/// Checks an alignment read from an input (`field` names it): zero or a power of two, at most [`MAX_ALIGN`].
+pub fn check_align(align: u64, field: &str) -> std::result::Result<(), String> {
+    if align > 1 && !align.is_power_of_two() {
+        return Err(format!("{field} {align:#x} is not a power of 2"));
+    }
+    if align > MAX_ALIGN {
+        return Err(format!(
+            "{field} {align:#x} is too large (the limit is {MAX_ALIGN:#x})"
+        ));
+    }
+    Ok(())
 }
 
 /// Decompresses an `SHF_COMPRESSED` section's body of type `ch_type` into exactly `size` bytes.

@@ -83,7 +83,15 @@ fn tokenize(text: &str) -> Result<Vec<String>, String> {
             {
                 i += 1;
             }
-            toks.push(text[start..i].to_string());
+            let word = &text[start..i];
+            // `local:*` is `local:` and `*`.
+            match ["global:", "local:"]
+                .iter()
+                .find(|p| word.len() > p.len() && word.starts_with(*p))
+            {
+                Some(p) => toks.extend([p.to_string(), word[p.len()..].to_string()]),
+                None => toks.push(word.to_string()),
+            }
         }
     }
     Ok(toks)
@@ -104,11 +112,21 @@ fn pattern(tok: &str, cxx: bool) -> Pattern {
     }
 }
 
+/// Parses a version script with GNU ld's grammar: every pattern ends with `;` (the last one of an `extern` block
+/// may not), and every node with `;` after its closing brace and dependencies.
 pub fn parse(text: &str) -> Result<VersionScript, String> {
     let toks = tokenize(text)?;
-    let mut nodes = Vec::new();
+    let mut nodes: Vec<Node> = Vec::new();
+    let mut names = std::collections::HashSet::new();
     let mut i = 0;
     let tok = |i: usize| toks.get(i).map(String::as_str);
+    let expect = |i: usize, want: &str, after: &str| match tok(i) {
+        Some(t) if t == want => Ok(()),
+        t => Err(format!(
+            "expected '{want}' {after}, found {}",
+            t.map_or("the end of the script".to_string(), |t| format!("'{t}'"))
+        )),
+    };
     // An optional `VERSION { ... }` wrapper (the form allowed inside full linker scripts).
     let wrapped = tok(0) == Some("VERSION") && tok(1) == Some("{");
     if wrapped {
@@ -124,82 +142,110 @@ pub fn parse(text: &str) -> Result<VersionScript, String> {
         }
         let mut node = Node::default();
         if tok(i) != Some("{") {
-            node.name = Some(toks[i].clone());
+            let name = &toks[i];
+            if !is_name(name) {
+                return Err(format!("expected a version name, found '{name}'"));
+            }
+            if names.contains(name.as_str()) {
+                return Err(format!("duplicate version tag '{name}'"));
+            }
+            node.name = Some(name.clone());
             i += 1;
         }
-        if tok(i) != Some("{") {
-            return Err(format!(
-                "expected '{{' after version name, found {:?}",
-                tok(i)
-            ));
-        }
-        i += 1;
-        let mut local = false;
-        loop {
-            match tok(i) {
-                None => return Err("unexpected end of version script".into()),
-                Some("}") => {
-                    i += 1;
-                    break;
-                }
-                Some("global:") => {
-                    local = false;
-                    i += 1;
-                }
-                Some("local:") => {
-                    local = true;
-                    i += 1;
-                }
-                Some("global") | Some("local") if tok(i + 1) == Some(":") => {
-                    local = tok(i) == Some("local");
-                    i += 2;
-                }
-                Some("extern") => {
-                    let lang = tok(i + 1).unwrap_or("");
-                    let cxx = match lang {
-                        "\"C++" => true,
-                        "\"C" => false,
-                        _ => return Err(format!("unsupported extern language {lang}")),
-                    };
-                    if tok(i + 2) != Some("{") {
-                        return Err("expected '{' after extern".into());
-                    }
-                    i += 3;
-                    while let Some(t) = tok(i) {
-                        if t == "}" {
-                            break;
-                        }
-                        if t != ";" {
-                            node.add(local, pattern(t, cxx));
-                        }
-                        i += 1;
-                    }
-                    i += 1; // `}`
-                    if tok(i) == Some(";") {
-                        i += 1;
-                    }
-                }
-                Some(";") => i += 1,
-                Some(t) => {
-                    node.add(local, pattern(t, false));
-                    i += 1;
-                }
-            }
-        }
-        while let Some(t) = tok(i) {
-            if t == ";" {
-                i += 1;
+        expect(i, "{", "after the version name")?;
+        i = node_body(&toks, i + 1, &mut node)?;
+        while let Some(t) = tok(i).filter(|&t| t != ";") {
+            if !is_name(t) {
                 break;
+            }
+            if !names.contains(t) {
+                return Err(format!("version node depends on unknown version '{t}'"));
             }
             node.deps.push(t.to_string());
             i += 1;
         }
+        expect(i, ";", "after a version node")?;
+        i += 1;
+        if (node.name.is_none() || nodes.first().is_some_and(|n| n.name.is_none()))
+            && !nodes.is_empty()
+        {
+            return Err(
+                "an anonymous version node cannot be combined with other version nodes".into(),
+            );
+        }
+        names.extend(node.name.clone());
         nodes.push(node);
+        // Version indexes are 15 bits (the top bit of a `.gnu.version` entry marks a hidden symbol); 1 is the base.
+        if nodes.len() > 0x7ffd {
+            return Err(format!("too many version nodes (at most {})", 0x7ffd));
+        }
     }
     Ok(VersionScript { nodes })
 }
 
-/// Shell-style glob match (`*`, `?`, `[abc]`, `[a-z]`, `[!x]`) over bytes.
+/// Reads a node's patterns from `i` (after its `{`) to its `}`; returns the index after the brace.
+fn node_body(toks: &[String], mut i: usize, node: &mut Node) -> Result<usize, String> {
+    let tok = |i: usize| toks.get(i).map(String::as_str);
+    let eof = || "unexpected end of version script".to_string();
+    let mut local = false;
+    loop {
+        match tok(i).ok_or_else(eof)? {
+            "}" => return Ok(i + 1),
+            "global:" | "local:" => {
+                local = tok(i) == Some("local:");
+                i += 1;
+            }
+            "global" | "local" if tok(i + 1) == Some(":") => {
+                local = tok(i) == Some("local");
+                i += 2;
+            }
+            "extern" => {
+                let lang = tok(i + 1).unwrap_or("");
+                let cxx = match lang {
+                    "\"C++" => true,
+                    "\"C" => false,
+                    _ => return Err(format!("unsupported extern language {lang}")),
+                };
+                if tok(i + 2) != Some("{") {
+                    return Err("expected '{' after extern".into());
+                }
+                i += 3;
+                // Patterns separated by `;`, the last one's optional.
+                loop {
+                    match tok(i).ok_or_else(eof)? {
+                        "}" => break,
+                        t if is_name(t) => node.add(local, pattern(t, cxx)),
+                        t => return Err(format!("unexpected '{t}' in an extern block")),
+                    }
+                    i += 1;
+                    match tok(i).ok_or_else(eof)? {
+                        ";" => i += 1,
+                        "}" => {}
+                        t => return Err(format!("expected ';' after a pattern, found '{t}'")),
+                    }
+                }
+                if tok(i + 1) != Some(";") {
+                    return Err("expected ';' after an extern block".into());
+                }
+                i += 2;
+            }
+            t if is_name(t) => {
+                node.add(local, pattern(t, false));
+                if tok(i + 1) != Some(";") {
+                    return Err(format!("expected ';' after '{t}'"));
+                }
+                i += 2;
+            }
+            t => return Err(format!("unexpected '{t}' in a version node")),
+        }
+    }
+}
+
+/// Whether a token may be a version name or a pattern (not punctuation).
+fn is_name(t: &str) -> bool {
+    !t.is_empty() && !matches!(t, "{" | "}" | ";" | ":")
+}
+
 pub fn glob_match(pat: &[u8], s: &[u8]) -> bool {
     let (mut p, mut i) = (0usize, 0usize);
     let mut star: Option<(usize, usize)> = None;
@@ -377,6 +423,38 @@ mod tests {
         assert_eq!(anon.nodes[0].name, None);
         assert_eq!(anon.binding(b"a", None), Binding::Global(0));
         assert_eq!(anon.binding(b"b", None), Binding::Local);
+    }
+
+    /// Each script as GNU ld 2.40 takes it (issue 34: a missing `;` and nested braces were accepted).
+    #[test]
+    fn grammar_matches_gnu_ld() {
+        for ok in [
+            "{ global: foo; local: *; };",
+            "{ global: foo; local:*; };",
+            "{ global : foo ; local : * ; } ;",
+            "V1 { foo; }; V2 { bar; } V1;",
+            "V1 { extern \"C++\" { foo }; };",
+            "V1 { };",
+        ] {
+            assert!(parse(ok).is_ok(), "{ok}: {:?}", parse(ok));
+        }
+        for bad in [
+            "{ global: foo; local: *; }",
+            "{ global: foo local: *; };",
+            "V1 { foo; }; V2 { bar; } V3;",
+            "V1 { foo; }; V1 { bar; };",
+            "{ foo; }; V2 { bar; };",
+            "V1 { { foo; }; };",
+            "V1 { extern \"C++\" { foo; } };",
+            "V1 { foo; };;",
+            "V1 { foo; } V1;",
+        ] {
+            assert!(parse(bad).is_err(), "{bad} was accepted");
+        }
+        let deep = format!("V1 {{ {} }};", "{".repeat(100_000));
+        assert!(parse(&deep).is_err());
+        let many: String = (0..0x8000).map(|k| format!("V{k} {{ }};\n")).collect();
+        assert!(parse(&many).unwrap_err().contains("too many version nodes"));
     }
 
     #[test]

@@ -226,7 +226,10 @@ impl Arch for X86_64 {
         if !ok {
             return Err(WriteErr::Overflow);
         }
-        let field = out.get_mut(at..at + width).ok_or(WriteErr::Range)?;
+        let field = at
+            .checked_add(width)
+            .and_then(|end| out.get_mut(at..end))
+            .ok_or(WriteErr::Range)?;
         field.copy_from_slice(&value.to_le_bytes()[..width]);
         Ok(())
     }

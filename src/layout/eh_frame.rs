@@ -2,6 +2,7 @@
 //! shared.
 
 use super::{EhRecord, EhRecords, NONE};
+use crate::arch::{Arch, proof};
 use crate::diag::{Errors, Result};
 use crate::elf::{self, LE};
 use crate::gc::Liveness;
@@ -126,7 +127,11 @@ pub fn eh_block_size(records: &[EhRecord]) -> u64 {
 
 /// Splits every live `.eh_frame` into records and decides which are kept: an FDE is kept when the section its
 /// first relocation points at is live; CIEs are kept when a kept FDE uses them.
-pub fn split_eh_frames(res: &Resolved, live: &Liveness) -> Result<EhRecords> {
+///
+/// The records are checked as they are read, since the writer and `.eh_frame_hdr` trust them: each length within
+/// the section, each FDE's CIE pointer at a CIE before it, and each relocation inside one record's body (after
+/// its length and CIE id, which the writer reads back), in offset order, as assemblers emit them.
+pub fn split_eh_frames<A: Arch>(res: &Resolved, live: &Liveness) -> Result<EhRecords> {
     type PerFile = Vec<(u32, Vec<EhRecord>)>;
     let out: Vec<std::result::Result<PerFile, String>> = res.runs.map(|f| {
         let o = &res.objects[f];
@@ -135,70 +140,8 @@ pub fn split_eh_frames(res: &Resolved, live: &Liveness) -> Result<EhRecords> {
             if sec.kind != SectionKind::EhFrame || !live.is_live(f, s) {
                 continue;
             }
-            let d = sec.data();
-            let mut recs = Vec::new();
-            let mut off = 0usize;
-            let mut rel_i = 0usize;
-            while off < d.len() {
-                let bad = || format!("{}:(.eh_frame+0x{off:x}): corrupt .eh_frame record", o.name);
-                let len = elf::read_u32(d, off).ok_or_else(bad)? as usize;
-                if len == 0xffff_ffff {
-                    return Err(format!(
-                        "{}: 64-bit .eh_frame records are not supported",
-                        o.name
-                    ));
-                }
-                let size = 4 + len;
-                if off + size > d.len() {
-                    return Err(bad());
-                }
-                if len == 0 {
-                    // Terminator: keep it only where it is (crtend.o).
-                    recs.push(EhRecord {
-                        in_off: off as u64,
-                        size: 4,
-                        out_off: 0,
-                        is_cie: true,
-                        cie_in_off: 0,
-                    });
-                    off += 4;
-                    continue;
-                }
-                let id = elf::read_u32(d, off + 4).ok_or_else(bad)?;
-                let is_cie = id == 0;
-                let cie_in_off = if is_cie {
-                    0
-                } else {
-                    (off + 4).wrapping_sub(id as usize) as u64
-                };
-                // Find this record's first relocation (pc_begin for an FDE).
-                while rel_i < sec.relas().len()
-                    && (sec.relas()[rel_i].r_offset.get(LE) as usize) < off
-                {
-                    rel_i += 1;
-                }
-                let mut keep = true;
-                if !is_cie {
-                    keep = false;
-                    if let Some(r) = sec.relas().get(rel_i) {
-                        let ro = r.r_offset.get(LE) as usize;
-                        if ro < off + size
-                            && let Some((tf, ts)) =
-                                crate::gc::target_section(res, f, r.r_sym(LE, false) as usize)
-                        {
-                            keep = live.is_live(tf, ts);
-                        }
-                    }
-                }
-                recs.push(EhRecord {
-                    in_off: off as u64,
-                    size: size as u64,
-                    out_off: if keep { 0 } else { NONE as u64 },
-                    is_cie,
-                    cie_in_off,
-                });
-                off += size;
-            }
+            let mut recs = split_section::<A>(res, live, f, s)
+                .map_err(|(off, e)| format!("{}:(.eh_frame+{off:#x}): {e}", o.name))?;
             // Assign output offsets: kept records in order.
             let mut cur = 0u64;
             for r in recs.iter_mut() {
@@ -212,4 +155,114 @@ pub fn split_eh_frames(res: &Resolved, live: &Liveness) -> Result<EhRecords> {
         Ok(per_sec)
     });
     crate::diag::collect(out.into_iter().map(|r| r.map_err(Errors::one))).map(EhRecords)
+}
+
+/// The records of `.eh_frame` section `s` of object `f`, or the offset of the first bad one and what is wrong.
+fn split_section<A: Arch>(
+    res: &Resolved,
+    live: &Liveness,
+    f: usize,
+    s: usize,
+) -> std::result::Result<Vec<EhRecord>, (usize, String)> {
+    let sec = res.objects[f].sec(s);
+    let (d, relas) = (sec.data(), sec.relas());
+    let mut recs = Vec::new();
+    let mut off = 0usize;
+    let mut rel_i = 0usize;
+    while off < d.len() {
+        let len =
+            elf::read_u32(d, off).ok_or((off, "truncated record length".to_string()))? as usize;
+        if len == 0xffff_ffff {
+            return Err((off, "64-bit .eh_frame records are not supported".into()));
+        }
+        let size = 4 + len;
+        if off + size > d.len() {
+            return Err((
+                off,
+                format!("record of {size} bytes extends past the section's end"),
+            ));
+        }
+        if len == 0 {
+            // Terminator: keep it only where it is (crtend.o).
+            recs.push(EhRecord {
+                in_off: off as u64,
+                size: 4,
+                out_off: 0,
+                is_cie: true,
+                cie_in_off: 0,
+            });
+            if relas
+                .get(rel_i)
+                .is_some_and(|r| (r.r_offset.get(LE) as usize) < off + 4)
+            {
+                return Err((off, "relocation in a terminator record".into()));
+            }
+            off += 4;
+            continue;
+        }
+        if len < 4 {
+            return Err((off, format!("record of {size} bytes is too short")));
+        }
+        let id = elf::read_u32(d, off + 4).unwrap_or(0);
+        let is_cie = id == 0;
+        let cie_in_off = if is_cie {
+            0
+        } else {
+            let cie = (off + 4).checked_sub(id as usize);
+            // CIEs come before their FDEs: the records so far are sorted by offset.
+            match cie.and_then(|c| {
+                recs.binary_search_by_key(&(c as u64), |r: &EhRecord| r.in_off)
+                    .ok()
+            }) {
+                Some(k) if recs[k].is_cie && recs[k].size > 4 => recs[k].in_off,
+                _ => return Err((off, "FDE's CIE pointer does not point to a CIE".into())),
+            }
+        };
+        // This record's relocations: each field inside its body; the first is an FDE's pc_begin.
+        let first = rel_i;
+        while let Some(r) = relas.get(rel_i) {
+            let at = r.r_offset.get(LE);
+            if at >= (off + size) as u64 {
+                break;
+            }
+            let width = (A::write_proof(r.r_type(LE, false)) & proof::WIDTH).max(1) as u64;
+            if at < (off + 8) as u64 || at + width > (off + size) as u64 {
+                return Err((
+                    off,
+                    format!(
+                        "relocation at offset {at:#x} is not inside a record's body (relocations must be sorted)"
+                    ),
+                ));
+            }
+            rel_i += 1;
+        }
+        let mut keep = true;
+        if !is_cie {
+            keep = false;
+            if let Some(r) = relas[first..rel_i].first()
+                && let Some((tf, ts)) =
+                    crate::gc::target_section(res, f, r.r_sym(LE, false) as usize)
+            {
+                keep = live.is_live(tf, ts);
+            }
+        }
+        recs.push(EhRecord {
+            in_off: off as u64,
+            size: size as u64,
+            out_off: if keep { 0 } else { NONE as u64 },
+            is_cie,
+            cie_in_off,
+        });
+        off += size;
+    }
+    if let Some(r) = relas.get(rel_i) {
+        return Err((
+            d.len(),
+            format!(
+                "relocation at offset {:#x} is outside the section",
+                r.r_offset.get(LE)
+            ),
+        ));
+    }
+    Ok(recs)
 }

@@ -384,7 +384,7 @@ pub fn layout<A: Arch>(
         crate::merge::build_merges(res, &map.live_merge, &map.sec_osec)?;
     let (eh_records, cie_redirect) = {
         let _t = span("split .eh_frame");
-        let mut recs = eh_frame::split_eh_frames(res, live)?;
+        let mut recs = eh_frame::split_eh_frames::<A>(res, live)?;
         let redirect = eh_frame::dedup_cies(res, &mut recs);
         (recs, redirect)
     };
@@ -418,7 +418,7 @@ pub fn layout<A: Arch>(
     };
     let segs = {
         let _t = span("addresses");
-        segments::assign_segments::<A>(&cx, &mut osecs, &map, &headers, &place, &slots.relr_got)
+        segments::assign_segments::<A>(&cx, &mut osecs, &map, &headers, &place, &slots.relr_got)?
     };
     let mut lay = Layout {
         osecs,

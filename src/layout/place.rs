@@ -86,7 +86,7 @@ pub fn place_inputs(
                 Ok(pad) => pads[s] = pad,
                 Err(_) => wide.push(osec),
             }
-            blk.1 = off + size;
+            blk.1 = off.saturating_add(size);
             blk.2 = blk.2.max(align);
         }
         (place_osec, offsets, pads, blocks, wide)
@@ -115,7 +115,7 @@ pub fn place_inputs(
             o.align = o.align.max(align);
             let c = align_up(cursor[osec as usize], align);
             bases.push((osec, c, c - cursor[osec as usize]));
-            cursor[osec as usize] = c + size;
+            cursor[osec as usize] = c.saturating_add(size);
         }
         file_base.push(bases);
     }
@@ -132,7 +132,7 @@ pub fn place_inputs(
             }
             if let Some(k) = bases.iter().position(|b| b.0 == osec) {
                 let (_, base, gap) = bases[k];
-                *off += base;
+                *off = off.saturating_add(base);
                 if std::mem::take(&mut first[k]) {
                     match u16::try_from(*pad as u64 + gap) {
                         Ok(v) => *pad = v,

@@ -9,6 +9,7 @@ use super::sizes::SectionHeaders;
 use super::{Cx, OutputSection, Segment, Synth, SynthMap};
 use crate::arch::Arch;
 use crate::args::OutputKind;
+use crate::diag::{Errors, Result};
 use crate::elf::align_up;
 use crate::parse::SectionKind;
 use crate::resolve::Resolved;
@@ -139,8 +140,8 @@ fn plan<A: Arch>(cx: &Cx, osecs: &[OutputSection], map: &SectionMap, keep: &[boo
 }
 
 /// Addresses and file offsets of the allocated sections; the range of each segment class, and the file offset
-/// after the last allocated section.
-fn place_alloc(plan: &Plan, osecs: &mut [OutputSection]) -> (Ranges, u64) {
+/// after the last allocated section. An error names the first section that ends past the address space.
+fn place_alloc(plan: &Plan, osecs: &mut [OutputSection]) -> Result<(Ranges, u64)> {
     let Plan {
         headers,
         base,
@@ -172,7 +173,15 @@ fn place_alloc(plan: &Plan, osecs: &mut [OutputSection]) -> (Ranges, u64) {
         o.offset = off;
         let is_tbss = o.is_tls() && o.is_nobits();
         if !is_tbss {
-            addr += o.size;
+            let end = addr.checked_add(o.size).filter(|&e| e < u64::MAX);
+            let Some(end) = end else {
+                return Err(Errors::one(format!(
+                    "section {} at {addr:#x} of {:#x} bytes ends past the end of the address space",
+                    String::from_utf8_lossy(&o.name),
+                    o.size
+                )));
+            };
+            addr = end;
             if !o.is_nobits() {
                 off += o.size;
             }
@@ -185,7 +194,7 @@ fn place_alloc(plan: &Plan, osecs: &mut [OutputSection]) -> (Ranges, u64) {
             }
         }
     }
-    (seg_range, off)
+    Ok((seg_range, off))
 }
 
 pub fn assign_segments<A: Arch>(
@@ -195,11 +204,11 @@ pub fn assign_segments<A: Arch>(
     headers: &SectionHeaders,
     place: &Placement,
     relr_got: &[u32],
-) -> Segments {
+) -> Result<Segments> {
     let synth = map.synth;
     let keep = &headers.keep;
     let plan = plan::<A>(cx, osecs, map, keep);
-    let (mut seg_range, mut off) = place_alloc(&plan, osecs);
+    let (mut seg_range, mut off) = place_alloc(&plan, osecs)?;
     // .relr.dyn encodes the addresses of the places it relocates, and its size moves those places: lay out
     // again until the size is stable. It only grows between rounds (a shorter encoding is padded with empty
     // bitmaps), so this ends; in practice the first round's size is final, because everything after
@@ -224,7 +233,7 @@ pub fn assign_segments<A: Arch>(
                 break;
             }
             osecs[ri as usize].size = 8 * relr.len() as u64;
-            (seg_range, off) = place_alloc(&plan, osecs);
+            (seg_range, off) = place_alloc(&plan, osecs)?;
         }
     }
     for (i, o) in osecs.iter_mut().enumerate() {
@@ -232,7 +241,15 @@ pub fn assign_segments<A: Arch>(
             off = align_up(off, o.align.max(1));
             o.offset = off;
             o.addr = 0;
-            off += o.size;
+            if !o.is_nobits() {
+                off = off.checked_add(o.size).ok_or_else(|| {
+                    Errors::one(format!(
+                        "section {} of {:#x} bytes does not fit in a file",
+                        String::from_utf8_lossy(&o.name),
+                        o.size
+                    ))
+                })?;
+            }
         }
     }
     let shoff = align_up(off, 8);
@@ -252,7 +269,7 @@ pub fn assign_segments<A: Arch>(
             o.shndx = 0;
         }
     }
-    Segments {
+    Ok(Segments {
         segments,
         relr,
         file_size,
@@ -260,7 +277,7 @@ pub fn assign_segments<A: Arch>(
         tls_start,
         tls_end,
         tls_align,
-    }
+    })
 }
 
 /// The program headers, in GNU ld's order, once every section has its address.

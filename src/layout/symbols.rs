@@ -381,7 +381,7 @@ fn section_offset_addr_in(
         return merge_offset_addr(lay, f, s, off, &mut MergeCursor::default());
     }
     let Some(recs) = lay.eh_records.find(f, s) else {
-        return Some(base + off);
+        return Some(base.wrapping_add(off));
     };
     // Inside a kept record: the same byte of its copy. Anywhere else (a dropped record, the end of the section, an
     // empty section such as crtbeginT.o's __EH_FRAME_BEGIN__): where the next kept record of this section, or the

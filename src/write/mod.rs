@@ -335,6 +335,7 @@ pub fn write<A: Arch>(
         lay.file_size,
         lay.writes_proven,
         dynstr_range.clone(),
+        untouched(lay),
     )?;
     put_dynstr(lay, out.bytes(), dynstr);
     drop(t);
@@ -370,6 +371,28 @@ pub fn write<A: Arch>(
     }
     let _t = crate::timing::span("close output");
     out.commit()
+}
+
+/// The parts of the file no writer touches, ascending: the gaps between the headers, the output sections and the
+/// section header table (the file offsets that large alignments skip).
+fn untouched(lay: &Layout) -> Vec<std::ops::Range<usize>> {
+    let mut written: Vec<std::ops::Range<usize>> = lay
+        .osecs
+        .iter()
+        .filter(|o| o.shndx != 0 && !o.is_nobits())
+        .map(|o| o.offset as usize..(o.offset + o.size) as usize)
+        .collect();
+    written.push(0..64 + 56 * lay.segments.len());
+    written.push(lay.shoff as usize..lay.file_size as usize);
+    let mut gaps = Vec::new();
+    let mut from = 0usize;
+    for r in union(written) {
+        if r.start > from {
+            gaps.push(from..r.start);
+        }
+        from = from.max(r.end);
+    }
+    gaps
 }
 
 /// Copies `.dynstr` into the output first and frees it: a big shared library's is large (clang-so: 6.6 MB of
@@ -1319,10 +1342,15 @@ fn write_eh_frame_hdr(
                 continue;
             }
             let id = elf::read_u32(data, off + 4).unwrap_or(0) as usize;
+            // The layout checked the input records and their relocations, which leave lengths and CIE ids alone;
+            // still, a record this loop cannot follow ends the table rather than the link.
+            let Some(record) = data.get(off..off.saturating_add(4 + len)) else {
+                break;
+            };
             if id == 0 {
-                cie_enc.insert(off, fde_encoding(&data[off..off + 4 + len]));
+                cie_enc.insert(off, fde_encoding(record));
             } else {
-                let cie = off + 4 - id;
+                let cie = (off + 4).wrapping_sub(id);
                 let enc = if cie == last_cie.0 {
                     last_cie.1
                 } else {
@@ -1386,8 +1414,8 @@ fn fde_encoding(cie: &[u8]) -> u8 {
         let mut shift = 0;
         while let Some(&b) = cie.get(*p) {
             *p += 1;
-            v |= ((b & 0x7f) as u64) << shift;
-            shift += 7;
+            v |= ((b & 0x7f) as u64).checked_shl(shift).unwrap_or(0);
+            shift = shift.saturating_add(7);
             if b & 0x80 == 0 {
                 break;
             }

@@ -1,0 +1,390 @@
+//! Inputs with one bad value (issue 34), each a finding of the mutation fuzzer (tests/fuzz.rs) or of the issue's
+//! own list: a real object compiled by gcc, one field patched. Each must be refused with an error that names the
+//! file, the section and what is wrong (lld's wording where lld has one), exit status 1, no panic, and no output
+//! left behind; or, where the value is valid, linked as GNU ld links it.
+
+mod common;
+
+use std::path::PathBuf;
+use std::process::Command;
+
+const SRC: &str = r#"
+#include <stdio.h>
+__thread int tls_counter = 3;
+int data_value = 5;
+static int helper(int x) { return x * 2 + tls_counter; }
+int main(void) { printf("%d\n", helper(data_value)); return 0; }
+"#;
+
+struct Env {
+    linker: PathBuf,
+    dir: PathBuf,
+    shim: PathBuf,
+}
+
+impl Env {
+    fn new(tag: &str, cflags: &[&str]) -> Option<Env> {
+        let (linker, dir) = common::rivet_only(
+            &format!("hostile-{tag}"),
+            &["gcc"],
+            "rivet's own diagnostics for bad inputs",
+        )?;
+        std::fs::write(dir.join("main.c"), SRC).unwrap();
+        let mut args = vec!["-c", "-O1", "main.c"];
+        args.extend_from_slice(cflags);
+        common::tool_ok("gcc", &args, &dir);
+        let shim = common::ld_shim_dir(&linker, &format!("hostile-{tag}"));
+        Some(Env { linker, dir, shim })
+    }
+
+    fn object(&self) -> Vec<u8> {
+        std::fs::read(self.dir.join("main.o")).unwrap()
+    }
+
+    /// Links `obj` (written as `bad.o`) into an executable through gcc's link line.
+    fn link(&self, obj: &[u8], extra: &[&str]) -> common::Outcome {
+        std::fs::write(self.dir.join("bad.o"), obj).unwrap();
+        let _ = std::fs::remove_file(self.dir.join("out"));
+        let shim = format!("-B{}/", self.shim.display());
+        let mut args = vec![shim.as_str(), "-o", "out", "bad.o"];
+        args.extend_from_slice(extra);
+        common::tool("gcc", &args, Some(&self.dir))
+    }
+
+    /// Links `obj` and checks that it is refused with every fragment of `want` in the message and no output.
+    fn refused(&self, obj: &[u8], want: &[&str]) {
+        let r = self.link(obj, &[]);
+        let err = r.stderr_str();
+        assert!(!r.success(), "linked: {}", r.log());
+        assert!(!err.contains("panicked"), "{err}");
+        for w in want {
+            assert!(err.contains(w), "missing {w:?} in: {err}");
+        }
+        assert!(!self.dir.join("out").exists(), "an output was left behind");
+        let leftovers: Vec<_> = std::fs::read_dir(&self.dir)
+            .unwrap()
+            .filter_map(|e| e.ok())
+            .filter(|e| e.file_name().to_string_lossy().starts_with("out"))
+            .collect();
+        assert!(leftovers.is_empty(), "left behind: {leftovers:?}");
+    }
+}
+
+/// Section headers of an ELF64 object: (header offset, name, type, data offset, size).
+fn sections(b: &[u8]) -> Vec<(usize, String, u32, usize, usize)> {
+    let u = |at: usize, w: usize| {
+        let mut v = [0u8; 8];
+        v[..w].copy_from_slice(&b[at..at + w]);
+        u64::from_le_bytes(v) as usize
+    };
+    let (shoff, shnum, shstrndx) = (u(0x28, 8), u(0x3c, 2), u(0x3e, 2));
+    let strtab = u(shoff + shstrndx * 64 + 24, 8);
+    (0..shnum)
+        .map(|i| {
+            let h = shoff + i * 64;
+            let name_at = strtab + u(h, 4);
+            let end = name_at + b[name_at..].iter().position(|&c| c == 0).unwrap();
+            let name = String::from_utf8_lossy(&b[name_at..end]).into_owned();
+            (h, name, u(h + 4, 4) as u32, u(h + 24, 8), u(h + 32, 8))
+        })
+        .collect()
+}
+
+fn section(b: &[u8], name: &str) -> (usize, usize, usize) {
+    let (h, _, _, off, size) = sections(b)
+        .into_iter()
+        .find(|s| s.1 == name)
+        .unwrap_or_else(|| panic!("no section {name}"));
+    (h, off, size)
+}
+
+fn put(b: &mut [u8], at: usize, v: u64, w: usize) {
+    b[at..at + w].copy_from_slice(&v.to_le_bytes()[..w]);
+}
+
+fn with_align(b: &[u8], name: &str, align: u64) -> Vec<u8> {
+    let mut b = b.to_vec();
+    let (h, _, _) = section(&b, name);
+    put(&mut b, h + 48, align, 8);
+    b
+}
+
+#[test]
+fn alignment_not_a_power_of_two() {
+    let Some(env) = Env::new("align-pow2", &[]) else {
+        return;
+    };
+    let o = env.object();
+    // The issue's examples: 0x7fffffff made rivet allocate and pre-fault 2 GiB; .tdata at 0x80000004 linked into a
+    // 2 GiB executable that crashed.
+    env.refused(
+        &with_align(&o, ".text", 0x7fff_ffff),
+        &["bad.o:(.text): sh_addralign 0x7fffffff is not a power of 2"],
+    );
+    env.refused(
+        &with_align(&o, ".tdata", 0x8000_0004),
+        &["bad.o:(.tdata): sh_addralign 0x80000004 is not a power of 2"],
+    );
+    // 2^64 - 24: "output parts overlap" in the writer.
+    env.refused(
+        &with_align(&o, ".data", u64::MAX - 23),
+        &["bad.o:(.data): sh_addralign", "is not a power of 2"],
+    );
+}
+
+#[test]
+fn alignment_too_large() {
+    let Some(env) = Env::new("align-large", &[]) else {
+        return;
+    };
+    let o = env.object();
+    // 2^40 made rivet try to create a 1 TB file; 2^63 panicked in the writer.
+    for a in [1u64 << 40, 1 << 63] {
+        env.refused(
+            &with_align(&o, ".data", a),
+            &[&format!("bad.o:(.data): sh_addralign {a:#x} is too large")],
+        );
+    }
+}
+
+/// A valid large alignment links as in GNU ld, and the gap it leaves between output sections takes no disk space.
+#[test]
+fn large_alignment_output_is_sparse() {
+    let Some(env) = Env::new("align-sparse", &[]) else {
+        return;
+    };
+    let o = with_align(&env.object(), ".tdata", 1 << 30);
+    let r = env.link(&o, &[]);
+    assert!(r.success(), "{}", r.log());
+    let meta = std::fs::metadata(env.dir.join("out")).unwrap();
+    use std::os::unix::fs::MetadataExt;
+    assert!(meta.len() > 1 << 30, "size {}", meta.len());
+    assert!(
+        meta.blocks() * 512 < 16 << 20,
+        "{} bytes of disk for a sparse output",
+        meta.blocks() * 512
+    );
+    let run = common::tool(env.dir.join("out").to_str().unwrap(), &[], Some(&env.dir));
+    assert_eq!(run.stdout_str(), "13\n", "{}", run.log());
+}
+
+#[test]
+fn compressed_section_alignment() {
+    let Some(env) = Env::new("chdr-align", &["-g", "-gz=zlib"]) else {
+        return;
+    };
+    let mut o = env.object();
+    let (_, off, _) = section(&o, ".debug_info");
+    // Elf64_Chdr: ch_type, ch_reserved, ch_size, ch_addralign.
+    put(&mut o, off + 16, 0xf500_0008, 8);
+    env.refused(
+        &o,
+        &["bad.o:(.debug_info): ch_addralign 0xf5000008 is not a power of 2"],
+    );
+}
+
+/// The first relocation of `.rela.eh_frame`, moved onto its record's length field: the writer's `.eh_frame_hdr`
+/// then read a corrupt length and sliced out of range.
+#[test]
+fn eh_frame_relocation_on_a_record_header() {
+    let Some(env) = Env::new("eh-reloc", &[]) else {
+        return;
+    };
+    let mut o = env.object();
+    let (_, rela, _) = section(&o, ".rela.eh_frame");
+    let (_, _, eh_size) = section(&o, ".eh_frame");
+    put(&mut o, rela, 0, 8);
+    env.refused(
+        &o,
+        &["bad.o:(.eh_frame+0x0): relocation at offset 0x0 is not inside a record's body"],
+    );
+    // Past the section's end.
+    let mut o = env.object();
+    let (_, rela, n) = section(&o, ".rela.eh_frame");
+    put(&mut o, rela + n - 24, eh_size as u64 + 16, 8);
+    env.refused(&o, &["bad.o:(.eh_frame", "is outside the section"]);
+}
+
+#[test]
+fn eh_frame_bad_records() {
+    let Some(env) = Env::new("eh-records", &[]) else {
+        return;
+    };
+    let o = env.object();
+    let (_, eh, size) = section(&o, ".eh_frame");
+    // The first record is a CIE; the FDE after it points back at it.
+    let cie_len = u32::from_le_bytes(o[eh..eh + 4].try_into().unwrap()) as usize;
+    let fde = eh + 4 + cie_len;
+    let mut bad_ptr = o.clone();
+    put(&mut bad_ptr, fde + 4, 0x1000, 4);
+    env.refused(
+        &bad_ptr,
+        &[
+            &format!("bad.o:(.eh_frame+{:#x})", fde - eh),
+            "FDE's CIE pointer does not point to a CIE",
+        ],
+    );
+    let mut too_long = o.clone();
+    put(&mut too_long, fde, size as u64, 4);
+    env.refused(&too_long, &["extends past the section's end"]);
+    let mut too_short = o.clone();
+    put(&mut too_short, eh, 2, 4);
+    env.refused(
+        &too_short,
+        &["bad.o:(.eh_frame+0x0): record of 6 bytes is too short"],
+    );
+}
+
+#[test]
+fn common_symbol_alignment() {
+    let Some(env) = Env::new("common-align", &["-fcommon"]) else {
+        return;
+    };
+    std::fs::write(
+        env.dir.join("c.c"),
+        "int shared_common;\nint main(void) { return shared_common; }\n",
+    )
+    .unwrap();
+    common::tool_ok("gcc", &["-c", "-fcommon", "c.c"], &env.dir);
+    let mut o = std::fs::read(env.dir.join("c.o")).unwrap();
+    let (_, symtab, size) = section(&o, ".symtab");
+    let k = (0..size / 24)
+        .find(|k| o[symtab + k * 24 + 6..symtab + k * 24 + 8] == [0xf2, 0xff])
+        .expect("a common symbol");
+    put(&mut o, symtab + k * 24 + 8, 3, 8);
+    env.refused(
+        &o,
+        &["bad.o: common symbol 'shared_common': alignment 0x3 is not a power of 2"],
+    );
+}
+
+/// Version scripts GNU ld and lld reject (issue 34): 100,000 nested braces (whose closing braces became parent
+/// version names, and `vd_cnt` wrapped), a missing final `;`.
+#[test]
+fn bad_version_scripts() {
+    let Some(env) = Env::new("version-script", &["-fPIC"]) else {
+        return;
+    };
+    let deep = format!("V1 {{ {} }};", "{".repeat(100_000));
+    for (text, want) in [
+        (
+            "V1 { global: main; local: *; }",
+            "expected ';' after a version node",
+        ),
+        (deep.as_str(), "unexpected '{' in a version node"),
+        (
+            "V1 { global: main local: *; };",
+            "expected ';' after 'main'",
+        ),
+    ] {
+        std::fs::write(env.dir.join("v.map"), text).unwrap();
+        let r = env.link(&env.object(), &["-shared", "-Wl,--version-script=v.map"]);
+        let err = r.stderr_str();
+        assert!(!r.success(), "accepted {text:.60}");
+        assert!(err.contains("v.map") && err.contains(want), "{err}");
+        assert!(!err.contains("panicked"), "{err}");
+        if common::have_tool("ld.bfd") {
+            let bfd = Command::new("gcc")
+                .args([
+                    "-fuse-ld=bfd",
+                    "-shared",
+                    "-o",
+                    "bfd.so",
+                    "main.o",
+                    "-Wl,--version-script=v.map",
+                ])
+                .current_dir(&env.dir)
+                .output()
+                .unwrap();
+            assert!(!bfd.status.success(), "GNU ld accepts {text:.60}");
+        }
+    }
+}
+
+/// Values near 2^64 that wrapped around silently in a release build and overflowed in a debug one.
+#[test]
+fn offsets_and_sizes_near_two_to_the_64() {
+    let Some(env) = Env::new("wrap", &[]) else {
+        return;
+    };
+    std::fs::write(
+        env.dir.join("b.c"),
+        "char big[64];\nint main(void) { return big[3]; }\n",
+    )
+    .unwrap();
+    common::tool_ok("gcc", &["-c", "-O1", "b.c"], &env.dir);
+    let b = std::fs::read(env.dir.join("b.o")).unwrap();
+    let mut huge_bss = b.clone();
+    let (h, _, _) = section(&huge_bss, ".bss");
+    put(&mut huge_bss, h + 32, u64::MAX - 2, 8);
+    env.refused(
+        &huge_bss,
+        &["section .bss", "ends past the end of the address space"],
+    );
+
+    let mut far_reloc = env.object();
+    let (_, rela, _) = section(&far_reloc, ".rela.text");
+    put(&mut far_reloc, rela, u64::MAX, 8);
+    env.refused(
+        &far_reloc,
+        &["bad.o:(.text+0xffffffffffffffff): relocation offset is out of range"],
+    );
+}
+
+/// An `.eh_frame` without `SHF_ALLOC` reached the writer's `.eh_frame_hdr` ("output bytes are not this writer's").
+#[test]
+fn eh_frame_flags() {
+    let Some(env) = Env::new("eh-flags", &[]) else {
+        return;
+    };
+    let mut o = env.object();
+    let (h, _, _) = section(&o, ".eh_frame");
+    put(&mut o, h + 8, 0x80, 8);
+    env.refused(
+        &o,
+        &["bad.o:(.eh_frame): an .eh_frame section must be SHF_ALLOC and hold data"],
+    );
+}
+
+/// `-o` naming an input overwrote it; GNU ld refuses ("is the same as output file"). An output in a missing
+/// directory named rivet's temporary file in the error.
+#[test]
+fn output_paths() {
+    let Some(env) = Env::new("output-paths", &[]) else {
+        return;
+    };
+    let before = env.object();
+    let r = common::tool(
+        env.linker.to_str().unwrap(),
+        &["-o", "main.o", "main.o"],
+        Some(&env.dir),
+    );
+    assert_eq!(r.code, Some(1), "{}", r.log());
+    assert!(
+        r.stderr_str()
+            .contains("input file 'main.o' is the same as the output file"),
+        "{}",
+        r.log()
+    );
+    assert_eq!(env.object(), before, "the input was changed");
+    std::fs::write(env.dir.join("f.c"), "void f(void) {}\n").unwrap();
+    common::tool_ok("gcc", &["-c", "f.c"], &env.dir);
+    for mode in ["--mmap-output-file", "--no-mmap-output-file"] {
+        let r = common::tool(
+            env.linker.to_str().unwrap(),
+            &[mode, "-e", "f", "-o", "missing/dir/out", "f.o"],
+            Some(&env.dir),
+        );
+        assert_eq!(r.code, Some(1), "{}", r.log());
+        assert!(
+            r.stderr_str()
+                .contains("cannot open output file missing/dir/out: No such file or directory")
+                || r.stderr_str().contains(
+                    "cannot write output file missing/dir/out: No such file or directory"
+                ),
+            "{}",
+            r.log()
+        );
+        assert!(!r.stderr_str().contains("rivet-tmp"), "{}", r.log());
+    }
+}
