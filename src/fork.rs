@@ -48,7 +48,36 @@ pub fn split() -> Side {
     }
     // SAFETY: as above.
     unsafe { libc::close(write_end) };
+    forward_signals(pid);
     Side::Parent(wait_for(pid, read_end))
+}
+
+static CHILD: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(0);
+
+/// A build tool that stops the linker signals the process it started, the parent: the signal goes on to the child
+/// (which removes its temporary output and dies of it, `cleanup`), and the parent then dies of the child's signal
+/// (`wait_for`). Without this the child would finish the link after the build was stopped.
+fn forward_signals(child: libc::pid_t) {
+    extern "C" fn forward(sig: libc::c_int) {
+        // SAFETY: kill is async-signal-safe; CHILD is our own child.
+        unsafe { libc::kill(CHILD.load(std::sync::atomic::Ordering::Relaxed), sig) };
+    }
+    CHILD.store(child, std::sync::atomic::Ordering::Relaxed);
+    for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+        // SAFETY: installs a handler that only calls kill; SA_RESTART is not set, so the parent's read of the
+        // status pipe returns EINTR and is retried.
+        unsafe {
+            let mut old: libc::sigaction = std::mem::zeroed();
+            if libc::sigaction(sig, std::ptr::null(), &mut old) == 0
+                && old.sa_sigaction != libc::SIG_IGN
+            {
+                let mut act: libc::sigaction = std::mem::zeroed();
+                act.sa_sigaction = forward as *const () as libc::sighandler_t;
+                libc::sigemptyset(&mut act.sa_mask);
+                libc::sigaction(sig, &act, std::ptr::null_mut());
+            }
+        }
+    }
 }
 
 fn wait_for(pid: libc::pid_t, read_end: libc::c_int) -> ExitCode {

@@ -4,6 +4,7 @@
 mod alloc;
 mod arch;
 mod args;
+mod cleanup;
 mod depfile;
 mod diag;
 mod elf;
@@ -73,6 +74,7 @@ fn main() -> ExitCode {
         }
     };
     diag::configure(config.no_warnings, config.demangle);
+    cleanup::install_panic_hook();
     if config.print_version {
         println!("{}", args::version_line());
         if config.print_emulations {

@@ -7,6 +7,7 @@
 //! file is ever renamed over or removed.
 
 use crate::args::Config;
+use crate::cleanup;
 use crate::diag::{Errors, Result};
 use rayon::prelude::*;
 use std::io::Write;
@@ -30,6 +31,8 @@ pub struct OutputFile {
     reused: bool,
     /// Large gaps no writer touches (`holes`): left unallocated, never faulted in or written.
     holes: Vec<Range<usize>>,
+    /// The temporary file, open and `flock`ed while this link writes it (`temp_in_use`).
+    lock: Option<std::fs::File>,
 }
 
 impl OutputFile {
@@ -48,14 +51,20 @@ impl OutputFile {
     ) -> Result<OutputFile> {
         let out_path = &config.output;
         let special = special_output(out_path)?;
-        let tmp = temp_path(out_path);
+        let mut tmp = temp_path(out_path);
+        // Another link to the same output is writing it (a build that runs the same link twice at once): this one
+        // takes a name of its own and leaves the old output to it.
+        let concurrent = temp_in_use(&tmp);
+        if concurrent {
+            tmp = tmp.with_extension(format!("{}", std::process::id()));
+        }
         let holes: Vec<Range<usize>> = holes
             .into_iter()
             .map(|r| r.start.next_multiple_of(PAGE)..r.end / PAGE * PAGE)
             .filter(|r| r.end >= r.start + HOLE_MIN)
             .collect();
         // An old output is reused only where it needs no holes punched.
-        let may_reuse = may_reuse && holes.is_empty();
+        let may_reuse = may_reuse && holes.is_empty() && !concurrent;
         let reused = if !special && config.mmap_output && config.update_in_place && may_reuse {
             take_old_output(out_path, &tmp, size)
         } else {
@@ -69,8 +78,10 @@ impl OutputFile {
             special,
             reused: reused.is_some(),
             holes,
+            lock: None,
         };
         file.buf = if let Some(old) = reused {
+            lock(&old.file);
             let map = reuse_output(&old, size).map_err(|e| {
                 old.give_back(out_path, &file.tmp);
                 Errors::one(format!(
@@ -84,16 +95,20 @@ impl OutputFile {
                 shrink: (old.len > size).then_some(old.file),
             }
         } else if config.mmap_output && !special {
-            file.new_mapping(first)?
+            let (buf, lock) = file.new_mapping(first)?;
+            file.lock = Some(lock);
+            buf
         } else {
             OutputBuffer::Heap(vec![0u8; size as usize])
         };
         Ok(file)
     }
 
-    /// A new file under the temporary name, allocated and mapped, with `first` pre-faulted.
-    fn new_mapping(&self, first: Range<usize>) -> Result<OutputBuffer> {
+    /// A new file under the temporary name, allocated and mapped, with `first` pre-faulted; and the file, locked.
+    fn new_mapping(&self, first: Range<usize>) -> Result<(OutputBuffer, std::fs::File)> {
         let (tmp, size) = (&self.tmp, self.size);
+        // Registered before the file exists: a signal that comes as it is created must find it.
+        cleanup::register(tmp);
         let file = std::fs::OpenOptions::new()
             .read(true)
             .write(true)
@@ -107,6 +122,7 @@ impl OutputFile {
                     self.path.display()
                 ))
             })?;
+        lock(&file);
         file.set_len(size).map_err(|e| self.no_room(e))?;
         // Blocks allocated up front: ext4 then does not reserve delayed-allocation blocks page by page under the
         // inode's i_data_sem while the output is pre-faulted, which the threads contended on. A full disk or a file
@@ -131,9 +147,9 @@ impl OutputFile {
                 }
             }
         }
-        // SAFETY: the file is ours (just created under a unique name) and sized before mapping.
+        // SAFETY: the file is ours (created and locked under the temporary name) and sized before mapping.
         let map = unsafe { memmap2::MmapMut::map_mut(&file) }.map_err(|e| {
-            let _ = std::fs::remove_file(tmp);
+            remove_temp(tmp);
             let e = crate::diag::io_reason(&e);
             Errors::one(format!(
                 "cannot map output file {}: {e}",
@@ -142,12 +158,12 @@ impl OutputFile {
         })?;
         advise_huge_pages(&map);
         prefault(&map, first).map_err(|e| self.no_room(e))?;
-        Ok(OutputBuffer::Mapped { map, shrink: None })
+        Ok((OutputBuffer::Mapped { map, shrink: None }, file))
     }
 
     /// The output could not be stored (a full disk or tmpfs, a file size limit): says so, and leaves nothing behind.
     fn no_room(&self, e: std::io::Error) -> Errors {
-        let _ = std::fs::remove_file(&self.tmp);
+        remove_temp(&self.tmp);
         Errors::one(format!(
             "cannot write output file {}: {} ({} bytes needed)",
             self.path.display(),
@@ -208,7 +224,7 @@ impl OutputFile {
     /// here, which `may_reuse` says cannot happen).
     pub fn discard(self) {
         if let OutputBuffer::Mapped { .. } = &self.buf {
-            let _ = std::fs::remove_file(&self.tmp);
+            remove_temp(&self.tmp);
         }
     }
 
@@ -221,6 +237,7 @@ impl OutputFile {
             tmp,
             size,
             special,
+            lock: _lock,
             ..
         } = self;
         let finish = || -> std::io::Result<()> {
@@ -244,7 +261,9 @@ impl OutputFile {
                 }
                 OutputBuffer::Heap(v) => {
                     use std::os::unix::fs::FileExt;
+                    cleanup::register(&tmp);
                     let f = std::fs::File::create(&tmp)?;
+                    lock(&f);
                     f.set_len(size)?;
                     for r in written {
                         f.write_all_at(&v[r.clone()], r.start as u64)?;
@@ -255,6 +274,9 @@ impl OutputFile {
             }
             let old = move_old_output(&path);
             let r = std::fs::rename(&tmp, &path);
+            if r.is_ok() {
+                cleanup::clear();
+            }
             if let Some((old, size)) = old {
                 if r.is_err() {
                     let _ = std::fs::rename(&old, &path);
@@ -267,7 +289,7 @@ impl OutputFile {
             r
         };
         finish().map_err(|e| {
-            let _ = std::fs::remove_file(&tmp);
+            remove_temp(&tmp);
             let e = crate::diag::io_reason(&e);
             Errors::one(format!("cannot write output file {}: {e}", path.display()))
         })
@@ -352,7 +374,8 @@ fn move_old_output(out: &Path) -> Option<(PathBuf, u64)> {
         return None;
     }
     let name = out.file_name()?.to_string_lossy().into_owned();
-    let old = out.with_file_name(format!(".{name}.rivet-old-{}", std::process::id()));
+    // One name per output, like the temporary file's: a leftover is replaced by the next link's.
+    let old = out.with_file_name(format!(".{name}.rivet-old"));
     std::fs::rename(out, &old).ok()?;
     Some((old, meta.len()))
 }
@@ -444,6 +467,7 @@ impl OldOutput {
     fn give_back(&self, out: &Path, tmp: &Path) {
         let _ = self.file.set_len(self.len);
         let _ = std::fs::rename(tmp, out);
+        cleanup::clear();
     }
 }
 
@@ -471,7 +495,12 @@ fn take_old_output(out: &Path, tmp: &Path, size: u64) -> Option<OldOutput> {
     if !reusable(&meta) || size > file_size_limit() {
         return None;
     }
-    std::fs::rename(out, tmp).ok()?;
+    // From here a signal removes the old output: it is about to be overwritten.
+    cleanup::register(tmp);
+    if std::fs::rename(out, tmp).is_err() {
+        cleanup::clear();
+        return None;
+    }
     let file = std::fs::OpenOptions::new()
         .read(true)
         .write(true)
@@ -495,6 +524,7 @@ fn take_old_output(out: &Path, tmp: &Path, size: u64) -> Option<OldOutput> {
         }),
         None => {
             let _ = std::fs::rename(tmp, out);
+            cleanup::clear();
             None
         }
     }
@@ -588,11 +618,36 @@ fn is_tmpfs(file: &std::fs::File) -> bool {
 /// The hidden first argument that makes rivet only remove the file named by the second.
 pub const UNLINK_HELPER_FLAG: &str = "--rivet-internal-unlink";
 
+/// The temporary name of the output being written: one per output, so that a leftover of a killed link (which no
+/// handler could remove) is replaced by the next link to the same output instead of piling up.
 fn temp_path(out: &Path) -> PathBuf {
     let name = out
         .file_name()
         .map_or_else(|| "a.out".into(), |n| n.to_string_lossy().into_owned());
-    out.with_file_name(format!(".{name}.rivet-tmp-{}", std::process::id()))
+    out.with_file_name(format!(".{name}.rivet-tmp"))
+}
+
+/// Whether a live process holds the temporary file `tmp` (each link `flock`s it while writing; the lock dies
+/// with the process, so a killed link's leftover is free).
+fn temp_in_use(tmp: &Path) -> bool {
+    use std::os::fd::AsRawFd;
+    let Ok(f) = std::fs::File::open(tmp) else {
+        return false;
+    };
+    // SAFETY: flock on a descriptor this function owns; closing it drops the lock taken.
+    unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) != 0 }
+}
+
+/// Marks the temporary file as this link's (`temp_in_use`); best effort.
+fn lock(f: &std::fs::File) {
+    use std::os::fd::AsRawFd;
+    // SAFETY: flock on a descriptor the caller owns.
+    unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+}
+
+fn remove_temp(tmp: &Path) {
+    let _ = std::fs::remove_file(tmp);
+    cleanup::clear();
 }
 
 fn set_mode(path: &Path) -> std::io::Result<()> {
