@@ -109,6 +109,13 @@ pub struct Config {
     pub stack_size: u64,
     /// `--relax` (default): GOT loads of local symbols become direct references.
     pub relax: bool,
+    /// `-z ibt`, `-z shstk`: mark the output as using indirect branch tracking / a shadow stack whatever its
+    /// inputs say (`.note.gnu.property`); `-z cet-report=`: warn or fail on inputs that lack the marks.
+    pub z_ibt: bool,
+    pub z_shstk: bool,
+    pub cet_report: Report,
+    /// `-z x86-64-v2`, `-v3`, `-v4`: the ISA level the output needs (0: none asked for).
+    pub z_isa_level: u8,
     /// `-z nodefaultlib`, `-z nodump`, `-z global`: DF_1 flags.
     pub z_nodefaultlib: bool,
     pub z_nodump: bool,
@@ -252,6 +259,10 @@ impl Default for Config {
             execstack: false,
             stack_size: 0,
             relax: true,
+            z_ibt: false,
+            z_shstk: false,
+            cet_report: Report::None,
+            z_isa_level: 0,
             z_nodefaultlib: false,
             z_nodump: false,
             z_global: false,
@@ -767,6 +778,13 @@ pub const Z_KEYWORDS: &[&str] = &[
     "combreloc",
     "nodefaultlib",
     "nodump",
+    "ibt",
+    "shstk",
+    "cet-report=none|warning|error",
+    "x86-64-baseline",
+    "x86-64-v2",
+    "x86-64-v3",
+    "x86-64-v4",
     "global",
     "muldefs",
     "max-page-size=N",
@@ -776,6 +794,14 @@ pub const Z_KEYWORDS: &[&str] = &[
 
 fn is_short(name: &str) -> bool {
     name.len() == 2
+}
+
+/// How a report option (`-z cet-report=`) treats what it finds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Report {
+    None,
+    Warning,
+    Error,
 }
 
 /// What a command-line word is to `--reproduce`, which rewrites paths.
@@ -1344,11 +1370,28 @@ fn apply_z(cfg: &mut Config, keyword: &str) -> Result<(), String> {
         "nodump" => cfg.z_nodump = true,
         "global" => cfg.z_global = true,
         "muldefs" => cfg.allow_multiple_definition = true,
+        "ibt" => cfg.z_ibt = true,
+        "shstk" => cfg.z_shstk = true,
+        "x86-64-baseline" => cfg.z_isa_level = cfg.z_isa_level.max(1),
+        "x86-64-v2" => cfg.z_isa_level = cfg.z_isa_level.max(2),
+        "x86-64-v3" => cfg.z_isa_level = cfg.z_isa_level.max(3),
+        "x86-64-v4" => cfg.z_isa_level = cfg.z_isa_level.max(4),
         _ => {
             if let Some(n) = keyword.strip_prefix("max-page-size=") {
                 cfg.max_page_size = parse_page_size("max-page-size", n)?;
             } else if let Some(n) = keyword.strip_prefix("common-page-size=") {
                 cfg.common_page_size = parse_page_size("common-page-size", n)?;
+            } else if let Some(r) = keyword.strip_prefix("cet-report=") {
+                cfg.cet_report = match r {
+                    "none" => Report::None,
+                    "warning" => Report::Warning,
+                    "error" => Report::Error,
+                    _ => {
+                        return Err(format!(
+                            "-z cet-report= takes none, warning or error, not '{r}'"
+                        ));
+                    }
+                };
             } else if let Some(n) = keyword.strip_prefix("stack-size=") {
                 cfg.stack_size =
                     parse_number(n).ok_or_else(|| format!("invalid stack size: {n}"))?;
@@ -1822,9 +1865,16 @@ mod tests {
         assert!(error("-z max-page-size=3000 a.o").contains("power of 2"));
         assert!(error("-z max-page-size=lots a.o").contains("invalid max-page-size"));
         for keyword in Z_KEYWORDS {
-            let keyword = keyword.replace("=N", "=4096");
+            let keyword = keyword
+                .replace("=N", "=4096")
+                .replace("=none|warning|error", "=warning");
             link(&format!("-z {keyword} a.o"));
         }
+        let cfg = link("-z ibt -z shstk -z cet-report=error -z x86-64-v3 -z x86-64-v2 a.o");
+        assert!(
+            cfg.z_ibt && cfg.z_shstk && cfg.cet_report == Report::Error && cfg.z_isa_level == 3
+        );
+        assert!(error("-z cet-report=loud a.o").contains("none, warning or error"));
     }
 
     #[test]

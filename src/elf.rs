@@ -249,6 +249,44 @@ pub struct Segment {
     pub align: u64,
 }
 
+pub const NT_GNU_PROPERTY_TYPE_0: u32 = 5;
+
+/// The 4-byte properties of a `.note.gnu.property` section's notes; other properties (sizes, flags without
+/// data) are skipped.
+pub fn note_properties(d: &[u8]) -> std::result::Result<Vec<(u32, u32)>, String> {
+    let word = |at: usize| {
+        d.get(at..at + 4)
+            .map(|b| u32::from_le_bytes(b.try_into().unwrap()))
+            .ok_or_else(|| format!("truncated note at offset {at:#x}"))
+    };
+    let mut props = Vec::new();
+    let mut at = 0;
+    while at < d.len() {
+        let (namesz, descsz, ty) = (word(at)? as usize, word(at + 4)? as usize, word(at + 8)?);
+        let desc = at + 12 + namesz.next_multiple_of(4);
+        let end = desc
+            .checked_add(descsz)
+            .filter(|&e| e <= d.len())
+            .ok_or_else(|| format!("note at offset {at:#x} extends past the section"))?;
+        if ty == NT_GNU_PROPERTY_TYPE_0 && d.get(at + 12..at + 12 + namesz) == Some(b"GNU\0") {
+            let mut p = desc;
+            while p < end {
+                let (pr_type, size) = (word(p)?, word(p + 4)? as usize);
+                let data = p + 8;
+                if data.checked_add(size).is_none_or(|e| e > end) {
+                    return Err(format!("property {pr_type:#x} extends past its note"));
+                }
+                if size == 4 {
+                    props.push((pr_type, word(data)?));
+                }
+                p = data + size.next_multiple_of(8);
+            }
+        }
+        at = end.next_multiple_of(8);
+    }
+    Ok(props)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

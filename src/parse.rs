@@ -174,6 +174,8 @@ pub struct ObjectFile {
     /// default). A default one (`name@@VERSION`) is renamed `name` here, so plain references bind to it; a
     /// non-default one (`name@VERSION`) keeps its full name and binds nothing.
     pub symvers: Vec<(u32, Data, bool)>,
+    /// The 4-byte program properties of its `.note.gnu.property` (type, value), or `None` without that note.
+    pub gnu_props: Option<Vec<(u32, u32)>>,
     /// An archive member not read yet (everything above empty), and the names its archive's symbol index says
     /// it defines: [`ObjectFile::read_indexed`] reads it when resolution pulls it in.
     pub indexed: Option<(IndexedMember, Vec<Name>)>,
@@ -449,6 +451,7 @@ fn parse_object(input: ObjectInput) -> std::result::Result<ObjectFile, String> {
         comdats: Vec::new(),
         c_ident_secs: Vec::new(),
         symvers,
+        gnu_props: None,
         lazy_defined: Vec::new(),
         indexed: None,
     };
@@ -556,6 +559,12 @@ impl ObjectFile {
             }
             if is_c_identifier(sname) {
                 self.c_ident_secs.push(i as u32);
+            }
+            if sname == b".note.gnu.property" && sh.sh_type.get(LE) == E::SHT_NOTE {
+                let d = elf::section_data(data, sh).map_err(&ctx)?;
+                let props = elf::note_properties(d)
+                    .map_err(|e| ctx(format!("section .note.gnu.property: {e}")))?;
+                self.gnu_props.get_or_insert_default().extend(props);
             }
             sections.push(InputSection {
                 rela: 0,

@@ -109,15 +109,9 @@ pub trait Arch: Send + Sync + 'static {
     const R_DTPMOD64: u32;
     const R_DTPOFF64: u32;
     const R_TLSDESC: u32;
-    /// Size of the lazy-binding header of `.plt` and of one entry; an IFUNC stub in `.iplt`.
-    const PLT0_SIZE: u64;
-    const PLT_ENTRY_SIZE: u64;
-    const IPLT_ENTRY_SIZE: u64;
     /// The bytes of `.got.plt` before the first PLT slot (the dynamic section's address and two words for the
     /// loader).
     const GOTPLT_RESERVED: u64;
-    /// Where in its PLT entry a lazily bound call continues the first time: a PLT slot's initial value.
-    const PLT_LAZY_OFFSET: u64;
     /// The magnitude every range-checked relocation field holds (x86-64: 2^31 - 1, the smaller of its signed and
     /// unsigned 32-bit fields), the bound `scan::WriteCheck::holds` proves values stay under.
     const CHECKED_REACH: u64;
@@ -155,7 +149,50 @@ pub trait Arch: Send + Sync + 'static {
     /// the ones to initial exec; nothing for the others.
     fn relax(out: &mut [u8], at: usize, r_type: u32, r: Relax, value: u64) -> Result<(), WriteErr>;
 
-    fn write_plt0(out: &mut [u8], plt_addr: u64, gotplt_addr: u64);
-    fn write_plt_entry(out: &mut [u8], entry_addr: u64, slot_addr: u64, index: u32, plt_addr: u64);
-    fn write_iplt_entry(out: &mut [u8], entry_addr: u64, slot_addr: u64);
+    /// The PLT's geometry, with landing pads for indirect branch tracking (`ibt`) or without.
+    fn plt_shape(ibt: bool) -> PltShape;
+    /// A lazily bound PLT slot's initial value: where the first call through entry `entry_addr` continues.
+    fn plt_lazy_target(shape: &PltShape, plt_addr: u64, entry_addr: u64) -> u64;
+    fn write_plt0(shape: &PltShape, out: &mut [u8], plt_addr: u64, gotplt_addr: u64);
+    fn write_plt_entry(
+        shape: &PltShape,
+        out: &mut [u8],
+        entry_addr: u64,
+        slot_addr: u64,
+        index: u32,
+        plt_addr: u64,
+    );
+    fn write_iplt_entry(shape: &PltShape, out: &mut [u8], entry_addr: u64, slot_addr: u64);
+
+    /// How a processor-specific program property (`.note.gnu.property`) merges.
+    fn property_merge(pr_type: u32) -> PropertyMerge;
+    /// The properties `-z ibt`, `-z shstk` and `-z <ISA level>` (0: none) add to the output: (type, bits).
+    fn forced_properties(ibt: bool, shstk: bool, isa_level: u8) -> Vec<(u32, u32)>;
+    /// The control-flow protection marks an input without them lacks (`-z cet-report`), by name.
+    fn cet_missing(props: &[(u32, u32)]) -> Vec<&'static str>;
+    /// Whether the output's properties ask for PLT entries that are indirect branch targets.
+    fn plt_landing_pads(props: &[(u32, u32)]) -> bool;
+}
+
+/// The PLT's geometry: the lazy-binding header of `.plt`, one entry, one IFUNC stub in `.iplt`.
+#[derive(Clone, Copy, Debug)]
+pub struct PltShape {
+    pub header: u64,
+    pub entry: u64,
+    pub iplt_entry: u64,
+    /// Entries start with a landing pad for indirect branch tracking.
+    pub ibt: bool,
+}
+
+/// How a program property merges over the inputs (`synthetic::property`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PropertyMerge {
+    /// A bit stays if every input has it.
+    And,
+    /// A bit is set if any input has it.
+    Or,
+    /// As `Or`, if every input has the property.
+    OrAnd,
+    /// Not carried to the output.
+    Skip,
 }

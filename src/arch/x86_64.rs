@@ -1,10 +1,16 @@
 //! x86-64 (System V psABI): what each relocation type is, how its field is encoded, the instruction rewrites of
 //! the GOT and TLS relaxations, and the PLT entry formats.
 
-use super::{Arch, RelKind, Relax, WriteErr, proof};
+use super::{Arch, PltShape, PropertyMerge, RelKind, Relax, WriteErr, proof};
 use object::elf::*;
 
 pub struct X86_64;
+
+/// GNU_PROPERTY_X86_FEATURE_1_AND and its bits; GNU_PROPERTY_X86_ISA_1_NEEDED.
+const FEATURE_1_AND: u32 = 0xc000_0002;
+const FEATURE_1_IBT: u32 = 1;
+const FEATURE_1_SHSTK: u32 = 2;
+const ISA_1_NEEDED: u32 = 0xc000_8002;
 
 /// `KINDS[r_type]`: the generic kind of every relocation type below 64 (the rest are unknown).
 const KINDS: [RelKind; 64] = {
@@ -172,12 +178,7 @@ impl Arch for X86_64 {
     const R_DTPMOD64: u32 = R_X86_64_DTPMOD64;
     const R_DTPOFF64: u32 = R_X86_64_DTPOFF64;
     const R_TLSDESC: u32 = R_X86_64_TLSDESC;
-    const PLT0_SIZE: u64 = 16;
-    const PLT_ENTRY_SIZE: u64 = 16;
-    const IPLT_ENTRY_SIZE: u64 = 16;
     const GOTPLT_RESERVED: u64 = 24;
-    /// The `push` after the entry's `jmp *slot(%rip)`.
-    const PLT_LAZY_OFFSET: u64 = 6;
     const CHECKED_REACH: u64 = i32::MAX as u64;
     const DYNAMIC_LINKER: &'static str = "/lib64/ld-linux-x86-64.so.2";
     const IMAGE_BASE: u64 = 0x400000;
@@ -361,25 +362,123 @@ impl Arch for X86_64 {
         Self::write_value(out, at, r_type, value)
     }
 
-    fn write_plt0(out: &mut [u8], plt: u64, gotplt: u64) {
+    fn plt_shape(ibt: bool) -> PltShape {
+        PltShape {
+            header: if ibt { 32 } else { 16 },
+            entry: 16,
+            iplt_entry: 16,
+            ibt,
+        }
+    }
+
+    /// Without landing pads, the `push` after the entry's `jmp *slot(%rip)`; with them, the header, which takes the
+    /// relocation index from %r11 (the entry has no room for a `push` and a second jump).
+    fn plt_lazy_target(shape: &PltShape, plt: u64, entry: u64) -> u64 {
+        if shape.ibt { plt } else { entry + 6 }
+    }
+
+    fn write_plt0(shape: &PltShape, out: &mut [u8], plt: u64, gotplt: u64) {
+        let rel = |at: usize, target: u64, out: &mut [u8]| {
+            out[at..at + 4]
+                .copy_from_slice(&target.wrapping_sub(plt + at as u64 + 4).to_le_bytes()[..4]);
+        };
+        if shape.ibt {
+            // endbr64; push %r11 (the index); push GOTPLT+8(%rip); jmp *GOTPLT+16(%rip); int3 padding.
+            out[..32].fill(0xcc);
+            out[..18].copy_from_slice(&[
+                0xf3, 0x0f, 0x1e, 0xfa, 0x41, 0x53, 0xff, 0x35, 0, 0, 0, 0, 0xff, 0x25, 0, 0, 0, 0,
+            ]);
+            rel(8, gotplt + 8, out);
+            rel(14, gotplt + 16, out);
+            return;
+        }
+        // push GOTPLT+8(%rip); jmp *GOTPLT+16(%rip); nopl 0(%rax).
         out[..16].copy_from_slice(&[
             0xff, 0x35, 0, 0, 0, 0, 0xff, 0x25, 0, 0, 0, 0, 0x0f, 0x1f, 0x40, 0x00,
         ]);
-        out[2..6].copy_from_slice(&((gotplt + 8).wrapping_sub(plt + 6) as u32).to_le_bytes());
-        out[8..12].copy_from_slice(&((gotplt + 16).wrapping_sub(plt + 12) as u32).to_le_bytes());
+        rel(2, gotplt + 8, out);
+        rel(8, gotplt + 16, out);
     }
 
-    fn write_plt_entry(out: &mut [u8], entry: u64, slot: u64, index: u32, plt: u64) {
+    fn write_plt_entry(
+        shape: &PltShape,
+        out: &mut [u8],
+        entry: u64,
+        slot: u64,
+        index: u32,
+        plt: u64,
+    ) {
+        if shape.ibt {
+            // endbr64; mov $index, %r11d; jmp *slot(%rip).
+            out[..16].copy_from_slice(&[
+                0xf3, 0x0f, 0x1e, 0xfa, 0x41, 0xbb, 0, 0, 0, 0, 0xff, 0x25, 0, 0, 0, 0,
+            ]);
+            out[6..10].copy_from_slice(&index.to_le_bytes());
+            out[12..16].copy_from_slice(&(slot.wrapping_sub(entry + 16) as u32).to_le_bytes());
+            return;
+        }
+        // jmp *slot(%rip); push $index; jmp PLT0.
         out[..16].copy_from_slice(&[0xff, 0x25, 0, 0, 0, 0, 0x68, 0, 0, 0, 0, 0xe9, 0, 0, 0, 0]);
         out[2..6].copy_from_slice(&(slot.wrapping_sub(entry + 6) as u32).to_le_bytes());
         out[7..11].copy_from_slice(&index.to_le_bytes());
         out[12..16].copy_from_slice(&(plt.wrapping_sub(entry + 16) as u32).to_le_bytes());
     }
 
-    fn write_iplt_entry(out: &mut [u8], entry: u64, slot: u64) {
-        out[..16].copy_from_slice(&[
-            0xff, 0x25, 0, 0, 0, 0, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc,
-        ]);
-        out[2..6].copy_from_slice(&(slot.wrapping_sub(entry + 6) as u32).to_le_bytes());
+    fn write_iplt_entry(shape: &PltShape, out: &mut [u8], entry: u64, slot: u64) {
+        // [endbr64;] jmp *slot(%rip); int3 padding.
+        out[..16].fill(0xcc);
+        let at = if shape.ibt {
+            out[..4].copy_from_slice(&[0xf3, 0x0f, 0x1e, 0xfa]);
+            4
+        } else {
+            0
+        };
+        out[at..at + 2].copy_from_slice(&[0xff, 0x25]);
+        let next = entry + at as u64 + 6;
+        out[at + 2..at + 6].copy_from_slice(&(slot.wrapping_sub(next) as u32).to_le_bytes());
+    }
+
+    fn property_merge(pr_type: u32) -> PropertyMerge {
+        match pr_type {
+            // GNU_PROPERTY_X86_UINT32_AND_LO..HI (FEATURE_1_AND: IBT, SHSTK).
+            0xc000_0002..=0xc000_7fff => PropertyMerge::And,
+            // GNU_PROPERTY_X86_UINT32_OR_LO..HI (ISA_1_NEEDED, FEATURE_2_NEEDED).
+            0xc000_8000..=0xc000_ffff => PropertyMerge::Or,
+            // GNU_PROPERTY_X86_UINT32_OR_AND_LO..HI (ISA_1_USED, FEATURE_2_USED).
+            0xc001_0000..=0xc001_7fff => PropertyMerge::OrAnd,
+            _ => PropertyMerge::Skip,
+        }
+    }
+
+    fn forced_properties(ibt: bool, shstk: bool, isa_level: u8) -> Vec<(u32, u32)> {
+        let feature = ((ibt as u32) * FEATURE_1_IBT) | ((shstk as u32) * FEATURE_1_SHSTK);
+        // ISA_1_NEEDED bits: baseline, v2, v3, v4 are bits 0-3; a level needs its own bit only.
+        let isa = if isa_level > 0 {
+            1u32 << (isa_level - 1)
+        } else {
+            0
+        };
+        vec![(FEATURE_1_AND, feature), (ISA_1_NEEDED, isa)]
+    }
+
+    fn cet_missing(props: &[(u32, u32)]) -> Vec<&'static str> {
+        let bits = props
+            .iter()
+            .filter(|&&(t, _)| t == FEATURE_1_AND)
+            .fold(0, |a, &(_, v)| a | v);
+        let mut missing = Vec::new();
+        if bits & FEATURE_1_IBT == 0 {
+            missing.push("IBT");
+        }
+        if bits & FEATURE_1_SHSTK == 0 {
+            missing.push("SHSTK");
+        }
+        missing
+    }
+
+    fn plt_landing_pads(props: &[(u32, u32)]) -> bool {
+        props
+            .iter()
+            .any(|&(t, v)| t == FEATURE_1_AND && v & FEATURE_1_IBT != 0)
     }
 }

@@ -168,28 +168,13 @@ pub struct Aux {
     pub tlsdesc: u32,
 }
 
-/// The architecture's PLT geometry, for the writers that are not generic over it.
-#[derive(Clone, Copy)]
-pub struct PltShape {
-    /// The lazy-binding header of `.plt`, one entry, one IFUNC stub in `.iplt`.
-    pub header: u64,
-    pub entry: u64,
-    pub iplt_entry: u64,
-}
-
-impl PltShape {
-    fn of<A: Arch>() -> PltShape {
-        PltShape {
-            header: A::PLT0_SIZE,
-            entry: A::PLT_ENTRY_SIZE,
-            iplt_entry: A::IPLT_ENTRY_SIZE,
-        }
-    }
-}
+pub use crate::arch::PltShape;
 
 pub struct Layout {
     pub osecs: Vec<OutputSection>,
     pub plt: PltShape,
+    /// The output's program properties (`synthetic::property`).
+    pub gnu_props: Vec<(u32, u32)>,
     pub synth: SynthMap,
     /// Per object, per section: the output section of an input section placed whole (`NONE` for a discarded or
     /// merged one).
@@ -351,6 +336,10 @@ pub struct Cx<'a> {
     pub any_shared: bool,
     /// The output has a dynamic section.
     pub is_dynamic: bool,
+    /// The output's program properties, merged from the inputs' (`synthetic::property`).
+    pub gnu_props: &'a [(u32, u32)],
+    /// The PLT's geometry, with landing pads where the properties ask for indirect branch tracking.
+    pub plt: PltShape,
 }
 
 /// Lays the output out: the passes in order, each in its own module with its own result, which `Layout` is
@@ -364,6 +353,12 @@ pub fn layout<A: Arch>(
 ) -> Result<Layout> {
     let pic = config.kind != OutputKind::Exec;
     let any_shared = res.shared_needed.iter().any(|&n| n);
+    let linked: Vec<&crate::parse::ObjectFile> = (res.objects.iter().zip(&res.object_live))
+        .filter_map(|(o, &live)| live.then_some(o))
+        .collect();
+    let gnu_props = crate::synthetic::property::merge::<A>(config, &linked)?;
+    drop(linked);
+    let plt = A::plt_shape(A::plt_landing_pads(&gnu_props));
     let cx = Cx {
         config,
         res,
@@ -373,6 +368,8 @@ pub fn layout<A: Arch>(
         pic,
         any_shared,
         is_dynamic: pic || any_shared,
+        gnu_props: &gnu_props,
+        plt,
     };
     let span = crate::timing::span;
     let (mut osecs, map) = {
@@ -422,7 +419,8 @@ pub fn layout<A: Arch>(
     };
     let mut lay = Layout {
         osecs,
-        plt: PltShape::of::<A>(),
+        plt: cx.plt,
+        gnu_props: cx.gnu_props.to_vec(),
         synth: map.synth,
         place_osec: place.place_osec,
         sec_addr: place.sec_off,

@@ -254,6 +254,17 @@ fn add_synthetic_sections<A: Arch>(
         crate::args::BuildId::Sha1 => 20,
         crate::args::BuildId::Hex(h) => h.len() as u64,
     };
+    if !cx.gnu_props.is_empty() {
+        let a = E::SHF_ALLOC as u64;
+        b.add_synth(
+            Synth::GnuProperty,
+            b".note.gnu.property",
+            E::SHT_NOTE,
+            a,
+            8,
+            0,
+        );
+    }
     if build_id_size > 0 {
         b.add_synth(
             Synth::BuildId,

@@ -101,6 +101,7 @@ fn rank(name: &[u8], sh_type: u32, flags: u64) -> u32 {
     }
     match name {
         b".interp" => 10,
+        b".note.gnu.property" => 18,
         b".note.gnu.build-id" => 19,
         _ if sh_type == E::SHT_NOTE => 20,
         b".hash" => 30,

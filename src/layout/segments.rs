@@ -45,6 +45,7 @@ struct Plan {
     /// The first segment holds the code too (`-z noseparate-code`).
     code_with_headers: bool,
     has_relro: bool,
+    has_property: bool,
     has_eh_hdr: bool,
     nphdr: usize,
     /// The image's first address, and the size of the ELF and program headers.
@@ -89,6 +90,10 @@ fn plan<A: Arch>(cx: &Cx, osecs: &[OutputSection], map: &SectionMap, keep: &[boo
         .filter(|&i| osecs[i].is_tls())
         .collect();
     let has_interp = map.interp.is_some();
+    let has_property = map
+        .synth
+        .get(Synth::GnuProperty)
+        .is_some_and(|i| keep[i as usize]);
     let has_relro = config.relro && load_classes.contains(&3);
     let has_eh_hdr = map
         .synth
@@ -98,6 +103,7 @@ fn plan<A: Arch>(cx: &Cx, osecs: &[OutputSection], map: &SectionMap, keep: &[boo
         + has_interp as usize
         + load_classes.len()
         + notes.len()
+        + has_property as usize
         + !tls.is_empty() as usize
         + has_relro as usize
         + has_eh_hdr as usize
@@ -130,6 +136,7 @@ fn plan<A: Arch>(cx: &Cx, osecs: &[OutputSection], map: &SectionMap, keep: &[boo
         code_with_headers,
         has_relro,
         has_eh_hdr,
+        has_property,
         nphdr,
         base,
         headers: 64 + 56 * nphdr as u64,
@@ -351,6 +358,10 @@ fn program_headers(
     for &i in &plan.notes {
         let o = &osecs[i];
         segments.push(of(E::PT_NOTE, E::PF_R, o, o.align));
+    }
+    if plan.has_property {
+        let o = &osecs[synth[Synth::GnuProperty] as usize];
+        segments.push(of(E::PT_GNU_PROPERTY, E::PF_R, o, 8));
     }
     if let Some(&first) = plan.tls.first() {
         let first = &osecs[first];

@@ -95,6 +95,10 @@ pub fn synthetic_sizes<A: Arch>(
             },
         ),
         (
+            Synth::GnuProperty,
+            crate::synthetic::property::size(cx.gnu_props),
+        ),
+        (
             Synth::PackageNote,
             cx.config
                 .package_metadata
@@ -126,12 +130,12 @@ pub fn synthetic_sizes<A: Arch>(
         (
             Synth::Plt,
             if num_plt > 0 {
-                A::PLT0_SIZE + num_plt as u64 * A::PLT_ENTRY_SIZE
+                cx.plt.header + num_plt as u64 * cx.plt.entry
             } else {
                 0
             },
         ),
-        (Synth::Iplt, num_iplt as u64 * A::IPLT_ENTRY_SIZE),
+        (Synth::Iplt, num_iplt as u64 * cx.plt.iplt_entry),
         // Settled with the addresses (see `encode_relr`); a first entry keeps the section.
         (
             Synth::RelrDyn,

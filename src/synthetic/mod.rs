@@ -1,6 +1,7 @@
 //! Linker-made sections: which exist (`Synth`, and where each went, `SynthMap`), the entries of the dynamic symbol
 //! table (`DynSymbol`), and one module per section or family whose size and bytes come from the same data:
-//! `dynamic`, `hash` (`.hash`, `.gnu.hash`), `versions` (`.gnu.version`, `.gnu.version_d`, `.gnu.version_r`). A module here depends on no pass after
+//! `dynamic`, `hash` (`.hash`, `.gnu.hash`), `versions` (`.gnu.version`, `.gnu.version_d`, `.gnu.version_r`), `notes` (`.note.package`),
+//! `property` (`.note.gnu.property`). A module here depends on no pass after
 //! resolution: layout builds its data, the writer writes it, each through the module.
 
 use crate::index::NONE;
@@ -8,11 +9,13 @@ use crate::index::NONE;
 pub mod dynamic;
 pub mod hash;
 pub mod notes;
+pub mod property;
 pub mod versions;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Synth {
     Interp,
+    GnuProperty,
     BuildId,
     PackageNote,
     Hash,

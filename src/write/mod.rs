@@ -721,6 +721,7 @@ fn fill<A: Arch>(
             Dynamic,
             Interp,
             PackageNote,
+            GnuProperty,
         ]),
         ranges(&[EhFrameHdr]),
         symtab,
@@ -750,6 +751,10 @@ fn fill<A: Arch>(
                     {
                         let range = o.offset as usize..(o.offset + o.size) as usize;
                         notes::write_package(&mut dynamic[range], json);
+                    }
+                    if let Some(o) = lay.synth_sec(GnuProperty) {
+                        let range = o.offset as usize..(o.offset + o.size) as usize;
+                        crate::synthetic::property::write(&mut dynamic[range], &lay.gnu_props);
                     }
                 },
             )
@@ -958,7 +963,7 @@ fn write_got_plt<A: Arch>(cx: &WriteCx, bytes: &mut Parts) -> Result<()> {
     if let (Some(p), Some(gp)) = (plt, gotplt)
         && lay.num_plt > 0
     {
-        A::write_plt0(&mut bytes[p.offset as usize..], p.addr, gp.addr);
+        A::write_plt0(&lay.plt, &mut bytes[p.offset as usize..], p.addr, gp.addr);
     }
     let pic = cx.pic();
     for &id in &lay.aux_ids {
@@ -1067,14 +1072,15 @@ fn write_got_plt<A: Arch>(cx: &WriteCx, bytes: &mut Parts) -> Result<()> {
                 plt.expect("PLT entries imply .plt"),
                 gotplt.expect("and .got.plt"),
             );
-            let in_plt = A::PLT0_SIZE + A::PLT_ENTRY_SIZE * x.plt as u64;
+            let in_plt = lay.plt.header + lay.plt.entry * x.plt as u64;
             let in_gotplt = A::GOTPLT_RESERVED + 8 * x.plt as u64;
             let entry = p.addr + in_plt;
             let slot = gp.addr + in_gotplt;
             let eoff = (p.offset + in_plt) as usize;
-            A::write_plt_entry(&mut bytes[eoff..], entry, slot, x.plt, p.addr);
+            A::write_plt_entry(&lay.plt, &mut bytes[eoff..], entry, slot, x.plt, p.addr);
             let soff = (gp.offset + in_gotplt) as usize;
-            bytes[soff..soff + 8].copy_from_slice(&(entry + A::PLT_LAZY_OFFSET).to_le_bytes());
+            bytes[soff..soff + 8]
+                .copy_from_slice(&A::plt_lazy_target(&lay.plt, p.addr, entry).to_le_bytes());
             put_rela(
                 &mut bytes[rela_plt + 24 * x.plt as usize..],
                 &DynRel {
@@ -1126,9 +1132,10 @@ fn write_got_plt<A: Arch>(cx: &WriteCx, bytes: &mut Parts) -> Result<()> {
         if x.iplt != NONE {
             let p = iplt.expect("IFUNC stubs imply .iplt");
             let g = got.expect("IFUNC stubs use a GOT slot");
-            let in_iplt = A::IPLT_ENTRY_SIZE * x.iplt as u64;
+            let in_iplt = lay.plt.iplt_entry * x.iplt as u64;
             let entry = p.addr + in_iplt;
             A::write_iplt_entry(
+                &lay.plt,
                 &mut bytes[(p.offset + in_iplt) as usize..],
                 entry,
                 g.addr + 8 * if x.igot != NONE { x.igot } else { x.got } as u64,
