@@ -551,12 +551,6 @@ impl ObjectFile {
                     DataAt::File
                 }
             };
-            if sh.sh_type.get(LE) == E::SHT_REL {
-                return Err(ctx(format!(
-                    "section {}: SHT_REL relocations are not used on x86-64",
-                    String::from_utf8_lossy(sname)
-                )));
-            }
             if is_c_identifier(sname) {
                 self.c_ident_secs.push(i as u32);
             }
@@ -577,6 +571,18 @@ impl ObjectFile {
 
         // Relocation tables attach to the section they apply to.
         for (i, sh) in self.shdrs.iter().enumerate() {
+            if sh.sh_type.get(LE) == E::SHT_REL {
+                // Only metadata the link drops may have SHT_REL relocations here: LLVM writes
+                // `.llvm.call-graph-profile`'s (PGO builds) as REL on every target; they only name symbols.
+                let target = sections.get(sh.sh_info.get(LE) as usize);
+                if target.is_some_and(|t| t.kind == SectionKind::Ignored) {
+                    continue;
+                }
+                return Err(ctx(format!(
+                    "section {}: SHT_REL relocations are not used on this target",
+                    String::from_utf8_lossy(self.sec_name(i))
+                )));
+            }
             if sh.sh_type.get(LE) != E::SHT_RELA {
                 continue;
             }
