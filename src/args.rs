@@ -187,6 +187,11 @@ pub struct Config {
     /// `--allow-shlib-undefined` / `--no-allow-shlib-undefined`; unset: allowed for a shared object only, as in
     /// GNU ld and lld.
     pub allow_shlib_undefined: Option<bool>,
+    /// `--unresolved-symbols=`: whether undefined symbols the objects reference are reported (not with
+    /// `ignore-all` or `ignore-in-object-files`); `--warn-unresolved-symbols`: as warnings, and the link goes on.
+    /// An unreported undefined symbol of a dynamic executable is left to the dynamic linker, as in GNU ld.
+    pub report_undefined: bool,
+    pub warn_undefined: bool,
     /// `-z defs` or `--no-undefined`: undefined symbols are errors even in `-shared` links (`-z undefs` clears it).
     pub z_defs: bool,
     /// `--no-undefined`; always equal to `z_defs` (the two spellings mean the same thing).
@@ -301,6 +306,8 @@ impl Default for Config {
             dependency_file: None,
             print_emulations: false,
             allow_shlib_undefined: None,
+            report_undefined: true,
+            warn_undefined: false,
             z_defs: false,
             no_undefined: false,
             z_nodelete: false,
@@ -504,6 +511,9 @@ enum Opt {
     NoRosegment,
     OrphanHandling,
     AllowShlibUndefined,
+    UnresolvedSymbols,
+    WarnUnresolvedSymbols,
+    ErrorUnresolvedSymbols,
     NoAllowShlibUndefined,
     NoWarnings,
     Demangle,
@@ -635,6 +645,9 @@ const OPTIONS: &[OptSpec] = &[
     value(Opt::Fini, &["-fini"], "SYM", "Call SYM at unload time (DT_FINI)"),
     flag(Opt::NoUndefined, &["--no-undefined"], "Report undefined symbols even with -shared (= -z defs)"),
     flag(Opt::AllowShlibUndefined, &["--allow-shlib-undefined"], "Allow undefined references in the shared objects linked against (default for -shared)"),
+    value(Opt::UnresolvedSymbols, &["--unresolved-symbols"], "METHOD", "report-all (default), ignore-all, ignore-in-object-files or ignore-in-shared-libs"),
+    flag(Opt::WarnUnresolvedSymbols, &["--warn-unresolved-symbols"], "Report undefined symbols as warnings and link"),
+    flag(Opt::ErrorUnresolvedSymbols, &["--error-unresolved-symbols"], "Report undefined symbols as errors (default)"),
     flag(Opt::NoAllowShlibUndefined, &["--no-allow-shlib-undefined"], "A shared object's reference nothing defines is an error (default for executables)"),
     flag(Opt::UndefinedVersion, &["--undefined-version"], "Allow a version script to name symbols the output does not define (default)"),
     flag(Opt::NoUndefinedVersion, &["--no-undefined-version"], "A version script naming a symbol the output does not define is an error"),
@@ -1215,6 +1228,21 @@ impl Parser {
                 }
             }
             Opt::AllowShlibUndefined => cfg.allow_shlib_undefined = Some(true),
+            Opt::UnresolvedSymbols => {
+                let (objects, shlibs) = match val().as_str() {
+                    "report-all" => (true, None),
+                    "ignore-all" => (false, Some(true)),
+                    "ignore-in-object-files" => (false, None),
+                    "ignore-in-shared-libs" => (true, Some(true)),
+                    m => return Err(format!("unknown --unresolved-symbols method '{m}'")),
+                };
+                cfg.report_undefined = objects;
+                if shlibs.is_some() {
+                    cfg.allow_shlib_undefined = shlibs;
+                }
+            }
+            Opt::WarnUnresolvedSymbols => cfg.warn_undefined = true,
+            Opt::ErrorUnresolvedSymbols => cfg.warn_undefined = false,
             Opt::NoAllowShlibUndefined => cfg.allow_shlib_undefined = Some(false),
             Opt::NoWarnings => cfg.no_warnings = true,
             Opt::Demangle => cfg.demangle = true,

@@ -481,7 +481,10 @@ pub fn resolve(config: &Config, parsed: Parsed) -> Result<Resolved> {
             shared_needed: &shared_needed,
             names: &names,
         };
-        known.check(&defs, &shared_defined)?;
+        match known.check(&defs, &shared_defined) {
+            Err(e) if config.warn_undefined => e.0.iter().for_each(|w| crate::diag::warn(w)),
+            r => r?,
+        }
     }
     let mut hidden: Vec<bool> = hidden.into_iter().map(AtomicBool::into_inner).collect();
     if config.warn_common {

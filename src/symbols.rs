@@ -213,6 +213,15 @@ pub struct SymRef {
 pub fn is_preemptible(res: &Resolved, config: &crate::args::Config, id: u32, t: Target) -> bool {
     match t {
         Target::Imported { .. } => true,
+        // An undefined symbol an executable does not report is left to the dynamic linker (GNU ld).
+        Target::Undefined { weak: false }
+            if (!config.report_undefined || config.warn_undefined)
+                && !config.static_link
+                && (config.kind == crate::args::OutputKind::Pie
+                    || res.shared_needed.iter().any(|&n| n)) =>
+        {
+            true
+        }
         _ if config.kind != crate::args::OutputKind::Shared => false,
         Target::Undefined { .. } => true,
         Target::Linker => false,

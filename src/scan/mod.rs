@@ -175,6 +175,8 @@ pub struct SectionScan {
     pub check: WriteCheck,
     /// The warning about the section's first text relocation.
     pub textrel_warning: Option<String>,
+    /// Undefined symbols reported as warnings (`--warn-unresolved-symbols`).
+    pub warnings: Vec<String>,
 }
 
 pub fn scan<A: Arch>(
@@ -252,6 +254,7 @@ pub fn scan<A: Arch>(
                 undefined.extend(r.undefined);
                 check.absorb(r.check);
                 textrel.extend(r.textrel_warning);
+                textrel.extend(r.warnings);
             }
             // In runs of `CHECK_RUN` relocations on every thread: one object can hold most of a link's debug
             // relocations (c-gc: sqlite3.o, 150K in its .debug_info).
@@ -283,6 +286,7 @@ pub fn scan<A: Arch>(
         textrel.extend(t);
     }
     if errors.is_empty() {
+        dedup_undefined(&mut textrel);
         for w in &textrel {
             crate::diag::warn(w);
         }

@@ -119,10 +119,15 @@ fn scan_section_with<A: Arch, const CHECK: bool>(cx: &ScanCx, f: usize, s: usize
         // Executables must resolve everything; shared objects only with -z defs / --no-undefined.
         if let Some(e) = undefined_error(cx, f, s, off, &sym)
             && (cx.is_exe() || cx.config.z_defs)
+            && cx.config.report_undefined
         {
-            out.errors.push(e);
-            out.undefined.push(sym.id);
-            continue;
+            if cx.config.warn_undefined {
+                out.warnings.push(e);
+            } else {
+                out.errors.push(e);
+                out.undefined.push(sym.id);
+                continue;
+            }
         }
         let p = props(cx.res, cx.config, cx.space, &sym);
         let action = decide::<A>(&m, kind, r_type, p, writable, sec.data(), off);
