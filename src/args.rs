@@ -182,6 +182,10 @@ pub struct Config {
     pub demangle: bool,
     /// `--dependency-file=FILE`: a Makefile rule naming every file the link read.
     pub dependency_file: Option<PathBuf>,
+    /// `-y SYMBOL`, `--trace-symbol=SYMBOL`: report the files that define or reference these symbols.
+    pub trace_symbols: Vec<String>,
+    /// `--cref`: print a cross reference table.
+    pub cref: bool,
     /// `-V`: the version line is followed by the supported emulations.
     pub print_emulations: bool,
     /// `--allow-shlib-undefined` / `--no-allow-shlib-undefined`; unset: allowed for a shared object only, as in
@@ -303,6 +307,8 @@ impl Default for Config {
             package_metadata: None,
             no_warnings: false,
             demangle: true,
+            trace_symbols: Vec::new(),
+            cref: false,
             dependency_file: None,
             print_emulations: false,
             allow_shlib_undefined: None,
@@ -520,6 +526,8 @@ enum Opt {
     NoDemangle,
     DependencyFile,
     PrintMap,
+    TraceSymbol,
+    Cref,
     VersionEmulations,
     StartLib,
     EndLib,
@@ -680,7 +688,6 @@ const OPTIONS: &[OptSpec] = &[
     value(Opt::Map, &["-Map"], "FILE", "Write a link map to FILE: output sections, input sections, symbols, archive members"),
     value(Opt::Reproduce, &["--reproduce"], "FILE.tar", "Write the inputs and a response file repeating this link to FILE.tar"),
     value(Opt::WhyExtract, &["--why-extract"], "FILE", "Write why each archive member was pulled in to FILE ('-' for stdout)"),
-    flag(Opt::Ignored, &["--cref"], "Ignored"),
     value(Opt::Threads, &["--threads", "--thread-count"], "N", "Use N threads (default: one per 6 MiB of input, up to all cores)"),
     flag(Opt::NoThreads, &["--no-threads"], "Use one thread"),
     flag(Opt::MmapOutput, &["--mmap-output-file"], "Write the output through a mapping (default)"),
@@ -709,6 +716,8 @@ const OPTIONS: &[OptSpec] = &[
     flag(Opt::NoDemangle, &["--no-demangle"], "Do not demangle symbol names in messages"),
     value(Opt::DependencyFile, &["--dependency-file"], "FILE", "Write a Makefile rule: the output depends on every file the link read"),
     flag(Opt::PrintMap, &["-M", "--print-map"], "Print the link map on standard output"),
+    value(Opt::TraceSymbol, &["-y", "--trace-symbol"], "SYMBOL", "Print each file that defines or references SYMBOL"),
+    flag(Opt::Cref, &["--cref"], "Print a cross reference table (into the -Map file, else on standard output)"),
     flag(Opt::Help, &["--help"], "Print this help and exit"),
     value(Opt::IgnoredValue, &["-plugin", "--plugin"], "FILE", "Ignored (LTO plugin)"),
     value(Opt::IgnoredValue, &["-plugin-opt"], "OPT", "Ignored (LTO plugin option)"),
@@ -1249,6 +1258,8 @@ impl Parser {
             Opt::NoDemangle => cfg.demangle = false,
             Opt::DependencyFile => cfg.dependency_file = Some(PathBuf::from(val())),
             Opt::PrintMap => cfg.map = Some(PathBuf::from("-")),
+            Opt::TraceSymbol => cfg.trace_symbols.push(val()),
+            Opt::Cref => cfg.cref = true,
             Opt::VersionEmulations => {
                 cfg.print_version = true;
                 cfg.print_emulations = true;
@@ -1987,7 +1998,7 @@ mod tests {
     #[test]
     fn accepted_no_ops() {
         link(
-            "-nostdlib -g -EL --relax --no-relax --cref --sort-common --sort-common=descending \
+            "-nostdlib -g -EL --relax --no-relax --sort-common --sort-common=descending \
              --allow-shlib-undefined --no-allow-shlib-undefined --undefined-version --no-undefined-version \
              --no-warn-mismatch --warn-shared-textrel --color-diagnostics --color-diagnostics=never \
              --exclude-libs ALL --compress-debug-sections=none --icf=none --plugin x.so -plugin-opt O2 \

@@ -333,6 +333,12 @@ fn link<A: Arch>(config: &args::Config, release_inputs: bool) -> diag::Result<()
     if let Some(path) = &config.why_extract {
         map::write_why_extract(path, &resolved)?;
     }
+    if !config.trace_symbols.is_empty() {
+        map::trace_symbols(config, &resolved);
+    }
+    if config.cref && config.map.is_none() {
+        print!("{}", map::cref(&resolved));
+    }
     let mut live = {
         let _t = timing::span("gc sections");
         gc::gc(config, &resolved)

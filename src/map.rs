@@ -255,5 +255,89 @@ pub fn write_map(
             next += 1;
         }
     }
+    if config.cref {
+        out.push_str(&cref(res));
+    }
     emit(path, "map file", &out)
+}
+
+/// Each linked file's global symbols in input order: (file name, symbol name, defines it).
+fn global_uses(res: &Resolved) -> impl Iterator<Item = (&str, &[u8], bool)> {
+    let objects = (res.objects.iter().zip(&res.object_live))
+        .filter(|(_, live)| **live)
+        .flat_map(|(o, _)| {
+            (o.first_global..o.syms.len()).map(move |i| {
+                let defined = o.sym_shndx(i) != object::elf::SHN_UNDEF as u32;
+                (
+                    o.name.as_str(),
+                    o.global_names[i - o.first_global].bytes,
+                    defined,
+                )
+            })
+        });
+    let shared = (res.shared.iter().zip(&res.shared_needed))
+        .filter(|(_, needed)| **needed)
+        .flat_map(|(s, _)| {
+            (s.first_global..s.syms.len()).map(move |i| {
+                let defined = s.syms[i].st_shndx.get(crate::elf::LE) != object::elf::SHN_UNDEF;
+                (
+                    s.soname.as_str(),
+                    s.global_names[i - s.first_global].bytes,
+                    defined,
+                )
+            })
+        });
+    objects.chain(shared)
+}
+
+/// `-y SYMBOL`: "FILE: definition of SYMBOL" or "FILE: reference to SYMBOL" on standard error, for every linked
+/// object, then every needed shared library, in input order (GNU ld's lines).
+pub fn trace_symbols(config: &crate::args::Config, res: &Resolved) {
+    for (file, name, defined) in global_uses(res) {
+        if config.trace_symbols.iter().any(|t| t.as_bytes() == name) {
+            let what = if defined {
+                "definition of"
+            } else {
+                "reference to"
+            };
+            eprintln!("rivet: {file}: {what} {}", String::from_utf8_lossy(name));
+        }
+    }
+}
+
+/// `--cref`: GNU ld's cross reference table. Every global symbol of the linked objects, sorted by name, with the
+/// file that defines it first and then the files that reference it, in input order; a needed shared library is
+/// listed where it defines a symbol an object references.
+pub fn cref(res: &Resolved) -> String {
+    let mut table: std::collections::BTreeMap<&[u8], (Option<&str>, Vec<&str>)> =
+        Default::default();
+    for (file, name, defined) in global_uses(res) {
+        let from_object = res.objects.iter().any(|o| o.name == file);
+        if !from_object && !table.contains_key(name) {
+            continue;
+        }
+        let e = table.entry(name).or_default();
+        if defined && e.0.is_none() {
+            e.0 = Some(file);
+        } else if !e.1.contains(&file) && e.0 != Some(file) {
+            e.1.push(file);
+        }
+    }
+    let mut out = String::from(
+        "\nCross Reference Table\n\nSymbol                                            File\n",
+    );
+    for (name, (def, refs)) in table {
+        let name = String::from_utf8_lossy(name);
+        let mut files = def.into_iter().chain(refs);
+        let first = files.next().unwrap_or("");
+        if name.len() >= 50 {
+            let _ = writeln!(out, "{name}\n{:50}{first}", "");
+        } else {
+            let _ = writeln!(out, "{name:50}{first}");
+        }
+        for f in files {
+            let _ = writeln!(out, "{:50}{f}", "");
+        }
+    }
+    out
 }
