@@ -186,6 +186,9 @@ pub struct Config {
     pub trace_symbols: Vec<String>,
     /// `--cref`: print a cross reference table.
     pub cref: bool,
+    /// `--print-memory-usage`, `--stats`.
+    pub print_memory_usage: bool,
+    pub stats: bool,
     /// `-V`: the version line is followed by the supported emulations.
     pub print_emulations: bool,
     /// `--allow-shlib-undefined` / `--no-allow-shlib-undefined`; unset: allowed for a shared object only, as in
@@ -309,6 +312,8 @@ impl Default for Config {
             demangle: true,
             trace_symbols: Vec::new(),
             cref: false,
+            print_memory_usage: false,
+            stats: false,
             dependency_file: None,
             print_emulations: false,
             allow_shlib_undefined: None,
@@ -528,6 +533,8 @@ enum Opt {
     PrintMap,
     TraceSymbol,
     Cref,
+    PrintMemoryUsage,
+    Stats,
     VersionEmulations,
     StartLib,
     EndLib,
@@ -717,6 +724,8 @@ const OPTIONS: &[OptSpec] = &[
     value(Opt::DependencyFile, &["--dependency-file"], "FILE", "Write a Makefile rule: the output depends on every file the link read"),
     flag(Opt::PrintMap, &["-M", "--print-map"], "Print the link map on standard output"),
     value(Opt::TraceSymbol, &["-y", "--trace-symbol"], "SYMBOL", "Print each file that defines or references SYMBOL"),
+    flag(Opt::PrintMemoryUsage, &["--print-memory-usage"], "Print the use of each MEMORY region (a header only: no linker script defines regions yet)"),
+    flag(Opt::Stats, &["--stats"], "Print the link's total time and peak memory on standard error"),
     flag(Opt::Cref, &["--cref"], "Print a cross reference table (into the -Map file, else on standard output)"),
     flag(Opt::Help, &["--help"], "Print this help and exit"),
     value(Opt::IgnoredValue, &["-plugin", "--plugin"], "FILE", "Ignored (LTO plugin)"),
@@ -1260,6 +1269,8 @@ impl Parser {
             Opt::PrintMap => cfg.map = Some(PathBuf::from("-")),
             Opt::TraceSymbol => cfg.trace_symbols.push(val()),
             Opt::Cref => cfg.cref = true,
+            Opt::PrintMemoryUsage => cfg.print_memory_usage = true,
+            Opt::Stats => cfg.stats = true,
             Opt::VersionEmulations => {
                 cfg.print_version = true;
                 cfg.print_emulations = true;

@@ -152,7 +152,26 @@ fn run(config: &args::Config, exit_waited: bool) -> u8 {
         eprintln!("rivet: error: cannot start worker threads: {e}");
         return 1;
     }
-    match link::<arch::x86_64::X86_64>(config, exit_waited) {
+    let start = std::time::Instant::now();
+    let result = link::<arch::x86_64::X86_64>(config, exit_waited);
+    if config.print_memory_usage && result.is_ok() {
+        // GNU ld's table; its rows are the linker script's MEMORY regions, which rivet does not read yet.
+        println!("Memory region         Used Size  Region Size  %age Used");
+    }
+    if config.stats {
+        // SAFETY: getrusage fills the plain struct it is given.
+        let usage = unsafe {
+            let mut usage: libc::rusage = std::mem::zeroed();
+            libc::getrusage(libc::RUSAGE_SELF, &mut usage);
+            usage
+        };
+        eprintln!(
+            "rivet: total time in link: {:.6}",
+            start.elapsed().as_secs_f64()
+        );
+        eprintln!("rivet: peak resident memory: {} KiB", usage.ru_maxrss);
+    }
+    match result {
         Ok(()) => 0,
         Err(errors) => {
             // --error-limit (default 20, 0 = no limit), as lld prints them.

@@ -1,4 +1,4 @@
-//! `-y SYMBOL` / `--trace-symbol` and `--cref` (issue 31): the files that define or reference a symbol, and GNU
+//! `-y SYMBOL` / `--trace-symbol`, `--cref`, `--print-memory-usage` and `--stats` (issue 31): the files that define or reference a symbol, and GNU
 //! ld's cross reference table, line for line as GNU ld prints them (`-y`'s lines after the program name; GNU ld's
 //! table also lists `_GLOBAL_OFFSET_TABLE_`, which it makes, under its first input file).
 
@@ -59,4 +59,9 @@ fn trace_symbol_and_cref_match_gnu_ld() {
         .collect();
     assert_eq!(ours, theirs);
     assert!(ours.contains("Cross Reference Table"), "{ours}");
+    // Without MEMORY regions, GNU ld's --print-memory-usage prints its header only; --stats the time taken.
+    let (ours, stats) = run(&linker, &["--print-memory-usage", "--stats"]);
+    let (theirs, _) = run(&bfd, &["--print-memory-usage"]);
+    assert_eq!(ours, theirs);
+    assert!(stats.contains("total time in link"), "{stats}");
 }
