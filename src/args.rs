@@ -92,6 +92,9 @@ pub struct Config {
     /// `--defsym=SYM=EXPR` in command-line order (expression kept as text; the resolve pass evaluates it).
     pub defsyms: Vec<(String, String)>,
     pub rpath: Vec<String>,
+    /// `--audit=LIB`, `--depaudit=LIB` (`-P`): `DT_AUDIT` and `DT_DEPAUDIT`, the libraries joined by ':'.
+    pub audit: Vec<String>,
+    pub depaudit: Vec<String>,
     pub soname: Option<String>,
     pub gc_sections: bool,
     pub print_gc_sections: bool,
@@ -109,6 +112,9 @@ pub struct Config {
     pub stack_size: u64,
     /// `--relax` (default): GOT loads of local symbols become direct references.
     pub relax: bool,
+    /// `-z dynamic-undefined-weak` / `-z nodynamic-undefined-weak`: whether an executable leaves weak undefined
+    /// symbols to the dynamic linker (default: in a PIE, as GNU ld does on x86-64).
+    pub dynamic_undefined_weak: Option<bool>,
     /// `-z ibt`, `-z shstk`: mark the output as using indirect branch tracking / a shadow stack whatever its
     /// inputs say (`.note.gnu.property`); `-z cet-report=`: warn or fail on inputs that lack the marks.
     pub z_ibt: bool,
@@ -259,6 +265,8 @@ impl Default for Config {
             undefined: Vec::new(),
             defsyms: Vec::new(),
             rpath: Vec::new(),
+            audit: Vec::new(),
+            depaudit: Vec::new(),
             soname: None,
             gc_sections: false,
             print_gc_sections: false,
@@ -271,6 +279,7 @@ impl Default for Config {
             execstack: false,
             stack_size: 0,
             relax: true,
+            dynamic_undefined_weak: None,
             z_ibt: false,
             z_shstk: false,
             cet_report: Report::None,
@@ -472,6 +481,8 @@ enum Opt {
     // Dynamic linking.
     Rpath,
     RpathLink,
+    Audit,
+    DepAudit,
     RpathOrJustSymbols,
     Soname,
     DynamicLinker,
@@ -669,6 +680,8 @@ const OPTIONS: &[OptSpec] = &[
     value(Opt::Rpath, &["-rpath", "--rpath"], "DIR", "Add DIR to the runtime library search path"),
     value(Opt::RpathOrJustSymbols, &["-R"], "DIR", "Same as -rpath DIR (reading symbols from a file: not supported)"),
     value(Opt::RpathLink, &["-rpath-link"], "DIR", "Ignored"),
+    value(Opt::Audit, &["--audit"], "LIB", "Name LIB in DT_AUDIT: an auditing library for the dynamic linker"),
+    value(Opt::DepAudit, &["--depaudit", "-P"], "LIB", "Name LIB in DT_DEPAUDIT: an auditing library for the dependencies"),
     value(Opt::Soname, &["-soname", "-h"], "NAME", "Set DT_SONAME of a shared library"),
     value(Opt::DynamicLinker, &["-dynamic-linker", "-I"], "FILE", "Set the program interpreter (PT_INTERP)"),
     flag(Opt::NoDynamicLinker, &["--no-dynamic-linker"], "No PT_INTERP (static-pie)"),
@@ -809,6 +822,8 @@ pub const Z_KEYWORDS: &[&str] = &[
     "combreloc",
     "nodefaultlib",
     "nodump",
+    "dynamic-undefined-weak",
+    "nodynamic-undefined-weak",
     "ibt",
     "shstk",
     "cet-report=none|warning|error",
@@ -1125,7 +1140,7 @@ impl Parser {
                 cfg.no_undefined = true;
                 cfg.z_defs = true;
             }
-            Opt::Rpath => cfg.rpath.push(val()),
+            Opt::Rpath => add_rpath(&mut cfg.rpath, val()),
             Opt::RpathOrJustSymbols => {
                 // GNU ld: `-R DIR` is -rpath; `-R FILE` reads FILE's symbols (--just-symbols).
                 let path = val();
@@ -1134,9 +1149,11 @@ impl Parser {
                         "-R {path}: reading symbols from a file (--just-symbols) is not supported"
                     ));
                 }
-                cfg.rpath.push(path);
+                add_rpath(&mut cfg.rpath, path);
             }
             Opt::RpathLink => {}
+            Opt::Audit => cfg.audit.push(val()),
+            Opt::DepAudit => cfg.depaudit.push(val()),
             Opt::Soname => cfg.soname = Some(val()),
             Opt::DynamicLinker => {
                 cfg.dynamic_linker = Some(val());
@@ -1420,6 +1437,8 @@ fn apply_z(cfg: &mut Config, keyword: &str) -> Result<(), String> {
         "nodump" => cfg.z_nodump = true,
         "global" => cfg.z_global = true,
         "muldefs" => cfg.allow_multiple_definition = true,
+        "dynamic-undefined-weak" => cfg.dynamic_undefined_weak = Some(true),
+        "nodynamic-undefined-weak" => cfg.dynamic_undefined_weak = Some(false),
         "ibt" => cfg.z_ibt = true,
         "shstk" => cfg.z_shstk = true,
         "x86-64-baseline" => cfg.z_isa_level = cfg.z_isa_level.max(1),
@@ -1453,6 +1472,14 @@ fn apply_z(cfg: &mut Config, keyword: &str) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// Adds an `-rpath` directory unless it is already one of the run path's entries (GNU ld drops repeats; a list
+/// such as `/b:/c` is compared whole).
+fn add_rpath(rpath: &mut Vec<String>, dir: String) {
+    if !rpath.iter().flat_map(|r| r.split(':')).any(|e| e == dir) {
+        rpath.push(dir);
+    }
 }
 
 fn parse_page_size(what: &str, text: &str) -> Result<u64, String> {

@@ -213,12 +213,22 @@ pub struct SymRef {
 pub fn is_preemptible(res: &Resolved, config: &crate::args::Config, id: u32, t: Target) -> bool {
     match t {
         Target::Imported { .. } => true,
-        // An undefined symbol an executable does not report is left to the dynamic linker (GNU ld).
-        Target::Undefined { weak: false }
-            if (!config.report_undefined || config.warn_undefined)
+        // An executable leaves an undefined symbol of default visibility to the dynamic linker (a library loaded at
+        // run time may define it): a weak one in a PIE (GNU ld's default on x86-64) or with -z
+        // dynamic-undefined-weak, and one that --unresolved-symbols or --warn-unresolved-symbols lets through. A
+        // strong one is otherwise an error before this is asked, so the answer need not tell weak from strong
+        // (the property bits are computed once per symbol, `SymbolSpace::new`).
+        Target::Undefined { .. }
+            if config.kind != crate::args::OutputKind::Shared
                 && !config.static_link
                 && (config.kind == crate::args::OutputKind::Pie
-                    || res.shared_needed.iter().any(|&n| n)) =>
+                    || res.shared_needed.iter().any(|&n| n))
+                && !res.hidden.get(id as usize).is_some_and(|&h| h)
+                && (config
+                    .dynamic_undefined_weak
+                    .unwrap_or(config.kind == crate::args::OutputKind::Pie)
+                    || !config.report_undefined
+                    || config.warn_undefined) =>
         {
             true
         }

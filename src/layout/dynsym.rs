@@ -201,6 +201,11 @@ pub fn dynamic_symbols(cx: &Cx, slots: &mut Slots) -> DynamicSymbols {
         if let Some(so) = &config.soname {
             add_str(so.as_bytes(), &mut dynstr, &mut dyn_strings);
         }
+        for list in [&config.audit, &config.depaudit] {
+            if !list.is_empty() {
+                add_str(list.join(":").as_bytes(), &mut dynstr, &mut dyn_strings);
+            }
+        }
         if !res.version_defs.is_empty() {
             add_str(
                 version_base_name(config).as_bytes(),

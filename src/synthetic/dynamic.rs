@@ -9,6 +9,10 @@ use crate::resolve::{Def, Resolved};
 use object::elf as E;
 use rustc_hash::FxHashMap as HashMap;
 
+/// `DT_AUDIT` and `DT_DEPAUDIT` (Solaris tags that glibc's dynamic linker reads).
+const DT_AUDIT: u32 = 0x6fff_fefc;
+const DT_DEPAUDIT: u32 = 0x6fff_fefb;
+
 /// What an entry's value is, resolved when the output is written.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Value {
@@ -74,6 +78,12 @@ impl Dynamic {
                 } else {
                     E::DT_RPATH
                 };
+                add(tag, Value::Const(o as u64));
+            }
+        }
+        for (list, tag) in [(&config.audit, DT_AUDIT), (&config.depaudit, DT_DEPAUDIT)] {
+            if !list.is_empty() {
+                let o = f.dyn_strings[list.join(":").as_bytes()];
                 add(tag, Value::Const(o as u64));
             }
         }
