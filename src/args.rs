@@ -115,6 +115,9 @@ pub struct Config {
     /// `-z dynamic-undefined-weak` / `-z nodynamic-undefined-weak`: whether an executable leaves weak undefined
     /// symbols to the dynamic linker (default: in a PIE, as GNU ld does on x86-64).
     pub dynamic_undefined_weak: Option<bool>,
+    /// `-z nocopyreloc`: a reference that would need a copy relocation is an error (lld's rule; GNU ld makes a text
+    /// relocation the loader then rejects).
+    pub z_nocopyreloc: bool,
     /// `-z ibt`, `-z shstk`: mark the output as using indirect branch tracking / a shadow stack whatever its
     /// inputs say (`.note.gnu.property`); `-z cet-report=`: warn or fail on inputs that lack the marks.
     pub z_ibt: bool,
@@ -280,6 +283,7 @@ impl Default for Config {
             stack_size: 0,
             relax: true,
             dynamic_undefined_weak: None,
+            z_nocopyreloc: false,
             z_ibt: false,
             z_shstk: false,
             cet_report: Report::None,
@@ -823,6 +827,8 @@ pub const Z_KEYWORDS: &[&str] = &[
     "nodefaultlib",
     "nodump",
     "dynamic-undefined-weak",
+    "nocopyreloc",
+    "copyreloc",
     "nodynamic-undefined-weak",
     "ibt",
     "shstk",
@@ -1438,6 +1444,8 @@ fn apply_z(cfg: &mut Config, keyword: &str) -> Result<(), String> {
         "global" => cfg.z_global = true,
         "muldefs" => cfg.allow_multiple_definition = true,
         "dynamic-undefined-weak" => cfg.dynamic_undefined_weak = Some(true),
+        "nocopyreloc" => cfg.z_nocopyreloc = true,
+        "copyreloc" => cfg.z_nocopyreloc = false,
         "nodynamic-undefined-weak" => cfg.dynamic_undefined_weak = Some(false),
         "ibt" => cfg.z_ibt = true,
         "shstk" => cfg.z_shstk = true,

@@ -271,6 +271,13 @@ fn scan_section_with<A: Arch, const CHECK: bool>(cx: &ScanCx, f: usize, s: usize
         }
         // Data from a shared object referenced directly from an executable: copy relocation.
         if p.imported && !p.func && m.exe && matches!(action, Action::Abs | Action::Pc) {
+            if cx.config.z_nocopyreloc {
+                let why =
+                    "needs a copy relocation, which -z nocopyreloc forbids; recompile with -fPIC";
+                out.errors
+                    .push(reloc_error::<A>(cx.res, f, s, off, r_type, &sym, why));
+                continue;
+            }
             cx.set(&sym, NEEDS_COPY | NEEDS_DYNSYM);
         }
     }
