@@ -118,6 +118,8 @@ pub struct Config {
     /// `-z nocopyreloc`: a reference that would need a copy relocation is an error (lld's rule; GNU ld makes a text
     /// relocation the loader then rejects).
     pub z_nocopyreloc: bool,
+    /// `-z start-stop-visibility=`: the visibility of `__start_SEC` and `__stop_SEC` (GNU ld's default: protected).
+    pub start_stop_visibility: u8,
     /// `-z ibt`, `-z shstk`: mark the output as using indirect branch tracking / a shadow stack whatever its
     /// inputs say (`.note.gnu.property`); `-z cet-report=`: warn or fail on inputs that lack the marks.
     pub z_ibt: bool,
@@ -284,6 +286,7 @@ impl Default for Config {
             relax: true,
             dynamic_undefined_weak: None,
             z_nocopyreloc: false,
+            start_stop_visibility: object::elf::STV_PROTECTED,
             z_ibt: false,
             z_shstk: false,
             cet_report: Report::None,
@@ -828,6 +831,7 @@ pub const Z_KEYWORDS: &[&str] = &[
     "nodump",
     "dynamic-undefined-weak",
     "nocopyreloc",
+    "start-stop-visibility=default|internal|hidden|protected",
     "copyreloc",
     "nodynamic-undefined-weak",
     "ibt",
@@ -1458,6 +1462,19 @@ fn apply_z(cfg: &mut Config, keyword: &str) -> Result<(), String> {
                 cfg.max_page_size = parse_page_size("max-page-size", n)?;
             } else if let Some(n) = keyword.strip_prefix("common-page-size=") {
                 cfg.common_page_size = parse_page_size("common-page-size", n)?;
+            } else if let Some(v) = keyword.strip_prefix("start-stop-visibility=") {
+                use object::elf as E;
+                cfg.start_stop_visibility = match v {
+                    "default" => E::STV_DEFAULT,
+                    "internal" => E::STV_INTERNAL,
+                    "hidden" => E::STV_HIDDEN,
+                    "protected" => E::STV_PROTECTED,
+                    _ => {
+                        return Err(format!(
+                            "-z start-stop-visibility: unknown visibility '{v}'"
+                        ));
+                    }
+                };
             } else if let Some(r) = keyword.strip_prefix("cet-report=") {
                 cfg.cet_report = match r {
                     "none" => Report::None,
@@ -1952,7 +1969,8 @@ mod tests {
         for keyword in Z_KEYWORDS {
             let keyword = keyword
                 .replace("=N", "=4096")
-                .replace("=none|warning|error", "=warning");
+                .replace("=none|warning|error", "=warning")
+                .replace("=default|internal|hidden|protected", "=hidden");
             link(&format!("-z {keyword} a.o"));
         }
         let cfg = link("-z ibt -z shstk -z cet-report=error -z x86-64-v3 -z x86-64-v2 a.o");

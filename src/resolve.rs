@@ -929,6 +929,11 @@ fn exclude_libs(
 /// Whether linker-defined symbol `name` stays local to the output: never exported from a shared object or an
 /// executable, as with GNU ld (which makes them local) and lld (hidden). The others (`_end`, `__bss_start`…) are
 /// exported like any definition.
+/// Whether `name` is a `__start_SEC` or `__stop_SEC` symbol (`-z start-stop-visibility`).
+pub fn is_start_stop(name: &[u8]) -> bool {
+    name.starts_with(b"__start_") || name.starts_with(b"__stop_")
+}
+
 pub fn linker_symbol_is_local(name: &[u8]) -> bool {
     matches!(
         name,

@@ -64,7 +64,12 @@ pub fn number_slots_of_symbols(cx: &Cx, osecs: &mut [OutputSection], map: &Secti
         exported = crate::par::filter_ids(res.num_globals(), |g| {
             (matches!(res.defs[g], Def::Object { .. })
                 || res.defs[g] == Def::Linker
-                    && !crate::resolve::linker_symbol_is_local(res.name(g as u32)))
+                    && !crate::resolve::linker_symbol_is_local(res.name(g as u32))
+                    && !(crate::resolve::is_start_stop(res.name(g as u32))
+                        && matches!(
+                            config.start_stop_visibility,
+                            object::elf::STV_HIDDEN | object::elf::STV_INTERNAL
+                        )))
                 && !res.hidden[g]
                 && (export_all
                     || res.referenced_by_shared[g]

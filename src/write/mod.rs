@@ -1278,9 +1278,20 @@ fn write_dynamic_sections(cx: &WriteCx, bytes: &mut Parts) {
             } else {
                 (0, 0)
             };
+            // The definition's visibility (only protected ones are exported besides default ones); the linker's
+            // __start_/__stop_ symbols have -z start-stop-visibility's.
+            let visibility = match target {
+                Target::Object { file, sym } if d.defined => {
+                    res.objects[file as usize].syms[sym as usize].st_visibility()
+                }
+                Target::Linker if crate::resolve::is_start_stop(res.name(d.id)) => {
+                    cx.config.start_stop_visibility
+                }
+                _ => E::STV_DEFAULT,
+            };
             e[0..4].copy_from_slice(&name.to_le_bytes());
             e[4] = (bind << 4) | (ty & 0xf);
-            e[5] = 0;
+            e[5] = visibility;
             e[6..8].copy_from_slice(&shndx.to_le_bytes());
             e[8..16].copy_from_slice(&value.to_le_bytes());
             e[16..24].copy_from_slice(&size.to_le_bytes());
@@ -1590,12 +1601,14 @@ fn write_symtab(cx: &WriteCx, parts: &mut Parts) {
         };
         e[0..4].copy_from_slice(&(so as u32).to_le_bytes());
         e[4] = bind << 4;
-        e[5] = if matches!(res.defs[gid as usize], Def::Linker)
-            && !cx.config.defsyms.iter().any(|(n, _)| n.as_bytes() == name)
+        e[5] = if !matches!(res.defs[gid as usize], Def::Linker)
+            || cx.config.defsyms.iter().any(|(n, _)| n.as_bytes() == name)
         {
-            E::STV_HIDDEN
-        } else {
             0
+        } else if crate::resolve::is_start_stop(name) {
+            cx.config.start_stop_visibility
+        } else {
+            E::STV_HIDDEN
         };
         e[6..8].copy_from_slice(&shndx.to_le_bytes());
         e[8..16].copy_from_slice(&value.to_le_bytes());
