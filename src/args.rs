@@ -195,6 +195,8 @@ pub struct Config {
     pub dependency_file: Option<PathBuf>,
     /// `-y SYMBOL`, `--trace-symbol=SYMBOL`: report the files that define or reference these symbols.
     pub trace_symbols: Vec<String>,
+    /// `--default-symver`: unversioned exported symbols get a version named after the soname (or output file).
+    pub default_symver: bool,
     /// `--cref`: print a cross reference table.
     pub cref: bool,
     /// `--print-memory-usage`, `--stats`.
@@ -328,6 +330,7 @@ impl Default for Config {
             demangle: true,
             trace_symbols: Vec::new(),
             cref: false,
+            default_symver: false,
             print_memory_usage: false,
             stats: false,
             dependency_file: None,
@@ -550,6 +553,7 @@ enum Opt {
     DependencyFile,
     PrintMap,
     TraceSymbol,
+    DefaultSymver,
     Cref,
     PrintMemoryUsage,
     Stats,
@@ -743,6 +747,7 @@ const OPTIONS: &[OptSpec] = &[
     flag(Opt::NoDemangle, &["--no-demangle"], "Do not demangle symbol names in messages"),
     value(Opt::DependencyFile, &["--dependency-file"], "FILE", "Write a Makefile rule: the output depends on every file the link read"),
     flag(Opt::PrintMap, &["-M", "--print-map"], "Print the link map on standard output"),
+    flag(Opt::DefaultSymver, &["--default-symver"], "Give unversioned exported symbols a version named after the soname (or output file)"),
     value(Opt::TraceSymbol, &["-y", "--trace-symbol"], "SYMBOL", "Print each file that defines or references SYMBOL"),
     flag(Opt::PrintMemoryUsage, &["--print-memory-usage"], "Print the use of each MEMORY region (a header only: no linker script defines regions yet)"),
     flag(Opt::Stats, &["--stats"], "Print the link's total time and peak memory on standard error"),
@@ -1295,6 +1300,7 @@ impl Parser {
             Opt::DependencyFile => cfg.dependency_file = Some(PathBuf::from(val())),
             Opt::PrintMap => cfg.map = Some(PathBuf::from("-")),
             Opt::TraceSymbol => cfg.trace_symbols.push(val()),
+            Opt::DefaultSymver => cfg.default_symver = true,
             Opt::Cref => cfg.cref = true,
             Opt::PrintMemoryUsage => cfg.print_memory_usage = true,
             Opt::Stats => cfg.stats = true,

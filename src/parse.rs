@@ -430,6 +430,10 @@ fn parse_object(input: ObjectInput) -> std::result::Result<ObjectFile, String> {
                 n = &n[..at];
             } else {
                 symvers.push((k, &n[at + 1..], false));
+                // `name@` (an empty version): the plain name, in the base version (or --default-symver's).
+                if at + 1 == n.len() {
+                    n = &n[..at];
+                }
             }
         }
         global_names.push(Name::new(n));

@@ -694,7 +694,7 @@ fn apply_version_scripts(
             }
         }
     }
-    if config.version_script.is_empty() && explicit.is_empty() {
+    if config.version_script.is_empty() && explicit.is_empty() && !config.default_symver {
         return Ok((Vec::new(), Vec::new()));
     }
     let mut script = crate::version::VersionScript::default();
@@ -724,12 +724,29 @@ fn apply_version_scripts(
             None => index_of_node.push(1),
         }
     }
+    // --default-symver: one more version, named after the soname or the output file, for unversioned symbols.
+    let default_index = config.default_symver.then(|| {
+        let name = config.soname.clone().unwrap_or_else(|| {
+            config
+                .output
+                .file_name()
+                .map_or_else(String::new, |n| n.to_string_lossy().into_owned())
+        });
+        version_defs.push((name, Vec::new()));
+        1 + version_defs.len() as u16
+    });
     let mut errors = Vec::new();
     let mut explicit_index: HashMap<u32, u16> = HashMap::new();
     let named_nodes: Vec<usize> = (0..script.nodes.len())
         .filter(|&k| script.nodes[k].name.is_some())
         .collect();
     for (&g, &(ver, default)) in &explicit {
+        if ver.is_empty() {
+            // `name@` / `name@@`: the base version, or the --default-symver one (hidden for `name@`).
+            let v = default_index.map_or(1, |d| if default { d } else { d | 0x8000 });
+            explicit_index.insert(g, v);
+            continue;
+        }
         match version_defs.iter().position(|(n, _)| n.as_bytes() == ver) {
             Some(k) => {
                 let full = names.unique[g as usize].bytes;
@@ -775,7 +792,7 @@ fn apply_version_scripts(
                 None
             };
             match script.binding(name, demangled.as_deref()) {
-                crate::version::Binding::Unmatched => Some(1),
+                crate::version::Binding::Unmatched => Some(default_index.unwrap_or(1)),
                 crate::version::Binding::Local => None,
                 crate::version::Binding::Global(k) => Some(index_of_node[k]),
             }

@@ -71,3 +71,43 @@ fn versioned_shared_object_interface_matches_gnu_ld() {
     );
     assert_eq!(views[1], views[0], "dynamic symbols differ from GNU ld's");
 }
+
+/// `.symver f, f@` (an empty version: the plain name, base version) and `--default-symver` (unversioned exports
+/// get a version named after the soname or the output file; `f@` then a hidden one), each with and without a
+/// soname, as GNU ld gives them (rivet refused the empty version and did not know the option).
+#[test]
+fn empty_versions_and_default_symver_match_gnu_ld() {
+    let Some((dir, shim, bfd)) = common::against_gnu_ld("default-symver", &["gcc", "objdump"])
+    else {
+        return;
+    };
+    std::fs::write(
+        dir.join("a.c"),
+        "int foo(void) { return 1; }\nint bar(void) { return 2; }\n__asm__(\".symver bar, bar@\");\n",
+    )
+    .unwrap();
+    common::tool_ok("gcc", &["-c", "-fPIC", "a.c"], &dir);
+    let cases: &[&[&str]] = &[
+        &[],
+        &["-Wl,--default-symver"],
+        &["-Wl,-soname,libx.so.1", "-Wl,--default-symver"],
+    ];
+    for (k, flags) in cases.iter().enumerate() {
+        let mut views = Vec::new();
+        for (side, shim) in [("ref", &bfd), ("test", &shim)] {
+            let out = format!("x{k}-{side}.so");
+            let b = format!("-B{}/", shim.display());
+            let mut args = vec![b.as_str(), "-shared", "-o", &out, "a.o"];
+            args.extend_from_slice(flags);
+            let o = common::tool("gcc", &args, Some(&dir));
+            assert!(o.success(), "{flags:?} ({side}):\n{}", o.log());
+            // The output's own file name differs between the sides: compare it as one name.
+            let v: Vec<String> = interface(&dir, &out)
+                .into_iter()
+                .map(|l| l.replace(&out, "OUT"))
+                .collect();
+            views.push(v);
+        }
+        assert_eq!(views[1], views[0], "{flags:?}");
+    }
+}
