@@ -195,6 +195,10 @@ pub struct Config {
     pub dependency_file: Option<PathBuf>,
     /// `-y SYMBOL`, `--trace-symbol=SYMBOL`: report the files that define or reference these symbols.
     pub trace_symbols: Vec<String>,
+    /// `-Ttext-segment`, `--image-base`: the address of the image's first segment.
+    pub image_base: Option<u64>,
+    /// `--section-start=SECTION=ADDR`, `-Ttext`, `-Tdata`, `-Tbss`: output sections placed at fixed addresses.
+    pub section_start: Vec<(String, u64)>,
     /// `--default-symver`: unversioned exported symbols get a version named after the soname (or output file).
     pub default_symver: bool,
     /// `--cref`: print a cross reference table.
@@ -331,6 +335,8 @@ impl Default for Config {
             trace_symbols: Vec::new(),
             cref: false,
             default_symver: false,
+            image_base: None,
+            section_start: Vec::new(),
             print_memory_usage: false,
             stats: false,
             dependency_file: None,
@@ -553,6 +559,11 @@ enum Opt {
     DependencyFile,
     PrintMap,
     TraceSymbol,
+    ImageBase,
+    SectionStart,
+    Ttext,
+    Tdata,
+    Tbss,
     DefaultSymver,
     Cref,
     PrintMemoryUsage,
@@ -748,6 +759,11 @@ const OPTIONS: &[OptSpec] = &[
     value(Opt::DependencyFile, &["--dependency-file"], "FILE", "Write a Makefile rule: the output depends on every file the link read"),
     flag(Opt::PrintMap, &["-M", "--print-map"], "Print the link map on standard output"),
     flag(Opt::DefaultSymver, &["--default-symver"], "Give unversioned exported symbols a version named after the soname (or output file)"),
+    value(Opt::ImageBase, &["-Ttext-segment", "--image-base"], "ADDR", "Start the image (its first segment) at ADDR"),
+    value(Opt::SectionStart, &["--section-start"], "SECTION=ADDR", "Place SECTION at ADDR (it must start its segment)"),
+    value(Opt::Ttext, &["-Ttext"], "ADDR", "Same as --section-start=.text=ADDR"),
+    value(Opt::Tdata, &["-Tdata"], "ADDR", "Same as --section-start=.data=ADDR"),
+    value(Opt::Tbss, &["-Tbss"], "ADDR", "Same as --section-start=.bss=ADDR"),
     value(Opt::TraceSymbol, &["-y", "--trace-symbol"], "SYMBOL", "Print each file that defines or references SYMBOL"),
     flag(Opt::PrintMemoryUsage, &["--print-memory-usage"], "Print the use of each MEMORY region (a header only: no linker script defines regions yet)"),
     flag(Opt::Stats, &["--stats"], "Print the link's total time and peak memory on standard error"),
@@ -1300,6 +1316,26 @@ impl Parser {
             Opt::DependencyFile => cfg.dependency_file = Some(PathBuf::from(val())),
             Opt::PrintMap => cfg.map = Some(PathBuf::from("-")),
             Opt::TraceSymbol => cfg.trace_symbols.push(val()),
+            Opt::ImageBase => {
+                let v = val();
+                cfg.image_base =
+                    Some(parse_number(&v).ok_or_else(|| format!("{arg}: invalid address: {v}"))?);
+            }
+            Opt::SectionStart | Opt::Ttext | Opt::Tdata | Opt::Tbss => {
+                let v = val();
+                let (name, addr) = match opt {
+                    Opt::Ttext => (".text", v.as_str()),
+                    Opt::Tdata => (".data", v.as_str()),
+                    Opt::Tbss => (".bss", v.as_str()),
+                    _ => v.split_once('=').ok_or_else(|| {
+                        format!("--section-start: expected SECTION=ADDR, got '{v}'")
+                    })?,
+                };
+                let addr =
+                    parse_number(addr).ok_or_else(|| format!("{arg}: invalid address: {addr}"))?;
+                cfg.section_start.retain(|(n, _)| n != name);
+                cfg.section_start.push((name.to_string(), addr));
+            }
             Opt::DefaultSymver => cfg.default_symver = true,
             Opt::Cref => cfg.cref = true,
             Opt::PrintMemoryUsage => cfg.print_memory_usage = true,

@@ -46,6 +46,8 @@ struct Plan {
     code_with_headers: bool,
     has_relro: bool,
     has_property: bool,
+    /// `--section-start`: (position in `alloc`, address) of each section placed at a fixed address.
+    starts: Vec<(usize, u64)>,
     has_eh_hdr: bool,
     nphdr: usize,
     /// The image's first address, and the size of the ELF and program headers.
@@ -60,7 +62,12 @@ struct Plan {
 /// Per segment class: (file offset, address, file end, memory end).
 type Ranges = HashMap<u32, (u64, u64, u64, u64)>;
 
-fn plan<A: Arch>(cx: &Cx, osecs: &[OutputSection], map: &SectionMap, keep: &[bool]) -> Plan {
+fn plan<A: Arch>(
+    cx: &Cx,
+    osecs: &[OutputSection],
+    map: &SectionMap,
+    keep: &[bool],
+) -> Result<Plan> {
     let config = cx.config;
     let alloc: Vec<usize> = (0..osecs.len())
         .filter(|&i| keep[i] && osecs[i].is_alloc())
@@ -108,10 +115,19 @@ fn plan<A: Arch>(cx: &Cx, osecs: &[OutputSection], map: &SectionMap, keep: &[boo
         + has_relro as usize
         + has_eh_hdr as usize
         + 1; // GNU_STACK
-    let base = if config.kind == OutputKind::Exec {
-        A::IMAGE_BASE
-    } else {
-        0
+    let base = match config.image_base {
+        // The first segment maps the file from offset 0: its address must be on a page boundary. GNU ld rounds
+        // down too.
+        Some(b) if b % config.max_page_size != 0 => {
+            crate::diag::warn(&format!(
+                "image base {b:#x} isn't a multiple of the maximum page size; using {:#x}",
+                b / config.max_page_size * config.max_page_size
+            ));
+            b / config.max_page_size * config.max_page_size
+        }
+        Some(b) => b,
+        None if config.kind == OutputKind::Exec => A::IMAGE_BASE,
+        None => 0,
     };
     // Segments start on a new maximum-size page; RELRO is protected up to the end of its common-size page.
     let (max_page, common_page) = (
@@ -121,12 +137,27 @@ fn plan<A: Arch>(cx: &Cx, osecs: &[OutputSection], map: &SectionMap, keep: &[boo
     // A PT_LOAD is aligned to the page size or to its most-aligned section, whichever is larger, so that a
     // PIE's load base (chosen by the kernel or ld.so as a multiple of p_align) keeps every section aligned.
     // Its file offset must then be congruent to its address modulo that alignment.
+    // --section-start (-Ttext, -Tdata, -Tbss): each named section must start a segment, whose address it then
+    // sets; anywhere else the segment would have to be split, which rivet does not do.
+    let mut starts = Vec::new();
+    for (name, addr) in &config.section_start {
+        let Some(k) = alloc.iter().position(|&i| osecs[i].name == name.as_bytes()) else {
+            continue;
+        };
+        if classes[k] == 0 || (k > 0 && classes[k - 1] == classes[k]) {
+            return Err(Errors::one(format!(
+                "cannot place section {name} at {addr:#x}: it does not start a segment \
+                 (rivet sets the address of a segment's first section only)"
+            )));
+        }
+        starts.push((k, *addr));
+    }
     let mut class_align: HashMap<u32, u64> = HashMap::default();
     for (k, &i) in alloc.iter().enumerate() {
         let a = class_align.entry(classes[k]).or_insert(max_page);
         *a = (*a).max(osecs[i].align.next_power_of_two());
     }
-    Plan {
+    Ok(Plan {
         alloc,
         classes,
         load_classes,
@@ -140,10 +171,11 @@ fn plan<A: Arch>(cx: &Cx, osecs: &[OutputSection], map: &SectionMap, keep: &[boo
         nphdr,
         base,
         headers: 64 + 56 * nphdr as u64,
+        starts,
         max_page,
         common_page,
         class_align,
-    }
+    })
 }
 
 /// Addresses and file offsets of the allocated sections; the range of each segment class, and the file offset
@@ -167,6 +199,15 @@ fn place_alloc(plan: &Plan, osecs: &mut [OutputSection]) -> Result<(Ranges, u64)
             // ld's default on x86-64). Sharing a file page between RELRO and the data after it would save
             // space, but RELRO's PT_LOAD reaches its page end, so eu-elflint would then find .bss in it.
             addr = align_up(addr, max_page);
+            if let Some(&(_, at)) = plan.starts.iter().find(|&&(p, _)| p == k) {
+                if at < addr {
+                    return Err(Errors::one(format!(
+                        "section {} at {at:#x} would overlap the sections before it (they end at {addr:#x})",
+                        String::from_utf8_lossy(&osecs[i].name)
+                    )));
+                }
+                addr = at;
+            }
             off += addr.wrapping_sub(off) & (plan.class_align[&c] - 1);
             prev = c;
             seg_range.entry(c).or_insert((off, addr, off, addr));
@@ -214,7 +255,7 @@ pub fn assign_segments<A: Arch>(
 ) -> Result<Segments> {
     let synth = map.synth;
     let keep = &headers.keep;
-    let plan = plan::<A>(cx, osecs, map, keep);
+    let plan = plan::<A>(cx, osecs, map, keep)?;
     let (mut seg_range, mut off) = place_alloc(&plan, osecs)?;
     // .relr.dyn encodes the addresses of the places it relocates, and its size moves those places: lay out
     // again until the size is stable. It only grows between rounds (a shorter encoding is padded with empty
