@@ -358,7 +358,14 @@ fn classify(name: &[u8], sh: &Shdr) -> SectionKind {
     if name == b".eh_frame" {
         return SectionKind::EhFrame;
     }
-    if flags & E::SHF_MERGE as u64 != 0 && sh.sh_entsize.get(LE) > 0 && ty == E::SHT_PROGBITS {
+    // Merged pieces are each aligned to the section's alignment: beyond a page (compilers use at most 64 bytes),
+    // deduplicating would only multiply the padding (a 2^30-aligned string section of seven strings made a
+    // 7 GiB output), so such a section is kept whole, which is always correct.
+    if flags & E::SHF_MERGE as u64 != 0
+        && sh.sh_entsize.get(LE) > 0
+        && ty == E::SHT_PROGBITS
+        && sh.sh_addralign.get(LE) <= MERGE_MAX_ALIGN
+    {
         return SectionKind::Merge;
     }
     SectionKind::Regular
@@ -676,6 +683,9 @@ impl ObjectFile {
         Ok(())
     }
 }
+
+/// The largest alignment of a section whose pieces are merged (`classify`).
+const MERGE_MAX_ALIGN: u64 = 4096;
 
 /// The largest alignment an input may ask for: lld's limit, and the largest the assemblers write (`.p2align 31`).
 /// The padding a larger one needs is a file of gigabytes.

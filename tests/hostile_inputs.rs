@@ -388,3 +388,27 @@ fn output_paths() {
         assert!(!r.stderr_str().contains("rivet-tmp"), "{}", r.log());
     }
 }
+
+/// A string-merge section aligned to 2^30: each merged piece would be padded to that alignment (a fuzzer finding:
+/// seven strings made a 7 GiB output and a 20-second link); such a section is kept whole instead.
+#[test]
+fn merge_section_with_a_huge_alignment() {
+    let Some(env) = Env::new("merge-align", &["-g", "-gz=zlib"]) else {
+        return;
+    };
+    let mut o = env.object();
+    let (_, off, _) = section(&o, ".debug_str");
+    put(&mut o, off + 16, 1 << 30, 8);
+    let start = std::time::Instant::now();
+    let r = env.link(&o, &[]);
+    assert!(r.success(), "{}", r.log());
+    assert!(start.elapsed().as_secs() < 10, "took {:?}", start.elapsed());
+    use std::os::unix::fs::MetadataExt;
+    let meta = std::fs::metadata(env.dir.join("out")).unwrap();
+    assert!(meta.len() < 3 << 30, "size {}", meta.len());
+    assert!(
+        meta.blocks() * 512 < 16 << 20,
+        "{} bytes of disk",
+        meta.blocks() * 512
+    );
+}
