@@ -1140,7 +1140,8 @@ impl Parser {
                 let text = val();
                 match text.split_once('=') {
                     Some((sym, expr)) if !sym.is_empty() && !expr.is_empty() => {
-                        cfg.defsyms.push((sym.to_string(), expr.to_string()))
+                        crate::expr::parse(expr).map_err(|e| format!("--defsym: {text}: {e}"))?;
+                        cfg.defsyms.push((sym.trim().to_string(), expr.to_string()))
                     }
                     _ => {
                         return Err(format!(
@@ -1967,15 +1968,17 @@ mod tests {
 
     #[test]
     fn defsym() {
-        let cfg = link("--defsym=foo=0x1000 --defsym bar=foo+4 -defsym baz=a=b a.o");
+        let cfg = link("--defsym=foo=0x1000 --defsym bar=foo+4 -defsym baz=a==b a.o");
         assert_eq!(
             cfg.defsyms,
             vec![
                 ("foo".to_string(), "0x1000".to_string()),
                 ("bar".to_string(), "foo+4".to_string()),
-                ("baz".to_string(), "a=b".to_string()),
+                ("baz".to_string(), "a==b".to_string()),
             ]
         );
+        assert!(error("--defsym baz=a=b a.o").contains("--defsym: baz=a=b"));
+        assert!(error("--defsym x=(1 a.o").contains("expected ')'"));
         assert!(error("--defsym foo a.o").contains("syntax error"));
         assert!(error("--defsym=foo a.o").contains("syntax error"));
         assert!(error("--defsym =1 a.o").contains("syntax error"));

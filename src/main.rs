@@ -8,6 +8,7 @@ mod cleanup;
 mod depfile;
 mod diag;
 mod elf;
+mod expr;
 mod fork;
 mod gc;
 mod index;

@@ -210,7 +210,12 @@ pub fn assign_addresses(
             addrs[g as usize] = v;
         }
     }
-    define_defsyms(config, res, &mut addrs, &mut linker)?;
+    let headers = 64 + 56 * lay.segments.len() as u64;
+    let dl = DefsymLayout {
+        osecs: &lay.osecs,
+        headers,
+    };
+    define_defsyms(config, res, &dl, &mut addrs, &mut linker)?;
     let entry_name = config.entry.as_deref().unwrap_or("_start");
     lay.entry = match res.names.lookup(entry_name.as_bytes()) {
         Some(g) if !matches!(res.defs[g as usize], Def::Undefined | Def::Shared { .. }) => {
@@ -227,44 +232,52 @@ pub fn assign_addresses(
 }
 
 /// `--defsym`s, each once every symbol its expression names has its value: an expression may name a symbol that a
-/// later `--defsym` defines (`--defsym=a=b --defsym=b=main`). A symbol no input or `--defsym` defines, or a cycle,
-/// is an error, as in GNU ld.
+/// later `--defsym` defines (`--defsym=a=b --defsym=b=main`). The expressions are GNU ld's (`expr`), with the
+/// output sections for `ADDR`, `SIZEOF` and the like. A symbol no input or `--defsym` defines, or a cycle, is an
+/// error, as in GNU ld.
 fn define_defsyms(
     config: &Config,
     res: &Resolved,
+    lay: &DefsymLayout,
     addrs: &mut [u64],
     linker: &mut HashMap<u32, u64>,
 ) -> Result<()> {
     // The last --defsym of a symbol is the one that counts.
-    let mut pending: Vec<(&str, &str)> = Vec::new();
-    for (sym, expr) in &config.defsyms {
-        pending.retain(|&(s, _)| s != sym.as_str());
-        pending.push((sym.as_str(), expr.as_str()));
+    let mut pending: Vec<(&str, &str, crate::expr::Expr, Vec<String>)> = Vec::new();
+    for (sym, text) in &config.defsyms {
+        let e = crate::expr::parse(text)
+            .map_err(|e| Errors::one(format!("--defsym: {sym}={text}: {e}")))?;
+        let mut names = Vec::new();
+        e.symbols(&mut names);
+        pending.retain(|p| p.0 != sym.as_str());
+        pending.push((sym.as_str(), text.as_str(), e, names));
     }
     while !pending.is_empty() {
         let before = pending.len();
-        let waiting: Vec<&str> = pending.iter().map(|&(s, _)| s).collect();
+        let waiting: Vec<&str> = pending.iter().map(|p| p.0).collect();
         let mut error = None;
-        pending.retain(|&(sym, expr)| {
-            let waits = defsym_names(expr).any(|n| n != sym && waiting.contains(&n));
+        pending.retain(|(sym, text, e, names)| {
+            let waits = names
+                .iter()
+                .any(|n| n != sym && waiting.contains(&n.as_str()));
             if waits || error.is_some() {
                 return true;
             }
-            let value = eval_defsym(expr, |n| {
-                let id = res.names.lookup(n.as_bytes())?;
-                let defined = !matches!(res.defs[id as usize], Def::Undefined)
-                    || config.defsyms.iter().any(|(s, _)| s == n);
-                defined.then(|| addrs[id as usize])
-            });
-            match (value, res.names.lookup(sym.as_bytes())) {
-                (Some(v), Some(g)) => {
+            let env = DefsymEnv {
+                config,
+                res,
+                lay,
+                addrs,
+            };
+            match (e.eval(&env), res.names.lookup(sym.as_bytes())) {
+                (Ok(v), Some(g)) => {
                     addrs[g as usize] = v;
                     linker.insert(g, v);
                 }
-                (Some(_), None) => {}
-                (None, _) => {
+                (Ok(_), None) => {}
+                (Err(e), _) => {
                     error = Some(format!(
-                        "--defsym: cannot evaluate expression '{expr}' for {sym}: undefined symbol in it"
+                        "--defsym: cannot evaluate expression '{text}' for {sym}: {e}"
                     ))
                 }
             }
@@ -274,7 +287,7 @@ fn define_defsyms(
             return Err(Errors::one(e));
         }
         if pending.len() == before {
-            let cycle: Vec<String> = pending.iter().map(|(s, e)| format!("{s}={e}")).collect();
+            let cycle: Vec<String> = pending.iter().map(|p| format!("{}={}", p.0, p.1)).collect();
             return Err(Errors::one(format!(
                 "--defsym: the expressions refer to each other: {}",
                 cycle.join(", ")
@@ -284,34 +297,44 @@ fn define_defsyms(
     Ok(())
 }
 
-/// The symbol names an expression of [`eval_defsym`] uses.
-fn defsym_names(expr: &str) -> impl Iterator<Item = &str> {
-    expr.split(['+', '-'])
-        .map(str::trim)
-        .filter(|t| t.chars().next().is_some_and(|c| !c.is_ascii_digit()))
+/// What a `--defsym` expression may ask of the layout: the output sections by name (address, size,
+/// alignment) and the size of the headers.
+pub struct DefsymLayout<'a> {
+    pub osecs: &'a [OutputSection],
+    pub headers: u64,
 }
 
-/// `NUMBER`, `SYMBOL`, `SYMBOL + NUMBER`, `SYMBOL - NUMBER`.
-fn eval_defsym(expr: &str, lookup: impl Fn(&str) -> Option<u64>) -> Option<u64> {
-    let term = |t: &str| -> Option<u64> {
-        let t = t.trim();
-        if let Some(h) = t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
-            u64::from_str_radix(h, 16).ok()
-        } else if t.chars().next()?.is_ascii_digit() {
-            t.parse().ok()
-        } else {
-            lookup(t)
-        }
-    };
-    if let Some((a, b)) = expr.split_once('+') {
-        return Some(term(a)?.wrapping_add(term(b)?));
+struct DefsymEnv<'a> {
+    config: &'a Config,
+    res: &'a Resolved,
+    lay: &'a DefsymLayout<'a>,
+    addrs: &'a [u64],
+}
+
+impl crate::expr::Env for DefsymEnv<'_> {
+    fn symbol(&self, name: &str) -> Option<u64> {
+        let id = self.res.names.lookup(name.as_bytes())?;
+        let defined = !matches!(self.res.defs[id as usize], Def::Undefined)
+            || self.config.defsyms.iter().any(|(s, _)| s == name);
+        defined.then(|| self.addrs[id as usize])
     }
-    if let Some((a, b)) = expr.rsplit_once('-')
-        && !a.trim().is_empty()
-    {
-        return Some(term(a)?.wrapping_sub(term(b)?));
+    fn section(&self, name: &str) -> Option<(u64, u64, u64, u64)> {
+        let o = self
+            .lay
+            .osecs
+            .iter()
+            .find(|o| o.shndx != 0 && o.name == name.as_bytes())?;
+        Some((o.addr, o.addr, o.size, o.align.max(1)))
     }
-    term(expr)
+    fn max_page_size(&self) -> u64 {
+        self.config.max_page_size
+    }
+    fn common_page_size(&self) -> u64 {
+        self.config.common_page_size
+    }
+    fn sizeof_headers(&self) -> u64 {
+        self.lay.headers
+    }
 }
 
 pub fn is_common_def(res: &Resolved, _g: u32, d: &Def) -> bool {

@@ -1,0 +1,523 @@
+//! GNU ld's expression language (the manual's "Expressions in Linker Scripts"): numbers in every notation it
+//! accepts, symbol names, C's operators with C's precedence, `?:`, and the built-in functions that make sense
+//! without a `SECTIONS` command (`ABSOLUTE`, `ADDR`, `ALIGN`, `ALIGNOF`, `CONSTANT`, `DEFINED`, `LOADADDR`, `MAX`,
+//! `MIN`, `SIZEOF`, `SIZEOF_HEADERS`, `SEGMENT_START`). `--defsym` evaluates them once the layout is known; the
+//! linker-script reader is meant to share this parser.
+//!
+//! Arithmetic is on 64-bit values, wrapping like GNU ld's `bfd_vma`, with division and remainder signed as GNU ld
+//! does them; by zero they are an error.
+
+/// A parsed expression.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Expr {
+    Num(u64),
+    Sym(String),
+    /// The location counter `.`.
+    Dot,
+    Unary(char, Box<Expr>),
+    Binary(&'static str, Box<Expr>, Box<Expr>),
+    Cond(Box<Expr>, Box<Expr>, Box<Expr>),
+    Call(&'static str, Vec<Arg>),
+}
+
+/// A function's argument: an expression, or a name (a section, a symbol for `DEFINED`, a constant's keyword).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Arg {
+    Expr(Expr),
+    Name(String),
+}
+
+/// What evaluation needs from the link.
+pub trait Env {
+    /// A symbol's value, if it is defined.
+    fn symbol(&self, name: &str) -> Option<u64>;
+    /// An output section's address, load address, size and alignment, if it exists.
+    fn section(&self, name: &str) -> Option<(u64, u64, u64, u64)>;
+    fn max_page_size(&self) -> u64;
+    fn common_page_size(&self) -> u64;
+    fn sizeof_headers(&self) -> u64;
+    /// The location counter, where there is one.
+    fn dot(&self) -> Option<u64> {
+        None
+    }
+}
+
+/// Functions taking a name rather than an expression, and how many arguments each function takes.
+const FUNCTIONS: &[(&str, usize, bool)] = &[
+    ("ABSOLUTE", 1, false),
+    ("ADDR", 1, true),
+    ("ALIGN", 0, false),
+    ("ALIGNOF", 1, true),
+    ("CONSTANT", 1, true),
+    ("DEFINED", 1, true),
+    ("LOADADDR", 1, true),
+    ("MAX", 2, false),
+    ("MIN", 2, false),
+    ("SIZEOF", 1, true),
+    ("SIZEOF_HEADERS", 0, false),
+    ("SEGMENT_START", 2, false),
+];
+
+/// Binary operators from the loosest to the tightest binding (C's levels).
+const LEVELS: &[&[&str]] = &[
+    &["||"],
+    &["&&"],
+    &["|"],
+    &["^"],
+    &["&"],
+    &["==", "!="],
+    &["<=", ">=", "<", ">"],
+    &["<<", ">>"],
+    &["+", "-"],
+    &["*", "/", "%"],
+];
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Tok {
+    Num(u64),
+    Name(String),
+    Op(&'static str),
+}
+
+const OPS: &[&str] = &[
+    "<<", ">>", "<=", ">=", "==", "!=", "&&", "||", "+", "-", "*", "/", "%", "<", ">", "&", "|",
+    "^", "!", "~", "(", ")", ",", "?", ":",
+];
+
+fn tokens(text: &str) -> Result<Vec<Tok>, String> {
+    let b = text.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        if c.is_ascii_whitespace() {
+            i += 1;
+            continue;
+        }
+        if c == b'"' {
+            let end = text[i + 1..].find('"').ok_or("unterminated quoted name")?;
+            out.push(Tok::Name(text[i + 1..i + 1 + end].to_string()));
+            i += end + 2;
+            continue;
+        }
+        if c.is_ascii_digit() {
+            let start = i;
+            while i < b.len() && b[i].is_ascii_alphanumeric() {
+                i += 1;
+            }
+            out.push(Tok::Num(number(&text[start..i])?));
+            continue;
+        }
+        if c.is_ascii_alphabetic() || matches!(c, b'_' | b'.' | b'$') {
+            let start = i;
+            while i < b.len()
+                && (b[i].is_ascii_alphanumeric() || matches!(b[i], b'_' | b'.' | b'$' | b'@'))
+            {
+                i += 1;
+            }
+            out.push(Tok::Name(text[start..i].to_string()));
+            continue;
+        }
+        match OPS.iter().find(|op| text[i..].starts_with(*op)) {
+            Some(op) => {
+                out.push(Tok::Op(op));
+                i += op.len();
+            }
+            None => return Err(format!("unexpected character '{}'", c as char)),
+        }
+    }
+    Ok(out)
+}
+
+/// A constant as GNU ld reads it: `0x`/`0X` hex, a leading `0` octal, suffixes `h`/`o`/`b`/`d` for the base and
+/// `K`/`M` for a scale of 1024 or 1024².
+fn number(t: &str) -> Result<u64, String> {
+    let bad = || format!("invalid number '{t}'");
+    let (t, scale) = match t.as_bytes().last() {
+        Some(b'K' | b'k') => (&t[..t.len() - 1], 1024u64),
+        Some(b'M' | b'm') => (&t[..t.len() - 1], 1024 * 1024),
+        _ => (t, 1),
+    };
+    let (digits, radix) = if let Some(h) = t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
+        (h, 16)
+    } else {
+        match t.as_bytes().last() {
+            Some(b'h' | b'H') => (&t[..t.len() - 1], 16),
+            Some(b'o' | b'O') => (&t[..t.len() - 1], 8),
+            Some(b'b' | b'B') => (&t[..t.len() - 1], 2),
+            Some(b'd' | b'D') => (&t[..t.len() - 1], 10),
+            _ if t.len() > 1 && t.starts_with('0') => (&t[1..], 8),
+            _ => (t, 10),
+        }
+    };
+    let v = u64::from_str_radix(digits, radix).map_err(|_| bad())?;
+    v.checked_mul(scale).ok_or_else(bad)
+}
+
+struct Parser {
+    toks: Vec<Tok>,
+    at: usize,
+}
+
+impl Parser {
+    fn peek_op(&self) -> Option<&'static str> {
+        match self.toks.get(self.at) {
+            Some(Tok::Op(op)) => Some(op),
+            _ => None,
+        }
+    }
+
+    fn expect(&mut self, op: &str) -> Result<(), String> {
+        if self.peek_op() == Some(op) {
+            self.at += 1;
+            Ok(())
+        } else {
+            Err(format!("expected '{op}'"))
+        }
+    }
+
+    fn expr(&mut self) -> Result<Expr, String> {
+        let cond = self.binary(0)?;
+        if self.peek_op() != Some("?") {
+            return Ok(cond);
+        }
+        self.at += 1;
+        let yes = self.expr()?;
+        self.expect(":")?;
+        let no = self.expr()?;
+        Ok(Expr::Cond(Box::new(cond), Box::new(yes), Box::new(no)))
+    }
+
+    fn binary(&mut self, level: usize) -> Result<Expr, String> {
+        if level == LEVELS.len() {
+            return self.unary();
+        }
+        let mut left = self.binary(level + 1)?;
+        while let Some(op) = self.peek_op().filter(|op| LEVELS[level].contains(op)) {
+            self.at += 1;
+            let right = self.binary(level + 1)?;
+            left = Expr::Binary(op, Box::new(left), Box::new(right));
+        }
+        Ok(left)
+    }
+
+    fn unary(&mut self) -> Result<Expr, String> {
+        match self.peek_op() {
+            Some(op @ ("-" | "!" | "~" | "+")) => {
+                self.at += 1;
+                let e = self.unary()?;
+                Ok(if op == "+" {
+                    e
+                } else {
+                    Expr::Unary(op.chars().next().unwrap_or('-'), Box::new(e))
+                })
+            }
+            _ => self.primary(),
+        }
+    }
+
+    fn primary(&mut self) -> Result<Expr, String> {
+        let tok = self
+            .toks
+            .get(self.at)
+            .cloned()
+            .ok_or("unexpected end of expression")?;
+        self.at += 1;
+        match tok {
+            Tok::Num(n) => Ok(Expr::Num(n)),
+            Tok::Op("(") => {
+                let e = self.expr()?;
+                self.expect(")")?;
+                Ok(e)
+            }
+            Tok::Op(op) => Err(format!("unexpected '{op}'")),
+            Tok::Name(n) if n == "." => Ok(Expr::Dot),
+            Tok::Name(n) => match FUNCTIONS.iter().find(|f| f.0 == n) {
+                Some(&(name, arity, named)) => self.call(name, arity, named),
+                None => Ok(Expr::Sym(n)),
+            },
+        }
+    }
+
+    fn call(&mut self, name: &'static str, arity: usize, named: bool) -> Result<Expr, String> {
+        if arity == 0 && name == "SIZEOF_HEADERS" {
+            return Ok(Expr::Call(name, Vec::new()));
+        }
+        self.expect("(").map_err(|e| format!("{e} after {name}"))?;
+        let mut args = Vec::new();
+        loop {
+            let arg = match (named, self.toks.get(self.at)) {
+                (true, Some(Tok::Name(n))) => {
+                    let n = n.clone();
+                    self.at += 1;
+                    Arg::Name(n)
+                }
+                _ if name == "SEGMENT_START" && args.is_empty() => match self.toks.get(self.at) {
+                    Some(Tok::Name(n)) => {
+                        let n = n.clone();
+                        self.at += 1;
+                        Arg::Name(n)
+                    }
+                    _ => return Err("SEGMENT_START takes a segment name".into()),
+                },
+                _ => Arg::Expr(self.expr()?),
+            };
+            args.push(arg);
+            if self.peek_op() == Some(",") {
+                self.at += 1;
+                continue;
+            }
+            self.expect(")")?;
+            break;
+        }
+        let ok = match name {
+            // ALIGN(align) or ALIGN(exp, align).
+            "ALIGN" => matches!(args.len(), 1 | 2),
+            _ => args.len() == arity,
+        };
+        if !ok {
+            return Err(format!("wrong number of arguments to {name}"));
+        }
+        Ok(Expr::Call(name, args))
+    }
+}
+
+/// Parses `text` as one expression.
+pub fn parse(text: &str) -> Result<Expr, String> {
+    let mut p = Parser {
+        toks: tokens(text)?,
+        at: 0,
+    };
+    let e = p.expr()?;
+    if p.at != p.toks.len() {
+        return Err("unexpected text after the expression".into());
+    }
+    Ok(e)
+}
+
+impl Expr {
+    /// The symbols the expression reads (not those only tested with `DEFINED`).
+    pub fn symbols(&self, out: &mut Vec<String>) {
+        match self {
+            Expr::Sym(s) => out.push(s.clone()),
+            Expr::Unary(_, e) => e.symbols(out),
+            Expr::Binary(_, a, b) => {
+                a.symbols(out);
+                b.symbols(out);
+            }
+            Expr::Cond(a, b, c) => {
+                a.symbols(out);
+                b.symbols(out);
+                c.symbols(out);
+            }
+            Expr::Call(_, args) => {
+                for a in args {
+                    if let Arg::Expr(e) = a {
+                        e.symbols(out);
+                    }
+                }
+            }
+            Expr::Num(_) | Expr::Dot => {}
+        }
+    }
+
+    pub fn eval(&self, env: &dyn Env) -> Result<u64, String> {
+        Ok(match self {
+            Expr::Num(n) => *n,
+            Expr::Sym(s) => env
+                .symbol(s)
+                .ok_or_else(|| format!("undefined symbol '{s}'"))?,
+            Expr::Dot => env.dot().ok_or("'.' has no value here")?,
+            Expr::Unary(op, e) => {
+                let v = e.eval(env)?;
+                match op {
+                    '-' => v.wrapping_neg(),
+                    '!' => (v == 0) as u64,
+                    _ => !v,
+                }
+            }
+            Expr::Binary(op, a, b) => binary(op, a.eval(env)?, b.eval(env)?)?,
+            Expr::Cond(c, yes, no) => {
+                if c.eval(env)? != 0 {
+                    yes.eval(env)?
+                } else {
+                    no.eval(env)?
+                }
+            }
+            Expr::Call(name, args) => call(name, args, env)?,
+        })
+    }
+}
+
+fn binary(op: &str, a: u64, b: u64) -> Result<u64, String> {
+    Ok(match op {
+        "*" => a.wrapping_mul(b),
+        // Signed, as GNU ld divides.
+        "/" if b == 0 => return Err("division by zero".into()),
+        "%" if b == 0 => return Err("remainder by zero".into()),
+        "/" => (a as i64).wrapping_div(b as i64) as u64,
+        "%" => (a as i64).wrapping_rem(b as i64) as u64,
+        "+" => a.wrapping_add(b),
+        "-" => a.wrapping_sub(b),
+        "<<" => a.checked_shl(b as u32).filter(|_| b < 64).unwrap_or(0),
+        ">>" => a.checked_shr(b as u32).filter(|_| b < 64).unwrap_or(0),
+        "<" => (a < b) as u64,
+        ">" => (a > b) as u64,
+        "<=" => (a <= b) as u64,
+        ">=" => (a >= b) as u64,
+        "==" => (a == b) as u64,
+        "!=" => (a != b) as u64,
+        "&" => a & b,
+        "^" => a ^ b,
+        "|" => a | b,
+        "&&" => (a != 0 && b != 0) as u64,
+        _ => (a != 0 || b != 0) as u64,
+    })
+}
+
+fn align_up(v: u64, a: u64) -> Result<u64, String> {
+    if a == 0 || !a.is_power_of_two() {
+        return Err(format!("ALIGN: {a:#x} is not a power of 2"));
+    }
+    Ok(v.wrapping_add(a - 1) & !(a - 1))
+}
+
+fn call(name: &str, args: &[Arg], env: &dyn Env) -> Result<u64, String> {
+    let num = |k: usize| match &args[k] {
+        Arg::Expr(e) => e.eval(env),
+        Arg::Name(n) => Err(format!("{name}: expected an expression, found '{n}'")),
+    };
+    let named = |k: usize| match &args[k] {
+        Arg::Name(n) => Ok(n.as_str()),
+        Arg::Expr(_) => Err(format!("{name}: expected a name")),
+    };
+    let section = |k: usize| {
+        let n = named(k)?;
+        env.section(n)
+            .ok_or_else(|| format!("{name}: undefined section {n}"))
+    };
+    Ok(match name {
+        "ABSOLUTE" => num(0)?,
+        "ADDR" => section(0)?.0,
+        "LOADADDR" => section(0)?.1,
+        "SIZEOF" => section(0)?.2,
+        "ALIGNOF" => section(0)?.3,
+        "ALIGN" if args.len() == 2 => align_up(num(0)?, num(1)?)?,
+        "ALIGN" => align_up(env.dot().ok_or("ALIGN(n) needs '.'")?, num(0)?)?,
+        "DEFINED" => env.symbol(named(0)?).is_some() as u64,
+        "MAX" => num(0)?.max(num(1)?),
+        "MIN" => num(0)?.min(num(1)?),
+        "SIZEOF_HEADERS" => env.sizeof_headers(),
+        // Without a -T<segment> option, the default.
+        "SEGMENT_START" => num(1)?,
+        _ => match named(0)? {
+            "MAXPAGESIZE" => env.max_page_size(),
+            "COMMONPAGESIZE" => env.common_page_size(),
+            c => return Err(format!("CONSTANT: unknown constant {c}")),
+        },
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct Fixed;
+    impl Env for Fixed {
+        fn symbol(&self, name: &str) -> Option<u64> {
+            match name {
+                "main" => Some(0x401000),
+                "end" => Some(0x404010),
+                _ => None,
+            }
+        }
+        fn section(&self, name: &str) -> Option<(u64, u64, u64, u64)> {
+            (name == ".text").then_some((0x401000, 0x401000, 0x200, 16))
+        }
+        fn max_page_size(&self) -> u64 {
+            0x1000
+        }
+        fn common_page_size(&self) -> u64 {
+            0x1000
+        }
+        fn sizeof_headers(&self) -> u64 {
+            0x238
+        }
+    }
+
+    fn eval(text: &str) -> Result<u64, String> {
+        parse(text)?.eval(&Fixed)
+    }
+
+    #[test]
+    fn numbers_in_every_notation() {
+        for (t, v) in [
+            ("42", 42),
+            ("0x2a", 42),
+            ("0X2A", 42),
+            ("052", 42),
+            ("2ah", 42),
+            ("52o", 42),
+            ("101010b", 42),
+            ("42d", 42),
+            ("4K", 4096),
+            ("2M", 2 << 20),
+            ("0x10K", 16 << 10),
+        ] {
+            assert_eq!(eval(t), Ok(v), "{t}");
+        }
+        assert!(eval("0x").is_err() && eval("9z").is_err());
+    }
+
+    #[test]
+    fn operators_follow_c_precedence() {
+        assert_eq!(eval("1 + 2 * 3"), Ok(7));
+        assert_eq!(eval("(1 + 2) * 3"), Ok(9));
+        assert_eq!(eval("1 << 4 + 1"), Ok(32));
+        assert_eq!(eval("6 & 3 | 8"), Ok(10));
+        assert_eq!(eval("1 < 2 == 1"), Ok(1));
+        assert_eq!(eval("-1"), Ok(u64::MAX));
+        assert_eq!(eval("~0 >> 60"), Ok(15));
+        assert_eq!(eval("!0 && 5 || 0"), Ok(1));
+        assert_eq!(eval("main ? 1 : 2"), Ok(1));
+        assert_eq!(eval("10 - 3 - 2"), Ok(5));
+        assert_eq!(eval("7 % 4"), Ok(3));
+        assert_eq!(eval("-240 % 7"), Ok(-2i64 as u64));
+        assert_eq!(eval("-8 / 2"), Ok(-4i64 as u64));
+        assert!(eval("1 / 0").unwrap_err().contains("division by zero"));
+    }
+
+    #[test]
+    fn functions() {
+        assert_eq!(eval("ALIGN(main + 1, 0x1000)"), Ok(0x402000));
+        assert_eq!(eval("ABSOLUTE(end - main)"), Ok(0x3010));
+        assert_eq!(eval("ADDR(.text) + SIZEOF(.text)"), Ok(0x401200));
+        assert_eq!(eval("ALIGNOF(.text)"), Ok(16));
+        assert_eq!(eval("DEFINED(main) + DEFINED(nothing)"), Ok(1));
+        assert_eq!(eval("MAX(main, end) - MIN(main, end)"), Ok(0x3010));
+        assert_eq!(eval("CONSTANT(MAXPAGESIZE)"), Ok(0x1000));
+        assert_eq!(
+            eval("SEGMENT_START(\"text-segment\", 0x400000)"),
+            Ok(0x400000)
+        );
+        assert_eq!(eval("SIZEOF_HEADERS"), Ok(0x238));
+        assert!(
+            eval("ADDR(.nothing)")
+                .unwrap_err()
+                .contains("undefined section")
+        );
+        assert!(
+            eval("nothing + 1")
+                .unwrap_err()
+                .contains("undefined symbol 'nothing'")
+        );
+        assert!(eval("ALIGN(1, 3)").is_err());
+        assert!(eval("MAX(1)").is_err());
+        assert!(eval("1 +").is_err() && eval("(1").is_err() && eval("1 2").is_err());
+        let mut syms = Vec::new();
+        parse("a + DEFINED(b) + MAX(c, 1)")
+            .unwrap()
+            .symbols(&mut syms);
+        assert_eq!(syms, ["a", "c"]);
+    }
+}
