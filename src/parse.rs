@@ -540,13 +540,18 @@ impl ObjectFile {
                 check_align(sh.sh_addralign.get(LE), "sh_addralign").map_err(bad)?;
                 // The layout splits .eh_frame into records and `.eh_frame_hdr` indexes them: only the allocated
                 // section with contents that every compiler writes.
+                // (Writable is allowed: old toolchains wrote "aw" .eh_frame sections.)
+                let odd = (E::SHF_EXECINSTR | E::SHF_MERGE | E::SHF_STRINGS | E::SHF_TLS) as u64;
                 if kind == SectionKind::EhFrame
                     && (sh.sh_flags.get(LE) & E::SHF_ALLOC as u64 == 0
+                        || sh.sh_flags.get(LE) & odd != 0
                         || sh.sh_type.get(LE) == E::SHT_NOBITS)
                 {
-                    return Err(bad(
-                        "an .eh_frame section must be SHF_ALLOC and hold data".into()
-                    ));
+                    return Err(bad(format!(
+                        "an .eh_frame section must be SHF_ALLOC and hold data, without SHF_EXECINSTR, \
+                         SHF_MERGE, SHF_STRINGS or SHF_TLS (flags {:#x})",
+                        sh.sh_flags.get(LE)
+                    )));
                 }
             }
             let at = if kind == SectionKind::Ignored && sh.sh_type.get(LE) != E::SHT_GROUP {

@@ -344,6 +344,19 @@ fn eh_frame_flags() {
         &o,
         &["bad.o:(.eh_frame): an .eh_frame section must be SHF_ALLOC and hold data"],
     );
+    // Every flag bit set: the writer's .eh_frame_hdr found bytes that were not its own.
+    put(&mut o, h + 8, 0xff, 8);
+    env.refused(
+        &o,
+        &[
+            "bad.o:(.eh_frame): an .eh_frame section must be SHF_ALLOC",
+            "(flags 0xff)",
+        ],
+    );
+    // Writable, as old toolchains made it: linked.
+    put(&mut o, h + 8, 0x3, 8);
+    let r = env.link(&o, &[]);
+    assert!(r.success(), "{}", r.log());
 }
 
 /// `-o` naming an input overwrote it; GNU ld refuses ("is the same as output file"). An output in a missing
