@@ -213,6 +213,13 @@ fn scan_section_with<A: Arch, const CHECK: bool>(cx: &ScanCx, f: usize, s: usize
                 };
                 cx.set(&sym, NEEDS_PLT | via);
                 if kind != RelKind::Plt {
+                    if imported_protected(cx, &sym) {
+                        let why = "takes the address of a protected function of a shared library: the \
+                                   executable's canonical PLT entry would break pointer equality; recompile with -fPIC";
+                        out.errors
+                            .push(reloc_error::<A>(cx.res, f, s, off, r_type, &sym, why));
+                        continue;
+                    }
                     cx.set(&sym, NEEDS_CANONICAL);
                 }
             }
@@ -271,6 +278,13 @@ fn scan_section_with<A: Arch, const CHECK: bool>(cx: &ScanCx, f: usize, s: usize
         }
         // Data from a shared object referenced directly from an executable: copy relocation.
         if p.imported && !p.func && m.exe && matches!(action, Action::Abs | Action::Pc) {
+            if imported_protected(cx, &sym) {
+                let why = "needs a copy relocation of a protected symbol of a shared library, which would \
+                           not see the copy; recompile with -fPIC";
+                out.errors
+                    .push(reloc_error::<A>(cx.res, f, s, off, r_type, &sym, why));
+                continue;
+            }
             if cx.config.z_nocopyreloc {
                 let why =
                     "needs a copy relocation, which -z nocopyreloc forbids; recompile with -fPIC";
@@ -285,6 +299,19 @@ fn scan_section_with<A: Arch, const CHECK: bool>(cx: &ScanCx, f: usize, s: usize
         proof_fields::<A>(&mut out.check, sec.relas(), size);
     }
     out
+}
+
+/// Whether `sym` is a shared library's `STV_PROTECTED` definition: the library binds its own references to it,
+/// so an executable may neither copy it (copy relocation) nor give it another address (canonical PLT entry).
+/// GNU ld and lld refuse both.
+fn imported_protected(cx: &ScanCx, sym: &crate::symbols::SymRef) -> bool {
+    match sym.target {
+        Target::Imported { file, sym } => {
+            cx.res.shared[file as usize].syms[sym as usize].st_visibility()
+                == object::elf::STV_PROTECTED
+        }
+        _ => false,
+    }
 }
 
 /// Write proof (`scan::WriteCheck`): what the input decides about applying `relas`, the relocations of a section
