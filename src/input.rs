@@ -80,6 +80,9 @@ pub struct SharedInput {
     /// The name `DT_NEEDED` records when the library has no `DT_SONAME`: the path as the command line wrote it,
     /// or the file name alone for a library found on the search path (`-lx`), as GNU ld does.
     pub needed_name: String,
+    /// How many relocatable objects (archive members included) come before it on the command line: an archive
+    /// member is not pulled for a symbol a library before it defines (GNU ld reads its inputs in order).
+    pub objects_before: usize,
 }
 
 #[derive(Default)]
@@ -150,22 +153,31 @@ pub fn load(config: &Config) -> Result<Inputs> {
     let mut split = split.into_inner().unwrap_or_else(|e| e.into_inner());
     split.sort_unstable_by_key(|&(k, _)| k);
     let mut split = split.into_iter().map(|(_, items)| items);
-    let expanded = loader.items.into_iter().flat_map(|item| match item {
-        Item::Split => split.next().unwrap_or_default(),
-        other => vec![other],
-    });
     let mut inputs = Inputs {
         shared: loader.shared,
         ..Inputs::default()
     };
     let mut errors = Vec::new();
-    for item in expanded {
-        match item {
-            Item::Object(o) => inputs.objects.push(o),
-            Item::File(path, data) => inputs.files.push((path, data)),
-            Item::Error(e) => errors.push(e),
-            Item::Archive { .. } | Item::Split => unreachable!("archives were split"),
+    // The number of objects before each item of the command line, for the shared objects' `objects_before`.
+    let mut objects_at_item = Vec::with_capacity(loader.items.len() + 1);
+    for item in loader.items {
+        objects_at_item.push(inputs.objects.len());
+        let items = match item {
+            Item::Split => split.next().unwrap_or_default(),
+            other => vec![other],
+        };
+        for item in items {
+            match item {
+                Item::Object(o) => inputs.objects.push(o),
+                Item::File(path, data) => inputs.files.push((path, data)),
+                Item::Error(e) => errors.push(e),
+                Item::Archive { .. } | Item::Split => unreachable!("archives were split"),
+            }
         }
+    }
+    objects_at_item.push(inputs.objects.len());
+    for s in &mut inputs.shared {
+        s.objects_before = objects_at_item[s.objects_before.min(objects_at_item.len() - 1)];
     }
     if errors.is_empty() {
         Ok(inputs)
@@ -346,6 +358,8 @@ impl Loader<'_> {
                     data,
                     as_needed: flags.as_needed,
                     needed_name,
+                    // For now the number of items before it; `load` makes it a count of objects.
+                    objects_before: self.items.len(),
                 }),
                 _ => self.error(format!(
                     "{name}: unknown ELF file type (expected a relocatable or shared object)"

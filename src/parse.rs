@@ -276,6 +276,8 @@ pub struct SharedFile {
     pub global_names: Vec<Name>,
     /// Its `DT_NEEDED` entries.
     pub needed: Vec<String>,
+    /// The relocatable objects before it on the command line (`input::SharedInput::objects_before`).
+    pub objects_before: usize,
 }
 
 impl SharedFile {
@@ -784,6 +786,7 @@ fn parse_shared(input: SharedInput) -> std::result::Result<SharedFile, String> {
         data,
         as_needed,
         needed_name,
+        objects_before,
     } = input;
     let ctx = |e: String| format!("{name}: {e}");
     let eh = elf::file_header(data).map_err(ctx)?;
@@ -857,6 +860,7 @@ fn parse_shared(input: SharedInput) -> std::result::Result<SharedFile, String> {
         first_global,
         global_names,
         needed,
+        objects_before,
     })
 }
 

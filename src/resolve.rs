@@ -1015,6 +1015,9 @@ fn pull_archive_members(
     let n = names.unique.len();
     let live: Vec<AtomicBool> = objects.iter().map(|o| AtomicBool::new(!o.lazy)).collect();
     let defined: Vec<AtomicBool> = per_symbol(n, || AtomicBool::new(false));
+    // The first shared object defining each name, as the number of objects before it: an archive member after
+    // it is not pulled for the name (GNU ld reads inputs in order), one before it is.
+    let shared_from: Vec<AtomicU32> = per_symbol(n, || AtomicU32::new(NONE));
     let first_lazy: Vec<AtomicU32> = per_symbol(n, || AtomicU32::new(NONE));
     objects
         .par_iter()
@@ -1032,7 +1035,7 @@ fn pull_archive_members(
         for (k, &g) in shared_ids[d].iter().enumerate() {
             let i = s.first_global + k;
             if s.syms[i].st_shndx.get(LE) != E::SHN_UNDEF && !s.is_hidden_version(i) {
-                defined[g as usize].store(true, Relaxed);
+                shared_from[g as usize].fetch_min(s.objects_before as u32, Relaxed);
             }
         }
     });
@@ -1119,7 +1122,8 @@ fn pull_archive_members(
                 return None;
             }
             let m = first_lazy[g as usize].load(Relaxed);
-            (m != NONE && !live[m as usize].load(Relaxed)).then_some(m)
+            let after_library = shared_from[g as usize].load(Relaxed) <= m;
+            (m != NONE && !live[m as usize].load(Relaxed) && !after_library).then_some(m)
         };
         // (member, referencing file, symbol): the first reference in input order is the reason kept.
         let mut next: Vec<Extraction> = frontier
