@@ -1015,6 +1015,8 @@ fn pull_archive_members(
     let n = names.unique.len();
     let live: Vec<AtomicBool> = objects.iter().map(|o| AtomicBool::new(!o.lazy)).collect();
     let defined: Vec<AtomicBool> = per_symbol(n, || AtomicBool::new(false));
+    // Names defined by a linked object other than as a common symbol.
+    let defined_not_common: Vec<AtomicBool> = per_symbol(n, || AtomicBool::new(false));
     // The first shared object defining each name, as the number of objects before it: an archive member after
     // it is not pulled for the name (GNU ld reads inputs in order), one before it is.
     let shared_from: Vec<AtomicU32> = per_symbol(n, || AtomicU32::new(NONE));
@@ -1114,6 +1116,9 @@ fn pull_archive_members(
                 // NONE: a definition its archive's index did not list, which nothing else names.
                 if g != NONE && is_defined(o, o.first_global + k) {
                     defined[g as usize].store(true, Relaxed);
+                    if o.sym_shndx(o.first_global + k) != E::SHN_COMMON as u32 {
+                        defined_not_common[g as usize].store(true, Relaxed);
+                    }
                 }
             }
         });
@@ -1144,6 +1149,32 @@ fn pull_archive_members(
                 })
             })
             .collect();
+        // GNU ld's rule for common symbols: an archive member that defines a name, so far only common, as
+        // initialized data (not a function, not another common) is pulled in, and its definition wins.
+        let commons: Vec<Extraction> = frontier
+            .iter()
+            .flat_map(|&f| {
+                let o = &objects[f];
+                (0..object_ids[f].len())
+                    .filter(move |&k| o.sym_shndx(o.first_global + k) == E::SHN_COMMON as u32)
+                    .map(move |k| (f, object_ids[f][k]))
+            })
+            .filter(|&(_, g)| g != NONE && !defined_not_common[g as usize].load(Relaxed))
+            .filter_map(|(f, g)| {
+                let m = first_lazy[g as usize].load(Relaxed);
+                if m == NONE || live[m as usize].load(Relaxed) {
+                    return None;
+                }
+                defines_data(&objects[m as usize], names.unique[g as usize].bytes).then_some(
+                    Extraction {
+                        member: m,
+                        by: f as u32,
+                        sym: g,
+                    },
+                )
+            })
+            .collect();
+        next.extend(commons);
         next.extend(roots.drain(..).filter_map(|(g, by)| {
             wanted(g).map(|m| Extraction {
                 member: m,
@@ -1170,6 +1201,32 @@ fn pull_archive_members(
         }
     }
     Ok((live, extracted))
+}
+
+/// Whether archive member `member` defines `name` as initialized data: not a common, not a function (GNU ld's
+/// test before it pulls a member in place of a common symbol). A member known only from its archive's index is
+/// read for this; a bad one answers no (reading it for the link reports it).
+fn defines_data(member: &ObjectFile, name: &[u8]) -> bool {
+    let read;
+    let o = if member.indexed.is_some() {
+        match member.read_indexed() {
+            Ok(o) => {
+                read = o;
+                &read
+            }
+            Err(_) => return false,
+        }
+    } else {
+        member
+    };
+    o.global_names.iter().enumerate().any(|(k, n)| {
+        let i = o.first_global + k;
+        let shndx = o.sym_shndx(i);
+        n.bytes == name
+            && shndx != E::SHN_UNDEF as u32
+            && shndx != E::SHN_COMMON as u32
+            && !matches!(o.syms[i].st_type(), E::STT_FUNC | E::STT_GNU_IFUNC)
+    })
 }
 
 /// The ids of a member just read (`read`) for its defined globals, by symbol index, from its unread form
