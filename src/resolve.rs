@@ -1149,32 +1149,15 @@ fn pull_archive_members(
                 })
             })
             .collect();
-        // GNU ld's rule for common symbols: an archive member that defines a name, so far only common, as
-        // initialized data (not a function, not another common) is pulled in, and its definition wins.
-        let commons: Vec<Extraction> = frontier
-            .iter()
-            .flat_map(|&f| {
-                let o = &objects[f];
-                (0..object_ids[f].len())
-                    .filter(move |&k| o.sym_shndx(o.first_global + k) == E::SHN_COMMON as u32)
-                    .map(move |k| (f, object_ids[f][k]))
-            })
-            .filter(|&(_, g)| g != NONE && !defined_not_common[g as usize].load(Relaxed))
-            .filter_map(|(f, g)| {
-                let m = first_lazy[g as usize].load(Relaxed);
-                if m == NONE || live[m as usize].load(Relaxed) {
-                    return None;
-                }
-                defines_data(&objects[m as usize], names.unique[g as usize].bytes).then_some(
-                    Extraction {
-                        member: m,
-                        by: f as u32,
-                        sym: g,
-                    },
-                )
-            })
-            .collect();
-        next.extend(commons);
+        next.extend(common_extractions(
+            &frontier,
+            objects,
+            object_ids,
+            names,
+            &defined_not_common,
+            &first_lazy,
+            &live,
+        ));
         next.extend(roots.drain(..).filter_map(|(g, by)| {
             wanted(g).map(|m| Extraction {
                 member: m,
@@ -1201,6 +1184,43 @@ fn pull_archive_members(
         }
     }
     Ok((live, extracted))
+}
+
+/// GNU ld's rule for common symbols: an archive member that defines a name, so far only common, as initialized
+/// data (not a function, not another common) is pulled in, and its definition wins. The extractions the commons
+/// of the newly linked files `frontier` ask for.
+fn common_extractions(
+    frontier: &[usize],
+    objects: &[ObjectFile],
+    object_ids: &[Vec<u32>],
+    names: &crate::intern::Interned,
+    defined_not_common: &[AtomicBool],
+    first_lazy: &[AtomicU32],
+    live: &[AtomicBool],
+) -> Vec<Extraction> {
+    frontier
+        .iter()
+        .flat_map(|&f| {
+            let o = &objects[f];
+            (0..object_ids[f].len())
+                .filter(move |&k| o.sym_shndx(o.first_global + k) == E::SHN_COMMON as u32)
+                .map(move |k| (f, object_ids[f][k]))
+        })
+        .filter(|&(_, g)| g != NONE && !defined_not_common[g as usize].load(Relaxed))
+        .filter_map(|(f, g)| {
+            let m = first_lazy[g as usize].load(Relaxed);
+            if m == NONE || live[m as usize].load(Relaxed) {
+                return None;
+            }
+            defines_data(&objects[m as usize], names.unique[g as usize].bytes).then_some(
+                Extraction {
+                    member: m,
+                    by: f as u32,
+                    sym: g,
+                },
+            )
+        })
+        .collect()
 }
 
 /// Whether archive member `member` defines `name` as initialized data: not a common, not a function (GNU ld's
