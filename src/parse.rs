@@ -543,7 +543,11 @@ impl ObjectFile {
                 // The layout splits .eh_frame into records and `.eh_frame_hdr` indexes them: only the allocated
                 // section with contents that every compiler writes.
                 // (Writable is allowed: old toolchains wrote "aw" .eh_frame sections.)
-                let odd = (E::SHF_EXECINSTR | E::SHF_MERGE | E::SHF_STRINGS | E::SHF_TLS) as u64;
+                let odd = (E::SHF_EXECINSTR
+                    | E::SHF_MERGE
+                    | E::SHF_STRINGS
+                    | E::SHF_TLS
+                    | E::SHF_LINK_ORDER) as u64;
                 if kind == SectionKind::EhFrame
                     && (sh.sh_flags.get(LE) & E::SHF_ALLOC as u64 == 0
                         || sh.sh_flags.get(LE) & odd != 0
@@ -551,7 +555,7 @@ impl ObjectFile {
                 {
                     return Err(bad(format!(
                         "an .eh_frame section must be SHF_ALLOC and hold data, without SHF_EXECINSTR, \
-                         SHF_MERGE, SHF_STRINGS or SHF_TLS (flags {:#x})",
+                         SHF_MERGE, SHF_STRINGS, SHF_TLS or SHF_LINK_ORDER (flags {:#x})",
                         sh.sh_flags.get(LE)
                     )));
                 }

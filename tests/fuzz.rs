@@ -5,8 +5,8 @@
 //! text), links, and classifies the outcome:
 //! - `ok` (exit 0) and `rejected` (exit 1 with an error message) are what a linker may do;
 //! - `panic`, `signal`, `hang` (over the time limit), `memory` (peak resident set over 1 GiB), `oversize` (an
-//!   output taking over 64 MiB of disk, or a write refused by the 64 GiB file size limit) and `odd-exit` are
-//!   findings.
+//!   output taking over 64 MiB of disk, or a write killed by the 64 GiB file size limit) and `odd-exit` are
+//!   findings. An output refused up front as too large (a clean error, nothing written) is a rejection.
 //!
 //! The test fails on any finding and saves each under `<target>/rivet-tests/fuzz/findings/` with a script that
 //! reproduces it. The iteration `i` of seed `s` is the same mutation on every machine, independent of threads, so a
@@ -176,7 +176,7 @@ fn build_corpus(dir: &Path) -> Vec<Job> {
     let programs = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/programs");
     let p = |s: &str| programs.join(s).display().to_string();
     let seeds = dir.join("seeds");
-    if !seeds.join("done").exists() {
+    if !seeds.join("done-2").exists() {
         common::fresh_dir(&seeds);
         let cmds = [
             format!(
@@ -203,6 +203,8 @@ fn build_corpus(dir: &Path) -> Vec<Job> {
                 p("string_merge/b.c")
             ),
             "ar rcs libmerge.a merge_a.o merge_b.o".to_string(),
+            // An input linker script, as libc.so is one.
+            "printf '/* GNU ld script */\\nOUTPUT_FORMAT(elf64-x86-64)\\nGROUP ( libmerge.a AS_NEEDED ( libmerge.a ) )\\n' > group.ld".to_string(),
             format!(
                 "gcc -g -gz=zlib -c {} -o dbg_main.o",
                 p("debug_info/main.c")
@@ -221,7 +223,7 @@ fn build_corpus(dir: &Path) -> Vec<Job> {
         for c in &cmds {
             sh(&seeds, c);
         }
-        std::fs::write(seeds.join("done"), "").unwrap();
+        std::fs::write(seeds.join("done-2"), "").unwrap();
     }
     let s = |f: &str| seeds.join(f).display().to_string();
     let gcc_dir = Path::new(&print_file("libgcc.a"))
@@ -305,6 +307,11 @@ fn build_corpus(dir: &Path) -> Vec<Job> {
             name: "merge",
             args: pie(&["merge_main.o", "libmerge.a"], &[]),
             mutable: mutable(&["merge_main.o", "libmerge.a"]),
+        },
+        Job {
+            name: "script",
+            args: pie(&["merge_main.o", "group.ld"], &[]),
+            mutable: mutable(&["group.ld"]),
         },
         Job {
             name: "debug",
@@ -437,7 +444,7 @@ fn set_field(b: &mut [u8], at: usize, w: usize, rng: &mut Rng, what: &str) -> St
 /// Mutates `b` (the contents of `path`) once; returns what was done.
 fn mutate(b: &mut Vec<u8>, path: &Path, rng: &mut Rng) -> String {
     let name = path.file_name().unwrap().to_string_lossy().into_owned();
-    if name.ends_with(".map") {
+    if name.ends_with(".map") || name.ends_with(".ld") {
         return mutate_text(b, rng);
     }
     if b.starts_with(b"!<arch>\n") {
@@ -703,6 +710,13 @@ fn mutate_text(b: &mut Vec<u8>, rng: &mut Rng) -> String {
         "[a-",
         "foo*;",
         "VERS_1",
+        "GROUP",
+        "INPUT",
+        "AS_NEEDED",
+        "(",
+        ")",
+        "-lc",
+        "=/x",
     ];
     if b.is_empty() {
         b.extend_from_slice(b"{");
@@ -860,9 +874,7 @@ fn run_link(linker: &Path, args: &[String], dir: &Path, justified: u64) -> LinkR
         }
     } else if usage.ru_maxrss > MAX_RSS_KIB + (justified >> 10) as i64 {
         Class::Memory
-    } else if out_size > MAX_OUTPUT + justified
-        || (stderr.contains("File too large") && justified < FILE_SIZE_LIMIT)
-    {
+    } else if out_size > MAX_OUTPUT + justified {
         Class::Oversize
     } else {
         match libc::WEXITSTATUS(status) {

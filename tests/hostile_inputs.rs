@@ -353,6 +353,9 @@ fn eh_frame_flags() {
             "(flags 0xff)",
         ],
     );
+    // SHF_LINK_ORDER (another fuzzer finding): the same.
+    put(&mut o, h + 8, 0x82, 8);
+    env.refused(&o, &["(flags 0x82)"]);
     // Writable, as old toolchains made it: linked.
     put(&mut o, h + 8, 0x3, 8);
     let r = env.link(&o, &[]);
