@@ -23,7 +23,7 @@ use object::elf as E;
 use rayon::prelude::*;
 use std::collections::HashMap;
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU32, AtomicU64, Ordering::Relaxed};
 
 /// The definition a global symbol resolved to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -1002,6 +1002,10 @@ fn leak(s: &[u8]) -> &'static [u8] {
     Box::leak(s.to_vec().into_boxed_slice())
 }
 
+/// `pull_archive_members`'s states of a name.
+const COMMON_ONLY: u8 = 1;
+const DEFINED: u8 = 2;
+
 /// Decides which archive members are live, in rounds (see the module comment).
 fn pull_archive_members(
     objects: &mut [ObjectFile],
@@ -1014,12 +1018,9 @@ fn pull_archive_members(
 ) -> Result<(Vec<bool>, Vec<Extraction>)> {
     let n = names.unique.len();
     let live: Vec<AtomicBool> = objects.iter().map(|o| AtomicBool::new(!o.lazy)).collect();
-    let defined: Vec<AtomicBool> = per_symbol(n, || AtomicBool::new(false));
-    // Names defined by a linked object other than as a common symbol.
-    let defined_not_common: Vec<AtomicBool> = per_symbol(n, || AtomicBool::new(false));
-    // The first shared object defining each name, as the number of objects before it: an archive member after
-    // it is not pulled for the name (GNU ld reads inputs in order), one before it is.
-    let shared_from: Vec<AtomicU32> = per_symbol(n, || AtomicU32::new(NONE));
+    // Per name: 0 undefined, `COMMON_ONLY` defined by linked objects only as a common symbol (which an archive
+    // member's data definition replaces, `common_extractions`), `DEFINED` otherwise.
+    let defined: Vec<AtomicU8> = per_symbol(n, || AtomicU8::new(0));
     let first_lazy: Vec<AtomicU32> = per_symbol(n, || AtomicU32::new(NONE));
     objects
         .par_iter()
@@ -1033,11 +1034,16 @@ fn pull_archive_members(
                 }
             }
         });
+    // A shared object's definition counts for the members after it on the command line only: GNU ld reads its
+    // inputs in order, so an archive before the library still supplies the name.
     shared.par_iter().enumerate().for_each(|(d, s)| {
         for (k, &g) in shared_ids[d].iter().enumerate() {
             let i = s.first_global + k;
             if s.syms[i].st_shndx.get(LE) != E::SHN_UNDEF && !s.is_hidden_version(i) {
-                shared_from[g as usize].fetch_min(s.objects_before as u32, Relaxed);
+                let m = first_lazy[g as usize].load(Relaxed);
+                if m == NONE || s.objects_before as u32 <= m {
+                    defined[g as usize].store(DEFINED, Relaxed);
+                }
             }
         }
     });
@@ -1114,21 +1120,23 @@ fn pull_archive_members(
             let o = &objects[f];
             for (k, &g) in object_ids[f].iter().enumerate() {
                 // NONE: a definition its archive's index did not list, which nothing else names.
-                if g != NONE && is_defined(o, o.first_global + k) {
-                    defined[g as usize].store(true, Relaxed);
-                    if o.sym_shndx(o.first_global + k) != E::SHN_COMMON as u32 {
-                        defined_not_common[g as usize].store(true, Relaxed);
-                    }
+                let shndx = o.sym_shndx(o.first_global + k);
+                if g != NONE && shndx != E::SHN_UNDEF as u32 {
+                    let how = if shndx == E::SHN_COMMON as u32 {
+                        COMMON_ONLY
+                    } else {
+                        DEFINED
+                    };
+                    defined[g as usize].fetch_max(how, Relaxed);
                 }
             }
         });
         let wanted = |g: u32| -> Option<u32> {
-            if g == NONE || defined[g as usize].load(Relaxed) {
+            if g == NONE || defined[g as usize].load(Relaxed) != 0 {
                 return None;
             }
             let m = first_lazy[g as usize].load(Relaxed);
-            let after_library = shared_from[g as usize].load(Relaxed) <= m;
-            (m != NONE && !live[m as usize].load(Relaxed) && !after_library).then_some(m)
+            (m != NONE && !live[m as usize].load(Relaxed)).then_some(m)
         };
         // (member, referencing file, symbol): the first reference in input order is the reason kept.
         let mut next: Vec<Extraction> = frontier
@@ -1154,7 +1162,7 @@ fn pull_archive_members(
             objects,
             object_ids,
             names,
-            &defined_not_common,
+            &defined,
             &first_lazy,
             &live,
         ));
@@ -1194,7 +1202,7 @@ fn common_extractions(
     objects: &[ObjectFile],
     object_ids: &[Vec<u32>],
     names: &crate::intern::Interned,
-    defined_not_common: &[AtomicBool],
+    defined: &[AtomicU8],
     first_lazy: &[AtomicU32],
     live: &[AtomicBool],
 ) -> Vec<Extraction> {
@@ -1206,7 +1214,7 @@ fn common_extractions(
                 .filter(move |&k| o.sym_shndx(o.first_global + k) == E::SHN_COMMON as u32)
                 .map(move |k| (f, object_ids[f][k]))
         })
-        .filter(|&(_, g)| g != NONE && !defined_not_common[g as usize].load(Relaxed))
+        .filter(|&(_, g)| g != NONE && defined[g as usize].load(Relaxed) == COMMON_ONLY)
         .filter_map(|(f, g)| {
             let m = first_lazy[g as usize].load(Relaxed);
             if m == NONE || live[m as usize].load(Relaxed) {

@@ -166,9 +166,11 @@ fn split_section<A: Arch>(
 ) -> std::result::Result<Vec<EhRecord>, (usize, String)> {
     let sec = res.objects[f].sec(s);
     let (d, relas) = (sec.data(), sec.relas());
-    let mut recs = Vec::new();
+    let mut recs: Vec<EhRecord> = Vec::new();
     let mut off = 0usize;
     let mut rel_i = 0usize;
+    // The last CIE read: most FDEs use it, found without a search.
+    let mut last_cie = usize::MAX;
     while off < d.len() {
         let len =
             elf::read_u32(d, off).ok_or((off, "truncated record length".to_string()))? as usize;
@@ -210,10 +212,14 @@ fn split_section<A: Arch>(
         } else {
             let cie = (off + 4).checked_sub(id as usize);
             // CIEs come before their FDEs: the records so far are sorted by offset.
-            match cie.and_then(|c| {
-                recs.binary_search_by_key(&(c as u64), |r: &EhRecord| r.in_off)
-                    .ok()
-            }) {
+            let k = match cie {
+                Some(c) if recs.get(last_cie).is_some_and(|r| r.in_off == c as u64) => {
+                    Some(last_cie)
+                }
+                Some(c) => recs.binary_search_by_key(&(c as u64), |r| r.in_off).ok(),
+                None => None,
+            };
+            match k {
                 Some(k) if recs[k].is_cie && recs[k].size > 4 => recs[k].in_off,
                 _ => return Err((off, "FDE's CIE pointer does not point to a CIE".into())),
             }
@@ -245,6 +251,9 @@ fn split_section<A: Arch>(
             {
                 keep = live.is_live(tf, ts);
             }
+        }
+        if is_cie {
+            last_cie = recs.len();
         }
         recs.push(EhRecord {
             in_off: off as u64,
