@@ -20,7 +20,7 @@
 //!
 //! Unique abbreviations of long options (`--whole-arch`), which GNU ld also accepts, are not.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// What kind of file the link produces.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -199,6 +199,9 @@ pub struct Config {
     pub image_base: Option<u64>,
     /// `--section-start=SECTION=ADDR`, `-Ttext`, `-Tdata`, `-Tbss`: output sections placed at fixed addresses.
     pub section_start: Vec<(String, u64)>,
+    /// `--sysroot=DIR`: what `-L=DIR` and `-L$SYSROOT/DIR` are relative to, and the prefix of absolute paths in
+    /// input scripts found under it.
+    pub sysroot: Option<PathBuf>,
     /// `--default-symver`: unversioned exported symbols get a version named after the soname (or output file).
     pub default_symver: bool,
     /// `--cref`: print a cross reference table.
@@ -336,6 +339,7 @@ impl Default for Config {
             cref: false,
             default_symver: false,
             image_base: None,
+            sysroot: None,
             section_start: Vec::new(),
             print_memory_usage: false,
             stats: false,
@@ -559,6 +563,7 @@ enum Opt {
     DependencyFile,
     PrintMap,
     TraceSymbol,
+    Sysroot,
     ImageBase,
     SectionStart,
     Ttext,
@@ -764,6 +769,7 @@ const OPTIONS: &[OptSpec] = &[
     value(Opt::Ttext, &["-Ttext"], "ADDR", "Same as --section-start=.text=ADDR"),
     value(Opt::Tdata, &["-Tdata"], "ADDR", "Same as --section-start=.data=ADDR"),
     value(Opt::Tbss, &["-Tbss"], "ADDR", "Same as --section-start=.bss=ADDR"),
+    value(Opt::Sysroot, &["--sysroot"], "DIR", "Root of -L=DIR/-L$SYSROOT paths and of the absolute paths of input scripts inside it"),
     value(Opt::TraceSymbol, &["-y", "--trace-symbol"], "SYMBOL", "Print each file that defines or references SYMBOL"),
     flag(Opt::PrintMemoryUsage, &["--print-memory-usage"], "Print the use of each MEMORY region (a header only: no linker script defines regions yet)"),
     flag(Opt::Stats, &["--stats"], "Print the link's total time and peak memory on standard error"),
@@ -1094,10 +1100,9 @@ impl Parser {
                 });
             }
             Opt::LibraryPath => {
-                // A leading '=' means "relative to the sysroot", and rivet's sysroot is '/'.
-                let dir = val();
-                let dir = dir.strip_prefix('=').map(str::to_string).unwrap_or(dir);
-                cfg.search_paths.push(PathBuf::from(dir));
+                // A leading '=' or `$SYSROOT` means "under the sysroot" (`--sysroot`; '/' without one), resolved
+                // once the whole command line is read.
+                cfg.search_paths.push(PathBuf::from(val()));
             }
             Opt::AsNeeded => self.flags.as_needed = true,
             Opt::NoAsNeeded => self.flags.as_needed = false,
@@ -1317,6 +1322,10 @@ impl Parser {
             Opt::DependencyFile => cfg.dependency_file = Some(PathBuf::from(val())),
             Opt::PrintMap => cfg.map = Some(PathBuf::from("-")),
             Opt::TraceSymbol => cfg.trace_symbols.push(val()),
+            Opt::Sysroot => {
+                // Applies to the -L options before it too, as in GNU ld: kept as written until the end.
+                cfg.sysroot = Some(PathBuf::from(val()));
+            }
             Opt::ImageBase => {
                 let v = val();
                 cfg.image_base =
@@ -1401,6 +1410,10 @@ impl Parser {
             self.cfg.inputs.push(InputArg::GroupEnd);
         }
         let cfg = &mut self.cfg;
+        let sysroot = cfg.sysroot.clone();
+        for dir in &mut cfg.search_paths {
+            *dir = under_sysroot(dir, sysroot.as_deref());
+        }
         cfg.kind = if self.shared {
             OutputKind::Shared
         } else if self.pie {
@@ -1540,6 +1553,23 @@ fn apply_z(cfg: &mut Config, keyword: &str) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// A path that starts with `=` or `$SYSROOT` names one under the sysroot (`/` without `--sysroot`); any other is
+/// as written.
+pub fn under_sysroot(path: &Path, sysroot: Option<&Path>) -> PathBuf {
+    let text = path.to_string_lossy();
+    let Some(rest) = text
+        .strip_prefix('=')
+        .or_else(|| text.strip_prefix("$SYSROOT"))
+    else {
+        return path.to_path_buf();
+    };
+    match sysroot {
+        Some(root) => root.join(rest.trim_start_matches('/')),
+        None if rest.is_empty() => PathBuf::from("/"),
+        None => PathBuf::from(rest),
+    }
 }
 
 /// Adds an `-rpath` directory unless it is already one of the run path's entries (GNU ld drops repeats; a list

@@ -402,7 +402,18 @@ impl Loader<'_> {
                 self.add_library(lib, f, &dirs);
                 continue;
             }
-            let p = PathBuf::from(&input.name);
+            let mut p =
+                crate::args::under_sysroot(Path::new(&input.name), self.config.sysroot.as_deref());
+            // GNU ld: with --sysroot, an absolute path in a script that lies under the sysroot is under it too.
+            if let Some(root) = &self.config.sysroot
+                && p.is_absolute()
+                && !input.name.starts_with(['=', '$'])
+                && path
+                    .canonicalize()
+                    .is_ok_and(|s| root.canonicalize().is_ok_and(|r| s.starts_with(r)))
+            {
+                p = root.join(p.strip_prefix("/").unwrap_or(&p));
+            }
             // GNU ld: an absolute path is used as is; a relative one is tried in the current directory, then
             // beside the script, then on the search path.
             let candidates = std::iter::once(p.clone())

@@ -699,6 +699,18 @@ fn apply_version_scripts(
     }
     let mut script = crate::version::VersionScript::default();
     for path in &config.version_script {
+        // Not found as named: on the library search path, as GNU ld looks for script files.
+        let found;
+        let path = if path.is_relative() && !path.exists() {
+            found = config
+                .search_paths
+                .iter()
+                .map(|d| d.join(path))
+                .find(|p| p.is_file());
+            found.as_ref().unwrap_or(path)
+        } else {
+            path
+        };
         let text = std::fs::read_to_string(path).map_err(|e| {
             Errors::one(format!(
                 "cannot read version script {}: {e}",
