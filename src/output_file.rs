@@ -165,10 +165,10 @@ impl OutputFile {
     fn no_room(&self, e: std::io::Error) -> Errors {
         remove_temp(&self.tmp);
         Errors::one(format!(
-            "cannot write output file {}: {} ({} bytes needed)",
+            "cannot write output file {}: {} (the output would take {})",
             self.path.display(),
             crate::diag::io_reason(&e),
-            self.size
+            human_size(self.size)
         ))
     }
 
@@ -618,6 +618,20 @@ fn is_tmpfs(file: &std::fs::File) -> bool {
 /// The hidden first argument that makes rivet only remove the file named by the second.
 pub const UNLINK_HELPER_FLAG: &str = "--rivet-internal-unlink";
 
+/// A byte count for messages: exact below 1 MiB, else in binary units with one decimal.
+fn human_size(n: u64) -> String {
+    const UNITS: [&str; 6] = ["KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
+    if n < 1 << 20 {
+        return format!("{n} bytes");
+    }
+    let k = ((63 - n.leading_zeros()) / 10).min(6) as usize;
+    format!(
+        "{:.1} {}",
+        n as f64 / (1u64 << (10 * k)) as f64,
+        UNITS[k - 1]
+    )
+}
+
 /// The temporary name of the output being written: one per output, so that a leftover of a killed link (which no
 /// handler could remove) is replaced by the next link to the same output instead of piling up.
 fn temp_path(out: &Path) -> PathBuf {
@@ -666,5 +680,16 @@ fn umask() -> u32 {
         let m = umask(0o022);
         umask(m);
         m
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn human_sizes() {
+        assert_eq!(super::human_size(4096), "4096 bytes");
+        assert_eq!(super::human_size(3 << 20), "3.0 MiB");
+        assert_eq!(super::human_size(1 << 61), "2.0 EiB");
+        assert_eq!(super::human_size(u64::MAX), "16.0 EiB");
     }
 }
