@@ -202,6 +202,8 @@ pub struct Config {
     /// `--sysroot=DIR`: what `-L=DIR` and `-L$SYSROOT/DIR` are relative to, and the prefix of absolute paths in
     /// input scripts found under it.
     pub sysroot: Option<PathBuf>,
+    /// `--warn-backrefs`: report archive members pulled in by files after their archive.
+    pub warn_backrefs: bool,
     /// `--default-symver`: unversioned exported symbols get a version named after the soname (or output file).
     pub default_symver: bool,
     /// `--cref`: print a cross reference table.
@@ -339,6 +341,7 @@ impl Default for Config {
             cref: false,
             default_symver: false,
             image_base: None,
+            warn_backrefs: false,
             sysroot: None,
             section_start: Vec::new(),
             print_memory_usage: false,
@@ -563,6 +566,7 @@ enum Opt {
     DependencyFile,
     PrintMap,
     TraceSymbol,
+    WarnBackrefs,
     Sysroot,
     ImageBase,
     SectionStart,
@@ -770,6 +774,7 @@ const OPTIONS: &[OptSpec] = &[
     value(Opt::Tdata, &["-Tdata"], "ADDR", "Same as --section-start=.data=ADDR"),
     value(Opt::Tbss, &["-Tbss"], "ADDR", "Same as --section-start=.bss=ADDR"),
     value(Opt::Sysroot, &["--sysroot"], "DIR", "Root of -L=DIR/-L$SYSROOT paths and of the absolute paths of input scripts inside it"),
+    flag(Opt::WarnBackrefs, &["--warn-backrefs"], "Warn when an archive member is pulled in by a file after its archive (lld's check)"),
     value(Opt::TraceSymbol, &["-y", "--trace-symbol"], "SYMBOL", "Print each file that defines or references SYMBOL"),
     flag(Opt::PrintMemoryUsage, &["--print-memory-usage"], "Print the use of each MEMORY region (a header only: no linker script defines regions yet)"),
     flag(Opt::Stats, &["--stats"], "Print the link's total time and peak memory on standard error"),
@@ -1322,6 +1327,7 @@ impl Parser {
             Opt::DependencyFile => cfg.dependency_file = Some(PathBuf::from(val())),
             Opt::PrintMap => cfg.map = Some(PathBuf::from("-")),
             Opt::TraceSymbol => cfg.trace_symbols.push(val()),
+            Opt::WarnBackrefs => cfg.warn_backrefs = true,
             Opt::Sysroot => {
                 // Applies to the -L options before it too, as in GNU ld: kept as written until the end.
                 cfg.sysroot = Some(PathBuf::from(val()));

@@ -91,6 +91,8 @@ pub struct Inputs {
     pub shared: Vec<SharedInput>,
     /// Every file read, as named (for `--reproduce`).
     pub files: Vec<(PathBuf, Data)>,
+    /// The objects of each `--start-group` ... `--end-group`, as a range of indices into `objects`.
+    pub groups: Vec<std::ops::Range<usize>>,
 }
 
 pub fn load(config: &Config) -> Result<Inputs> {
@@ -110,6 +112,8 @@ pub fn load(config: &Config) -> Result<Inputs> {
     // after all were mapped left the other threads asleep until then.
     let reproducing = config.reproduce.is_some();
     let split: std::sync::Mutex<Vec<(usize, Vec<Item>)>> = std::sync::Mutex::new(Vec::new());
+    // Groups as ranges of items, made ranges of objects once the archives are split.
+    let mut groups: Vec<std::ops::Range<usize>> = Vec::new();
     rayon::scope(|scope| {
         let mut seen = 0;
         let mut archives = 0;
@@ -122,7 +126,12 @@ pub fn load(config: &Config) -> Result<Inputs> {
                         None => loader.error(format!("unable to find library -l{name}")),
                     }
                 }
-                InputArg::GroupStart | InputArg::GroupEnd => {}
+                InputArg::GroupStart => groups.push(loader.items.len()..usize::MAX),
+                InputArg::GroupEnd => {
+                    if let Some(g) = groups.last_mut().filter(|g| g.end == usize::MAX) {
+                        g.end = loader.items.len();
+                    }
+                }
             }
             // The archives this input added (a linker script may add several) are split by other threads.
             for item in &mut loader.items[seen..] {
@@ -176,9 +185,11 @@ pub fn load(config: &Config) -> Result<Inputs> {
         }
     }
     objects_at_item.push(inputs.objects.len());
+    let at = |item: usize| objects_at_item[item.min(objects_at_item.len() - 1)];
     for s in &mut inputs.shared {
-        s.objects_before = objects_at_item[s.objects_before.min(objects_at_item.len() - 1)];
+        s.objects_before = at(s.objects_before);
     }
+    inputs.groups = groups.into_iter().map(|g| at(g.start)..at(g.end)).collect();
     if errors.is_empty() {
         Ok(inputs)
     } else {

@@ -294,11 +294,16 @@ impl SharedFile {
 pub struct Parsed {
     pub objects: Vec<ObjectFile>,
     pub shared: Vec<SharedFile>,
+    /// `input::Inputs::groups`.
+    pub groups: Vec<std::ops::Range<usize>>,
 }
 
 pub fn parse(inputs: Inputs) -> Result<Parsed> {
     let Inputs {
-        objects, shared, ..
+        objects,
+        shared,
+        groups,
+        ..
     } = inputs;
     let (objects, shared) = rayon::join(
         || parse_objects(objects),
@@ -314,7 +319,11 @@ pub fn parse(inputs: Inputs) -> Result<Parsed> {
         .filter_map(|r| r.map_err(|e| errors.push(e)).ok())
         .collect();
     if errors.is_empty() {
-        Ok(Parsed { objects, shared })
+        Ok(Parsed {
+            objects,
+            shared,
+            groups,
+        })
     } else {
         Err(Errors(errors))
     }

@@ -152,6 +152,7 @@ pub fn resolve(config: &Config, parsed: Parsed) -> Result<Resolved> {
     let Parsed {
         mut objects,
         shared,
+        groups,
     } = parsed;
 
     // Names the command line or the linker itself may refer to: interned first so they always have ids.
@@ -252,6 +253,9 @@ pub fn resolve(config: &Config, parsed: Parsed) -> Result<Resolved> {
         &names,
         &wrap,
     )?;
+    if config.warn_backrefs {
+        warn_backrefs(&objects, &groups, &extracted, &names);
+    }
     // Names only pulled members' references use, which nothing defines (weak or linker-defined symbols,
     // undefined errors): new ids, in input order.
     for (f, o) in objects.iter().enumerate() {
@@ -1012,6 +1016,32 @@ fn define_linker_symbols(
 
 fn leak(s: &[u8]) -> &'static [u8] {
     Box::leak(s.to_vec().into_boxed_slice())
+}
+
+/// `--warn-backrefs` (lld's): an archive member pulled in for a file after its archive on the command line, which
+/// GNU ld would not do (it reads archives once, in order, outside `--start-group`), is reported. The reference
+/// kept for each member is the first in input order, so one from before the archive means no warning.
+fn warn_backrefs(
+    objects: &[ObjectFile],
+    groups: &[std::ops::Range<usize>],
+    extracted: &[Extraction],
+    names: &crate::intern::Interned,
+) {
+    for e in extracted {
+        let (by, m) = (e.by as usize, e.member as usize);
+        if e.by == NONE || by >= objects.len() || by < m {
+            continue;
+        }
+        if groups.iter().any(|g| g.contains(&by) && g.contains(&m)) {
+            continue;
+        }
+        crate::diag::warn(&format!(
+            "backward reference detected: {} in {} refers to {}",
+            demangle(names.unique[e.sym as usize].bytes),
+            objects[by].name,
+            objects[m].name
+        ));
+    }
 }
 
 /// `pull_archive_members`'s states of a name.
