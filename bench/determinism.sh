@@ -6,6 +6,7 @@
 # Usage: bench/determinism.sh RIVET [WORKLOAD...]   (default: all five workloads)
 # Needs the corpus from ../shared/bench/corpus.sh. Prints one line per workload; exits 1 on any difference.
 set -euo pipefail
+HERE=$(cd "$(dirname "$0")" && pwd)
 [ $# -ge 1 ] || { echo "usage: $0 RIVET [WORKLOAD...]" >&2; exit 2; }
 rivet=$(realpath "$1"); shift
 CORPUS=${BENCH_CACHE:-$HOME/.cache/linker-bench}/corpus
@@ -14,18 +15,7 @@ workloads=("$@")
 status=0
 for w in "${workloads[@]}"; do
     cd "$CORPUS/$w"
-    python3 - <<'PY'
-import shlex
-args, out, i = shlex.split(open("response.txt").read()), [], 0
-while i < len(args):
-    a = args[i]
-    if a in ("-o", "--output", "--chroot") or (a == "--reproduce"):
-        i += 2; continue
-    if a.startswith(("--chroot=", "--reproduce=")) or a == "":
-        i += 1; continue
-    out.append(a); i += 1
-open("response.determinism.txt", "w").write("\n".join(shlex.quote(a) for a in out) + "\n")
-PY
+    python3 "$HERE/strip_response.py" response.txt > response.determinism.txt
     sums=()
     for threads in --threads=1 --threads=2 --threads=3 --threads=4 --threads=8 --threads=16 "" ""; do
         rm -f out.determinism

@@ -6,6 +6,7 @@
 # Needs the corpus from ../shared/bench/corpus.sh. Prints one line per workload and thread setting; exits 1 on any
 # difference or failed link.
 set -euo pipefail
+HERE=$(cd "$(dirname "$0")" && pwd)
 [ $# -ge 2 ] || { echo "usage: $0 OLD_RIVET NEW_RIVET [WORKLOAD...]" >&2; exit 2; }
 old=$(realpath "$1"); new=$(realpath "$2"); shift 2
 CORPUS=${BENCH_CACHE:-$HOME/.cache/linker-bench}/corpus
@@ -15,18 +16,7 @@ status=0
 for w in "${workloads[@]}"; do
     cd "$CORPUS/$w"
     # The captured command line, with rivet's own output names and without lld's --chroot/--reproduce.
-    python3 - <<'PY'
-import shlex
-args, out, i = shlex.split(open("response.txt").read()), [], 0
-while i < len(args):
-    a = args[i]
-    if a in ("-o", "--output", "--chroot") or (a == "--reproduce"):
-        i += 2; continue
-    if a.startswith(("--chroot=", "--reproduce=")) or a == "":
-        i += 1; continue
-    out.append(a); i += 1
-open("response.identical.txt", "w").write("\n".join(shlex.quote(a) for a in out) + "\n")
-PY
+    python3 "$HERE/strip_response.py" response.txt > response.identical.txt
     for threads in --threads=1 ""; do
         for side in old new; do
             bin=$old; [ $side = new ] && bin=$new

@@ -384,13 +384,21 @@ fn untouched(lay: &Layout) -> Vec<std::ops::Range<usize>> {
         .collect();
     written.push(0..64 + 56 * lay.segments.len());
     written.push(lay.shoff as usize..lay.file_size as usize);
+    complement(written, lay.file_size as usize)
+}
+
+/// The parts of `0..end` that no range of `ranges` covers, ascending.
+fn complement(ranges: Vec<std::ops::Range<usize>>, end: usize) -> Vec<std::ops::Range<usize>> {
     let mut gaps = Vec::new();
     let mut from = 0usize;
-    for r in union(written) {
+    for r in union(ranges) {
         if r.start > from {
             gaps.push(from..r.start);
         }
         from = from.max(r.end);
+    }
+    if end > from {
+        gaps.push(from..end);
     }
     gaps
 }
@@ -450,18 +458,7 @@ fn zero_ranges(lay: &Layout, dynstr: std::ops::Range<usize>) -> Vec<std::ops::Ra
             covered.push((o.offset + at) as usize..(o.offset + at + size) as usize);
         }
     }
-    let mut zero = Vec::new();
-    let mut from = 0usize;
-    for r in union(covered) {
-        if r.start > from {
-            zero.push(from..r.start);
-        }
-        from = from.max(r.end);
-    }
-    if (lay.file_size as usize) > from {
-        zero.push(from..lay.file_size as usize);
-    }
-    zero
+    complement(covered, lay.file_size as usize)
 }
 
 fn put_rela(out: &mut [u8], r: &DynRel) {
