@@ -12,6 +12,7 @@ use crate::diag::{Errors, Result};
 use rayon::prelude::*;
 use std::io::Write;
 use std::ops::Range;
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 /// The page size the holes of a sparse output are rounded to.
@@ -114,6 +115,7 @@ impl OutputFile {
             .write(true)
             .create(true)
             .truncate(true)
+            .custom_flags(libc::O_NOFOLLOW)
             .open(tmp)
             .map_err(|e| {
                 let e = crate::diag::io_reason(&e);
@@ -641,12 +643,18 @@ fn temp_path(out: &Path) -> PathBuf {
     out.with_file_name(format!(".{name}.rivet-tmp"))
 }
 
-/// Whether a live process holds the temporary file `tmp` (each link `flock`s it while writing; the lock dies
-/// with the process, so a killed link's leftover is free).
+/// Whether the temporary name `tmp` is taken: by a file a live process holds (each link `flock`s it while
+/// writing; the lock dies with the process, so a killed link's leftover is free), or by anything but a regular
+/// file (a symlink, a FIFO), which is never opened, replaced or removed.
 fn temp_in_use(tmp: &Path) -> bool {
     use std::os::fd::AsRawFd;
+    match std::fs::symlink_metadata(tmp) {
+        Err(_) => return false,
+        Ok(m) if !m.is_file() => return true,
+        Ok(_) => {}
+    }
     let Ok(f) = std::fs::File::open(tmp) else {
-        return false;
+        return true;
     };
     // SAFETY: flock on a descriptor this function owns; closing it drops the lock taken.
     unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) != 0 }

@@ -162,3 +162,59 @@ fn sigkill_leftover_is_cleaned_by_the_next_link() {
         std::fs::write(dir.join(".out.rivet-tmp"), b"leftover").unwrap();
     }
 }
+
+/// Something that is not a regular file at the temporary name (a symlink to another file, a FIFO) is never opened,
+/// replaced or removed: the link takes a name of its own, in new-file and in-place mode alike.
+#[test]
+fn odd_files_at_the_temporary_name_are_left_alone() {
+    let Some((linker, dir)) = setup("odd-temp") else {
+        return;
+    };
+    std::fs::write(dir.join("precious"), b"precious").unwrap();
+    for mode in ["--no-update-in-place", "--update-in-place"] {
+        let tmp = dir.join(".out.rivet-tmp");
+        let _ = std::fs::remove_file(&tmp);
+        std::os::unix::fs::symlink(dir.join("precious"), &tmp).unwrap();
+        for _ in 0..2 {
+            let st = link(&linker, &dir, "small.o", &["--no-fork", mode])
+                .status()
+                .unwrap();
+            assert!(st.success(), "{mode}");
+        }
+        assert!(
+            std::fs::read(dir.join("precious")).unwrap() == b"precious",
+            "{mode}: the file behind the symlink was overwritten"
+        );
+        assert!(
+            std::fs::symlink_metadata(&tmp)
+                .unwrap()
+                .file_type()
+                .is_symlink(),
+            "{mode}"
+        );
+        std::fs::remove_file(&tmp).unwrap();
+        let fifo = std::ffi::CString::new(tmp.to_str().unwrap()).unwrap();
+        // SAFETY: mkfifo on a path in the test's scratch directory.
+        assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o644) }, 0);
+        let mut child = link(&linker, &dir, "small.o", &["--no-fork", mode])
+            .spawn()
+            .unwrap();
+        let start = Instant::now();
+        while child.try_wait().unwrap().is_none() {
+            assert!(
+                start.elapsed() < Duration::from_secs(20),
+                "{mode}: the link hangs on a FIFO"
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        use std::os::unix::fs::FileTypeExt;
+        assert!(
+            std::fs::symlink_metadata(&tmp)
+                .unwrap()
+                .file_type()
+                .is_fifo(),
+            "{mode}"
+        );
+        std::fs::remove_file(&tmp).unwrap();
+    }
+}
