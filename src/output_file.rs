@@ -376,8 +376,12 @@ fn move_old_output(out: &Path) -> Option<(PathBuf, u64)> {
         return None;
     }
     let name = out.file_name()?.to_string_lossy().into_owned();
-    // One name per output, like the temporary file's: a leftover is replaced by the next link's.
-    let old = out.with_file_name(format!(".{name}.rivet-old"));
+    // One name per output, like the temporary file's: a leftover is replaced by the next link's. Anything but a
+    // regular file there is left alone, and a name of this process's own used instead.
+    let mut old = out.with_file_name(format!(".{name}.rivet-old"));
+    if std::fs::symlink_metadata(&old).is_ok_and(|m| !m.is_file()) {
+        old = out.with_file_name(format!(".{name}.rivet-old-{}", std::process::id()));
+    }
     std::fs::rename(out, &old).ok()?;
     Some((old, meta.len()))
 }

@@ -171,6 +171,8 @@ fn odd_files_at_the_temporary_name_are_left_alone() {
         return;
     };
     std::fs::write(dir.join("precious"), b"precious").unwrap();
+    // The name the old output is set aside under, too.
+    std::os::unix::fs::symlink(dir.join("precious"), dir.join(".out.rivet-old")).unwrap();
     for mode in ["--no-update-in-place", "--update-in-place"] {
         let tmp = dir.join(".out.rivet-tmp");
         let _ = std::fs::remove_file(&tmp);
@@ -191,6 +193,11 @@ fn odd_files_at_the_temporary_name_are_left_alone() {
                 .file_type()
                 .is_symlink(),
             "{mode}"
+        );
+        let aside = std::fs::symlink_metadata(dir.join(".out.rivet-old")).unwrap();
+        assert!(
+            aside.file_type().is_symlink(),
+            "{mode}: the aside name's symlink was replaced"
         );
         std::fs::remove_file(&tmp).unwrap();
         let fifo = std::ffi::CString::new(tmp.to_str().unwrap()).unwrap();
