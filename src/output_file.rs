@@ -264,7 +264,12 @@ impl OutputFile {
                 OutputBuffer::Heap(v) => {
                     use std::os::unix::fs::FileExt;
                     cleanup::register(&tmp);
-                    let f = std::fs::File::create(&tmp)?;
+                    let f = std::fs::OpenOptions::new()
+                        .write(true)
+                        .create(true)
+                        .truncate(true)
+                        .custom_flags(libc::O_NOFOLLOW)
+                        .open(&tmp)?;
                     lock(&f);
                     f.set_len(size)?;
                     for r in written {
