@@ -40,6 +40,10 @@ pub trait Env {
     fn dot(&self) -> Option<u64> {
         None
     }
+    /// A `MEMORY` region's origin and length, if the script defines it.
+    fn memory(&self, _name: &str) -> Option<(u64, u64)> {
+        None
+    }
 }
 
 /// Functions taking a name rather than an expression, and how many arguments each function takes.
@@ -48,11 +52,20 @@ const FUNCTIONS: &[(&str, usize, bool)] = &[
     ("ADDR", 1, true),
     ("ALIGN", 0, false),
     ("ALIGNOF", 1, true),
+    ("ASSERT", 2, false),
+    ("BLOCK", 0, false),
     ("CONSTANT", 1, true),
+    ("DATA_SEGMENT_ALIGN", 2, false),
+    ("DATA_SEGMENT_END", 1, false),
+    ("DATA_SEGMENT_RELRO_END", 2, false),
     ("DEFINED", 1, true),
+    ("LENGTH", 1, true),
     ("LOADADDR", 1, true),
+    ("LOG2CEIL", 1, false),
     ("MAX", 2, false),
     ("MIN", 2, false),
+    ("NEXT", 1, false),
+    ("ORIGIN", 1, true),
     ("SIZEOF", 1, true),
     ("SIZEOF_HEADERS", 0, false),
     ("SEGMENT_START", 2, false),
@@ -72,11 +85,38 @@ const LEVELS: &[&[&str]] = &[
     &["*", "/", "%"],
 ];
 
+/// A token of an expression.
 #[derive(Debug, Clone, PartialEq, Eq)]
-enum Tok {
+pub enum Tok {
     Num(u64),
     Name(String),
     Op(&'static str),
+}
+
+/// Where the parser's tokens come from: a string of its own (`--defsym`), or a linker script's lexer, which stops
+/// where the expression ends and lexes names of sections and files by its own rules.
+pub trait Tokens {
+    /// The next token, without consuming it; `None` at the end.
+    fn peek(&mut self) -> Result<Option<Tok>, String>;
+    fn bump(&mut self);
+    /// A function's name argument (`SIZEOF(.note.gnu.build-id)`), if the source lexes names its own way.
+    fn name_arg(&mut self) -> Option<String> {
+        None
+    }
+}
+
+struct VecTokens {
+    toks: Vec<Tok>,
+    at: usize,
+}
+
+impl Tokens for VecTokens {
+    fn peek(&mut self) -> Result<Option<Tok>, String> {
+        Ok(self.toks.get(self.at).cloned())
+    }
+    fn bump(&mut self) {
+        self.at += 1;
+    }
 }
 
 const OPS: &[&str] = &[
@@ -89,44 +129,38 @@ fn tokens(text: &str) -> Result<Vec<Tok>, String> {
     let mut out = Vec::new();
     let mut i = 0;
     while i < b.len() {
-        let c = b[i];
-        if c.is_ascii_whitespace() {
+        if b[i].is_ascii_whitespace() {
             i += 1;
             continue;
         }
-        if c == b'"' {
-            let end = text[i + 1..].find('"').ok_or("unterminated quoted name")?;
-            out.push(Tok::Name(text[i + 1..i + 1 + end].to_string()));
-            i += end + 2;
-            continue;
-        }
-        if c.is_ascii_digit() {
-            let start = i;
-            while i < b.len() && b[i].is_ascii_alphanumeric() {
-                i += 1;
-            }
-            out.push(Tok::Num(number(&text[start..i])?));
-            continue;
-        }
-        if c.is_ascii_alphabetic() || matches!(c, b'_' | b'.' | b'$') {
-            let start = i;
-            while i < b.len()
-                && (b[i].is_ascii_alphanumeric() || matches!(b[i], b'_' | b'.' | b'$' | b'@'))
-            {
-                i += 1;
-            }
-            out.push(Tok::Name(text[start..i].to_string()));
-            continue;
-        }
-        match OPS.iter().find(|op| text[i..].starts_with(*op)) {
-            Some(op) => {
-                out.push(Tok::Op(op));
-                i += op.len();
-            }
-            None => return Err(format!("unexpected character '{}'", c as char)),
-        }
+        let (tok, end) = lex_one(text, i)?;
+        out.push(tok);
+        i = end;
     }
     Ok(out)
+}
+
+/// The token that starts at byte `i` of `text` (not whitespace), and where it ends.
+pub fn lex_one(text: &str, i: usize) -> Result<(Tok, usize), String> {
+    let b = text.as_bytes();
+    let c = b[i];
+    if c == b'"' {
+        let end = text[i + 1..].find('"').ok_or("unterminated quoted name")?;
+        return Ok((Tok::Name(text[i + 1..i + 1 + end].to_string()), i + end + 2));
+    }
+    let run = |ok: fn(u8) -> bool| i + b[i..].iter().take_while(|&&c| ok(c)).count();
+    if c.is_ascii_digit() {
+        let end = run(|c| c.is_ascii_alphanumeric());
+        return Ok((Tok::Num(number(&text[i..end])?), end));
+    }
+    if c.is_ascii_alphabetic() || matches!(c, b'_' | b'.' | b'$') {
+        let end = run(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.' | b'$' | b'@'));
+        return Ok((Tok::Name(text[i..end].to_string()), end));
+    }
+    match OPS.iter().find(|op| text[i..].starts_with(*op)) {
+        Some(op) => Ok((Tok::Op(op), i + op.len())),
+        None => Err(format!("unexpected character '{}'", c as char)),
+    }
 }
 
 /// A constant as GNU ld reads it: `0x`/`0X` hex, a leading `0` octal, suffixes `h`/`o`/`b`/`d` for the base and
@@ -154,22 +188,21 @@ fn number(t: &str) -> Result<u64, String> {
     v.checked_mul(scale).ok_or_else(bad)
 }
 
-struct Parser {
-    toks: Vec<Tok>,
-    at: usize,
+struct Parser<'t> {
+    src: &'t mut dyn Tokens,
 }
 
-impl Parser {
-    fn peek_op(&self) -> Option<&'static str> {
-        match self.toks.get(self.at) {
+impl Parser<'_> {
+    fn peek_op(&mut self) -> Result<Option<&'static str>, String> {
+        Ok(match self.src.peek()? {
             Some(Tok::Op(op)) => Some(op),
             _ => None,
-        }
+        })
     }
 
     fn expect(&mut self, op: &str) -> Result<(), String> {
-        if self.peek_op() == Some(op) {
-            self.at += 1;
+        if self.peek_op()? == Some(op) {
+            self.src.bump();
             Ok(())
         } else {
             Err(format!("expected '{op}'"))
@@ -178,10 +211,10 @@ impl Parser {
 
     fn expr(&mut self) -> Result<Expr, String> {
         let cond = self.binary(0)?;
-        if self.peek_op() != Some("?") {
+        if self.peek_op()? != Some("?") {
             return Ok(cond);
         }
-        self.at += 1;
+        self.src.bump();
         let yes = self.expr()?;
         self.expect(":")?;
         let no = self.expr()?;
@@ -193,8 +226,8 @@ impl Parser {
             return self.unary();
         }
         let mut left = self.binary(level + 1)?;
-        while let Some(op) = self.peek_op().filter(|op| LEVELS[level].contains(op)) {
-            self.at += 1;
+        while let Some(op) = self.peek_op()?.filter(|op| LEVELS[level].contains(op)) {
+            self.src.bump();
             let right = self.binary(level + 1)?;
             left = Expr::Binary(op, Box::new(left), Box::new(right));
         }
@@ -202,9 +235,9 @@ impl Parser {
     }
 
     fn unary(&mut self) -> Result<Expr, String> {
-        match self.peek_op() {
+        match self.peek_op()? {
             Some(op @ ("-" | "!" | "~" | "+")) => {
-                self.at += 1;
+                self.src.bump();
                 let e = self.unary()?;
                 Ok(if op == "+" {
                     e
@@ -217,12 +250,8 @@ impl Parser {
     }
 
     fn primary(&mut self) -> Result<Expr, String> {
-        let tok = self
-            .toks
-            .get(self.at)
-            .cloned()
-            .ok_or("unexpected end of expression")?;
-        self.at += 1;
+        let tok = self.src.peek()?.ok_or("unexpected end of expression")?;
+        self.src.bump();
         match tok {
             Tok::Num(n) => Ok(Expr::Num(n)),
             Tok::Op("(") => {
@@ -246,33 +275,34 @@ impl Parser {
         self.expect("(").map_err(|e| format!("{e} after {name}"))?;
         let mut args = Vec::new();
         loop {
-            let arg = match (named, self.toks.get(self.at)) {
-                (true, Some(Tok::Name(n))) => {
-                    let n = n.clone();
-                    self.at += 1;
-                    Arg::Name(n)
-                }
-                _ if name == "SEGMENT_START" && args.is_empty() => match self.toks.get(self.at) {
-                    Some(Tok::Name(n)) => {
-                        let n = n.clone();
-                        self.at += 1;
-                        Arg::Name(n)
-                    }
-                    _ => return Err("SEGMENT_START takes a segment name".into()),
+            // The names: a section, symbol, region or constant; SEGMENT_START's segment; ASSERT's message.
+            let wants_name = (named && args.is_empty())
+                || (name == "SEGMENT_START" && args.is_empty())
+                || (name == "ASSERT" && args.len() == 1);
+            let arg = match wants_name {
+                true => match self.src.name_arg() {
+                    Some(n) => Arg::Name(n),
+                    None => match self.src.peek()? {
+                        Some(Tok::Name(n)) => {
+                            self.src.bump();
+                            Arg::Name(n)
+                        }
+                        _ => return Err(format!("{name} takes a name")),
+                    },
                 },
-                _ => Arg::Expr(self.expr()?),
+                false => Arg::Expr(self.expr()?),
             };
             args.push(arg);
-            if self.peek_op() == Some(",") {
-                self.at += 1;
+            if self.peek_op()? == Some(",") {
+                self.src.bump();
                 continue;
             }
             self.expect(")")?;
             break;
         }
         let ok = match name {
-            // ALIGN(align) or ALIGN(exp, align).
-            "ALIGN" => matches!(args.len(), 1 | 2),
+            // ALIGN(align) or ALIGN(exp, align); BLOCK is ALIGN's old name.
+            "ALIGN" | "BLOCK" => matches!(args.len(), 1 | 2),
             _ => args.len() == arity,
         };
         if !ok {
@@ -284,15 +314,20 @@ impl Parser {
 
 /// Parses `text` as one expression.
 pub fn parse(text: &str) -> Result<Expr, String> {
-    let mut p = Parser {
+    let mut src = VecTokens {
         toks: tokens(text)?,
         at: 0,
     };
-    let e = p.expr()?;
-    if p.at != p.toks.len() {
+    let e = parse_from(&mut src)?;
+    if src.at != src.toks.len() {
         return Err("unexpected text after the expression".into());
     }
     Ok(e)
+}
+
+/// Parses one expression from `src`, leaving the token after it unconsumed.
+pub fn parse_from(src: &mut dyn Tokens) -> Result<Expr, String> {
+    Parser { src }.expr()
 }
 
 impl Expr {
@@ -391,6 +426,7 @@ fn call(name: &str, args: &[Arg], env: &dyn Env) -> Result<u64, String> {
         Arg::Name(n) => Ok(n.as_str()),
         Arg::Expr(_) => Err(format!("{name}: expected a name")),
     };
+    let dot = || env.dot().ok_or_else(|| format!("{name}(n) needs '.'"));
     let section = |k: usize| {
         let n = named(k)?;
         env.section(n)
@@ -402,8 +438,34 @@ fn call(name: &str, args: &[Arg], env: &dyn Env) -> Result<u64, String> {
         "LOADADDR" => section(0)?.1,
         "SIZEOF" => section(0)?.2,
         "ALIGNOF" => section(0)?.3,
-        "ALIGN" if args.len() == 2 => align_up(num(0)?, num(1)?)?,
-        "ALIGN" => align_up(env.dot().ok_or("ALIGN(n) needs '.'")?, num(0)?)?,
+        "ALIGN" | "BLOCK" if args.len() == 2 => align_up(num(0)?, num(1)?)?,
+        "ALIGN" | "BLOCK" | "NEXT" => align_up(dot()?, num(0)?)?,
+        "ASSERT" => match num(0)? {
+            0 => return Err(named(1)?.to_string()),
+            v => v,
+        },
+        // The manual's equivalents: (ALIGN(maxpagesize) + (. & (maxpagesize - 1))); the end unchanged; the
+        // padding that makes `exp + offset` a multiple of the common page size.
+        "DATA_SEGMENT_ALIGN" => {
+            let (d, max) = (dot()?, num(0)?);
+            align_up(d, max)?.wrapping_add(d & max.wrapping_sub(1))
+        }
+        "DATA_SEGMENT_END" => num(0)?,
+        "DATA_SEGMENT_RELRO_END" => {
+            let off = num(0)?;
+            align_up(num(1)?.wrapping_add(off), env.common_page_size())?.wrapping_sub(off)
+        }
+        "LOG2CEIL" => match num(0)? {
+            0 | 1 => 0,
+            v => 64 - u64::from((v - 1).leading_zeros()),
+        },
+        "ORIGIN" | "LENGTH" => {
+            let n = named(0)?;
+            let (origin, length) = env
+                .memory(n)
+                .ok_or_else(|| format!("{name}: no memory region {n}"))?;
+            if name == "ORIGIN" { origin } else { length }
+        }
         "DEFINED" => env.symbol(named(0)?).is_some() as u64,
         "MAX" => num(0)?.max(num(1)?),
         "MIN" => num(0)?.min(num(1)?),

@@ -398,9 +398,21 @@ impl Loader<'_> {
             return self.error(format!("{name}: linker scripts nest too deeply"));
         }
         let text = String::from_utf8_lossy(data);
-        let parsed = match script::parse(&text) {
+        // INCLUDE: as named, then on the library search path (GNU ld's rule for script files).
+        let search = &self.config.search_paths;
+        let include = |file: &str| -> std::result::Result<(String, String), String> {
+            let p = Path::new(file);
+            let found = std::iter::once(p.to_path_buf())
+                .chain(search.iter().map(|d| d.join(p)))
+                .find(|c| c.is_file())
+                .ok_or_else(|| format!("cannot find {file}"))?;
+            let text = std::fs::read_to_string(&found)
+                .map_err(|e| format!("cannot read {}: {e}", found.display()))?;
+            Ok((found.display().to_string(), text))
+        };
+        let parsed = match script::parse_input(name, &text, &include) {
             Ok(p) => p,
-            Err(e) => return self.error(format!("{name}: {e}")),
+            Err(e) => return self.error(e),
         };
         let dirs: Vec<PathBuf> = parsed.search_dirs.iter().map(PathBuf::from).collect();
         self.script_depth += 1;
