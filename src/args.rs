@@ -237,6 +237,8 @@ pub struct Config {
     pub z_interpose: bool,
     /// `--version-script FILE`, in command-line order (parsed later by the resolve pass).
     pub version_script: Vec<PathBuf>,
+    /// `VERSION { ... }` of the linker scripts read: (where, the version script's text).
+    pub version_texts: Vec<(String, String)>,
     /// `--dynamic-list FILE`: in an executable the symbols to export; in a shared object the only ones that
     /// stay preemptible (the rest bind locally, as with -Bsymbolic).
     pub dynamic_list: Vec<PathBuf>,
@@ -359,6 +361,7 @@ impl Default for Config {
             z_initfirst: false,
             z_interpose: false,
             version_script: Vec::new(),
+            version_texts: Vec::new(),
             dynamic_list: Vec::new(),
             wrap: Vec::new(),
             trace: false,
@@ -683,7 +686,7 @@ const OPTIONS: &[OptSpec] = &[
     flag(Opt::PopState, &["--pop-state"], "Restore the state saved by the matching --push-state"),
     flag(Opt::StartGroup, &["--start-group", "-("], "Start a group of archives searched repeatedly"),
     flag(Opt::EndGroup, &["--end-group", "-)"], "End a group"),
-    value(Opt::Script, &["-T", "--script"], "FILE", "Linker script (not supported yet)"),
+    value(Opt::Script, &["-T", "--script", "-dT", "--default-script"], "FILE", "Read a linker script (its SECTIONS, MEMORY and PHDRS are not supported yet)"),
     value(Opt::Entry, &["-e", "--entry"], "SYM", "Set the entry point"),
     value(Opt::Undefined, &["-u", "--undefined"], "SYM", "Start with SYM undefined (pulls archive members)"),
     value(Opt::Defsym, &["--defsym"], "SYM=EXPR", "Define SYM as EXPR"),
@@ -1014,12 +1017,6 @@ pub fn parse(argv: &[String]) -> Result<Action, String> {
         };
         // Refuse unsupported features before asking for their value, so the message says what is wrong.
         match spec.opt {
-            Opt::Script => {
-                return Err(format!(
-                    "linker scripts via {} are not supported yet",
-                    option_name(arg)
-                ));
-            }
             Opt::Relocatable => {
                 return Err(format!("{arg}: relocatable output is not supported yet"));
             }
@@ -1142,9 +1139,28 @@ impl Parser {
                 self.in_group = false;
                 cfg.inputs.push(InputArg::GroupEnd);
             }
-            // Refused in `parse` before their value is read.
-            Opt::Script | Opt::Relocatable => {}
+            // Refused in `parse` before its value is read.
+            Opt::Relocatable => {}
             Opt::Entry => cfg.entry = Some(val()),
+            // Read like a script named as an input, which applies what rivet supports of scripts and refuses
+            // the rest (`SECTIONS` among it) with its place. GNU ld looks for it as named, then in the `-L`
+            // directories given before it.
+            Opt::Script => {
+                let named = PathBuf::from(val());
+                let path = match named.is_relative() && !named.exists() {
+                    true => cfg
+                        .search_paths
+                        .iter()
+                        .map(|d| d.join(&named))
+                        .find(|p| p.is_file())
+                        .unwrap_or(named),
+                    false => named,
+                };
+                cfg.inputs.push(InputArg::File {
+                    path,
+                    flags: self.flags,
+                });
+            }
             Opt::Undefined => cfg.undefined.push(val()),
             Opt::Defsym => {
                 let text = val();
@@ -2242,19 +2258,19 @@ mod tests {
             error("-m elf_i386 a.o"),
             "unsupported emulation: elf_i386 (supported: elf_x86_64)"
         );
-        assert_eq!(
-            error("-T link.ld a.o"),
-            "linker scripts via -T are not supported yet"
-        );
-        assert_eq!(
-            error("-Tlink.ld a.o"),
-            "linker scripts via -T are not supported yet"
-        );
-        assert_eq!(
-            error("--script=link.ld a.o"),
-            "linker scripts via --script are not supported yet"
-        );
-        assert_eq!(error("-T"), "linker scripts via -T are not supported yet");
+        assert_eq!(error("-T"), "missing argument to -T");
+        for cmd in [
+            "-T link.ld a.o",
+            "-Tlink.ld a.o",
+            "--script=link.ld a.o",
+            "-dT link.ld a.o",
+        ] {
+            assert_eq!(
+                link(cmd).inputs[0],
+                file("link.ld", InputFlags::default()),
+                "{cmd}"
+            );
+        }
         assert!(error("-r a.o").contains("relocatable output is not supported yet"));
         assert!(error("--relocatable a.o").contains("relocatable output is not supported yet"));
         assert_eq!(error(""), "no input files");

@@ -93,6 +93,8 @@ pub struct Inputs {
     pub files: Vec<(PathBuf, Data)>,
     /// The objects of each `--start-group` ... `--end-group`, as a range of indices into `objects`.
     pub groups: Vec<std::ops::Range<usize>>,
+    /// What the linker scripts read say that acts like options (`ENTRY`, `VERSION`, assignments...).
+    pub script: script::input::ScriptSettings,
 }
 
 pub fn load(config: &Config) -> Result<Inputs> {
@@ -104,6 +106,7 @@ pub fn load(config: &Config) -> Result<Inputs> {
         items: Vec::new(),
         shared: Vec::new(),
         script_depth: 0,
+        script: Default::default(),
     };
     // One thread finds and maps the command line's files in order, sniffing each, while the others split the
     // archives it finds into members (walking thousands of member headers, each on its own page of the mapping, or
@@ -164,6 +167,7 @@ pub fn load(config: &Config) -> Result<Inputs> {
     let mut split = split.into_iter().map(|(_, items)| items);
     let mut inputs = Inputs {
         shared: loader.shared,
+        script: loader.script,
         ..Inputs::default()
     };
     let mut errors = Vec::new();
@@ -221,6 +225,7 @@ struct Loader<'c> {
     items: Vec<Item>,
     shared: Vec<SharedInput>,
     script_depth: u32,
+    script: script::input::ScriptSettings,
 }
 
 /// The first bytes of a thin archive (its members are files of their own).
@@ -410,10 +415,11 @@ impl Loader<'_> {
                 .map_err(|e| format!("cannot read {}: {e}", found.display()))?;
             Ok((found.display().to_string(), text))
         };
-        let parsed = match script::parse_input(name, &text, &include) {
+        let mut parsed = match script::parse_input(name, &text, &include) {
             Ok(p) => p,
             Err(e) => return self.error(e),
         };
+        self.script.extend(std::mem::take(&mut parsed.settings));
         let dirs: Vec<PathBuf> = parsed.search_dirs.iter().map(PathBuf::from).collect();
         self.script_depth += 1;
         for input in &parsed.inputs {

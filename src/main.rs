@@ -322,6 +322,15 @@ fn link<A: Arch>(config: &args::Config, release_inputs: bool) -> diag::Result<()
         let _t = timing::span("load inputs");
         input::load(config)?
     };
+    // The scripts read may act like options (`ENTRY`, `VERSION`, assignments): from here on the configuration
+    // includes them.
+    let with_scripts;
+    let config = if inputs.script.is_empty() {
+        config
+    } else {
+        with_scripts = script::input::apply(config, &inputs.script);
+        &with_scripts
+    };
     if let Some(path) = &config.reproduce {
         reproduce::write(path, config, &inputs.files)?;
     }

@@ -20,6 +20,8 @@ pub struct Assignment {
     /// `=`, or the operator of `+=`, `-=`, `*=`, `/=`, `<<=`, `>>=`, `&=`, `|=`, `^=` (without the `=`).
     pub op: &'static str,
     pub expr: Expr,
+    /// The expression as written (for evaluation with `--defsym`'s).
+    pub text: String,
     /// `PROVIDE`/`PROVIDE_HIDDEN`: defined only if referenced and not defined elsewhere.
     pub provide: bool,
     /// `HIDDEN`/`PROVIDE_HIDDEN`.

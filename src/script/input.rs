@@ -1,42 +1,111 @@
-//! A linker script given as a link *input* (glibc's `libc.so` and friends, or any text file on the command line):
-//! what of it the link applies. GNU ld reads any command there; rivet applies the input commands (`INPUT`,
-//! `GROUP`, `AS_NEEDED`, `SEARCH_DIR`) and the format checks, and refuses the rest with the command's place.
+//! A linker script given as a link *input* (glibc's `libc.so` and friends, a text file on the command line, or
+//! `-T` without `SECTIONS`): what of it the link applies. GNU ld reads any command there; rivet applies the input
+//! commands (`INPUT`, `GROUP`, `AS_NEEDED`, `SEARCH_DIR`), the format checks, and the commands that act like
+//! options (`ENTRY`, `EXTERN`, `VERSION`, symbol assignments), and refuses the rest with the command's place.
 
-use super::ast::{Command, ScriptInput};
+use super::ast::{Assignment, Command, ScriptInput};
 use super::parse::{Includer, parse};
+use crate::args::Config;
 
 #[derive(Debug, Default, PartialEq, Eq)]
 pub struct InputScript {
     pub inputs: Vec<ScriptInput>,
     pub search_dirs: Vec<String>,
+    pub settings: ScriptSettings,
+}
+
+/// The commands of the scripts a link reads that act like options, in the order read; where each is, as
+/// `FILE:LINE:COL`.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct ScriptSettings {
+    /// `ENTRY(sym)`: the last one counts, and `-e` over all.
+    pub entry: Option<String>,
+    /// `EXTERN(sym...)`: as `-u`.
+    pub externs: Vec<String>,
+    /// `VERSION { ... }`: (where, the version script's text).
+    pub versions: Vec<(String, String)>,
+    /// Symbol assignments outside `SECTIONS`: (where, assignment).
+    pub assignments: Vec<(String, Assignment)>,
+}
+
+impl ScriptSettings {
+    pub fn is_empty(&self) -> bool {
+        self == &ScriptSettings::default()
+    }
+
+    pub fn extend(&mut self, other: ScriptSettings) {
+        if other.entry.is_some() {
+            self.entry = other.entry;
+        }
+        self.externs.extend(other.externs);
+        self.versions.extend(other.versions);
+        self.assignments.extend(other.assignments);
+    }
 }
 
 /// Reads input script `file` (its name, for errors) with text `text`.
 pub fn parse_input(file: &str, text: &str, include: Includer) -> Result<InputScript, String> {
     let mut out = InputScript::default();
     for c in parse(file, text, include)? {
+        let at = c.at;
         match c.cmd {
             Command::Input(i) | Command::Group(i) => out.inputs.extend(i),
             Command::SearchDir(d) => out.search_dirs.push(d),
             Command::OutputFormat(f) => {
                 if let Some(bad) = f.iter().find(|f| !f.starts_with("elf64-x86-64")) {
-                    return Err(format!("{}: unsupported output format '{bad}'", c.at));
+                    return Err(format!("{at}: unsupported output format '{bad}'"));
                 }
             }
+            Command::Target(t) if t.starts_with("elf64-x86-64") => {}
             Command::OutputArch(a) if a == "i386:x86-64" => {}
             Command::OutputArch(a) => {
-                return Err(format!("{}: unsupported output architecture '{a}'", c.at));
+                return Err(format!("{at}: unsupported output architecture '{a}'"));
+            }
+            Command::Entry(e) => out.settings.entry = Some(e),
+            Command::Extern(e) => out.settings.externs.extend(e),
+            Command::Version(v) => out.settings.versions.push((at, v)),
+            // Commons are allocated in every output but `-r`'s; the `SANE_EXPR` feature only changes how
+            // expressions inside `SECTIONS` are evaluated.
+            Command::ForceCommonAllocation | Command::LdFeature(_) => {}
+            Command::Assign(a) if a.op == "=" && !a.provide => {
+                out.settings.assignments.push((at, a))
+            }
+            Command::Assign(a) => {
+                let what = if a.provide {
+                    "PROVIDE"
+                } else {
+                    "a compound assignment"
+                };
+                return Err(format!(
+                    "{at}: {what} outside SECTIONS is not supported yet"
+                ));
             }
             other => {
                 return Err(format!(
-                    "{}: {} in a linker script is not supported yet",
-                    c.at,
+                    "{at}: {} in a linker script is not supported yet",
                     super::command_name(&other)
                 ));
             }
         }
     }
     Ok(out)
+}
+
+/// The configuration with what the scripts say applied: `ENTRY` unless `-e` was given, `EXTERN` as `-u`,
+/// assignments as `--defsym`s (evaluated with them, after the command line's), `VERSION` as a version script.
+pub fn apply(config: &Config, s: &ScriptSettings) -> Config {
+    let mut c = config.clone();
+    if c.entry.is_none() {
+        c.entry = s.entry.clone();
+    }
+    c.undefined.extend(s.externs.iter().cloned());
+    c.defsyms.extend(
+        s.assignments
+            .iter()
+            .map(|(_, a)| (a.target.clone(), a.text.clone())),
+    );
+    c.version_texts.extend(s.versions.iter().cloned());
+    c
 }
 
 /// Whether a file looks like a text linker script rather than a binary we do not recognise.

@@ -328,10 +328,16 @@ impl<'a, 'i> Parser<'a, 'i> {
                 return Err(self.error_at(op_pos, format!("expected an assignment to '{target}'")));
             }
         };
+        let start = self.lex.pos().0 as usize;
+        let expr = self.expr()?;
+        let text = self.lex.text[start..self.lex.pos().0 as usize]
+            .trim()
+            .to_string();
         Ok(Assignment {
             target: target.to_string(),
             op,
-            expr: self.expr()?,
+            expr,
+            text,
             provide: false,
             hidden: false,
             pos: p,
@@ -927,6 +933,7 @@ mod tests {
             panic!()
         };
         assert_eq!(a.target, "_estack");
+        assert_eq!(a.text, "ORIGIN(RAM) + LENGTH(RAM)");
         let Command::Sections(s) = &cmds[3] else {
             panic!()
         };

@@ -1,0 +1,220 @@
+//! Linker scripts (issue 33), as far as rivet applies them: a script given as an input file (or with `-T`, when it
+//! has no `SECTIONS`) may set the entry point (`ENTRY`), make symbols undefined roots (`EXTERN`, which pulls
+//! archive members as `-u` does), assign symbols, give a version script (`VERSION`) and include other scripts
+//! (`INCLUDE`, found on the library path). Each link is compared with GNU ld's: the entry point, the symbols'
+//! values and what the program prints. What rivet does not apply yet is refused with the script's file, line and
+//! column.
+
+mod common;
+
+use std::path::Path;
+
+const MAIN: &str = r#"
+#include <stdio.h>
+#include <stdlib.h>
+extern char abs_sym[];
+extern int pulled(void);
+int counter = 5;
+void alt_start(void) { printf("alt_start %d\n", pulled()); exit(0); }
+int main(void) { puts("main"); return 0; }
+"#;
+
+const MEMBER: &str = "int pulled(void) { return 42; }\n";
+
+/// `nm` lines for `names` in `file`: "VALUE TYPE NAME".
+fn symbols(dir: &Path, file: &str, names: &[&str]) -> Vec<String> {
+    let out = common::tool_ok("nm", &[file], dir);
+    let mut v: Vec<String> = out
+        .lines()
+        .filter(|l| names.iter().any(|n| l.ends_with(&format!(" {n}"))))
+        .map(str::to_string)
+        .collect();
+    v.sort();
+    v
+}
+
+fn entry(dir: &Path, file: &str) -> String {
+    let out = common::tool_ok("readelf", &["-h", file], dir);
+    out.lines()
+        .find(|l| l.contains("Entry point"))
+        .unwrap_or_default()
+        .to_string()
+}
+
+#[test]
+fn script_settings_match_gnu_ld() {
+    let Some((dir, shim, bfd)) = common::against_gnu_ld("script-settings", &["gcc", "ar"]) else {
+        return;
+    };
+    std::fs::write(dir.join("m.c"), MAIN).unwrap();
+    std::fs::write(dir.join("member.c"), MEMBER).unwrap();
+    common::tool_ok("gcc", &["-fno-pie", "-c", "m.c", "member.c"], &dir);
+    common::tool_ok("ar", &["rcs", "libpulled.a", "member.o"], &dir);
+    std::fs::create_dir_all(dir.join("inc")).unwrap();
+    // `pulled` is referenced only from m.o, which comes after the archive: EXTERN, read before the archive, must
+    // pull the member (as `-u` would).
+    std::fs::write(
+        dir.join("inc/extra.lds"),
+        "/* included from the library path */\nabs_sym = 0x1234 + (2 << 4);\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("settings.lds"),
+        "ENTRY(alt_start)\nEXTERN(pulled)\nINCLUDE extra.lds\ncounter_copy = counter;\nLD_FEATURE(\"SANE_EXPR\")\n",
+    )
+    .unwrap();
+    let mut runs = Vec::new();
+    for (side, shim) in [("ref", &bfd), ("test", &shim)] {
+        let exe = format!("m-{side}");
+        let b = format!("-B{}/", shim.display());
+        let o = common::tool(
+            "gcc",
+            &[
+                &b,
+                "-no-pie",
+                "-o",
+                &exe,
+                "-Linc",
+                "settings.lds",
+                "libpulled.a",
+                "m.o",
+            ],
+            Some(&dir),
+        );
+        assert!(o.success(), "{side}: {}", o.log());
+        let run = std::process::Command::new(dir.join(&exe)).output().unwrap();
+        runs.push((
+            String::from_utf8_lossy(&run.stdout).into_owned(),
+            entry(&dir, &exe),
+            symbols(&dir, &exe, &["abs_sym", "alt_start", "pulled"]),
+        ));
+    }
+    assert_eq!(runs[1], runs[0]);
+    assert_eq!(runs[1].0, "alt_start 42\n");
+}
+
+#[test]
+fn version_command_in_a_script() {
+    let Some((dir, shim, bfd)) = common::against_gnu_ld("script-version", &["gcc"]) else {
+        return;
+    };
+    std::fs::write(
+        dir.join("lib.c"),
+        "int v1_fn(void) { return 1; }\nint v2_fn(void) { return 2; }\nint hidden_fn(void) { return 3; }\n",
+    )
+    .unwrap();
+    common::tool_ok("gcc", &["-fPIC", "-c", "lib.c"], &dir);
+    std::fs::write(
+        dir.join("ver.lds"),
+        "VERSION {\n  LIB_1 { global: v1_fn; local: *; };\n  LIB_2 { global: v2_fn; } LIB_1;\n}\n",
+    )
+    .unwrap();
+    let mut exports = Vec::new();
+    for (side, shim) in [("ref", &bfd), ("test", &shim)] {
+        let so = format!("lib-{side}.so");
+        let b = format!("-B{}/", shim.display());
+        let o = common::tool(
+            "gcc",
+            &[&b, "-shared", "-o", &so, "lib.o", "ver.lds"],
+            Some(&dir),
+        );
+        assert!(o.success(), "{side}: {}", o.log());
+        let syms = common::tool_ok("readelf", &["--dyn-syms", "-W", &so], &dir);
+        let mut v: Vec<String> = syms
+            .lines()
+            .filter_map(|l| l.split_whitespace().nth(7).map(str::to_string))
+            .filter(|n| n.contains('@') || n.starts_with("LIB_") || n.ends_with("_fn"))
+            .collect();
+        v.sort();
+        exports.push(v);
+    }
+    assert_eq!(exports[1], exports[0]);
+    assert!(
+        exports[1].iter().any(|n| n == "v2_fn@@LIB_2"),
+        "{:?}",
+        exports[1]
+    );
+}
+
+/// `-T` with a script that has no `SECTIONS`: lld keeps its default layout and applies the rest, and so does
+/// rivet (GNU ld lays every section out in one segment, without the default script's rules, which cannot run).
+#[test]
+fn dash_t_without_sections_keeps_the_default_layout() {
+    let Some((linker, dir)) =
+        common::rivet_only("script-dash-t", &["gcc"], "GNU ld lays out differently")
+    else {
+        return;
+    };
+    let shim = common::ld_shim_dir(&linker, "script-dash-t");
+    std::fs::write(dir.join("m.c"), MAIN).unwrap();
+    std::fs::write(dir.join("member.c"), MEMBER).unwrap();
+    common::tool_ok("gcc", &["-fno-pie", "-c", "m.c", "member.c"], &dir);
+    std::fs::create_dir_all(dir.join("scripts")).unwrap();
+    std::fs::write(
+        dir.join("scripts/t.lds"),
+        "ENTRY(alt_start)\nINPUT(member.o)\nabs_sym = 0x2000;\n",
+    )
+    .unwrap();
+    let b = format!("-B{}/", shim.display());
+    // Found on the -L path given before it, as GNU ld and lld look for it.
+    let o = common::tool(
+        "gcc",
+        &[&b, "-no-pie", "-o", "m", "-Lscripts", "-Wl,-T,t.lds", "m.o"],
+        Some(&dir),
+    );
+    assert!(o.success(), "{}", o.log());
+    let run = std::process::Command::new(dir.join("m")).output().unwrap();
+    assert_eq!(String::from_utf8_lossy(&run.stdout), "alt_start 42\n");
+    assert_eq!(
+        symbols(&dir, "m", &["abs_sym"]),
+        ["0000000000002000 A abs_sym"]
+    );
+}
+
+/// What rivet does not apply yet is an error at the command's place; a syntax error names its place too, like
+/// lld (`FILE:LINE: ...`) with the column added.
+#[test]
+fn unsupported_commands_and_syntax_errors_name_the_place() {
+    let Some((linker, dir)) = common::rivet_only("script-errors", &["gcc"], "rivet's messages")
+    else {
+        return;
+    };
+    std::fs::write(dir.join("m.c"), "int main(void) { return 0; }\n").unwrap();
+    common::tool_ok("gcc", &["-c", "m.c"], &dir);
+    for (script, want) in [
+        (
+            "ENTRY(main)\n\nSECTIONS\n{\n  .text : { *(.text) }\n}\n",
+            "s.lds:3:1: SECTIONS in a linker script is not supported yet",
+        ),
+        (
+            "  MEMORY { ram : ORIGIN = 0, LENGTH = 1K }",
+            "s.lds:1:3: MEMORY in a linker script is not supported yet",
+        ),
+        (
+            "PROVIDE(x = 1);",
+            "s.lds:1:1: PROVIDE outside SECTIONS is not supported yet",
+        ),
+        ("x = (1 + ;", "s.lds:1:10: unexpected end of expression"),
+        ("GROUP(a.o b.o", "s.lds:1:14: unexpected end of script"),
+        ("FOO(bar)", "s.lds:1:1: unknown linker script command 'FOO'"),
+        ("INCLUDE nowhere.lds", "s.lds:1:1: cannot find nowhere.lds"),
+        (
+            "OUTPUT_ARCH(aarch64)",
+            "s.lds:1:1: unsupported output architecture 'aarch64'",
+        ),
+    ] {
+        std::fs::write(dir.join("s.lds"), script).unwrap();
+        for how in [&["m.o", "s.lds"][..], &["m.o", "-T", "s.lds"]] {
+            let mut args = vec!["-o", "out"];
+            args.extend_from_slice(how);
+            let o = common::tool(linker.to_str().unwrap(), &args, Some(&dir));
+            assert!(!o.success(), "{script}: linked");
+            assert!(
+                o.stderr_str().contains(want),
+                "{script}: {}",
+                o.stderr_str()
+            );
+            assert!(!o.stderr_str().contains("panicked"), "{}", o.stderr_str());
+        }
+    }
+}
