@@ -1068,7 +1068,9 @@ impl Parser {
     }
 
     /// Applies one option. `value` is `Some` for `Takes::Value` options, and for `Takes::Optional` ones when given.
-    /// One arm per option: a table in code form, as long as the option list.
+    /// One arm per option: a table in code form, as long as the option list. It stays one function because a
+    /// table of options reads best as one match; an arm that needs more than a few lines of logic calls a function
+    /// (below `finish`).
     fn apply(
         &mut self,
         opt: Opt,
@@ -1082,15 +1084,7 @@ impl Parser {
             Opt::Pie => self.pie = true,
             Opt::NoPie => self.pie = false,
             Opt::Shared => self.shared = true,
-            Opt::Emulation => {
-                let emulation = val();
-                if !EMULATIONS.contains(&emulation.as_str()) {
-                    return Err(format!(
-                        "unsupported emulation: {emulation} (supported: {})",
-                        EMULATIONS.join(" ")
-                    ));
-                }
-            }
+            Opt::Emulation => check_emulation(&val())?,
             Opt::Library => {
                 let name = val();
                 if name.is_empty() || name == ":" {
@@ -1162,20 +1156,7 @@ impl Parser {
                 });
             }
             Opt::Undefined => cfg.undefined.push(val()),
-            Opt::Defsym => {
-                let text = val();
-                match text.split_once('=') {
-                    Some((sym, expr)) if !sym.is_empty() && !expr.is_empty() => {
-                        crate::expr::parse(expr).map_err(|e| format!("--defsym: {text}: {e}"))?;
-                        cfg.defsyms.push((sym.trim().to_string(), expr.to_string()))
-                    }
-                    _ => {
-                        return Err(format!(
-                            "--defsym: syntax error: {text} (expected SYM=EXPR)"
-                        ));
-                    }
-                }
-            }
+            Opt::Defsym => cfg.defsyms.push(parse_defsym(&val())?),
             Opt::Wrap => cfg.wrap.push(val()),
             Opt::VersionScript => cfg.version_script.push(PathBuf::from(val())),
             Opt::DynamicList => cfg.dynamic_list.push(PathBuf::from(val())),
@@ -1199,16 +1180,7 @@ impl Parser {
                 cfg.z_defs = true;
             }
             Opt::Rpath => add_rpath(&mut cfg.rpath, val()),
-            Opt::RpathOrJustSymbols => {
-                // GNU ld: `-R DIR` is -rpath; `-R FILE` reads FILE's symbols (--just-symbols).
-                let path = val();
-                if std::fs::metadata(&path).is_ok_and(|m| !m.is_dir()) {
-                    return Err(format!(
-                        "-R {path}: reading symbols from a file (--just-symbols) is not supported"
-                    ));
-                }
-                add_rpath(&mut cfg.rpath, path);
-            }
+            Opt::RpathOrJustSymbols => add_rpath_or_just_symbols(&mut cfg.rpath, val())?,
             Opt::RpathLink => {}
             Opt::Audit => cfg.audit.push(val()),
             Opt::DepAudit => cfg.depaudit.push(val()),
@@ -1252,40 +1224,15 @@ impl Parser {
             Opt::StripDebug => cfg.strip_debug = true,
             Opt::DiscardAll => cfg.discard_all = true,
             Opt::DiscardLocals => cfg.discard_locals = true,
-            Opt::CompressDebugSections => {
-                let v = val();
-                if v != "none" {
-                    return Err(format!(
-                        "unsupported --compress-debug-sections value: {v} (only 'none' is supported)"
-                    ));
-                }
-            }
-            Opt::Icf => {
-                let v = val();
-                if v != "none" {
-                    return Err(format!(
-                        "unsupported --icf value: {v} (only 'none' is supported)"
-                    ));
-                }
-            }
+            Opt::CompressDebugSections => only_none("--compress-debug-sections", &val())?,
+            Opt::Icf => only_none("--icf", &val())?,
             Opt::Optimize => {
                 let v = val();
                 cfg.opt_level = v
                     .parse()
                     .map_err(|_| format!("-O: number expected, but got '{v}'"))?;
             }
-            Opt::Threads => {
-                let v = val();
-                match v.parse::<usize>() {
-                    Ok(n) if n > 0 => cfg.threads = Some(n),
-                    _ => {
-                        return Err(format!(
-                            "{}: expected a positive integer, but got '{v}'",
-                            option_name(arg)
-                        ));
-                    }
-                }
-            }
+            Opt::Threads => cfg.threads = Some(parse_threads(arg, &val())?),
             Opt::NoThreads => cfg.threads = Some(1),
             Opt::MmapOutput => cfg.mmap_output = true,
             Opt::NoMmapOutput => cfg.mmap_output = false,
@@ -1306,34 +1253,9 @@ impl Parser {
             Opt::Relax => cfg.relax = true,
             Opt::Rosegment => cfg.z_separate_code = true,
             Opt::NoRosegment => cfg.z_separate_code = false,
-            Opt::OrphanHandling => {
-                let v = val();
-                check_choice(
-                    "--orphan-handling",
-                    Some(&v),
-                    &["place", "warn", "error", "discard"],
-                )?;
-                if v == "discard" {
-                    return Err(
-                        "--orphan-handling=discard is not supported yet (it removes sections GNU ld's default script does not name)"
-                            .into(),
-                    );
-                }
-            }
+            Opt::OrphanHandling => check_orphan_handling(&val())?,
             Opt::AllowShlibUndefined => cfg.allow_shlib_undefined = Some(true),
-            Opt::UnresolvedSymbols => {
-                let (objects, shlibs) = match val().as_str() {
-                    "report-all" => (true, None),
-                    "ignore-all" => (false, Some(true)),
-                    "ignore-in-object-files" => (false, None),
-                    "ignore-in-shared-libs" => (true, Some(true)),
-                    m => return Err(format!("unknown --unresolved-symbols method '{m}'")),
-                };
-                cfg.report_undefined = objects;
-                if shlibs.is_some() {
-                    cfg.allow_shlib_undefined = shlibs;
-                }
-            }
+            Opt::UnresolvedSymbols => apply_unresolved_symbols(cfg, &val())?,
             Opt::WarnUnresolvedSymbols => cfg.warn_undefined = true,
             Opt::ErrorUnresolvedSymbols => cfg.warn_undefined = false,
             Opt::NoAllowShlibUndefined => cfg.allow_shlib_undefined = Some(false),
@@ -1354,19 +1276,7 @@ impl Parser {
                     Some(parse_number(&v).ok_or_else(|| format!("{arg}: invalid address: {v}"))?);
             }
             Opt::SectionStart | Opt::Ttext | Opt::Tdata | Opt::Tbss => {
-                let v = val();
-                let (name, addr) = match opt {
-                    Opt::Ttext => (".text", v.as_str()),
-                    Opt::Tdata => (".data", v.as_str()),
-                    Opt::Tbss => (".bss", v.as_str()),
-                    _ => v.split_once('=').ok_or_else(|| {
-                        format!("--section-start: expected SECTION=ADDR, got '{v}'")
-                    })?,
-                };
-                let addr =
-                    parse_number(addr).ok_or_else(|| format!("{arg}: invalid address: {addr}"))?;
-                cfg.section_start.retain(|(n, _)| n != name);
-                cfg.section_start.push((name.to_string(), addr));
+                set_section_start(cfg, opt, arg, &val())?
             }
             Opt::DefaultSymver => cfg.default_symver = true,
             Opt::Cref => cfg.cref = true,
@@ -1465,6 +1375,112 @@ impl Parser {
         }
         Ok(Action::Link(self.cfg))
     }
+}
+
+/// `-m EMULATION`: only the x86-64 ones are accepted.
+fn check_emulation(emulation: &str) -> Result<(), String> {
+    if !EMULATIONS.contains(&emulation) {
+        return Err(format!(
+            "unsupported emulation: {emulation} (supported: {})",
+            EMULATIONS.join(" ")
+        ));
+    }
+    Ok(())
+}
+
+/// `--defsym SYM=EXPR`: the symbol and the expression's text, once the expression parses.
+fn parse_defsym(text: &str) -> Result<(String, String), String> {
+    match text.split_once('=') {
+        Some((sym, expr)) if !sym.is_empty() && !expr.is_empty() => {
+            crate::expr::parse(expr).map_err(|e| format!("--defsym: {text}: {e}"))?;
+            Ok((sym.trim().to_string(), expr.to_string()))
+        }
+        _ => Err(format!(
+            "--defsym: syntax error: {text} (expected SYM=EXPR)"
+        )),
+    }
+}
+
+/// GNU ld: `-R DIR` is -rpath; `-R FILE` reads FILE's symbols (--just-symbols), which is refused.
+fn add_rpath_or_just_symbols(rpath: &mut Vec<String>, path: String) -> Result<(), String> {
+    if std::fs::metadata(&path).is_ok_and(|m| !m.is_dir()) {
+        return Err(format!(
+            "-R {path}: reading symbols from a file (--just-symbols) is not supported"
+        ));
+    }
+    add_rpath(rpath, path);
+    Ok(())
+}
+
+/// An option of which only the value `none` is supported (`--compress-debug-sections`, `--icf`).
+fn only_none(option: &str, v: &str) -> Result<(), String> {
+    if v != "none" {
+        return Err(format!(
+            "unsupported {option} value: {v} (only 'none' is supported)"
+        ));
+    }
+    Ok(())
+}
+
+/// `--threads=N` (written `arg`): a positive number.
+fn parse_threads(arg: &str, v: &str) -> Result<usize, String> {
+    match v.parse::<usize>() {
+        Ok(n) if n > 0 => Ok(n),
+        _ => Err(format!(
+            "{}: expected a positive integer, but got '{v}'",
+            option_name(arg)
+        )),
+    }
+}
+
+/// `--orphan-handling`: checked, and `discard` refused.
+fn check_orphan_handling(v: &str) -> Result<(), String> {
+    check_choice(
+        "--orphan-handling",
+        Some(v),
+        &["place", "warn", "error", "discard"],
+    )?;
+    if v == "discard" {
+        return Err(
+            "--orphan-handling=discard is not supported yet (it removes sections GNU ld's default script does not name)"
+                .into(),
+        );
+    }
+    Ok(())
+}
+
+/// `--unresolved-symbols=METHOD`: whether undefined symbols of objects are reported, and of shared libraries
+/// allowed.
+fn apply_unresolved_symbols(cfg: &mut Config, method: &str) -> Result<(), String> {
+    let (objects, shlibs) = match method {
+        "report-all" => (true, None),
+        "ignore-all" => (false, Some(true)),
+        "ignore-in-object-files" => (false, None),
+        "ignore-in-shared-libs" => (true, Some(true)),
+        m => return Err(format!("unknown --unresolved-symbols method '{m}'")),
+    };
+    cfg.report_undefined = objects;
+    if shlibs.is_some() {
+        cfg.allow_shlib_undefined = shlibs;
+    }
+    Ok(())
+}
+
+/// `--section-start=SECTION=ADDR`, `-Ttext`, `-Tdata`, `-Tbss` (option `opt`, written `arg`, value `v`): the last
+/// address given for a section wins.
+fn set_section_start(cfg: &mut Config, opt: Opt, arg: &str, v: &str) -> Result<(), String> {
+    let (name, addr) = match opt {
+        Opt::Ttext => (".text", v),
+        Opt::Tdata => (".data", v),
+        Opt::Tbss => (".bss", v),
+        _ => v
+            .split_once('=')
+            .ok_or_else(|| format!("--section-start: expected SECTION=ADDR, got '{v}'"))?,
+    };
+    let addr = parse_number(addr).ok_or_else(|| format!("{arg}: invalid address: {addr}"))?;
+    cfg.section_start.retain(|(n, _)| n != name);
+    cfg.section_start.push((name.to_string(), addr));
+    Ok(())
 }
 
 fn check_choice(option: &str, value: Option<&str>, choices: &[&str]) -> Result<(), String> {

@@ -59,105 +59,269 @@ fn is_root_section(res: &Resolved, o: &ObjectFile, s: usize) -> bool {
 }
 
 pub fn gc(config: &Config, res: &Resolved) -> Liveness {
-    let objects = &res.objects;
     if !config.gc_sections {
-        let live = res.runs.map(|f| {
-            (0..objects[f].sections.len())
-                .map(|s| candidate(res, f, s))
-                .collect()
-        });
         return Liveness {
-            live,
+            live: all_candidates(res),
             shared_needed: None,
         };
     }
-    // --as-needed libraries that resolve kept: the mark below finds which of them live code really uses.
-    let track_shared = res
-        .shared
-        .iter()
-        .zip(&res.shared_needed)
-        .any(|(so, &needed)| so.as_needed && needed);
-    let shared_used: Vec<AtomicBool> = res
-        .shared
-        .iter()
-        .map(|so| AtomicBool::new(!so.as_needed))
-        .collect();
-    // lld's rule: a symbol keeps its library only if some live object refers to it non-weakly (the reference
-    // that live code makes may itself be weak).
-    let strong: Vec<AtomicBool> = if track_shared {
-        let strong: Vec<AtomicBool> =
-            crate::par::per_symbol(res.num_globals(), || AtomicBool::new(false));
-        crate::resolve::for_each_live_global(
-            &res.runs,
-            objects,
-            &res.object_live,
-            &res.object_ids,
-            |_, o, i, g| {
-                let sym = &o.syms[i];
-                if g != u32::MAX
-                    && sym.st_shndx.get(crate::elf::LE) == E::SHN_UNDEF
-                    && sym.st_bind() != E::STB_WEAK
-                    && matches!(res.defs[g as usize], Def::Shared { .. })
-                {
-                    strong[g as usize].store(true, Relaxed);
-                }
-            },
-        );
-        strong
-    } else {
-        Vec::new()
-    };
-    let note_shared = |f: usize, sym: usize| {
-        let o = &objects[f];
+    let marker = Marker::new(res);
+    let t = crate::timing::span("roots");
+    let mut frontier = marker.root_sections();
+    let mut root_syms = named_root_symbols(config, res);
+    // Named on the command line: these keep a library they resolve to (exports below do not).
+    marker.use_libraries_of(&root_syms);
+    root_syms.extend(exported_symbols(config, res));
+    marker.mark_definitions(&root_syms, &mut frontier);
+    let dependents = link_order_dependents(res);
+    drop(t);
+    let t = crate::timing::span("mark");
+    marker.mark_reachable(frontier, &dependents);
+    drop(t);
+    marker.keep_eh_frames();
+    let liveness = marker.into_liveness();
+    if config.print_gc_sections {
+        print_removed_sections(res, &liveness.live);
+    }
+    liveness
+}
+
+/// Without `--gc-sections`: every candidate section is live.
+fn all_candidates(res: &Resolved) -> Vec<Vec<bool>> {
+    res.runs.map(|f| {
+        (0..res.objects[f].sections.len())
+            .map(|s| candidate(res, f, s))
+            .collect()
+    })
+}
+
+/// The mark's state: a flag per section, and which `--as-needed` libraries live code uses.
+struct Marker<'a> {
+    res: &'a Resolved,
+    marks: Vec<Vec<AtomicBool>>,
+    /// --as-needed libraries that resolve kept: the mark finds which of them live code really uses.
+    track_shared: bool,
+    /// Per global, with `track_shared`: some live object refers to it non-weakly and a shared object defines it.
+    strong: Vec<AtomicBool>,
+    /// Per shared object: used (always, for those not `--as-needed`).
+    shared_used: Vec<AtomicBool>,
+}
+
+impl<'a> Marker<'a> {
+    fn new(res: &'a Resolved) -> Marker<'a> {
+        let track_shared = res
+            .shared
+            .iter()
+            .zip(&res.shared_needed)
+            .any(|(so, &needed)| so.as_needed && needed);
+        let shared_used: Vec<AtomicBool> = res
+            .shared
+            .iter()
+            .map(|so| AtomicBool::new(!so.as_needed))
+            .collect();
+        let strong = if track_shared {
+            strong_shared_references(res)
+        } else {
+            Vec::new()
+        };
+        let marks: Vec<Vec<AtomicBool>> = res
+            .objects
+            .iter()
+            .map(|o| o.sections.iter().map(|_| AtomicBool::new(false)).collect())
+            .collect();
+        Marker {
+            res,
+            marks,
+            track_shared,
+            strong,
+            shared_used,
+        }
+    }
+
+    /// Marks section `s` of object `f`, if it is a candidate: whether it was not marked before. Most edges lead to
+    /// a section that is already marked: a plain load answers those without the atomic read-modify-write (which
+    /// takes the cache line exclusively, from whichever thread marked it) or the checks.
+    #[inline]
+    fn mark(&self, f: usize, s: usize) -> bool {
+        let m = &self.marks[f][s];
+        !m.load(Relaxed) && candidate(self.res, f, s) && !m.swap(true, Relaxed)
+    }
+
+    /// A live reference by symbol `sym` of object `f`: it keeps the library that defines it, if the reference is
+    /// strong somewhere.
+    #[inline]
+    fn note_shared(&self, f: usize, sym: usize) {
+        let res = self.res;
+        let o = &res.objects[f];
         if sym >= o.first_global
             && let Some(&g) = res.object_ids[f].get(sym - o.first_global)
             && let Def::Shared { file, .. } = res.defs[g as usize]
-            && !shared_used[file as usize].load(Relaxed)
-            && strong[g as usize].load(Relaxed)
+            && !self.shared_used[file as usize].load(Relaxed)
+            && self.strong[g as usize].load(Relaxed)
         {
-            shared_used[file as usize].store(true, Relaxed);
+            self.shared_used[file as usize].store(true, Relaxed);
         }
-    };
-    let marks: Vec<Vec<AtomicBool>> = objects
-        .iter()
-        .map(|o| o.sections.iter().map(|_| AtomicBool::new(false)).collect())
-        .collect();
-    // Most edges lead to a section that is already marked: a plain load answers those without the atomic
-    // read-modify-write (which takes the cache line exclusively, from whichever thread marked it) or the checks.
-    let mark = |f: usize, s: usize| -> bool {
-        let m = &marks[f][s];
-        !m.load(Relaxed) && candidate(res, f, s) && !m.swap(true, Relaxed)
-    };
+    }
 
-    // Roots.
-    let t = crate::timing::span("roots");
-    let mut frontier: Vec<(u32, u32)> = res.runs.flat_map(|f| {
-        let o = &objects[f];
-        let mut roots = Vec::new();
-        for s in 0..o.sections.len() {
-            if is_root_section(res, o, s) && mark(f, s) {
-                roots.push((f as u32, s as u32));
-            }
-            // Data that .eh_frame points at (LSDAs, personality pointers) lives as long as the FDE's function;
-            // keeping it whenever an FDE refers to it is the simple safe superset.
-            if o.sections[s].kind == SectionKind::EhFrame && candidate(res, f, s) {
-                for r in o.sec(s).relas() {
-                    if track_shared {
-                        note_shared(f, r.r_sym(crate::elf::LE, false) as usize);
-                    }
-                    if let Some((tf, ts)) =
-                        target_section(res, f, r.r_sym(crate::elf::LE, false) as usize)
-                    {
-                        let exec = objects[tf].sec(ts).flags() & E::SHF_EXECINSTR as u64 != 0;
-                        if !exec && mark(tf, ts) {
-                            roots.push((tf as u32, ts as u32));
+    /// The root sections (`is_root_section`), marked, and the data that `.eh_frame` refers to.
+    fn root_sections(&self) -> Vec<(u32, u32)> {
+        let res = self.res;
+        let objects = &res.objects;
+        res.runs.flat_map(|f| {
+            let o = &objects[f];
+            let mut roots = Vec::new();
+            for s in 0..o.sections.len() {
+                if is_root_section(res, o, s) && self.mark(f, s) {
+                    roots.push((f as u32, s as u32));
+                }
+                // Data that .eh_frame points at (LSDAs, personality pointers) lives as long as the FDE's
+                // function; keeping it whenever an FDE refers to it is the simple safe superset.
+                if o.sections[s].kind == SectionKind::EhFrame && candidate(res, f, s) {
+                    for r in o.sec(s).relas() {
+                        if self.track_shared {
+                            self.note_shared(f, r.r_sym(crate::elf::LE, false) as usize);
+                        }
+                        if let Some((tf, ts)) =
+                            target_section(res, f, r.r_sym(crate::elf::LE, false) as usize)
+                        {
+                            let exec = objects[tf].sec(ts).flags() & E::SHF_EXECINSTR as u64 != 0;
+                            if !exec && self.mark(tf, ts) {
+                                roots.push((tf as u32, ts as u32));
+                            }
                         }
                     }
                 }
             }
+            roots.into_iter()
+        })
+    }
+
+    /// The libraries that define the globals `syms` are used.
+    fn use_libraries_of(&self, syms: &[u32]) {
+        for &g in syms {
+            if let Def::Shared { file, .. } = self.res.defs[g as usize] {
+                self.shared_used[file as usize].store(true, Relaxed);
+            }
         }
-        roots.into_iter()
-    });
+    }
+
+    /// Marks the sections that define the globals `syms`, adding the newly marked ones to `frontier`.
+    fn mark_definitions(&self, syms: &[u32], frontier: &mut Vec<(u32, u32)>) {
+        let res = self.res;
+        for &g in syms {
+            if let Def::Object { file, sym } = res.defs[g as usize] {
+                let s = res.objects[file as usize].sym_shndx(sym as usize) as usize;
+                if s < res.objects[file as usize].sections.len() && self.mark(file as usize, s) {
+                    frontier.push((file, s as u32));
+                }
+            }
+        }
+    }
+
+    /// Marks everything reachable from `frontier` along relocations and `SHF_LINK_ORDER` links (`dependents`).
+    ///
+    /// Depth-first from every root on all threads; a task hands half of its stack to a new task when the stack
+    /// grows large or when its thread has no queued task left for an idle thread to steal (`visit`).
+    /// (Level-synchronous BFS paid a barrier per level, and call graphs are deep. Splitting only large stacks left
+    /// one thread marking most of the graph: a narrow graph's stack stays small. rayon_core is a direct dependency
+    /// for `current_thread_has_pending_tasks`, which rayon does not re-export.)
+    fn mark_reachable(&self, frontier: Vec<(u32, u32)>, dependents: &[Vec<(u32, u32)>]) {
+        let res = self.res;
+        let step = |(f, s): (u32, u32), out: &mut Vec<(u32, u32)>| {
+            let f = f as usize;
+            let sec = res.objects[f].sec(s as usize);
+            // Debug info is kept but keeps nothing alive: its references to dead code get tombstones.
+            let relas = if sec.is_alloc() { sec.relas() } else { &[] };
+            for r in relas {
+                let sym = r.r_sym(crate::elf::LE, false) as usize;
+                if let Some((tf, ts)) = target_section(res, f, sym) {
+                    if self.mark(tf, ts) {
+                        out.push((tf as u32, ts as u32));
+                    }
+                } else if self.track_shared {
+                    self.note_shared(f, sym);
+                }
+            }
+            let deps = &dependents[f];
+            if !deps.is_empty() {
+                let from = deps.partition_point(|&(link, _)| link < s);
+                for &(_, d) in deps[from..].iter().take_while(|&&(link, _)| link == s) {
+                    if self.mark(f, d as usize) {
+                        out.push((f as u32, d));
+                    }
+                }
+            }
+        };
+        rayon::scope(|scope| {
+            for chunk in frontier.chunks(64) {
+                let stack = chunk.to_vec();
+                let step = &step;
+                scope.spawn(move |sc| visit(sc, stack, step));
+            }
+        });
+    }
+
+    /// .eh_frame stays: it keeps nothing alive itself (its FDEs of dead functions are dropped when it is split into
+    /// records), but unwinding needs the rest.
+    fn keep_eh_frames(&self) {
+        let res = self.res;
+        res.runs.for_each(|f| {
+            let o = &res.objects[f];
+            for (s, sec) in o.secs() {
+                if sec.kind == SectionKind::EhFrame && candidate(res, f, s) {
+                    self.marks[f][s].store(true, Relaxed);
+                }
+            }
+        });
+    }
+
+    fn into_liveness(self) -> Liveness {
+        let live: Vec<Vec<bool>> = self
+            .marks
+            .into_iter()
+            .map(|v| v.into_iter().map(AtomicBool::into_inner).collect())
+            .collect();
+        let shared_needed = self.track_shared.then(|| {
+            self.shared_used
+                .into_iter()
+                .zip(&self.res.shared_needed)
+                .map(|(u, &needed)| needed && u.into_inner())
+                .collect()
+        });
+        Liveness {
+            live,
+            shared_needed,
+        }
+    }
+}
+
+/// Per global: some live object refers to it non-weakly and a shared object defines it. lld's rule: a symbol keeps
+/// its library only if some live object refers to it non-weakly (the reference that live code makes may itself be
+/// weak).
+fn strong_shared_references(res: &Resolved) -> Vec<AtomicBool> {
+    let strong: Vec<AtomicBool> =
+        crate::par::per_symbol(res.num_globals(), || AtomicBool::new(false));
+    crate::resolve::for_each_live_global(
+        &res.runs,
+        &res.objects,
+        &res.object_live,
+        &res.object_ids,
+        |_, o, i, g| {
+            let sym = &o.syms[i];
+            if g != u32::MAX
+                && sym.st_shndx.get(crate::elf::LE) == E::SHN_UNDEF
+                && sym.st_bind() != E::STB_WEAK
+                && matches!(res.defs[g as usize], Def::Shared { .. })
+            {
+                strong[g as usize].store(true, Relaxed);
+            }
+        },
+    );
+    strong
+}
+
+/// The globals the command line names as roots: the entry, `-u`, `-init` and `-fini`.
+fn named_root_symbols(config: &Config, res: &Resolved) -> Vec<u32> {
     let mut root_syms: Vec<u32> = Vec::new();
     let entry = config.entry.as_deref().unwrap_or("_start");
     root_syms.extend(res.names.lookup(entry.as_bytes()));
@@ -170,31 +334,24 @@ pub fn gc(config: &Config, res: &Resolved) -> Liveness {
     {
         root_syms.extend(res.names.lookup(name.as_bytes()));
     }
-    // Named on the command line: these keep a library they resolve to (exports below do not).
-    for &g in &root_syms {
-        if let Def::Shared { file, .. } = res.defs[g as usize] {
-            shared_used[file as usize].store(true, Relaxed);
-        }
-    }
+    root_syms
+}
+
+/// The globals the output exports (or that a needed shared object refers to), in id order.
+fn exported_symbols(config: &Config, res: &Resolved) -> Vec<u32> {
     let export_all = config.export_dynamic || config.kind == OutputKind::Shared;
-    root_syms.extend(crate::par::filter_ids(res.num_globals(), |g| {
+    crate::par::filter_ids(res.num_globals(), |g| {
         let listed = res.in_dynamic_list.get(g) == Some(&true)
             || res.exported_by_option.get(g) == Some(&true);
         res.referenced_by_shared[g] || ((export_all || listed) && !res.hidden[g])
-    }));
-    for g in root_syms {
-        if let Def::Object { file, sym } = res.defs[g as usize] {
-            let s = res.objects[file as usize].sym_shndx(sym as usize) as usize;
-            if s < res.objects[file as usize].sections.len() && mark(file as usize, s) {
-                frontier.push((file, s as u32));
-            }
-        }
-    }
+    })
+}
 
-    // SHF_LINK_ORDER sections (`__patchable_function_entries`, sanitizer metadata) live and die with the section
-    // they are linked to: per file, (linked section, dependent) pairs sorted by the linked section.
-    let dependents: Vec<Vec<(u32, u32)>> = res.runs.map(|f| {
-        let o = &objects[f];
+/// SHF_LINK_ORDER sections (`__patchable_function_entries`, sanitizer metadata) live and die with the section they
+/// are linked to: per file, (linked section, dependent) pairs sorted by the linked section.
+fn link_order_dependents(res: &Resolved) -> Vec<Vec<(u32, u32)>> {
+    res.runs.map(|f| {
+        let o = &res.objects[f];
         let mut d: Vec<(u32, u32)> = o
             .secs()
             .filter(|(_, sec)| sec.is_alloc() && sec.flags() & E::SHF_LINK_ORDER as u64 != 0)
@@ -205,101 +362,39 @@ pub fn gc(config: &Config, res: &Resolved) -> Liveness {
             .collect();
         d.sort_unstable();
         d
-    });
+    })
+}
 
-    drop(t);
-    let t = crate::timing::span("mark");
-    // Depth-first from every root on all threads; a task hands half of its stack to a new task when the stack
-    // grows large or when its thread has no queued task left for an idle thread to steal. (Level-synchronous BFS
-    // paid a barrier per level, and call graphs are deep. Splitting only large stacks left one thread marking
-    // most of the graph: a narrow graph's stack stays small. rayon_core is a direct dependency for
-    // `current_thread_has_pending_tasks`, which rayon does not re-export.)
-    /// Marks what one (file, section) refers to, pushing the newly marked ones.
-    type Step<'s> = &'s (dyn Fn((u32, u32), &mut Vec<(u32, u32)>) + Sync);
-    fn visit<'s>(scope: &rayon::Scope<'s>, mut stack: Vec<(u32, u32)>, step: Step<'s>) {
-        const SPLIT: usize = 256;
-        while let Some(item) = stack.pop() {
-            step(item, &mut stack);
-            if stack.len() > SPLIT
-                || (stack.len() >= 2
-                    && !rayon_core::current_thread_has_pending_tasks().unwrap_or(true))
-            {
-                let half = stack.split_off(stack.len() / 2);
-                scope.spawn(move |sc| visit(sc, half, step));
-            }
+/// Marks what one (file, section) refers to, pushing the newly marked ones.
+type Step<'s> = &'s (dyn Fn((u32, u32), &mut Vec<(u32, u32)>) + Sync);
+
+/// Runs `step` on `stack` until it is empty, handing half of it to a new task when it grows past `SPLIT` or when
+/// this thread has no queued task left for an idle thread to steal.
+fn visit<'s>(scope: &rayon::Scope<'s>, mut stack: Vec<(u32, u32)>, step: Step<'s>) {
+    const SPLIT: usize = 256;
+    while let Some(item) = stack.pop() {
+        step(item, &mut stack);
+        if stack.len() > SPLIT
+            || (stack.len() >= 2 && !rayon_core::current_thread_has_pending_tasks().unwrap_or(true))
+        {
+            let half = stack.split_off(stack.len() / 2);
+            scope.spawn(move |sc| visit(sc, half, step));
         }
     }
-    let step = |(f, s): (u32, u32), out: &mut Vec<(u32, u32)>| {
-        let f = f as usize;
-        let sec = objects[f].sec(s as usize);
-        // Debug info is kept but keeps nothing alive: its references to dead code get tombstones.
-        let relas = if sec.is_alloc() { sec.relas() } else { &[] };
-        for r in relas {
-            let sym = r.r_sym(crate::elf::LE, false) as usize;
-            if let Some((tf, ts)) = target_section(res, f, sym) {
-                if mark(tf, ts) {
-                    out.push((tf as u32, ts as u32));
-                }
-            } else if track_shared {
-                note_shared(f, sym);
-            }
-        }
-        let deps = &dependents[f];
-        if !deps.is_empty() {
-            let from = deps.partition_point(|&(link, _)| link < s);
-            for &(_, d) in deps[from..].iter().take_while(|&&(link, _)| link == s) {
-                if mark(f, d as usize) {
-                    out.push((f as u32, d));
-                }
-            }
-        }
-    };
-    rayon::scope(|scope| {
-        for chunk in frontier.chunks(64) {
-            let stack = chunk.to_vec();
-            let step = &step;
-            scope.spawn(move |sc| visit(sc, stack, step));
-        }
-    });
-    drop(t);
-    // .eh_frame stays: it keeps nothing alive itself (its FDEs of dead functions are dropped when it is split
-    // into records), but unwinding needs the rest.
-    res.runs.for_each(|f| {
-        let o = &objects[f];
+}
+
+/// `--print-gc-sections`, in lld's wording: one line per discarded section, in input order.
+fn print_removed_sections(res: &Resolved, live: &[Vec<bool>]) {
+    for (f, o) in res.objects.iter().enumerate() {
         for (s, sec) in o.secs() {
-            if sec.kind == SectionKind::EhFrame && candidate(res, f, s) {
-                marks[f][s].store(true, Relaxed);
+            if !live[f][s] && candidate(res, f, s) && sec.is_alloc() {
+                eprintln!(
+                    "removing unused section {}:({})",
+                    o.name,
+                    String::from_utf8_lossy(o.sec_name(s))
+                );
             }
         }
-    });
-    let live: Vec<Vec<bool>> = marks
-        .into_iter()
-        .map(|v| v.into_iter().map(AtomicBool::into_inner).collect())
-        .collect();
-    if config.print_gc_sections {
-        // lld's wording, one line per discarded section, in input order.
-        for (f, o) in objects.iter().enumerate() {
-            for (s, sec) in o.secs() {
-                if !live[f][s] && candidate(res, f, s) && sec.is_alloc() {
-                    eprintln!(
-                        "removing unused section {}:({})",
-                        o.name,
-                        String::from_utf8_lossy(o.sec_name(s))
-                    );
-                }
-            }
-        }
-    }
-    let shared_needed = track_shared.then(|| {
-        shared_used
-            .into_iter()
-            .zip(&res.shared_needed)
-            .map(|(u, &needed)| needed && u.into_inner())
-            .collect()
-    });
-    Liveness {
-        live,
-        shared_needed,
     }
 }
 

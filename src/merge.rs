@@ -123,133 +123,199 @@ pub fn build_merges(
     live_merge: &[Vec<u32>],
     sec_osec: &[Vec<u32>],
 ) -> Result<MergeResult> {
-    let objects = &res.objects;
-    // Group keys: (output section, entsize, strings, align), numbered in first-seen input order. Each file's
-    // keys are found in parallel; only the numbering is serial.
-    type Key = (u32, u64, bool, u64);
-    let found: Vec<Vec<(u32, Key)>> = res.runs.map(|f| {
-        let o = &objects[f];
-        live_merge[f]
-            .iter()
-            .filter_map(|&s| {
-                let osec = sec_osec[f][s as usize];
-                if osec == NONE {
-                    return None;
-                }
-                let sec = o.sec(s as usize);
-                let strings = sec.flags() & E::SHF_STRINGS as u64 != 0;
-                Some((s, (osec, sec.entsize(), strings, sec.align())))
-            })
-            .collect()
-    });
-    // Each file's merge sections get slots in section order: piece tables are kept for those only (a table per
-    // input section took much memory on a link of many sections, such as clang-so).
-    let mut keys: Vec<Key> = Vec::new();
-    let mut merge_secs: Vec<Vec<(u32, u32)>> = Vec::with_capacity(objects.len());
-    for list in &found {
-        let mut m = Vec::with_capacity(list.len());
-        for &(s, key) in list {
-            let k = match keys.iter().position(|k| *k == key) {
-                Some(k) => k,
-                None => {
-                    keys.push(key);
-                    keys.len() - 1
-                }
-            };
-            m.push((s, k as u32));
-        }
-        merge_secs.push(m);
-    }
-    drop(found);
-    // Each group's sections in input order as (file, slot), cut into chunks.
-    let mut members: Vec<Vec<(usize, usize)>> = vec![Vec::new(); keys.len()];
-    for (f, m) in merge_secs.iter().enumerate() {
-        for (slot, &(_, k)) in m.iter().enumerate() {
-            members[k as usize].push((f, slot));
-        }
-    }
-    // (group, members, their bytes) per chunk.
-    let mut spans: Vec<(usize, std::ops::Range<usize>, u64)> = Vec::new();
-    for (k, list) in members.iter().enumerate() {
-        let (mut start, mut bytes) = (0, 0u64);
-        for (i, &(f, slot)) in list.iter().enumerate() {
-            bytes += objects[f].sec(merge_secs[f][slot].0 as usize).size();
-            if bytes >= CHUNK_BYTES || i + 1 == list.len() {
-                spans.push((k, start..i + 1, bytes));
-                (start, bytes) = (i + 1, 0);
+    let inputs = MergeInputs::new(res, live_merge, sec_osec);
+    let spans = inputs.chunk_spans();
+
+    let t = crate::timing::span("split merge pieces");
+    let chunks = split_chunks(&inputs, spans)?;
+    drop(t);
+
+    let _t = crate::timing::span("deduplicate merge pieces");
+    let group_chunks = chunks_of_groups(&chunks, inputs.keys.len());
+    let t = crate::timing::span("hash pieces");
+    let shards = deduplicate_shards(&inputs, &chunks, &group_chunks);
+    drop(t);
+    let t = crate::timing::span("piece offsets");
+    let (groups, piece_outs) = place_shards(&inputs, shards)?;
+    let cursors = shard_cursors(&chunks, &group_chunks);
+    drop(t);
+    let _t = crate::timing::span("piece tables");
+    let piece_maps = piece_tables(&inputs, &chunks, cursors, &groups, &piece_outs);
+    Ok((groups, inputs.merge_secs, piece_maps))
+}
+
+/// A group's key: (output section, entsize, strings, align).
+type Key = (u32, u64, bool, u64);
+
+/// The merge groups' keys and members.
+struct MergeInputs<'a> {
+    objects: &'a [ObjectFile],
+    /// Per group: its key, in first-seen input order.
+    keys: Vec<Key>,
+    /// Per file: its merge sections as (section, group), by slot.
+    merge_secs: Vec<Vec<(u32, u32)>>,
+    /// Per group: its sections in input order as (file, slot).
+    members: Vec<Vec<(usize, usize)>>,
+}
+
+impl<'a> MergeInputs<'a> {
+    /// Numbers the groups and lists their members.
+    fn new(res: &'a Resolved, live_merge: &[Vec<u32>], sec_osec: &[Vec<u32>]) -> MergeInputs<'a> {
+        let objects = &res.objects;
+        // Group keys are numbered in first-seen input order. Each file's keys are found in parallel; only the
+        // numbering is serial.
+        let found: Vec<Vec<(u32, Key)>> = res.runs.map(|f| {
+            let o = &objects[f];
+            live_merge[f]
+                .iter()
+                .filter_map(|&s| {
+                    let osec = sec_osec[f][s as usize];
+                    if osec == NONE {
+                        return None;
+                    }
+                    let sec = o.sec(s as usize);
+                    let strings = sec.flags() & E::SHF_STRINGS as u64 != 0;
+                    Some((s, (osec, sec.entsize(), strings, sec.align())))
+                })
+                .collect()
+        });
+        // Each file's merge sections get slots in section order: piece tables are kept for those only (a table per
+        // input section took much memory on a link of many sections, such as clang-so).
+        let mut keys: Vec<Key> = Vec::new();
+        let mut merge_secs: Vec<Vec<(u32, u32)>> = Vec::with_capacity(objects.len());
+        for list in &found {
+            let mut m = Vec::with_capacity(list.len());
+            for &(s, key) in list {
+                let k = match keys.iter().position(|k| *k == key) {
+                    Some(k) => k,
+                    None => {
+                        keys.push(key);
+                        keys.len() - 1
+                    }
+                };
+                m.push((s, k as u32));
             }
+            merge_secs.push(m);
+        }
+        drop(found);
+        let mut members: Vec<Vec<(usize, usize)>> = vec![Vec::new(); keys.len()];
+        for (f, m) in merge_secs.iter().enumerate() {
+            for (slot, &(_, k)) in m.iter().enumerate() {
+                members[k as usize].push((f, slot));
+            }
+        }
+        MergeInputs {
+            objects,
+            keys,
+            merge_secs,
+            members,
         }
     }
 
-    let t = crate::timing::span("split merge pieces");
+    /// The input section of merge slot `slot` of file `f`.
+    #[inline]
+    fn section(&self, f: usize, slot: usize) -> usize {
+        self.merge_secs[f][slot].0 as usize
+    }
+
+    /// Each group's members cut into chunks of about `CHUNK_BYTES`: (group, members, their bytes) per chunk.
+    fn chunk_spans(&self) -> Vec<(usize, std::ops::Range<usize>, u64)> {
+        let mut spans = Vec::new();
+        for (k, list) in self.members.iter().enumerate() {
+            let (mut start, mut bytes) = (0, 0u64);
+            for (i, &(f, slot)) in list.iter().enumerate() {
+                bytes += self.objects[f].sec(self.section(f, slot)).size();
+                if bytes >= CHUNK_BYTES || i + 1 == list.len() {
+                    spans.push((k, start..i + 1, bytes));
+                    (start, bytes) = (i + 1, 0);
+                }
+            }
+        }
+        spans
+    }
+}
+
+/// Pass 1: splits each span's sections into pieces.
+fn split_chunks(
+    inputs: &MergeInputs,
+    spans: Vec<(usize, std::ops::Range<usize>, u64)>,
+) -> Result<Vec<Chunk>> {
     let chunks: Vec<std::result::Result<Chunk, String>> = spans
         .into_par_iter()
         // A task per span (spans are sized to be one): split by count from a pass started on a worker, the
         // spans went in a few large runs.
         .with_max_len(1)
-        .map(|(k, range, bytes)| {
-            // Split and hash in order, then sort by shard (a counting sort, while the chunk is in cache).
-            let list = &members[k][range.clone()];
-            let mut firsts = Vec::with_capacity(range.len() + 1);
-            // Presized for pieces of 32 bytes on average (rg-debug's `.debug_str`: 60; constants: 4 to 16).
-            let guess = (bytes / 32) as usize;
-            let mut offsets = Vec::with_capacity(guess);
-            let mut shards = Vec::with_capacity(guess);
-            let mut hashes = Vec::with_capacity(guess);
-            let mut counts = [0u32; SHARDS];
-            for &(f, slot) in list {
-                firsts.push(offsets.len());
-                let s = merge_secs[f][slot].0 as usize;
-                split_section(&objects[f], s, |off, bytes| {
-                    let hash = hash_name(bytes);
-                    let shard = shard_of(hash);
-                    counts[shard] += 1;
-                    offsets.push(off as u64);
-                    shards.push(shard as u8);
-                    hashes.push(hash);
-                })?;
-            }
-            firsts.push(offsets.len());
-            let mut starts = vec![0u32; SHARDS + 1];
-            for s in 0..SHARDS {
-                starts[s + 1] = starts[s] + counts[s];
-            }
-            // The pieces' bytes again from their offsets: a section's pieces cover it end to end.
-            let mut cursor = starts.clone();
-            let mut names = vec![Name::new(b""); offsets.len()];
-            for (&(f, slot), w) in list.iter().zip(firsts.windows(2)) {
-                let d = objects[f].sec(merge_secs[f][slot].0 as usize).data();
-                for i in w[0]..w[1] {
-                    let end = if i + 1 < w[1] {
-                        offsets[i + 1]
-                    } else {
-                        d.len() as u64
-                    };
-                    let s = shards[i] as usize;
-                    names[cursor[s] as usize] = Name {
-                        hash: hashes[i],
-                        bytes: &d[offsets[i] as usize..end as usize],
-                    };
-                    cursor[s] += 1;
-                }
-            }
-            Ok(Chunk {
-                group: k,
-                sections: range,
-                firsts,
-                offsets,
-                shards,
-                names,
-                starts,
-            })
-        })
+        .map(|(k, range, bytes)| split_chunk(inputs, k, range, bytes))
         .collect();
-    let chunks = crate::diag::collect(chunks.into_iter().map(|r| r.map_err(Errors::one)))?;
-    drop(t);
+    crate::diag::collect(chunks.into_iter().map(|r| r.map_err(Errors::one)))
+}
 
-    let _t = crate::timing::span("deduplicate merge pieces");
-    // Each group's chunks, in input order (chunks are numbered group by group).
-    let mut group_chunks: Vec<std::ops::Range<usize>> = vec![0..0; keys.len()];
+/// Splits and hashes the pieces of members `range` of group `k` (`bytes` in all) in order, then sorts them by
+/// shard (a counting sort, while the chunk is in cache).
+fn split_chunk(
+    inputs: &MergeInputs,
+    k: usize,
+    range: std::ops::Range<usize>,
+    bytes: u64,
+) -> std::result::Result<Chunk, String> {
+    let objects = inputs.objects;
+    let list = &inputs.members[k][range.clone()];
+    let mut firsts = Vec::with_capacity(range.len() + 1);
+    // Presized for pieces of 32 bytes on average (rg-debug's `.debug_str`: 60; constants: 4 to 16).
+    let guess = (bytes / 32) as usize;
+    let mut offsets = Vec::with_capacity(guess);
+    let mut shards = Vec::with_capacity(guess);
+    let mut hashes = Vec::with_capacity(guess);
+    let mut counts = [0u32; SHARDS];
+    for &(f, slot) in list {
+        firsts.push(offsets.len());
+        split_section(&objects[f], inputs.section(f, slot), |off, bytes| {
+            let hash = hash_name(bytes);
+            let shard = shard_of(hash);
+            counts[shard] += 1;
+            offsets.push(off as u64);
+            shards.push(shard as u8);
+            hashes.push(hash);
+        })?;
+    }
+    firsts.push(offsets.len());
+    let mut starts = vec![0u32; SHARDS + 1];
+    for s in 0..SHARDS {
+        starts[s + 1] = starts[s] + counts[s];
+    }
+    // The pieces' bytes again from their offsets: a section's pieces cover it end to end.
+    let mut cursor = starts.clone();
+    let mut names = vec![Name::new(b""); offsets.len()];
+    for (&(f, slot), w) in list.iter().zip(firsts.windows(2)) {
+        let d = objects[f].sec(inputs.section(f, slot)).data();
+        for i in w[0]..w[1] {
+            let end = if i + 1 < w[1] {
+                offsets[i + 1]
+            } else {
+                d.len() as u64
+            };
+            let s = shards[i] as usize;
+            names[cursor[s] as usize] = Name {
+                hash: hashes[i],
+                bytes: &d[offsets[i] as usize..end as usize],
+            };
+            cursor[s] += 1;
+        }
+    }
+    Ok(Chunk {
+        group: k,
+        sections: range,
+        firsts,
+        offsets,
+        shards,
+        names,
+        starts,
+    })
+}
+
+/// Each group's chunks, in input order (chunks are numbered group by group).
+fn chunks_of_groups(chunks: &[Chunk], groups: usize) -> Vec<std::ops::Range<usize>> {
+    let mut group_chunks: Vec<std::ops::Range<usize>> = vec![0..0; groups];
     for (c, chunk) in chunks.iter().enumerate() {
         let r = &mut group_chunks[chunk.group];
         if r.end == 0 {
@@ -257,51 +323,68 @@ pub fn build_merges(
         }
         r.end = c + 1;
     }
-    // Per (group, shard): the distinct pieces, their offsets from the shard's start (aligned as if the shard started
-    // at 0), and every piece's output offset from the shard's start (in input order), looked up here while the
-    // shard's offsets are in cache. One task per shard: their sizes differ by orders of magnitude (a big group's
-    // shards, a tiny group's), and rayon's default splitting left one thread with most of the big ones, so the
-    // pass took longer for the same CPU time.
-    let t = crate::timing::span("hash pieces");
-    let shards: Vec<(MergeShard, Vec<u32>, u64)> = (0..keys.len() * SHARDS)
+    group_chunks
+}
+
+/// Pass 2, per (group, shard): the distinct pieces, their offsets from the shard's start (aligned as if the shard
+/// started at 0), every piece's output offset from the shard's start (in input order), and the shard's size.
+/// One task per shard: their sizes differ by orders of magnitude (a big group's shards, a tiny group's), and
+/// rayon's default splitting left one thread with most of the big ones, so the pass took longer for the same CPU
+/// time.
+fn deduplicate_shards(
+    inputs: &MergeInputs,
+    chunks: &[Chunk],
+    group_chunks: &[std::ops::Range<usize>],
+) -> Vec<(MergeShard, Vec<u32>, u64)> {
+    (0..inputs.keys.len() * SHARDS)
         .into_par_iter()
         .with_max_len(1)
         .map(|gs| {
             let (k, s) = (gs / SHARDS, gs % SHARDS);
-            let own = &chunks[group_chunks[k].clone()];
-            let count = own
-                .iter()
-                .map(|c| (c.starts[s + 1] - c.starts[s]) as usize)
-                .sum();
-            let run = || {
-                own.iter()
-                    .flat_map(move |c| &c.names[c.starts[s] as usize..c.starts[s + 1] as usize])
-            };
-            let (_, pieces, mut ids) = fill_shard(run, count);
-            let align = keys[k].3;
-            let mut offsets = Vec::with_capacity(pieces.len());
-            let mut size = 0u64;
-            for p in &pieces {
-                size = align_up(size, align);
-                offsets.push(size as u32);
-                size += p.bytes.len() as u64;
-            }
-            for id in &mut ids {
-                *id = offsets[*id as usize];
-            }
-            let shard = MergeShard {
-                start: 0,
-                pieces,
-                offsets,
-            };
-            (shard, ids, size)
+            deduplicate_shard(&chunks[group_chunks[k].clone()], s, inputs.keys[k].3)
         })
-        .collect();
-    drop(t);
-    let t = crate::timing::span("piece offsets");
-    // Each group's shards one after the other, each starting aligned: the offsets a serial walk over the distinct
-    // pieces would give.
-    let mut groups: Vec<MergeGroup> = keys
+        .collect()
+}
+
+/// Shard `s` of the group made of `own` chunks, aligned to `align`. Every piece's output offset is looked up here,
+/// while the shard's offsets are in cache.
+fn deduplicate_shard(own: &[Chunk], s: usize, align: u64) -> (MergeShard, Vec<u32>, u64) {
+    let count = own
+        .iter()
+        .map(|c| (c.starts[s + 1] - c.starts[s]) as usize)
+        .sum();
+    let run = || {
+        own.iter()
+            .flat_map(move |c| &c.names[c.starts[s] as usize..c.starts[s + 1] as usize])
+    };
+    let (_, pieces, mut ids) = fill_shard(run, count);
+    let mut offsets = Vec::with_capacity(pieces.len());
+    let mut size = 0u64;
+    for p in &pieces {
+        size = align_up(size, align);
+        offsets.push(size as u32);
+        size += p.bytes.len() as u64;
+    }
+    for id in &mut ids {
+        *id = offsets[*id as usize];
+    }
+    let shard = MergeShard {
+        start: 0,
+        pieces,
+        offsets,
+    };
+    (shard, ids, size)
+}
+
+/// Each group's shards one after the other, each starting aligned: the offsets a serial walk over the distinct
+/// pieces would give. Returns the groups and each (group, shard)'s pieces' output offsets from its start.
+fn place_shards(
+    inputs: &MergeInputs,
+    shards: Vec<(MergeShard, Vec<u32>, u64)>,
+) -> Result<(Vec<MergeGroup>, Vec<Vec<u32>>)> {
+    let objects = inputs.objects;
+    let mut groups: Vec<MergeGroup> = inputs
+        .keys
         .iter()
         .map(|&(osec, entsize, _strings, align)| MergeGroup {
             osec,
@@ -317,11 +400,11 @@ pub fn build_merges(
         // Offsets inside a shard are 32-bit (those above were cut, and are refused here): a shard holds 1/64 of
         // the group's distinct pieces, so only a group of hundreds of GiB could reach this.
         if size > u32::MAX as u64 {
-            let (f, slot) = members[k][0];
+            let (f, slot) = inputs.members[k][0];
             return Err(Errors::one(format!(
                 "{}:({}): too much data to merge in this section's group",
                 objects[f].name,
-                objects[f].section_name(merge_secs[f][slot].0)
+                objects[f].section_name(inputs.merge_secs[f][slot].0)
             )));
         }
         let g = &mut groups[k];
@@ -332,9 +415,13 @@ pub fn build_merges(
         g.shards.push(shard);
         piece_outs.push(outs);
     }
-    // Where each chunk's run starts in each shard's pieces.
+    Ok((groups, piece_outs))
+}
+
+/// Where each chunk's run starts in each shard's pieces.
+fn shard_cursors(chunks: &[Chunk], group_chunks: &[std::ops::Range<usize>]) -> Vec<[u32; SHARDS]> {
     let mut cursors = vec![[0u32; SHARDS]; chunks.len()];
-    for range in &group_chunks {
+    for range in group_chunks {
         let mut running = [0u32; SHARDS];
         for c in range.clone() {
             cursors[c] = running;
@@ -343,53 +430,71 @@ pub fn build_merges(
             }
         }
     }
-    drop(t);
-    let _t = crate::timing::span("piece tables");
-    // Piece tables, per chunk: each piece's output offset from its shard's list, at that shard's cursor.
+    cursors
+}
+
+/// Pass 3: the piece tables of every file's merge sections, by slot, made per chunk: each piece's output offset
+/// from its shard's list (`piece_outs`), at that shard's cursor.
+fn piece_tables(
+    inputs: &MergeInputs,
+    chunks: &[Chunk],
+    mut cursors: Vec<[u32; SHARDS]>,
+    groups: &[MergeGroup],
+    piece_outs: &[Vec<u32>],
+) -> Vec<Vec<PieceTable>> {
     let tables: Vec<Vec<PieceTable>> = chunks
         .par_iter()
         .zip(cursors.par_iter_mut())
         .with_max_len(1)
-        .map(|(chunk, cursor)| {
-            let k = chunk.group;
-            let g = &groups[k];
-            let outs = &piece_outs[k * SHARDS..(k + 1) * SHARDS];
-            let list = &members[k][chunk.sections.clone()];
-            list.iter()
-                .zip(chunk.firsts.windows(2))
-                .map(|(&(f, slot), w)| {
-                    let maps = chunk.offsets[w[0]..w[1]]
-                        .iter()
-                        .zip(&chunk.shards[w[0]..w[1]])
-                        .map(|(&in_off, &s)| {
-                            let s = s as usize;
-                            let rel = outs[s][cursor[s] as usize];
-                            cursor[s] += 1;
-                            PieceMap {
-                                in_off,
-                                out_off: g.shards[s].start + rel as u64,
-                            }
-                        })
-                        .collect();
-                    let s = merge_secs[f][slot].0 as usize;
-                    PieceTable::new(maps, objects[f].sec(s).size())
-                })
-                .collect()
-        })
+        .map(|(chunk, cursor)| chunk_piece_tables(inputs, chunk, cursor, groups, piece_outs))
         .collect();
-    let mut piece_maps: Vec<Vec<PieceTable>> = merge_secs
+    let mut piece_maps: Vec<Vec<PieceTable>> = inputs
+        .merge_secs
         .iter()
         .map(|m| vec![PieceTable::default(); m.len()])
         .collect();
     for (chunk, list) in chunks.iter().zip(tables) {
-        for (&(f, slot), table) in members[chunk.group][chunk.sections.clone()]
+        for (&(f, slot), table) in inputs.members[chunk.group][chunk.sections.clone()]
             .iter()
             .zip(list)
         {
             piece_maps[f][slot] = table;
         }
     }
-    Ok((groups, merge_secs, piece_maps))
+    piece_maps
+}
+
+/// The piece tables of one chunk's sections, in order, moving `cursor` past its pieces in each shard.
+fn chunk_piece_tables(
+    inputs: &MergeInputs,
+    chunk: &Chunk,
+    cursor: &mut [u32; SHARDS],
+    groups: &[MergeGroup],
+    piece_outs: &[Vec<u32>],
+) -> Vec<PieceTable> {
+    let k = chunk.group;
+    let g = &groups[k];
+    let outs = &piece_outs[k * SHARDS..(k + 1) * SHARDS];
+    let list = &inputs.members[k][chunk.sections.clone()];
+    list.iter()
+        .zip(chunk.firsts.windows(2))
+        .map(|(&(f, slot), w)| {
+            let maps = chunk.offsets[w[0]..w[1]]
+                .iter()
+                .zip(&chunk.shards[w[0]..w[1]])
+                .map(|(&in_off, &s)| {
+                    let s = s as usize;
+                    let rel = outs[s][cursor[s] as usize];
+                    cursor[s] += 1;
+                    PieceMap {
+                        in_off,
+                        out_off: g.shards[s].start + rel as u64,
+                    }
+                })
+                .collect();
+            PieceTable::new(maps, inputs.objects[f].sec(inputs.section(f, slot)).size())
+        })
+        .collect()
 }
 
 /// Calls `piece(offset, bytes)` for each piece of merge section `s` of `o`, in order: NUL-terminated strings of

@@ -155,92 +155,15 @@ pub fn resolve(config: &Config, parsed: Parsed) -> Result<Resolved> {
         groups,
     } = parsed;
 
-    // Names the command line or the linker itself may refer to: interned first so they always have ids.
-    let mut extra: Vec<Name> = Vec::new();
-    let entry = config.entry.clone().unwrap_or_else(|| "_start".into());
-    extra.push(Name::new(leak(entry.as_bytes())));
-    for u in &config.undefined {
-        extra.push(Name::new(leak(u.as_bytes())));
-    }
-    for (sym, _) in &config.defsyms {
-        extra.push(Name::new(leak(sym.as_bytes())));
-    }
-    // --wrap=SYM: SYM, __wrap_SYM and __real_SYM always have ids (they need not be roots).
-    let roots_len = extra.len();
-    for w in &config.wrap {
-        extra.push(Name::new(leak(w.as_bytes())));
-        extra.push(Name::new(leak(format!("__wrap_{w}").as_bytes())));
-        extra.push(Name::new(leak(format!("__real_{w}").as_bytes())));
-    }
-    // An archive member's undefined references matter only if it is pulled in (in big static links most are
-    // not), so members contribute just their defined names here; the rest are looked up, or added, when pulled.
+    let (extra, roots_len) = command_line_names(config);
     let t = crate::timing::span("intern global names");
-    let lazy_defs: Vec<(Vec<Name>, &[u32])> = objects
-        .par_iter()
-        .map(|o| {
-            // A member read through the symbol index: its index names (used in place, below).
-            if !o.lazy || o.indexed.is_some() {
-                return (Vec::new(), &[][..]);
-            }
-            let index = &o.lazy_defined[..];
-            (
-                index.iter().map(|&k| o.global_names[k as usize]).collect(),
-                index,
-            )
-        })
-        .collect();
-    let mut lists: Vec<&[Name]> = Vec::with_capacity(1 + objects.len() + shared.len());
-    lists.push(&extra);
-    lists.extend(objects.iter().zip(&lazy_defs).map(|(o, (defs, _))| {
-        if let Some((_, index)) = &o.indexed {
-            &index[..]
-        } else if o.lazy {
-            &defs[..]
-        } else {
-            &o.global_names[..]
-        }
-    }));
-    lists.extend(shared.iter().map(|s| &s.global_names[..]));
-    let mut names = intern(&lists);
-    let mut all_ids = std::mem::take(&mut names.ids).into_iter();
-    let extra_ids = all_ids.next().unwrap_or_default();
-    // Undefined references to SYM go to __wrap_SYM, and those to __real_SYM to SYM.
-    let mut wrap: HashMap<u32, u32> = HashMap::new();
-    for k in 0..config.wrap.len() {
-        let (sym, wrapped, real) = (
-            extra_ids[roots_len + 3 * k],
-            extra_ids[roots_len + 3 * k + 1],
-            extra_ids[roots_len + 3 * k + 2],
-        );
-        wrap.insert(sym, wrapped);
-        wrap.insert(real, sym);
-    }
-    let interned_ids: Vec<Vec<u32>> = all_ids.by_ref().take(objects.len()).collect();
-    // Members' ids back at their symbol indices (NONE for references, filled in if the member is pulled). A
-    // member read through the symbol index has the ids of its index names until it is pulled in and read.
-    let mut object_ids: Vec<Vec<u32>> = interned_ids
-        .into_par_iter()
-        .zip(objects.par_iter().zip(lazy_defs.par_iter()))
-        .map(|(ids, (o, (_, index)))| {
-            if !o.lazy || o.indexed.is_some() {
-                return ids;
-            }
-            let mut full = vec![NONE; o.global_names.len()];
-            for (&k, id) in index.iter().zip(ids) {
-                full[k as usize] = id;
-            }
-            full
-        })
-        .collect();
-    let shared_ids: Vec<Vec<u32>> = all_ids.collect();
-    drop(lazy_defs);
-    if !wrap.is_empty() {
-        objects
-            .par_iter()
-            .zip(object_ids.par_iter_mut())
-            .filter(|(o, _)| !o.lazy)
-            .for_each(|(o, ids)| apply_wrap(o, ids, &wrap));
-    }
+    let GlobalIds {
+        mut names,
+        extra_ids,
+        wrap,
+        mut object_ids,
+        shared_ids,
+    } = intern_globals(config, &objects, &shared, &extra, roots_len);
     drop(t);
 
     let t = crate::timing::span("archive members");
@@ -256,278 +179,42 @@ pub fn resolve(config: &Config, parsed: Parsed) -> Result<Resolved> {
     if config.warn_backrefs {
         warn_backrefs(&objects, &groups, &extracted, &names);
     }
-    // Names only pulled members' references use, which nothing defines (weak or linker-defined symbols,
-    // undefined errors): new ids, in input order.
-    for (f, o) in objects.iter().enumerate() {
-        if o.lazy && object_live[f] {
-            for (k, id) in object_ids[f].iter_mut().enumerate() {
-                if *id == NONE {
-                    *id = names.push(o.global_names[k]);
-                }
-            }
-        }
-    }
-    let n = names.unique.len();
+    intern_pulled_references(&objects, &object_live, &mut object_ids, &mut names);
     drop(t);
     let t = crate::timing::span("parse pulled archive members");
-    let errors: Vec<String> = objects
-        .par_iter_mut()
-        .enumerate()
-        .filter(|(f, o)| o.lazy && object_live[*f] && o.sections.len() != o.shdrs.len())
-        .filter_map(|(_, o)| o.parse_sections().err())
-        .collect();
-    if !errors.is_empty() {
-        return Err(Errors(errors));
-    }
+    parse_pulled_members(&mut objects, &object_live)?;
     drop(t);
-    // Weighed by what later passes walk: sections and symbols of each linked file.
-    let runs = FileRuns::new(objects.iter().zip(&object_live).map(|(o, &live)| {
-        if live {
-            1 + (o.sections.len() + o.syms.len()) as u64
-        } else {
-            1
-        }
-    }));
+    let runs = file_runs(&objects, &object_live);
     let t = crate::timing::span("COMDAT groups");
     let comdat_discarded = choose_comdats(&runs, &objects, &object_live, &object_ids, &names);
     drop(t);
+
     let _t = crate::timing::span("definitions");
-
-    // Winning definition: minimum of (rank << 32 | file) per symbol.
-    let best: Vec<AtomicU64> = per_symbol(n, || AtomicU64::new(u64::MAX));
-    // Size and alignment of each common symbol, the largest seen. Commons are rare (C built with -fcommon), so a
-    // locked map, not two tables of every symbol (each large on a big link, faulted in and copied into `common`).
-    let commons: Mutex<HashMap<u32, (u64, u64)>> = Mutex::new(HashMap::new());
-    let hidden: Vec<AtomicBool> = per_symbol(n, || AtomicBool::new(false));
-    let obj_rank = |o: &ObjectFile, f: usize, i: usize| -> Option<u64> {
-        let shndx = o.sym_shndx(i);
-        if shndx == E::SHN_UNDEF as u32 {
-            return None;
-        }
-        if (shndx as usize) < o.sections.len() && comdat_discarded[f][shndx as usize] {
-            return None;
-        }
-        let rank = if shndx == E::SHN_COMMON as u32 {
-            2
-        } else if o.syms[i].st_bind() == E::STB_WEAK {
-            1
-        } else {
-            0
-        };
-        Some(rank << 32 | f as u64)
+    let link = LinkedFiles {
+        objects: &objects,
+        shared: &shared,
+        object_live: &object_live,
+        object_ids: &object_ids,
+        shared_ids: &shared_ids,
+        comdat_discarded: &comdat_discarded,
+        names: &names,
+        runs: &runs,
     };
-    for_each_live_global(&runs, &objects, &object_live, &object_ids, |f, o, i, g| {
-        let sym = &o.syms[i];
-        if matches!(sym.st_visibility(), E::STV_HIDDEN | E::STV_INTERNAL) {
-            hidden[g as usize].store(true, Relaxed);
-        }
-        if let Some(key) = obj_rank(o, f, i) {
-            best[g as usize].fetch_min(key, Relaxed);
-            if key >> 32 == 2 {
-                let mut m = commons.lock().unwrap_or_else(|e| e.into_inner());
-                let c = m.entry(g).or_insert((0, 0));
-                c.0 = c.0.max(sym.st_size.get(LE));
-                c.1 = c.1.max(sym.st_value.get(LE));
-            }
-        }
-    });
-    // The shared objects' passes: a task each, on this thread when they hold few symbols.
-    let shared_par = crate::par::worth_parallel(shared_ids.iter().map(Vec::len).sum());
-    crate::par::for_each(&shared, shared_par, |d, s| {
-        for (k, &g) in shared_ids[d].iter().enumerate() {
-            let i = s.first_global + k;
-            if s.syms[i].st_shndx.get(LE) != E::SHN_UNDEF
-                && !s.is_hidden_version(i)
-                && s.syms[i].st_bind() != E::STB_LOCAL
-            {
-                best[g as usize].fetch_min(3 << 32 | d as u64, Relaxed);
-            }
-        }
-    });
-    // The names the linker defines in every output are never bound to a library's definition (a library linked
-    // by a linker that exported its own `_GLOBAL_OFFSET_TABLE_` would otherwise stand in for this output's, and
-    // keep an --as-needed library nothing uses).
-    for name in LINKER_DEFINED
-        .iter()
-        .filter(|n| !n.starts_with(b"__rela_iplt"))
-    {
-        if let Some(g) = names.lookup(name)
-            && best[g as usize].load(Relaxed) >> 32 == 3
-        {
-            best[g as usize].store(u64::MAX, Relaxed);
-        }
-    }
-
-    let common_defs: Vec<u32> = crate::par::filter_ids(n, |g| best[g].load(Relaxed) >> 32 == 2);
-    // Record winners (each winner key belongs to exactly one file) and find duplicate strong definitions. On the
-    // same walk, --as-needed: a shared object is needed when a live object refers (not weakly) to a symbol it
-    // defines, that is, one whose best definition is that library's (a separate walk was measurable on clang-so).
-    let used: Vec<AtomicBool> = shared
-        .iter()
-        .map(|s| AtomicBool::new(!s.as_needed))
-        .collect();
-    let defs_atomic: Vec<AtomicU64> = per_symbol(n, || AtomicU64::new(u64::MAX));
-    let dup_errors: Vec<Vec<String>> = runs.map(|f| {
-        let o = &objects[f];
-        let mut errs = Vec::new();
-        if !object_live[f] {
-            return errs;
-        }
-        for (k, &g) in object_ids[f].iter().enumerate() {
-            let i = o.first_global + k;
-            let Some(key) = obj_rank(o, f, i) else {
-                if !is_defined(o, i) && o.syms[i].st_bind() != E::STB_WEAK {
-                    let b = best[g as usize].load(Relaxed);
-                    if b >> 32 == 3 {
-                        used[(b & 0xffff_ffff) as usize].store(true, Relaxed);
-                    }
-                }
-                continue;
-            };
-            let b = best[g as usize].load(Relaxed);
-            if b == key {
-                defs_atomic[g as usize].store((f as u64) << 32 | i as u64, Relaxed);
-            } else if key >> 32 == 0 && b >> 32 == 0 && o.sym_shndx(i) != E::SHN_ABS as u32 {
-                let of = (b & 0xffff_ffff) as usize;
-                let other = &objects[of];
-                let site = |obj: &ObjectFile, i: usize| {
-                    let s = obj.sym_shndx(i);
-                    format!(
-                        "{}:({}+0x{:x})",
-                        obj.name,
-                        obj.section_name(s),
-                        obj.syms[i].st_value.get(LE)
-                    )
-                };
-                let oi = other
-                    .global_names
-                    .iter()
-                    .position(|n| n.bytes == names.unique[g as usize].bytes);
-                let other_site = oi.map_or_else(
-                    || other.name.clone(),
-                    |k| site(other, other.first_global + k),
-                );
-                errs.push(format!(
-                    "duplicate symbol: {}\n>>> defined at {}\n>>> defined at {}",
-                    demangle(names.unique[g as usize].bytes),
-                    other_site,
-                    site(o, i)
-                ));
-            }
-        }
-        errs
-    });
-    let dup_errors: Vec<String> = dup_errors.into_iter().flatten().collect();
-    // The first definition is the winner either way (the lowest file index among equals).
-    if !dup_errors.is_empty() && !config.allow_multiple_definition {
-        return Err(Errors(dup_errors));
-    }
-    crate::par::for_each(&shared, shared_par, |d, s| {
-        for (k, &g) in shared_ids[d].iter().enumerate() {
-            let i = s.first_global + k;
-            if best[g as usize].load(Relaxed) == (3 << 32 | d as u64)
-                && s.syms[i].st_shndx.get(LE) != E::SHN_UNDEF
-                && !s.is_hidden_version(i)
-            {
-                // Several entries of one name in one library (versions): the lowest index wins.
-                defs_atomic[g as usize].fetch_min(1 << 63 | (d as u64) << 32 | i as u64, Relaxed);
-            }
-        }
-    });
-
-    let mut defs: Vec<Def> = crate::par::map(&defs_atomic, crate::par::worth_parallel(n), |a| {
-        let v = a.load(Relaxed);
-        if v == u64::MAX {
-            Def::Undefined
-        } else if v >> 63 == 1 {
-            Def::Shared {
-                file: ((v >> 32) & 0x7fff_ffff) as u32,
-                sym: v as u32,
-            }
-        } else {
-            Def::Object {
-                file: (v >> 32) as u32,
-                sym: v as u32,
-            }
-        }
-    });
-
-    let shared_needed: Vec<bool> = used.into_iter().map(AtomicBool::into_inner).collect();
-    // Which names some shared object in the link defines, before those of unneeded ones are dropped: a library's
-    // reference to another library's symbol is satisfied at run time whether or not this output needs it.
-    let shared_defined: Vec<bool> = defs
-        .iter()
-        .map(|d| matches!(d, Def::Shared { .. }))
-        .collect();
-    let unneeded: Vec<bool> = shared_needed.iter().map(|&n| !n).collect();
-    undefine_shared(&mut defs, &unneeded);
-    let referenced_by_shared = referenced_by(&shared_ids, &shared_needed, n);
-
-    for (k, _) in config.defsyms.iter().enumerate() {
-        defs[extra_ids[1 + config.undefined.len() + k] as usize] = Def::Linker;
-    }
-    define_linker_symbols(
-        config,
-        &objects,
-        &object_live,
-        &shared_needed,
-        &names,
-        &mut defs,
-    );
-
-    let allow_shlib_undefined = config
-        .allow_shlib_undefined
-        .unwrap_or(config.kind == crate::args::OutputKind::Shared);
-    if !allow_shlib_undefined {
-        let known = ShlibReferences {
-            shared: &shared,
-            shared_ids: &shared_ids,
-            shared_needed: &shared_needed,
-            names: &names,
-        };
-        match known.check(&defs, &shared_defined) {
-            Err(e) if config.warn_undefined => e.0.iter().for_each(|w| crate::diag::warn(w)),
-            r => r?,
-        }
-    }
-    let mut hidden: Vec<bool> = hidden.into_iter().map(AtomicBool::into_inner).collect();
-    if config.warn_common {
-        warn_common(
-            &objects,
-            &object_live,
-            &object_ids,
-            &commons.lock().unwrap_or_else(|e| e.into_inner()),
-            &obj_rank,
-            &names,
-        );
-    }
-    let (sym_version, version_defs) =
-        apply_version_scripts(config, &objects, &object_ids, &names, &defs, &mut hidden)?;
-    if !config.exclude_libs.is_empty() {
-        exclude_libs(config, &objects, &defs, &sym_version, &mut hidden);
-    }
-    let mut in_dynamic_list = read_dynamic_lists(config, &names)?;
-    if config.dynamic_list_data {
-        add_data_symbols(&objects, &defs, &mut in_dynamic_list);
-    }
-    let exported_by_option = read_export_patterns(config, &names)?;
-
-    // Archive members left out of the link keep no symbol names: nothing reads them again (a message about
-    // one reads its string table). On a large static link they take much memory, freed here for what follows.
-    let unused: Vec<&mut ObjectFile> = objects
-        .iter_mut()
-        .zip(&object_live)
-        .filter(|(_, live)| !**live)
-        .map(|(o, _)| o)
-        .collect();
-    // Each is a few frees: hundreds of them are not worth a pass on the pool.
-    let parallel = unused.len() >= 256;
-    crate::par::for_each_owned(unused, parallel, |o| {
-        o.global_names = Vec::new();
-        o.lazy_defined = Vec::new();
-        o.indexed = None;
-    });
-    let common = commons.into_inner().unwrap_or_else(|e| e.into_inner());
+    let Definitions {
+        defs,
+        common_defs,
+        common,
+        mut hidden,
+        shared_needed,
+        referenced_by_shared,
+    } = definitions(config, &link, &extra_ids)?;
+    let Exports {
+        sym_version,
+        version_defs,
+        in_dynamic_list,
+        exported_by_option,
+    } = exports(config, &link, &defs, &mut hidden)?;
+    free_unused_members(&mut objects, &object_live);
     Ok(Resolved {
         objects,
         shared,
@@ -550,6 +237,575 @@ pub fn resolve(config: &Config, parsed: Parsed) -> Result<Resolved> {
         version_defs,
         runs,
     })
+}
+
+/// Names the command line or the linker itself may refer to, interned first so that they always have ids: the
+/// roots of the link (the entry, `-u`, `--defsym`), then, from the index returned, `--wrap`'s three names per
+/// symbol.
+fn command_line_names(config: &Config) -> (Vec<Name>, usize) {
+    let mut extra: Vec<Name> = Vec::new();
+    let entry = config.entry.clone().unwrap_or_else(|| "_start".into());
+    extra.push(Name::new(leak(entry.as_bytes())));
+    for u in &config.undefined {
+        extra.push(Name::new(leak(u.as_bytes())));
+    }
+    for (sym, _) in &config.defsyms {
+        extra.push(Name::new(leak(sym.as_bytes())));
+    }
+    // --wrap=SYM: SYM, __wrap_SYM and __real_SYM always have ids (they need not be roots).
+    let roots_len = extra.len();
+    for w in &config.wrap {
+        extra.push(Name::new(leak(w.as_bytes())));
+        extra.push(Name::new(leak(format!("__wrap_{w}").as_bytes())));
+        extra.push(Name::new(leak(format!("__real_{w}").as_bytes())));
+    }
+    (extra, roots_len)
+}
+
+/// The global ids of the first interning.
+struct GlobalIds {
+    names: Interned,
+    /// The ids of `command_line_names`, in its order.
+    extra_ids: Vec<u32>,
+    /// `--wrap`: the id each undefined reference to a key goes to instead.
+    wrap: HashMap<u32, u32>,
+    object_ids: Vec<Vec<u32>>,
+    shared_ids: Vec<Vec<u32>>,
+}
+
+/// Interns the command line's names (`extra`), every linked object's and shared object's global names, and the
+/// names archive members define, and applies `--wrap` to the linked objects' references.
+fn intern_globals(
+    config: &Config,
+    objects: &[ObjectFile],
+    shared: &[SharedFile],
+    extra: &[Name],
+    roots_len: usize,
+) -> GlobalIds {
+    // An archive member's undefined references matter only if it is pulled in (in big static links most are
+    // not), so members contribute just their defined names here; the rest are looked up, or added, when pulled.
+    let lazy_defs: Vec<(Vec<Name>, &[u32])> = objects
+        .par_iter()
+        .map(|o| {
+            // A member read through the symbol index: its index names (used in place, below).
+            if !o.lazy || o.indexed.is_some() {
+                return (Vec::new(), &[][..]);
+            }
+            let index = &o.lazy_defined[..];
+            (
+                index.iter().map(|&k| o.global_names[k as usize]).collect(),
+                index,
+            )
+        })
+        .collect();
+    let mut lists: Vec<&[Name]> = Vec::with_capacity(1 + objects.len() + shared.len());
+    lists.push(extra);
+    lists.extend(objects.iter().zip(&lazy_defs).map(|(o, (defs, _))| {
+        if let Some((_, index)) = &o.indexed {
+            &index[..]
+        } else if o.lazy {
+            &defs[..]
+        } else {
+            &o.global_names[..]
+        }
+    }));
+    lists.extend(shared.iter().map(|s| &s.global_names[..]));
+    let mut names = intern(&lists);
+    let mut all_ids = std::mem::take(&mut names.ids).into_iter();
+    let extra_ids = all_ids.next().unwrap_or_default();
+    let wrap = wrap_targets(config, &extra_ids, roots_len);
+    let interned_ids: Vec<Vec<u32>> = all_ids.by_ref().take(objects.len()).collect();
+    let mut object_ids = ids_by_symbol_index(objects, interned_ids, &lazy_defs);
+    let shared_ids: Vec<Vec<u32>> = all_ids.collect();
+    drop(lazy_defs);
+    if !wrap.is_empty() {
+        objects
+            .par_iter()
+            .zip(object_ids.par_iter_mut())
+            .filter(|(o, _)| !o.lazy)
+            .for_each(|(o, ids)| apply_wrap(o, ids, &wrap));
+    }
+    GlobalIds {
+        names,
+        extra_ids,
+        wrap,
+        object_ids,
+        shared_ids,
+    }
+}
+
+/// `--wrap`: undefined references to SYM go to __wrap_SYM, and those to __real_SYM to SYM (by the ids of
+/// `command_line_names`, whose `--wrap` names start at `roots_len`).
+fn wrap_targets(config: &Config, extra_ids: &[u32], roots_len: usize) -> HashMap<u32, u32> {
+    let mut wrap: HashMap<u32, u32> = HashMap::new();
+    for k in 0..config.wrap.len() {
+        let (sym, wrapped, real) = (
+            extra_ids[roots_len + 3 * k],
+            extra_ids[roots_len + 3 * k + 1],
+            extra_ids[roots_len + 3 * k + 2],
+        );
+        wrap.insert(sym, wrapped);
+        wrap.insert(real, sym);
+    }
+    wrap
+}
+
+/// Members' ids back at their symbol indices (NONE for references, filled in if the member is pulled). A member
+/// read through the symbol index has the ids of its index names until it is pulled in and read.
+fn ids_by_symbol_index(
+    objects: &[ObjectFile],
+    interned_ids: Vec<Vec<u32>>,
+    lazy_defs: &[(Vec<Name>, &[u32])],
+) -> Vec<Vec<u32>> {
+    interned_ids
+        .into_par_iter()
+        .zip(objects.par_iter().zip(lazy_defs.par_iter()))
+        .map(|(ids, (o, (_, index)))| {
+            if !o.lazy || o.indexed.is_some() {
+                return ids;
+            }
+            let mut full = vec![NONE; o.global_names.len()];
+            for (&k, id) in index.iter().zip(ids) {
+                full[k as usize] = id;
+            }
+            full
+        })
+        .collect()
+}
+
+/// Names only pulled members' references use, which nothing defines (weak or linker-defined symbols, undefined
+/// errors): new ids, in input order.
+fn intern_pulled_references(
+    objects: &[ObjectFile],
+    object_live: &[bool],
+    object_ids: &mut [Vec<u32>],
+    names: &mut Interned,
+) {
+    for (f, o) in objects.iter().enumerate() {
+        if o.lazy && object_live[f] {
+            for (k, id) in object_ids[f].iter_mut().enumerate() {
+                if *id == NONE {
+                    *id = names.push(o.global_names[k]);
+                }
+            }
+        }
+    }
+}
+
+/// Parses the sections of the pulled archive members whose sections are not parsed yet.
+fn parse_pulled_members(objects: &mut [ObjectFile], object_live: &[bool]) -> Result<()> {
+    let errors: Vec<String> = objects
+        .par_iter_mut()
+        .enumerate()
+        .filter(|(f, o)| o.lazy && object_live[*f] && o.sections.len() != o.shdrs.len())
+        .filter_map(|(_, o)| o.parse_sections().err())
+        .collect();
+    if !errors.is_empty() {
+        return Err(Errors(errors));
+    }
+    Ok(())
+}
+
+/// The objects cut into runs for later passes, weighed by what they walk: sections and symbols of each linked
+/// file.
+fn file_runs(objects: &[ObjectFile], object_live: &[bool]) -> FileRuns {
+    FileRuns::new(objects.iter().zip(object_live).map(|(o, &live)| {
+        if live {
+            1 + (o.sections.len() + o.syms.len()) as u64
+        } else {
+            1
+        }
+    }))
+}
+
+/// The files of the link once archive members are pulled in and COMDAT groups chosen, with their symbols' global
+/// ids: what the definition steps read.
+struct LinkedFiles<'a> {
+    objects: &'a [ObjectFile],
+    shared: &'a [SharedFile],
+    object_live: &'a [bool],
+    object_ids: &'a [Vec<u32>],
+    shared_ids: &'a [Vec<u32>],
+    comdat_discarded: &'a [Vec<bool>],
+    names: &'a Interned,
+    runs: &'a FileRuns,
+}
+
+impl LinkedFiles<'_> {
+    /// The rank of symbol `i` of object `o` (file `f`) as a definition, `rank << 32 | f` (lower wins: 0 strong,
+    /// 1 weak, 2 common; 3 is a shared object's), or None when it defines nothing (undefined, or in a discarded
+    /// COMDAT section).
+    #[inline]
+    fn rank(&self, o: &ObjectFile, f: usize, i: usize) -> Option<u64> {
+        let shndx = o.sym_shndx(i);
+        if shndx == E::SHN_UNDEF as u32 {
+            return None;
+        }
+        if (shndx as usize) < o.sections.len() && self.comdat_discarded[f][shndx as usize] {
+            return None;
+        }
+        let rank = if shndx == E::SHN_COMMON as u32 {
+            2
+        } else if o.syms[i].st_bind() == E::STB_WEAK {
+            1
+        } else {
+            0
+        };
+        Some(rank << 32 | f as u64)
+    }
+
+    /// Whether the shared objects' passes are worth a task each (not when they hold few symbols).
+    fn shared_parallel(&self) -> bool {
+        crate::par::worth_parallel(self.shared_ids.iter().map(Vec::len).sum())
+    }
+}
+
+/// What the definitions step decides (see `Resolved`'s fields of the same names).
+struct Definitions {
+    defs: Vec<Def>,
+    common_defs: Vec<u32>,
+    common: HashMap<u32, (u64, u64)>,
+    hidden: Vec<bool>,
+    shared_needed: Vec<bool>,
+    referenced_by_shared: Vec<bool>,
+}
+
+/// The winning definition of every global, and what follows from the winners: the shared objects needed, the
+/// linker's own definitions, and the checks of the result.
+fn definitions(config: &Config, link: &LinkedFiles, extra_ids: &[u32]) -> Result<Definitions> {
+    let n = link.names.unique.len();
+    let ranked = rank_definitions(link);
+    let common_defs: Vec<u32> =
+        crate::par::filter_ids(n, |g| ranked.best[g].load(Relaxed) >> 32 == 2);
+    let (mut defs, used) = record_winners(config, link, &ranked.best)?;
+
+    let shared_needed: Vec<bool> = used.into_iter().map(AtomicBool::into_inner).collect();
+    // Which names some shared object in the link defines, before those of unneeded ones are dropped: a library's
+    // reference to another library's symbol is satisfied at run time whether or not this output needs it.
+    let shared_defined: Vec<bool> = defs
+        .iter()
+        .map(|d| matches!(d, Def::Shared { .. }))
+        .collect();
+    let unneeded: Vec<bool> = shared_needed.iter().map(|&n| !n).collect();
+    undefine_shared(&mut defs, &unneeded);
+    let referenced_by_shared = referenced_by(link.shared_ids, &shared_needed, n);
+
+    for (k, _) in config.defsyms.iter().enumerate() {
+        defs[extra_ids[1 + config.undefined.len() + k] as usize] = Def::Linker;
+    }
+    define_linker_symbols(
+        config,
+        link.objects,
+        link.object_live,
+        &shared_needed,
+        link.names,
+        &mut defs,
+    );
+    check_shlib_undefined(config, link, &shared_needed, &defs, &shared_defined)?;
+    if config.warn_common {
+        warn_common(
+            link.objects,
+            link.object_live,
+            link.object_ids,
+            &ranked.commons,
+            &|o, f, i| link.rank(o, f, i),
+            link.names,
+        );
+    }
+    Ok(Definitions {
+        defs,
+        common_defs,
+        common: ranked.commons,
+        hidden: ranked.hidden,
+        shared_needed,
+        referenced_by_shared,
+    })
+}
+
+/// Every global's best definition before the winners are recorded.
+struct Ranked {
+    /// Per global: the minimum of its definitions' ranks (`LinkedFiles::rank`; `3 << 32 | d` for shared object
+    /// `d`), `u64::MAX` for none.
+    best: Vec<AtomicU64>,
+    /// Size and alignment of each common symbol, the largest seen.
+    commons: HashMap<u32, (u64, u64)>,
+    /// Per global: some object's symbol of its name is hidden or internal.
+    hidden: Vec<bool>,
+}
+
+/// Ranks every definition of every global (objects, then shared objects) and keeps the best of each.
+fn rank_definitions(link: &LinkedFiles) -> Ranked {
+    let n = link.names.unique.len();
+    let best: Vec<AtomicU64> = per_symbol(n, || AtomicU64::new(u64::MAX));
+    // Commons are rare (C built with -fcommon), so a locked map, not two tables of every symbol (each large on a
+    // big link, faulted in and copied into `common`).
+    let commons: Mutex<HashMap<u32, (u64, u64)>> = Mutex::new(HashMap::new());
+    let hidden: Vec<AtomicBool> = per_symbol(n, || AtomicBool::new(false));
+    for_each_live_global(
+        link.runs,
+        link.objects,
+        link.object_live,
+        link.object_ids,
+        |f, o, i, g| {
+            let sym = &o.syms[i];
+            if matches!(sym.st_visibility(), E::STV_HIDDEN | E::STV_INTERNAL) {
+                hidden[g as usize].store(true, Relaxed);
+            }
+            if let Some(key) = link.rank(o, f, i) {
+                best[g as usize].fetch_min(key, Relaxed);
+                if key >> 32 == 2 {
+                    let mut m = commons.lock().unwrap_or_else(|e| e.into_inner());
+                    let c = m.entry(g).or_insert((0, 0));
+                    c.0 = c.0.max(sym.st_size.get(LE));
+                    c.1 = c.1.max(sym.st_value.get(LE));
+                }
+            }
+        },
+    );
+    crate::par::for_each(link.shared, link.shared_parallel(), |d, s| {
+        for (k, &g) in link.shared_ids[d].iter().enumerate() {
+            let i = s.first_global + k;
+            if s.syms[i].st_shndx.get(LE) != E::SHN_UNDEF
+                && !s.is_hidden_version(i)
+                && s.syms[i].st_bind() != E::STB_LOCAL
+            {
+                best[g as usize].fetch_min(3 << 32 | d as u64, Relaxed);
+            }
+        }
+    });
+    unbind_linker_defined(link.names, &best);
+    Ranked {
+        best,
+        commons: commons.into_inner().unwrap_or_else(|e| e.into_inner()),
+        hidden: hidden.into_iter().map(AtomicBool::into_inner).collect(),
+    }
+}
+
+/// The names the linker defines in every output are never bound to a library's definition (a library linked by a
+/// linker that exported its own `_GLOBAL_OFFSET_TABLE_` would otherwise stand in for this output's, and keep an
+/// --as-needed library nothing uses).
+fn unbind_linker_defined(names: &Interned, best: &[AtomicU64]) {
+    for name in LINKER_DEFINED
+        .iter()
+        .filter(|n| !n.starts_with(b"__rela_iplt"))
+    {
+        if let Some(g) = names.lookup(name)
+            && best[g as usize].load(Relaxed) >> 32 == 3
+        {
+            best[g as usize].store(u64::MAX, Relaxed);
+        }
+    }
+}
+
+/// Records each global's winning definition (objects first, then shared objects) and, on the same walk, which
+/// shared objects are used (`--as-needed`). Duplicate strong definitions are errors unless
+/// `--allow-multiple-definition` (the first definition is the winner either way: the lowest file index among
+/// equals).
+fn record_winners(
+    config: &Config,
+    link: &LinkedFiles,
+    best: &[AtomicU64],
+) -> Result<(Vec<Def>, Vec<AtomicBool>)> {
+    let n = link.names.unique.len();
+    let used: Vec<AtomicBool> = link
+        .shared
+        .iter()
+        .map(|s| AtomicBool::new(!s.as_needed))
+        .collect();
+    let winners: Vec<AtomicU64> = per_symbol(n, || AtomicU64::new(u64::MAX));
+    let dup_errors = record_object_winners(link, best, &winners, &used);
+    if !dup_errors.is_empty() && !config.allow_multiple_definition {
+        return Err(Errors(dup_errors));
+    }
+    record_shared_winners(link, best, &winners);
+    let defs = crate::par::map(&winners, crate::par::worth_parallel(n), |a| {
+        let v = a.load(Relaxed);
+        if v == u64::MAX {
+            Def::Undefined
+        } else if v >> 63 == 1 {
+            Def::Shared {
+                file: ((v >> 32) & 0x7fff_ffff) as u32,
+                sym: v as u32,
+            }
+        } else {
+            Def::Object {
+                file: (v >> 32) as u32,
+                sym: v as u32,
+            }
+        }
+    });
+    Ok((defs, used))
+}
+
+/// Records the objects' winning definitions in `winners` (`file << 32 | sym`; each winner key belongs to exactly
+/// one file) and returns the duplicate strong definitions' errors. On the same walk, --as-needed: a shared object
+/// is `used` when a live object refers (not weakly) to a symbol it defines, that is, one whose best definition is
+/// that library's (a separate walk was measurable on clang-so).
+fn record_object_winners(
+    link: &LinkedFiles,
+    best: &[AtomicU64],
+    winners: &[AtomicU64],
+    used: &[AtomicBool],
+) -> Vec<String> {
+    let dup_errors: Vec<Vec<String>> = link.runs.map(|f| {
+        let o = &link.objects[f];
+        let mut errs = Vec::new();
+        if !link.object_live[f] {
+            return errs;
+        }
+        for (k, &g) in link.object_ids[f].iter().enumerate() {
+            let i = o.first_global + k;
+            let Some(key) = link.rank(o, f, i) else {
+                if !is_defined(o, i) && o.syms[i].st_bind() != E::STB_WEAK {
+                    let b = best[g as usize].load(Relaxed);
+                    if b >> 32 == 3 {
+                        used[(b & 0xffff_ffff) as usize].store(true, Relaxed);
+                    }
+                }
+                continue;
+            };
+            let b = best[g as usize].load(Relaxed);
+            if b == key {
+                winners[g as usize].store((f as u64) << 32 | i as u64, Relaxed);
+            } else if key >> 32 == 0 && b >> 32 == 0 && o.sym_shndx(i) != E::SHN_ABS as u32 {
+                errs.push(duplicate_symbol(link, g, (b & 0xffff_ffff) as usize, o, i));
+            }
+        }
+        errs
+    });
+    dup_errors.into_iter().flatten().collect()
+}
+
+/// The error for global `g`, defined by object `other` (the winner) and again by symbol `i` of `o`.
+#[cold]
+fn duplicate_symbol(link: &LinkedFiles, g: u32, other: usize, o: &ObjectFile, i: usize) -> String {
+    let names = link.names;
+    let other = &link.objects[other];
+    let site = |obj: &ObjectFile, i: usize| {
+        let s = obj.sym_shndx(i);
+        format!(
+            "{}:({}+0x{:x})",
+            obj.name,
+            obj.section_name(s),
+            obj.syms[i].st_value.get(LE)
+        )
+    };
+    let oi = other
+        .global_names
+        .iter()
+        .position(|n| n.bytes == names.unique[g as usize].bytes);
+    let other_site = oi.map_or_else(
+        || other.name.clone(),
+        |k| site(other, other.first_global + k),
+    );
+    format!(
+        "duplicate symbol: {}\n>>> defined at {}\n>>> defined at {}",
+        demangle(names.unique[g as usize].bytes),
+        other_site,
+        site(o, i)
+    )
+}
+
+/// Records the shared objects' winning definitions in `winners` (`1 << 63 | d << 32 | sym`).
+fn record_shared_winners(link: &LinkedFiles, best: &[AtomicU64], winners: &[AtomicU64]) {
+    crate::par::for_each(link.shared, link.shared_parallel(), |d, s| {
+        for (k, &g) in link.shared_ids[d].iter().enumerate() {
+            let i = s.first_global + k;
+            if best[g as usize].load(Relaxed) == (3 << 32 | d as u64)
+                && s.syms[i].st_shndx.get(LE) != E::SHN_UNDEF
+                && !s.is_hidden_version(i)
+            {
+                // Several entries of one name in one library (versions): the lowest index wins.
+                winners[g as usize].fetch_min(1 << 63 | (d as u64) << 32 | i as u64, Relaxed);
+            }
+        }
+    });
+}
+
+/// `--no-allow-shlib-undefined` (the default for executables): the needed shared objects' references must be
+/// defined; errors, or warnings with `--warn-unresolved-symbols`.
+fn check_shlib_undefined(
+    config: &Config,
+    link: &LinkedFiles,
+    shared_needed: &[bool],
+    defs: &[Def],
+    shared_defined: &[bool],
+) -> Result<()> {
+    let allow_shlib_undefined = config
+        .allow_shlib_undefined
+        .unwrap_or(config.kind == crate::args::OutputKind::Shared);
+    if allow_shlib_undefined {
+        return Ok(());
+    }
+    let known = ShlibReferences {
+        shared: link.shared,
+        shared_ids: link.shared_ids,
+        shared_needed,
+        names: link.names,
+    };
+    match known.check(defs, shared_defined) {
+        Err(e) if config.warn_undefined => e.0.iter().for_each(|w| crate::diag::warn(w)),
+        r => r?,
+    }
+    Ok(())
+}
+
+/// What the output exports and under which versions (see `Resolved`'s fields of the same names).
+struct Exports {
+    sym_version: Vec<u16>,
+    version_defs: Vec<(String, Vec<String>)>,
+    in_dynamic_list: Vec<bool>,
+    exported_by_option: Vec<bool>,
+}
+
+/// Applies the version scripts, `--exclude-libs` (both mark globals `hidden`), the dynamic lists and the
+/// `--export-dynamic-symbol` options.
+fn exports(
+    config: &Config,
+    link: &LinkedFiles,
+    defs: &[Def],
+    hidden: &mut [bool],
+) -> Result<Exports> {
+    let (sym_version, version_defs) = apply_version_scripts(
+        config,
+        link.objects,
+        link.object_ids,
+        link.names,
+        defs,
+        hidden,
+    )?;
+    if !config.exclude_libs.is_empty() {
+        exclude_libs(config, link.objects, defs, &sym_version, hidden);
+    }
+    let mut in_dynamic_list = read_dynamic_lists(config, link.names)?;
+    if config.dynamic_list_data {
+        add_data_symbols(link.objects, defs, &mut in_dynamic_list);
+    }
+    let exported_by_option = read_export_patterns(config, link.names)?;
+    Ok(Exports {
+        sym_version,
+        version_defs,
+        in_dynamic_list,
+        exported_by_option,
+    })
+}
+
+/// Archive members left out of the link keep no symbol names: nothing reads them again (a message about one reads
+/// its string table). On a large static link they take much memory, freed here for what follows.
+fn free_unused_members(objects: &mut [ObjectFile], object_live: &[bool]) {
+    let unused: Vec<&mut ObjectFile> = objects
+        .iter_mut()
+        .zip(object_live)
+        .filter(|(_, live)| !**live)
+        .map(|(o, _)| o)
+        .collect();
+    // Each is a few frees: hundreds of them are not worth a pass on the pool.
+    let parallel = unused.len() >= 256;
+    crate::par::for_each_owned(unused, parallel, |o| {
+        o.global_names = Vec::new();
+        o.lazy_defined = Vec::new();
+        o.indexed = None;
+    });
 }
 
 /// Calls `visit(file, object, symbol index, global id)` for every global symbol entry of every linked object, in
@@ -682,113 +938,21 @@ fn apply_version_scripts(
     defs: &[Def],
     hidden: &mut [bool],
 ) -> Result<VersionOutcome> {
-    // Versions named in symbol names (`.symver`): `name@@V` (default; parse renamed it `name`) and `name@V`.
-    let mut explicit: HashMap<u32, (&[u8], bool)> = HashMap::new();
-    for (f, o) in objects.iter().enumerate() {
-        for &(k, ver, default) in &o.symvers {
-            let g = object_ids[f][k as usize];
-            if g != NONE
-                && defs[g as usize]
-                    == (Def::Object {
-                        file: f as u32,
-                        sym: (o.first_global + k as usize) as u32,
-                    })
-            {
-                explicit.insert(g, (ver, default));
-            }
-        }
-    }
+    let explicit = symver_definitions(objects, object_ids, defs);
     if config.version_script.is_empty() && explicit.is_empty() && !config.default_symver {
         return Ok((Vec::new(), Vec::new()));
     }
-    let mut script = crate::version::VersionScript::default();
-    for path in &config.version_script {
-        // Not found as named: on the library search path, as GNU ld looks for script files.
-        let found;
-        let path = if path.is_relative() && !path.exists() {
-            found = config
-                .search_paths
-                .iter()
-                .map(|d| d.join(path))
-                .find(|p| p.is_file());
-            found.as_ref().unwrap_or(path)
-        } else {
-            path
-        };
-        let text = std::fs::read_to_string(path).map_err(|e| {
-            Errors::one(format!(
-                "cannot read version script {}: {e}",
-                path.display()
-            ))
-        })?;
-        let s = crate::version::parse(&text)
-            .map_err(|e| Errors::one(format!("{}: {e}", path.display())))?;
-        script.nodes.extend(s.nodes);
-    }
+    let script = read_version_scripts(config)?;
     if config.no_undefined_version {
         undefined_versions(&script, names, defs)?;
     }
-    // Version indices: 1 is the base (the anonymous node too), named nodes from 2 in script order.
-    let mut index_of_node = Vec::with_capacity(script.nodes.len());
-    let mut version_defs = Vec::new();
-    for n in &script.nodes {
-        match &n.name {
-            Some(name) => {
-                version_defs.push((name.clone(), n.deps.clone()));
-                index_of_node.push(1 + version_defs.len() as u16);
-            }
-            None => index_of_node.push(1),
-        }
-    }
-    // --default-symver: one more version, named after the soname or the output file, for unversioned symbols.
-    let default_index = config.default_symver.then(|| {
-        let name = config.soname.clone().unwrap_or_else(|| {
-            config
-                .output
-                .file_name()
-                .map_or_else(String::new, |n| n.to_string_lossy().into_owned())
-        });
-        version_defs.push((name, Vec::new()));
-        1 + version_defs.len() as u16
-    });
-    let mut errors = Vec::new();
-    let mut explicit_index: HashMap<u32, u16> = HashMap::new();
-    let named_nodes: Vec<usize> = (0..script.nodes.len())
-        .filter(|&k| script.nodes[k].name.is_some())
-        .collect();
-    for (&g, &(ver, default)) in &explicit {
-        if ver.is_empty() {
-            // `name@` / `name@@`: the base version, or the --default-symver one (hidden for `name@`).
-            let v = default_index.map_or(1, |d| if default { d } else { d | 0x8000 });
-            explicit_index.insert(g, v);
-            continue;
-        }
-        match version_defs.iter().position(|(n, _)| n.as_bytes() == ver) {
-            Some(k) => {
-                let full = names.unique[g as usize].bytes;
-                let base = if default {
-                    full
-                } else {
-                    &full[..full.len() - ver.len() - 1]
-                };
-                if script.node_hides(named_nodes[k], base) {
-                    explicit_index.insert(g, 0);
-                } else {
-                    let hidden_bit = if default { 0 } else { 0x8000 };
-                    explicit_index.insert(g, (k as u16 + 2) | hidden_bit);
-                }
-            }
-            None => errors.push(format!(
-                "symbol '{}' has undefined version '{}'",
-                demangle(names.unique[g as usize].bytes),
-                String::from_utf8_lossy(ver)
-            )),
-        }
-    }
-    if !errors.is_empty() {
-        errors.sort();
-        return Err(Errors(errors));
-    }
+    let Numbering {
+        index_of_node,
+        version_defs,
+        default_index,
+    } = number_versions(config, &script);
+    let explicit_index =
+        explicit_versions(&explicit, &script, &version_defs, default_index, names)?;
     let cxx = script.has_cxx();
     let verdicts: Vec<Option<u16>> = defs
         .par_iter()
@@ -825,6 +989,151 @@ fn apply_version_scripts(
         }
     }
     Ok((sym_version, version_defs))
+}
+
+/// Versions named in symbol names (`.symver`): `name@@V` (default; parse renamed it `name`) and `name@V`, per
+/// global whose winning definition names one: (version, default).
+fn symver_definitions(
+    objects: &[ObjectFile],
+    object_ids: &[Vec<u32>],
+    defs: &[Def],
+) -> HashMap<u32, (&'static [u8], bool)> {
+    let mut explicit: HashMap<u32, (&[u8], bool)> = HashMap::new();
+    for (f, o) in objects.iter().enumerate() {
+        for &(k, ver, default) in &o.symvers {
+            let g = object_ids[f][k as usize];
+            if g != NONE
+                && defs[g as usize]
+                    == (Def::Object {
+                        file: f as u32,
+                        sym: (o.first_global + k as usize) as u32,
+                    })
+            {
+                explicit.insert(g, (ver, default));
+            }
+        }
+    }
+    explicit
+}
+
+/// The `--version-script` files, as one script.
+fn read_version_scripts(config: &Config) -> Result<crate::version::VersionScript> {
+    let mut script = crate::version::VersionScript::default();
+    for path in &config.version_script {
+        // Not found as named: on the library search path, as GNU ld looks for script files.
+        let found;
+        let path = if path.is_relative() && !path.exists() {
+            found = config
+                .search_paths
+                .iter()
+                .map(|d| d.join(path))
+                .find(|p| p.is_file());
+            found.as_ref().unwrap_or(path)
+        } else {
+            path
+        };
+        let text = std::fs::read_to_string(path).map_err(|e| {
+            Errors::one(format!(
+                "cannot read version script {}: {e}",
+                path.display()
+            ))
+        })?;
+        let s = crate::version::parse(&text)
+            .map_err(|e| Errors::one(format!("{}: {e}", path.display())))?;
+        script.nodes.extend(s.nodes);
+    }
+    Ok(script)
+}
+
+/// The version indices of a link's versions.
+struct Numbering {
+    /// Per script node: its version index.
+    index_of_node: Vec<u16>,
+    /// The named versions, from index 2: (name, names it depends on).
+    version_defs: Vec<(String, Vec<String>)>,
+    /// `--default-symver`'s version.
+    default_index: Option<u16>,
+}
+
+/// Version indices: 1 is the base (the anonymous node too), named nodes from 2 in script order.
+fn number_versions(config: &Config, script: &crate::version::VersionScript) -> Numbering {
+    let mut index_of_node = Vec::with_capacity(script.nodes.len());
+    let mut version_defs = Vec::new();
+    for n in &script.nodes {
+        match &n.name {
+            Some(name) => {
+                version_defs.push((name.clone(), n.deps.clone()));
+                index_of_node.push(1 + version_defs.len() as u16);
+            }
+            None => index_of_node.push(1),
+        }
+    }
+    // --default-symver: one more version, named after the soname or the output file, for unversioned symbols.
+    let default_index = config.default_symver.then(|| {
+        let name = config.soname.clone().unwrap_or_else(|| {
+            config
+                .output
+                .file_name()
+                .map_or_else(String::new, |n| n.to_string_lossy().into_owned())
+        });
+        version_defs.push((name, Vec::new()));
+        1 + version_defs.len() as u16
+    });
+    Numbering {
+        index_of_node,
+        version_defs,
+        default_index,
+    }
+}
+
+/// The version index of each global with a `.symver` version (`explicit`): 0 when its own node's `local:` hides
+/// it, with bit 15 set for a non-default (`name@V`) one. A version no script defines is an error.
+fn explicit_versions(
+    explicit: &HashMap<u32, (&[u8], bool)>,
+    script: &crate::version::VersionScript,
+    version_defs: &[(String, Vec<String>)],
+    default_index: Option<u16>,
+    names: &crate::intern::Interned,
+) -> Result<HashMap<u32, u16>> {
+    let mut errors = Vec::new();
+    let mut explicit_index: HashMap<u32, u16> = HashMap::new();
+    let named_nodes: Vec<usize> = (0..script.nodes.len())
+        .filter(|&k| script.nodes[k].name.is_some())
+        .collect();
+    for (&g, &(ver, default)) in explicit {
+        if ver.is_empty() {
+            // `name@` / `name@@`: the base version, or the --default-symver one (hidden for `name@`).
+            let v = default_index.map_or(1, |d| if default { d } else { d | 0x8000 });
+            explicit_index.insert(g, v);
+            continue;
+        }
+        match version_defs.iter().position(|(n, _)| n.as_bytes() == ver) {
+            Some(k) => {
+                let full = names.unique[g as usize].bytes;
+                let base = if default {
+                    full
+                } else {
+                    &full[..full.len() - ver.len() - 1]
+                };
+                if script.node_hides(named_nodes[k], base) {
+                    explicit_index.insert(g, 0);
+                } else {
+                    let hidden_bit = if default { 0 } else { 0x8000 };
+                    explicit_index.insert(g, (k as u16 + 2) | hidden_bit);
+                }
+            }
+            None => errors.push(format!(
+                "symbol '{}' has undefined version '{}'",
+                demangle(names.unique[g as usize].bytes),
+                String::from_utf8_lossy(ver)
+            )),
+        }
+    }
+    if !errors.is_empty() {
+        errors.sort();
+        return Err(Errors(errors));
+    }
+    Ok(explicit_index)
 }
 
 /// The fixed names of the symbols the linker can define (besides `__start_SEC` and `__stop_SEC`); layout gives
@@ -1058,106 +1367,96 @@ fn pull_archive_members(
     names: &crate::intern::Interned,
     wrap: &HashMap<u32, u32>,
 ) -> Result<(Vec<bool>, Vec<Extraction>)> {
-    let n = names.unique.len();
-    let live: Vec<AtomicBool> = objects.iter().map(|o| AtomicBool::new(!o.lazy)).collect();
-    // Per name: 0 undefined, `COMMON_ONLY` defined by linked objects only as a common symbol (which an archive
-    // member's data definition replaces, `common_extractions`), `DEFINED` otherwise.
-    let defined: Vec<AtomicU8> = per_symbol(n, || AtomicU8::new(0));
-    let first_lazy: Vec<AtomicU32> = per_symbol(n, || AtomicU32::new(NONE));
-    objects
-        .par_iter()
-        .enumerate()
-        .filter(|(_, o)| o.lazy)
-        .for_each(|(f, o)| {
-            for (k, &g) in object_ids[f].iter().enumerate() {
-                // A member not read yet defines (by its archive's index) every name it has an id for.
-                if g != NONE && (o.indexed.is_some() || is_defined(o, o.first_global + k)) {
-                    first_lazy[g as usize].fetch_min(f as u32, Relaxed);
-                }
-            }
-        });
-    // A shared object's definition counts for the members after it on the command line only: GNU ld reads its
-    // inputs in order, so an archive before the library still supplies the name.
-    shared.par_iter().enumerate().for_each(|(d, s)| {
-        for (k, &g) in shared_ids[d].iter().enumerate() {
-            let i = s.first_global + k;
-            if s.syms[i].st_shndx.get(LE) != E::SHN_UNDEF && !s.is_hidden_version(i) {
-                let m = first_lazy[g as usize].load(Relaxed);
-                if m == NONE || s.objects_before as u32 <= m {
-                    defined[g as usize].store(DEFINED, Relaxed);
-                }
-            }
-        }
-    });
-
-    // Round zero's extra references: the command line's and the shared objects' undefined symbols.
-    let mut roots: Vec<(u32, u32)> = extra_ids.iter().map(|&g| (g, NONE)).collect();
-    for (d, s) in shared.iter().enumerate() {
-        for (k, &g) in shared_ids[d].iter().enumerate() {
-            let sym = &s.syms[s.first_global + k];
-            if sym.st_shndx.get(LE) == E::SHN_UNDEF && sym.st_bind() != E::STB_WEAK {
-                roots.push((g, (objects.len() + d) as u32));
-            }
-        }
-    }
+    let pulls = Pulls::new(objects, shared, object_ids, shared_ids, names.unique.len());
+    let mut roots = round_zero_roots(objects.len(), shared, shared_ids, extra_ids);
     let mut extracted: Vec<Extraction> = Vec::new();
     let mut frontier: Vec<usize> = (0..objects.len()).filter(|&f| !objects[f].lazy).collect();
     loop {
-        // Newly pulled members known only from their archive's index are read now.
-        type Read = std::result::Result<(ObjectFile, Vec<u32>), String>;
-        let read: Vec<(usize, Read)> = frontier
-            .par_iter()
-            .filter(|&&f| objects[f].indexed.is_some())
-            .map(|&f| {
-                // Its sections too, while its headers are in cache (`parse_sections` skips it later).
-                let r = objects[f].read_indexed().and_then(|mut o| {
-                    o.parse_sections()?;
-                    let ids = ids_from_index(&o, &objects[f], &object_ids[f]);
-                    Ok((o, ids))
-                });
-                (f, r)
-            })
-            .collect();
-        let mut errors = Vec::new();
-        for (f, r) in read {
-            match r {
-                // Ids from here on are by symbol index; those still NONE are looked up below.
-                Ok((o, ids)) => (objects[f], object_ids[f]) = (o, ids),
-                Err(e) => errors.push(e),
-            }
+        read_indexed_members(objects, object_ids, &frontier)?;
+        fill_member_ids(objects, object_ids, &frontier, names, wrap);
+        pulls.note_definitions(objects, object_ids, &frontier);
+        let next = pulls.next_round(objects, object_ids, &frontier, &mut roots, names);
+        if next.is_empty() {
+            break;
         }
-        if !errors.is_empty() {
-            return Err(Errors(errors));
+        for e in &next {
+            pulls.live[e.member as usize].store(true, Relaxed);
         }
-        let objects = &*objects;
-        // Newly pulled members: ids for their references, where some file defines the name.
-        let filled: Vec<(usize, Vec<u32>)> = frontier
+        frontier = next.iter().map(|e| e.member as usize).collect();
+        extracted.extend(next);
+    }
+    let live: Vec<bool> = pulls.live.into_iter().map(AtomicBool::into_inner).collect();
+    // Members never read keep no ids (they have no symbols to index them by).
+    for (f, o) in objects.iter().enumerate() {
+        if o.indexed.is_some() && !live[f] {
+            object_ids[f] = Vec::new();
+        }
+    }
+    Ok((live, extracted))
+}
+
+/// What `pull_archive_members` knows of each file and name between rounds.
+struct Pulls {
+    /// Per object: linked (not an archive member, or pulled in).
+    live: Vec<AtomicBool>,
+    /// Per name: 0 undefined, `COMMON_ONLY` defined by linked objects only as a common symbol (which an archive
+    /// member's data definition replaces, `common_extractions`), `DEFINED` otherwise.
+    defined: Vec<AtomicU8>,
+    /// Per name: the first archive member, in input order, that defines it.
+    first_lazy: Vec<AtomicU32>,
+}
+
+impl Pulls {
+    /// The state before round zero: the members' definitions, and the names shared objects define.
+    fn new(
+        objects: &[ObjectFile],
+        shared: &[SharedFile],
+        object_ids: &[Vec<u32>],
+        shared_ids: &[Vec<u32>],
+        n: usize,
+    ) -> Pulls {
+        let live: Vec<AtomicBool> = objects.iter().map(|o| AtomicBool::new(!o.lazy)).collect();
+        let defined: Vec<AtomicU8> = per_symbol(n, || AtomicU8::new(0));
+        let first_lazy: Vec<AtomicU32> = per_symbol(n, || AtomicU32::new(NONE));
+        objects
             .par_iter()
-            .filter(|&&f| objects[f].lazy)
-            .map(|&f| {
-                let o = &objects[f];
-                let ids = object_ids[f]
-                    .iter()
-                    .zip(&o.global_names)
-                    .map(|(&g, &name)| {
-                        if g == NONE {
-                            names.lookup_name(name).unwrap_or(NONE)
-                        } else {
-                            g
-                        }
-                    })
-                    .collect::<Vec<u32>>();
-                let mut ids = ids;
-                if !wrap.is_empty() {
-                    apply_wrap(o, &mut ids, wrap);
+            .enumerate()
+            .filter(|(_, o)| o.lazy)
+            .for_each(|(f, o)| {
+                for (k, &g) in object_ids[f].iter().enumerate() {
+                    // A member not read yet defines (by its archive's index) every name it has an id for.
+                    if g != NONE && (o.indexed.is_some() || is_defined(o, o.first_global + k)) {
+                        first_lazy[g as usize].fetch_min(f as u32, Relaxed);
+                    }
                 }
-                (f, ids)
-            })
-            .collect();
-        for (f, ids) in filled {
-            object_ids[f] = ids;
+            });
+        // A shared object's definition counts for the members after it on the command line only: GNU ld reads
+        // its inputs in order, so an archive before the library still supplies the name.
+        shared.par_iter().enumerate().for_each(|(d, s)| {
+            for (k, &g) in shared_ids[d].iter().enumerate() {
+                let i = s.first_global + k;
+                if s.syms[i].st_shndx.get(LE) != E::SHN_UNDEF && !s.is_hidden_version(i) {
+                    let m = first_lazy[g as usize].load(Relaxed);
+                    if m == NONE || s.objects_before as u32 <= m {
+                        defined[g as usize].store(DEFINED, Relaxed);
+                    }
+                }
+            }
+        });
+        Pulls {
+            live,
+            defined,
+            first_lazy,
         }
-        let object_ids = &*object_ids;
+    }
+
+    /// Records the definitions of the newly linked files `frontier`.
+    fn note_definitions(
+        &self,
+        objects: &[ObjectFile],
+        object_ids: &[Vec<u32>],
+        frontier: &[usize],
+    ) {
         frontier.par_iter().for_each(|&f| {
             let o = &objects[f];
             for (k, &g) in object_ids[f].iter().enumerate() {
@@ -1169,18 +1468,34 @@ fn pull_archive_members(
                     } else {
                         DEFINED
                     };
-                    defined[g as usize].fetch_max(how, Relaxed);
+                    self.defined[g as usize].fetch_max(how, Relaxed);
                 }
             }
         });
-        let wanted = |g: u32| -> Option<u32> {
-            if g == NONE || defined[g as usize].load(Relaxed) != 0 {
-                return None;
-            }
-            let m = first_lazy[g as usize].load(Relaxed);
-            (m != NONE && !live[m as usize].load(Relaxed)).then_some(m)
-        };
-        // (member, referencing file, symbol): the first reference in input order is the reason kept.
+    }
+
+    /// The member that a reference to `g` pulls in: the first to define it, when no linked file defines it and
+    /// that member is not linked yet.
+    #[inline]
+    fn wanted(&self, g: u32) -> Option<u32> {
+        if g == NONE || self.defined[g as usize].load(Relaxed) != 0 {
+            return None;
+        }
+        let m = self.first_lazy[g as usize].load(Relaxed);
+        (m != NONE && !self.live[m as usize].load(Relaxed)).then_some(m)
+    }
+
+    /// The members the next round pulls in, by member, each with the first reference in input order that pulls it
+    /// (the reason kept): the non-weak undefined references and the commons of the newly linked files
+    /// `frontier`, and (in round zero) the `roots`.
+    fn next_round(
+        &self,
+        objects: &[ObjectFile],
+        object_ids: &[Vec<u32>],
+        frontier: &[usize],
+        roots: &mut Vec<(u32, u32)>,
+        names: &crate::intern::Interned,
+    ) -> Vec<Extraction> {
         let mut next: Vec<Extraction> = frontier
             .par_iter()
             .flat_map_iter(|&f| {
@@ -1188,7 +1503,7 @@ fn pull_archive_members(
                 object_ids[f].iter().enumerate().filter_map(move |(k, &g)| {
                     let s = &o.syms[o.first_global + k];
                     if s.st_shndx.get(LE) == E::SHN_UNDEF && s.st_bind() != E::STB_WEAK {
-                        wanted(g).map(|m| Extraction {
+                        self.wanted(g).map(|m| Extraction {
                             member: m,
                             by: f as u32,
                             sym: g,
@@ -1200,16 +1515,10 @@ fn pull_archive_members(
             })
             .collect();
         next.extend(common_extractions(
-            &frontier,
-            objects,
-            object_ids,
-            names,
-            &defined,
-            &first_lazy,
-            &live,
+            frontier, objects, object_ids, names, self,
         ));
         next.extend(roots.drain(..).filter_map(|(g, by)| {
-            wanted(g).map(|m| Extraction {
+            self.wanted(g).map(|m| Extraction {
                 member: m,
                 by,
                 sym: g,
@@ -1217,23 +1526,99 @@ fn pull_archive_members(
         }));
         next.sort_unstable_by_key(|e| (e.member, e.by));
         next.dedup_by_key(|e| e.member);
-        if next.is_empty() {
-            break;
-        }
-        for e in &next {
-            live[e.member as usize].store(true, Relaxed);
-        }
-        frontier = next.iter().map(|e| e.member as usize).collect();
-        extracted.extend(next);
+        next
     }
-    let live: Vec<bool> = live.into_iter().map(AtomicBool::into_inner).collect();
-    // Members never read keep no ids (they have no symbols to index them by).
-    for (f, o) in objects.iter().enumerate() {
-        if o.indexed.is_some() && !live[f] {
-            object_ids[f] = Vec::new();
+}
+
+/// Round zero's extra references: the command line's (`extra_ids`) and the shared objects' undefined symbols, as
+/// (name, referencing file).
+fn round_zero_roots(
+    num_objects: usize,
+    shared: &[SharedFile],
+    shared_ids: &[Vec<u32>],
+    extra_ids: &[u32],
+) -> Vec<(u32, u32)> {
+    let mut roots: Vec<(u32, u32)> = extra_ids.iter().map(|&g| (g, NONE)).collect();
+    for (d, s) in shared.iter().enumerate() {
+        for (k, &g) in shared_ids[d].iter().enumerate() {
+            let sym = &s.syms[s.first_global + k];
+            if sym.st_shndx.get(LE) == E::SHN_UNDEF && sym.st_bind() != E::STB_WEAK {
+                roots.push((g, (num_objects + d) as u32));
+            }
         }
     }
-    Ok((live, extracted))
+    roots
+}
+
+/// Reads the newly pulled members of `frontier` known only from their archive's index. Their ids are by symbol
+/// index from here on; those still NONE are looked up by `fill_member_ids`.
+fn read_indexed_members(
+    objects: &mut [ObjectFile],
+    object_ids: &mut [Vec<u32>],
+    frontier: &[usize],
+) -> Result<()> {
+    type Read = std::result::Result<(ObjectFile, Vec<u32>), String>;
+    let read: Vec<(usize, Read)> = frontier
+        .par_iter()
+        .filter(|&&f| objects[f].indexed.is_some())
+        .map(|&f| {
+            // Its sections too, while its headers are in cache (`parse_sections` skips it later).
+            let r = objects[f].read_indexed().and_then(|mut o| {
+                o.parse_sections()?;
+                let ids = ids_from_index(&o, &objects[f], &object_ids[f]);
+                Ok((o, ids))
+            });
+            (f, r)
+        })
+        .collect();
+    let mut errors = Vec::new();
+    for (f, r) in read {
+        match r {
+            Ok((o, ids)) => (objects[f], object_ids[f]) = (o, ids),
+            Err(e) => errors.push(e),
+        }
+    }
+    if !errors.is_empty() {
+        return Err(Errors(errors));
+    }
+    Ok(())
+}
+
+/// Newly pulled members of `frontier`: ids for their references, where some file defines the name, with `--wrap`
+/// applied.
+fn fill_member_ids(
+    objects: &[ObjectFile],
+    object_ids: &mut [Vec<u32>],
+    frontier: &[usize],
+    names: &crate::intern::Interned,
+    wrap: &HashMap<u32, u32>,
+) {
+    let filled: Vec<(usize, Vec<u32>)> = frontier
+        .par_iter()
+        .filter(|&&f| objects[f].lazy)
+        .map(|&f| {
+            let o = &objects[f];
+            let ids = object_ids[f]
+                .iter()
+                .zip(&o.global_names)
+                .map(|(&g, &name)| {
+                    if g == NONE {
+                        names.lookup_name(name).unwrap_or(NONE)
+                    } else {
+                        g
+                    }
+                })
+                .collect::<Vec<u32>>();
+            let mut ids = ids;
+            if !wrap.is_empty() {
+                apply_wrap(o, &mut ids, wrap);
+            }
+            (f, ids)
+        })
+        .collect();
+    for (f, ids) in filled {
+        object_ids[f] = ids;
+    }
 }
 
 /// GNU ld's rule for common symbols: an archive member that defines a name, so far only common, as initialized
@@ -1244,9 +1629,7 @@ fn common_extractions(
     objects: &[ObjectFile],
     object_ids: &[Vec<u32>],
     names: &crate::intern::Interned,
-    defined: &[AtomicU8],
-    first_lazy: &[AtomicU32],
-    live: &[AtomicBool],
+    pulls: &Pulls,
 ) -> Vec<Extraction> {
     frontier
         .iter()
@@ -1256,10 +1639,10 @@ fn common_extractions(
                 .filter(move |&k| o.sym_shndx(o.first_global + k) == E::SHN_COMMON as u32)
                 .map(move |k| (f, object_ids[f][k]))
         })
-        .filter(|&(_, g)| g != NONE && defined[g as usize].load(Relaxed) == COMMON_ONLY)
+        .filter(|&(_, g)| g != NONE && pulls.defined[g as usize].load(Relaxed) == COMMON_ONLY)
         .filter_map(|(f, g)| {
-            let m = first_lazy[g as usize].load(Relaxed);
-            if m == NONE || live[m as usize].load(Relaxed) {
+            let m = pulls.first_lazy[g as usize].load(Relaxed);
+            if m == NONE || pulls.live[m as usize].load(Relaxed) {
                 return None;
             }
             defines_data(&objects[m as usize], names.unique[g as usize].bytes).then_some(
