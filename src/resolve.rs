@@ -939,7 +939,11 @@ fn apply_version_scripts(
     hidden: &mut [bool],
 ) -> Result<VersionOutcome> {
     let explicit = symver_definitions(objects, object_ids, defs);
-    if config.version_script.is_empty() && explicit.is_empty() && !config.default_symver {
+    if config.version_script.is_empty()
+        && config.version_texts.is_empty()
+        && explicit.is_empty()
+        && !config.default_symver
+    {
         return Ok((Vec::new(), Vec::new()));
     }
     let script = read_version_scripts(config)?;
@@ -1040,6 +1044,13 @@ fn read_version_scripts(config: &Config) -> Result<crate::version::VersionScript
         })?;
         let s = crate::version::parse(&text)
             .map_err(|e| Errors::one(format!("{}: {e}", path.display())))?;
+        script.nodes.extend(s.nodes);
+    }
+    // Linker scripts' VERSION commands, after the files (GNU ld reads them in command-line order; the nodes'
+    // order only numbers the versions).
+    for (at, text) in &config.version_texts {
+        let s = crate::version::parse(text)
+            .map_err(|e| Errors::one(format!("{at}: in VERSION: {e}")))?;
         script.nodes.extend(s.nodes);
     }
     Ok(script)

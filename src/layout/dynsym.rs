@@ -206,6 +206,12 @@ pub fn dynamic_symbols(cx: &Cx, slots: &mut Slots) -> DynamicSymbols {
                 add_str(list.join(":").as_bytes(), &mut dynstr, &mut dyn_strings);
             }
         }
+        // A version node's absolute symbol and the node's definition share one name in `.dynstr`, as in GNU ld's
+        // output: readelf and objdump recognise the node's symbol by that (they print `LIB_1`, not
+        // `LIB_1@@LIB_1`).
+        for d in dynsyms.iter().filter(|d| d.id == NONE) {
+            dyn_strings.entry(d.name.to_vec()).or_insert(d.name_off);
+        }
         if !res.version_defs.is_empty() {
             add_str(
                 version_base_name(config).as_bytes(),
