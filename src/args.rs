@@ -1016,11 +1016,8 @@ pub fn parse(argv: &[String]) -> Result<Action, String> {
             return Err(format!("unknown argument '{arg}'"));
         };
         // Refuse unsupported features before asking for their value, so the message says what is wrong.
-        match spec.opt {
-            Opt::Relocatable => {
-                return Err(format!("{arg}: relocatable output is not supported yet"));
-            }
-            _ => {}
+        if spec.opt == Opt::Relocatable {
+            return Err(format!("{arg}: relocatable output is not supported yet"));
         }
         let value = match (spec.takes, glued) {
             (Takes::Value, None) => {
