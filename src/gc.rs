@@ -3,8 +3,8 @@
 //! Input: the resolved symbol table. Output: [`Liveness`], one flag per section of every object.
 //! Without `--gc-sections` every copied section of a live object that lost no COMDAT group is live. With it,
 //! liveness spreads from the roots (entry, `-u`, exported symbols, init/fini arrays, notes, `KEEP`-like sections,
-//! sections that `__start_`/`__stop_` symbols bracket, `SHF_GNU_RETAIN`) along relocations, as a level-synchronous
-//! parallel BFS whose visited flags are set with one atomic swap each.
+//! sections that `__start_`/`__stop_` symbols bracket, `SHF_GNU_RETAIN`) along relocations, as a parallel
+//! depth-first search whose threads split their work stacks, with visited flags set by one atomic swap each.
 
 use crate::args::{Config, OutputKind};
 use crate::names::GcRoot;
@@ -27,7 +27,6 @@ impl Liveness {
     }
 }
 
-/// A section that may be copied to the output (before garbage collection).
 /// Whether section `s` of object `f` can be in the output at all: its file is linked, it is not a
 /// link-time-only table, its COMDAT group won, and `-S` does not strip it (debug sections).
 fn candidate(res: &Resolved, f: usize, s: usize) -> bool {

@@ -1,4 +1,4 @@
-//! `SHF_MERGE` sections, part of pass 7 (layout): every live merge section is split into pieces (strings, or
+//! `SHF_MERGE` sections, part of pass 8 (layout): every live merge section is split into pieces (strings, or
 //! fixed-size constants), and equal pieces of one group (output section, entry size, alignment) share one copy.
 //!
 //! Three parallel passes, each over data laid out for the next:

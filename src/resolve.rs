@@ -838,7 +838,6 @@ fn apply_wrap(o: &ObjectFile, ids: &mut [u32], wrap: &HashMap<u32, u32>) {
     }
 }
 
-/// `--dynamic-list` files (the `{ sym; glob*; extern "C++" { ... }; };` syntax of version scripts).
 /// `--dynamic-list-data`: every global that an object defines as data (an object, TLS or common symbol) joins the
 /// dynamic list.
 fn add_data_symbols(objects: &[ObjectFile], defs: &[Def], list: &mut Vec<bool>) {
@@ -910,6 +909,7 @@ fn matching_globals(
         .collect()
 }
 
+/// `--dynamic-list` files (the `{ sym; glob*; extern "C++" { ... }; };` syntax of version scripts).
 fn read_dynamic_lists(config: &Config, names: &crate::intern::Interned) -> Result<Vec<bool>> {
     if config.dynamic_list.is_empty() {
         return Ok(Vec::new());
@@ -1279,14 +1279,14 @@ fn exclude_libs(
     }
 }
 
-/// Whether linker-defined symbol `name` stays local to the output: never exported from a shared object or an
-/// executable, as with GNU ld (which makes them local) and lld (hidden). The others (`_end`, `__bss_start`…) are
-/// exported like any definition.
 /// Whether `name` is a `__start_SEC` or `__stop_SEC` symbol (`-z start-stop-visibility`).
 pub fn is_start_stop(name: &[u8]) -> bool {
     name.starts_with(b"__start_") || name.starts_with(b"__stop_")
 }
 
+/// Whether linker-defined symbol `name` stays local to the output: never exported from a shared object or an
+/// executable, as with GNU ld (which makes them local) and lld (hidden). The others (`_end`, `__bss_start`…) are
+/// exported like any definition.
 pub fn linker_symbol_is_local(name: &[u8]) -> bool {
     matches!(
         name,
