@@ -10,7 +10,7 @@ use super::{Cx, EhRecords, MergeGroup, NONE, OutputSection, Part, Synth};
 use crate::arch::Arch;
 use crate::elf::align_up;
 use crate::synthetic::dynamic::{Dynamic, Facts};
-use crate::synthetic::{hash, notes, versions};
+use crate::synthetic::{eh_frame_hdr, hash, notes, versions};
 use rayon::prelude::*;
 
 /// The output sections that have a section header.
@@ -167,17 +167,7 @@ pub fn synthetic_sizes<A: Arch>(
         sizes.push((Synth::RelaIplt, irel_total * 24));
     }
     if let Some(i) = synth.get(Synth::EhFrameHdr) {
-        let fdes: usize = eh_records
-            .0
-            .par_iter()
-            .map(|file| {
-                file.iter()
-                    .flat_map(|(_, v)| v)
-                    .filter(|r| !r.is_cie && r.out_off != NONE as u64)
-                    .count()
-            })
-            .sum();
-        osecs[i as usize].size = 12 + 8 * fdes as u64;
+        osecs[i as usize].size = eh_frame_hdr::size(live_fdes(eh_records));
     }
     for (s, size) in sizes {
         set_size(osecs, s, size);
@@ -198,6 +188,20 @@ pub fn synthetic_sizes<A: Arch>(
             + 1;
         osecs[synth[Synth::Strtab] as usize].size = strs;
     }
+}
+
+/// The FDEs the output `.eh_frame` keeps, one `.eh_frame_hdr` table entry each.
+fn live_fdes(eh_records: &EhRecords) -> usize {
+    eh_records
+        .0
+        .par_iter()
+        .map(|file| {
+            file.iter()
+                .flat_map(|(_, v)| v)
+                .filter(|r| !r.is_cie && r.out_off != NONE as u64)
+                .count()
+        })
+        .sum()
 }
 
 /// Sets each output section's size from its parts, and numbers the sections that are kept.

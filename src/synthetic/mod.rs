@@ -7,6 +7,7 @@
 use crate::index::NONE;
 
 pub mod dynamic;
+pub mod eh_frame_hdr;
 pub mod hash;
 pub mod notes;
 pub mod property;
