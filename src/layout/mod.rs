@@ -32,7 +32,6 @@ mod segments;
 mod sizes;
 mod slots;
 mod symbols;
-mod symtab;
 
 pub use symbols::{
     MergeCursor, merge_offset_addr, object_sym_addr, section_offset_addr, sym_target_is_live,
@@ -225,13 +224,11 @@ pub struct Layout {
     pub copy_relocs: u64,
     pub sec_dyn_relocs: u64,
     pub commons: Vec<(u32, u64)>,
-    pub symtab_counts: Vec<(u32, u32, u64)>,
-    /// Per file, bit `i` set if its symbol `i` goes in `.symtab`.
-    pub symtab_members: Vec<Vec<u64>>,
+    /// What `.symtab` holds.
+    pub symtab: crate::synthetic::symtab::Contents,
     /// Whether a symbol table holds an IFUNC (`.dynsym`, `.symtab`) or a unique global (`.symtab`): the ELF
     /// header then names the GNU OS ABI, as GNU ld's does.
     pub gnu_osabi: bool,
-    pub symtab_extra: Vec<u32>,
     pub shstrtab: Vec<u8>,
     pub file_size: u64,
     pub shoff: u64,
@@ -399,7 +396,7 @@ pub fn layout<A: Arch>(
     drop(t);
     let (symtab, headers) = {
         let _t = span("symbol table sizes");
-        let symtab = symtab::symtab_sizes(&cx, &slots.aux_index);
+        let symtab = crate::synthetic::symtab::contents(config, res, &live.live, &slots.aux_index);
         sizes::synthetic_sizes::<A>(
             &cx,
             &mut osecs,
@@ -454,9 +451,7 @@ pub fn layout<A: Arch>(
         copy_relocs: slots.copy_relocs,
         sec_dyn_relocs: slots.sec_dyn_relocs,
         commons: slots.commons,
-        symtab_counts: symtab.counts,
-        symtab_members: symtab.members,
-        symtab_extra: symtab.extra,
+        symtab,
         shstrtab: headers.shstrtab,
         file_size: segs.file_size,
         shoff: segs.shoff,

@@ -5,12 +5,11 @@ use super::dynsym::DynamicSymbols;
 use super::output_sections::SectionMap;
 use super::place::Placement;
 use super::slots::Slots;
-use super::symtab::SymtabSizes;
 use super::{Cx, EhRecords, MergeGroup, NONE, OutputSection, Part, Synth};
 use crate::arch::Arch;
 use crate::elf::align_up;
 use crate::synthetic::dynamic::{Dynamic, Facts};
-use crate::synthetic::{eh_frame_hdr, hash, notes, versions};
+use crate::synthetic::{eh_frame_hdr, hash, notes, symtab, versions};
 use rayon::prelude::*;
 
 /// The output sections that have a section header.
@@ -31,7 +30,7 @@ pub fn synthetic_sizes<A: Arch>(
     map: &SectionMap,
     slots: &Slots,
     dynamic: &DynamicSymbols,
-    symtab: &SymtabSizes,
+    symtab: &symtab::Contents,
     eh_records: &EhRecords,
 ) {
     let Cx {
@@ -68,11 +67,6 @@ pub fn synthetic_sizes<A: Arch>(
         verneed,
         ..
     } = dynamic;
-    let SymtabSizes {
-        counts: symtab_counts,
-        extra: symtab_extra,
-        ..
-    } = symtab;
     // Synthetic section sizes.
     let dynsym_count = if is_dynamic {
         dynsyms.len() as u64 + 1
@@ -173,20 +167,9 @@ pub fn synthetic_sizes<A: Arch>(
         set_size(osecs, s, size);
     }
     if let Some(i) = synth.get(Synth::Symtab) {
-        let n: u64 = symtab_counts
-            .iter()
-            .map(|c| (c.0 + c.1) as u64)
-            .sum::<u64>()
-            + symtab_extra.len() as u64
-            + 1;
-        osecs[i as usize].size = n * 24;
-        let strs: u64 = symtab_counts.iter().map(|c| c.2).sum::<u64>()
-            + symtab_extra
-                .iter()
-                .map(|&g| res.name(g).len() as u64 + 1)
-                .sum::<u64>()
-            + 1;
-        osecs[synth[Synth::Strtab] as usize].size = strs;
+        let (symtab_size, strtab_size) = symtab.sizes(res);
+        osecs[i as usize].size = symtab_size;
+        osecs[synth[Synth::Strtab] as usize].size = strtab_size;
     }
 }
 

@@ -11,6 +11,7 @@ pub mod eh_frame_hdr;
 pub mod hash;
 pub mod notes;
 pub mod property;
+pub mod symtab;
 pub mod versions;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

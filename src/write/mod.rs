@@ -15,10 +15,10 @@ use crate::gc::Liveness;
 use crate::layout::{self, Layout, NONE, Part, Synth};
 use crate::output_file::OutputFile;
 use crate::parse::SectionKind;
-use crate::resolve::{Def, Resolved};
+use crate::resolve::Resolved;
 use crate::symbols::{self, SymRef, SymbolSpace, Target};
 use crate::synthetic::dynamic::Value;
-use crate::synthetic::{eh_frame_hdr, hash, notes, versions};
+use crate::synthetic::{eh_frame_hdr, hash, notes, symtab, versions};
 use object::elf as E;
 use rayon::prelude::*;
 
@@ -1339,9 +1339,9 @@ fn write_dynamic_sections(cx: &WriteCx, bytes: &mut Parts) {
     });
 }
 
+/// Writes `.symtab` and `.strtab` (`synthetic::symtab`), where the layout has them.
 fn write_symtab(cx: &WriteCx, parts: &mut Parts) {
     let lay = cx.lay;
-    let res = cx.res;
     let Some(symtab) = lay.synth_sec(Synth::Symtab) else {
         return;
     };
@@ -1352,140 +1352,48 @@ fn write_symtab(cx: &WriteCx, parts: &mut Parts) {
     ) else {
         return;
     };
-    // The null symbol and the empty name: every byte is written here (`zero_ranges` leaves both sections alone).
-    if let (Some(e), Some(b)) = (sym_out.get_mut(..24), str_out.first_mut()) {
-        e.fill(0);
-        *b = 0;
-    }
-    // Each section's bytes from its own start: the per-file tasks below write disjoint entries and strings.
-    let sym_img = Image {
-        ptr: sym_out.as_mut_ptr(),
-        len: sym_out.len(),
-    };
-    let str_img = Image {
-        ptr: str_out.as_mut_ptr(),
-        len: str_out.len(),
-    };
-    let nlocal: u64 = lay.symtab_counts.iter().map(|c| c.0 as u64).sum();
-    let mut local_start = Vec::with_capacity(lay.symtab_counts.len());
-    let mut global_start = Vec::with_capacity(lay.symtab_counts.len());
-    let mut str_start = Vec::with_capacity(lay.symtab_counts.len());
-    let (mut l, mut g, mut s) = (1u64, 1 + nlocal, 1u64);
-    for c in &lay.symtab_counts {
-        local_start.push(l);
-        global_start.push(g);
-        str_start.push(s);
-        l += c.0 as u64;
-        g += c.1 as u64;
-        s += c.2;
-    }
-    let shndx_of = |addr_osec: Option<u32>| {
-        addr_osec.map_or(E::SHN_ABS, |i| lay.osecs[i as usize].shndx as u16)
-    };
-    res.runs.for_each(|f| {
-        let o = &res.objects[f];
-        if lay.symtab_counts[f] == (0, 0, 0) {
-            return;
-        }
-        let (mut li, mut gi, mut so) = (local_start[f], global_start[f], str_start[f]);
-        let members = lay.symtab_members[f]
-            .iter()
-            .enumerate()
-            .flat_map(|(w, &bits)| {
-                (0..64)
-                    .filter(move |b| bits >> b & 1 != 0)
-                    .map(move |b| w * 64 + b)
-            });
-        for i in members {
-            let sym = &o.syms[i];
-            let name = o.sym_name(i);
-            let idx = if i < o.first_global { &mut li } else { &mut gi };
-            let id = symbols::lookup(res, cx.space, f, i).map_or(0, |r| r.id);
-            let shndx = o.sym_shndx(i);
-            let osec = if shndx == E::SHN_ABS as u32 {
-                None
-            } else if shndx == E::SHN_COMMON as u32 {
-                lay.osecs
-                    .iter()
-                    .position(|x| x.parts.iter().any(|p| matches!(p, Part::Commons)))
-                    .map(|p| p as u32)
-            } else if o.sections[shndx as usize].kind == SectionKind::Merge {
-                lay.merge_slot(f, shndx as usize)
-                    .map(|(_, m)| lay.merges[m as usize].osec)
-            } else {
-                Some(lay.place_osec[f][shndx as usize])
-            };
-            let ty = if shndx == E::SHN_COMMON as u32 {
-                E::STT_OBJECT
-            } else {
-                sym.st_type()
-            };
-            // SAFETY: each file writes only its own prefix-summed entries and string bytes.
-            unsafe {
-                if let Some(e) = sym_img.slice(24 * *idx, 24) {
-                    e[0..4].copy_from_slice(&(so as u32).to_le_bytes());
-                    e[4] = (sym.st_bind() << 4) | ty;
-                    e[5] = sym.st_other;
-                    e[6..8].copy_from_slice(&shndx_of(osec).to_le_bytes());
-                    e[8..16].copy_from_slice(
-                        &cx.symbol_value(ty, cx.lay.addrs[id as usize]).to_le_bytes(),
-                    );
-                    e[16..24].copy_from_slice(
-                        &symbols::sym_size(
-                            res,
-                            Target::Object {
-                                file: f as u32,
-                                sym: i as u32,
-                            },
-                        )
-                        .to_le_bytes(),
-                    );
-                }
-                if let Some(sb) = str_img.slice(so, name.len() as u64 + 1) {
-                    sb[..name.len()].copy_from_slice(name);
-                    sb[name.len()] = 0;
-                }
-            }
-            *idx += 1;
-            so += name.len() as u64 + 1;
-        }
-    });
-    // Linker-defined and imported symbols.
-    let mut so = s;
-    for (idx, &gid) in (g..).zip(&lay.symtab_extra) {
-        let name = res.name(gid);
-        let e = &mut sym_out[(24 * idx) as usize..][..24];
-        let (shndx, value, bind) = match res.defs[gid as usize] {
-            Def::Linker => {
-                let v = lay.addrs[gid as usize];
-                let sec = lay
-                    .osecs
-                    .iter()
-                    .filter(|o| o.shndx != 0 && o.is_alloc() && o.addr <= v && v <= o.addr + o.size)
-                    .map(|o| o.shndx)
-                    .next_back();
-                (sec.unwrap_or(E::SHN_ABS as u32) as u16, v, E::STB_GLOBAL)
-            }
-            _ => (0, 0, E::STB_GLOBAL),
-        };
-        e[0..4].copy_from_slice(&(so as u32).to_le_bytes());
-        e[4] = bind << 4;
-        e[5] = if !matches!(res.defs[gid as usize], Def::Linker)
-            || cx.config.defsyms.iter().any(|(n, _)| n.as_bytes() == name)
-        {
-            0
-        } else if crate::resolve::is_start_stop(name) {
-            cx.config.start_stop_visibility
+    symtab::write(cx.config, cx.res, &lay.symtab, cx, sym_out, str_out);
+}
+
+/// Where `.symtab`'s symbols went.
+impl symtab::Places for WriteCx<'_> {
+    fn section_index(&self, f: usize, shndx: u32) -> u16 {
+        let lay = self.lay;
+        let osec = if shndx == E::SHN_COMMON as u32 {
+            lay.osecs
+                .iter()
+                .position(|x| x.parts.iter().any(|p| matches!(p, Part::Commons)))
+                .map(|p| p as u32)
+        } else if self.res.objects[f].sections[shndx as usize].kind == SectionKind::Merge {
+            lay.merge_slot(f, shndx as usize)
+                .map(|(_, m)| lay.merges[m as usize].osec)
         } else {
-            E::STV_HIDDEN
+            Some(lay.place_osec[f][shndx as usize])
         };
-        e[6..8].copy_from_slice(&shndx.to_le_bytes());
-        e[8..16].copy_from_slice(&value.to_le_bytes());
-        e[16..24].fill(0);
-        let sb = &mut str_out[so as usize..][..name.len() + 1];
-        sb[..name.len()].copy_from_slice(name);
-        sb[name.len()] = 0;
-        so += name.len() as u64 + 1;
+        osec.map_or(E::SHN_ABS, |i| lay.osecs[i as usize].shndx as u16)
+    }
+    #[inline]
+    fn value(&self, f: usize, i: usize, st_type: u8) -> u64 {
+        let id = symbols::lookup(self.res, self.space, f, i).map_or(0, |r| r.id);
+        self.symbol_value(st_type, self.lay.addrs[id as usize])
+    }
+    #[inline]
+    fn size(&self, f: usize, i: usize) -> u64 {
+        symbols::sym_size(
+            self.res,
+            Target::Object {
+                file: f as u32,
+                sym: i as u32,
+            },
+        )
+    }
+    fn linker_symbol(&self, g: u32) -> (u16, u64) {
+        let v = self.lay.addrs[g as usize];
+        let sec = (self.lay.osecs.iter())
+            .filter(|o| o.shndx != 0 && o.is_alloc() && o.addr <= v && v <= o.addr + o.size)
+            .map(|o| o.shndx)
+            .next_back();
+        (sec.unwrap_or(E::SHN_ABS as u32) as u16, v)
     }
 }
 
@@ -1536,10 +1444,7 @@ fn write_headers<A: Arch>(cx: &WriteCx, bytes: &mut [u8]) {
     for (k, o) in lay.osecs.iter().enumerate().filter(|(_, o)| o.shndx != 0) {
         let sh = &mut bytes[(lay.shoff + 64 * o.shndx as u64) as usize..][..64];
         let (link, info) = match o.sh_type {
-            E::SHT_SYMTAB => (
-                link_of(Synth::Strtab),
-                1 + lay.symtab_counts.iter().map(|c| c.0).sum::<u32>(),
-            ),
+            E::SHT_SYMTAB => (link_of(Synth::Strtab), lay.symtab.first_global()),
             E::SHT_DYNSYM => (
                 link_of(Synth::Dynstr),
                 1, // every dynamic symbol is global
