@@ -20,6 +20,7 @@ use rustc_hash::FxHashMap as HashMap;
 pub use crate::elf::Segment;
 pub use crate::index::NONE;
 pub use crate::merge::{MergeGroup, PieceTable};
+pub use crate::synthetic::got_plt::Aux;
 pub use crate::synthetic::versions::Verneed;
 pub use crate::synthetic::{DynSymbol, Synth, SynthMap};
 
@@ -145,28 +146,6 @@ pub struct EhRecord {
     pub cie_in_off: u64,
 }
 
-#[derive(Clone, Copy, Debug, Default)]
-pub struct Aux {
-    pub got: u32,
-    pub gottp: u32,
-    pub plt: u32,
-    pub iplt: u32,
-    pub dynsym: u32,
-    pub copy_off: u64,
-    /// Data copied into `.bss` by a copy relocation.
-    pub copied: bool,
-    /// The PLT entry is the function's address (address taken from non-PIC code).
-    pub canonical: bool,
-    /// Some relocation names the symbol through a non-weak symbol-table entry.
-    pub strong_ref: bool,
-    /// The slot an IFUNC stub jumps through (IRELATIVE), when `got` holds the stub's own address instead: in
-    /// position-dependent output the stub is the function's one canonical address, GOT loads included.
-    pub igot: u32,
-    /// First of two GOT slots: general-dynamic (module id, offset) pair, and TLS descriptor (shared objects).
-    pub tlsgd: u32,
-    pub tlsdesc: u32,
-}
-
 pub use crate::arch::PltShape;
 
 pub struct Layout {
@@ -204,7 +183,6 @@ pub struct Layout {
     pub aux_ids: Vec<u32>,
     /// The local-dynamic module pair's first GOT slot, or NONE.
     pub tlsld: u32,
-    pub num_plt: u32,
     pub dynsyms: Vec<DynSymbol>,
     pub dynstr: Vec<u8>,
     pub verneed: Verneed,
@@ -220,9 +198,8 @@ pub struct Layout {
     pub irel_base: RelocBases,
     /// `.relr.dyn`'s entries (`-z pack-relative-relocs`).
     pub relr: Vec<u64>,
-    pub got_dyn_relocs: u64,
-    pub copy_relocs: u64,
-    pub sec_dyn_relocs: u64,
+    /// The GOT and PLT slots and dynamic relocations, counted: the family's sizes and relocation areas.
+    pub got_plt: crate::synthetic::got_plt::Counts,
     pub commons: Vec<(u32, u64)>,
     /// What `.symtab` holds.
     pub symtab: crate::synthetic::symtab::Contents,
@@ -394,21 +371,23 @@ pub fn layout<A: Arch>(
     };
     let dynamic = dynsym::dynamic_symbols(&cx, &mut slots);
     drop(t);
-    let (symtab, headers) = {
+    let (got_plt, symtab, headers) = {
         let _t = span("symbol table sizes");
         let symtab = crate::synthetic::symtab::contents(config, res, &live.live, &slots.aux_index);
+        let got_plt = sizes::got_plt_counts(&cx, &slots);
         sizes::synthetic_sizes::<A>(
             &cx,
             &mut osecs,
             &map,
             &slots,
+            &got_plt,
             &dynamic,
             &symtab,
             &eh_records,
         );
         let headers =
             sizes::section_headers(&cx, &mut osecs, &map, &place, &merges, &slots, &dynamic);
-        (symtab, headers)
+        (got_plt, symtab, headers)
     };
     let segs = {
         let _t = span("addresses");
@@ -432,7 +411,6 @@ pub fn layout<A: Arch>(
         aux: slots.aux,
         aux_ids: slots.aux_ids,
         tlsld: slots.tlsld,
-        num_plt: slots.num_plt,
         dynsyms: dynamic.dynsyms,
         gnu_osabi: dynamic.ifunc || symtab.gnu_ext,
         dynstr: dynamic.dynstr,
@@ -447,9 +425,7 @@ pub fn layout<A: Arch>(
         dyn_reloc_base: slots.dyn_reloc_base,
         irel_base: slots.irel_base,
         relr: segs.relr,
-        got_dyn_relocs: slots.got_dyn_relocs,
-        copy_relocs: slots.copy_relocs,
-        sec_dyn_relocs: slots.sec_dyn_relocs,
+        got_plt,
         commons: slots.commons,
         symtab,
         shstrtab: headers.shstrtab,

@@ -8,9 +8,11 @@ use crate::index::NONE;
 
 pub mod dynamic;
 pub mod eh_frame_hdr;
+pub mod got_plt;
 pub mod hash;
 pub mod notes;
 pub mod property;
+pub mod rela;
 pub mod symtab;
 pub mod versions;
 

@@ -18,20 +18,13 @@ use crate::parse::SectionKind;
 use crate::resolve::Resolved;
 use crate::symbols::{self, SymRef, SymbolSpace, Target};
 use crate::synthetic::dynamic::Value;
-use crate::synthetic::{eh_frame_hdr, hash, notes, symtab, versions};
+use crate::synthetic::{eh_frame_hdr, got_plt, hash, notes, rela, symtab, versions};
 use object::elf as E;
 use rayon::prelude::*;
 
 mod apply;
 
-/// A dynamic relocation to be written into `.rela.dyn`.
-#[derive(Clone, Copy)]
-pub struct DynRel {
-    pub offset: u64,
-    pub r_type: u32,
-    pub sym: u32,
-    pub addend: i64,
-}
+pub use crate::synthetic::rela::DynRel;
 
 /// Where one input section's dynamic relocations go: straight into the slots the layout reserved for it, in
 /// `.rela.dyn` and in the IRELATIVE area (collecting them in a vector per section first was about 27K allocations
@@ -57,7 +50,7 @@ impl DynRelSink<'_> {
     #[inline]
     fn put(slots: &mut [u8], n: &mut usize, r: &DynRel) {
         if let Some(out) = slots.get_mut(24 * *n..24 * *n + 24) {
-            put_rela(out, r);
+            rela::put(out, r);
         }
         *n += 1;
     }
@@ -461,12 +454,6 @@ fn zero_ranges(lay: &Layout, dynstr: std::ops::Range<usize>) -> Vec<std::ops::Ra
     complement(covered, lay.file_size as usize)
 }
 
-fn put_rela(out: &mut [u8], r: &DynRel) {
-    out[0..8].copy_from_slice(&r.offset.to_le_bytes());
-    out[8..16].copy_from_slice(&((r.sym as u64) << 32 | r.r_type as u64).to_le_bytes());
-    out[16..24].copy_from_slice(&r.addend.to_le_bytes());
-}
-
 fn fill<A: Arch>(
     config: &Config,
     res: &Resolved,
@@ -488,7 +475,7 @@ fn fill<A: Arch>(
     };
     let rela_dyn_off = lay.synth_sec(Synth::RelaDyn).map_or(0, |o| o.offset);
     let irel_area_off = if lay.is_dynamic {
-        rela_dyn_off + 24 * (lay.got_dyn_relocs + lay.copy_relocs + lay.sec_dyn_relocs)
+        rela_dyn_off + 24 * lay.got_plt.irelative_start()
     } else {
         lay.synth_sec(Synth::RelaIplt).map_or(0, |o| o.offset)
     };
@@ -732,7 +719,7 @@ fn fill<A: Arch>(
         shared,
     ] = Parts::split(bytes, &groups);
     let shared = &shared;
-    let ((got_result, ()), ((hdr_result, ()), early_cvs)) = rayon::join(
+    let (((), ()), ((hdr_result, ()), early_cvs)) = rayon::join(
         || {
             rayon::join(
                 || write_got_plt::<A>(&cx, &mut got_plt),
@@ -795,7 +782,6 @@ fn fill<A: Arch>(
             )
         },
     );
-    got_result?;
     hdr_result?;
     drop(t);
     write_headers::<A>(&cx, bytes);
@@ -932,257 +918,68 @@ fn write_eh_frame<A: Arch>(
     Ok(())
 }
 
-fn write_got_plt<A: Arch>(cx: &WriteCx, bytes: &mut Parts) -> Result<()> {
+/// Writes the GOT and PLT family (`synthetic::got_plt`) into its output sections.
+fn write_got_plt<A: Arch>(cx: &WriteCx, parts: &mut Parts) {
     let lay = cx.lay;
-    let res = cx.res;
-    let got = lay.synth_sec(Synth::Got).filter(|o| o.shndx != 0);
-    let gotplt = lay.synth_sec(Synth::GotPlt).filter(|o| o.shndx != 0);
-    let plt = lay.synth_sec(Synth::Plt).filter(|o| o.shndx != 0);
-    let iplt = lay.synth_sec(Synth::Iplt).filter(|o| o.shndx != 0);
-    let rela_dyn = lay
-        .synth_sec(Synth::RelaDyn)
-        .map_or(0, |o| o.offset as usize);
-    let rela_plt = lay
-        .synth_sec(Synth::RelaPlt)
-        .map_or(0, |o| o.offset as usize);
-    let irel_area = if lay.is_dynamic {
-        rela_dyn + 24 * (lay.got_dyn_relocs + lay.copy_relocs + lay.sec_dyn_relocs) as usize
-    } else {
-        lay.synth_sec(Synth::RelaIplt)
-            .map_or(0, |o| o.offset as usize)
+    let kept = |s: Synth| lay.synth_sec(s).filter(|o| o.shndx != 0);
+    let mut take = |s: Synth| {
+        let o = kept(s)?;
+        Some(got_plt::Section {
+            addr: o.addr,
+            bytes: parts.take(o.offset as usize).unwrap_or_default(),
+        })
     };
-    let mut next_dyn = 0usize;
-    let mut next_irel = 0usize;
-    if let Some(gp) = gotplt {
-        let dynamic = lay
-            .synth_sec(Synth::Dynamic)
-            .filter(|o| o.shndx != 0)
-            .map_or(0, |o| o.addr);
-        bytes[gp.offset as usize..gp.offset as usize + 8].copy_from_slice(&dynamic.to_le_bytes());
-    }
-    if let (Some(p), Some(gp)) = (plt, gotplt)
-        && lay.num_plt > 0
-    {
-        A::write_plt0(&lay.plt, &mut bytes[p.offset as usize..], p.addr, gp.addr);
-    }
-    let pic = cx.pic();
-    for &id in &lay.aux_ids {
-        let x = *lay.aux_of(id).unwrap();
-        let target = layout::target_of(res, cx.space, id);
-        // Bound by the dynamic linker (imports; in a shared object also its preemptible definitions).
-        let imported = symbols::is_preemptible(res, cx.config, id, target);
-        let ifunc = symbols::is_ifunc(res, target);
-        let value = lay.addrs[id as usize];
-        // A TLS dynamic relocation names a preemptible symbol, or else this module with the offset in its block.
-        let tls_reference = |preemptible: bool| {
-            if preemptible {
-                (x.dynsym, 0)
-            } else {
-                (0, cx.dtp_offset(value) as i64)
-            }
-        };
-        if x.got != NONE {
-            let g = got.expect("GOT slots imply a .got");
-            let off = g.offset as usize + 8 * x.got as usize;
-            let addr = g.addr + 8 * x.got as u64;
-            if imported {
-                put_rela(
-                    &mut bytes[rela_dyn + 24 * next_dyn..],
-                    &DynRel {
-                        offset: addr,
-                        r_type: A::R_GLOB_DAT,
-                        sym: x.dynsym,
-                        addend: 0,
-                    },
-                );
-                next_dyn += 1;
-            } else {
-                // An IFUNC's slot is filled by its resolver (IRELATIVE); with a canonical stub that is a separate
-                // slot, the one the stub jumps through, and the GOT slot holds the stub's address.
-                let canonical_stub = ifunc && x.igot != NONE;
-                if ifunc {
-                    let (irel_slot, irel_addr) = if canonical_stub {
-                        (
-                            g.offset as usize + 8 * x.igot as usize,
-                            g.addr + 8 * x.igot as u64,
-                        )
-                    } else {
-                        (off, addr)
-                    };
-                    put_rela(
-                        &mut bytes[irel_area + 24 * next_irel..],
-                        &DynRel {
-                            offset: irel_addr,
-                            r_type: A::R_IRELATIVE,
-                            sym: 0,
-                            addend: value as i64,
-                        },
-                    );
-                    next_irel += 1;
-                    bytes[irel_slot..irel_slot + 8].copy_from_slice(&value.to_le_bytes());
-                }
-                if !ifunc || canonical_stub {
-                    // A link-time address: the symbol's, or the canonical stub's.
-                    let v = if canonical_stub {
-                        cx.plt_addr(id)
-                            .expect("a canonical IFUNC slot implies a stub")
-                    } else {
-                        value
-                    };
-                    bytes[off..off + 8].copy_from_slice(&v.to_le_bytes());
-                    // Packed: the layout's .relr.dyn names this slot.
-                    if pic && !symbols::is_absolute(res, target) && !cx.config.pack_relative_relocs
-                    {
-                        put_rela(
-                            &mut bytes[rela_dyn + 24 * next_dyn..],
-                            &DynRel {
-                                offset: addr,
-                                r_type: A::R_RELATIVE,
-                                sym: 0,
-                                addend: v as i64,
-                            },
-                        );
-                        next_dyn += 1;
-                    }
-                }
-            }
-        }
-        if x.gottp != NONE {
-            let g = got.expect("GOT slots imply a .got");
-            let off = g.offset as usize + 8 * x.gottp as usize;
-            let addr = g.addr + 8 * x.gottp as u64;
-            if imported || cx.config.kind == OutputKind::Shared {
-                let (sym, addend) = tls_reference(imported);
-                put_rela(
-                    &mut bytes[rela_dyn + 24 * next_dyn..],
-                    &DynRel {
-                        offset: addr,
-                        r_type: A::R_TPOFF64,
-                        sym,
-                        addend,
-                    },
-                );
-                next_dyn += 1;
-            } else {
-                bytes[off..off + 8].copy_from_slice(&cx.tp_offset(value).to_le_bytes());
-            }
-        }
-        if x.plt != NONE {
-            let (p, gp) = (
-                plt.expect("PLT entries imply .plt"),
-                gotplt.expect("and .got.plt"),
-            );
-            let in_plt = lay.plt.header + lay.plt.entry * x.plt as u64;
-            let in_gotplt = A::GOTPLT_RESERVED + 8 * x.plt as u64;
-            let entry = p.addr + in_plt;
-            let slot = gp.addr + in_gotplt;
-            let eoff = (p.offset + in_plt) as usize;
-            A::write_plt_entry(&lay.plt, &mut bytes[eoff..], entry, slot, x.plt, p.addr);
-            let soff = (gp.offset + in_gotplt) as usize;
-            bytes[soff..soff + 8]
-                .copy_from_slice(&A::plt_lazy_target(&lay.plt, p.addr, entry).to_le_bytes());
-            put_rela(
-                &mut bytes[rela_plt + 24 * x.plt as usize..],
-                &DynRel {
-                    offset: slot,
-                    r_type: A::R_JUMP_SLOT,
-                    sym: x.dynsym,
-                    addend: 0,
-                },
-            );
-        }
-        if x.tlsgd != NONE {
-            let g = got.expect("TLS pairs imply a .got");
-            let addr = g.addr + 8 * x.tlsgd as u64;
-            let mut dynrel = |offset, r_type, sym| {
-                put_rela(
-                    &mut bytes[rela_dyn + 24 * next_dyn..],
-                    &DynRel {
-                        offset,
-                        r_type,
-                        sym,
-                        addend: 0,
-                    },
-                );
-                next_dyn += 1;
-            };
-            if imported {
-                dynrel(addr, A::R_DTPMOD64, x.dynsym);
-                dynrel(addr + 8, A::R_DTPOFF64, x.dynsym);
-            } else {
-                dynrel(addr, A::R_DTPMOD64, 0);
-                let off = g.offset as usize + 8 * x.tlsgd as usize + 8;
-                bytes[off..off + 8].copy_from_slice(&cx.dtp_offset(value).to_le_bytes());
-            }
-        }
-        if x.tlsdesc != NONE {
-            let g = got.expect("TLS pairs imply a .got");
-            let (sym, addend) = tls_reference(imported);
-            put_rela(
-                &mut bytes[rela_dyn + 24 * next_dyn..],
-                &DynRel {
-                    offset: g.addr + 8 * x.tlsdesc as u64,
-                    r_type: A::R_TLSDESC,
-                    sym,
-                    addend,
-                },
-            );
-            next_dyn += 1;
-        }
-        if x.iplt != NONE {
-            let p = iplt.expect("IFUNC stubs imply .iplt");
-            let g = got.expect("IFUNC stubs use a GOT slot");
-            let in_iplt = lay.plt.iplt_entry * x.iplt as u64;
-            let entry = p.addr + in_iplt;
-            A::write_iplt_entry(
-                &lay.plt,
-                &mut bytes[(p.offset + in_iplt) as usize..],
-                entry,
-                g.addr + 8 * if x.igot != NONE { x.igot } else { x.got } as u64,
-            );
-        }
-    }
-    if lay.tlsld != NONE {
-        let g = got.expect("a TLS module pair implies a .got");
-        put_rela(
-            &mut bytes[rela_dyn + 24 * next_dyn..],
-            &DynRel {
-                offset: g.addr + 8 * lay.tlsld as u64,
-                r_type: A::R_DTPMOD64,
-                sym: 0,
-                addend: 0,
-            },
-        );
-        next_dyn += 1;
-    }
-    // Copy relocations follow the GOT's.
-    let mut seen = std::collections::HashSet::new();
-    let copy_base = lay
-        .osecs
-        .iter()
+    let sections = got_plt::Sections {
+        got: take(Synth::Got),
+        got_plt: take(Synth::GotPlt),
+        plt: take(Synth::Plt),
+        iplt: take(Synth::Iplt),
+        rela_dyn: take(Synth::RelaDyn).map(|s| s.bytes).unwrap_or_default(),
+        rela_plt: take(Synth::RelaPlt).map(|s| s.bytes).unwrap_or_default(),
+        rela_iplt: take(Synth::RelaIplt).map(|s| s.bytes).unwrap_or_default(),
+    };
+    let copy_base = (lay.osecs.iter())
         .find(|o| o.parts.iter().any(|p| matches!(p, Part::CopyRel)))
         .map(|o| o.addr + o.part_offset(&Part::CopyRel));
-    for &id in &lay.aux_ids {
-        let x = *lay.aux_of(id).unwrap();
-        if !x.copied {
-            continue;
-        }
-        let addr = copy_base.unwrap_or(0) + x.copy_off;
-        if seen.insert(addr) {
-            put_rela(
-                &mut bytes[rela_dyn + 24 * next_dyn..],
-                &DynRel {
-                    offset: addr,
-                    r_type: A::R_COPY,
-                    sym: x.dynsym,
-                    addend: 0,
-                },
-            );
-            next_dyn += 1;
+    let facts = got_plt::Facts {
+        counts: lay.got_plt,
+        plt: lay.plt,
+        tlsld: lay.tlsld,
+        pic: cx.pic(),
+        shared: cx.config.kind == OutputKind::Shared,
+        pack_relr: cx.config.pack_relative_relocs,
+        dynamic_addr: kept(Synth::Dynamic).map_or(0, |o| o.addr),
+        copy_base: copy_base.unwrap_or(0),
+    };
+    got_plt::write::<A>(sections, &lay.aux_ids, &facts, &SlotLookup(cx));
+}
+
+/// The layout's answers to the GOT and PLT writer.
+struct SlotLookup<'c, 'a>(&'c WriteCx<'a>);
+
+impl got_plt::Lookup for SlotLookup<'_, '_> {
+    fn slots(&self, id: u32) -> &got_plt::Aux {
+        self.0.lay.aux_of(id).unwrap()
+    }
+    fn symbol(&self, id: u32) -> got_plt::Symbol {
+        let cx = self.0;
+        let target = layout::target_of(cx.res, cx.space, id);
+        got_plt::Symbol {
+            imported: symbols::is_preemptible(cx.res, cx.config, id, target),
+            ifunc: symbols::is_ifunc(cx.res, target),
+            value: cx.lay.addrs[id as usize],
         }
     }
-    debug_assert_eq!(next_dyn as u64, lay.got_dyn_relocs + lay.copy_relocs);
-    Ok(())
+    fn is_absolute(&self, id: u32) -> bool {
+        let cx = self.0;
+        symbols::is_absolute(cx.res, layout::target_of(cx.res, cx.space, id))
+    }
+    fn tp_offset(&self, addr: u64) -> u64 {
+        self.0.tp_offset(addr)
+    }
+    fn dtp_offset(&self, addr: u64) -> u64 {
+        self.0.dtp_offset(addr)
+    }
 }
 
 fn write_dynamic_sections(cx: &WriteCx, bytes: &mut Parts) {
