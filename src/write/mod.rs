@@ -454,6 +454,8 @@ fn zero_ranges(lay: &Layout, dynstr: std::ops::Range<usize>) -> Vec<std::ops::Ra
     complement(covered, lay.file_size as usize)
 }
 
+/// Fills the image: the input sections, the merged ones, then the linker-made sections, `.eh_frame_hdr` and the
+/// symbol table at once, then the headers, then the build id over the finished bytes.
 fn fill<A: Arch>(
     config: &Config,
     res: &Resolved,
@@ -473,122 +475,56 @@ fn fill<A: Arch>(
         ptr: bytes.as_mut_ptr(),
         len: bytes.len(),
     };
-    let rela_dyn_off = lay.synth_sec(Synth::RelaDyn).map_or(0, |o| o.offset);
-    let irel_area_off = if lay.is_dynamic {
-        rela_dyn_off + 24 * lay.got_plt.irelative_start()
-    } else {
-        lay.synth_sec(Synth::RelaIplt).map_or(0, |o| o.offset)
+    {
+        let _t = crate::timing::span("copy and relocate sections");
+        write_input_sections::<A>(&cx, live, img)?;
+    }
+    {
+        let _t = crate::timing::span("merged sections");
+        write_merged_sections(lay, img);
+    }
+    let early = {
+        let _t = crate::timing::span("synthetic sections, symbol table");
+        write_linker_sections::<A>(&cx, bytes, mapped)?
     };
+    write_headers::<A>(&cx, bytes);
+    if let Some(o) = lay.synth_sec(Synth::BuildId) {
+        let _t = crate::timing::span("build id");
+        write_build_id(config, lay, o, bytes, early);
+    }
+    Ok(())
+}
 
-    // Input sections, per file in parallel.
-    let t = crate::timing::span("copy and relocate sections");
-    // Parallel over sections, not files: one large object (a Rust crate's codegen unit, a big C++ TU) would
-    // otherwise keep one thread busy while the others idle.
-    let write_section = |f: usize, s: usize| -> Option<String> {
-        let o = &res.objects[f];
-        let sec = o.sec(s);
-        if !live.is_live(f, s) || sec.kind == SectionKind::Merge {
-            return None;
-        }
-        let (osec, in_osec) = lay.place(f, s)?;
-        let osec = &lay.osecs[osec as usize];
-        if osec.shndx == 0 {
-            return None;
-        }
-        let start = osec.offset + in_osec;
-        if !osec.is_nobits() && osec.pads_known {
-            // The padding before this section (a reused output is not zeroed there, `zero_ranges`), and a
-            // `SHT_NOBITS` input's own bytes in a section that has file contents.
-            let pad = lay.pads[f][s] as u64;
-            let nobits = if sec.sh_type() == E::SHT_NOBITS {
-                sec.size()
-            } else {
-                0
-            };
-            // SAFETY: the padding before an input section and its own range belong to it alone.
-            if let Some(z) = unsafe { img.slice(start.wrapping_sub(pad), pad + nobits) } {
-                z.fill(0);
-            }
-        }
-        if sec.sh_type() == E::SHT_NOBITS {
-            return None;
-        }
-        // The slots the scan counted and the layout reserved for this section's dynamic relocations.
-        let slots = |bases: &crate::layout::RelocBases, area: u64| {
-            bases
-                .get(f, s)
-                // SAFETY: these slots belong to this section alone (`RelocBases` numbers them per section).
-                .and_then(|(first, n)| unsafe { img.slice(area + 24 * first, 24 * n) })
-                .unwrap_or_default()
-        };
-        let mut sink = DynRelSink {
-            relocs: slots(&lay.dyn_reloc_base, rela_dyn_off),
-            irel: slots(&lay.irel_base, irel_area_off),
-            ..Default::default()
-        };
-        let r = if sec.kind == SectionKind::EhFrame {
-            write_eh_frame::<A>(&cx, f, s, img, start, &mut sink)
-        } else if let Some(parts) = nonalloc_parts(sec) {
-            // A part may meet a relocation outside its bytes where they are not sorted by offset: the section is
-            // then written again whole, by one thread, which also finds the first error in input order.
-            let whole = || {
-                // SAFETY: this input section's range is exclusively its own, and its parts are done.
-                let out = unsafe { img.slice(start, sec.size()) }?;
-                out.copy_from_slice(sec.data());
-                Some(apply::apply_nonalloc_part::<A>(
-                    &cx,
-                    f,
-                    s,
-                    out,
-                    0,
-                    sec.relas(),
-                ))
-            };
-            let failed = parts.par_iter().any(|p| {
-                // SAFETY: the parts split this input section's range, which is exclusively its own.
-                let Some(out) = (unsafe { img.slice(start + p.lo, p.hi - p.lo) }) else {
-                    return true;
-                };
-                out.copy_from_slice(&sec.data()[p.lo as usize..p.hi as usize]);
-                apply::apply_nonalloc_part::<A>(&cx, f, s, out, p.lo, &sec.relas()[p.relas.clone()])
-                    .is_err()
-            });
-            match failed.then(whole) {
-                None => Ok(()),
-                Some(Some(r)) => r,
-                Some(None) => Err(format!(
-                    "{}: section {} does not fit the output",
-                    o.name,
-                    o.section_name(s as u32)
-                )),
-            }
+/// Where the input sections' dynamic relocations go: file offsets of `.rela.dyn` and of the IRELATIVE area (the
+/// end of `.rela.dyn` in a dynamic output, `.rela.iplt` in a static one).
+#[derive(Clone, Copy)]
+struct RelocAreas {
+    rela_dyn: u64,
+    irelative: u64,
+}
+
+impl RelocAreas {
+    fn of(lay: &Layout) -> RelocAreas {
+        let rela_dyn = lay.synth_sec(Synth::RelaDyn).map_or(0, |o| o.offset);
+        let irelative = if lay.is_dynamic {
+            rela_dyn + 24 * lay.got_plt.irelative_start()
         } else {
-            // SAFETY: this input section's range is exclusively its own.
-            match unsafe { img.slice(start, sec.size()) } {
-                Some(out) => {
-                    out.copy_from_slice(sec.data());
-                    apply::apply_section::<A>(&cx, f, s, out, &mut sink)
-                }
-                None => Err(format!(
-                    "{}: section {} does not fit the output",
-                    o.name,
-                    o.section_name(s as u32)
-                )),
-            }
+            lay.synth_sec(Synth::RelaIplt).map_or(0, |o| o.offset)
         };
-        if let Err(e) = r {
-            return Some(e);
+        RelocAreas {
+            rela_dyn,
+            irelative,
         }
-        if !sink.filled() {
-            return Some(format!(
-                "{}:({}): internal error: dynamic relocations the scan did not count",
-                o.name,
-                o.section_name(s as u32)
-            ));
-        }
-        None
-    };
-    let errors: Vec<String> = res
+    }
+}
+
+/// Copies the input sections into the image and applies their relocations, in parallel over sections, not files:
+/// one large object (a Rust crate's codegen unit, a big C++ TU) would otherwise keep one thread busy while the
+/// others idle.
+fn write_input_sections<A: Arch>(cx: &WriteCx, live: &Liveness, img: Image) -> Result<()> {
+    let areas = RelocAreas::of(cx.lay);
+    let errors: Vec<String> = cx
+        .res
         .objects
         .par_iter()
         .enumerate()
@@ -598,15 +534,145 @@ fn fill<A: Arch>(
         .flat_map(|(f, o)| {
             (0..o.sections.len())
                 .into_par_iter()
-                .filter_map(move |s| write_section(f, s))
+                .filter_map(move |s| write_input_section::<A>(cx, live, img, areas, f, s))
         })
         .collect();
     if !errors.is_empty() {
         return Err(Errors(errors));
     }
+    Ok(())
+}
 
-    drop(t);
-    let t = crate::timing::span("merged sections");
+/// Copies input section `s` of object `f` into the image (with the padding before it) and applies its
+/// relocations; an error message if that fails.
+fn write_input_section<A: Arch>(
+    cx: &WriteCx,
+    live: &Liveness,
+    img: Image,
+    areas: RelocAreas,
+    f: usize,
+    s: usize,
+) -> Option<String> {
+    let lay = cx.lay;
+    let o = &cx.res.objects[f];
+    let sec = o.sec(s);
+    if !live.is_live(f, s) || sec.kind == SectionKind::Merge {
+        return None;
+    }
+    let (osec, in_osec) = lay.place(f, s)?;
+    let osec = &lay.osecs[osec as usize];
+    if osec.shndx == 0 {
+        return None;
+    }
+    let start = osec.offset + in_osec;
+    if !osec.is_nobits() && osec.pads_known {
+        // The padding before this section (a reused output is not zeroed there, `zero_ranges`), and a
+        // `SHT_NOBITS` input's own bytes in a section that has file contents.
+        let pad = lay.pads[f][s] as u64;
+        let nobits = if sec.sh_type() == E::SHT_NOBITS {
+            sec.size()
+        } else {
+            0
+        };
+        // SAFETY: the padding before an input section and its own range belong to it alone.
+        if let Some(z) = unsafe { img.slice(start.wrapping_sub(pad), pad + nobits) } {
+            z.fill(0);
+        }
+    }
+    if sec.sh_type() == E::SHT_NOBITS {
+        return None;
+    }
+    // The slots the scan counted and the layout reserved for this section's dynamic relocations.
+    let slots = |bases: &crate::layout::RelocBases, area: u64| {
+        bases
+            .get(f, s)
+            // SAFETY: these slots belong to this section alone (`RelocBases` numbers them per section).
+            .and_then(|(first, n)| unsafe { img.slice(area + 24 * first, 24 * n) })
+            .unwrap_or_default()
+    };
+    let mut sink = DynRelSink {
+        relocs: slots(&lay.dyn_reloc_base, areas.rela_dyn),
+        irel: slots(&lay.irel_base, areas.irelative),
+        ..Default::default()
+    };
+    let r = if sec.kind == SectionKind::EhFrame {
+        write_eh_frame::<A>(cx, f, s, img, start, &mut sink)
+    } else if let Some(parts) = nonalloc_parts(sec) {
+        write_nonalloc_in_parts::<A>(cx, f, s, img, start, &parts)
+    } else {
+        // SAFETY: this input section's range is exclusively its own.
+        match unsafe { img.slice(start, sec.size()) } {
+            Some(out) => {
+                out.copy_from_slice(sec.data());
+                apply::apply_section::<A>(cx, f, s, out, &mut sink)
+            }
+            None => Err(format!(
+                "{}: section {} does not fit the output",
+                o.name,
+                o.section_name(s as u32)
+            )),
+        }
+    };
+    if let Err(e) = r {
+        return Some(e);
+    }
+    if !sink.filled() {
+        return Some(format!(
+            "{}:({}): internal error: dynamic relocations the scan did not count",
+            o.name,
+            o.section_name(s as u32)
+        ));
+    }
+    None
+}
+
+/// Writes a large non-allocated section at `start` in `parts` (`nonalloc_parts`), on all threads.
+fn write_nonalloc_in_parts<A: Arch>(
+    cx: &WriteCx,
+    f: usize,
+    s: usize,
+    img: Image,
+    start: u64,
+    parts: &[SectionPart],
+) -> std::result::Result<(), String> {
+    let o = &cx.res.objects[f];
+    let sec = o.sec(s);
+    // A part may meet a relocation outside its bytes where they are not sorted by offset: the section is then
+    // written again whole, by one thread, which also finds the first error in input order.
+    let whole = || {
+        // SAFETY: this input section's range is exclusively its own, and its parts are done.
+        let out = unsafe { img.slice(start, sec.size()) }?;
+        out.copy_from_slice(sec.data());
+        Some(apply::apply_nonalloc_part::<A>(
+            cx,
+            f,
+            s,
+            out,
+            0,
+            sec.relas(),
+        ))
+    };
+    let failed = parts.par_iter().any(|p| {
+        // SAFETY: the parts split this input section's range, which is exclusively its own.
+        let Some(out) = (unsafe { img.slice(start + p.lo, p.hi - p.lo) }) else {
+            return true;
+        };
+        out.copy_from_slice(&sec.data()[p.lo as usize..p.hi as usize]);
+        apply::apply_nonalloc_part::<A>(cx, f, s, out, p.lo, &sec.relas()[p.relas.clone()]).is_err()
+    });
+    match failed.then(whole) {
+        None => Ok(()),
+        Some(Some(r)) => r,
+        Some(None) => Err(format!(
+            "{}: section {} does not fit the output",
+            o.name,
+            o.section_name(s as u32)
+        )),
+    }
+}
+
+/// Copies the merged sections' pieces into the image.
+fn write_merged_sections(lay: &Layout, img: Image) {
     lay.merges.par_iter().enumerate().for_each(|(m, g)| {
         let o = &lay.osecs[g.osec as usize];
         if o.is_nobits() || o.shndx == 0 {
@@ -646,30 +712,31 @@ fn fill<A: Arch>(
             zero(end, next.saturating_sub(sh.start));
         });
     });
+}
 
-    drop(t);
-    // The linker-made sections, `.eh_frame_hdr` and the symbol table at once, each writer holding its own output
-    // sections: the GOT and PLT entries and the table behind `.eh_frame_hdr` are serial loops (on clang-so 6.6 and
-    // 5 ms, one core idle while they ran one after the other).
-    let t = crate::timing::span("synthetic sections, symbol table");
-    let ranges = |list: &[Synth]| -> Vec<std::ops::Range<usize>> {
-        list.iter()
-            .filter_map(|&s| lay.synth_sec(s))
-            .filter(|o| o.shndx != 0 && !o.is_nobits())
-            .map(|o| o.offset as usize..(o.offset + o.size) as usize)
-            .collect()
-    };
-    use Synth::*;
+/// What the build id takes over from the linker-made sections' step: the chaining values of its early chunks, and
+/// per whole huge page of a mapped output whether it was released with them (`releasable_pages`), the image at
+/// address `image`.
+struct EarlyHash {
+    cvs: Vec<(usize, blake3::hazmat::ChainingValue)>,
+    releasable: Vec<bool>,
+    image: usize,
+}
+
+/// The linker-made sections, `.eh_frame_hdr` and the symbol table at once, each writer holding its own output
+/// sections: the GOT and PLT entries and the table behind `.eh_frame_hdr` are serial loops (on clang-so 6.6 and
+/// 5 ms, one core idle while they ran one after the other).
+fn write_linker_sections<A: Arch>(
+    cx: &WriteCx,
+    bytes: &mut [u8],
+    mapped: bool,
+) -> Result<EarlyHash> {
+    let (config, lay) = (cx.config, cx.lay);
     let eh_frame = lay
         .osecs
         .iter()
         .find(|o| o.name == b".eh_frame" && o.shndx != 0 && !o.is_nobits());
-    let hdr = lay.synth_sec(EhFrameHdr).filter(|o| o.shndx != 0);
-    let symtab = if config.strip_all {
-        Vec::new()
-    } else {
-        ranges(&[Symtab, Strtab])
-    };
+    let hdr = lay.synth_sec(Synth::EhFrameHdr).filter(|o| o.shndx != 0);
     // The build id's chunks that nothing writes from here on, hashed now by the threads these writers leave
     // idle (`build_id_tree`), and read with `.eh_frame`, which `.eh_frame_hdr` is made from.
     let image_len = bytes.len();
@@ -692,25 +759,7 @@ fn fill<A: Arch>(
     if hdr.is_some() {
         shared.extend(eh_range);
     }
-    let groups = [
-        ranges(&[Got, GotPlt, Plt, Iplt, RelaDyn, RelaPlt, RelaIplt]),
-        ranges(&[
-            Dynsym,
-            Versym,
-            Verdef,
-            Verneed,
-            RelrDyn,
-            Hash,
-            GnuHash,
-            Dynamic,
-            Interp,
-            PackageNote,
-            GnuProperty,
-        ]),
-        ranges(&[EhFrameHdr]),
-        symtab,
-        union(shared),
-    ];
+    let groups = writer_groups(config, lay, union(shared));
     let [
         mut got_plt,
         mut dynamic,
@@ -719,50 +768,21 @@ fn fill<A: Arch>(
         shared,
     ] = Parts::split(bytes, &groups);
     let shared = &shared;
-    let (((), ()), ((hdr_result, ()), early_cvs)) = rayon::join(
+    let (((), ()), ((hdr_result, ()), cvs)) = rayon::join(
         || {
             rayon::join(
-                || write_got_plt::<A>(&cx, &mut got_plt),
-                || {
-                    write_dynamic_sections(&cx, &mut dynamic);
-                    if let Some(o) = lay.synth_sec(Interp)
-                        && let Some(i) = &lay.interp
-                    {
-                        dynamic[o.offset as usize..o.offset as usize + i.len()].copy_from_slice(i);
-                    }
-                    if let Some(o) = lay.synth_sec(PackageNote)
-                        && let Some(json) = &config.package_metadata
-                    {
-                        let range = o.offset as usize..(o.offset + o.size) as usize;
-                        notes::write_package(&mut dynamic[range], json);
-                    }
-                    if let Some(o) = lay.synth_sec(GnuProperty) {
-                        let range = o.offset as usize..(o.offset + o.size) as usize;
-                        crate::synthetic::property::write(&mut dynamic[range], &lay.gnu_props);
-                    }
-                },
+                || write_got_plt::<A>(cx, &mut got_plt),
+                || write_dynamic_and_notes(cx, &mut dynamic),
             )
         },
         || {
             rayon::join(
                 || {
                     rayon::join(
-                        || match hdr {
-                            Some(o) => {
-                                let data = eh_frame.map(|e| {
-                                    (
-                                        e.addr,
-                                        &shared[e.offset as usize..(e.offset + e.size) as usize],
-                                    )
-                                });
-                                let out = hdr_parts.take(o.offset as usize).unwrap_or_default();
-                                eh_frame_hdr::write(o.offset, o.addr, data, out)
-                            }
-                            None => Ok(()),
-                        },
+                        || write_eh_frame_hdr(hdr, eh_frame, shared, &mut hdr_parts),
                         || {
                             if !config.strip_all {
-                                write_symtab(&cx, &mut sym_parts);
+                                write_symtab(cx, &mut sym_parts);
                             }
                         },
                     )
@@ -783,25 +803,95 @@ fn fill<A: Arch>(
         },
     );
     hdr_result?;
-    drop(t);
-    write_headers::<A>(&cx, bytes);
-    if let Some(o) = lay.synth_sec(Synth::BuildId) {
-        let _t = crate::timing::span("build id");
-        // The other whole huge pages of a mapped output (those `releasable` lists as not released yet; it lists
-        // none for a heap buffer) are released as their chunks are hashed, but for the one the id is written to
-        // afterwards.
-        let note = o.offset as usize..(o.offset + o.size) as usize;
-        let late = |p: usize| {
-            let page = p * HUGE_PAGE..(p + 1) * HUGE_PAGE;
-            if releasable.get(p) == Some(&false)
-                && !(note.start < page.end && page.start < note.end)
-            {
-                release_page(image, p);
-            }
-        };
-        write_build_id(config, lay, o.offset as usize, bytes, early_cvs, late);
+    Ok(EarlyHash {
+        cvs,
+        releasable,
+        image,
+    })
+}
+
+/// The output sections each writer of `write_linker_sections` holds, in order: the GOT and PLT family; the dynamic
+/// sections, `.interp` and the notes; `.eh_frame_hdr`; the symbol table; and `shared`, what the build id's early
+/// chunks and `.eh_frame_hdr` read.
+fn writer_groups(
+    config: &Config,
+    lay: &Layout,
+    shared: Vec<std::ops::Range<usize>>,
+) -> [Vec<std::ops::Range<usize>>; 5] {
+    let ranges = |list: &[Synth]| -> Vec<std::ops::Range<usize>> {
+        list.iter()
+            .filter_map(|&s| lay.synth_sec(s))
+            .filter(|o| o.shndx != 0 && !o.is_nobits())
+            .map(|o| o.offset as usize..(o.offset + o.size) as usize)
+            .collect()
+    };
+    use Synth::*;
+    let symtab = if config.strip_all {
+        Vec::new()
+    } else {
+        ranges(&[Symtab, Strtab])
+    };
+    [
+        ranges(&[Got, GotPlt, Plt, Iplt, RelaDyn, RelaPlt, RelaIplt]),
+        ranges(&[
+            Dynsym,
+            Versym,
+            Verdef,
+            Verneed,
+            RelrDyn,
+            Hash,
+            GnuHash,
+            Dynamic,
+            Interp,
+            PackageNote,
+            GnuProperty,
+        ]),
+        ranges(&[EhFrameHdr]),
+        symtab,
+        shared,
+    ]
+}
+
+/// The dynamic sections (`write_dynamic_sections`), `.interp` and the notes the linker makes.
+fn write_dynamic_and_notes(cx: &WriteCx, dynamic: &mut Parts) {
+    let (config, lay) = (cx.config, cx.lay);
+    write_dynamic_sections(cx, dynamic);
+    if let Some(o) = lay.synth_sec(Synth::Interp)
+        && let Some(i) = &lay.interp
+    {
+        dynamic[o.offset as usize..o.offset as usize + i.len()].copy_from_slice(i);
     }
-    Ok(())
+    if let Some(o) = lay.synth_sec(Synth::PackageNote)
+        && let Some(json) = &config.package_metadata
+    {
+        let range = o.offset as usize..(o.offset + o.size) as usize;
+        notes::write_package(&mut dynamic[range], json);
+    }
+    if let Some(o) = lay.synth_sec(Synth::GnuProperty) {
+        let range = o.offset as usize..(o.offset + o.size) as usize;
+        crate::synthetic::property::write(&mut dynamic[range], &lay.gnu_props);
+    }
+}
+
+/// Writes `.eh_frame_hdr` (`synthetic::eh_frame_hdr`), where the output has one, from the output `.eh_frame`
+/// (in `shared`).
+fn write_eh_frame_hdr(
+    hdr: Option<&layout::OutputSection>,
+    eh_frame: Option<&layout::OutputSection>,
+    shared: &Parts,
+    parts: &mut Parts,
+) -> Result<()> {
+    let Some(o) = hdr else {
+        return Ok(());
+    };
+    let data = eh_frame.map(|e| {
+        (
+            e.addr,
+            &shared[e.offset as usize..(e.offset + e.size) as usize],
+        )
+    });
+    let out = parts.take(o.offset as usize).unwrap_or_default();
+    eh_frame_hdr::write(o.offset, o.addr, data, out)
 }
 
 /// A part of a large non-allocated section written on its own: bytes `lo..hi` and the relocations in them.
@@ -1452,14 +1542,29 @@ fn build_id_tree(
     )
 }
 
+/// Writes the build id note into output section `o` over the finished image. The whole huge pages of a mapped
+/// output that `early` lists as not released yet (it lists none for a heap buffer) are released as their chunks are
+/// hashed, but for the one the id is written to afterwards.
 fn write_build_id(
     config: &Config,
     lay: &Layout,
-    off: usize,
+    o: &layout::OutputSection,
     bytes: &mut [u8],
-    early: Vec<(usize, blake3::hazmat::ChainingValue)>,
-    done: impl Fn(usize) + Sync,
+    early: EarlyHash,
 ) {
+    let off = o.offset as usize;
+    let note = off..(o.offset + o.size) as usize;
+    let EarlyHash {
+        cvs: early,
+        releasable,
+        image,
+    } = early;
+    let done = |p: usize| {
+        let page = p * HUGE_PAGE..(p + 1) * HUGE_PAGE;
+        if releasable.get(p) == Some(&false) && !(note.start < page.end && page.start < note.end) {
+            release_page(image, p);
+        }
+    };
     let n = lay.build_id_size as usize;
     bytes[off..off + 4].copy_from_slice(&4u32.to_le_bytes());
     bytes[off + 4..off + 8].copy_from_slice(&(n as u32).to_le_bytes());
