@@ -2,8 +2,8 @@
 //!
 //! Input: the layout. Output: the file. The image is filled in parallel (input sections per file, each into the
 //! bytes the layout reserved for it, relocations applied while copying), then the synthetic sections,
-//! `.eh_frame_hdr` and the symbol table at once (each writer holding its own output sections, `Parts`), then the
-//! headers, then the build id over the finished bytes. Where the image lives and how it takes the output's name
+//! `.eh_frame_hdr` and the symbol table at once (each writer holding its own output sections, `Parts`, and writing
+//! through the section's `synthetic` module), then the headers, then the build id over the finished bytes. Where the image lives and how it takes the output's name
 //! (a new file renamed into place, or the old output written in place when nothing else uses it and writing is
 //! proved not to fail) is `output_file`'s business.
 
@@ -1072,13 +1072,10 @@ impl got_plt::Lookup for SlotLookup<'_, '_> {
     }
 }
 
-fn write_dynamic_sections(cx: &WriteCx, bytes: &mut Parts) {
+/// `.dynsym`: each entry from its symbol's definition (or this link's references to an import), in parallel.
+fn write_dynsym(cx: &WriteCx, bytes: &mut Parts) {
     let lay = cx.lay;
-    if !lay.is_dynamic {
-        return;
-    }
     let res = cx.res;
-    // .dynsym
     let dynsym = lay.synth_sec(Synth::Dynsym).unwrap();
     let start = dynsym.offset as usize + 24;
     let end = start + 24 * lay.dynsyms.len();
@@ -1183,6 +1180,15 @@ fn write_dynamic_sections(cx: &WriteCx, bytes: &mut Parts) {
             e[8..16].copy_from_slice(&value.to_le_bytes());
             e[16..24].copy_from_slice(&size.to_le_bytes());
         });
+}
+
+/// The dynamic sections: `.dynsym`, the versions, `.relr.dyn`, the hash tables and `.dynamic`.
+fn write_dynamic_sections(cx: &WriteCx, bytes: &mut Parts) {
+    let lay = cx.lay;
+    if !lay.is_dynamic {
+        return;
+    }
+    write_dynsym(cx, bytes);
     // Symbol versions.
     let section = |s: Synth| {
         lay.synth_sec(s)
