@@ -154,7 +154,6 @@ pub trait Places: Sync {
 
 /// One file's share of the two sections: its local entries, its global entries, and its names, which start at
 /// offset `name_off` of `.strtab`.
-#[derive(Default)]
 struct FileOut<'a> {
     locals: &'a mut [u8],
     globals: &'a mut [u8],
@@ -178,32 +177,22 @@ pub fn write(
         e.fill(0);
         *b = 0;
     }
-    let (mut files, extra_syms, extra_names, extra_name_off) =
-        split_per_file(&contents.counts, sym_out, str_out);
+    let (mut files, mut extras) = split_per_file(&contents.counts, sym_out, str_out);
     res.runs.for_each_mut(&mut files, |f, out| {
         if contents.counts[f] != (0, 0, 0) {
             write_file_symbols(res, f, &contents.members[f], places, out);
         }
     });
-    write_extras(
-        config,
-        res,
-        &contents.extra,
-        places,
-        extra_syms,
-        extra_names,
-        extra_name_off,
-    );
+    write_extras(config, res, &contents.extra, places, &mut extras);
 }
 
-/// Each file's share of `sym_out` and `str_out` (after the null entry and name), and what follows them: the
-/// extras' entries, their names, and the offset of those names.
-#[allow(clippy::type_complexity)]
+/// Each file's share of `sym_out` and `str_out` (after the null entry and name), and the extras' share, which
+/// follows them (globals only).
 fn split_per_file<'a>(
     counts: &[(u32, u32, u64)],
     sym_out: &'a mut [u8],
     str_out: &'a mut [u8],
-) -> (Vec<FileOut<'a>>, &'a mut [u8], &'a mut [u8], u64) {
+) -> (Vec<FileOut<'a>>, FileOut<'a>) {
     let nlocal: usize = counts.iter().map(|c| c.0 as usize).sum();
     let (_, entries) = sym_out.split_at_mut(24.min(sym_out.len()));
     let (mut locals, mut globals) = entries.split_at_mut(24 * nlocal);
@@ -225,7 +214,13 @@ fn split_per_file<'a>(
         });
         name_off += strs;
     }
-    (files, globals, names, name_off)
+    let extras = FileOut {
+        locals: &mut [],
+        globals,
+        names,
+        name_off,
+    };
+    (files, extras)
 }
 
 /// Writes the entries and names of object `f`'s symbols that go in (`members`, a bit each).
@@ -277,20 +272,18 @@ fn write_file_symbols(
     }
 }
 
-/// Writes the linker-defined and imported globals (`extra`), their names from offset `name_off` of `.strtab`.
+/// Writes the linker-defined and imported globals (`extra`) into their share of the sections.
 fn write_extras(
     config: &Config,
     res: &Resolved,
     extra: &[u32],
     places: &impl Places,
-    sym_out: &mut [u8],
-    str_out: &mut [u8],
-    name_off: u64,
+    out: &mut FileOut,
 ) {
     let mut so = 0usize;
     for (k, &gid) in extra.iter().enumerate() {
         let name = res.name(gid);
-        let e = &mut sym_out[24 * k..][..24];
+        let e = &mut out.globals[24 * k..][..24];
         let (shndx, value, bind) = match res.defs[gid as usize] {
             Def::Linker => {
                 let (section, v) = places.linker_symbol(gid);
@@ -298,7 +291,7 @@ fn write_extras(
             }
             _ => (0, 0, E::STB_GLOBAL),
         };
-        e[0..4].copy_from_slice(&((name_off + so as u64) as u32).to_le_bytes());
+        e[0..4].copy_from_slice(&((out.name_off + so as u64) as u32).to_le_bytes());
         e[4] = bind << 4;
         e[5] = if !matches!(res.defs[gid as usize], Def::Linker)
             || config.defsyms.iter().any(|(n, _)| n.as_bytes() == name)
@@ -312,7 +305,7 @@ fn write_extras(
         e[6..8].copy_from_slice(&shndx.to_le_bytes());
         e[8..16].copy_from_slice(&value.to_le_bytes());
         e[16..24].fill(0);
-        let sb = &mut str_out[so..][..name.len() + 1];
+        let sb = &mut out.names[so..][..name.len() + 1];
         sb[..name.len()].copy_from_slice(name);
         sb[name.len()] = 0;
         so += name.len() + 1;
