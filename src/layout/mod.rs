@@ -20,6 +20,7 @@ use rustc_hash::FxHashMap as HashMap;
 pub use crate::elf::Segment;
 pub use crate::index::NONE;
 pub use crate::merge::{MergeGroup, PieceTable};
+pub use crate::synthetic::got_plt::Aux;
 pub use crate::synthetic::versions::Verneed;
 pub use crate::synthetic::{DynSymbol, Synth, SynthMap};
 
@@ -32,7 +33,6 @@ mod segments;
 mod sizes;
 mod slots;
 mod symbols;
-mod symtab;
 
 pub use symbols::{
     MergeCursor, merge_offset_addr, object_sym_addr, section_offset_addr, sym_target_is_live,
@@ -146,28 +146,6 @@ pub struct EhRecord {
     pub cie_in_off: u64,
 }
 
-#[derive(Clone, Copy, Debug, Default)]
-pub struct Aux {
-    pub got: u32,
-    pub gottp: u32,
-    pub plt: u32,
-    pub iplt: u32,
-    pub dynsym: u32,
-    pub copy_off: u64,
-    /// Data copied into `.bss` by a copy relocation.
-    pub copied: bool,
-    /// The PLT entry is the function's address (address taken from non-PIC code).
-    pub canonical: bool,
-    /// Some relocation names the symbol through a non-weak symbol-table entry.
-    pub strong_ref: bool,
-    /// The slot an IFUNC stub jumps through (IRELATIVE), when `got` holds the stub's own address instead: in
-    /// position-dependent output the stub is the function's one canonical address, GOT loads included.
-    pub igot: u32,
-    /// First of two GOT slots: general-dynamic (module id, offset) pair, and TLS descriptor (shared objects).
-    pub tlsgd: u32,
-    pub tlsdesc: u32,
-}
-
 pub use crate::arch::PltShape;
 
 pub struct Layout {
@@ -205,7 +183,6 @@ pub struct Layout {
     pub aux_ids: Vec<u32>,
     /// The local-dynamic module pair's first GOT slot, or NONE.
     pub tlsld: u32,
-    pub num_plt: u32,
     pub dynsyms: Vec<DynSymbol>,
     pub dynstr: Vec<u8>,
     pub verneed: Verneed,
@@ -221,17 +198,14 @@ pub struct Layout {
     pub irel_base: RelocBases,
     /// `.relr.dyn`'s entries (`-z pack-relative-relocs`).
     pub relr: Vec<u64>,
-    pub got_dyn_relocs: u64,
-    pub copy_relocs: u64,
-    pub sec_dyn_relocs: u64,
+    /// The GOT and PLT slots and dynamic relocations, counted: the family's sizes and relocation areas.
+    pub got_plt: crate::synthetic::got_plt::Counts,
     pub commons: Vec<(u32, u64)>,
-    pub symtab_counts: Vec<(u32, u32, u64)>,
-    /// Per file, bit `i` set if its symbol `i` goes in `.symtab`.
-    pub symtab_members: Vec<Vec<u64>>,
+    /// What `.symtab` holds.
+    pub symtab: crate::synthetic::symtab::Contents,
     /// Whether a symbol table holds an IFUNC (`.dynsym`, `.symtab`) or a unique global (`.symtab`): the ELF
     /// header then names the GNU OS ABI, as GNU ld's does.
     pub gnu_osabi: bool,
-    pub symtab_extra: Vec<u32>,
     pub shstrtab: Vec<u8>,
     pub file_size: u64,
     pub shoff: u64,
@@ -397,21 +371,23 @@ pub fn layout<A: Arch>(
     };
     let dynamic = dynsym::dynamic_symbols(&cx, &mut slots);
     drop(t);
-    let (symtab, headers) = {
+    let (got_plt, symtab, headers) = {
         let _t = span("symbol table sizes");
-        let symtab = symtab::symtab_sizes(&cx, &slots.aux_index);
+        let symtab = crate::synthetic::symtab::contents(config, res, &live.live, &slots.aux_index);
+        let got_plt = sizes::got_plt_counts(&cx, &slots);
         sizes::synthetic_sizes::<A>(
             &cx,
             &mut osecs,
             &map,
             &slots,
+            &got_plt,
             &dynamic,
             &symtab,
             &eh_records,
         );
         let headers =
             sizes::section_headers(&cx, &mut osecs, &map, &place, &merges, &slots, &dynamic);
-        (symtab, headers)
+        (got_plt, symtab, headers)
     };
     let segs = {
         let _t = span("addresses");
@@ -435,7 +411,6 @@ pub fn layout<A: Arch>(
         aux: slots.aux,
         aux_ids: slots.aux_ids,
         tlsld: slots.tlsld,
-        num_plt: slots.num_plt,
         dynsyms: dynamic.dynsyms,
         gnu_osabi: dynamic.ifunc || symtab.gnu_ext,
         dynstr: dynamic.dynstr,
@@ -450,13 +425,9 @@ pub fn layout<A: Arch>(
         dyn_reloc_base: slots.dyn_reloc_base,
         irel_base: slots.irel_base,
         relr: segs.relr,
-        got_dyn_relocs: slots.got_dyn_relocs,
-        copy_relocs: slots.copy_relocs,
-        sec_dyn_relocs: slots.sec_dyn_relocs,
+        got_plt,
         commons: slots.commons,
-        symtab_counts: symtab.counts,
-        symtab_members: symtab.members,
-        symtab_extra: symtab.extra,
+        symtab,
         shstrtab: headers.shstrtab,
         file_size: segs.file_size,
         shoff: segs.shoff,

@@ -5,12 +5,11 @@ use super::dynsym::DynamicSymbols;
 use super::output_sections::SectionMap;
 use super::place::Placement;
 use super::slots::Slots;
-use super::symtab::SymtabSizes;
 use super::{Cx, EhRecords, MergeGroup, NONE, OutputSection, Part, Synth};
 use crate::arch::Arch;
 use crate::elf::align_up;
 use crate::synthetic::dynamic::{Dynamic, Facts};
-use crate::synthetic::{hash, notes, versions};
+use crate::synthetic::{eh_frame_hdr, got_plt, hash, notes, symtab, versions};
 use rayon::prelude::*;
 
 /// The output sections that have a section header.
@@ -24,68 +23,46 @@ pub struct SectionHeaders {
     pub dynamic: Dynamic,
 }
 
-/// Sets the sizes of the linker-made sections.
+/// Sets the sizes of the linker-made sections, each from its module in `synthetic` where it has one.
+#[allow(clippy::too_many_arguments)]
 pub fn synthetic_sizes<A: Arch>(
     cx: &Cx,
-    osecs: &mut Vec<OutputSection>,
+    osecs: &mut [OutputSection],
     map: &SectionMap,
     slots: &Slots,
+    got_plt: &got_plt::Counts,
     dynamic: &DynamicSymbols,
-    symtab: &SymtabSizes,
+    symtab: &symtab::Contents,
     eh_records: &EhRecords,
 ) {
-    let Cx {
-        res,
-        scan,
-        is_dynamic,
-        ..
-    } = *cx;
-    let SectionMap {
-        synth,
-        interp,
-        build_id_size,
-        ..
-    } = map;
-    let build_id_size = *build_id_size;
-    let synth = *synth;
-    let Slots {
-        num_got,
-        num_plt,
-        num_iplt,
-        got_dyn_relocs,
-        copy_relocs,
-        sec_dyn_relocs,
-        irel_total,
-        relr_got,
-        ..
-    } = slots;
-    let (num_got, num_plt, num_iplt) = (*num_got, *num_plt, *num_iplt);
-    let (got_dyn_relocs, copy_relocs, sec_dyn_relocs, irel_total) =
-        (*got_dyn_relocs, *copy_relocs, *sec_dyn_relocs, *irel_total);
-    let DynamicSymbols {
-        dynsyms,
-        dynstr,
-        verneed,
-        ..
-    } = dynamic;
-    let SymtabSizes {
-        counts: symtab_counts,
-        extra: symtab_extra,
-        ..
-    } = symtab;
-    // Synthetic section sizes.
-    let dynsym_count = if is_dynamic {
-        dynsyms.len() as u64 + 1
-    } else {
-        0
-    };
-    let set_size = |osecs: &mut Vec<OutputSection>, s: Synth, size: u64| {
+    let synth = map.synth;
+    let sizes = (note_sizes(cx, map).into_iter())
+        .chain(dynamic_sizes(cx, slots, dynamic))
+        .chain(got_plt.sizes::<A>(&cx.plt))
+        .chain([(Synth::Shstrtab, 0)]);
+    for (s, size) in sizes {
         if let Some(i) = synth.get(s) {
             osecs[i as usize].size = size;
         }
-    };
-    let mut sizes: Vec<(Synth, u64)> = vec![
-        (Synth::Interp, interp.as_ref().map_or(0, |v| v.len() as u64)),
+    }
+    if let Some(i) = synth.get(Synth::EhFrameHdr) {
+        osecs[i as usize].size = eh_frame_hdr::size(live_fdes(eh_records));
+    }
+    if let Some(i) = synth.get(Synth::Symtab) {
+        let (symtab_size, strtab_size) = symtab.sizes(cx.res);
+        osecs[i as usize].size = symtab_size;
+        osecs[synth[Synth::Strtab] as usize].size = strtab_size;
+    }
+}
+
+/// The sizes of `.interp` and the notes.
+fn note_sizes(cx: &Cx, map: &SectionMap) -> [(Synth, u64); 4] {
+    let build_id_size = map.build_id_size;
+    [
+        (
+            Synth::Interp,
+            map.interp.as_ref().map_or(0, |v| v.len() as u64),
+        ),
         (
             Synth::BuildId,
             if build_id_size > 0 {
@@ -105,6 +82,30 @@ pub fn synthetic_sizes<A: Arch>(
                 .as_deref()
                 .map_or(0, notes::package_size),
         ),
+    ]
+}
+
+/// The sizes of the dynamic symbol table and the sections that go with it: `.dynstr`, the versions, the hash
+/// tables; and `.relr.dyn`'s first guess.
+fn dynamic_sizes(cx: &Cx, slots: &Slots, dynamic: &DynamicSymbols) -> Vec<(Synth, u64)> {
+    let Cx {
+        res,
+        scan,
+        is_dynamic,
+        ..
+    } = *cx;
+    let DynamicSymbols {
+        dynsyms,
+        dynstr,
+        verneed,
+        ..
+    } = dynamic;
+    let dynsym_count = if is_dynamic {
+        dynsyms.len() as u64 + 1
+    } else {
+        0
+    };
+    let mut sizes = vec![
         (Synth::Dynsym, dynsym_count * 24),
         (Synth::Dynstr, dynstr.len() as u64),
         // Only with versions to name: ld.so indexes its version table, which it builds only from
@@ -126,78 +127,49 @@ pub fn synthetic_sizes<A: Arch>(
             },
         ),
         (Synth::Verneed, versions::verneed_size(verneed)),
-        (Synth::RelaPlt, num_plt as u64 * 24),
-        (
-            Synth::Plt,
-            if num_plt > 0 {
-                cx.plt.header + num_plt as u64 * cx.plt.entry
-            } else {
-                0
-            },
-        ),
-        (Synth::Iplt, num_iplt as u64 * cx.plt.iplt_entry),
         // Settled with the addresses (see `encode_relr`); a first entry keeps the section.
         (
             Synth::RelrDyn,
-            8 * (!relr_got.is_empty() || scan.relr.iter().any(|v| !v.is_empty())) as u64,
+            8 * (!slots.relr_got.is_empty() || scan.relr.iter().any(|v| !v.is_empty())) as u64,
         ),
-        (Synth::Got, num_got as u64 * 8),
-        (Synth::Shstrtab, 0),
     ];
-    let gotplt_needed = num_plt > 0
-        || is_dynamic
-        || scan.needs_got_base
-        || res.names.lookup(b"_GLOBAL_OFFSET_TABLE_").is_some();
-    sizes.push((
-        Synth::GotPlt,
-        if gotplt_needed {
-            A::GOTPLT_RESERVED + num_plt as u64 * 8
-        } else {
-            0
-        },
-    ));
     if is_dynamic {
-        sizes.push((
-            Synth::RelaDyn,
-            (got_dyn_relocs + copy_relocs + sec_dyn_relocs + irel_total) * 24,
-        ));
         sizes.push((Synth::GnuHash, hash::gnu_size(dynsyms)));
         sizes.push((Synth::Hash, hash::sysv_size(dynsyms)));
-    } else {
-        sizes.push((Synth::RelaIplt, irel_total * 24));
     }
-    if let Some(i) = synth.get(Synth::EhFrameHdr) {
-        let fdes: usize = eh_records
-            .0
-            .par_iter()
-            .map(|file| {
-                file.iter()
-                    .flat_map(|(_, v)| v)
-                    .filter(|r| !r.is_cie && r.out_off != NONE as u64)
-                    .count()
-            })
-            .sum();
-        osecs[i as usize].size = 12 + 8 * fdes as u64;
+    sizes
+}
+
+/// The GOT and PLT family's counts (`synthetic::got_plt`), which its sizes and its writer read.
+pub fn got_plt_counts(cx: &Cx, slots: &Slots) -> got_plt::Counts {
+    got_plt::Counts {
+        got: slots.num_got,
+        plt: slots.num_plt,
+        iplt: slots.num_iplt,
+        got_dyn_relocs: slots.got_dyn_relocs,
+        copy_relocs: slots.copy_relocs,
+        sec_dyn_relocs: slots.sec_dyn_relocs,
+        irel_total: slots.irel_total,
+        got_plt_header: slots.num_plt > 0
+            || cx.is_dynamic
+            || cx.scan.needs_got_base
+            || cx.res.names.lookup(b"_GLOBAL_OFFSET_TABLE_").is_some(),
+        dynamic: cx.is_dynamic,
     }
-    for (s, size) in sizes {
-        set_size(osecs, s, size);
-    }
-    if let Some(i) = synth.get(Synth::Symtab) {
-        let n: u64 = symtab_counts
-            .iter()
-            .map(|c| (c.0 + c.1) as u64)
-            .sum::<u64>()
-            + symtab_extra.len() as u64
-            + 1;
-        osecs[i as usize].size = n * 24;
-        let strs: u64 = symtab_counts.iter().map(|c| c.2).sum::<u64>()
-            + symtab_extra
-                .iter()
-                .map(|&g| res.name(g).len() as u64 + 1)
-                .sum::<u64>()
-            + 1;
-        osecs[synth[Synth::Strtab] as usize].size = strs;
-    }
+}
+
+/// The FDEs the output `.eh_frame` keeps, one `.eh_frame_hdr` table entry each.
+fn live_fdes(eh_records: &EhRecords) -> usize {
+    eh_records
+        .0
+        .par_iter()
+        .map(|file| {
+            file.iter()
+                .flat_map(|(_, v)| v)
+                .filter(|r| !r.is_cie && r.out_off != NONE as u64)
+                .count()
+        })
+        .sum()
 }
 
 /// Sets each output section's size from its parts, and numbers the sections that are kept.

@@ -2,36 +2,29 @@
 //!
 //! Input: the layout. Output: the file. The image is filled in parallel (input sections per file, each into the
 //! bytes the layout reserved for it, relocations applied while copying), then the synthetic sections,
-//! `.eh_frame_hdr` and the symbol table at once (each writer holding its own output sections, `Parts`), then the
-//! headers, then the build id over the finished bytes. Where the image lives and how it takes the output's name
+//! `.eh_frame_hdr` and the symbol table at once (each writer holding its own output sections, `Parts`, and writing
+//! through the section's `synthetic` module), then the headers, then the build id over the finished bytes. Where the image lives and how it takes the output's name
 //! (a new file renamed into place, or the old output written in place when nothing else uses it and writing is
 //! proved not to fail) is `output_file`'s business.
 
 use crate::arch::Arch;
 use crate::args::{BuildId, Config, OutputKind};
 use crate::diag::{Errors, Result};
-use crate::elf::{self, LE, align_up};
+use crate::elf::{LE, align_up};
 use crate::gc::Liveness;
 use crate::layout::{self, Layout, NONE, Part, Synth};
 use crate::output_file::OutputFile;
 use crate::parse::SectionKind;
-use crate::resolve::{Def, Resolved};
+use crate::resolve::Resolved;
 use crate::symbols::{self, SymRef, SymbolSpace, Target};
 use crate::synthetic::dynamic::Value;
-use crate::synthetic::{hash, notes, versions};
+use crate::synthetic::{eh_frame_hdr, got_plt, hash, notes, rela, symtab, versions};
 use object::elf as E;
 use rayon::prelude::*;
 
 mod apply;
 
-/// A dynamic relocation to be written into `.rela.dyn`.
-#[derive(Clone, Copy)]
-pub struct DynRel {
-    pub offset: u64,
-    pub r_type: u32,
-    pub sym: u32,
-    pub addend: i64,
-}
+pub use crate::synthetic::rela::DynRel;
 
 /// Where one input section's dynamic relocations go: straight into the slots the layout reserved for it, in
 /// `.rela.dyn` and in the IRELATIVE area (collecting them in a vector per section first was about 27K allocations
@@ -57,7 +50,7 @@ impl DynRelSink<'_> {
     #[inline]
     fn put(slots: &mut [u8], n: &mut usize, r: &DynRel) {
         if let Some(out) = slots.get_mut(24 * *n..24 * *n + 24) {
-            put_rela(out, r);
+            rela::put(out, r);
         }
         *n += 1;
     }
@@ -461,12 +454,8 @@ fn zero_ranges(lay: &Layout, dynstr: std::ops::Range<usize>) -> Vec<std::ops::Ra
     complement(covered, lay.file_size as usize)
 }
 
-fn put_rela(out: &mut [u8], r: &DynRel) {
-    out[0..8].copy_from_slice(&r.offset.to_le_bytes());
-    out[8..16].copy_from_slice(&((r.sym as u64) << 32 | r.r_type as u64).to_le_bytes());
-    out[16..24].copy_from_slice(&r.addend.to_le_bytes());
-}
-
+/// Fills the image: the input sections, the merged ones, then the linker-made sections, `.eh_frame_hdr` and the
+/// symbol table at once, then the headers, then the build id over the finished bytes.
 fn fill<A: Arch>(
     config: &Config,
     res: &Resolved,
@@ -486,122 +475,56 @@ fn fill<A: Arch>(
         ptr: bytes.as_mut_ptr(),
         len: bytes.len(),
     };
-    let rela_dyn_off = lay.synth_sec(Synth::RelaDyn).map_or(0, |o| o.offset);
-    let irel_area_off = if lay.is_dynamic {
-        rela_dyn_off + 24 * (lay.got_dyn_relocs + lay.copy_relocs + lay.sec_dyn_relocs)
-    } else {
-        lay.synth_sec(Synth::RelaIplt).map_or(0, |o| o.offset)
+    {
+        let _t = crate::timing::span("copy and relocate sections");
+        write_input_sections::<A>(&cx, live, img)?;
+    }
+    {
+        let _t = crate::timing::span("merged sections");
+        write_merged_sections(lay, img);
+    }
+    let early = {
+        let _t = crate::timing::span("synthetic sections, symbol table");
+        write_linker_sections::<A>(&cx, bytes, mapped)?
     };
+    write_headers::<A>(&cx, bytes);
+    if let Some(o) = lay.synth_sec(Synth::BuildId) {
+        let _t = crate::timing::span("build id");
+        write_build_id(config, lay, o, bytes, early);
+    }
+    Ok(())
+}
 
-    // Input sections, per file in parallel.
-    let t = crate::timing::span("copy and relocate sections");
-    // Parallel over sections, not files: one large object (a Rust crate's codegen unit, a big C++ TU) would
-    // otherwise keep one thread busy while the others idle.
-    let write_section = |f: usize, s: usize| -> Option<String> {
-        let o = &res.objects[f];
-        let sec = o.sec(s);
-        if !live.is_live(f, s) || sec.kind == SectionKind::Merge {
-            return None;
-        }
-        let (osec, in_osec) = lay.place(f, s)?;
-        let osec = &lay.osecs[osec as usize];
-        if osec.shndx == 0 {
-            return None;
-        }
-        let start = osec.offset + in_osec;
-        if !osec.is_nobits() && osec.pads_known {
-            // The padding before this section (a reused output is not zeroed there, `zero_ranges`), and a
-            // `SHT_NOBITS` input's own bytes in a section that has file contents.
-            let pad = lay.pads[f][s] as u64;
-            let nobits = if sec.sh_type() == E::SHT_NOBITS {
-                sec.size()
-            } else {
-                0
-            };
-            // SAFETY: the padding before an input section and its own range belong to it alone.
-            if let Some(z) = unsafe { img.slice(start.wrapping_sub(pad), pad + nobits) } {
-                z.fill(0);
-            }
-        }
-        if sec.sh_type() == E::SHT_NOBITS {
-            return None;
-        }
-        // The slots the scan counted and the layout reserved for this section's dynamic relocations.
-        let slots = |bases: &crate::layout::RelocBases, area: u64| {
-            bases
-                .get(f, s)
-                // SAFETY: these slots belong to this section alone (`RelocBases` numbers them per section).
-                .and_then(|(first, n)| unsafe { img.slice(area + 24 * first, 24 * n) })
-                .unwrap_or_default()
-        };
-        let mut sink = DynRelSink {
-            relocs: slots(&lay.dyn_reloc_base, rela_dyn_off),
-            irel: slots(&lay.irel_base, irel_area_off),
-            ..Default::default()
-        };
-        let r = if sec.kind == SectionKind::EhFrame {
-            write_eh_frame::<A>(&cx, f, s, img, start, &mut sink)
-        } else if let Some(parts) = nonalloc_parts(sec) {
-            // A part may meet a relocation outside its bytes where they are not sorted by offset: the section is
-            // then written again whole, by one thread, which also finds the first error in input order.
-            let whole = || {
-                // SAFETY: this input section's range is exclusively its own, and its parts are done.
-                let out = unsafe { img.slice(start, sec.size()) }?;
-                out.copy_from_slice(sec.data());
-                Some(apply::apply_nonalloc_part::<A>(
-                    &cx,
-                    f,
-                    s,
-                    out,
-                    0,
-                    sec.relas(),
-                ))
-            };
-            let failed = parts.par_iter().any(|p| {
-                // SAFETY: the parts split this input section's range, which is exclusively its own.
-                let Some(out) = (unsafe { img.slice(start + p.lo, p.hi - p.lo) }) else {
-                    return true;
-                };
-                out.copy_from_slice(&sec.data()[p.lo as usize..p.hi as usize]);
-                apply::apply_nonalloc_part::<A>(&cx, f, s, out, p.lo, &sec.relas()[p.relas.clone()])
-                    .is_err()
-            });
-            match failed.then(whole) {
-                None => Ok(()),
-                Some(Some(r)) => r,
-                Some(None) => Err(format!(
-                    "{}: section {} does not fit the output",
-                    o.name,
-                    o.section_name(s as u32)
-                )),
-            }
+/// Where the input sections' dynamic relocations go: file offsets of `.rela.dyn` and of the IRELATIVE area (the
+/// end of `.rela.dyn` in a dynamic output, `.rela.iplt` in a static one).
+#[derive(Clone, Copy)]
+struct RelocAreas {
+    rela_dyn: u64,
+    irelative: u64,
+}
+
+impl RelocAreas {
+    fn of(lay: &Layout) -> RelocAreas {
+        let rela_dyn = lay.synth_sec(Synth::RelaDyn).map_or(0, |o| o.offset);
+        let irelative = if lay.is_dynamic {
+            rela_dyn + 24 * lay.got_plt.irelative_start()
         } else {
-            // SAFETY: this input section's range is exclusively its own.
-            match unsafe { img.slice(start, sec.size()) } {
-                Some(out) => {
-                    out.copy_from_slice(sec.data());
-                    apply::apply_section::<A>(&cx, f, s, out, &mut sink)
-                }
-                None => Err(format!(
-                    "{}: section {} does not fit the output",
-                    o.name,
-                    o.section_name(s as u32)
-                )),
-            }
+            lay.synth_sec(Synth::RelaIplt).map_or(0, |o| o.offset)
         };
-        if let Err(e) = r {
-            return Some(e);
+        RelocAreas {
+            rela_dyn,
+            irelative,
         }
-        if !sink.filled() {
-            return Some(format!(
-                "{}:({}): internal error: dynamic relocations the scan did not count",
-                o.name,
-                o.section_name(s as u32)
-            ));
-        }
-        None
-    };
-    let errors: Vec<String> = res
+    }
+}
+
+/// Copies the input sections into the image and applies their relocations, in parallel over sections, not files:
+/// one large object (a Rust crate's codegen unit, a big C++ TU) would otherwise keep one thread busy while the
+/// others idle.
+fn write_input_sections<A: Arch>(cx: &WriteCx, live: &Liveness, img: Image) -> Result<()> {
+    let areas = RelocAreas::of(cx.lay);
+    let errors: Vec<String> = cx
+        .res
         .objects
         .par_iter()
         .enumerate()
@@ -611,15 +534,145 @@ fn fill<A: Arch>(
         .flat_map(|(f, o)| {
             (0..o.sections.len())
                 .into_par_iter()
-                .filter_map(move |s| write_section(f, s))
+                .filter_map(move |s| write_input_section::<A>(cx, live, img, areas, f, s))
         })
         .collect();
     if !errors.is_empty() {
         return Err(Errors(errors));
     }
+    Ok(())
+}
 
-    drop(t);
-    let t = crate::timing::span("merged sections");
+/// Copies input section `s` of object `f` into the image (with the padding before it) and applies its
+/// relocations; an error message if that fails.
+fn write_input_section<A: Arch>(
+    cx: &WriteCx,
+    live: &Liveness,
+    img: Image,
+    areas: RelocAreas,
+    f: usize,
+    s: usize,
+) -> Option<String> {
+    let lay = cx.lay;
+    let o = &cx.res.objects[f];
+    let sec = o.sec(s);
+    if !live.is_live(f, s) || sec.kind == SectionKind::Merge {
+        return None;
+    }
+    let (osec, in_osec) = lay.place(f, s)?;
+    let osec = &lay.osecs[osec as usize];
+    if osec.shndx == 0 {
+        return None;
+    }
+    let start = osec.offset + in_osec;
+    if !osec.is_nobits() && osec.pads_known {
+        // The padding before this section (a reused output is not zeroed there, `zero_ranges`), and a
+        // `SHT_NOBITS` input's own bytes in a section that has file contents.
+        let pad = lay.pads[f][s] as u64;
+        let nobits = if sec.sh_type() == E::SHT_NOBITS {
+            sec.size()
+        } else {
+            0
+        };
+        // SAFETY: the padding before an input section and its own range belong to it alone.
+        if let Some(z) = unsafe { img.slice(start.wrapping_sub(pad), pad + nobits) } {
+            z.fill(0);
+        }
+    }
+    if sec.sh_type() == E::SHT_NOBITS {
+        return None;
+    }
+    // The slots the scan counted and the layout reserved for this section's dynamic relocations.
+    let slots = |bases: &crate::layout::RelocBases, area: u64| {
+        bases
+            .get(f, s)
+            // SAFETY: these slots belong to this section alone (`RelocBases` numbers them per section).
+            .and_then(|(first, n)| unsafe { img.slice(area + 24 * first, 24 * n) })
+            .unwrap_or_default()
+    };
+    let mut sink = DynRelSink {
+        relocs: slots(&lay.dyn_reloc_base, areas.rela_dyn),
+        irel: slots(&lay.irel_base, areas.irelative),
+        ..Default::default()
+    };
+    let r = if sec.kind == SectionKind::EhFrame {
+        write_eh_frame::<A>(cx, f, s, img, start, &mut sink)
+    } else if let Some(parts) = nonalloc_parts(sec) {
+        write_nonalloc_in_parts::<A>(cx, f, s, img, start, &parts)
+    } else {
+        // SAFETY: this input section's range is exclusively its own.
+        match unsafe { img.slice(start, sec.size()) } {
+            Some(out) => {
+                out.copy_from_slice(sec.data());
+                apply::apply_section::<A>(cx, f, s, out, &mut sink)
+            }
+            None => Err(format!(
+                "{}: section {} does not fit the output",
+                o.name,
+                o.section_name(s as u32)
+            )),
+        }
+    };
+    if let Err(e) = r {
+        return Some(e);
+    }
+    if !sink.filled() {
+        return Some(format!(
+            "{}:({}): internal error: dynamic relocations the scan did not count",
+            o.name,
+            o.section_name(s as u32)
+        ));
+    }
+    None
+}
+
+/// Writes a large non-allocated section at `start` in `parts` (`nonalloc_parts`), on all threads.
+fn write_nonalloc_in_parts<A: Arch>(
+    cx: &WriteCx,
+    f: usize,
+    s: usize,
+    img: Image,
+    start: u64,
+    parts: &[SectionPart],
+) -> std::result::Result<(), String> {
+    let o = &cx.res.objects[f];
+    let sec = o.sec(s);
+    // A part may meet a relocation outside its bytes where they are not sorted by offset: the section is then
+    // written again whole, by one thread, which also finds the first error in input order.
+    let whole = || {
+        // SAFETY: this input section's range is exclusively its own, and its parts are done.
+        let out = unsafe { img.slice(start, sec.size()) }?;
+        out.copy_from_slice(sec.data());
+        Some(apply::apply_nonalloc_part::<A>(
+            cx,
+            f,
+            s,
+            out,
+            0,
+            sec.relas(),
+        ))
+    };
+    let failed = parts.par_iter().any(|p| {
+        // SAFETY: the parts split this input section's range, which is exclusively its own.
+        let Some(out) = (unsafe { img.slice(start + p.lo, p.hi - p.lo) }) else {
+            return true;
+        };
+        out.copy_from_slice(&sec.data()[p.lo as usize..p.hi as usize]);
+        apply::apply_nonalloc_part::<A>(cx, f, s, out, p.lo, &sec.relas()[p.relas.clone()]).is_err()
+    });
+    match failed.then(whole) {
+        None => Ok(()),
+        Some(Some(r)) => r,
+        Some(None) => Err(format!(
+            "{}: section {} does not fit the output",
+            o.name,
+            o.section_name(s as u32)
+        )),
+    }
+}
+
+/// Copies the merged sections' pieces into the image.
+fn write_merged_sections(lay: &Layout, img: Image) {
     lay.merges.par_iter().enumerate().for_each(|(m, g)| {
         let o = &lay.osecs[g.osec as usize];
         if o.is_nobits() || o.shndx == 0 {
@@ -659,30 +712,31 @@ fn fill<A: Arch>(
             zero(end, next.saturating_sub(sh.start));
         });
     });
+}
 
-    drop(t);
-    // The linker-made sections, `.eh_frame_hdr` and the symbol table at once, each writer holding its own output
-    // sections: the GOT and PLT entries and the table behind `.eh_frame_hdr` are serial loops (on clang-so 6.6 and
-    // 5 ms, one core idle while they ran one after the other).
-    let t = crate::timing::span("synthetic sections, symbol table");
-    let ranges = |list: &[Synth]| -> Vec<std::ops::Range<usize>> {
-        list.iter()
-            .filter_map(|&s| lay.synth_sec(s))
-            .filter(|o| o.shndx != 0 && !o.is_nobits())
-            .map(|o| o.offset as usize..(o.offset + o.size) as usize)
-            .collect()
-    };
-    use Synth::*;
+/// What the build id takes over from the linker-made sections' step: the chaining values of its early chunks, and
+/// per whole huge page of a mapped output whether it was released with them (`releasable_pages`), the image at
+/// address `image`.
+struct EarlyHash {
+    cvs: Vec<(usize, blake3::hazmat::ChainingValue)>,
+    releasable: Vec<bool>,
+    image: usize,
+}
+
+/// The linker-made sections, `.eh_frame_hdr` and the symbol table at once, each writer holding its own output
+/// sections: the GOT and PLT entries and the table behind `.eh_frame_hdr` are serial loops (on clang-so 6.6 and
+/// 5 ms, one core idle while they ran one after the other).
+fn write_linker_sections<A: Arch>(
+    cx: &WriteCx,
+    bytes: &mut [u8],
+    mapped: bool,
+) -> Result<EarlyHash> {
+    let (config, lay) = (cx.config, cx.lay);
     let eh_frame = lay
         .osecs
         .iter()
         .find(|o| o.name == b".eh_frame" && o.shndx != 0 && !o.is_nobits());
-    let hdr = lay.synth_sec(EhFrameHdr).filter(|o| o.shndx != 0);
-    let symtab = if config.strip_all {
-        Vec::new()
-    } else {
-        ranges(&[Symtab, Strtab])
-    };
+    let hdr = lay.synth_sec(Synth::EhFrameHdr).filter(|o| o.shndx != 0);
     // The build id's chunks that nothing writes from here on, hashed now by the threads these writers leave
     // idle (`build_id_tree`), and read with `.eh_frame`, which `.eh_frame_hdr` is made from.
     let image_len = bytes.len();
@@ -705,25 +759,7 @@ fn fill<A: Arch>(
     if hdr.is_some() {
         shared.extend(eh_range);
     }
-    let groups = [
-        ranges(&[Got, GotPlt, Plt, Iplt, RelaDyn, RelaPlt, RelaIplt]),
-        ranges(&[
-            Dynsym,
-            Versym,
-            Verdef,
-            Verneed,
-            RelrDyn,
-            Hash,
-            GnuHash,
-            Dynamic,
-            Interp,
-            PackageNote,
-            GnuProperty,
-        ]),
-        ranges(&[EhFrameHdr]),
-        symtab,
-        union(shared),
-    ];
+    let groups = writer_groups(config, lay, union(shared));
     let [
         mut got_plt,
         mut dynamic,
@@ -732,47 +768,21 @@ fn fill<A: Arch>(
         shared,
     ] = Parts::split(bytes, &groups);
     let shared = &shared;
-    let ((got_result, ()), ((hdr_result, ()), early_cvs)) = rayon::join(
+    let (((), ()), ((hdr_result, ()), cvs)) = rayon::join(
         || {
             rayon::join(
-                || write_got_plt::<A>(&cx, &mut got_plt),
-                || {
-                    write_dynamic_sections(&cx, &mut dynamic);
-                    if let Some(o) = lay.synth_sec(Interp)
-                        && let Some(i) = &lay.interp
-                    {
-                        dynamic[o.offset as usize..o.offset as usize + i.len()].copy_from_slice(i);
-                    }
-                    if let Some(o) = lay.synth_sec(PackageNote)
-                        && let Some(json) = &config.package_metadata
-                    {
-                        let range = o.offset as usize..(o.offset + o.size) as usize;
-                        notes::write_package(&mut dynamic[range], json);
-                    }
-                    if let Some(o) = lay.synth_sec(GnuProperty) {
-                        let range = o.offset as usize..(o.offset + o.size) as usize;
-                        crate::synthetic::property::write(&mut dynamic[range], &lay.gnu_props);
-                    }
-                },
+                || write_got_plt::<A>(cx, &mut got_plt),
+                || write_dynamic_and_notes(cx, &mut dynamic),
             )
         },
         || {
             rayon::join(
                 || {
                     rayon::join(
-                        || match hdr {
-                            Some(o) => {
-                                let data = eh_frame.map(|e| {
-                                    (e, &shared[e.offset as usize..(e.offset + e.size) as usize])
-                                });
-                                let out = hdr_parts.take(o.offset as usize).unwrap_or_default();
-                                write_eh_frame_hdr(o, data, out)
-                            }
-                            None => Ok(()),
-                        },
+                        || write_eh_frame_hdr(hdr, eh_frame, shared, &mut hdr_parts),
                         || {
                             if !config.strip_all {
-                                write_symtab(&cx, &mut sym_parts);
+                                write_symtab(cx, &mut sym_parts);
                             }
                         },
                     )
@@ -792,27 +802,96 @@ fn fill<A: Arch>(
             )
         },
     );
-    got_result?;
     hdr_result?;
-    drop(t);
-    write_headers::<A>(&cx, bytes);
-    if let Some(o) = lay.synth_sec(Synth::BuildId) {
-        let _t = crate::timing::span("build id");
-        // The other whole huge pages of a mapped output (those `releasable` lists as not released yet; it lists
-        // none for a heap buffer) are released as their chunks are hashed, but for the one the id is written to
-        // afterwards.
-        let note = o.offset as usize..(o.offset + o.size) as usize;
-        let late = |p: usize| {
-            let page = p * HUGE_PAGE..(p + 1) * HUGE_PAGE;
-            if releasable.get(p) == Some(&false)
-                && !(note.start < page.end && page.start < note.end)
-            {
-                release_page(image, p);
-            }
-        };
-        write_build_id(config, lay, o.offset as usize, bytes, early_cvs, late);
+    Ok(EarlyHash {
+        cvs,
+        releasable,
+        image,
+    })
+}
+
+/// The output sections each writer of `write_linker_sections` holds, in order: the GOT and PLT family; the dynamic
+/// sections, `.interp` and the notes; `.eh_frame_hdr`; the symbol table; and `shared`, what the build id's early
+/// chunks and `.eh_frame_hdr` read.
+fn writer_groups(
+    config: &Config,
+    lay: &Layout,
+    shared: Vec<std::ops::Range<usize>>,
+) -> [Vec<std::ops::Range<usize>>; 5] {
+    let ranges = |list: &[Synth]| -> Vec<std::ops::Range<usize>> {
+        list.iter()
+            .filter_map(|&s| lay.synth_sec(s))
+            .filter(|o| o.shndx != 0 && !o.is_nobits())
+            .map(|o| o.offset as usize..(o.offset + o.size) as usize)
+            .collect()
+    };
+    use Synth::*;
+    let symtab = if config.strip_all {
+        Vec::new()
+    } else {
+        ranges(&[Symtab, Strtab])
+    };
+    [
+        ranges(&[Got, GotPlt, Plt, Iplt, RelaDyn, RelaPlt, RelaIplt]),
+        ranges(&[
+            Dynsym,
+            Versym,
+            Verdef,
+            Verneed,
+            RelrDyn,
+            Hash,
+            GnuHash,
+            Dynamic,
+            Interp,
+            PackageNote,
+            GnuProperty,
+        ]),
+        ranges(&[EhFrameHdr]),
+        symtab,
+        shared,
+    ]
+}
+
+/// The dynamic sections (`write_dynamic_sections`), `.interp` and the notes the linker makes.
+fn write_dynamic_and_notes(cx: &WriteCx, dynamic: &mut Parts) {
+    let (config, lay) = (cx.config, cx.lay);
+    write_dynamic_sections(cx, dynamic);
+    if let Some(o) = lay.synth_sec(Synth::Interp)
+        && let Some(i) = &lay.interp
+    {
+        dynamic[o.offset as usize..o.offset as usize + i.len()].copy_from_slice(i);
     }
-    Ok(())
+    if let Some(o) = lay.synth_sec(Synth::PackageNote)
+        && let Some(json) = &config.package_metadata
+    {
+        let range = o.offset as usize..(o.offset + o.size) as usize;
+        notes::write_package(&mut dynamic[range], json);
+    }
+    if let Some(o) = lay.synth_sec(Synth::GnuProperty) {
+        let range = o.offset as usize..(o.offset + o.size) as usize;
+        crate::synthetic::property::write(&mut dynamic[range], &lay.gnu_props);
+    }
+}
+
+/// Writes `.eh_frame_hdr` (`synthetic::eh_frame_hdr`), where the output has one, from the output `.eh_frame`
+/// (in `shared`).
+fn write_eh_frame_hdr(
+    hdr: Option<&layout::OutputSection>,
+    eh_frame: Option<&layout::OutputSection>,
+    shared: &Parts,
+    parts: &mut Parts,
+) -> Result<()> {
+    let Some(o) = hdr else {
+        return Ok(());
+    };
+    let data = eh_frame.map(|e| {
+        (
+            e.addr,
+            &shared[e.offset as usize..(e.offset + e.size) as usize],
+        )
+    });
+    let out = parts.take(o.offset as usize).unwrap_or_default();
+    eh_frame_hdr::write(o.offset, o.addr, data, out)
 }
 
 /// A part of a large non-allocated section written on its own: bytes `lo..hi` and the relocations in them.
@@ -929,266 +1008,74 @@ fn write_eh_frame<A: Arch>(
     Ok(())
 }
 
-fn write_got_plt<A: Arch>(cx: &WriteCx, bytes: &mut Parts) -> Result<()> {
+/// Writes the GOT and PLT family (`synthetic::got_plt`) into its output sections.
+fn write_got_plt<A: Arch>(cx: &WriteCx, parts: &mut Parts) {
     let lay = cx.lay;
-    let res = cx.res;
-    let got = lay.synth_sec(Synth::Got).filter(|o| o.shndx != 0);
-    let gotplt = lay.synth_sec(Synth::GotPlt).filter(|o| o.shndx != 0);
-    let plt = lay.synth_sec(Synth::Plt).filter(|o| o.shndx != 0);
-    let iplt = lay.synth_sec(Synth::Iplt).filter(|o| o.shndx != 0);
-    let rela_dyn = lay
-        .synth_sec(Synth::RelaDyn)
-        .map_or(0, |o| o.offset as usize);
-    let rela_plt = lay
-        .synth_sec(Synth::RelaPlt)
-        .map_or(0, |o| o.offset as usize);
-    let irel_area = if lay.is_dynamic {
-        rela_dyn + 24 * (lay.got_dyn_relocs + lay.copy_relocs + lay.sec_dyn_relocs) as usize
-    } else {
-        lay.synth_sec(Synth::RelaIplt)
-            .map_or(0, |o| o.offset as usize)
+    let kept = |s: Synth| lay.synth_sec(s).filter(|o| o.shndx != 0);
+    let mut take = |s: Synth| {
+        let o = kept(s)?;
+        Some(got_plt::Section {
+            addr: o.addr,
+            bytes: parts.take(o.offset as usize).unwrap_or_default(),
+        })
     };
-    let mut next_dyn = 0usize;
-    let mut next_irel = 0usize;
-    if let Some(gp) = gotplt {
-        let dynamic = lay
-            .synth_sec(Synth::Dynamic)
-            .filter(|o| o.shndx != 0)
-            .map_or(0, |o| o.addr);
-        bytes[gp.offset as usize..gp.offset as usize + 8].copy_from_slice(&dynamic.to_le_bytes());
-    }
-    if let (Some(p), Some(gp)) = (plt, gotplt)
-        && lay.num_plt > 0
-    {
-        A::write_plt0(&lay.plt, &mut bytes[p.offset as usize..], p.addr, gp.addr);
-    }
-    let pic = cx.pic();
-    for &id in &lay.aux_ids {
-        let x = *lay.aux_of(id).unwrap();
-        let target = layout::target_of(res, cx.space, id);
-        // Bound by the dynamic linker (imports; in a shared object also its preemptible definitions).
-        let imported = symbols::is_preemptible(res, cx.config, id, target);
-        let ifunc = symbols::is_ifunc(res, target);
-        let value = lay.addrs[id as usize];
-        // A TLS dynamic relocation names a preemptible symbol, or else this module with the offset in its block.
-        let tls_reference = |preemptible: bool| {
-            if preemptible {
-                (x.dynsym, 0)
-            } else {
-                (0, cx.dtp_offset(value) as i64)
-            }
-        };
-        if x.got != NONE {
-            let g = got.expect("GOT slots imply a .got");
-            let off = g.offset as usize + 8 * x.got as usize;
-            let addr = g.addr + 8 * x.got as u64;
-            if imported {
-                put_rela(
-                    &mut bytes[rela_dyn + 24 * next_dyn..],
-                    &DynRel {
-                        offset: addr,
-                        r_type: A::R_GLOB_DAT,
-                        sym: x.dynsym,
-                        addend: 0,
-                    },
-                );
-                next_dyn += 1;
-            } else {
-                // An IFUNC's slot is filled by its resolver (IRELATIVE); with a canonical stub that is a separate
-                // slot, the one the stub jumps through, and the GOT slot holds the stub's address.
-                let canonical_stub = ifunc && x.igot != NONE;
-                if ifunc {
-                    let (irel_slot, irel_addr) = if canonical_stub {
-                        (
-                            g.offset as usize + 8 * x.igot as usize,
-                            g.addr + 8 * x.igot as u64,
-                        )
-                    } else {
-                        (off, addr)
-                    };
-                    put_rela(
-                        &mut bytes[irel_area + 24 * next_irel..],
-                        &DynRel {
-                            offset: irel_addr,
-                            r_type: A::R_IRELATIVE,
-                            sym: 0,
-                            addend: value as i64,
-                        },
-                    );
-                    next_irel += 1;
-                    bytes[irel_slot..irel_slot + 8].copy_from_slice(&value.to_le_bytes());
-                }
-                if !ifunc || canonical_stub {
-                    // A link-time address: the symbol's, or the canonical stub's.
-                    let v = if canonical_stub {
-                        cx.plt_addr(id)
-                            .expect("a canonical IFUNC slot implies a stub")
-                    } else {
-                        value
-                    };
-                    bytes[off..off + 8].copy_from_slice(&v.to_le_bytes());
-                    // Packed: the layout's .relr.dyn names this slot.
-                    if pic && !symbols::is_absolute(res, target) && !cx.config.pack_relative_relocs
-                    {
-                        put_rela(
-                            &mut bytes[rela_dyn + 24 * next_dyn..],
-                            &DynRel {
-                                offset: addr,
-                                r_type: A::R_RELATIVE,
-                                sym: 0,
-                                addend: v as i64,
-                            },
-                        );
-                        next_dyn += 1;
-                    }
-                }
-            }
-        }
-        if x.gottp != NONE {
-            let g = got.expect("GOT slots imply a .got");
-            let off = g.offset as usize + 8 * x.gottp as usize;
-            let addr = g.addr + 8 * x.gottp as u64;
-            if imported || cx.config.kind == OutputKind::Shared {
-                let (sym, addend) = tls_reference(imported);
-                put_rela(
-                    &mut bytes[rela_dyn + 24 * next_dyn..],
-                    &DynRel {
-                        offset: addr,
-                        r_type: A::R_TPOFF64,
-                        sym,
-                        addend,
-                    },
-                );
-                next_dyn += 1;
-            } else {
-                bytes[off..off + 8].copy_from_slice(&cx.tp_offset(value).to_le_bytes());
-            }
-        }
-        if x.plt != NONE {
-            let (p, gp) = (
-                plt.expect("PLT entries imply .plt"),
-                gotplt.expect("and .got.plt"),
-            );
-            let in_plt = lay.plt.header + lay.plt.entry * x.plt as u64;
-            let in_gotplt = A::GOTPLT_RESERVED + 8 * x.plt as u64;
-            let entry = p.addr + in_plt;
-            let slot = gp.addr + in_gotplt;
-            let eoff = (p.offset + in_plt) as usize;
-            A::write_plt_entry(&lay.plt, &mut bytes[eoff..], entry, slot, x.plt, p.addr);
-            let soff = (gp.offset + in_gotplt) as usize;
-            bytes[soff..soff + 8]
-                .copy_from_slice(&A::plt_lazy_target(&lay.plt, p.addr, entry).to_le_bytes());
-            put_rela(
-                &mut bytes[rela_plt + 24 * x.plt as usize..],
-                &DynRel {
-                    offset: slot,
-                    r_type: A::R_JUMP_SLOT,
-                    sym: x.dynsym,
-                    addend: 0,
-                },
-            );
-        }
-        if x.tlsgd != NONE {
-            let g = got.expect("TLS pairs imply a .got");
-            let addr = g.addr + 8 * x.tlsgd as u64;
-            let mut dynrel = |offset, r_type, sym| {
-                put_rela(
-                    &mut bytes[rela_dyn + 24 * next_dyn..],
-                    &DynRel {
-                        offset,
-                        r_type,
-                        sym,
-                        addend: 0,
-                    },
-                );
-                next_dyn += 1;
-            };
-            if imported {
-                dynrel(addr, A::R_DTPMOD64, x.dynsym);
-                dynrel(addr + 8, A::R_DTPOFF64, x.dynsym);
-            } else {
-                dynrel(addr, A::R_DTPMOD64, 0);
-                let off = g.offset as usize + 8 * x.tlsgd as usize + 8;
-                bytes[off..off + 8].copy_from_slice(&cx.dtp_offset(value).to_le_bytes());
-            }
-        }
-        if x.tlsdesc != NONE {
-            let g = got.expect("TLS pairs imply a .got");
-            let (sym, addend) = tls_reference(imported);
-            put_rela(
-                &mut bytes[rela_dyn + 24 * next_dyn..],
-                &DynRel {
-                    offset: g.addr + 8 * x.tlsdesc as u64,
-                    r_type: A::R_TLSDESC,
-                    sym,
-                    addend,
-                },
-            );
-            next_dyn += 1;
-        }
-        if x.iplt != NONE {
-            let p = iplt.expect("IFUNC stubs imply .iplt");
-            let g = got.expect("IFUNC stubs use a GOT slot");
-            let in_iplt = lay.plt.iplt_entry * x.iplt as u64;
-            let entry = p.addr + in_iplt;
-            A::write_iplt_entry(
-                &lay.plt,
-                &mut bytes[(p.offset + in_iplt) as usize..],
-                entry,
-                g.addr + 8 * if x.igot != NONE { x.igot } else { x.got } as u64,
-            );
-        }
-    }
-    if lay.tlsld != NONE {
-        let g = got.expect("a TLS module pair implies a .got");
-        put_rela(
-            &mut bytes[rela_dyn + 24 * next_dyn..],
-            &DynRel {
-                offset: g.addr + 8 * lay.tlsld as u64,
-                r_type: A::R_DTPMOD64,
-                sym: 0,
-                addend: 0,
-            },
-        );
-        next_dyn += 1;
-    }
-    // Copy relocations follow the GOT's.
-    let mut seen = std::collections::HashSet::new();
-    let copy_base = lay
-        .osecs
-        .iter()
+    let sections = got_plt::Sections {
+        got: take(Synth::Got),
+        got_plt: take(Synth::GotPlt),
+        plt: take(Synth::Plt),
+        iplt: take(Synth::Iplt),
+        rela_dyn: take(Synth::RelaDyn).map(|s| s.bytes).unwrap_or_default(),
+        rela_plt: take(Synth::RelaPlt).map(|s| s.bytes).unwrap_or_default(),
+        rela_iplt: take(Synth::RelaIplt).map(|s| s.bytes).unwrap_or_default(),
+    };
+    let copy_base = (lay.osecs.iter())
         .find(|o| o.parts.iter().any(|p| matches!(p, Part::CopyRel)))
         .map(|o| o.addr + o.part_offset(&Part::CopyRel));
-    for &id in &lay.aux_ids {
-        let x = *lay.aux_of(id).unwrap();
-        if !x.copied {
-            continue;
-        }
-        let addr = copy_base.unwrap_or(0) + x.copy_off;
-        if seen.insert(addr) {
-            put_rela(
-                &mut bytes[rela_dyn + 24 * next_dyn..],
-                &DynRel {
-                    offset: addr,
-                    r_type: A::R_COPY,
-                    sym: x.dynsym,
-                    addend: 0,
-                },
-            );
-            next_dyn += 1;
-        }
-    }
-    debug_assert_eq!(next_dyn as u64, lay.got_dyn_relocs + lay.copy_relocs);
-    Ok(())
+    let facts = got_plt::Facts {
+        counts: lay.got_plt,
+        plt: lay.plt,
+        tlsld: lay.tlsld,
+        pic: cx.pic(),
+        shared: cx.config.kind == OutputKind::Shared,
+        pack_relr: cx.config.pack_relative_relocs,
+        dynamic_addr: kept(Synth::Dynamic).map_or(0, |o| o.addr),
+        copy_base: copy_base.unwrap_or(0),
+    };
+    got_plt::write::<A>(sections, &lay.aux_ids, &facts, &SlotLookup(cx));
 }
 
-fn write_dynamic_sections(cx: &WriteCx, bytes: &mut Parts) {
-    let lay = cx.lay;
-    if !lay.is_dynamic {
-        return;
+/// The layout's answers to the GOT and PLT writer.
+struct SlotLookup<'c, 'a>(&'c WriteCx<'a>);
+
+impl got_plt::Lookup for SlotLookup<'_, '_> {
+    fn slots(&self, id: u32) -> &got_plt::Aux {
+        self.0.lay.aux_of(id).unwrap()
     }
+    fn symbol(&self, id: u32) -> got_plt::Symbol {
+        let cx = self.0;
+        let target = layout::target_of(cx.res, cx.space, id);
+        got_plt::Symbol {
+            imported: symbols::is_preemptible(cx.res, cx.config, id, target),
+            ifunc: symbols::is_ifunc(cx.res, target),
+            value: cx.lay.addrs[id as usize],
+        }
+    }
+    fn is_absolute(&self, id: u32) -> bool {
+        let cx = self.0;
+        symbols::is_absolute(cx.res, layout::target_of(cx.res, cx.space, id))
+    }
+    fn tp_offset(&self, addr: u64) -> u64 {
+        self.0.tp_offset(addr)
+    }
+    fn dtp_offset(&self, addr: u64) -> u64 {
+        self.0.dtp_offset(addr)
+    }
+}
+
+/// `.dynsym`: each entry from its symbol's definition (or this link's references to an import), in parallel.
+fn write_dynsym(cx: &WriteCx, bytes: &mut Parts) {
+    let lay = cx.lay;
     let res = cx.res;
-    // .dynsym
     let dynsym = lay.synth_sec(Synth::Dynsym).unwrap();
     let start = dynsym.offset as usize + 24;
     let end = start + 24 * lay.dynsyms.len();
@@ -1293,6 +1180,15 @@ fn write_dynamic_sections(cx: &WriteCx, bytes: &mut Parts) {
             e[8..16].copy_from_slice(&value.to_le_bytes());
             e[16..24].copy_from_slice(&size.to_le_bytes());
         });
+}
+
+/// The dynamic sections: `.dynsym`, the versions, `.relr.dyn`, the hash tables and `.dynamic`.
+fn write_dynamic_sections(cx: &WriteCx, bytes: &mut Parts) {
+    let lay = cx.lay;
+    if !lay.is_dynamic {
+        return;
+    }
+    write_dynsym(cx, bytes);
     // Symbol versions.
     let section = |s: Synth| {
         lay.synth_sec(s)
@@ -1336,140 +1232,9 @@ fn write_dynamic_sections(cx: &WriteCx, bytes: &mut Parts) {
     });
 }
 
-/// `.eh_frame_hdr`: version, pointer encodings, `.eh_frame` address, FDE count, and a sorted table of
-/// (initial location, FDE address), all relative to the header (`DW_EH_PE_datarel | sdata4`).
-fn write_eh_frame_hdr(
-    hdr: &layout::OutputSection,
-    eh: Option<(&layout::OutputSection, &[u8])>,
-    out: &mut [u8],
-) -> Result<()> {
-    let (hdr_off, hdr_addr) = (hdr.offset, hdr.addr);
-    let mut table: Vec<(u64, u64)> = Vec::new();
-    if let Some((eh, data)) = eh {
-        let mut off = 0usize;
-        let mut cie_enc: std::collections::HashMap<usize, u8> = std::collections::HashMap::new();
-        // FDEs come in runs after their CIE: the last CIE looked up answers most of them without hashing.
-        let mut last_cie = (usize::MAX, 0u8);
-        while off + 4 <= data.len() {
-            let len = elf::read_u32(data, off).unwrap_or(0) as usize;
-            if len == 0 {
-                off += 4;
-                continue;
-            }
-            let id = elf::read_u32(data, off + 4).unwrap_or(0) as usize;
-            // The layout checked the input records and their relocations, which leave lengths and CIE ids alone;
-            // still, a record this loop cannot follow ends the table rather than the link.
-            let Some(record) = data.get(off..off.saturating_add(4 + len)) else {
-                break;
-            };
-            if id == 0 {
-                cie_enc.insert(off, fde_encoding(record));
-            } else {
-                let cie = (off + 4).wrapping_sub(id);
-                let enc = if cie == last_cie.0 {
-                    last_cie.1
-                } else {
-                    let enc = cie_enc.get(&cie).copied().unwrap_or(0x1b);
-                    last_cie = (cie, enc);
-                    enc
-                };
-                let field = off + 8;
-                let pc = match enc & 0x0f {
-                    0x0b | 0x03 => elf::read_u32(data, field).unwrap_or(0) as i32 as i64 as u64,
-                    _ => elf::read_u64(data, field).unwrap_or(0),
-                };
-                let pc = if enc & 0x70 == 0x10 {
-                    pc.wrapping_add(eh.addr + field as u64)
-                } else {
-                    pc
-                };
-                table.push((pc, eh.addr + off as u64));
-            }
-            off += 4 + len;
-        }
-    }
-    table.par_sort_unstable();
-    if out.len() < 12 + 8 * table.len() {
-        return Err(Errors::one(format!(
-            "internal error: .eh_frame_hdr at {hdr_off:#x} has room for fewer than its {} entries",
-            table.len()
-        )));
-    }
-    out[0] = 1;
-    out[1] = 0x1b; // eh_frame_ptr: pcrel sdata4
-    out[2] = 0x03; // fde_count: udata4
-    out[3] = 0x3b; // table: datarel sdata4
-    let eh_addr = eh.map_or(0, |(o, _)| o.addr);
-    out[4..8].copy_from_slice(&(eh_addr.wrapping_sub(hdr_addr + 4) as u32).to_le_bytes());
-    out[8..12].copy_from_slice(&(table.len() as u32).to_le_bytes());
-    out[12..12 + 8 * table.len()]
-        .par_chunks_mut(8)
-        .zip(table.par_iter())
-        .with_min_len(4096)
-        .for_each(|(e, (pc, fde))| {
-            e[..4].copy_from_slice(&(pc.wrapping_sub(hdr_addr) as u32).to_le_bytes());
-            e[4..].copy_from_slice(&(fde.wrapping_sub(hdr_addr) as u32).to_le_bytes());
-        });
-    Ok(())
-}
-
-/// The FDE pointer encoding from a CIE's augmentation ('R'), default absolute 8 bytes.
-fn fde_encoding(cie: &[u8]) -> u8 {
-    let aug_start = 9;
-    let Some(aug_len) = cie
-        .get(aug_start..)
-        .and_then(|s| s.iter().position(|&b| b == 0))
-    else {
-        return 0;
-    };
-    let aug = &cie[aug_start..aug_start + aug_len];
-    let mut p = aug_start + aug_len + 1;
-    let uleb = |p: &mut usize| {
-        let mut v = 0u64;
-        let mut shift = 0;
-        while let Some(&b) = cie.get(*p) {
-            *p += 1;
-            v |= ((b & 0x7f) as u64).checked_shl(shift).unwrap_or(0);
-            shift = shift.saturating_add(7);
-            if b & 0x80 == 0 {
-                break;
-            }
-        }
-        v
-    };
-    uleb(&mut p); // code alignment
-    uleb(&mut p); // data alignment (sleb; only skipped)
-    if cie.get(8) == Some(&1) {
-        p += 1; // return address register (version 1: one byte)
-    } else {
-        uleb(&mut p);
-    }
-    if aug.first() != Some(&b'z') {
-        return 0;
-    }
-    uleb(&mut p);
-    for &c in &aug[1..] {
-        match c {
-            b'R' => return cie.get(p).copied().unwrap_or(0),
-            b'P' => {
-                let enc = cie.get(p).copied().unwrap_or(0);
-                p += 1;
-                p += match enc & 0x0f {
-                    0x02 | 0x0a => 2,
-                    0x03 | 0x0b => 4,
-                    _ => 8,
-                };
-            }
-            b'L' => p += 1,
-            _ => {}
-        }
-    }
-    0
-}
-
+/// Writes `.symtab` and `.strtab` (`synthetic::symtab`), where the layout has them.
 fn write_symtab(cx: &WriteCx, parts: &mut Parts) {
     let lay = cx.lay;
-    let res = cx.res;
     let Some(symtab) = lay.synth_sec(Synth::Symtab) else {
         return;
     };
@@ -1480,140 +1245,48 @@ fn write_symtab(cx: &WriteCx, parts: &mut Parts) {
     ) else {
         return;
     };
-    // The null symbol and the empty name: every byte is written here (`zero_ranges` leaves both sections alone).
-    if let (Some(e), Some(b)) = (sym_out.get_mut(..24), str_out.first_mut()) {
-        e.fill(0);
-        *b = 0;
-    }
-    // Each section's bytes from its own start: the per-file tasks below write disjoint entries and strings.
-    let sym_img = Image {
-        ptr: sym_out.as_mut_ptr(),
-        len: sym_out.len(),
-    };
-    let str_img = Image {
-        ptr: str_out.as_mut_ptr(),
-        len: str_out.len(),
-    };
-    let nlocal: u64 = lay.symtab_counts.iter().map(|c| c.0 as u64).sum();
-    let mut local_start = Vec::with_capacity(lay.symtab_counts.len());
-    let mut global_start = Vec::with_capacity(lay.symtab_counts.len());
-    let mut str_start = Vec::with_capacity(lay.symtab_counts.len());
-    let (mut l, mut g, mut s) = (1u64, 1 + nlocal, 1u64);
-    for c in &lay.symtab_counts {
-        local_start.push(l);
-        global_start.push(g);
-        str_start.push(s);
-        l += c.0 as u64;
-        g += c.1 as u64;
-        s += c.2;
-    }
-    let shndx_of = |addr_osec: Option<u32>| {
-        addr_osec.map_or(E::SHN_ABS, |i| lay.osecs[i as usize].shndx as u16)
-    };
-    res.runs.for_each(|f| {
-        let o = &res.objects[f];
-        if lay.symtab_counts[f] == (0, 0, 0) {
-            return;
-        }
-        let (mut li, mut gi, mut so) = (local_start[f], global_start[f], str_start[f]);
-        let members = lay.symtab_members[f]
-            .iter()
-            .enumerate()
-            .flat_map(|(w, &bits)| {
-                (0..64)
-                    .filter(move |b| bits >> b & 1 != 0)
-                    .map(move |b| w * 64 + b)
-            });
-        for i in members {
-            let sym = &o.syms[i];
-            let name = o.sym_name(i);
-            let idx = if i < o.first_global { &mut li } else { &mut gi };
-            let id = symbols::lookup(res, cx.space, f, i).map_or(0, |r| r.id);
-            let shndx = o.sym_shndx(i);
-            let osec = if shndx == E::SHN_ABS as u32 {
-                None
-            } else if shndx == E::SHN_COMMON as u32 {
-                lay.osecs
-                    .iter()
-                    .position(|x| x.parts.iter().any(|p| matches!(p, Part::Commons)))
-                    .map(|p| p as u32)
-            } else if o.sections[shndx as usize].kind == SectionKind::Merge {
-                lay.merge_slot(f, shndx as usize)
-                    .map(|(_, m)| lay.merges[m as usize].osec)
-            } else {
-                Some(lay.place_osec[f][shndx as usize])
-            };
-            let ty = if shndx == E::SHN_COMMON as u32 {
-                E::STT_OBJECT
-            } else {
-                sym.st_type()
-            };
-            // SAFETY: each file writes only its own prefix-summed entries and string bytes.
-            unsafe {
-                if let Some(e) = sym_img.slice(24 * *idx, 24) {
-                    e[0..4].copy_from_slice(&(so as u32).to_le_bytes());
-                    e[4] = (sym.st_bind() << 4) | ty;
-                    e[5] = sym.st_other;
-                    e[6..8].copy_from_slice(&shndx_of(osec).to_le_bytes());
-                    e[8..16].copy_from_slice(
-                        &cx.symbol_value(ty, cx.lay.addrs[id as usize]).to_le_bytes(),
-                    );
-                    e[16..24].copy_from_slice(
-                        &symbols::sym_size(
-                            res,
-                            Target::Object {
-                                file: f as u32,
-                                sym: i as u32,
-                            },
-                        )
-                        .to_le_bytes(),
-                    );
-                }
-                if let Some(sb) = str_img.slice(so, name.len() as u64 + 1) {
-                    sb[..name.len()].copy_from_slice(name);
-                    sb[name.len()] = 0;
-                }
-            }
-            *idx += 1;
-            so += name.len() as u64 + 1;
-        }
-    });
-    // Linker-defined and imported symbols.
-    let mut so = s;
-    for (idx, &gid) in (g..).zip(&lay.symtab_extra) {
-        let name = res.name(gid);
-        let e = &mut sym_out[(24 * idx) as usize..][..24];
-        let (shndx, value, bind) = match res.defs[gid as usize] {
-            Def::Linker => {
-                let v = lay.addrs[gid as usize];
-                let sec = lay
-                    .osecs
-                    .iter()
-                    .filter(|o| o.shndx != 0 && o.is_alloc() && o.addr <= v && v <= o.addr + o.size)
-                    .map(|o| o.shndx)
-                    .next_back();
-                (sec.unwrap_or(E::SHN_ABS as u32) as u16, v, E::STB_GLOBAL)
-            }
-            _ => (0, 0, E::STB_GLOBAL),
-        };
-        e[0..4].copy_from_slice(&(so as u32).to_le_bytes());
-        e[4] = bind << 4;
-        e[5] = if !matches!(res.defs[gid as usize], Def::Linker)
-            || cx.config.defsyms.iter().any(|(n, _)| n.as_bytes() == name)
-        {
-            0
-        } else if crate::resolve::is_start_stop(name) {
-            cx.config.start_stop_visibility
+    symtab::write(cx.config, cx.res, &lay.symtab, cx, sym_out, str_out);
+}
+
+/// Where `.symtab`'s symbols went.
+impl symtab::Places for WriteCx<'_> {
+    fn section_index(&self, f: usize, shndx: u32) -> u16 {
+        let lay = self.lay;
+        let osec = if shndx == E::SHN_COMMON as u32 {
+            lay.osecs
+                .iter()
+                .position(|x| x.parts.iter().any(|p| matches!(p, Part::Commons)))
+                .map(|p| p as u32)
+        } else if self.res.objects[f].sections[shndx as usize].kind == SectionKind::Merge {
+            lay.merge_slot(f, shndx as usize)
+                .map(|(_, m)| lay.merges[m as usize].osec)
         } else {
-            E::STV_HIDDEN
+            Some(lay.place_osec[f][shndx as usize])
         };
-        e[6..8].copy_from_slice(&shndx.to_le_bytes());
-        e[8..16].copy_from_slice(&value.to_le_bytes());
-        e[16..24].fill(0);
-        let sb = &mut str_out[so as usize..][..name.len() + 1];
-        sb[..name.len()].copy_from_slice(name);
-        sb[name.len()] = 0;
-        so += name.len() as u64 + 1;
+        osec.map_or(E::SHN_ABS, |i| lay.osecs[i as usize].shndx as u16)
+    }
+    #[inline]
+    fn value(&self, f: usize, i: usize, st_type: u8) -> u64 {
+        let id = symbols::lookup(self.res, self.space, f, i).map_or(0, |r| r.id);
+        self.symbol_value(st_type, self.lay.addrs[id as usize])
+    }
+    #[inline]
+    fn size(&self, f: usize, i: usize) -> u64 {
+        symbols::sym_size(
+            self.res,
+            Target::Object {
+                file: f as u32,
+                sym: i as u32,
+            },
+        )
+    }
+    fn linker_symbol(&self, g: u32) -> (u16, u64) {
+        let v = self.lay.addrs[g as usize];
+        let sec = (self.lay.osecs.iter())
+            .filter(|o| o.shndx != 0 && o.is_alloc() && o.addr <= v && v <= o.addr + o.size)
+            .map(|o| o.shndx)
+            .next_back();
+        (sec.unwrap_or(E::SHN_ABS as u32) as u16, v)
     }
 }
 
@@ -1664,10 +1337,7 @@ fn write_headers<A: Arch>(cx: &WriteCx, bytes: &mut [u8]) {
     for (k, o) in lay.osecs.iter().enumerate().filter(|(_, o)| o.shndx != 0) {
         let sh = &mut bytes[(lay.shoff + 64 * o.shndx as u64) as usize..][..64];
         let (link, info) = match o.sh_type {
-            E::SHT_SYMTAB => (
-                link_of(Synth::Strtab),
-                1 + lay.symtab_counts.iter().map(|c| c.0).sum::<u32>(),
-            ),
+            E::SHT_SYMTAB => (link_of(Synth::Strtab), lay.symtab.first_global()),
             E::SHT_DYNSYM => (
                 link_of(Synth::Dynstr),
                 1, // every dynamic symbol is global
@@ -1878,14 +1548,29 @@ fn build_id_tree(
     )
 }
 
+/// Writes the build id note into output section `o` over the finished image. The whole huge pages of a mapped
+/// output that `early` lists as not released yet (it lists none for a heap buffer) are released as their chunks are
+/// hashed, but for the one the id is written to afterwards.
 fn write_build_id(
     config: &Config,
     lay: &Layout,
-    off: usize,
+    o: &layout::OutputSection,
     bytes: &mut [u8],
-    early: Vec<(usize, blake3::hazmat::ChainingValue)>,
-    done: impl Fn(usize) + Sync,
+    early: EarlyHash,
 ) {
+    let off = o.offset as usize;
+    let note = off..(o.offset + o.size) as usize;
+    let EarlyHash {
+        cvs: early,
+        releasable,
+        image,
+    } = early;
+    let done = |p: usize| {
+        let page = p * HUGE_PAGE..(p + 1) * HUGE_PAGE;
+        if releasable.get(p) == Some(&false) && !(note.start < page.end && page.start < note.end) {
+            release_page(image, p);
+        }
+    };
     let n = lay.build_id_size as usize;
     bytes[off..off + 4].copy_from_slice(&4u32.to_le_bytes());
     bytes[off + 4..off + 8].copy_from_slice(&(n as u32).to_le_bytes());

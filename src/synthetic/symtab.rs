@@ -1,0 +1,313 @@
+//! `.symtab` and `.strtab`: the object files' symbols that go in (chosen once per file in parallel, a bit each, so
+//! that the writer does not decide again), then the linker-defined and imported ones. Both sections are sized and
+//! written here from the same choice; where a symbol went (its output section and value) the writer says through
+//! [`Places`].
+
+use crate::args::Config;
+use crate::elf::LE;
+use crate::index::NONE;
+use crate::resolve::{Def, Resolved};
+use object::elf as E;
+use rayon::prelude::*;
+
+/// What `.symtab` holds.
+pub struct Contents {
+    /// Per file: (locals, globals, string bytes).
+    pub counts: Vec<(u32, u32, u64)>,
+    /// Per file, bit `i` set if its symbol `i` goes in.
+    pub members: Vec<Vec<u64>>,
+    /// Globals not defined by an object that go in (linker-defined, imported with a slot).
+    pub extra: Vec<u32>,
+    /// Whether one of them is an IFUNC or a unique global.
+    pub gnu_ext: bool,
+}
+
+impl Contents {
+    /// The number of local entries, the null one included: the index of the first global (`sh_info`).
+    pub fn first_global(&self) -> u32 {
+        1 + self.counts.iter().map(|c| c.0).sum::<u32>()
+    }
+
+    /// The sizes of `.symtab` and `.strtab`.
+    pub fn sizes(&self, res: &Resolved) -> (u64, u64) {
+        let n: u64 = self.counts.iter().map(|c| (c.0 + c.1) as u64).sum::<u64>()
+            + self.extra.len() as u64
+            + 1;
+        let strs: u64 = self.counts.iter().map(|c| c.2).sum::<u64>()
+            + self
+                .extra
+                .iter()
+                .map(|&g| res.name(g).len() as u64 + 1)
+                .sum::<u64>()
+            + 1;
+        (n * 24, strs)
+    }
+}
+
+/// Which symbols go in `.symtab`, counted per file in parallel, and the linker-made extras (`aux_index`: per
+/// symbol, `NONE` unless it has GOT or PLT slots; `live`: per file, per section, whether it is kept).
+pub fn contents(
+    config: &Config,
+    res: &Resolved,
+    live: &[Vec<bool>],
+    aux_index: &[u32],
+) -> Contents {
+    let objects = &res.objects;
+    // Symbol table sizes per file (locals, globals, string bytes), and the linker-made extras.
+    // Which symbols go in, as one bit per symbol, so the writer does not decide again; and whether one of them is
+    // an IFUNC or a unique global (`gnu_osabi`), seen here while each symbol is in cache (a later walk over every
+    // input symbol for just that was 6 ms on clang-so, serial at the end of the link).
+    type FileSymtab = ((u32, u32, u64), Vec<u64>, bool);
+    let per_file: Vec<FileSymtab> = if config.strip_all {
+        Vec::new()
+    } else {
+        res.runs.map(|f| {
+            let o = &objects[f];
+            let (mut nl, mut ng, mut strs) = (0u32, 0u32, 0u64);
+            if !res.object_live[f] {
+                return ((0, 0, 0), Vec::new(), false);
+            }
+            let mut bits = vec![0u64; o.syms.len().div_ceil(64)];
+            let mut gnu_ext = false;
+            for i in 1..o.syms.len() {
+                if includes(res, live, config.discard_all, f, i) {
+                    bits[i / 64] |= 1 << (i % 64);
+                    strs += o.sym_name(i).len() as u64 + 1;
+                    if i < o.first_global {
+                        nl += 1
+                    } else {
+                        ng += 1
+                    }
+                    let s = &o.syms[i];
+                    gnu_ext |= s.st_type() == E::STT_GNU_IFUNC || s.st_bind() == E::STB_GNU_UNIQUE;
+                }
+            }
+            ((nl, ng, strs), bits, gnu_ext)
+        })
+    };
+    let gnu_ext = per_file.iter().any(|p| p.2);
+    let (counts, members): (Vec<_>, Vec<_>) = per_file.into_iter().map(|(c, b, _)| (c, b)).unzip();
+    let extra: Vec<u32> = if config.strip_all {
+        Vec::new()
+    } else {
+        (0..res.num_globals() as u32)
+            .into_par_iter()
+            .filter(|&g| match res.defs[g as usize] {
+                Def::Linker => true,
+                Def::Shared { .. } => aux_index[g as usize] != NONE,
+                Def::Undefined => false,
+                Def::Object { .. } => false,
+            })
+            .collect()
+    };
+    Contents {
+        counts,
+        members,
+        extra,
+        gnu_ext,
+    }
+}
+
+/// Whether `.symtab` lists symbol `i` of object `f`: live definitions, without section, file and `.L` temporary
+/// symbols (GNU ld's `-X`, always on), and without any local symbol under `-x` (`no_locals`).
+pub fn includes(res: &Resolved, live: &[Vec<bool>], no_locals: bool, f: usize, i: usize) -> bool {
+    let is_live = |s: usize| live[f].get(s).copied().unwrap_or(false);
+    let o = &res.objects[f];
+    let s = &o.syms[i];
+    let ty = s.st_type();
+    if ty == E::STT_SECTION || ty == E::STT_FILE {
+        return false;
+    }
+    let shndx = o.sym_shndx(i);
+    if i < o.first_global {
+        // `.L` checked on the string table in place: the name's length (a NUL search) is not needed here.
+        let off = s.st_name.get(LE) as usize;
+        if no_locals || off == 0 || o.strtab.get(off..).is_some_and(|n| n.starts_with(b".L")) {
+            return false;
+        }
+        return shndx == E::SHN_ABS as u32
+            || (shndx != 0 && (shndx as usize) < o.sections.len() && is_live(shndx as usize));
+    }
+    // An undefined symbol is nobody's definition: checked first, as most of a C++ object's globals are references
+    // and the definition table is read at random.
+    if shndx == E::SHN_UNDEF as u32 {
+        return false;
+    }
+    let g = res.object_ids[f][i - o.first_global];
+    matches!(res.defs[g as usize], Def::Object { file, sym } if file as usize == f && sym as usize == i)
+        && (shndx == E::SHN_ABS as u32 || shndx == E::SHN_COMMON as u32 || is_live(shndx as usize))
+}
+
+/// Where the symbols went, which the layout knows: the writer implements this over it (a trait, so that the loop
+/// over every symbol is monomorphised).
+pub trait Places: Sync {
+    /// The section index in the output of a symbol defined in section `shndx` of object `f` (`SHN_ABS` where it
+    /// has none; a common symbol's is the one that holds the commons).
+    fn section_index(&self, f: usize, shndx: u32) -> u16;
+    /// `st_value` of symbol `i` of object `f`, of type `st_type`.
+    fn value(&self, f: usize, i: usize, st_type: u8) -> u64;
+    /// `st_size` of symbol `i` of object `f`.
+    fn size(&self, f: usize, i: usize) -> u64;
+    /// A linker-defined global's section index (`SHN_ABS` where no section holds it) and address.
+    fn linker_symbol(&self, g: u32) -> (u16, u64);
+}
+
+/// One file's share of the two sections: its local entries, its global entries, and its names, which start at
+/// offset `name_off` of `.strtab`.
+struct FileOut<'a> {
+    locals: &'a mut [u8],
+    globals: &'a mut [u8],
+    names: &'a mut [u8],
+    name_off: u64,
+}
+
+/// Writes `.symtab` (`sym_out`) and `.strtab` (`str_out`), every byte of both, in parallel per file: the null
+/// symbol, each file's locals, each file's globals, then the extras.
+pub fn write(
+    config: &Config,
+    res: &Resolved,
+    contents: &Contents,
+    places: &impl Places,
+    sym_out: &mut [u8],
+    str_out: &mut [u8],
+) {
+    // The null symbol and the empty name: every byte is written here (a reused output's bytes are not zeroed
+    // there first).
+    if let (Some(e), Some(b)) = (sym_out.get_mut(..24), str_out.first_mut()) {
+        e.fill(0);
+        *b = 0;
+    }
+    let (mut files, mut extras) = split_per_file(&contents.counts, sym_out, str_out);
+    res.runs.for_each_mut(&mut files, |f, out| {
+        if contents.counts[f] != (0, 0, 0) {
+            write_file_symbols(res, f, &contents.members[f], places, out);
+        }
+    });
+    write_extras(config, res, &contents.extra, places, &mut extras);
+}
+
+/// Each file's share of `sym_out` and `str_out` (after the null entry and name), and the extras' share, which
+/// follows them (globals only).
+fn split_per_file<'a>(
+    counts: &[(u32, u32, u64)],
+    sym_out: &'a mut [u8],
+    str_out: &'a mut [u8],
+) -> (Vec<FileOut<'a>>, FileOut<'a>) {
+    let nlocal: usize = counts.iter().map(|c| c.0 as usize).sum();
+    let (_, entries) = sym_out.split_at_mut(24.min(sym_out.len()));
+    let (mut locals, mut globals) = entries.split_at_mut(24 * nlocal);
+    let (_, mut names) = str_out.split_at_mut(1.min(str_out.len()));
+    let mut name_off = 1u64;
+    let mut files = Vec::with_capacity(counts.len());
+    for &(nl, ng, strs) in counts {
+        let (l, rest) = std::mem::take(&mut locals).split_at_mut(24 * nl as usize);
+        locals = rest;
+        let (g, rest) = std::mem::take(&mut globals).split_at_mut(24 * ng as usize);
+        globals = rest;
+        let (n, rest) = std::mem::take(&mut names).split_at_mut(strs as usize);
+        names = rest;
+        files.push(FileOut {
+            locals: l,
+            globals: g,
+            names: n,
+            name_off,
+        });
+        name_off += strs;
+    }
+    let extras = FileOut {
+        locals: &mut [],
+        globals,
+        names,
+        name_off,
+    };
+    (files, extras)
+}
+
+/// Writes the entries and names of object `f`'s symbols that go in (`members`, a bit each).
+fn write_file_symbols(
+    res: &Resolved,
+    f: usize,
+    members: &[u64],
+    places: &impl Places,
+    out: &mut FileOut,
+) {
+    let o = &res.objects[f];
+    let (mut li, mut gi, mut so) = (0usize, 0usize, 0usize);
+    let members = members.iter().enumerate().flat_map(|(w, &bits)| {
+        (0..64)
+            .filter(move |b| bits >> b & 1 != 0)
+            .map(move |b| w * 64 + b)
+    });
+    for i in members {
+        let sym = &o.syms[i];
+        let name = o.sym_name(i);
+        let (entries, idx) = if i < o.first_global {
+            (&mut *out.locals, &mut li)
+        } else {
+            (&mut *out.globals, &mut gi)
+        };
+        let shndx = o.sym_shndx(i);
+        let section = if shndx == E::SHN_ABS as u32 {
+            E::SHN_ABS
+        } else {
+            places.section_index(f, shndx)
+        };
+        let ty = if shndx == E::SHN_COMMON as u32 {
+            E::STT_OBJECT
+        } else {
+            sym.st_type()
+        };
+        let e = &mut entries[24 * *idx..24 * *idx + 24];
+        e[0..4].copy_from_slice(&((out.name_off + so as u64) as u32).to_le_bytes());
+        e[4] = (sym.st_bind() << 4) | ty;
+        e[5] = sym.st_other;
+        e[6..8].copy_from_slice(&section.to_le_bytes());
+        e[8..16].copy_from_slice(&places.value(f, i, ty).to_le_bytes());
+        e[16..24].copy_from_slice(&places.size(f, i).to_le_bytes());
+        let sb = &mut out.names[so..so + name.len() + 1];
+        sb[..name.len()].copy_from_slice(name);
+        sb[name.len()] = 0;
+        *idx += 1;
+        so += name.len() + 1;
+    }
+}
+
+/// Writes the linker-defined and imported globals (`extra`) into their share of the sections.
+fn write_extras(
+    config: &Config,
+    res: &Resolved,
+    extra: &[u32],
+    places: &impl Places,
+    out: &mut FileOut,
+) {
+    let mut so = 0usize;
+    for (k, &gid) in extra.iter().enumerate() {
+        let name = res.name(gid);
+        let e = &mut out.globals[24 * k..][..24];
+        let (shndx, value, bind) = match res.defs[gid as usize] {
+            Def::Linker => {
+                let (section, v) = places.linker_symbol(gid);
+                (section, v, E::STB_GLOBAL)
+            }
+            _ => (0, 0, E::STB_GLOBAL),
+        };
+        e[0..4].copy_from_slice(&((out.name_off + so as u64) as u32).to_le_bytes());
+        e[4] = bind << 4;
+        e[5] = if !matches!(res.defs[gid as usize], Def::Linker)
+            || config.defsyms.iter().any(|(n, _)| n.as_bytes() == name)
+        {
+            0
+        } else if crate::resolve::is_start_stop(name) {
+            config.start_stop_visibility
+        } else {
+            E::STV_HIDDEN
+        };
+        e[6..8].copy_from_slice(&shndx.to_le_bytes());
+        e[8..16].copy_from_slice(&value.to_le_bytes());
+        e[16..24].fill(0);
+        let sb = &mut out.names[so..][..name.len() + 1];
+        sb[..name.len()].copy_from_slice(name);
+        sb[name.len()] = 0;
+        so += name.len() + 1;
+    }
+}
