@@ -15,10 +15,11 @@ source "$(dirname "$0")/lib.sh"
 
 # Source package, then the build profiles it needs. C: zlib (with `nobiarch`: its 32-bit build needs
 # `-m elf_i386`, which rivet does not link yet), xz-utils (libtool), libpng1.6, pcre2 (with its JIT), libyaml;
-# hand-written assembly: nettle (x86-64 asm for AES, SHA, GCM...), libzstd (huf_decompress_amd64.S), libffi
-# (unix64.S; its DejaGnu suite compiles and links a few hundred programs); C++: libjsoncpp, snappy; a Python
-# extension: markupsafe (`_speedups`, built by setuptools for each Python version and tested by pytest).
-ALL_PACKAGES="zlib:nobiarch xz-utils libpng1.6 pcre2 libyaml nettle libzstd libffi libjsoncpp snappy markupsafe"
+# hand-written assembly: nettle (x86-64 asm for AES, SHA, GCM...), libffi (unix64.S; its DejaGnu suite compiles
+# and links a few hundred programs); C++: libjsoncpp, snappy; a Python extension: markupsafe (`_speedups`, built
+# by setuptools for each Python version and tested by pytest). (libzstd's suite compresses gigabytes: too slow
+# to run twice here.)
+ALL_PACKAGES="zlib:nobiarch xz-utils libpng1.6 pcre2 libyaml nettle libffi libjsoncpp snappy markupsafe"
 PACKAGES="${RIVET_DEBIAN_PACKAGES:-$ALL_PACKAGES}"
 
 W="${RIVET_DEBIAN_DIR:-/var/tmp/rivet-debian}"
