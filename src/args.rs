@@ -393,11 +393,14 @@ pub enum Action {
     Emulations,
 }
 
-/// The line `--version` and `-v` print. It contains "GNU" so configure scripts and libtool treat rivet as a GNU-style
-/// linker, the same trick lld uses.
+/// The line `--version` and `-v` print, in GNU ld's own shape (`GNU ld (VENDOR) VERSION`) with rivet as the vendor
+/// and the binutils release whose behaviour it follows as the version. libtool only looks for "GNU", but
+/// configure scripts of libffi, libatomic and libstdc++ take the version from that shape (`sed 's/GNU ld
+/// ([^)]*) /GNU ld /'`) and turn symbol versioning off below 2.14: lld's and mold's lines read as version 1.0
+/// there, and libffi then builds without its version script.
 pub fn version_line() -> String {
     format!(
-        "rivet {} (compatible with GNU linkers)",
+        "GNU ld (rivet {}, compatible with GNU linkers) 2.40",
         env!("CARGO_PKG_VERSION")
     )
 }
@@ -2250,10 +2253,15 @@ mod tests {
         assert!(matches!(parse(&words("-help")), Ok(Action::Help)));
         let cfg = link("-v a.o");
         assert!(cfg.print_version);
-        assert!(
-            version_line().starts_with("rivet ")
-                && version_line().contains("compatible with GNU linkers")
+        assert!(version_line().contains("(rivet ") && version_line().contains("compatible with GNU linkers"));
+        // What libffi's, libatomic's and libstdc++'s configure scripts compute from it: 2.40 → 24000.
+        let sh = format!(
+            r"echo '{}' | sed -e 's/GNU gold /GNU ld /;s/GNU ld version /GNU ld /;s/GNU ld ([^)]*) /GNU ld /;s/GNU ld \([0-9.][0-9.]*\).*/\1/; q' | awk -F. '{{ if (NF<3) $3=0; print ($1*100+$2)*100+$3 }}'",
+            version_line()
         );
+        if let Ok(out) = std::process::Command::new("sh").args(["-c", &sh]).output() {
+            assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "24000");
+        }
     }
 
     #[test]
