@@ -2253,7 +2253,10 @@ mod tests {
         assert!(matches!(parse(&words("-help")), Ok(Action::Help)));
         let cfg = link("-v a.o");
         assert!(cfg.print_version);
-        assert!(version_line().contains("(rivet ") && version_line().contains("compatible with GNU linkers"));
+        assert!(
+            version_line().contains("(rivet ")
+                && version_line().contains("compatible with GNU linkers")
+        );
         // What libffi's, libatomic's and libstdc++'s configure scripts compute from it: 2.40 → 24000.
         let sh = format!(
             r"echo '{}' | sed -e 's/GNU gold /GNU ld /;s/GNU ld version /GNU ld /;s/GNU ld ([^)]*) /GNU ld /;s/GNU ld \([0-9.][0-9.]*\).*/\1/; q' | awk -F. '{{ if (NF<3) $3=0; print ($1*100+$2)*100+$3 }}'",

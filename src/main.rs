@@ -11,6 +11,7 @@ mod elf;
 mod expr;
 mod fork;
 mod gc;
+mod glob;
 mod index;
 mod input;
 mod intern;

@@ -1226,7 +1226,7 @@ fn undefined_versions(
 ) -> Result<()> {
     let mut errors = Vec::new();
     for node in &script.nodes {
-        for p in node.global.iter().filter(|p| !p.glob && !p.cxx) {
+        for p in node.global.iter().filter(|p| p.glob.is_none() && !p.cxx) {
             let defined = names
                 .lookup(p.text.as_bytes())
                 .is_some_and(|g| matches!(defs[g as usize], Def::Object { .. } | Def::Linker));

@@ -1,0 +1,162 @@
+//! Wildcard patterns, as GNU ld matches them in version scripts, dynamic lists and linker scripts: `*`, `?` and
+//! `[set]`. [`Glob`] compiles a pattern once; the common shapes (a plain name, `PREFIX*`, `*SUFFIX`, `*`) match
+//! without the general matcher, because a linker script tests every input section of a link against them.
+
+/// A compiled wildcard pattern.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Glob {
+    /// `*`: everything.
+    Any,
+    Exact(Vec<u8>),
+    Prefix(Vec<u8>),
+    Suffix(Vec<u8>),
+    /// Anything else, matched by backtracking over `*`.
+    General(Vec<u8>),
+}
+
+fn is_wild(c: u8) -> bool {
+    matches!(c, b'*' | b'?' | b'[')
+}
+
+impl Glob {
+    pub fn new(pattern: &str) -> Glob {
+        let p = pattern.as_bytes();
+        if p == b"*" {
+            return Glob::Any;
+        }
+        match p.iter().position(|&c| is_wild(c)) {
+            None => Glob::Exact(p.to_vec()),
+            Some(i) if i == p.len() - 1 && p[i] == b'*' => Glob::Prefix(p[..i].to_vec()),
+            Some(0) if p[0] == b'*' && !p[1..].iter().any(|&c| is_wild(c)) => {
+                Glob::Suffix(p[1..].to_vec())
+            }
+            Some(_) => Glob::General(p.to_vec()),
+        }
+    }
+
+    #[inline]
+    pub fn matches(&self, name: &[u8]) -> bool {
+        match self {
+            Glob::Any => true,
+            Glob::Exact(e) => name == e.as_slice(),
+            Glob::Prefix(p) => name.starts_with(p),
+            Glob::Suffix(s) => name.ends_with(s),
+            Glob::General(p) => matches(p, name),
+        }
+    }
+}
+
+/// fnmatch without flags, as GNU ld matches names: `*` any run (slashes too), `?` one byte, `[set]` with ranges
+/// and `!`/`^` negation (an unclosed `[` is itself).
+pub fn matches(pat: &[u8], s: &[u8]) -> bool {
+    let (mut p, mut i) = (0usize, 0usize);
+    let mut star: Option<(usize, usize)> = None;
+    while i < s.len() {
+        if p < pat.len() {
+            match pat[p] {
+                b'*' => {
+                    star = Some((p, i));
+                    p += 1;
+                    continue;
+                }
+                b'?' => {
+                    p += 1;
+                    i += 1;
+                    continue;
+                }
+                b'[' => {
+                    if let Some((matched, next)) = class_match(&pat[p..], s[i]) {
+                        if matched {
+                            p += next;
+                            i += 1;
+                            continue;
+                        }
+                    } else if s[i] == b'[' {
+                        p += 1;
+                        i += 1;
+                        continue;
+                    }
+                }
+                c if c == s[i] => {
+                    p += 1;
+                    i += 1;
+                    continue;
+                }
+                _ => {}
+            }
+        }
+        match star {
+            Some((sp, si)) => {
+                p = sp + 1;
+                i = si + 1;
+                star = Some((sp, si + 1));
+            }
+            None => return false,
+        }
+    }
+    pat[p..].iter().all(|&c| c == b'*')
+}
+
+/// `[...]` at the start of `pat`: whether `c` is in the class, and the class's length; `None` if unterminated.
+fn class_match(pat: &[u8], c: u8) -> Option<(bool, usize)> {
+    let mut k = 1;
+    let negate = matches!(pat.get(k), Some(b'!' | b'^'));
+    if negate {
+        k += 1;
+    }
+    let mut matched = false;
+    let mut first = true;
+    while k < pat.len() && (pat[k] != b']' || first) {
+        first = false;
+        if k + 2 < pat.len() && pat[k + 1] == b'-' && pat[k + 2] != b']' {
+            matched |= pat[k] <= c && c <= pat[k + 2];
+            k += 3;
+        } else {
+            matched |= pat[k] == c;
+            k += 1;
+        }
+    }
+    (k < pat.len()).then_some((matched != negate, k + 1))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn m(p: &str, s: &str) -> bool {
+        let g = Glob::new(p);
+        // The fast shapes agree with the general matcher.
+        assert_eq!(
+            g.matches(s.as_bytes()),
+            matches(p.as_bytes(), s.as_bytes()),
+            "{p} {s}"
+        );
+        g.matches(s.as_bytes())
+    }
+
+    #[test]
+    fn globs() {
+        assert!(m("*", ".text") && m("*", ""));
+        assert!(m(".text", ".text") && !m(".text", ".text.x"));
+        assert!(m(".text.*", ".text.hot") && m(".text.*", ".text.") && !m(".text.*", ".text"));
+        assert!(m("*.o", "dir/crtbegin.o") && !m("*.o", "crtbegin.a"));
+        assert!(m("*crtbegin?.o", "/usr/lib/crtbeginS.o") && !m("*crtbegin?.o", "crtbegin.o"));
+        assert!(m(".data.[a-c]*", ".data.b1") && !m(".data.[a-c]*", ".data.d"));
+        assert!(m(".x[!0-9]", ".xa") && !m(".x[!0-9]", ".x5") && m(".x[^0-9]", ".xq"));
+        assert!(m("a*b*c", "aXXbYYc") && m("a*b*c", "abc") && !m("a*b*c", "acb"));
+        assert!(m("*.text.*.cold", ".text.foo.cold") && !m("*.text.*.cold", ".text.cold"));
+        assert!(m("[]]x", "]x") && m("a[", "a[") && m("*[", "x["));
+        assert!(m("??", "ab") && !m("??", "a"));
+    }
+
+    #[test]
+    fn version_script_patterns() {
+        assert!(matches(b"a*c", b"abbbc"));
+        assert!(matches(b"a?c", b"abc"));
+        assert!(!matches(b"a?c", b"ac"));
+        assert!(matches(b"[a-c]x", b"bx"));
+        assert!(!matches(b"[!a-c]x", b"bx"));
+        assert!(matches(b"*", b""));
+        assert!(!matches(b"abc", b"abd"));
+    }
+}
