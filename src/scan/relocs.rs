@@ -7,10 +7,12 @@ use super::{
     NEEDS_TLSGD, STRONG_REF, ScanCx, SectionScan, WriteCheck, packs_relative, undefined_error,
 };
 use crate::arch::{Arch, RelKind, Relax, proof};
-use crate::elf::LE;
+use crate::elf::{LE, Rela};
+use crate::parse::{ObjectFile, Sec};
 use crate::reloc::{Action, Mode, Props, decide, prefetch_ahead, props, reloc_error, symbol_name};
 use crate::symbols::{SymProps, SymRef, Target};
 use object::elf::{SHF_WRITE, SHN_ABS, STB_WEAK, STT_GNU_IFUNC};
+use std::sync::atomic::Ordering::Relaxed;
 
 /// Scans the relocations of live allocated section `s` of object `f`.
 pub fn scan_section<A: Arch>(cx: &ScanCx, f: usize, s: usize) -> SectionScan {
@@ -21,14 +23,44 @@ pub fn scan_section<A: Arch>(cx: &ScanCx, f: usize, s: usize) -> SectionScan {
     }
 }
 
+/// The section a scan loop reads, what each of its steps needs besides the relocation.
+struct Section<'a> {
+    cx: &'a ScanCx<'a>,
+    f: usize,
+    s: usize,
+    o: &'a ObjectFile,
+    sec: Sec<'a>,
+    writable: bool,
+    m: Mode,
+}
+
+/// The fields of one relocation that every step reads. The steps that take it are `#[inline(always)]`, and what
+/// they report goes through functions taking plain values: a step left out of line, or a reference to a field
+/// (`format!` takes one), keeps the relocation in memory for the whole loop.
+#[derive(Clone, Copy)]
+struct Rel {
+    off: u64,
+    r_type: u32,
+    kind: RelKind,
+    sym_idx: usize,
+}
+
 /// The scan of one section; `CHECK`: also gather the write proof (`ScanCx::check_writes`), a separate copy of the
-/// loop so that a link without it runs exactly the loop it ran before. One loop on purpose, though long, for the
-/// reasons `write::apply::apply_section` is: the short paths skip the lookups, and the state crosses iterations.
+/// loop so that a link without it runs exactly the loop it ran before. The loop stays here and its steps are
+/// inlined: the short paths go to the next relocation before the general path's lookups, and the skipped
+/// relocation after a TLS relaxation crosses iterations.
 fn scan_section_with<A: Arch, const CHECK: bool>(cx: &ScanCx, f: usize, s: usize) -> SectionScan {
     let o = &cx.res.objects[f];
     let sec = o.sec(s);
-    let writable = sec.flags() & SHF_WRITE as u64 != 0;
-    let m = Mode::of(cx.config);
+    let sc = Section {
+        cx,
+        f,
+        s,
+        o,
+        sec,
+        writable: sec.flags() & SHF_WRITE as u64 != 0,
+        m: Mode::of(cx.config),
+    };
     let mut out = SectionScan::default();
     let mut skip_next = false;
     // The bytes writing may touch: the output copy's (`size`) and the input's, which decide reads.
@@ -39,266 +71,350 @@ fn scan_section_with<A: Arch, const CHECK: bool>(cx: &ScanCx, f: usize, s: usize
             skip_next = false;
             continue;
         }
-        let off = r.r_offset.get(LE);
         let r_type = r.r_type(LE, false);
-        let kind = A::classify(r_type);
-        // References to a local that is not an IFUNC or absolute (the write proof bounds those), as the general
-        // path below decides them: PC-relative ones need nothing, 64-bit ones a relative dynamic relocation where
-        // the output is position-independent (one in a read-only section takes the general path, which reports
-        // it). Section symbols of merged strings too (clang-so: 346K pointers to string literals), which
-        // `apply_section` writes by the general path as it looks their pieces up.
-        let sym_idx = r.r_sym(LE, false) as usize;
-        if sym_idx < o.first_global
-            && o.syms
-                .get(sym_idx)
-                .is_some_and(|st| st.st_type() != STT_GNU_IFUNC)
-            && o.sym_shndx(sym_idx) != SHN_ABS as u32
-        {
-            match kind {
-                RelKind::Pc | RelKind::Plt => continue,
-                RelKind::AbsPtr if !m.pic => continue,
-                RelKind::AbsPtr if writable => {
-                    if packs_relative(cx.config, sec, off) {
-                        out.relr.push(off);
-                    } else {
-                        out.dyn_relocs += 1;
-                    }
-                    continue;
-                }
-                _ => {}
-            }
-        }
-        // Calls to a global that an object defines or a shared object exports, not an IFUNC or absolute
-        // (clang-so: 1.3M of its 3.7M relocations), decided from the global's property bits alone, as the general
-        // path below decides them: a PLT entry and a dynamic symbol where the target is preemptible (an import
-        // always is), nothing otherwise, and an import marked as referenced by a non-weak call. No `Def` read, no
-        // `decide`, and no error checks, which cannot fire for such a target.
-        if kind == RelKind::Plt
-            && sym_idx >= o.first_global
-            && let Some(&id) = cx.res.object_ids[f].get(sym_idx - o.first_global)
-            && let Some(&b) = cx.space.gprops.get(id as usize)
-            && b & (SymProps::IFUNC | SymProps::ABSOLUTE) == 0
-            && (b & SymProps::DEFINED != 0
-                || b & (SymProps::IMPORTED | SymProps::PREEMPTIBLE)
-                    == SymProps::IMPORTED | SymProps::PREEMPTIBLE)
-        {
-            let mut fl = 0;
-            if b & SymProps::PREEMPTIBLE != 0 {
-                fl |= NEEDS_PLT | NEEDS_DYNSYM;
-            }
-            if b & SymProps::IMPORTED != 0
-                && o.syms
-                    .get(sym_idx)
-                    .is_some_and(|st| st.st_bind() != STB_WEAK)
-            {
-                fl |= STRONG_REF;
-            }
-            if fl != 0 {
-                cx.set_id(id, fl);
-            }
-            continue;
-        }
-        let Some(sym) = cx.lookup(f, sym_idx) else {
-            out.errors.push(format!(
-                "{}:({}+0x{off:x}): invalid symbol index",
-                o.name,
-                o.section_name(s as u32)
-            ));
-            continue;
+        let rel = Rel {
+            off: r.r_offset.get(LE),
+            r_type,
+            kind: A::classify(r_type),
+            sym_idx: r.r_sym(LE, false) as usize,
         };
-        if kind == RelKind::None {
+        if plain_local_short_path(&sc, rel, &mut out) || global_call_short_path(&sc, rel) {
             continue;
         }
-        if matches!(
-            sym.target,
-            Target::Imported { .. } | Target::Undefined { .. }
-        ) && o.syms[sym_idx].st_bind() != STB_WEAK
-        {
-            cx.set(&sym, STRONG_REF);
-        }
-        // Executables must resolve everything; shared objects only with -z defs / --no-undefined.
-        if let Some(e) = undefined_error(cx, f, s, off, &sym)
-            && (cx.is_exe() || cx.config.z_defs)
-            && cx.config.report_undefined
-        {
-            if cx.config.warn_undefined {
-                out.warnings.push(e);
-            } else {
-                out.errors.push(e);
-                out.undefined.push(sym.id);
-                continue;
-            }
-        }
-        let p = props(cx.res, cx.config, cx.space, &sym);
-        let action = decide::<A>(&m, kind, r_type, p, writable, sec.data(), off);
-        if CHECK && !matches!(action, Action::Error(_)) {
-            if p.absolute || matches!(sym.target, Target::Linker) {
-                proof_target::<A>(&mut out.check, r, &sym, p);
-            }
-            if let Action::Relax(
-                x @ (Relax::GdToLe
-                | Relax::GdToIe
-                | Relax::LdToLe
-                | Relax::DescToLe
-                | Relax::DescToIe),
-            ) = action
-            {
-                out.check.unproven |= !A::relax_sequence_ok(x, sec.data(), off);
-            }
-        }
-        if matches!(
-            action,
-            Action::DynRelative | Action::DynIrelative | Action::DynSymbolic
-        ) && !writable
-        {
-            // A text relocation: an error under -z text; otherwise, as GNU ld does by default, the output gets
-            // DT_TEXTREL and a warning per section.
-            if cx.config.z_text {
-                out.errors.push(reloc_error::<A>(
-                    cx.res,
-                    f,
-                    s,
-                    off,
-                    r_type,
-                    &sym,
-                    "would need a text relocation; recompile with -fPIC or link with -z notext",
-                ));
-            } else {
-                cx.textrel.store(true, std::sync::atomic::Ordering::Relaxed);
-                out.textrel_warning.get_or_insert_with(|| {
-                    format!(
-                        "{}: relocation against '{}' in read-only section '{}'",
-                        o.name,
-                        symbol_name(cx.res, f, &sym),
-                        o.section_name(s as u32)
-                    )
-                });
-            }
-        }
-        match action {
-            Action::None
-            | Action::Abs
-            | Action::Pc
-            | Action::TpOff
-            | Action::DtpOff
-            | Action::Size => {}
-            Action::Relax(
-                Relax::GotToLea
-                | Relax::GotCall
-                | Relax::GotJmp
-                | Relax::DescCallToNop
-                | Relax::IeToLe
-                | Relax::DescToLe,
-            ) => {}
-            Action::DynRelative | Action::DynIrelative => {
-                if action == Action::DynRelative {
-                    if packs_relative(cx.config, sec, off) {
-                        out.relr.push(off);
-                    } else {
-                        out.dyn_relocs += 1;
-                    }
-                } else {
-                    out.irel_relocs += 1;
-                }
-            }
-            Action::DynSymbolic => {
-                cx.set(&sym, NEEDS_DYNSYM);
-                out.dyn_relocs += 1;
-            }
-            Action::Plt => {
-                let via = if p.preemptible {
-                    NEEDS_DYNSYM
-                } else {
-                    NEEDS_GOT
-                };
-                cx.set(&sym, NEEDS_PLT | via);
-                if kind != RelKind::Plt {
-                    if imported_protected(cx, &sym) {
-                        let why = "takes the address of a protected function of a shared library: the \
-                                   executable's canonical PLT entry would break pointer equality; recompile with -fPIC";
-                        out.errors
-                            .push(reloc_error::<A>(cx.res, f, s, off, r_type, &sym, why));
-                        continue;
-                    }
-                    cx.set(&sym, NEEDS_CANONICAL);
-                }
-            }
-            Action::Got | Action::GotRel => {
-                cx.set(&sym, NEEDS_GOT);
-                if p.preemptible {
-                    cx.set(&sym, NEEDS_DYNSYM);
-                }
-                if action == Action::GotRel {
-                    cx.needs_got_base
-                        .store(true, std::sync::atomic::Ordering::Relaxed);
-                }
-            }
-            Action::PltOff => {
-                let via = if p.preemptible {
-                    NEEDS_DYNSYM
-                } else {
-                    NEEDS_GOT
-                };
-                cx.set(&sym, NEEDS_PLT | via);
-                cx.needs_got_base
-                    .store(true, std::sync::atomic::Ordering::Relaxed);
-            }
-            Action::GotTp | Action::Relax(Relax::GdToIe | Relax::DescToIe) => {
-                cx.set(&sym, NEEDS_GOTTP);
-                if p.preemptible {
-                    cx.set(&sym, NEEDS_DYNSYM);
-                }
-            }
-            Action::Relax(Relax::GdToLe | Relax::LdToLe) => {}
-            Action::TlsGd | Action::TlsDesc => {
-                cx.set(
-                    &sym,
-                    if action == Action::TlsGd {
-                        NEEDS_TLSGD
-                    } else {
-                        NEEDS_TLSDESC
-                    },
-                );
-                if p.preemptible {
-                    cx.set(&sym, NEEDS_DYNSYM);
-                }
-            }
-            Action::TlsLd => cx
-                .needs_tlsld
-                .store(true, std::sync::atomic::Ordering::Relaxed),
-            Action::GotOff | Action::GotPc => cx
-                .needs_got_base
-                .store(true, std::sync::atomic::Ordering::Relaxed),
-            Action::Error(why) => out
-                .errors
-                .push(reloc_error::<A>(cx.res, f, s, off, r_type, &sym, why)),
-        }
-        if let Action::Relax(x) = action {
-            skip_next = A::relax_consumes_next(x);
-        }
-        // Data from a shared object referenced directly from an executable: copy relocation.
-        if p.imported && !p.func && m.exe && matches!(action, Action::Abs | Action::Pc) {
-            if imported_protected(cx, &sym) {
-                let why = "needs a copy relocation of a protected symbol of a shared library, which would \
-                           not see the copy; recompile with -fPIC";
-                out.errors
-                    .push(reloc_error::<A>(cx.res, f, s, off, r_type, &sym, why));
-                continue;
-            }
-            if cx.config.z_nocopyreloc {
-                let why =
-                    "needs a copy relocation, which -z nocopyreloc forbids; recompile with -fPIC";
-                out.errors
-                    .push(reloc_error::<A>(cx.res, f, s, off, r_type, &sym, why));
-                continue;
-            }
-            cx.set(&sym, NEEDS_COPY | NEEDS_DYNSYM);
-        }
+        skip_next = scan_general::<A, CHECK>(&sc, r, rel, &mut out);
     }
     if CHECK {
         proof_fields::<A>(&mut out.check, sec.relas(), size);
     }
     out
+}
+
+/// References to a local that is not an IFUNC or absolute (the write proof bounds those), as the general path
+/// decides them: PC-relative ones need nothing, 64-bit ones a relative dynamic relocation where the output is
+/// position-independent (one in a read-only section takes the general path, which reports it). Section symbols of
+/// merged strings too (clang-so: 346K pointers to string literals), which `apply_section` writes by the general
+/// path as it looks their pieces up. Returns whether the relocation was handled here.
+#[inline(always)]
+fn plain_local_short_path(sc: &Section, rel: Rel, out: &mut SectionScan) -> bool {
+    let o = sc.o;
+    if rel.sym_idx < o.first_global
+        && o.syms
+            .get(rel.sym_idx)
+            .is_some_and(|st| st.st_type() != STT_GNU_IFUNC)
+        && o.sym_shndx(rel.sym_idx) != SHN_ABS as u32
+    {
+        match rel.kind {
+            RelKind::Pc | RelKind::Plt => return true,
+            RelKind::AbsPtr if !sc.m.pic => return true,
+            RelKind::AbsPtr if sc.writable => {
+                count_relative(sc, rel.off, out);
+                return true;
+            }
+            _ => {}
+        }
+    }
+    false
+}
+
+/// Calls to a global that an object defines or a shared object exports, not an IFUNC or absolute (clang-so: 1.3M
+/// of its 3.7M relocations), decided from the global's property bits alone, as the general path decides them: a
+/// PLT entry and a dynamic symbol where the target is preemptible (an import always is), nothing otherwise, and an
+/// import marked as referenced by a non-weak call. No `Def` read, no `decide`, and no error checks, which cannot
+/// fire for such a target. Returns whether the relocation was handled here.
+#[inline(always)]
+fn global_call_short_path(sc: &Section, rel: Rel) -> bool {
+    let (cx, o) = (sc.cx, sc.o);
+    if rel.kind == RelKind::Plt
+        && rel.sym_idx >= o.first_global
+        && let Some(&id) = cx.res.object_ids[sc.f].get(rel.sym_idx - o.first_global)
+        && let Some(&b) = cx.space.gprops.get(id as usize)
+        && b & (SymProps::IFUNC | SymProps::ABSOLUTE) == 0
+        && (b & SymProps::DEFINED != 0
+            || b & (SymProps::IMPORTED | SymProps::PREEMPTIBLE)
+                == SymProps::IMPORTED | SymProps::PREEMPTIBLE)
+    {
+        let mut fl = 0;
+        if b & SymProps::PREEMPTIBLE != 0 {
+            fl |= NEEDS_PLT | NEEDS_DYNSYM;
+        }
+        if b & SymProps::IMPORTED != 0
+            && o.syms
+                .get(rel.sym_idx)
+                .is_some_and(|st| st.st_bind() != STB_WEAK)
+        {
+            fl |= STRONG_REF;
+        }
+        if fl != 0 {
+            cx.set_id(id, fl);
+        }
+        return true;
+    }
+    false
+}
+
+/// A relative dynamic relocation at `off`: packed into `.relr.dyn` where it can be, else counted for `.rela.dyn`.
+#[inline(always)]
+fn count_relative(sc: &Section, off: u64, out: &mut SectionScan) {
+    if packs_relative(sc.cx.config, sc.sec, off) {
+        out.relr.push(off);
+    } else {
+        out.dyn_relocs += 1;
+    }
+}
+
+/// The general path: the symbol looked up and checked, the policy's action (`decide`) and what it needs recorded.
+/// Returns whether the next relocation belongs to this one's relaxed sequence (and is skipped).
+#[inline(always)]
+fn scan_general<A: Arch, const CHECK: bool>(
+    sc: &Section,
+    r: &Rela,
+    rel: Rel,
+    out: &mut SectionScan,
+) -> bool {
+    let cx = sc.cx;
+    let Some(sym) = cx.lookup(sc.f, rel.sym_idx) else {
+        out.errors.push(invalid_symbol_index(sc.o, sc.s, rel.off));
+        return false;
+    };
+    if rel.kind == RelKind::None {
+        return false;
+    }
+    if matches!(
+        sym.target,
+        Target::Imported { .. } | Target::Undefined { .. }
+    ) && sc.o.syms[rel.sym_idx].st_bind() != STB_WEAK
+    {
+        cx.set(&sym, STRONG_REF);
+    }
+    if undefined_is_error(sc, rel, &sym, out) {
+        return false;
+    }
+    let p = props(cx.res, cx.config, cx.space, &sym);
+    let action = decide::<A>(
+        &sc.m,
+        rel.kind,
+        rel.r_type,
+        p,
+        sc.writable,
+        sc.sec.data(),
+        rel.off,
+    );
+    if CHECK && !matches!(action, Action::Error(_)) {
+        proof_decision::<A>(&mut out.check, sc.sec, r, rel, &sym, p, action);
+    }
+    if matches!(
+        action,
+        Action::DynRelative | Action::DynIrelative | Action::DynSymbolic
+    ) && !sc.writable
+    {
+        text_relocation::<A>(sc, rel, &sym, out);
+    }
+    record_needs::<A>(sc, rel, &sym, p, action, out);
+    let skip_next = match action {
+        Action::Relax(x) => A::relax_consumes_next(x),
+        _ => false,
+    };
+    // Data from a shared object referenced directly from an executable: copy relocation.
+    if p.imported && !p.func && sc.m.exe && matches!(action, Action::Abs | Action::Pc) {
+        copy_relocation::<A>(sc, rel, &sym, out);
+    }
+    skip_next
+}
+
+/// Reports a reference to an undefined symbol: executables must resolve everything; shared objects only with
+/// -z defs / --no-undefined. Returns whether it is an error, which ends this relocation's scan.
+#[inline(always)]
+fn undefined_is_error(sc: &Section, rel: Rel, sym: &SymRef, out: &mut SectionScan) -> bool {
+    let cx = sc.cx;
+    if let Some(e) = undefined_error(cx, sc.f, sc.s, rel.off, sym)
+        && (cx.is_exe() || cx.config.z_defs)
+        && cx.config.report_undefined
+    {
+        if cx.config.warn_undefined {
+            out.warnings.push(e);
+        } else {
+            out.errors.push(e);
+            out.undefined.push(sym.id);
+            return true;
+        }
+    }
+    false
+}
+
+/// Write proof: what the decided action adds to it, a target outside the image or a TLS sequence to rewrite.
+#[inline(always)]
+fn proof_decision<A: Arch>(
+    check: &mut WriteCheck,
+    sec: Sec,
+    r: &Rela,
+    rel: Rel,
+    sym: &SymRef,
+    p: Props,
+    action: Action,
+) {
+    if p.absolute || matches!(sym.target, Target::Linker) {
+        proof_target::<A>(check, r, sym, p);
+    }
+    if let Action::Relax(
+        x @ (Relax::GdToLe | Relax::GdToIe | Relax::LdToLe | Relax::DescToLe | Relax::DescToIe),
+    ) = action
+    {
+        check.unproven |= !A::relax_sequence_ok(x, sec.data(), rel.off);
+    }
+}
+
+/// A dynamic relocation in a read-only section (a text relocation): an error under -z text; otherwise, as GNU ld
+/// does by default, the output gets DT_TEXTREL and a warning per section.
+#[inline(always)]
+fn text_relocation<A: Arch>(sc: &Section, rel: Rel, sym: &SymRef, out: &mut SectionScan) {
+    let cx = sc.cx;
+    if cx.config.z_text {
+        out.errors.push(reloc_error::<A>(
+            cx.res,
+            sc.f,
+            sc.s,
+            rel.off,
+            rel.r_type,
+            sym,
+            "would need a text relocation; recompile with -fPIC or link with -z notext",
+        ));
+    } else {
+        cx.textrel.store(true, Relaxed);
+        out.textrel_warning.get_or_insert_with(|| {
+            format!(
+                "{}: relocation against '{}' in read-only section '{}'",
+                sc.o.name,
+                symbol_name(cx.res, sc.f, sym),
+                sc.o.section_name(sc.s as u32)
+            )
+        });
+    }
+}
+
+/// What `action` needs: flags on the symbol (GOT, PLT, TLS slots, a dynamic symbol), dynamic relocations counted
+/// for the section, the output-wide needs (the GOT's base, the local-dynamic pair), or an error.
+#[inline(always)]
+fn record_needs<A: Arch>(
+    sc: &Section,
+    rel: Rel,
+    sym: &SymRef,
+    p: Props,
+    action: Action,
+    out: &mut SectionScan,
+) {
+    let cx = sc.cx;
+    match action {
+        Action::None | Action::Abs | Action::Pc | Action::TpOff | Action::DtpOff | Action::Size => {
+        }
+        Action::Relax(
+            Relax::GotToLea
+            | Relax::GotCall
+            | Relax::GotJmp
+            | Relax::DescCallToNop
+            | Relax::IeToLe
+            | Relax::DescToLe,
+        ) => {}
+        Action::DynRelative => count_relative(sc, rel.off, out),
+        Action::DynIrelative => out.irel_relocs += 1,
+        Action::DynSymbolic => {
+            cx.set(sym, NEEDS_DYNSYM);
+            out.dyn_relocs += 1;
+        }
+        Action::Plt => {
+            let via = if p.preemptible {
+                NEEDS_DYNSYM
+            } else {
+                NEEDS_GOT
+            };
+            cx.set(sym, NEEDS_PLT | via);
+            if rel.kind != RelKind::Plt {
+                if imported_protected(cx, sym) {
+                    let why = "takes the address of a protected function of a shared library: the \
+                               executable's canonical PLT entry would break pointer equality; recompile with -fPIC";
+                    out.errors.push(error::<A>(sc, rel, sym, why));
+                } else {
+                    cx.set(sym, NEEDS_CANONICAL);
+                }
+            }
+        }
+        Action::Got | Action::GotRel => {
+            cx.set(sym, NEEDS_GOT);
+            if p.preemptible {
+                cx.set(sym, NEEDS_DYNSYM);
+            }
+            if action == Action::GotRel {
+                cx.needs_got_base.store(true, Relaxed);
+            }
+        }
+        Action::PltOff => {
+            let via = if p.preemptible {
+                NEEDS_DYNSYM
+            } else {
+                NEEDS_GOT
+            };
+            cx.set(sym, NEEDS_PLT | via);
+            cx.needs_got_base.store(true, Relaxed);
+        }
+        Action::GotTp | Action::Relax(Relax::GdToIe | Relax::DescToIe) => {
+            cx.set(sym, NEEDS_GOTTP);
+            if p.preemptible {
+                cx.set(sym, NEEDS_DYNSYM);
+            }
+        }
+        Action::Relax(Relax::GdToLe | Relax::LdToLe) => {}
+        Action::TlsGd | Action::TlsDesc => {
+            cx.set(
+                sym,
+                if action == Action::TlsGd {
+                    NEEDS_TLSGD
+                } else {
+                    NEEDS_TLSDESC
+                },
+            );
+            if p.preemptible {
+                cx.set(sym, NEEDS_DYNSYM);
+            }
+        }
+        Action::TlsLd => cx.needs_tlsld.store(true, Relaxed),
+        Action::GotOff | Action::GotPc => cx.needs_got_base.store(true, Relaxed),
+        Action::Error(why) => out.errors.push(error::<A>(sc, rel, sym, why)),
+    }
+}
+
+/// Data of a shared object that an executable references directly: a copy relocation, unless the library's own
+/// references would not see the copy or `-z nocopyreloc` forbids it.
+#[inline(always)]
+fn copy_relocation<A: Arch>(sc: &Section, rel: Rel, sym: &SymRef, out: &mut SectionScan) {
+    if imported_protected(sc.cx, sym) {
+        let why = "needs a copy relocation of a protected symbol of a shared library, which would \
+                   not see the copy; recompile with -fPIC";
+        out.errors.push(error::<A>(sc, rel, sym, why));
+        return;
+    }
+    if sc.cx.config.z_nocopyreloc {
+        let why = "needs a copy relocation, which -z nocopyreloc forbids; recompile with -fPIC";
+        out.errors.push(error::<A>(sc, rel, sym, why));
+        return;
+    }
+    sc.cx.set(sym, NEEDS_COPY | NEEDS_DYNSYM);
+}
+
+/// The message for a relocation at `off` in section `s` of `o` whose symbol index is out of range (out of line;
+/// see [`Rel`]).
+#[cold]
+#[inline(never)]
+fn invalid_symbol_index(o: &ObjectFile, s: usize, off: u64) -> String {
+    format!(
+        "{}:({}+0x{off:x}): invalid symbol index",
+        o.name,
+        o.section_name(s as u32)
+    )
+}
+
+/// The message for relocation `rel` against `sym` of the section.
+#[inline(always)]
+fn error<A: Arch>(sc: &Section, rel: Rel, sym: &SymRef, why: &str) -> String {
+    reloc_error::<A>(sc.cx.res, sc.f, sc.s, rel.off, rel.r_type, sym, why)
 }
 
 /// Whether `sym` is a shared library's `STV_PROTECTED` definition: the library binds its own references to it,
