@@ -6,8 +6,8 @@
 use super::{DynRel, DynRelSink, WriteCx};
 use crate::arch::{Arch, RelKind, Relax, WriteErr};
 use crate::elf::LE;
-use crate::layout::{MergeCursor, NO_ADDR, NONE, merge_offset_addr, section_offset_addr};
-use crate::parse::SectionKind;
+use crate::layout::{EhRecord, MergeCursor, NO_ADDR, NONE, merge_offset_addr, section_offset_addr};
+use crate::parse::{ObjectFile, Sec, SectionKind};
 use crate::reloc::{
     Action, Mode, decide, offset_range_error, plain_local, prefetch_ahead, props, reloc_error,
     symbol_at,
@@ -188,12 +188,36 @@ pub fn apply_nonalloc_part<A: Arch>(
     Ok(())
 }
 
+/// The allocated section being relocated: what each step of its loop reads besides the relocation.
+struct Section<'a> {
+    cx: &'a WriteCx<'a>,
+    f: usize,
+    s: usize,
+    o: &'a ObjectFile,
+    sec: Sec<'a>,
+    writable: bool,
+    m: Mode,
+}
+
+/// The fields of one relocation that the loop's helpers read. The helpers that take it are `#[inline(always)]`,
+/// and the messages are made by functions taking plain values: a helper left out of line, or a reference to a
+/// field (a closure or `format!` takes one), keeps the relocation in memory for the whole loop.
+#[derive(Clone, Copy)]
+struct Rel {
+    off: u64,
+    r_type: u32,
+    kind: RelKind,
+    a: i64,
+    sym_idx: usize,
+}
+
 /// Applies the relocations of section `s` of object `f` to `out`, its bytes in the output (already copied),
 /// emitting the dynamic relocations that scan counted into `dyn_out`.
 ///
-/// One loop on purpose, though long: it is the hottest of the link, its short paths go to the next relocation
-/// before the general path's lookups, and its state (the skipped relocation after a TLS relaxation, the
-/// `.eh_frame` record cursor) lives across iterations; split, that state would go through calls per relocation.
+/// The hottest loop of the link: its short paths go to the next relocation before the general path's lookups,
+/// and its state (the skipped relocation after a TLS relaxation, the `.eh_frame` record cursor) lives across
+/// iterations. The general path's steps are inlined helpers; the short paths stay written out here, as moved
+/// into helpers of their own they left LLVM allocating the loop's registers worse (more spills per relocation).
 pub fn apply_section<A: Arch>(
     cx: &WriteCx,
     f: usize,
@@ -206,9 +230,16 @@ pub fn apply_section<A: Arch>(
     if !sec.is_alloc() {
         return apply_nonalloc_part::<A>(cx, f, s, out, 0, sec.relas());
     }
-    let writable = sec.flags() & SHF_WRITE as u64 != 0;
+    let sc = Section {
+        cx,
+        f,
+        s,
+        o,
+        sec,
+        writable: sec.flags() & SHF_WRITE as u64 != 0,
+        m: Mode::of(cx.config),
+    };
     let eh_frame = sec.kind == SectionKind::EhFrame;
-    let m = Mode::of(cx.config);
     let base = cx.section_addr(f, s);
     let eh_records = eh_frame.then(|| (cx.lay.sec_addr[f][s], cx.lay.eh_records.get(f, s)));
     let mut rec = 0usize;
@@ -235,34 +266,19 @@ pub fn apply_section<A: Arch>(
         }
         let a = r.r_addend.get(LE);
         let sym_idx = r.r_sym(LE, false) as usize;
-        // .eh_frame records move when dead FDEs before them are dropped: P follows its record, found by a
-        // cursor that follows the (normally sorted) relocations rather than a search per relocation. A
-        // PC-relative relocation (never a dynamic one) inside a dropped record (the FDE of discarded code, a
-        // duplicate CIE) changes nothing that is written: skipped (clang-so: the FDEs of the COMDAT copies of
-        // inline functions).
         let p_addr = match eh_records {
             None => base.wrapping_add(off),
-            Some((block, recs)) => {
-                if recs.get(rec).is_some_and(|r| r.in_off > off) {
-                    rec = 0;
-                }
-                while recs.get(rec).is_some_and(|r| r.in_off + r.size <= off) {
-                    rec += 1;
-                }
-                match recs.get(rec) {
-                    Some(r) if r.in_off <= off && r.out_off != NONE as u64 && block != NO_ADDR => {
-                        block + r.out_off + (off - r.in_off)
-                    }
-                    Some(r)
-                        if r.in_off <= off
-                            && r.out_off == NONE as u64
-                            && matches!(kind, RelKind::Pc | RelKind::Plt) =>
-                    {
-                        continue;
-                    }
-                    _ => section_offset_addr(cx.lay, f, s, off).unwrap_or(0),
-                }
-            }
+            Some((block, recs)) => match eh_frame_place(&sc, block, recs, &mut rec, off, kind) {
+                Some(p_addr) => p_addr,
+                None => continue,
+            },
+        };
+        let rel = Rel {
+            off,
+            r_type,
+            kind,
+            a,
+            sym_idx,
         };
         // Short paths for the commonest relocations (clang-so: 3.4M of 3.7M), writing what `decide` and the
         // general code below would: calls to globals, and PC-relative and 64-bit references to a plain local
@@ -297,16 +313,8 @@ pub fn apply_section<A: Arch>(
                 }
                 RelKind::AbsPtr => {
                     let v = s_val.wrapping_add(a as u64);
-                    if m.pic
-                        && o.sym_shndx(sym_idx) != SHN_ABS as u32
-                        && !packs_relative(cx.config, sec, off)
-                    {
-                        dyn_out.push(DynRel {
-                            offset: p_addr,
-                            r_type: A::R_RELATIVE,
-                            sym: 0,
-                            addend: v as i64,
-                        });
+                    if sc.m.pic && o.sym_shndx(sym_idx) != SHN_ABS as u32 {
+                        push_relative::<A>(&sc, off, p_addr, v, dyn_out);
                     }
                     Some(v)
                 }
@@ -315,173 +323,323 @@ pub fn apply_section<A: Arch>(
         };
         if let Some(value) = fast {
             if let Err(e) = A::write_value(out, off as usize, r_type, value) {
-                return Err(match e {
-                    WriteErr::Range => offset_range_error(o, s, off),
-                    WriteErr::Overflow => {
-                        let sym = cx
-                            .lookup(f, sym_idx)
-                            .ok_or_else(|| format!("{}: invalid symbol index {sym_idx}", o.name))?;
-                        reloc_error::<A>(
-                            cx.res,
-                            f,
-                            s,
-                            off,
-                            r_type,
-                            &sym,
-                            &format!("out of range: 0x{value:x} does not fit"),
-                        )
-                    }
-                });
+                return Err(short_path_error::<A>(&sc, rel, e, value));
             }
             continue;
         }
-        let sym = cx
-            .lookup(f, sym_idx)
-            .ok_or_else(|| format!("{}: invalid symbol index {sym_idx}", o.name))?;
+        let Some(sym) = cx.lookup(f, sym_idx) else {
+            return Err(invalid_symbol_index(o, sym_idx));
+        };
         let at = off as usize;
-        let err_range = || offset_range_error(o, s, off);
-        // A field that lies outside the section, or a value that does not fit it.
-        let write_error = |e: WriteErr, sym: &SymRef, value: u64| match e {
-            WriteErr::Range => err_range(),
-            WriteErr::Overflow => reloc_error::<A>(
-                cx.res,
-                f,
-                s,
-                off,
-                r_type,
-                sym,
-                &format!("out of range: 0x{value:x} does not fit"),
-            ),
-        };
-        let bad_tls_sequence = |sym: &SymRef| {
-            reloc_error::<A>(
-                cx.res,
-                f,
-                s,
-                off,
-                r_type,
-                sym,
-                "is not followed by the expected __tls_get_addr call sequence",
-            )
-        };
         // Instruction rewrites below touch bytes just before the field; the field itself must be inside.
         if at >= out.len() {
-            return Err(err_range());
+            return Err(offset_range_error(o, s, off));
         }
         let p = props(cx.res, cx.config, cx.space, &sym);
-        let action = decide::<A>(&m, kind, r_type, p, writable, sec.data(), off);
+        let action = decide::<A>(&sc.m, kind, r_type, p, sc.writable, sec.data(), off);
         let s_val = cx.sym_value(&sym, a, p.ifunc);
         let value: u64 = match action {
             Action::None => continue,
-            Action::Abs => s_val.wrapping_add(a as u64),
-            Action::Pc => s_val.wrapping_add(a as u64).wrapping_sub(p_addr),
-            Action::DynRelative => {
-                // Packed: the place holds the addend (RELR is REL-style) and .relr.dyn names the place.
-                let v = s_val.wrapping_add(a as u64);
-                if !packs_relative(cx.config, sec, off) {
-                    dyn_out.push(DynRel {
-                        offset: p_addr,
-                        r_type: A::R_RELATIVE,
-                        sym: 0,
-                        addend: v as i64,
-                    });
-                }
-                v
-            }
-            Action::DynIrelative => {
-                // A function with an IFUNC stub has the stub as its one canonical address; otherwise the
-                // pointer is whatever the resolver returns.
-                let (r_type, v) = match cx.plt_addr(sym.id) {
-                    Some(stub) => (A::R_RELATIVE, stub.wrapping_add(a as u64)),
-                    None => (
-                        A::R_IRELATIVE,
-                        cx.lay.addrs[sym.id as usize].wrapping_add(a as u64),
-                    ),
-                };
-                dyn_out.push_irelative(DynRel {
-                    offset: p_addr,
-                    r_type,
-                    sym: 0,
-                    addend: v as i64,
-                });
-                v
-            }
-            Action::DynSymbolic => {
-                dyn_out.push(DynRel {
-                    offset: p_addr,
-                    r_type: A::R_ABS64,
-                    sym: cx.dynsym_index(sym.id),
-                    addend: a,
-                });
-                a as u64
-            }
-            Action::Plt => {
-                let target = cx.plt_addr(sym.id).unwrap_or(s_val);
-                match kind {
-                    RelKind::AbsPtr | RelKind::AbsNarrow => target.wrapping_add(a as u64),
-                    _ => target.wrapping_add(a as u64).wrapping_sub(p_addr),
-                }
-            }
-            Action::Got => cx
-                .got_addr(sym.id)
-                .wrapping_add(a as u64)
-                .wrapping_sub(p_addr),
-            Action::TpOff => cx.tp_offset(s_val.wrapping_add(a as u64)),
-            Action::TlsGd | Action::TlsLd | Action::TlsDesc => {
-                let pair = match action {
-                    Action::TlsGd => cx.lay.aux_of(sym.id).map(|x| x.tlsgd),
-                    Action::TlsDesc => cx.lay.aux_of(sym.id).map(|x| x.tlsdesc),
-                    _ => Some(cx.lay.tlsld),
-                };
-                let slot = pair.filter(|&p| p != NONE).ok_or_else(|| {
-                    reloc_error::<A>(cx.res, f, s, off, r_type, &sym, "has no TLS GOT entry")
-                })?;
-                cx.lay
-                    .got_slot_addr(slot)
-                    .wrapping_add(a as u64)
-                    .wrapping_sub(p_addr)
-            }
-            Action::GotTp => cx
-                .gottp_addr(sym.id)
-                .wrapping_add(a as u64)
-                .wrapping_sub(p_addr),
-            Action::DtpOff => {
-                // In an executable every local-dynamic access was relaxed to local exec.
-                if m.exe {
-                    cx.tp_offset(s_val.wrapping_add(a as u64))
-                } else {
-                    cx.dtp_offset(s_val.wrapping_add(a as u64))
-                }
-            }
-            Action::Size => symbols::sym_size(cx.res, sym.target).wrapping_add(a as u64),
-            Action::GotOff => s_val.wrapping_add(a as u64).wrapping_sub(cx.got_base()),
-            Action::GotPc => cx.got_base().wrapping_add(a as u64).wrapping_sub(p_addr),
-            Action::GotRel => cx
-                .got_addr(sym.id)
-                .wrapping_add(a as u64)
-                .wrapping_sub(cx.got_base()),
-            Action::PltOff => cx
-                .plt_addr(sym.id)
-                .unwrap_or(s_val)
-                .wrapping_add(a as u64)
-                .wrapping_sub(cx.got_base()),
             Action::Relax(x) => {
                 skip_next = A::relax_consumes_next(x);
-                // The input's instructions (which the scan checked the same way).
-                if matches!(x, Relax::GdToLe | Relax::GdToIe | Relax::LdToLe)
-                    && !A::relax_sequence_ok(x, sec.data(), off)
-                {
-                    return Err(bad_tls_sequence(&sym));
-                }
-                let value = relaxed_value(cx, x, &sym, s_val, a, p_addr);
-                A::relax(out, at, r_type, x, value).map_err(|e| write_error(e, &sym, value))?;
+                apply_relax::<A>(&sc, rel, &sym, x, s_val, p_addr, out)?;
                 continue;
             }
             Action::Error(why) => {
                 return Err(reloc_error::<A>(cx.res, f, s, off, r_type, &sym, why));
             }
+            _ => action_value::<A>(&sc, rel, &sym, action, s_val, p_addr, dyn_out)?,
         };
-        A::write_value(out, at, r_type, value).map_err(|e| write_error(e, &sym, value))?;
+        if let Err(e) = A::write_value(out, at, r_type, value) {
+            return Err(write_error::<A>(&sc, rel, &sym, e, value));
+        }
     }
     Ok(())
+}
+
+/// P of a relocation in `.eh_frame`, whose records move when dead FDEs before them are dropped: P follows its
+/// record (in the file's `block` of the output section), found by the cursor `rec` that follows the (normally
+/// sorted) relocations rather than a search per relocation. `None`: a PC-relative relocation (never a dynamic
+/// one) inside a dropped record (the FDE of discarded code, a duplicate CIE), which changes nothing that is
+/// written and is skipped (clang-so: the FDEs of the COMDAT copies of inline functions).
+#[inline(always)]
+fn eh_frame_place(
+    sc: &Section,
+    block: u64,
+    recs: &[EhRecord],
+    rec: &mut usize,
+    off: u64,
+    kind: RelKind,
+) -> Option<u64> {
+    if recs.get(*rec).is_some_and(|r| r.in_off > off) {
+        *rec = 0;
+    }
+    while recs.get(*rec).is_some_and(|r| r.in_off + r.size <= off) {
+        *rec += 1;
+    }
+    match recs.get(*rec) {
+        Some(r) if r.in_off <= off && r.out_off != NONE as u64 && block != NO_ADDR => {
+            Some(block + r.out_off + (off - r.in_off))
+        }
+        Some(r)
+            if r.in_off <= off
+                && r.out_off == NONE as u64
+                && matches!(kind, RelKind::Pc | RelKind::Plt) =>
+        {
+            None
+        }
+        _ => Some(section_offset_addr(sc.cx.lay, sc.f, sc.s, off).unwrap_or(0)),
+    }
+}
+
+/// A relative dynamic relocation of the place at `off` (P `p_addr`) to `v`, unless it is packed: then the place
+/// holds the addend (RELR is REL-style) and `.relr.dyn` names the place.
+#[inline(always)]
+fn push_relative<A: Arch>(
+    sc: &Section,
+    off: u64,
+    p_addr: u64,
+    v: u64,
+    dyn_out: &mut DynRelSink<'_>,
+) {
+    if !packs_relative(sc.cx.config, sc.sec, off) {
+        dyn_out.push(DynRel {
+            offset: p_addr,
+            r_type: A::R_RELATIVE,
+            sym: 0,
+            addend: v as i64,
+        });
+    }
+}
+
+/// The value that `action` (not a relaxation, an error or nothing to do) writes for relocation `rel` against
+/// `sym`, with the dynamic relocation it emits.
+#[inline(always)]
+fn action_value<A: Arch>(
+    sc: &Section,
+    rel: Rel,
+    sym: &SymRef,
+    action: Action,
+    s_val: u64,
+    p_addr: u64,
+    dyn_out: &mut DynRelSink<'_>,
+) -> Result<u64, String> {
+    let cx = sc.cx;
+    let a = rel.a;
+    Ok(match action {
+        Action::Abs => s_val.wrapping_add(a as u64),
+        Action::Pc => s_val.wrapping_add(a as u64).wrapping_sub(p_addr),
+        Action::DynRelative => {
+            let v = s_val.wrapping_add(a as u64);
+            push_relative::<A>(sc, rel.off, p_addr, v, dyn_out);
+            v
+        }
+        Action::DynIrelative => irelative_value::<A>(sc, rel, sym, p_addr, dyn_out),
+        Action::DynSymbolic => {
+            dyn_out.push(DynRel {
+                offset: p_addr,
+                r_type: A::R_ABS64,
+                sym: cx.dynsym_index(sym.id),
+                addend: a,
+            });
+            a as u64
+        }
+        Action::Plt => {
+            let target = cx.plt_addr(sym.id).unwrap_or(s_val);
+            match rel.kind {
+                RelKind::AbsPtr | RelKind::AbsNarrow => target.wrapping_add(a as u64),
+                _ => target.wrapping_add(a as u64).wrapping_sub(p_addr),
+            }
+        }
+        Action::Got => cx
+            .got_addr(sym.id)
+            .wrapping_add(a as u64)
+            .wrapping_sub(p_addr),
+        Action::TpOff => cx.tp_offset(s_val.wrapping_add(a as u64)),
+        Action::TlsGd | Action::TlsLd | Action::TlsDesc => {
+            tls_pair_value::<A>(sc, rel, sym, action, p_addr)?
+        }
+        Action::GotTp => cx
+            .gottp_addr(sym.id)
+            .wrapping_add(a as u64)
+            .wrapping_sub(p_addr),
+        Action::DtpOff => {
+            // In an executable every local-dynamic access was relaxed to local exec.
+            if sc.m.exe {
+                cx.tp_offset(s_val.wrapping_add(a as u64))
+            } else {
+                cx.dtp_offset(s_val.wrapping_add(a as u64))
+            }
+        }
+        Action::Size => symbols::sym_size(cx.res, sym.target).wrapping_add(a as u64),
+        Action::GotOff => s_val.wrapping_add(a as u64).wrapping_sub(cx.got_base()),
+        Action::GotPc => cx.got_base().wrapping_add(a as u64).wrapping_sub(p_addr),
+        Action::GotRel => cx
+            .got_addr(sym.id)
+            .wrapping_add(a as u64)
+            .wrapping_sub(cx.got_base()),
+        Action::PltOff => cx
+            .plt_addr(sym.id)
+            .unwrap_or(s_val)
+            .wrapping_add(a as u64)
+            .wrapping_sub(cx.got_base()),
+        Action::None | Action::Relax(_) | Action::Error(_) => {
+            unreachable!("handled by apply_section")
+        }
+    })
+}
+
+/// An IRELATIVE-class pointer: a function with an IFUNC stub has the stub as its one canonical address (a
+/// relative relocation); otherwise the pointer is whatever the resolver returns.
+#[inline(always)]
+fn irelative_value<A: Arch>(
+    sc: &Section,
+    rel: Rel,
+    sym: &SymRef,
+    p_addr: u64,
+    dyn_out: &mut DynRelSink<'_>,
+) -> u64 {
+    let cx = sc.cx;
+    let (r_type, v) = match cx.plt_addr(sym.id) {
+        Some(stub) => (A::R_RELATIVE, stub.wrapping_add(rel.a as u64)),
+        None => (
+            A::R_IRELATIVE,
+            cx.lay.addrs[sym.id as usize].wrapping_add(rel.a as u64),
+        ),
+    };
+    dyn_out.push_irelative(DynRel {
+        offset: p_addr,
+        r_type,
+        sym: 0,
+        addend: v as i64,
+    });
+    v
+}
+
+/// The address of the GOT pair of a general-dynamic, local-dynamic or descriptor access, relative to P.
+#[inline(always)]
+fn tls_pair_value<A: Arch>(
+    sc: &Section,
+    rel: Rel,
+    sym: &SymRef,
+    action: Action,
+    p_addr: u64,
+) -> Result<u64, String> {
+    let lay = sc.cx.lay;
+    let pair = match action {
+        Action::TlsGd => lay.aux_of(sym.id).map(|x| x.tlsgd),
+        Action::TlsDesc => lay.aux_of(sym.id).map(|x| x.tlsdesc),
+        _ => Some(lay.tlsld),
+    };
+    let Some(slot) = pair.filter(|&p| p != NONE) else {
+        return Err(reloc_error::<A>(
+            sc.cx.res,
+            sc.f,
+            sc.s,
+            rel.off,
+            rel.r_type,
+            sym,
+            "has no TLS GOT entry",
+        ));
+    };
+    Ok(lay
+        .got_slot_addr(slot)
+        .wrapping_add(rel.a as u64)
+        .wrapping_sub(p_addr))
+}
+
+/// A relaxation: the input's instructions checked (as the scan checked them), then rewritten by the architecture
+/// with the value the relaxed access needs.
+#[inline(always)]
+fn apply_relax<A: Arch>(
+    sc: &Section,
+    rel: Rel,
+    sym: &SymRef,
+    x: Relax,
+    s_val: u64,
+    p_addr: u64,
+    out: &mut [u8],
+) -> Result<(), String> {
+    if matches!(x, Relax::GdToLe | Relax::GdToIe | Relax::LdToLe)
+        && !A::relax_sequence_ok(x, sc.sec.data(), rel.off)
+    {
+        return Err(reloc_error::<A>(
+            sc.cx.res,
+            sc.f,
+            sc.s,
+            rel.off,
+            rel.r_type,
+            sym,
+            "is not followed by the expected __tls_get_addr call sequence",
+        ));
+    }
+    let value = relaxed_value(sc.cx, x, sym, s_val, rel.a, p_addr);
+    if let Err(e) = A::relax(out, rel.off as usize, rel.r_type, x, value) {
+        return Err(write_error::<A>(sc, rel, sym, e, value));
+    }
+    Ok(())
+}
+
+/// The message for a relocation whose symbol index is out of range (out of line, like the other messages: see
+/// [`Rel`]).
+#[cold]
+#[inline(never)]
+fn invalid_symbol_index(o: &ObjectFile, sym_idx: usize) -> String {
+    format!("{}: invalid symbol index {sym_idx}", o.name)
+}
+
+/// The message for a field that lies outside the section, or a value that does not fit it.
+#[inline(always)]
+fn write_error<A: Arch>(sc: &Section, rel: Rel, sym: &SymRef, e: WriteErr, value: u64) -> String {
+    match e {
+        WriteErr::Range => offset_range_error(sc.o, sc.s, rel.off),
+        WriteErr::Overflow => {
+            overflow_error::<A>(sc.cx, sc.f, sc.s, rel.off, rel.r_type, sym, value)
+        }
+    }
+}
+
+/// [`write_error`] for a short path, which has not looked the symbol up.
+#[inline(always)]
+fn short_path_error<A: Arch>(sc: &Section, rel: Rel, e: WriteErr, value: u64) -> String {
+    match e {
+        WriteErr::Range => offset_range_error(sc.o, sc.s, rel.off),
+        WriteErr::Overflow => {
+            short_path_overflow::<A>(sc.cx, sc.f, sc.s, rel.off, rel.r_type, rel.sym_idx, value)
+        }
+    }
+}
+
+/// The message for a value that does not fit its field.
+#[cold]
+#[inline(never)]
+fn overflow_error<A: Arch>(
+    cx: &WriteCx,
+    f: usize,
+    s: usize,
+    off: u64,
+    r_type: u32,
+    sym: &SymRef,
+    value: u64,
+) -> String {
+    let why = format!("out of range: 0x{value:x} does not fit");
+    reloc_error::<A>(cx.res, f, s, off, r_type, sym, &why)
+}
+
+/// [`overflow_error`] for a short path, which has not looked the symbol up.
+#[cold]
+#[inline(never)]
+fn short_path_overflow<A: Arch>(
+    cx: &WriteCx,
+    f: usize,
+    s: usize,
+    off: u64,
+    r_type: u32,
+    sym_idx: usize,
+    value: u64,
+) -> String {
+    match cx.lookup(f, sym_idx) {
+        Some(sym) => overflow_error::<A>(cx, f, s, off, r_type, &sym, value),
+        None => invalid_symbol_index(&cx.res.objects[f], sym_idx),
+    }
 }
