@@ -19,8 +19,28 @@ pub fn assign_addresses(
     space: &SymbolSpace,
     lay: &mut Layout,
 ) -> Result<()> {
-    lay.merge_addr = lay
-        .merges
+    lay.merge_addr = merge_addresses(lay);
+    let mut sec_addr = std::mem::take(&mut lay.sec_addr);
+    let mut addrs = object_addresses(res, space, lay, &mut sec_addr);
+    lay.sec_addr = sec_addr;
+    common_addresses(lay, &mut addrs);
+    imported_addresses(res, space, lay, &mut addrs);
+    let mut linker = linker_defined_addresses(res, lay, &mut addrs);
+    let headers = 64 + 56 * lay.segments.len() as u64;
+    let dl = DefsymLayout {
+        osecs: &lay.osecs,
+        headers,
+    };
+    define_defsyms(config, res, &dl, &mut addrs, &mut linker)?;
+    lay.entry = entry_address(config, res, lay, &addrs);
+    lay.linker_syms = linker;
+    lay.addrs = addrs;
+    Ok(())
+}
+
+/// Each merge group's address: its part's place in its output section (`NO_ADDR` where no part holds it).
+fn merge_addresses(lay: &Layout) -> Vec<u64> {
+    lay.merges
         .iter()
         .enumerate()
         .map(|(m, g)| {
@@ -30,46 +50,54 @@ pub fn assign_addresses(
                 .position(|p| matches!(p, Part::Merged(x) if *x as usize == m))
                 .map_or(NO_ADDR, |part| o.addr + o.part_offsets[part])
         })
-        .collect();
-    // Per file: its sections' addresses, then its locals' and the globals it defines (`DefinedByFile`), while
-    // its symbols and section table are in cache.
+        .collect()
+}
+
+/// Every symbol's address table (one entry per symbol, locals included), filled per file: its sections' addresses
+/// (`sec_addr`, offsets in the output sections' input runs until now), then its locals' and the globals it defines
+/// (`DefinedByFile`), while its symbols and section table are in cache.
+fn object_addresses(
+    res: &Resolved,
+    space: &SymbolSpace,
+    lay: &Layout,
+    sec_addr: &mut [Vec<u64>],
+) -> Vec<u64> {
     let nfiles = res.objects.len();
     let mut addrs: Vec<u64> = crate::par::per_symbol(space.total, || 0);
-    let mut sec_addr = std::mem::take(&mut lay.sec_addr);
-    {
-        let lay = &*lay;
-        let (globals, locals) = addrs.split_at_mut(res.num_globals());
-        // Written at random, each slot by the one file that defines it.
-        let globals = crate::symbols::as_atomic_u64(globals);
-        let mut chunks: Vec<&mut [u64]> = Vec::with_capacity(nfiles);
-        let mut rest = locals;
-        for (o, &live) in res.objects.iter().zip(&res.object_live) {
-            let (a, b) = rest.split_at_mut(if live { o.first_global } else { 0 });
-            chunks.push(a);
-            rest = b;
-        }
-        let mut pairs: Vec<(&mut Vec<u64>, &mut [u64])> = sec_addr.iter_mut().zip(chunks).collect();
-        res.runs.for_each_mut(&mut pairs, |f, (sec_addr, locals)| {
-            // Offsets in the output sections' input runs become addresses, in place.
-            for (a, &osec) in sec_addr.iter_mut().zip(&lay.place_osec[f]) {
-                *a = if osec == NONE {
-                    NO_ADDR
-                } else {
-                    let o = &lay.osecs[osec as usize];
-                    o.addr + o.part_offsets.first().copied().unwrap_or(0) + *a
-                };
-            }
-            for (i, slot) in locals.iter_mut().enumerate() {
-                *slot = object_sym_addr_in(res, lay, sec_addr, f, i);
-            }
-            for &(g, sym) in space.defined.of(f) {
-                let a = object_sym_addr_in(res, lay, sec_addr, f, sym as usize);
-                globals[g as usize].store(a, std::sync::atomic::Ordering::Relaxed);
-            }
-        });
+    let (globals, locals) = addrs.split_at_mut(res.num_globals());
+    // Written at random, each slot by the one file that defines it.
+    let globals = crate::symbols::as_atomic_u64(globals);
+    let mut chunks: Vec<&mut [u64]> = Vec::with_capacity(nfiles);
+    let mut rest = locals;
+    for (o, &live) in res.objects.iter().zip(&res.object_live) {
+        let (a, b) = rest.split_at_mut(if live { o.first_global } else { 0 });
+        chunks.push(a);
+        rest = b;
     }
-    lay.sec_addr = sec_addr;
-    // Commons.
+    let mut pairs: Vec<(&mut Vec<u64>, &mut [u64])> = sec_addr.iter_mut().zip(chunks).collect();
+    res.runs.for_each_mut(&mut pairs, |f, (sec_addr, locals)| {
+        // Offsets in the output sections' input runs become addresses, in place.
+        for (a, &osec) in sec_addr.iter_mut().zip(&lay.place_osec[f]) {
+            *a = if osec == NONE {
+                NO_ADDR
+            } else {
+                let o = &lay.osecs[osec as usize];
+                o.addr + o.part_offsets.first().copied().unwrap_or(0) + *a
+            };
+        }
+        for (i, slot) in locals.iter_mut().enumerate() {
+            *slot = object_sym_addr_in(res, lay, sec_addr, f, i);
+        }
+        for &(g, sym) in space.defined.of(f) {
+            let a = object_sym_addr_in(res, lay, sec_addr, f, sym as usize);
+            globals[g as usize].store(a, std::sync::atomic::Ordering::Relaxed);
+        }
+    });
+    addrs
+}
+
+/// Commons: their places in the output section that holds them.
+fn common_addresses(lay: &Layout, addrs: &mut [u64]) {
     if let Some(bss) = lay
         .osecs
         .iter()
@@ -80,7 +108,10 @@ pub fn assign_addresses(
             addrs[g as usize] = base + off;
         }
     }
-    // Imported symbols: canonical PLT entries and copies give them an address in the output.
+}
+
+/// Imported symbols: canonical PLT entries and copies give them an address in the output.
+fn imported_addresses(res: &Resolved, space: &SymbolSpace, lay: &Layout, addrs: &mut [u64]) {
     let copy_base = lay
         .osecs
         .iter()
@@ -103,40 +134,83 @@ pub fn assign_addresses(
             addrs[id as usize] = base + x.copy_off;
         }
     }
-    // Linker-defined symbols.
-    let mut linker = HashMap::default();
-    let first_sec = |pred: &dyn Fn(&OutputSection) -> bool| {
-        lay.osecs
+}
+
+/// The image's bounds that linker-defined symbols name: its first loaded address and the ends of its code, data
+/// and everything, and where `.bss` starts.
+struct Bounds {
+    base: u64,
+    end: u64,
+    etext: u64,
+    edata: u64,
+    bss_start: u64,
+}
+
+impl Bounds {
+    fn of(lay: &Layout) -> Bounds {
+        let base = lay
+            .segments
             .iter()
-            .filter(|o| o.shndx != 0 && pred(o))
-            .map(|o| o.addr)
-            .next()
-    };
-    let base = lay
-        .segments
+            .find(|s| s.p_type == E::PT_LOAD)
+            .map_or(0, |s| s.vaddr);
+        let end_of = |pred: &dyn Fn(&OutputSection) -> bool| {
+            lay.osecs
+                .iter()
+                .filter(|o| {
+                    o.shndx != 0 && o.is_alloc() && pred(o) && !(o.is_tls() && o.is_nobits())
+                })
+                .map(|o| o.addr + o.size)
+                .max()
+        };
+        let edata = end_of(&|o| !o.is_nobits()).unwrap_or(base);
+        Bounds {
+            base,
+            end: end_of(&|_| true).unwrap_or(base),
+            etext: end_of(&|o| o.flags & E::SHF_EXECINSTR as u64 != 0).unwrap_or(base),
+            edata,
+            bss_start: first_section_addr(lay, &|o| o.is_nobits() && !o.is_tls()).unwrap_or(edata),
+        }
+    }
+}
+
+/// The address of the first kept output section that `pred` accepts.
+fn first_section_addr(lay: &Layout, pred: &dyn Fn(&OutputSection) -> bool) -> Option<u64> {
+    lay.osecs
         .iter()
-        .find(|s| s.p_type == E::PT_LOAD)
-        .map_or(0, |s| s.vaddr);
-    let end_of = |pred: &dyn Fn(&OutputSection) -> bool| {
-        lay.osecs
-            .iter()
-            .filter(|o| o.shndx != 0 && o.is_alloc() && pred(o) && !(o.is_tls() && o.is_nobits()))
-            .map(|o| o.addr + o.size)
-            .max()
-    };
-    let end = end_of(&|_| true).unwrap_or(base);
-    let etext = end_of(&|o| o.flags & E::SHF_EXECINSTR as u64 != 0).unwrap_or(base);
-    let edata = end_of(&|o| !o.is_nobits()).unwrap_or(base);
-    let bss_start = first_sec(&|o| o.is_nobits() && !o.is_tls()).unwrap_or(edata);
-    let sec_range = |name: &[u8]| {
-        lay.osecs
-            .iter()
-            .find(|o| o.shndx != 0 && o.name == name)
-            .map(|o| (o.addr, o.addr + o.size))
-    };
-    // Only these names can be defined here (`resolve::LINKER_DEFINED`, and `__start_`/`__stop_` for each output
-    // section named like a C identifier), so each is looked up rather than every global walked: clang-tool's
-    // million globals, most of them undefined names of unlinked archive members, took 3.4 ms on one thread.
+        .filter(|o| o.shndx != 0 && pred(o))
+        .map(|o| o.addr)
+        .next()
+}
+
+/// The start and end of the kept output section `name`.
+fn section_range(lay: &Layout, name: &[u8]) -> Option<(u64, u64)> {
+    lay.osecs
+        .iter()
+        .find(|o| o.shndx != 0 && o.name == name)
+        .map(|o| (o.addr, o.addr + o.size))
+}
+
+/// Linker-defined symbols that no input defines get their addresses; returns them by id.
+fn linker_defined_addresses(res: &Resolved, lay: &Layout, addrs: &mut [u64]) -> HashMap<u32, u64> {
+    let mut linker = HashMap::default();
+    let bounds = Bounds::of(lay);
+    for g in linker_symbol_candidates(res, lay) {
+        if !matches!(res.defs[g as usize], Def::Undefined | Def::Linker) {
+            continue;
+        }
+        if let Some(v) = linker_symbol_value(lay, &bounds, res.name(g)) {
+            linker.insert(g, v);
+            addrs[g as usize] = v;
+        }
+    }
+    linker
+}
+
+/// The globals that may be linker-defined, sorted. Only these names can be defined here
+/// (`resolve::LINKER_DEFINED`, and `__start_`/`__stop_` for each output section named like a C identifier), so each
+/// is looked up rather than every global walked: clang-tool's million globals, most of them undefined names of
+/// unlinked archive members, took 3.4 ms on one thread.
+fn linker_symbol_candidates(res: &Resolved, lay: &Layout) -> Vec<u32> {
     let mut candidates: Vec<u32> = crate::resolve::LINKER_DEFINED
         .iter()
         .filter_map(|n| res.names.lookup(n))
@@ -152,83 +226,74 @@ pub fn assign_addresses(
     }
     candidates.sort_unstable();
     candidates.dedup();
-    for g in candidates {
-        if !matches!(res.defs[g as usize], Def::Undefined | Def::Linker) {
-            continue;
+    candidates
+}
+
+/// The value of linker-defined symbol `name` in this layout, if it names something the output has.
+fn linker_symbol_value(lay: &Layout, bounds: &Bounds, name: &[u8]) -> Option<u64> {
+    let range_sym = |prefix: &[u8], sec: &[u8], end: bool| -> Option<u64> {
+        if name != prefix {
+            return None;
         }
-        let name = res.name(g);
-        let range_sym = |prefix: &[u8], sec: &[u8], end: bool| -> Option<u64> {
-            if name != prefix {
-                return None;
-            }
-            Some(sec_range(sec).map_or(0, |r| if end { r.1 } else { r.0 }))
-        };
-        let v: Option<u64> = match name {
-            b"_GLOBAL_OFFSET_TABLE_" => Some(lay.synth_addr(Synth::GotPlt)),
-            b"_DYNAMIC" if lay.is_dynamic => Some(lay.synth_addr(Synth::Dynamic)),
-            b"__ehdr_start" | b"__executable_start" => Some(base),
-            b"_TLS_MODULE_BASE_" => Some(lay.tls_start),
-            b"_end" | b"end" => Some(end),
-            b"_etext" | b"etext" | b"__etext" => Some(etext),
-            b"_edata" | b"edata" => Some(edata),
-            b"__bss_start" => Some(bss_start),
-            b"__GNU_EH_FRAME_HDR" if lay.synth_sec(Synth::EhFrameHdr).is_some() => {
-                Some(lay.synth_addr(Synth::EhFrameHdr))
-            }
-            b"__rela_iplt_start" | b"__rela_iplt_end" if !lay.is_dynamic => {
-                let r = lay
-                    .synth_sec(Synth::RelaIplt)
-                    .map_or((0, 0), |o| (o.addr, o.addr + o.size));
-                Some(if name == b"__rela_iplt_start" {
-                    r.0
-                } else {
-                    r.1
-                })
-            }
-            _ => range_sym(b"__init_array_start", b".init_array", false)
-                .or_else(|| range_sym(b"__init_array_end", b".init_array", true))
-                .or_else(|| range_sym(b"__fini_array_start", b".fini_array", false))
-                .or_else(|| range_sym(b"__fini_array_end", b".fini_array", true))
-                .or_else(|| range_sym(b"__preinit_array_start", b".preinit_array", false))
-                .or_else(|| range_sym(b"__preinit_array_end", b".preinit_array", true))
-                .or_else(|| {
-                    let (sec, is_end) = if let Some(s) = name.strip_prefix(b"__start_") {
-                        (s, false)
-                    } else if let Some(s) = name.strip_prefix(b"__stop_") {
-                        (s, true)
-                    } else {
-                        return None;
-                    };
-                    if !is_c_identifier(sec) {
-                        return None;
-                    }
-                    sec_range(sec).map(|r| if is_end { r.1 } else { r.0 })
-                }),
-        };
-        if let Some(v) = v {
-            linker.insert(g, v);
-            addrs[g as usize] = v;
-        }
-    }
-    let headers = 64 + 56 * lay.segments.len() as u64;
-    let dl = DefsymLayout {
-        osecs: &lay.osecs,
-        headers,
+        Some(section_range(lay, sec).map_or(0, |r| if end { r.1 } else { r.0 }))
     };
-    define_defsyms(config, res, &dl, &mut addrs, &mut linker)?;
+    match name {
+        b"_GLOBAL_OFFSET_TABLE_" => Some(lay.synth_addr(Synth::GotPlt)),
+        b"_DYNAMIC" if lay.is_dynamic => Some(lay.synth_addr(Synth::Dynamic)),
+        b"__ehdr_start" | b"__executable_start" => Some(bounds.base),
+        b"_TLS_MODULE_BASE_" => Some(lay.tls_start),
+        b"_end" | b"end" => Some(bounds.end),
+        b"_etext" | b"etext" | b"__etext" => Some(bounds.etext),
+        b"_edata" | b"edata" => Some(bounds.edata),
+        b"__bss_start" => Some(bounds.bss_start),
+        b"__GNU_EH_FRAME_HDR" if lay.synth_sec(Synth::EhFrameHdr).is_some() => {
+            Some(lay.synth_addr(Synth::EhFrameHdr))
+        }
+        b"__rela_iplt_start" | b"__rela_iplt_end" if !lay.is_dynamic => {
+            let r = lay
+                .synth_sec(Synth::RelaIplt)
+                .map_or((0, 0), |o| (o.addr, o.addr + o.size));
+            Some(if name == b"__rela_iplt_start" {
+                r.0
+            } else {
+                r.1
+            })
+        }
+        _ => range_sym(b"__init_array_start", b".init_array", false)
+            .or_else(|| range_sym(b"__init_array_end", b".init_array", true))
+            .or_else(|| range_sym(b"__fini_array_start", b".fini_array", false))
+            .or_else(|| range_sym(b"__fini_array_end", b".fini_array", true))
+            .or_else(|| range_sym(b"__preinit_array_start", b".preinit_array", false))
+            .or_else(|| range_sym(b"__preinit_array_end", b".preinit_array", true))
+            .or_else(|| {
+                let (sec, is_end) = if let Some(s) = name.strip_prefix(b"__start_") {
+                    (s, false)
+                } else if let Some(s) = name.strip_prefix(b"__stop_") {
+                    (s, true)
+                } else {
+                    return None;
+                };
+                if !is_c_identifier(sec) {
+                    return None;
+                }
+                section_range(lay, sec).map(|r| if is_end { r.1 } else { r.0 })
+            }),
+    }
+}
+
+/// The entry point: the entry symbol's address where an input defines it, else the name read as a hexadecimal
+/// address, else the start of `.text`.
+fn entry_address(config: &Config, res: &Resolved, lay: &Layout, addrs: &[u64]) -> u64 {
     let entry_name = config.entry.as_deref().unwrap_or("_start");
-    lay.entry = match res.names.lookup(entry_name.as_bytes()) {
+    match res.names.lookup(entry_name.as_bytes()) {
         Some(g) if !matches!(res.defs[g as usize], Def::Undefined | Def::Shared { .. }) => {
             addrs[g as usize]
         }
         _ => entry_name
             .strip_prefix("0x")
             .and_then(|h| u64::from_str_radix(h, 16).ok())
-            .unwrap_or_else(|| first_sec(&|o| o.name == b".text").unwrap_or(0)),
-    };
-    lay.linker_syms = linker;
-    lay.addrs = addrs;
-    Ok(())
+            .unwrap_or_else(|| first_section_addr(lay, &|o| o.name == b".text").unwrap_or(0)),
+    }
 }
 
 /// `--defsym`s, each once every symbol its expression names has its value: an expression may name a symbol that a
