@@ -4,10 +4,11 @@
 
 use super::slots::Slots;
 use super::symbols::target_of;
-use super::{Cx, DynSymbol, NONE, Verneed};
-use crate::args::OutputKind;
+use super::{Aux, Cx, DynSymbol, NONE, Verneed};
+use crate::args::{Config, OutputKind};
 use crate::elf;
-use crate::symbols::{SymProps, Target};
+use crate::resolve::Resolved;
+use crate::symbols::{SymProps, SymbolSpace, Target};
 use crate::synthetic::hash::gnu_hash_buckets;
 use crate::synthetic::versions::version_base_name;
 use rayon::prelude::*;
@@ -26,14 +27,33 @@ pub struct DynamicSymbols {
     pub ifunc: bool,
 }
 
+/// `.dynstr` while it is built: its bytes, and the offsets of the strings in it other than symbol names.
+struct DynStr {
+    bytes: Vec<u8>,
+    offsets: HashMap<Vec<u8>, u32>,
+}
+
+impl DynStr {
+    /// The offset of `s`, appended the first time it is asked for.
+    fn add(&mut self, s: &[u8]) -> u32 {
+        if let Some(&o) = self.offsets.get(s) {
+            return o;
+        }
+        let o = self.bytes.len() as u32;
+        self.bytes.extend_from_slice(s);
+        self.bytes.push(0);
+        self.offsets.insert(s.to_vec(), o);
+        o
+    }
+}
+
+/// A `.dynsym` entry before the needed versions are numbered: with its import's (file, version), whose number
+/// comes from the serial pass, and whether it is an IFUNC (the ELF header's OS ABI, `gnu_osabi`).
+type Entry = (DynSymbol, Option<(u32, u16)>, bool);
+
 pub fn dynamic_symbols(cx: &Cx, slots: &mut Slots) -> DynamicSymbols {
     let Cx {
-        config,
-        res,
-        space,
-        scan,
-        is_dynamic,
-        ..
+        config, res, space, ..
     } = *cx;
     let Slots {
         dynsym_ids,
@@ -45,28 +65,19 @@ pub fn dynamic_symbols(cx: &Cx, slots: &mut Slots) -> DynamicSymbols {
     let (dynsym_ids, aux_index, relr_got): (&[u32], &[u32], &[u32]) =
         (dynsym_ids, aux_index, relr_got);
     // Dynamic symbol table: undefined ones first, then defined ones in .gnu.hash bucket order.
-    let mut dyn_strings: HashMap<Vec<u8>, u32> = HashMap::default();
-    let mut dynstr: Vec<u8> = vec![0];
-    let add_str =
-        |s: &[u8], dynstr: &mut Vec<u8>, dyn_strings: &mut HashMap<Vec<u8>, u32>| -> u32 {
-            if let Some(&o) = dyn_strings.get(s) {
-                return o;
-            }
-            let o = dynstr.len() as u32;
-            dynstr.extend_from_slice(s);
-            dynstr.push(0);
-            dyn_strings.insert(s.to_vec(), o);
-            o
-        };
+    let mut dynstr = DynStr {
+        bytes: vec![0],
+        offsets: HashMap::default(),
+    };
     let mut needed = Vec::new();
     let mut dynsyms: Vec<DynSymbol> = Vec::new();
     let mut dynsym_ifunc = false;
     let mut verneed: Verneed = Vec::new();
-    if is_dynamic {
+    if cx.is_dynamic {
         let _t = crate::timing::span("dynamic symbol table");
         for (d, s) in res.shared.iter().enumerate() {
             if res.shared_needed[d] {
-                needed.push(add_str(s.soname.as_bytes(), &mut dynstr, &mut dyn_strings));
+                needed.push(dynstr.add(s.soname.as_bytes()));
             }
         }
         // Needed versions are numbered after this file's own definitions (1 and the script's nodes).
@@ -74,53 +85,9 @@ pub fn dynamic_symbols(cx: &Cx, slots: &mut Slots) -> DynamicSymbols {
         let mut version_of: HashMap<(u32, u16), u16> = HashMap::default();
         // Entries in parallel (names, versions of this output's definitions); an import's version needs a
         // number from the serial pass below, keyed (file, index).
-        // Each entry with its import's (file, version) and whether it is an IFUNC (the ELF header's OS ABI,
-        // `gnu_osabi`).
-        type Entry = (DynSymbol, Option<(u32, u16)>, bool);
         let parallel = crate::par::worth_parallel(dynsym_ids.len() * 8);
         let entries: Vec<Entry> = crate::par::map(dynsym_ids, parallel, |&id| {
-            let target = target_of(res, space, id);
-            let mut name = res.name(id);
-            let mut version = 1u16;
-            let x = &aux[aux_index[id as usize] as usize];
-            let copied = x.copied;
-            let canonical = x.canonical && config.kind != OutputKind::Shared;
-            let mut import_version = None;
-            if let Target::Imported { file, sym } = target {
-                let v = res.shared[file as usize].version(sym as usize);
-                if v >= 2
-                    && let Some(Some(_)) = res.shared[file as usize].version_names.get(v as usize)
-                {
-                    import_version = Some((file, v));
-                }
-            }
-            let defined =
-                !matches!(target, Target::Imported { .. } | Target::Undefined { .. }) || copied;
-            if defined && !copied {
-                version = res.sym_version.get(id as usize).copied().unwrap_or(1);
-                // `name@VERSION` (.symver, non-default): exported as `name`, hidden version.
-                if version & 0x8000 != 0
-                    && let Some(at) = memchr::memchr(b'@', name)
-                {
-                    name = &name[..at];
-                }
-            }
-            let entry = DynSymbol {
-                id,
-                name,
-                name_off: 0,
-                gnu_hash: 0,
-                version,
-                defined,
-                hashed: defined || canonical,
-            };
-            // A global's IFUNC bit from its properties: the symbol's own type is a cache and TLB miss in its
-            // defining object's symbol table (clang-so: 75K of them, 14 ms at --threads=1).
-            let ifunc = match space.gprops.get(id as usize) {
-                Some(&b) => b & SymProps::IFUNC != 0,
-                None => crate::symbols::is_ifunc(res, target),
-            };
-            (entry, import_version, ifunc)
+            dynsym_entry(config, res, space, aux, aux_index, id)
         });
         // Needed versions numbered in first-use order, and their names into .dynstr.
         for &(_, iv, ifunc) in &entries {
@@ -129,16 +96,17 @@ pub fn dynamic_symbols(cx: &Cx, slots: &mut Slots) -> DynamicSymbols {
             if version_of.contains_key(&(file, v)) {
                 continue;
             }
-            let vname = res.shared[file as usize].version_names[v as usize].unwrap();
-            let k = next_version;
+            let so = &res.shared[file as usize];
+            let vname = so.version_names[v as usize].unwrap();
+            need_version(
+                &mut verneed,
+                &mut dynstr,
+                so.soname.as_bytes(),
+                vname,
+                next_version,
+            );
+            version_of.insert((file, v), next_version);
             next_version += 1;
-            let soname_off = dyn_strings[res.shared[file as usize].soname.as_bytes()] as usize;
-            let name_off = add_str(vname, &mut dynstr, &mut dyn_strings);
-            match verneed.iter_mut().find(|(so, _)| *so == soname_off) {
-                Some((_, list)) => list.push((vname, k, name_off)),
-                None => verneed.push((soname_off, vec![(vname, k, name_off)])),
-            }
-            version_of.insert((file, v), k);
         }
         let with_version = |(mut e, iv, _): Entry| {
             if let Some(key) = iv {
@@ -151,21 +119,9 @@ pub fn dynamic_symbols(cx: &Cx, slots: &mut Slots) -> DynamicSymbols {
         } else {
             entries.into_iter().map(with_version).collect()
         };
-        // Each named version node is also an absolute symbol of its own name and version (`LIB_1.0@@LIB_1.0`),
-        // as GNU ld makes them: tools that list a library's interface (dpkg-gensymbols) expect them.
-        for (k, (name, _)) in res.version_defs.iter().enumerate() {
-            entries.push(DynSymbol {
-                id: NONE,
-                name: Box::leak(name.clone().into_bytes().into_boxed_slice()),
-                name_off: 0,
-                gnu_hash: 0,
-                version: k as u16 + 2,
-                defined: true,
-                hashed: true,
-            });
-        }
-        copy_names(&mut entries, &mut dynstr, parallel);
-        dynsyms = hash_order(entries, &dynstr, parallel);
+        add_version_node_symbols(res, &mut entries);
+        copy_names(&mut entries, &mut dynstr.bytes, parallel);
+        dynsyms = hash_order(entries, &dynstr.bytes, parallel);
         for (i, d) in dynsyms.iter().enumerate().filter(|(_, d)| d.id != NONE) {
             let k = aux_index[d.id as usize];
             aux[k as usize].dynsym = i as u32 + 1;
@@ -173,7 +129,7 @@ pub fn dynamic_symbols(cx: &Cx, slots: &mut Slots) -> DynamicSymbols {
         // An object with DT_RELR requires version GLIBC_ABI_DT_RELR of a versioned libc, as GNU ld and lld
         // add it: a glibc whose ld.so predates DT_RELR lacks that version and refuses to load the object,
         // instead of silently skipping its relative relocations.
-        let packs = !relr_got.is_empty() || scan.relr.iter().any(|v| !v.is_empty());
+        let packs = !relr_got.is_empty() || cx.scan.relr.iter().any(|v| !v.is_empty());
         if config.pack_relative_relocs && packs {
             let libc = res.shared.iter().enumerate().position(|(d, so)| {
                 res.shared_needed[d]
@@ -181,58 +137,143 @@ pub fn dynamic_symbols(cx: &Cx, slots: &mut Slots) -> DynamicSymbols {
                     && so.version_names.iter().any(Option::is_some)
             });
             if let Some(d) = libc {
-                let vname: &'static [u8] = b"GLIBC_ABI_DT_RELR";
-                let soname_off = dyn_strings[res.shared[d].soname.as_bytes()] as usize;
-                let name_off = add_str(vname, &mut dynstr, &mut dyn_strings);
-                let k = next_version;
-                match verneed.iter_mut().find(|(so, _)| *so == soname_off) {
-                    Some((_, list)) => list.push((vname, k, name_off)),
-                    None => verneed.push((soname_off, vec![(vname, k, name_off)])),
-                }
+                let soname = res.shared[d].soname.as_bytes();
+                need_version(
+                    &mut verneed,
+                    &mut dynstr,
+                    soname,
+                    b"GLIBC_ABI_DT_RELR",
+                    next_version,
+                );
             }
         }
-        if !config.rpath.is_empty() {
-            add_str(
-                config.rpath.join(":").as_bytes(),
-                &mut dynstr,
-                &mut dyn_strings,
-            );
-        }
-        if let Some(so) = &config.soname {
-            add_str(so.as_bytes(), &mut dynstr, &mut dyn_strings);
-        }
-        for list in [&config.audit, &config.depaudit] {
-            if !list.is_empty() {
-                add_str(list.join(":").as_bytes(), &mut dynstr, &mut dyn_strings);
-            }
-        }
-        // A version node's absolute symbol and the node's definition share one name in `.dynstr`, as in GNU ld's
-        // output: readelf and objdump recognise the node's symbol by that (they print `LIB_1`, not
-        // `LIB_1@@LIB_1`).
-        for d in dynsyms.iter().filter(|d| d.id == NONE) {
-            dyn_strings.entry(d.name.to_vec()).or_insert(d.name_off);
-        }
-        if !res.version_defs.is_empty() {
-            add_str(
-                version_base_name(config).as_bytes(),
-                &mut dynstr,
-                &mut dyn_strings,
-            );
-            for (name, deps) in &res.version_defs {
-                add_str(name.as_bytes(), &mut dynstr, &mut dyn_strings);
-                for d in deps {
-                    add_str(d.as_bytes(), &mut dynstr, &mut dyn_strings);
-                }
-            }
-        }
+        add_dynamic_section_strings(cx, &dynsyms, &mut dynstr);
     }
     DynamicSymbols {
         dynsyms,
-        dynstr,
-        dyn_strings,
+        dynstr: dynstr.bytes,
+        dyn_strings: dynstr.offsets,
         needed,
         verneed,
         ifunc: dynsym_ifunc,
+    }
+}
+
+/// The `.dynsym` entry of symbol `id` (its GOT/PLT record in `aux`, at its `aux_index`): its name and version (a
+/// definition's own, without the `@VERSION` of a hidden one), whether it is defined here and hashed.
+#[inline]
+fn dynsym_entry(
+    config: &Config,
+    res: &Resolved,
+    space: &SymbolSpace,
+    aux: &[Aux],
+    aux_index: &[u32],
+    id: u32,
+) -> Entry {
+    let target = target_of(res, space, id);
+    let mut name = res.name(id);
+    let mut version = 1u16;
+    let x = &aux[aux_index[id as usize] as usize];
+    let copied = x.copied;
+    let canonical = x.canonical && config.kind != OutputKind::Shared;
+    let mut import_version = None;
+    if let Target::Imported { file, sym } = target {
+        let v = res.shared[file as usize].version(sym as usize);
+        if v >= 2
+            && let Some(Some(_)) = res.shared[file as usize].version_names.get(v as usize)
+        {
+            import_version = Some((file, v));
+        }
+    }
+    let defined = !matches!(target, Target::Imported { .. } | Target::Undefined { .. }) || copied;
+    if defined && !copied {
+        version = res.sym_version.get(id as usize).copied().unwrap_or(1);
+        // `name@VERSION` (.symver, non-default): exported as `name`, hidden version.
+        if version & 0x8000 != 0
+            && let Some(at) = memchr::memchr(b'@', name)
+        {
+            name = &name[..at];
+        }
+    }
+    let entry = DynSymbol {
+        id,
+        name,
+        name_off: 0,
+        gnu_hash: 0,
+        version,
+        defined,
+        hashed: defined || canonical,
+    };
+    // A global's IFUNC bit from its properties: the symbol's own type is a cache and TLB miss in its defining
+    // object's symbol table (clang-so: 75K of them, 14 ms at --threads=1).
+    let ifunc = match space.gprops.get(id as usize) {
+        Some(&b) => b & SymProps::IFUNC != 0,
+        None => crate::symbols::is_ifunc(res, target),
+    };
+    (entry, import_version, ifunc)
+}
+
+/// Records needed version `vname` (number `k`) of the library named `soname` in `.gnu.version_r`, its name in
+/// `.dynstr`.
+fn need_version(
+    verneed: &mut Verneed,
+    dynstr: &mut DynStr,
+    soname: &[u8],
+    vname: &'static [u8],
+    k: u16,
+) {
+    let soname_off = dynstr.offsets[soname] as usize;
+    let name_off = dynstr.add(vname);
+    match verneed.iter_mut().find(|(so, _)| *so == soname_off) {
+        Some((_, list)) => list.push((vname, k, name_off)),
+        None => verneed.push((soname_off, vec![(vname, k, name_off)])),
+    }
+}
+
+/// Each named version node is also an absolute symbol of its own name and version (`LIB_1.0@@LIB_1.0`), as GNU
+/// ld makes them: tools that list a library's interface (dpkg-gensymbols) expect them.
+fn add_version_node_symbols(res: &Resolved, entries: &mut Vec<DynSymbol>) {
+    for (k, (name, _)) in res.version_defs.iter().enumerate() {
+        entries.push(DynSymbol {
+            id: NONE,
+            name: Box::leak(name.clone().into_bytes().into_boxed_slice()),
+            name_off: 0,
+            gnu_hash: 0,
+            version: k as u16 + 2,
+            defined: true,
+            hashed: true,
+        });
+    }
+}
+
+/// The strings `.dynamic` and `.gnu.version_d` name: the run path, the soname, the audit libraries, and the
+/// version definitions (their names shared with their nodes' symbols in `dynsyms`) with their dependencies.
+fn add_dynamic_section_strings(cx: &Cx, dynsyms: &[DynSymbol], dynstr: &mut DynStr) {
+    let Cx { config, res, .. } = *cx;
+    if !config.rpath.is_empty() {
+        dynstr.add(config.rpath.join(":").as_bytes());
+    }
+    if let Some(so) = &config.soname {
+        dynstr.add(so.as_bytes());
+    }
+    for list in [&config.audit, &config.depaudit] {
+        if !list.is_empty() {
+            dynstr.add(list.join(":").as_bytes());
+        }
+    }
+    // A version node's absolute symbol and the node's definition share one name in `.dynstr`, as in GNU ld's
+    // output: readelf and objdump recognise the node's symbol by that (they print `LIB_1`, not `LIB_1@@LIB_1`).
+    for d in dynsyms.iter().filter(|d| d.id == NONE) {
+        dynstr.offsets.entry(d.name.to_vec()).or_insert(d.name_off);
+    }
+    if !res.version_defs.is_empty() {
+        dynstr.add(version_base_name(config).as_bytes());
+        for (name, deps) in &res.version_defs {
+            dynstr.add(name.as_bytes());
+            for d in deps {
+                dynstr.add(d.as_bytes());
+            }
+        }
     }
 }
 
