@@ -49,89 +49,38 @@ pub struct Slots {
 pub fn number_slots_of_symbols(cx: &Cx, osecs: &mut [OutputSection], map: &SectionMap) -> Slots {
     let Cx {
         config,
-        res,
         space,
         scan,
         pic,
-        is_dynamic,
         ..
     } = *cx;
     // GOT, PLT and dynamic symbols from the scan flags.
     let aux_ids: Vec<u32> = crate::par::filter_ids(scan.flags.len(), |i| scan.flags[i] != 0);
-    let mut exported: Vec<u32> = Vec::new();
-    if is_dynamic {
-        let export_all = config.export_dynamic || config.kind == OutputKind::Shared;
-        exported = crate::par::filter_ids(res.num_globals(), |g| {
-            (matches!(res.defs[g], Def::Object { .. })
-                || res.defs[g] == Def::Linker
-                    && !crate::resolve::linker_symbol_is_local(res.name(g as u32))
-                    && !(crate::resolve::is_start_stop(res.name(g as u32))
-                        && matches!(
-                            config.start_stop_visibility,
-                            object::elf::STV_HIDDEN | object::elf::STV_INTERNAL
-                        )))
-                && !res.hidden[g]
-                && (export_all
-                    || res.referenced_by_shared[g]
-                    || res.in_dynamic_list.get(g) == Some(&true)
-                    || res.exported_by_option.get(g) == Some(&true))
-                && scan.flags[g] & scan::NEEDS_DYNSYM == 0
-        });
-    }
+    let exported = if cx.is_dynamic {
+        exported_ids(cx)
+    } else {
+        Vec::new()
+    };
     let all_aux_ids = merge_sorted(&aux_ids, &exported);
-    // What each symbol is, in parallel (a global's property bits were computed once; a local's come from its
-    // symbol-table entry), so the numbering below reads only this table.
     // A few thousand symbols (most executables) are numbered on this thread (`par::worth_parallel`; the steps
     // here are heavier than a table entry's).
     let parallel = crate::par::worth_parallel(all_aux_ids.len() * 8);
-    let kinds: Vec<(u8, bool)> = crate::par::map(&all_aux_ids, parallel, |&id| {
-        let props = match space.gprops.get(id as usize) {
-            Some(&b) => b,
-            None => SymProps::of(res, config, id, target_of(res, space, id)),
-        };
-        (props, exported.binary_search(&id).is_ok())
-    });
+    let kinds = symbol_kinds(cx, &all_aux_ids, &exported, parallel);
     // Slots are numbered in symbol order, in parallel: each chunk of symbols counts its slots, the counts are summed
     // in order, and each chunk then numbers its own from where those before it end. On one thread the numbering was
     // most of this phase (clang-so: 2.2 of 2.9 ms at 2 threads).
-    const CHUNK: usize = 4096;
     let slot_cx = SlotCx {
         pic,
         exec: config.kind == OutputKind::Exec,
         shared: config.kind == OutputKind::Shared,
         pack_relr: config.pack_relative_relocs,
     };
-    // Per chunk: its counts; the symbols among its own that get copy relocations and dynamic symbols; and its GOT
-    // slots relocated by `.relr.dyn`, numbered from the chunk's start.
-    type ChunkSlots = (SlotCounts, Vec<u32>, Vec<u32>, Vec<u32>);
-    // Each chunk's symbols with their (properties, exported).
-    type Chunk<'a> = (&'a [u32], &'a [(u8, bool)]);
-    let chunks: Vec<Chunk> = all_aux_ids.chunks(CHUNK).zip(kinds.chunks(CHUNK)).collect();
+    let chunks: Vec<SlotChunk> = all_aux_ids
+        .chunks(SLOT_CHUNK)
+        .zip(kinds.chunks(SLOT_CHUNK))
+        .collect();
     let per_chunk: Vec<ChunkSlots> = crate::par::map(&chunks, parallel, |&(ids, kinds)| {
-        let mut c = SlotCounts::default();
-        let (mut copy, mut dynsym, mut relr) = (Vec::new(), Vec::new(), Vec::new());
-        for (&id, &(props, is_exported)) in ids.iter().zip(kinds) {
-            let fl = scan.flags[id as usize];
-            let (x, in_relr) = number_slots(fl, props, &slot_cx, &mut c);
-            if in_relr {
-                relr.push(x.got);
-            }
-            if fl & scan::NEEDS_COPY != 0
-                && props & SymProps::IMPORTED != 0
-                && fl & scan::NEEDS_CANONICAL == 0
-            {
-                copy.push(id);
-            }
-            let preemptible = props & SymProps::PREEMPTIBLE != 0;
-            if is_dynamic
-                && (fl & scan::NEEDS_DYNSYM != 0
-                    || preemptible && fl & (scan::NEEDS_PLT | scan::NEEDS_COPY) != 0)
-                || is_exported
-            {
-                dynsym.push(id);
-            }
-        }
-        (c, copy, dynsym, relr)
+        count_chunk_slots(scan, cx.is_dynamic, &slot_cx, ids, kinds)
     });
     let mut chunk_starts = Vec::with_capacity(per_chunk.len());
     let mut counts = SlotCounts::default();
@@ -146,21 +95,7 @@ pub fn number_slots_of_symbols(cx: &Cx, osecs: &mut [OutputSection], map: &Secti
         dynsym_ids.extend_from_slice(dynsym);
     }
     drop(per_chunk);
-    // Written once, in place (filling it first and then numbering cost a second pass over new pages).
-    let n = all_aux_ids.len();
-    let mut aux: Vec<Aux> = Vec::with_capacity(n);
-    let parts: Vec<_> = aux.spare_capacity_mut()[..n]
-        .chunks_mut(CHUNK)
-        .zip(chunks)
-        .zip(chunk_starts)
-        .collect();
-    crate::par::for_each_owned(parts, parallel, |((out, (ids, kinds)), mut c)| {
-        for ((x, &id), &(props, _)) in out.iter_mut().zip(ids).zip(kinds) {
-            x.write(number_slots(scan.flags[id as usize], props, &slot_cx, &mut c).0);
-        }
-    });
-    // SAFETY: the chunks above cover the first `n` elements and wrote each one.
-    unsafe { aux.set_len(n) };
+    let aux = number_chunk_slots(scan, &slot_cx, chunks, chunk_starts, parallel);
     let SlotCounts {
         got: mut num_got,
         plt: num_plt,
@@ -168,32 +103,7 @@ pub fn number_slots_of_symbols(cx: &Cx, osecs: &mut [OutputSection], map: &Secti
         mut got_dyn_relocs,
         irel_got,
     } = counts;
-    // One entry per symbol, locals included, filled on all threads (clang-so: 1.5 ms of page faults on one): a
-    // chunk of ids finds its symbols in the sorted `all_aux_ids`.
-    let mut aux_index: Vec<u32> = Vec::with_capacity(space.total);
-    let index_chunk = |(k, slots): (usize, &mut [u32])| {
-        let lo = (k << 16) as u32;
-        let first = all_aux_ids.partition_point(|&id| id < lo);
-        for (i, &id) in all_aux_ids[first..].iter().enumerate() {
-            match slots.get_mut((id - lo) as usize) {
-                Some(s) => *s = (first + i) as u32,
-                None => break,
-            }
-        }
-    };
-    if crate::par::worth_parallel(space.total) {
-        aux_index.par_extend(rayon::iter::repeat_n(NONE, space.total));
-        aux_index
-            .par_chunks_mut(1 << 16)
-            .enumerate()
-            .for_each(index_chunk);
-    } else {
-        aux_index.resize(space.total, NONE);
-        aux_index
-            .chunks_mut(1 << 16)
-            .enumerate()
-            .for_each(index_chunk);
-    }
+    let aux_index = aux_index_of(space.total, &all_aux_ids);
     // Local dynamic: one (module id, 0) pair for the whole output.
     let tlsld = if scan.needs_tlsld {
         num_got += 2;
@@ -232,6 +142,148 @@ pub fn number_slots_of_symbols(cx: &Cx, osecs: &mut [OutputSection], map: &Secti
     slots.sec_dyn_relocs = slots.dyn_reloc_base.end - got_dyn_relocs - copy_relocs;
     slots.irel_total = slots.irel_base.end;
     slots
+}
+
+/// The symbols a chunk of the slot numbering holds.
+const SLOT_CHUNK: usize = 4096;
+
+/// A chunk's symbols with their (properties, exported).
+type SlotChunk<'a> = (&'a [u32], &'a [(u8, bool)]);
+
+/// Per chunk: its counts; the symbols among its own that get copy relocations and dynamic symbols; and its GOT
+/// slots relocated by `.relr.dyn`, numbered from the chunk's start.
+type ChunkSlots = (SlotCounts, Vec<u32>, Vec<u32>, Vec<u32>);
+
+/// The globals a dynamic output exports that no relocation already gave a dynamic symbol, sorted: definitions (an
+/// object's, or the linker's unless local or a `__start_`/`__stop_` symbol made hidden), not hidden, where
+/// everything is exported or a shared library references them or `--dynamic-list` or an option names them.
+fn exported_ids(cx: &Cx) -> Vec<u32> {
+    let Cx {
+        config, res, scan, ..
+    } = *cx;
+    let export_all = config.export_dynamic || config.kind == OutputKind::Shared;
+    crate::par::filter_ids(res.num_globals(), |g| {
+        (matches!(res.defs[g], Def::Object { .. })
+            || res.defs[g] == Def::Linker
+                && !crate::resolve::linker_symbol_is_local(res.name(g as u32))
+                && !(crate::resolve::is_start_stop(res.name(g as u32))
+                    && matches!(
+                        config.start_stop_visibility,
+                        object::elf::STV_HIDDEN | object::elf::STV_INTERNAL
+                    )))
+            && !res.hidden[g]
+            && (export_all
+                || res.referenced_by_shared[g]
+                || res.in_dynamic_list.get(g) == Some(&true)
+                || res.exported_by_option.get(g) == Some(&true))
+            && scan.flags[g] & scan::NEEDS_DYNSYM == 0
+    })
+}
+
+/// What each of `ids` is, in parallel (a global's property bits were computed once; a local's come from its
+/// symbol-table entry), and whether it is `exported`, so the numbering reads only this table.
+fn symbol_kinds(cx: &Cx, ids: &[u32], exported: &[u32], parallel: bool) -> Vec<(u8, bool)> {
+    let Cx {
+        config, res, space, ..
+    } = *cx;
+    crate::par::map(ids, parallel, |&id| {
+        let props = match space.gprops.get(id as usize) {
+            Some(&b) => b,
+            None => SymProps::of(res, config, id, target_of(res, space, id)),
+        };
+        (props, exported.binary_search(&id).is_ok())
+    })
+}
+
+/// A chunk's slot counts, and its symbols that get copy relocations, dynamic symbols, and GOT slots in
+/// `.relr.dyn`.
+fn count_chunk_slots(
+    scan: &crate::scan::Scan,
+    is_dynamic: bool,
+    slot_cx: &SlotCx,
+    ids: &[u32],
+    kinds: &[(u8, bool)],
+) -> ChunkSlots {
+    let mut c = SlotCounts::default();
+    let (mut copy, mut dynsym, mut relr) = (Vec::new(), Vec::new(), Vec::new());
+    for (&id, &(props, is_exported)) in ids.iter().zip(kinds) {
+        let fl = scan.flags[id as usize];
+        let (x, in_relr) = number_slots(fl, props, slot_cx, &mut c);
+        if in_relr {
+            relr.push(x.got);
+        }
+        if fl & scan::NEEDS_COPY != 0
+            && props & SymProps::IMPORTED != 0
+            && fl & scan::NEEDS_CANONICAL == 0
+        {
+            copy.push(id);
+        }
+        let preemptible = props & SymProps::PREEMPTIBLE != 0;
+        if is_dynamic
+            && (fl & scan::NEEDS_DYNSYM != 0
+                || preemptible && fl & (scan::NEEDS_PLT | scan::NEEDS_COPY) != 0)
+            || is_exported
+        {
+            dynsym.push(id);
+        }
+    }
+    (c, copy, dynsym, relr)
+}
+
+/// Every chunk's slots, numbered from its start (`chunk_starts`), in the order of the symbols.
+fn number_chunk_slots(
+    scan: &crate::scan::Scan,
+    slot_cx: &SlotCx,
+    chunks: Vec<SlotChunk>,
+    chunk_starts: Vec<SlotCounts>,
+    parallel: bool,
+) -> Vec<Aux> {
+    // Written once, in place (filling it first and then numbering cost a second pass over new pages).
+    let n = chunks.iter().map(|(ids, _)| ids.len()).sum();
+    let mut aux: Vec<Aux> = Vec::with_capacity(n);
+    let parts: Vec<_> = aux.spare_capacity_mut()[..n]
+        .chunks_mut(SLOT_CHUNK)
+        .zip(chunks)
+        .zip(chunk_starts)
+        .collect();
+    crate::par::for_each_owned(parts, parallel, |((out, (ids, kinds)), mut c)| {
+        for ((x, &id), &(props, _)) in out.iter_mut().zip(ids).zip(kinds) {
+            x.write(number_slots(scan.flags[id as usize], props, slot_cx, &mut c).0);
+        }
+    });
+    // SAFETY: the chunks above cover the first `n` elements and wrote each one.
+    unsafe { aux.set_len(n) };
+    aux
+}
+
+/// Per symbol (`total`, locals included), its index in the sorted `aux_ids`, or `NONE`: filled on all threads
+/// (clang-so: 1.5 ms of page faults on one), a chunk of ids finding its symbols in `aux_ids`.
+fn aux_index_of(total: usize, aux_ids: &[u32]) -> Vec<u32> {
+    let mut aux_index: Vec<u32> = Vec::with_capacity(total);
+    let index_chunk = |(k, slots): (usize, &mut [u32])| {
+        let lo = (k << 16) as u32;
+        let first = aux_ids.partition_point(|&id| id < lo);
+        for (i, &id) in aux_ids[first..].iter().enumerate() {
+            match slots.get_mut((id - lo) as usize) {
+                Some(s) => *s = (first + i) as u32,
+                None => break,
+            }
+        }
+    };
+    if crate::par::worth_parallel(total) {
+        aux_index.par_extend(rayon::iter::repeat_n(NONE, total));
+        aux_index
+            .par_chunks_mut(1 << 16)
+            .enumerate()
+            .for_each(index_chunk);
+    } else {
+        aux_index.resize(total, NONE);
+        aux_index
+            .chunks_mut(1 << 16)
+            .enumerate()
+            .for_each(index_chunk);
+    }
+    aux_index
 }
 
 /// Common symbols and copy-relocated data get their places in `.bss` (one copy shared by aliases: same library,
