@@ -14,12 +14,12 @@ set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
 # Source package, then the build profiles it needs. C: zlib (with `nobiarch`: its 32-bit build needs
-# `-m elf_i386`, which rivet does not link yet), xz-utils (libtool), libpng1.6, pcre2 (with its JIT), libyaml;
-# hand-written assembly: nettle (x86-64 asm for AES, SHA, GCM...), libffi (unix64.S; its DejaGnu suite compiles
-# and links a few hundred programs); C++: libjsoncpp, snappy; a Python extension: markupsafe (`_speedups`, built
-# by setuptools for each Python version and tested by pytest). (libzstd's suite compresses gigabytes: too slow
-# to run twice here.)
-ALL_PACKAGES="zlib:nobiarch xz-utils libpng1.6 pcre2 libyaml nettle libffi libjsoncpp snappy markupsafe"
+# `-m elf_i386`, which rivet does not link yet), xz-utils (libtool), libpng1.6, pcre2 (with its JIT), libyaml,
+# jansson; hand-written assembly: nettle (x86-64 asm for AES, SHA, GCM...), libffi (unix64.S; its DejaGnu suite
+# compiles and links a few hundred programs); C++: libjsoncpp, snappy; a Python extension: brotli (its
+# python3-brotli module, built by pybuild and tested with the library). (libzstd's suite compresses gigabytes:
+# too slow to run twice here.)
+ALL_PACKAGES="zlib:nobiarch xz-utils libpng1.6 pcre2 libyaml jansson nettle libffi libjsoncpp snappy brotli"
 PACKAGES="${RIVET_DEBIAN_PACKAGES:-$ALL_PACKAGES}"
 
 W="${RIVET_DEBIAN_DIR:-/var/tmp/rivet-debian}"
@@ -95,7 +95,7 @@ for entry in $PACKAGES; do
     profiles=""
     [ "$entry" != "$pkg" ] && profiles="${entry#*:}"
     log "== $pkg ${profiles:+(profiles: $profiles)}"
-    if ! src=$(fetch "$pkg" "$profiles"); then
+    if ! src=$(fetch "$pkg" "$profiles") || [ -z "$src" ]; then
         record "$pkg" FAIL "could not fetch the source or install its build dependencies"
         continue
     fi
