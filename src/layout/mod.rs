@@ -1,4 +1,4 @@
-//! Pass 7: layout.
+//! Pass 8: layout.
 //!
 //! Input: resolution, liveness and scan results. Output: [`Layout`]: the output sections in order with their
 //! addresses and file offsets, the place of every live input section (prefix sums over per-file block sizes, so

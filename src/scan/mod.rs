@@ -1,4 +1,4 @@
-//! Pass 6: read every relocation of every live allocated section once and record what each symbol needs (GOT
+//! Pass 7: read every relocation of every live allocated section once and record what each symbol needs (GOT
 //! slot, PLT entry, TLS GOT entries, copy relocation, canonical PLT, a dynamic symbol) and how many dynamic
 //! relocations each section will emit. Each relocation's kind comes from the architecture and what it needs from
 //! the policy in `reloc`, in the per-section loop of `relocs`, monomorphised for the architecture.

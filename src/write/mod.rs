@@ -1,4 +1,4 @@
-//! Pass 8: write the output.
+//! Pass 10: write the output.
 //!
 //! Input: the layout. Output: the file. The image is filled in parallel (input sections per file, each into the
 //! bytes the layout reserved for it, relocations applied while copying), then the synthetic sections,
