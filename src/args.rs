@@ -239,6 +239,11 @@ pub struct Config {
     pub version_script: Vec<PathBuf>,
     /// `VERSION { ... }` of the linker scripts read: (where, the version script's text).
     pub version_texts: Vec<(String, String)>,
+    /// Linker scripts' `PROVIDE(SYM = EXPR)` outside `SECTIONS`: defined as a `--defsym` is, but only when an input
+    /// refers to SYM and nothing defines it.
+    pub provides: Vec<(String, String)>,
+    /// Symbols a script assigns with `HIDDEN` or `PROVIDE_HIDDEN`: never exported.
+    pub script_hidden: Vec<String>,
     /// `--dynamic-list FILE`: in an executable the symbols to export; in a shared object the only ones that
     /// stay preemptible (the rest bind locally, as with -Bsymbolic).
     pub dynamic_list: Vec<PathBuf>,
@@ -362,6 +367,8 @@ impl Default for Config {
             z_interpose: false,
             version_script: Vec::new(),
             version_texts: Vec::new(),
+            provides: Vec::new(),
+            script_hidden: Vec::new(),
             dynamic_list: Vec::new(),
             wrap: Vec::new(),
             trace: false,

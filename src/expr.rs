@@ -356,6 +356,18 @@ impl Expr {
         }
     }
 
+    /// Whether the value is a number the expression itself fixes (no symbol, section, `.` or page size): such a
+    /// symbol is absolute (`SHN_ABS`), as GNU ld makes it.
+    pub fn is_constant(&self) -> bool {
+        match self {
+            Expr::Num(_) => true,
+            Expr::Unary(_, e) => e.is_constant(),
+            Expr::Binary(_, a, b) => a.is_constant() && b.is_constant(),
+            Expr::Cond(a, b, c) => a.is_constant() && b.is_constant() && c.is_constant(),
+            Expr::Sym(_) | Expr::Dot | Expr::Call(..) => false,
+        }
+    }
+
     pub fn eval(&self, env: &dyn Env) -> Result<u64, String> {
         Ok(match self {
             Expr::Num(n) => *n,

@@ -214,6 +214,12 @@ pub fn resolve(config: &Config, parsed: Parsed) -> Result<Resolved> {
         in_dynamic_list,
         exported_by_option,
     } = exports(config, &link, &defs, &mut hidden)?;
+    // Linker scripts' HIDDEN and PROVIDE_HIDDEN symbols are never exported.
+    for sym in &config.script_hidden {
+        if let Some(g) = link.names.lookup(sym.as_bytes()) {
+            hidden[g as usize] = true;
+        }
+    }
     free_unused_members(&mut objects, &object_live);
     Ok(Resolved {
         objects,
@@ -492,6 +498,14 @@ fn definitions(config: &Config, link: &LinkedFiles, extra_ids: &[u32]) -> Result
 
     for (k, _) in config.defsyms.iter().enumerate() {
         defs[extra_ids[1 + config.undefined.len() + k] as usize] = Def::Linker;
+    }
+    // Linker scripts' PROVIDE: only names an input refers to (so they were interned) and nothing defines.
+    for (sym, _) in &config.provides {
+        if let Some(g) = link.names.lookup(sym.as_bytes())
+            && defs[g as usize] == Def::Undefined
+        {
+            defs[g as usize] = Def::Linker;
+        }
     }
     define_linker_symbols(
         config,

@@ -191,8 +191,8 @@ fn unsupported_commands_and_syntax_errors_name_the_place() {
             "s.lds:1:3: MEMORY in a linker script is not supported yet",
         ),
         (
-            "PROVIDE(x = 1);",
-            "s.lds:1:1: PROVIDE outside SECTIONS is not supported yet",
+            "x += 1;",
+            "s.lds:1:1: a compound assignment outside SECTIONS is not supported yet",
         ),
         ("x = (1 + ;", "s.lds:1:10: unexpected end of expression"),
         ("GROUP(a.o b.o", "s.lds:1:14: unexpected end of script"),
@@ -217,4 +217,70 @@ fn unsupported_commands_and_syntax_errors_name_the_place() {
             assert!(!o.stderr_str().contains("panicked"), "{}", o.stderr_str());
         }
     }
+}
+
+/// `PROVIDE`, `PROVIDE_HIDDEN` and `HIDDEN` outside `SECTIONS`: a provided symbol is defined only when an input
+/// refers to it and none defines it; hidden ones stay out of `.dynsym`. Symbol tables and `.dynsym` as GNU ld's.
+#[test]
+fn provide_and_hidden_match_gnu_ld() {
+    let Some((dir, shim, bfd)) = common::against_gnu_ld("script-provide", &["gcc"]) else {
+        return;
+    };
+    std::fs::write(
+        dir.join("p.c"),
+        "extern char used_provide[], used_hidden[], hidden_assign[];\n\
+         char defined_here[4] = \"obj\";\n\
+         extern char defined_here_ref[] __asm__(\"defined_here\");\n\
+         unsigned long values(void) { return (unsigned long)used_provide + (unsigned long)used_hidden\n\
+             + (unsigned long)hidden_assign + (unsigned long)defined_here_ref; }\n",
+    )
+    .unwrap();
+    common::tool_ok("gcc", &["-fPIC", "-c", "p.c"], &dir);
+    std::fs::write(
+        dir.join("p.lds"),
+        "PROVIDE(used_provide = 0x100);\nPROVIDE(unused_provide = 0x200);\n\
+         PROVIDE(defined_here = 0x300);\nPROVIDE_HIDDEN(used_hidden = 0x400);\nHIDDEN(hidden_assign = 0x500);\n",
+    )
+    .unwrap();
+    let mut seen = Vec::new();
+    for (side, shim) in [("ref", &bfd), ("test", &shim)] {
+        let so = format!("libp-{side}.so");
+        let b = format!("-B{}/", shim.display());
+        let o = common::tool(
+            "gcc",
+            &[&b, "-shared", "-o", &so, "p.o", "p.lds"],
+            Some(&dir),
+        );
+        assert!(o.success(), "{side}: {}", o.log());
+        let names = [
+            "used_provide",
+            "unused_provide",
+            "defined_here",
+            "used_hidden",
+            "hidden_assign",
+        ];
+        // Values (and absolute or not) as GNU ld's; rivet keeps hidden ones global with STV_HIDDEN in .symtab
+        // where GNU ld makes them local, so the binding (nm's letter case) is not compared.
+        let syms: Vec<String> = symbols(&dir, &so, &names)
+            .into_iter()
+            .map(|l| {
+                let f: Vec<&str> = l.split_whitespace().collect();
+                let kind = f[1].to_ascii_uppercase();
+                let value = if kind == "A" {
+                    f[0]
+                } else {
+                    "section-relative"
+                };
+                format!("{} {kind} {value}", f[2])
+            })
+            .collect();
+        let exported = common::dynamic_exports(&dir, &so);
+        let exported: Vec<String> = exported
+            .into_iter()
+            .filter(|n| names.contains(&n.as_str()))
+            .collect();
+        seen.push((syms, exported));
+    }
+    assert_eq!(seen[1], seen[0]);
+    assert_eq!(seen[1].1, ["defined_here", "used_provide"], "{:?}", seen[1]);
 }

@@ -309,7 +309,13 @@ fn define_defsyms(
 ) -> Result<()> {
     // The last --defsym of a symbol is the one that counts.
     let mut pending: Vec<(&str, &str, crate::expr::Expr, Vec<String>)> = Vec::new();
-    for (sym, text) in &config.defsyms {
+    // PROVIDEs that took effect: resolve made the symbol the linker's because nothing defined it.
+    let provided = config.provides.iter().filter(|(sym, _)| {
+        res.names
+            .lookup(sym.as_bytes())
+            .is_some_and(|g| res.defs[g as usize] == crate::resolve::Def::Linker)
+    });
+    for (sym, text) in config.defsyms.iter().chain(provided) {
         let e = crate::expr::parse(text)
             .map_err(|e| Errors::one(format!("--defsym: {sym}={text}: {e}")))?;
         let mut names = Vec::new();

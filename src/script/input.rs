@@ -1,7 +1,8 @@
 //! A linker script given as a link *input* (glibc's `libc.so` and friends, a text file on the command line, or
 //! `-T` without `SECTIONS`): what of it the link applies. GNU ld reads any command there; rivet applies the input
 //! commands (`INPUT`, `GROUP`, `AS_NEEDED`, `SEARCH_DIR`), the format checks, and the commands that act like
-//! options (`ENTRY`, `EXTERN`, `VERSION`, symbol assignments), and refuses the rest with the command's place.
+//! options (`ENTRY`, `EXTERN`, `VERSION`, symbol assignments with `PROVIDE`, `PROVIDE_HIDDEN` and `HIDDEN`), and
+//! refuses the rest with the command's place.
 
 use super::ast::{Assignment, Command, ScriptInput};
 use super::parse::{Includer, parse};
@@ -67,17 +68,10 @@ pub fn parse_input(file: &str, text: &str, include: Includer) -> Result<InputScr
             // Commons are allocated in every output but `-r`'s; the `SANE_EXPR` feature only changes how
             // expressions inside `SECTIONS` are evaluated.
             Command::ForceCommonAllocation | Command::LdFeature(_) => {}
-            Command::Assign(a) if a.op == "=" && !a.provide => {
-                out.settings.assignments.push((at, a))
-            }
-            Command::Assign(a) => {
-                let what = if a.provide {
-                    "PROVIDE"
-                } else {
-                    "a compound assignment"
-                };
+            Command::Assign(a) if a.op == "=" => out.settings.assignments.push((at, a)),
+            Command::Assign(_) => {
                 return Err(format!(
-                    "{at}: {what} outside SECTIONS is not supported yet"
+                    "{at}: a compound assignment outside SECTIONS is not supported yet"
                 ));
             }
             other => {
@@ -92,18 +86,25 @@ pub fn parse_input(file: &str, text: &str, include: Includer) -> Result<InputScr
 }
 
 /// The configuration with what the scripts say applied: `ENTRY` unless `-e` was given, `EXTERN` as `-u`,
-/// assignments as `--defsym`s (evaluated with them, after the command line's), `VERSION` as a version script.
+/// assignments as `--defsym`s (evaluated with them, after the command line's; `PROVIDE`'s only for symbols the
+/// inputs refer to and do not define; `HIDDEN`'s not exported), `VERSION` as a version script.
 pub fn apply(config: &Config, s: &ScriptSettings) -> Config {
     let mut c = config.clone();
     if c.entry.is_none() {
         c.entry = s.entry.clone();
     }
     c.undefined.extend(s.externs.iter().cloned());
-    c.defsyms.extend(
-        s.assignments
-            .iter()
-            .map(|(_, a)| (a.target.clone(), a.text.clone())),
-    );
+    for (_, a) in &s.assignments {
+        let def = (a.target.clone(), a.text.clone());
+        if a.provide {
+            c.provides.push(def);
+        } else {
+            c.defsyms.push(def);
+        }
+        if a.hidden {
+            c.script_hidden.push(a.target.clone());
+        }
+    }
     c.version_texts.extend(s.versions.iter().cloned());
     c
 }
