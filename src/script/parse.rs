@@ -460,22 +460,7 @@ impl<'a, 'i> Parser<'a, 'i> {
 
     /// An output section description after its name `name` at `p`.
     fn output_section(&mut self, name: &str, p: Pos) -> Result<OutputSection, String> {
-        let mut os = OutputSection {
-            name: name.to_string(),
-            address: None,
-            ty: None,
-            lma: None,
-            align: None,
-            align_with_input: false,
-            subalign: None,
-            constraint: None,
-            commands: Vec::new(),
-            region: None,
-            lma_region: None,
-            phdrs: Vec::new(),
-            fill: None,
-            pos: p,
-        };
+        let mut os = self.output_section_shell(name, p);
         // `name [address] [(type)] :`. A `(` starts the type when a type keyword follows it.
         if self.peek()? != Some(":") && !self.type_follows()? {
             os.address = Some(self.expr()?);
@@ -650,6 +635,7 @@ impl<'a, 'i> Parser<'a, 'i> {
         Ok(ov)
     }
 
+    /// A description with only its name: what `name { ... }` says before its parts are read.
     fn output_section_shell(&self, name: &str, p: Pos) -> OutputSection {
         OutputSection {
             name: name.to_string(),
