@@ -7,6 +7,7 @@
 //! depth-first search whose threads split their work stacks, with visited flags set by one atomic swap each.
 
 use crate::args::{Config, OutputKind};
+use crate::index::{FileId, SecIdx, SymId};
 use crate::names::GcRoot;
 use crate::parse::{ObjectFile, SectionKind};
 use crate::resolve::{Def, Resolved};
@@ -14,6 +15,7 @@ use object::elf as E;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 
 pub struct Liveness {
+    /// Per object, per section: kept.
     pub live: Vec<Vec<bool>>,
     /// With `--gc-sections`: which shared objects are still needed (lld's rule: an `--as-needed` library stays
     /// only if a live section makes a non-weak reference to a symbol it defines). `None`: unchanged.
@@ -22,8 +24,11 @@ pub struct Liveness {
 
 impl Liveness {
     #[inline]
-    pub fn is_live(&self, f: usize, s: usize) -> bool {
-        self.live[f].get(s).copied().unwrap_or(false)
+    pub fn is_live(&self, f: FileId, s: SecIdx) -> bool {
+        self.live[f.index()]
+            .get(s.index())
+            .copied()
+            .unwrap_or(false)
     }
 }
 
@@ -154,11 +159,11 @@ impl<'a> Marker<'a> {
         let o = &res.objects[f];
         if sym >= o.first_global
             && let Some(&g) = res.object_ids[f].get(sym - o.first_global)
-            && let Def::Shared { file, .. } = res.defs[g as usize]
-            && !self.shared_used[file as usize].load(Relaxed)
-            && self.strong[g as usize].load(Relaxed)
+            && let Def::Shared { file, .. } = res.defs[g.index()]
+            && !self.shared_used[file.index()].load(Relaxed)
+            && self.strong[g.index()].load(Relaxed)
         {
-            self.shared_used[file as usize].store(true, Relaxed);
+            self.shared_used[file.index()].store(true, Relaxed);
         }
     }
 
@@ -180,9 +185,12 @@ impl<'a> Marker<'a> {
                         if self.track_shared {
                             self.note_shared(f, r.r_sym(crate::elf::LE, false) as usize);
                         }
-                        if let Some((tf, ts)) =
-                            target_section(res, f, r.r_sym(crate::elf::LE, false) as usize)
-                        {
+                        if let Some((tf, ts)) = target_section(
+                            res,
+                            FileId::new(f),
+                            r.r_sym(crate::elf::LE, false) as usize,
+                        ) {
+                            let (tf, ts) = (tf.index(), ts.index());
                             let exec = objects[tf].sec(ts).flags() & E::SHF_EXECINSTR as u64 != 0;
                             if !exec && self.mark(tf, ts) {
                                 roots.push((tf as u32, ts as u32));
@@ -196,22 +204,22 @@ impl<'a> Marker<'a> {
     }
 
     /// The libraries that define the globals `syms` are used.
-    fn use_libraries_of(&self, syms: &[u32]) {
+    fn use_libraries_of(&self, syms: &[SymId]) {
         for &g in syms {
-            if let Def::Shared { file, .. } = self.res.defs[g as usize] {
-                self.shared_used[file as usize].store(true, Relaxed);
+            if let Def::Shared { file, .. } = self.res.defs[g.index()] {
+                self.shared_used[file.index()].store(true, Relaxed);
             }
         }
     }
 
     /// Marks the sections that define the globals `syms`, adding the newly marked ones to `frontier`.
-    fn mark_definitions(&self, syms: &[u32], frontier: &mut Vec<(u32, u32)>) {
+    fn mark_definitions(&self, syms: &[SymId], frontier: &mut Vec<(u32, u32)>) {
         let res = self.res;
         for &g in syms {
-            if let Def::Object { file, sym } = res.defs[g as usize] {
-                let s = res.objects[file as usize].sym_shndx(sym as usize) as usize;
-                if s < res.objects[file as usize].sections.len() && self.mark(file as usize, s) {
-                    frontier.push((file, s as u32));
+            if let Def::Object { file, sym } = res.defs[g.index()] {
+                let s = res.objects[file.index()].sym_shndx(sym as usize) as usize;
+                if s < res.objects[file.index()].sections.len() && self.mark(file.index(), s) {
+                    frontier.push((file.0, s as u32));
                 }
             }
         }
@@ -233,9 +241,9 @@ impl<'a> Marker<'a> {
             let relas = if sec.is_alloc() { sec.relas() } else { &[] };
             for r in relas {
                 let sym = r.r_sym(crate::elf::LE, false) as usize;
-                if let Some((tf, ts)) = target_section(res, f, sym) {
-                    if self.mark(tf, ts) {
-                        out.push((tf as u32, ts as u32));
+                if let Some((tf, ts)) = target_section(res, FileId::new(f), sym) {
+                    if self.mark(tf.index(), ts.index()) {
+                        out.push((tf.0, ts.0));
                     }
                 } else if self.track_shared {
                     self.note_shared(f, sym);
@@ -307,12 +315,12 @@ fn strong_shared_references(res: &Resolved) -> Vec<AtomicBool> {
         &res.object_ids,
         |_, o, i, g| {
             let sym = &o.syms[i];
-            if g != u32::MAX
+            if g.is_some()
                 && sym.st_shndx.get(crate::elf::LE) == E::SHN_UNDEF
                 && sym.st_bind() != E::STB_WEAK
-                && matches!(res.defs[g as usize], Def::Shared { .. })
+                && matches!(res.defs[g.index()], Def::Shared { .. })
             {
-                strong[g as usize].store(true, Relaxed);
+                strong[g.index()].store(true, Relaxed);
             }
         },
     );
@@ -320,8 +328,8 @@ fn strong_shared_references(res: &Resolved) -> Vec<AtomicBool> {
 }
 
 /// The globals the command line names as roots: the entry, `-u`, `-init` and `-fini`.
-fn named_root_symbols(config: &Config, res: &Resolved) -> Vec<u32> {
-    let mut root_syms: Vec<u32> = Vec::new();
+fn named_root_symbols(config: &Config, res: &Resolved) -> Vec<SymId> {
+    let mut root_syms: Vec<SymId> = Vec::new();
     let entry = config.entry.as_deref().unwrap_or("_start");
     root_syms.extend(res.names.lookup(entry.as_bytes()));
     for u in &config.undefined {
@@ -337,7 +345,7 @@ fn named_root_symbols(config: &Config, res: &Resolved) -> Vec<u32> {
 }
 
 /// The globals the output exports (or that a needed shared object refers to), in id order.
-fn exported_symbols(config: &Config, res: &Resolved) -> Vec<u32> {
+fn exported_symbols(config: &Config, res: &Resolved) -> Vec<SymId> {
     let export_all = config.export_dynamic || config.kind == OutputKind::Shared;
     crate::par::filter_ids(res.num_globals(), |g| {
         let listed = res.in_dynamic_list.get(g) == Some(&true)
@@ -398,18 +406,18 @@ fn print_removed_sections(res: &Resolved, live: &[Vec<bool>]) {
 }
 
 /// The (object, section) that symbol `sym` of object `f` is defined in, following global resolution.
-pub fn target_section(res: &Resolved, f: usize, sym: usize) -> Option<(usize, usize)> {
-    let o = &res.objects[f];
+pub fn target_section(res: &Resolved, f: FileId, sym: usize) -> Option<(FileId, SecIdx)> {
+    let o = &res.objects[f.index()];
     let (tf, ti) = if sym < o.first_global {
         (f, sym)
     } else {
-        let g = *res.object_ids[f].get(sym - o.first_global)?;
-        match res.defs[g as usize] {
-            Def::Object { file, sym } => (file as usize, sym as usize),
+        let g = *res.object_ids[f.index()].get(sym - o.first_global)?;
+        match res.defs[g.index()] {
+            Def::Object { file, sym } => (file, sym as usize),
             _ => return None,
         }
     };
-    let t = &res.objects[tf];
+    let t = &res.objects[tf.index()];
     let s = t.sym_shndx(ti) as usize;
-    (s != 0 && s < t.sections.len()).then_some((tf, s))
+    (s != 0 && s < t.sections.len()).then_some((tf, SecIdx::new(s)))
 }

@@ -5,6 +5,7 @@
 //! `0..unique.len()`, with `unique[id]` the first occurrence. Names are split into shards by hash; each shard is
 //! filled by one task walking the lists in order, so ids depend only on the input, never on thread timing.
 
+use crate::index::SymId;
 use crate::names::Name;
 use rayon::prelude::*;
 use std::collections::HashMap;
@@ -62,7 +63,7 @@ pub(crate) enum ShardMap {
 
 pub struct Interned {
     /// `ids[list][i]` is the id of `lists[list][i]`.
-    pub ids: Vec<Vec<u32>>,
+    pub ids: Vec<Vec<SymId>>,
     pub unique: Vec<Name>,
     shard_maps: Vec<ShardMap>,
     shard_base: Vec<u32>,
@@ -71,11 +72,11 @@ pub struct Interned {
 }
 
 impl Interned {
-    pub fn lookup(&self, name: &[u8]) -> Option<u32> {
+    pub fn lookup(&self, name: &[u8]) -> Option<SymId> {
         self.lookup_name(Name::new(unsafe_static(name)))
     }
     /// The id of an already hashed name.
-    pub fn lookup_name(&self, n: Name) -> Option<u32> {
+    pub fn lookup_name(&self, n: Name) -> Option<SymId> {
         let s = shard_of(n.hash);
         let local = match &self.shard_maps[s] {
             ShardMap::ByHash(m) => m
@@ -85,18 +86,18 @@ impl Interned {
             ShardMap::Exact(m) => m.get(&Key(n)).copied(),
         };
         local
-            .map(|l| self.shard_base[s] + l)
-            .or_else(|| self.late.get(&Key(n)).copied())
+            .map(|l| SymId(self.shard_base[s] + l))
+            .or_else(|| self.late.get(&Key(n)).map(|&id| SymId(id)))
     }
     /// The id of `n`, adding it (with the next free id) if it is new.
-    pub fn push(&mut self, n: Name) -> u32 {
+    pub fn push(&mut self, n: Name) -> SymId {
         if let Some(id) = self.lookup_name(n) {
             return id;
         }
         let id = self.unique.len() as u32;
         self.unique.push(n);
         self.late.insert(Key(n), id);
-        id
+        SymId(id)
     }
 }
 
@@ -207,16 +208,16 @@ pub fn intern(lists: &[&[Name]]) -> Interned {
     }
 
     // Ids back in each chunk's order, then split into its lists.
-    let per_chunk: Vec<Vec<Vec<u32>>> = chunks
+    let per_chunk: Vec<Vec<Vec<SymId>>> = chunks
         .par_iter()
         .zip(chunk_offsets.par_iter())
         .map(|(c, offs)| {
-            let mut ids = vec![0u32; c.len];
+            let mut ids = vec![SymId(0); c.len];
             for s in 0..SHARDS {
                 let local = &shards[s].2[offs[s] as usize..];
                 let (a, b) = (c.starts[s] as usize, c.starts[s + 1] as usize);
                 for (k, &p) in c.pos[a..b].iter().enumerate() {
-                    ids[p as usize] = shard_base[s] + local[k];
+                    ids[p as usize] = SymId(shard_base[s] + local[k]);
                 }
             }
             let mut out = Vec::new();
@@ -229,7 +230,7 @@ pub fn intern(lists: &[&[Name]]) -> Interned {
             out
         })
         .collect();
-    let ids: Vec<Vec<u32>> = per_chunk.into_iter().flatten().collect();
+    let ids: Vec<Vec<SymId>> = per_chunk.into_iter().flatten().collect();
 
     // Every shard's distinct names one after the other, copied in parallel (a serial copy of clang-so's names was
     // measurable, with the other cores idle).
@@ -335,7 +336,7 @@ mod tests {
         assert_ne!(r.ids[1][0], r.ids[0][0]);
         for (l, list) in [&a[..], &b[..]].iter().enumerate() {
             for (i, n) in list.iter().enumerate() {
-                assert_eq!(r.unique[r.ids[l][i] as usize].bytes, n.bytes);
+                assert_eq!(r.unique[r.ids[l][i].index()].bytes, n.bytes);
             }
         }
         assert_eq!(r.lookup(b"baz"), Some(r.ids[1][0]));
@@ -375,10 +376,10 @@ mod tests {
         let lists: Vec<&[Name]> = names.chunks(3).flat_map(|c| [c, &[][..]]).collect();
         let r = intern(&lists);
         assert_eq!(r.unique.len(), 1700);
-        let flat: Vec<u32> = r.ids.iter().flatten().copied().collect();
+        let flat: Vec<SymId> = r.ids.iter().flatten().copied().collect();
         assert_eq!(flat.len(), 10000);
         for (k, &id) in flat.iter().enumerate() {
-            assert_eq!(r.unique[id as usize].bytes, words[k]);
+            assert_eq!(r.unique[id.index()].bytes, words[k]);
             assert_eq!(id, flat[k % 1700]);
         }
     }

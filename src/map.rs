@@ -10,6 +10,7 @@
 use crate::args::Config;
 use crate::diag::{Errors, Result};
 use crate::gc::Liveness;
+use crate::index::{FileId, OsecId, SecIdx};
 use crate::layout::{self, Layout, NONE, Part};
 use crate::resolve::{Def, Resolved};
 use object::elf as E;
@@ -55,7 +56,7 @@ pub fn write_why_extract(path: &Path, res: &Resolved) -> Result<()> {
             out,
             "{}\t{}\t{}",
             referrer(res, e.by),
-            res.objects[e.member as usize].name,
+            res.objects[e.member.index()].name,
             res.display(e.sym)
         );
     }
@@ -90,20 +91,23 @@ fn defined_symbols(res: &Resolved, lay: &Layout, live: &Liveness) -> Vec<Vec<Vec
                 if matches!(s.st_type(), E::STT_SECTION | E::STT_FILE)
                     || shndx == 0
                     || shndx >= o.sections.len()
-                    || !live.is_live(f, shndx)
+                    || !live.is_live(FileId::new(f), SecIdx::new(shndx))
                     || o.sym_name(i).is_empty()
                 {
                     continue;
                 }
                 if i >= o.first_global {
                     let g = ids[i - o.first_global];
-                    let chosen = matches!(res.defs.get(g as usize),
-                        Some(Def::Object { file, sym }) if *file as usize == f && *sym as usize == i);
+                    let chosen = matches!(res.defs.get(g.index()),
+                        Some(Def::Object { file, sym }) if file.index() == f && *sym as usize == i);
                     if !chosen {
                         continue;
                     }
                 }
-                per_sec[shndx].push((layout::object_sym_addr(res, lay, f, i), i as u32));
+                per_sec[shndx].push((
+                    layout::object_sym_addr(res, lay, FileId::new(f), i),
+                    i as u32,
+                ));
             }
             for list in &mut per_sec {
                 list.sort_unstable();
@@ -130,7 +134,7 @@ pub fn write_map(
             let _ = writeln!(
                 out,
                 "{}\n        {} ({})",
-                res.objects[e.member as usize].name,
+                res.objects[e.member.index()].name,
                 referrer(res, e.by),
                 res.display(e.sym)
             );
@@ -145,14 +149,16 @@ pub fn write_map(
     );
 
     // Every placed live input section as (output section, offset in its part run, file, section).
-    let mut inputs: Vec<(u32, u64, u32, u32)> = res
+    let mut inputs: Vec<(OsecId, u64, u32, u32)> = res
         .objects
         .par_iter()
         .enumerate()
         .flat_map_iter(|(f, o)| {
             (0..o.sections.len()).filter_map(move |s| {
                 let osec = lay.place_osec[f][s];
-                (osec != NONE && live.is_live(f, s) && lay.sec_addr[f][s] != layout::NO_ADDR)
+                (osec.is_some()
+                    && live.is_live(FileId::new(f), SecIdx::new(s))
+                    && lay.sec_addr[f][s] != layout::NO_ADDR)
                     .then_some((osec, lay.sec_addr[f][s], f as u32, s as u32))
             })
         })
@@ -190,7 +196,7 @@ pub fn write_map(
     let mut next = 0usize;
     for (k, o) in lay.osecs.iter().enumerate() {
         // Inputs of output sections that were dropped (none expected) are skipped.
-        while next < inputs.len() && (inputs[next].0 as usize) < k {
+        while next < inputs.len() && (inputs[next].0.index()) < k {
             next += 1;
         }
         if o.shndx == 0 {
@@ -211,7 +217,7 @@ pub fn write_map(
                     {
                         continue;
                     }
-                    while next < inputs.len() && inputs[next].0 as usize == k {
+                    while next < inputs.len() && (inputs[next].0).index() == k {
                         out.push_str(&texts[next]);
                         next += 1;
                     }
@@ -250,7 +256,7 @@ pub fn write_map(
             }
         }
         // Sections placed in an output section without an input part (none expected) still get listed.
-        while next < inputs.len() && inputs[next].0 as usize == k {
+        while next < inputs.len() && (inputs[next].0).index() == k {
             out.push_str(&texts[next]);
             next += 1;
         }

@@ -21,7 +21,7 @@
 
 use crate::diag::{Errors, Result};
 use crate::elf::align_up;
-use crate::index::NONE;
+use crate::index::OsecId;
 use crate::intern::{SHARDS, fill_shard, shard_of};
 use crate::names::{Name, hash_name};
 use crate::parse::ObjectFile;
@@ -31,7 +31,7 @@ use rayon::prelude::*;
 
 /// A deduplicated `SHF_MERGE` group: all input pieces with the same output section, entry size and alignment.
 pub struct MergeGroup {
-    pub osec: u32,
+    pub osec: OsecId,
     pub align: u64,
     pub entsize: u64,
     /// The distinct pieces, by hash shard (`intern::SHARDS` of them, one after the other in the output).
@@ -121,7 +121,7 @@ struct Chunk {
 pub fn build_merges(
     res: &Resolved,
     live_merge: &[Vec<u32>],
-    sec_osec: &[Vec<u32>],
+    sec_osec: &[Vec<OsecId>],
 ) -> Result<MergeResult> {
     let inputs = MergeInputs::new(res, live_merge, sec_osec);
     let spans = inputs.chunk_spans();
@@ -145,7 +145,7 @@ pub fn build_merges(
 }
 
 /// A group's key: (output section, entsize, strings, align).
-type Key = (u32, u64, bool, u64);
+type Key = (OsecId, u64, bool, u64);
 
 /// The merge groups' keys and members.
 struct MergeInputs<'a> {
@@ -160,7 +160,11 @@ struct MergeInputs<'a> {
 
 impl<'a> MergeInputs<'a> {
     /// Numbers the groups and lists their members.
-    fn new(res: &'a Resolved, live_merge: &[Vec<u32>], sec_osec: &[Vec<u32>]) -> MergeInputs<'a> {
+    fn new(
+        res: &'a Resolved,
+        live_merge: &[Vec<u32>],
+        sec_osec: &[Vec<OsecId>],
+    ) -> MergeInputs<'a> {
         let objects = &res.objects;
         // Group keys are numbered in first-seen input order. Each file's keys are found in parallel; only the
         // numbering is serial.
@@ -170,7 +174,7 @@ impl<'a> MergeInputs<'a> {
                 .iter()
                 .filter_map(|&s| {
                     let osec = sec_osec[f][s as usize];
-                    if osec == NONE {
+                    if osec.is_none() {
                         return None;
                     }
                     let sec = o.sec(s as usize);

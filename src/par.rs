@@ -14,6 +14,7 @@
 //! runs on the calling thread instead: no second thread could shorten it, and handing it to a worker and back
 //! has a cost of its own.
 
+use crate::index::SymId;
 use rayon::prelude::*;
 use std::ops::Range;
 
@@ -236,21 +237,21 @@ pub fn for_each_owned<T: Send>(xs: Vec<T>, parallel: bool, f: impl Fn(T) + Sync 
     }
 }
 
-/// The ids `0..n` for which `keep` holds, in order; in parallel unless `n` is small (as `per_symbol`).
+/// The symbol ids `0..n` for which `keep` holds, in order; in parallel unless `n` is small (as `per_symbol`).
 ///
 /// In parallel, each chunk of ids is collected on its own and the chunks are joined: a rayon `filter` over the
 /// range, collected, was measurably slower on a large link's GOT/PLT filters.
-pub fn filter_ids(n: usize, keep: impl Fn(usize) -> bool + Sync + Send) -> Vec<u32> {
+pub fn filter_ids(n: usize, keep: impl Fn(usize) -> bool + Sync + Send) -> Vec<SymId> {
     if n < SMALL_TABLE {
-        return (0..n).filter(|&g| keep(g)).map(|g| g as u32).collect();
+        return (0..n).filter(|&g| keep(g)).map(SymId::new).collect();
     }
     const CHUNK: usize = 1 << 14;
-    let parts: Vec<Vec<u32>> = (0..n.div_ceil(CHUNK))
+    let parts: Vec<Vec<SymId>> = (0..n.div_ceil(CHUNK))
         .into_par_iter()
         .map(|c| {
             (c * CHUNK..n.min((c + 1) * CHUNK))
                 .filter(|&g| keep(g))
-                .map(|g| g as u32)
+                .map(SymId::new)
                 .collect()
         })
         .collect();
@@ -309,7 +310,7 @@ mod tests {
     fn filter_ids_keeps_order_across_chunks() {
         for n in [0, 100, SMALL_TABLE - 1, SMALL_TABLE, 3 * SMALL_TABLE + 17] {
             let keep = |g: usize| g % 7 == 3 || g.is_multiple_of(16384);
-            let serial: Vec<u32> = (0..n).filter(|&g| keep(g)).map(|g| g as u32).collect();
+            let serial: Vec<SymId> = (0..n).filter(|&g| keep(g)).map(SymId::new).collect();
             assert_eq!(filter_ids(n, keep), serial, "n = {n}");
         }
     }

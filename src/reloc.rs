@@ -69,7 +69,7 @@ pub struct Props {
 
 #[inline(always)]
 pub fn props(res: &Resolved, config: &Config, space: &SymbolSpace, s: &SymRef) -> Props {
-    let b = match (space.gprops.get(s.id as usize), s.target) {
+    let b = match (space.gprops.get(s.id.index()), s.target) {
         (Some(&b), _) => b,
         (None, Target::Object { file, sym }) => SymProps::of_local(res, file, sym),
         (None, t) => SymProps::of(res, config, s.id, t),
@@ -275,9 +275,9 @@ pub fn reloc_error<A: Arch>(
     let o = &res.objects[f];
     let name = symbol_name(res, f, sym);
     // Where the symbol is defined: a local in the referencing object; a global where resolution found it.
-    let defined_in = match res.defs.get(sym.id as usize) {
-        Some(Def::Object { file, .. }) => Some(res.objects[*file as usize].name.as_str()),
-        Some(Def::Shared { file, .. }) => Some(res.shared[*file as usize].soname.as_str()),
+    let defined_in = match res.defs.get(sym.id.index()) {
+        Some(Def::Object { file, .. }) => Some(res.objects[file.index()].name.as_str()),
+        Some(Def::Shared { file, .. }) => Some(res.shared[file.index()].soname.as_str()),
         Some(Def::Linker) => Some("<internal>"),
         Some(Def::Undefined) => None,
         None => Some(o.name.as_str()),
@@ -299,7 +299,7 @@ pub fn reloc_error<A: Arch>(
 /// symbol as its section's name (as lld shows it).
 pub fn symbol_name(res: &Resolved, f: usize, sym: &SymRef) -> String {
     let o = &res.objects[f];
-    if sym.id as usize >= res.num_globals() {
+    if sym.id.index() >= res.num_globals() {
         let i = sym_index_of(sym);
         let name = o.sym_name(i);
         if name.is_empty() && o.syms[i].st_type() == STT_SECTION {
@@ -343,7 +343,7 @@ pub fn symbol_at(
     let o = &res.objects[f];
     match i.checked_sub(o.first_global) {
         None => Some(Err(i)),
-        Some(k) => res.object_ids[f].get(k).map(|&g| Ok(g as usize)),
+        Some(k) => res.object_ids[f].get(k).map(|&g| Ok(g.index())),
     }
 }
 

@@ -14,7 +14,7 @@
 use crate::args::Config;
 use crate::diag::{Errors, Result, demangle};
 use crate::elf::LE;
-use crate::index::NONE;
+use crate::index::{FileId, NONE, SharedId, SymId};
 use crate::intern::{Interned, intern};
 use crate::names::Name;
 use crate::par::{FileRuns, per_symbol};
@@ -31,12 +31,12 @@ pub enum Def {
     Undefined,
     /// Symbol `sym` of object `file` (a real definition, or the winning common).
     Object {
-        file: u32,
+        file: FileId,
         sym: u32,
     },
     /// Dynamic symbol `sym` of shared object `file`.
     Shared {
-        file: u32,
+        file: SharedId,
         sym: u32,
     },
     /// Defined by the linker (`_end`, `__start_foo`, `--defsym`…); the layout pass gives it a value.
@@ -49,8 +49,8 @@ pub struct Resolved {
     pub names: Interned,
     pub defs: Vec<Def>,
     /// `object_ids[f][i]`: global id of `objects[f].syms[first_global + i]`.
-    pub object_ids: Vec<Vec<u32>>,
-    pub shared_ids: Vec<Vec<u32>>,
+    pub object_ids: Vec<Vec<SymId>>,
+    pub shared_ids: Vec<Vec<SymId>>,
     pub object_live: Vec<bool>,
     /// Archive members pulled in, each with the first reference that pulled it (for -Map and --why-extract).
     pub extracted: Vec<Extraction>,
@@ -62,10 +62,10 @@ pub struct Resolved {
     /// Referenced (undefined) by a needed shared object: must be exported from an executable.
     pub referenced_by_shared: Vec<bool>,
     /// Size and alignment of each common symbol: the largest of its commons.
-    pub common: HashMap<u32, (u64, u64)>,
+    pub common: HashMap<SymId, (u64, u64)>,
     /// The globals whose winning definition was a common symbol, in id order (layout places them in `.bss`
     /// without reading every definition's symbol-table entry).
-    pub common_defs: Vec<u32>,
+    pub common_defs: Vec<SymId>,
     /// `-S`: debug sections are left out.
     pub strip_debug: bool,
     /// With `--dynamic-list`: whether each global is listed; empty without a list.
@@ -81,10 +81,10 @@ pub struct Resolved {
 }
 
 impl Resolved {
-    pub fn name(&self, id: u32) -> &'static [u8] {
-        self.names.unique[id as usize].bytes
+    pub fn name(&self, id: SymId) -> &'static [u8] {
+        self.names.unique[id.index()].bytes
     }
-    pub fn display(&self, id: u32) -> String {
+    pub fn display(&self, id: SymId) -> String {
         demangle(self.name(id))
     }
     pub fn num_globals(&self) -> usize {
@@ -116,7 +116,7 @@ fn undefine_shared(defs: &mut [Def], dropped: &[bool]) {
     }
     let undefine = |d: &mut Def| {
         if let Def::Shared { file, .. } = *d
-            && dropped[file as usize]
+            && dropped[file.index()]
         {
             *d = Def::Undefined;
         }
@@ -130,13 +130,13 @@ fn undefine_shared(defs: &mut [Def], dropped: &[bool]) {
 
 /// Per global id: whether a needed shared object refers to or defines it (an executable's definition must then
 /// be exported, to be used or interposed).
-fn referenced_by(shared_ids: &[Vec<u32>], needed: &[bool], n: usize) -> Vec<bool> {
+fn referenced_by(shared_ids: &[Vec<SymId>], needed: &[bool], n: usize) -> Vec<bool> {
     let referenced: Vec<AtomicBool> = per_symbol(n, || AtomicBool::new(false));
     let entries = shared_ids.iter().map(Vec::len).sum();
     crate::par::for_each(shared_ids, crate::par::worth_parallel(entries), |d, ids| {
         if needed[d] {
             for &g in ids {
-                referenced[g as usize].store(true, Relaxed);
+                referenced[g.index()].store(true, Relaxed);
             }
         }
     });
@@ -217,7 +217,7 @@ pub fn resolve(config: &Config, parsed: Parsed) -> Result<Resolved> {
     // Linker scripts' HIDDEN and PROVIDE_HIDDEN symbols are never exported.
     for sym in &config.script_hidden {
         if let Some(g) = link.names.lookup(sym.as_bytes()) {
-            hidden[g as usize] = true;
+            hidden[g.index()] = true;
         }
     }
     free_unused_members(&mut objects, &object_live);
@@ -272,11 +272,11 @@ fn command_line_names(config: &Config) -> (Vec<Name>, usize) {
 struct GlobalIds {
     names: Interned,
     /// The ids of `command_line_names`, in its order.
-    extra_ids: Vec<u32>,
+    extra_ids: Vec<SymId>,
     /// `--wrap`: the id each undefined reference to a key goes to instead.
-    wrap: HashMap<u32, u32>,
-    object_ids: Vec<Vec<u32>>,
-    shared_ids: Vec<Vec<u32>>,
+    wrap: HashMap<SymId, SymId>,
+    object_ids: Vec<Vec<SymId>>,
+    shared_ids: Vec<Vec<SymId>>,
 }
 
 /// Interns the command line's names (`extra`), every linked object's and shared object's global names, and the
@@ -320,9 +320,9 @@ fn intern_globals(
     let mut all_ids = std::mem::take(&mut names.ids).into_iter();
     let extra_ids = all_ids.next().unwrap_or_default();
     let wrap = wrap_targets(config, &extra_ids, roots_len);
-    let interned_ids: Vec<Vec<u32>> = all_ids.by_ref().take(objects.len()).collect();
+    let interned_ids: Vec<Vec<SymId>> = all_ids.by_ref().take(objects.len()).collect();
     let mut object_ids = ids_by_symbol_index(objects, interned_ids, &lazy_defs);
-    let shared_ids: Vec<Vec<u32>> = all_ids.collect();
+    let shared_ids: Vec<Vec<SymId>> = all_ids.collect();
     drop(lazy_defs);
     if !wrap.is_empty() {
         objects
@@ -342,8 +342,8 @@ fn intern_globals(
 
 /// `--wrap`: undefined references to SYM go to __wrap_SYM, and those to __real_SYM to SYM (by the ids of
 /// `command_line_names`, whose `--wrap` names start at `roots_len`).
-fn wrap_targets(config: &Config, extra_ids: &[u32], roots_len: usize) -> HashMap<u32, u32> {
-    let mut wrap: HashMap<u32, u32> = HashMap::new();
+fn wrap_targets(config: &Config, extra_ids: &[SymId], roots_len: usize) -> HashMap<SymId, SymId> {
+    let mut wrap: HashMap<SymId, SymId> = HashMap::new();
     for k in 0..config.wrap.len() {
         let (sym, wrapped, real) = (
             extra_ids[roots_len + 3 * k],
@@ -360,9 +360,9 @@ fn wrap_targets(config: &Config, extra_ids: &[u32], roots_len: usize) -> HashMap
 /// read through the symbol index has the ids of its index names until it is pulled in and read.
 fn ids_by_symbol_index(
     objects: &[ObjectFile],
-    interned_ids: Vec<Vec<u32>>,
+    interned_ids: Vec<Vec<SymId>>,
     lazy_defs: &[(Vec<Name>, &[u32])],
-) -> Vec<Vec<u32>> {
+) -> Vec<Vec<SymId>> {
     interned_ids
         .into_par_iter()
         .zip(objects.par_iter().zip(lazy_defs.par_iter()))
@@ -370,7 +370,7 @@ fn ids_by_symbol_index(
             if !o.lazy || o.indexed.is_some() {
                 return ids;
             }
-            let mut full = vec![NONE; o.global_names.len()];
+            let mut full = vec![SymId::NONE; o.global_names.len()];
             for (&k, id) in index.iter().zip(ids) {
                 full[k as usize] = id;
             }
@@ -384,13 +384,13 @@ fn ids_by_symbol_index(
 fn intern_pulled_references(
     objects: &[ObjectFile],
     object_live: &[bool],
-    object_ids: &mut [Vec<u32>],
+    object_ids: &mut [Vec<SymId>],
     names: &mut Interned,
 ) {
     for (f, o) in objects.iter().enumerate() {
         if o.lazy && object_live[f] {
             for (k, id) in object_ids[f].iter_mut().enumerate() {
-                if *id == NONE {
+                if id.is_none() {
                     *id = names.push(o.global_names[k]);
                 }
             }
@@ -430,8 +430,8 @@ struct LinkedFiles<'a> {
     objects: &'a [ObjectFile],
     shared: &'a [SharedFile],
     object_live: &'a [bool],
-    object_ids: &'a [Vec<u32>],
-    shared_ids: &'a [Vec<u32>],
+    object_ids: &'a [Vec<SymId>],
+    shared_ids: &'a [Vec<SymId>],
     comdat_discarded: &'a [Vec<bool>],
     names: &'a Interned,
     runs: &'a FileRuns,
@@ -469,8 +469,8 @@ impl LinkedFiles<'_> {
 /// What the definitions step decides (see `Resolved`'s fields of the same names).
 struct Definitions {
     defs: Vec<Def>,
-    common_defs: Vec<u32>,
-    common: HashMap<u32, (u64, u64)>,
+    common_defs: Vec<SymId>,
+    common: HashMap<SymId, (u64, u64)>,
     hidden: Vec<bool>,
     shared_needed: Vec<bool>,
     referenced_by_shared: Vec<bool>,
@@ -478,10 +478,10 @@ struct Definitions {
 
 /// The winning definition of every global, and what follows from the winners: the shared objects needed, the
 /// linker's own definitions, and the checks of the result.
-fn definitions(config: &Config, link: &LinkedFiles, extra_ids: &[u32]) -> Result<Definitions> {
+fn definitions(config: &Config, link: &LinkedFiles, extra_ids: &[SymId]) -> Result<Definitions> {
     let n = link.names.unique.len();
     let ranked = rank_definitions(link);
-    let common_defs: Vec<u32> =
+    let common_defs: Vec<SymId> =
         crate::par::filter_ids(n, |g| ranked.best[g].load(Relaxed) >> 32 == 2);
     let (mut defs, used) = record_winners(config, link, &ranked.best)?;
 
@@ -497,14 +497,14 @@ fn definitions(config: &Config, link: &LinkedFiles, extra_ids: &[u32]) -> Result
     let referenced_by_shared = referenced_by(link.shared_ids, &shared_needed, n);
 
     for (k, _) in config.defsyms.iter().enumerate() {
-        defs[extra_ids[1 + config.undefined.len() + k] as usize] = Def::Linker;
+        defs[(extra_ids[1 + config.undefined.len() + k]).index()] = Def::Linker;
     }
     // Linker scripts' PROVIDE: only names an input refers to (so they were interned) and nothing defines.
     for (sym, _) in &config.provides {
         if let Some(g) = link.names.lookup(sym.as_bytes())
-            && defs[g as usize] == Def::Undefined
+            && defs[g.index()] == Def::Undefined
         {
-            defs[g as usize] = Def::Linker;
+            defs[g.index()] = Def::Linker;
         }
     }
     define_linker_symbols(
@@ -542,7 +542,7 @@ struct Ranked {
     /// `d`), `u64::MAX` for none.
     best: Vec<AtomicU64>,
     /// Size and alignment of each common symbol, the largest seen.
-    commons: HashMap<u32, (u64, u64)>,
+    commons: HashMap<SymId, (u64, u64)>,
     /// Per global: some object's symbol of its name is hidden or internal.
     hidden: Vec<bool>,
 }
@@ -553,7 +553,7 @@ fn rank_definitions(link: &LinkedFiles) -> Ranked {
     let best: Vec<AtomicU64> = per_symbol(n, || AtomicU64::new(u64::MAX));
     // Commons are rare (C built with -fcommon), so a locked map, not two tables of every symbol (each large on a
     // big link, faulted in and copied into `common`).
-    let commons: Mutex<HashMap<u32, (u64, u64)>> = Mutex::new(HashMap::new());
+    let commons: Mutex<HashMap<SymId, (u64, u64)>> = Mutex::new(HashMap::new());
     let hidden: Vec<AtomicBool> = per_symbol(n, || AtomicBool::new(false));
     for_each_live_global(
         link.runs,
@@ -563,10 +563,10 @@ fn rank_definitions(link: &LinkedFiles) -> Ranked {
         |f, o, i, g| {
             let sym = &o.syms[i];
             if matches!(sym.st_visibility(), E::STV_HIDDEN | E::STV_INTERNAL) {
-                hidden[g as usize].store(true, Relaxed);
+                hidden[g.index()].store(true, Relaxed);
             }
             if let Some(key) = link.rank(o, f, i) {
-                best[g as usize].fetch_min(key, Relaxed);
+                best[g.index()].fetch_min(key, Relaxed);
                 if key >> 32 == 2 {
                     let mut m = commons.lock().unwrap_or_else(|e| e.into_inner());
                     let c = m.entry(g).or_insert((0, 0));
@@ -583,7 +583,7 @@ fn rank_definitions(link: &LinkedFiles) -> Ranked {
                 && !s.is_hidden_version(i)
                 && s.syms[i].st_bind() != E::STB_LOCAL
             {
-                best[g as usize].fetch_min(3 << 32 | d as u64, Relaxed);
+                best[g.index()].fetch_min(3 << 32 | d as u64, Relaxed);
             }
         }
     });
@@ -604,9 +604,9 @@ fn unbind_linker_defined(names: &Interned, best: &[AtomicU64]) {
         .filter(|n| !n.starts_with(b"__rela_iplt"))
     {
         if let Some(g) = names.lookup(name)
-            && best[g as usize].load(Relaxed) >> 32 == 3
+            && best[g.index()].load(Relaxed) >> 32 == 3
         {
-            best[g as usize].store(u64::MAX, Relaxed);
+            best[g.index()].store(u64::MAX, Relaxed);
         }
     }
 }
@@ -638,12 +638,12 @@ fn record_winners(
             Def::Undefined
         } else if v >> 63 == 1 {
             Def::Shared {
-                file: ((v >> 32) & 0x7fff_ffff) as u32,
+                file: SharedId(((v >> 32) & 0x7fff_ffff) as u32),
                 sym: v as u32,
             }
         } else {
             Def::Object {
-                file: (v >> 32) as u32,
+                file: FileId((v >> 32) as u32),
                 sym: v as u32,
             }
         }
@@ -671,16 +671,16 @@ fn record_object_winners(
             let i = o.first_global + k;
             let Some(key) = link.rank(o, f, i) else {
                 if !is_defined(o, i) && o.syms[i].st_bind() != E::STB_WEAK {
-                    let b = best[g as usize].load(Relaxed);
+                    let b = best[g.index()].load(Relaxed);
                     if b >> 32 == 3 {
                         used[(b & 0xffff_ffff) as usize].store(true, Relaxed);
                     }
                 }
                 continue;
             };
-            let b = best[g as usize].load(Relaxed);
+            let b = best[g.index()].load(Relaxed);
             if b == key {
-                winners[g as usize].store((f as u64) << 32 | i as u64, Relaxed);
+                winners[g.index()].store((f as u64) << 32 | i as u64, Relaxed);
             } else if key >> 32 == 0 && b >> 32 == 0 && o.sym_shndx(i) != E::SHN_ABS as u32 {
                 errs.push(duplicate_symbol(link, g, (b & 0xffff_ffff) as usize, o, i));
             }
@@ -692,7 +692,13 @@ fn record_object_winners(
 
 /// The error for global `g`, defined by object `other` (the winner) and again by symbol `i` of `o`.
 #[cold]
-fn duplicate_symbol(link: &LinkedFiles, g: u32, other: usize, o: &ObjectFile, i: usize) -> String {
+fn duplicate_symbol(
+    link: &LinkedFiles,
+    g: SymId,
+    other: usize,
+    o: &ObjectFile,
+    i: usize,
+) -> String {
     let names = link.names;
     let other = &link.objects[other];
     let site = |obj: &ObjectFile, i: usize| {
@@ -707,14 +713,14 @@ fn duplicate_symbol(link: &LinkedFiles, g: u32, other: usize, o: &ObjectFile, i:
     let oi = other
         .global_names
         .iter()
-        .position(|n| n.bytes == names.unique[g as usize].bytes);
+        .position(|n| n.bytes == names.unique[g.index()].bytes);
     let other_site = oi.map_or_else(
         || other.name.clone(),
         |k| site(other, other.first_global + k),
     );
     format!(
         "duplicate symbol: {}\n>>> defined at {}\n>>> defined at {}",
-        demangle(names.unique[g as usize].bytes),
+        demangle(names.unique[g.index()].bytes),
         other_site,
         site(o, i)
     )
@@ -725,12 +731,12 @@ fn record_shared_winners(link: &LinkedFiles, best: &[AtomicU64], winners: &[Atom
     crate::par::for_each(link.shared, link.shared_parallel(), |d, s| {
         for (k, &g) in link.shared_ids[d].iter().enumerate() {
             let i = s.first_global + k;
-            if best[g as usize].load(Relaxed) == (3 << 32 | d as u64)
+            if best[g.index()].load(Relaxed) == (3 << 32 | d as u64)
                 && s.syms[i].st_shndx.get(LE) != E::SHN_UNDEF
                 && !s.is_hidden_version(i)
             {
                 // Several entries of one name in one library (versions): the lowest index wins.
-                winners[g as usize].fetch_min(1 << 63 | (d as u64) << 32 | i as u64, Relaxed);
+                winners[g.index()].fetch_min(1 << 63 | (d as u64) << 32 | i as u64, Relaxed);
             }
         }
     });
@@ -828,8 +834,8 @@ pub fn for_each_live_global(
     runs: &FileRuns,
     objects: &[ObjectFile],
     object_live: &[bool],
-    object_ids: &[Vec<u32>],
-    visit: impl Fn(usize, &ObjectFile, usize, u32) + Sync + Send,
+    object_ids: &[Vec<SymId>],
+    visit: impl Fn(usize, &ObjectFile, usize, SymId) + Sync + Send,
 ) {
     runs.for_each(|f| {
         if object_live[f] {
@@ -842,7 +848,7 @@ pub fn for_each_live_global(
 }
 
 /// `--wrap`: redirects the undefined references of one object.
-fn apply_wrap(o: &ObjectFile, ids: &mut [u32], wrap: &HashMap<u32, u32>) {
+fn apply_wrap(o: &ObjectFile, ids: &mut [SymId], wrap: &HashMap<SymId, SymId>) {
     for (k, id) in ids.iter_mut().enumerate() {
         if !is_defined(o, o.first_global + k)
             && let Some(&to) = wrap.get(id)
@@ -859,7 +865,7 @@ fn add_data_symbols(objects: &[ObjectFile], defs: &[Def], list: &mut Vec<bool>) 
     for (g, d) in defs.iter().enumerate() {
         if let Def::Object { file, sym } = *d
             && matches!(
-                objects[file as usize].syms[sym as usize].st_type(),
+                objects[file.index()].syms[sym as usize].st_type(),
                 E::STT_OBJECT | E::STT_TLS | E::STT_COMMON
             )
         {
@@ -947,7 +953,7 @@ type VersionOutcome = (Vec<u16>, Vec<(String, Vec<String>)>);
 fn apply_version_scripts(
     config: &Config,
     objects: &[ObjectFile],
-    object_ids: &[Vec<u32>],
+    object_ids: &[Vec<SymId>],
     names: &crate::intern::Interned,
     defs: &[Def],
     hidden: &mut [bool],
@@ -979,7 +985,7 @@ fn apply_version_scripts(
             if !matches!(d, Def::Object { .. }) {
                 return Some(1);
             }
-            if let Some(&v) = explicit_index.get(&(g as u32)) {
+            if let Some(&v) = explicit_index.get(&SymId::new(g)) {
                 // 0: hidden by its own node's `local:`.
                 return (v != 0).then_some(v);
             }
@@ -1013,17 +1019,17 @@ fn apply_version_scripts(
 /// global whose winning definition names one: (version, default).
 fn symver_definitions(
     objects: &[ObjectFile],
-    object_ids: &[Vec<u32>],
+    object_ids: &[Vec<SymId>],
     defs: &[Def],
-) -> HashMap<u32, (&'static [u8], bool)> {
-    let mut explicit: HashMap<u32, (&[u8], bool)> = HashMap::new();
+) -> HashMap<SymId, (&'static [u8], bool)> {
+    let mut explicit: HashMap<SymId, (&[u8], bool)> = HashMap::new();
     for (f, o) in objects.iter().enumerate() {
         for &(k, ver, default) in &o.symvers {
             let g = object_ids[f][k as usize];
-            if g != NONE
-                && defs[g as usize]
+            if g.is_some()
+                && defs[g.index()]
                     == (Def::Object {
-                        file: f as u32,
+                        file: FileId::new(f),
                         sym: (o.first_global + k as usize) as u32,
                     })
             {
@@ -1114,14 +1120,14 @@ fn number_versions(config: &Config, script: &crate::version::VersionScript) -> N
 /// The version index of each global with a `.symver` version (`explicit`): 0 when its own node's `local:` hides
 /// it, with bit 15 set for a non-default (`name@V`) one. A version no script defines is an error.
 fn explicit_versions(
-    explicit: &HashMap<u32, (&[u8], bool)>,
+    explicit: &HashMap<SymId, (&[u8], bool)>,
     script: &crate::version::VersionScript,
     version_defs: &[(String, Vec<String>)],
     default_index: Option<u16>,
     names: &crate::intern::Interned,
-) -> Result<HashMap<u32, u16>> {
+) -> Result<HashMap<SymId, u16>> {
     let mut errors = Vec::new();
-    let mut explicit_index: HashMap<u32, u16> = HashMap::new();
+    let mut explicit_index: HashMap<SymId, u16> = HashMap::new();
     let named_nodes: Vec<usize> = (0..script.nodes.len())
         .filter(|&k| script.nodes[k].name.is_some())
         .collect();
@@ -1134,7 +1140,7 @@ fn explicit_versions(
         }
         match version_defs.iter().position(|(n, _)| n.as_bytes() == ver) {
             Some(k) => {
-                let full = names.unique[g as usize].bytes;
+                let full = names.unique[g.index()].bytes;
                 let base = if default {
                     full
                 } else {
@@ -1149,7 +1155,7 @@ fn explicit_versions(
             }
             None => errors.push(format!(
                 "symbol '{}' has undefined version '{}'",
-                demangle(names.unique[g as usize].bytes),
+                demangle(names.unique[g.index()].bytes),
                 String::from_utf8_lossy(ver)
             )),
         }
@@ -1191,7 +1197,7 @@ pub const LINKER_DEFINED: [&[u8]; 22] = [
 /// The shared objects of a link and their references, for `--no-allow-shlib-undefined`.
 struct ShlibReferences<'a> {
     shared: &'a [SharedFile],
-    shared_ids: &'a [Vec<u32>],
+    shared_ids: &'a [Vec<SymId>],
     shared_needed: &'a [bool],
     names: &'a crate::intern::Interned,
 }
@@ -1212,10 +1218,10 @@ impl ShlibReferences<'_> {
                 let sym = &s.syms[s.first_global + k];
                 let undefined =
                     sym.st_shndx.get(LE) == E::SHN_UNDEF && sym.st_bind() == E::STB_GLOBAL;
-                if undefined && defs[g as usize] == Def::Undefined && !shared_defined[g as usize] {
+                if undefined && defs[g.index()] == Def::Undefined && !shared_defined[g.index()] {
                     errors.push(format!(
                         "undefined reference: {}\n>>> referenced by {} (disallowed by --no-allow-shlib-undefined)",
-                        demangle(self.names.unique[g as usize].bytes),
+                        demangle(self.names.unique[g.index()].bytes),
                         s.soname
                     ));
                 }
@@ -1243,7 +1249,7 @@ fn undefined_versions(
         for p in node.global.iter().filter(|p| p.glob.is_none() && !p.cxx) {
             let defined = names
                 .lookup(p.text.as_bytes())
-                .is_some_and(|g| matches!(defs[g as usize], Def::Object { .. } | Def::Linker));
+                .is_some_and(|g| matches!(defs[g.index()], Def::Object { .. } | Def::Linker));
             if !defined {
                 errors.push(format!(
                     "version script assignment of '{}' to symbol '{}' failed: symbol not defined",
@@ -1285,7 +1291,7 @@ fn exclude_libs(
         .collect();
     for (g, d) in defs.iter().enumerate() {
         if let Def::Object { file, .. } = *d
-            && excluded[file as usize]
+            && excluded[file.index()]
             && sym_version.get(g).is_none_or(|&v| v <= 1)
         {
             hidden[g] = true;
@@ -1341,9 +1347,9 @@ fn define_linker_symbols(
         .collect();
     for name in list.chain(extra.iter().map(|v| &v[..])) {
         if let Some(g) = names.lookup(name)
-            && defs[g as usize] == Def::Undefined
+            && defs[g.index()] == Def::Undefined
         {
-            defs[g as usize] = Def::Linker;
+            defs[g.index()] = Def::Linker;
         }
     }
 }
@@ -1362,7 +1368,7 @@ fn warn_backrefs(
     names: &crate::intern::Interned,
 ) {
     for e in extracted {
-        let (by, m) = (e.by as usize, e.member as usize);
+        let (by, m) = (e.by as usize, e.member.index());
         if e.by == NONE || by >= objects.len() || by < m {
             continue;
         }
@@ -1371,7 +1377,7 @@ fn warn_backrefs(
         }
         crate::diag::warn(&format!(
             "backward reference detected: {} in {} refers to {}",
-            demangle(names.unique[e.sym as usize].bytes),
+            demangle(names.unique[e.sym.index()].bytes),
             objects[by].name,
             objects[m].name
         ));
@@ -1386,11 +1392,11 @@ const DEFINED: u8 = 2;
 fn pull_archive_members(
     objects: &mut [ObjectFile],
     shared: &[SharedFile],
-    object_ids: &mut [Vec<u32>],
-    shared_ids: &[Vec<u32>],
-    extra_ids: &[u32],
+    object_ids: &mut [Vec<SymId>],
+    shared_ids: &[Vec<SymId>],
+    extra_ids: &[SymId],
     names: &crate::intern::Interned,
-    wrap: &HashMap<u32, u32>,
+    wrap: &HashMap<SymId, SymId>,
 ) -> Result<(Vec<bool>, Vec<Extraction>)> {
     let pulls = Pulls::new(objects, shared, object_ids, shared_ids, names.unique.len());
     let mut roots = round_zero_roots(objects.len(), shared, shared_ids, extra_ids);
@@ -1405,9 +1411,9 @@ fn pull_archive_members(
             break;
         }
         for e in &next {
-            pulls.live[e.member as usize].store(true, Relaxed);
+            pulls.live[e.member.index()].store(true, Relaxed);
         }
-        frontier = next.iter().map(|e| e.member as usize).collect();
+        frontier = next.iter().map(|e| e.member.index()).collect();
         extracted.extend(next);
     }
     let live: Vec<bool> = pulls.live.into_iter().map(AtomicBool::into_inner).collect();
@@ -1436,8 +1442,8 @@ impl Pulls {
     fn new(
         objects: &[ObjectFile],
         shared: &[SharedFile],
-        object_ids: &[Vec<u32>],
-        shared_ids: &[Vec<u32>],
+        object_ids: &[Vec<SymId>],
+        shared_ids: &[Vec<SymId>],
         n: usize,
     ) -> Pulls {
         let live: Vec<AtomicBool> = objects.iter().map(|o| AtomicBool::new(!o.lazy)).collect();
@@ -1450,8 +1456,8 @@ impl Pulls {
             .for_each(|(f, o)| {
                 for (k, &g) in object_ids[f].iter().enumerate() {
                     // A member not read yet defines (by its archive's index) every name it has an id for.
-                    if g != NONE && (o.indexed.is_some() || is_defined(o, o.first_global + k)) {
-                        first_lazy[g as usize].fetch_min(f as u32, Relaxed);
+                    if g.is_some() && (o.indexed.is_some() || is_defined(o, o.first_global + k)) {
+                        first_lazy[g.index()].fetch_min(f as u32, Relaxed);
                     }
                 }
             });
@@ -1461,9 +1467,9 @@ impl Pulls {
             for (k, &g) in shared_ids[d].iter().enumerate() {
                 let i = s.first_global + k;
                 if s.syms[i].st_shndx.get(LE) != E::SHN_UNDEF && !s.is_hidden_version(i) {
-                    let m = first_lazy[g as usize].load(Relaxed);
+                    let m = first_lazy[g.index()].load(Relaxed);
                     if m == NONE || s.objects_before as u32 <= m {
-                        defined[g as usize].store(DEFINED, Relaxed);
+                        defined[g.index()].store(DEFINED, Relaxed);
                     }
                 }
             }
@@ -1479,7 +1485,7 @@ impl Pulls {
     fn note_definitions(
         &self,
         objects: &[ObjectFile],
-        object_ids: &[Vec<u32>],
+        object_ids: &[Vec<SymId>],
         frontier: &[usize],
     ) {
         frontier.par_iter().for_each(|&f| {
@@ -1487,13 +1493,13 @@ impl Pulls {
             for (k, &g) in object_ids[f].iter().enumerate() {
                 // NONE: a definition its archive's index did not list, which nothing else names.
                 let shndx = o.sym_shndx(o.first_global + k);
-                if g != NONE && shndx != E::SHN_UNDEF as u32 {
+                if g.is_some() && shndx != E::SHN_UNDEF as u32 {
                     let how = if shndx == E::SHN_COMMON as u32 {
                         COMMON_ONLY
                     } else {
                         DEFINED
                     };
-                    self.defined[g as usize].fetch_max(how, Relaxed);
+                    self.defined[g.index()].fetch_max(how, Relaxed);
                 }
             }
         });
@@ -1502,12 +1508,12 @@ impl Pulls {
     /// The member that a reference to `g` pulls in: the first to define it, when no linked file defines it and
     /// that member is not linked yet.
     #[inline]
-    fn wanted(&self, g: u32) -> Option<u32> {
-        if g == NONE || self.defined[g as usize].load(Relaxed) != 0 {
+    fn wanted(&self, g: SymId) -> Option<FileId> {
+        if g.is_none() || self.defined[g.index()].load(Relaxed) != 0 {
             return None;
         }
-        let m = self.first_lazy[g as usize].load(Relaxed);
-        (m != NONE && !self.live[m as usize].load(Relaxed)).then_some(m)
+        let m = FileId(self.first_lazy[g.index()].load(Relaxed));
+        (m.is_some() && !self.live[m.index()].load(Relaxed)).then_some(m)
     }
 
     /// The members the next round pulls in, by member, each with the first reference in input order that pulls it
@@ -1516,9 +1522,9 @@ impl Pulls {
     fn next_round(
         &self,
         objects: &[ObjectFile],
-        object_ids: &[Vec<u32>],
+        object_ids: &[Vec<SymId>],
         frontier: &[usize],
-        roots: &mut Vec<(u32, u32)>,
+        roots: &mut Vec<(SymId, u32)>,
         names: &crate::intern::Interned,
     ) -> Vec<Extraction> {
         let mut next: Vec<Extraction> = frontier
@@ -1560,10 +1566,10 @@ impl Pulls {
 fn round_zero_roots(
     num_objects: usize,
     shared: &[SharedFile],
-    shared_ids: &[Vec<u32>],
-    extra_ids: &[u32],
-) -> Vec<(u32, u32)> {
-    let mut roots: Vec<(u32, u32)> = extra_ids.iter().map(|&g| (g, NONE)).collect();
+    shared_ids: &[Vec<SymId>],
+    extra_ids: &[SymId],
+) -> Vec<(SymId, u32)> {
+    let mut roots: Vec<(SymId, u32)> = extra_ids.iter().map(|&g| (g, NONE)).collect();
     for (d, s) in shared.iter().enumerate() {
         for (k, &g) in shared_ids[d].iter().enumerate() {
             let sym = &s.syms[s.first_global + k];
@@ -1579,10 +1585,10 @@ fn round_zero_roots(
 /// index from here on; those still NONE are looked up by `fill_member_ids`.
 fn read_indexed_members(
     objects: &mut [ObjectFile],
-    object_ids: &mut [Vec<u32>],
+    object_ids: &mut [Vec<SymId>],
     frontier: &[usize],
 ) -> Result<()> {
-    type Read = std::result::Result<(ObjectFile, Vec<u32>), String>;
+    type Read = std::result::Result<(ObjectFile, Vec<SymId>), String>;
     let read: Vec<(usize, Read)> = frontier
         .par_iter()
         .filter(|&&f| objects[f].indexed.is_some())
@@ -1613,12 +1619,12 @@ fn read_indexed_members(
 /// applied.
 fn fill_member_ids(
     objects: &[ObjectFile],
-    object_ids: &mut [Vec<u32>],
+    object_ids: &mut [Vec<SymId>],
     frontier: &[usize],
     names: &crate::intern::Interned,
-    wrap: &HashMap<u32, u32>,
+    wrap: &HashMap<SymId, SymId>,
 ) {
-    let filled: Vec<(usize, Vec<u32>)> = frontier
+    let filled: Vec<(usize, Vec<SymId>)> = frontier
         .par_iter()
         .filter(|&&f| objects[f].lazy)
         .map(|&f| {
@@ -1627,13 +1633,13 @@ fn fill_member_ids(
                 .iter()
                 .zip(&o.global_names)
                 .map(|(&g, &name)| {
-                    if g == NONE {
-                        names.lookup_name(name).unwrap_or(NONE)
+                    if g.is_none() {
+                        names.lookup_name(name).unwrap_or(SymId::NONE)
                     } else {
                         g
                     }
                 })
-                .collect::<Vec<u32>>();
+                .collect::<Vec<SymId>>();
             let mut ids = ids;
             if !wrap.is_empty() {
                 apply_wrap(o, &mut ids, wrap);
@@ -1652,7 +1658,7 @@ fn fill_member_ids(
 fn common_extractions(
     frontier: &[usize],
     objects: &[ObjectFile],
-    object_ids: &[Vec<u32>],
+    object_ids: &[Vec<SymId>],
     names: &crate::intern::Interned,
     pulls: &Pulls,
 ) -> Vec<Extraction> {
@@ -1664,19 +1670,17 @@ fn common_extractions(
                 .filter(move |&k| o.sym_shndx(o.first_global + k) == E::SHN_COMMON as u32)
                 .map(move |k| (f, object_ids[f][k]))
         })
-        .filter(|&(_, g)| g != NONE && pulls.defined[g as usize].load(Relaxed) == COMMON_ONLY)
+        .filter(|&(_, g)| g.is_some() && pulls.defined[g.index()].load(Relaxed) == COMMON_ONLY)
         .filter_map(|(f, g)| {
-            let m = pulls.first_lazy[g as usize].load(Relaxed);
-            if m == NONE || pulls.live[m as usize].load(Relaxed) {
+            let m = FileId(pulls.first_lazy[g.index()].load(Relaxed));
+            if m.is_none() || pulls.live[m.index()].load(Relaxed) {
                 return None;
             }
-            defines_data(&objects[m as usize], names.unique[g as usize].bytes).then_some(
-                Extraction {
-                    member: m,
-                    by: f as u32,
-                    sym: g,
-                },
-            )
+            defines_data(&objects[m.index()], names.unique[g.index()].bytes).then_some(Extraction {
+                member: m,
+                by: f as u32,
+                sym: g,
+            })
         })
         .collect()
 }
@@ -1712,7 +1716,7 @@ fn defines_data(member: &ObjectFile, name: &[u8]) -> bool {
 /// definitions in the order of its symbol table. A compare of two names read in sequence instead of a lookup in
 /// the table of every name (clang-tool: 144K lookups, a cache miss or two each, 6% of the link at --threads=1).
 /// What does not match, and every reference, is NONE here, left to a lookup.
-fn ids_from_index(read: &ObjectFile, stub: &ObjectFile, index_ids: &[u32]) -> Vec<u32> {
+fn ids_from_index(read: &ObjectFile, stub: &ObjectFile, index_ids: &[SymId]) -> Vec<SymId> {
     let index: &[Name] = stub.indexed.as_ref().map_or(&[], |(_, names)| names);
     let mut next = index.iter().zip(index_ids).peekable();
     read.global_names
@@ -1727,7 +1731,7 @@ fn ids_from_index(read: &ObjectFile, stub: &ObjectFile, index_ids: &[u32]) -> Ve
                 next.next();
                 id
             }
-            _ => NONE,
+            _ => SymId::NONE,
         })
         .collect()
 }
@@ -1737,20 +1741,20 @@ fn ids_from_index(read: &ObjectFile, stub: &ObjectFile, index_ids: &[u32]) -> Ve
 fn warn_common(
     objects: &[ObjectFile],
     live: &[bool],
-    ids: &[Vec<u32>],
-    commons: &HashMap<u32, (u64, u64)>,
+    ids: &[Vec<SymId>],
+    commons: &HashMap<SymId, (u64, u64)>,
     rank: &impl Fn(&ObjectFile, usize, usize) -> Option<u64>,
     names: &crate::intern::Interned,
 ) {
     // Per symbol with a common: the first common or definition seen (file, size; None for a definition).
-    let mut first: HashMap<u32, (usize, Option<u64>)> = HashMap::default();
+    let mut first: HashMap<SymId, (usize, Option<u64>)> = HashMap::default();
     for (f, o) in objects.iter().enumerate() {
         if !live[f] {
             continue;
         }
         for (k, &g) in ids[f].iter().enumerate() {
             let i = o.first_global + k;
-            if g == NONE || !commons.contains_key(&g) {
+            if g.is_none() || !commons.contains_key(&g) {
                 continue;
             }
             let Some(key) = rank(o, f, i) else { continue };
@@ -1762,7 +1766,7 @@ fn warn_common(
                 first.insert(g, (f, size));
                 continue;
             };
-            let name = demangle(names.unique[g as usize].bytes);
+            let name = demangle(names.unique[g.index()].bytes);
             let (this, prev) = (&o.name, &objects[pf].name);
             let msg = match (psize, size) {
                 (None, None) => continue, // two definitions: the duplicate-symbol error's business
@@ -1793,9 +1797,9 @@ fn warn_common(
 /// `objects.len() + d` for shared object `d`, or `NONE` for the command line (`-u`, `-e`, `--defsym`...).
 #[derive(Clone, Copy, Debug)]
 pub struct Extraction {
-    pub member: u32,
+    pub member: FileId,
     pub by: u32,
-    pub sym: u32,
+    pub sym: SymId,
 }
 
 /// COMDAT groups: the first live file (in input order) with a signature keeps its group; the others' member
@@ -1809,7 +1813,7 @@ fn choose_comdats(
     runs: &FileRuns,
     objects: &[ObjectFile],
     live: &[bool],
-    object_ids: &[Vec<u32>],
+    object_ids: &[Vec<SymId>],
     names: &Interned,
 ) -> Vec<Vec<bool>> {
     let n = names.unique.len() as u32;
@@ -1829,7 +1833,7 @@ fn choose_comdats(
     } else {
         runs
     };
-    let mut keyed: Vec<(Vec<u32>, Vec<Name>)> = runs.map(|f| {
+    let mut keyed: Vec<(Vec<SymId>, Vec<Name>)> = runs.map(|f| {
         let o = &objects[f];
         if !live[f] {
             return (Vec::new(), Vec::new());
@@ -1849,7 +1853,7 @@ fn choose_comdats(
                 let name = Name::new(o.sym_name(i));
                 names.lookup_name(name).unwrap_or_else(|| {
                     unnamed.push(name);
-                    NONE
+                    SymId::NONE
                 })
             };
             keys.push(key);
@@ -1866,8 +1870,8 @@ fn choose_comdats(
             .zip(&others.ids)
             .for_each(|((keys, _), ids)| {
                 let mut next = ids.iter();
-                for key in keys.iter_mut().filter(|k| **k == NONE) {
-                    *key = n + next.next().copied().unwrap_or(0);
+                for key in keys.iter_mut().filter(|k| k.is_none()) {
+                    *key = SymId(n + next.next().map_or(0, |id| id.0));
                 }
             });
         unnamed = others.unique.len();
@@ -1875,14 +1879,14 @@ fn choose_comdats(
     let owner: Vec<AtomicU32> = per_symbol(n as usize + unnamed, || AtomicU32::new(NONE));
     runs.for_each(|f| {
         for &g in &keyed[f].0 {
-            owner[g as usize].fetch_min(f as u32, Relaxed);
+            owner[g.index()].fetch_min(f as u32, Relaxed);
         }
     });
     runs.map(|f| {
         let o = &objects[f];
         let mut discarded = vec![false; o.sections.len()];
         for (k, group) in o.comdats.iter().enumerate() {
-            if !live[f] || owner[keyed[f].0[k] as usize].load(Relaxed) != f as u32 {
+            if !live[f] || owner[(keyed[f].0[k]).index()].load(Relaxed) != f as u32 {
                 for s in group.sections() {
                     discarded[s as usize] = true;
                 }

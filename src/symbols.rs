@@ -3,6 +3,7 @@
 //! addresses are tables indexed by these ids, so a relocation needs no map lookup.
 
 use crate::elf::LE;
+use crate::index::{FileId, SharedId, SymId};
 use crate::parse::ObjectFile;
 use crate::resolve::{Def, Resolved};
 use object::elf as E;
@@ -10,7 +11,8 @@ use rayon::prelude::*;
 use std::sync::atomic::Ordering::Relaxed;
 
 pub struct SymbolSpace {
-    pub local_base: Vec<u32>,
+    /// Per object: the id of its first local symbol.
+    pub local_base: Vec<SymId>,
     pub total: usize,
     /// Per global id, the [`SymProps`] bits of what it resolves to: one byte read per relocation instead of the
     /// target's symbol-table entry, which lies in another file's mapping (a cache and TLB miss each time on big
@@ -27,7 +29,7 @@ pub struct SymbolSpace {
 pub struct DefinedByFile {
     starts: Vec<u32>,
     /// (global id, symbol index), per file in global id order.
-    list: Vec<(u32, u32)>,
+    list: Vec<(SymId, u32)>,
 }
 
 impl DefinedByFile {
@@ -36,24 +38,25 @@ impl DefinedByFile {
         let mut starts = vec![0u32; nfiles + 1];
         for d in &res.defs {
             if let Def::Object { file, .. } = *d {
-                starts[file as usize + 1] += 1;
+                starts[file.index() + 1] += 1;
             }
         }
         for f in 0..nfiles {
             starts[f + 1] += starts[f];
         }
-        let mut list = vec![(0u32, 0u32); starts[nfiles] as usize];
+        let mut list = vec![(SymId(0), 0u32); starts[nfiles] as usize];
         let mut next = starts.clone();
         for (g, d) in res.defs.iter().enumerate() {
             if let Def::Object { file, sym } = *d {
-                list[next[file as usize] as usize] = (g as u32, sym);
-                next[file as usize] += 1;
+                list[next[file.index()] as usize] = (SymId::new(g), sym);
+                next[file.index()] += 1;
             }
         }
         DefinedByFile { starts, list }
     }
     /// (global id, symbol index) of each global object `f` defines.
-    pub fn of(&self, f: usize) -> &[(u32, u32)] {
+    pub fn of(&self, f: FileId) -> &[(SymId, u32)] {
+        let f = f.index();
         &self.list[self.starts[f] as usize..self.starts[f + 1] as usize]
     }
 }
@@ -82,8 +85,8 @@ pub struct SymProps;
 impl SymProps {
     /// The bits for a reference to local symbol `sym` of object `file` (never imported or preemptible).
     #[inline]
-    pub fn of_local(res: &Resolved, file: u32, sym: u32) -> u8 {
-        let o = &res.objects[file as usize];
+    pub fn of_local(res: &Resolved, file: FileId, sym: u32) -> u8 {
+        let o = &res.objects[file.index()];
         let ty = o.syms[sym as usize].st_type();
         let mut b = 0;
         if ty == E::STT_GNU_IFUNC {
@@ -106,7 +109,7 @@ impl SymProps {
     pub const DEFINED: u8 = 32;
 
     /// The bits for a reference to `id` resolving to `t`.
-    pub fn of(res: &Resolved, config: &crate::args::Config, id: u32, t: Target) -> u8 {
+    pub fn of(res: &Resolved, config: &crate::args::Config, id: SymId, t: Target) -> u8 {
         let ty = sym_type(res, t);
         let mut b = 0;
         match t {
@@ -131,6 +134,12 @@ impl SymProps {
 }
 
 impl SymbolSpace {
+    /// The id of local symbol `i` (a symbol-table index below `first_global`) of object `f`.
+    #[inline(always)]
+    pub fn local_id(&self, f: FileId, i: usize) -> SymId {
+        SymId(self.local_base[f.index()].0 + i as u32)
+    }
+
     pub fn new(res: &Resolved, config: &crate::args::Config) -> SymbolSpace {
         let mut next = res.num_globals() as u32;
         // Archive members left out of the link get no ids for their locals (nothing refers to them): clang-tool's
@@ -140,7 +149,7 @@ impl SymbolSpace {
             .iter()
             .zip(&res.object_live)
             .map(|(o, &live)| {
-                let b = next;
+                let b = SymId(next);
                 if live {
                     next += o.first_global as u32;
                 }
@@ -152,23 +161,21 @@ impl SymbolSpace {
         let mut gprops = vec![0u8; res.num_globals()];
         {
             let slots = as_atomic_u8(&mut gprops);
-            (0..res.num_globals() as u32).into_par_iter().for_each(|g| {
-                let t = match res.defs[g as usize] {
+            (0..res.num_globals()).into_par_iter().for_each(|g| {
+                let t = match res.defs[g] {
                     Def::Object { .. } => return,
                     Def::Shared { file, sym } => Target::Imported { file, sym },
                     Def::Linker => Target::Linker,
                     // A weak or strong undefined reference: the bits do not depend on which.
                     Def::Undefined => Target::Undefined { weak: false },
                 };
-                slots[g as usize].store(SymProps::of(res, config, g, t), Relaxed);
+                slots[g].store(SymProps::of(res, config, SymId::new(g), t), Relaxed);
             });
             res.runs.for_each(|f| {
-                for &(g, sym) in defined.of(f) {
-                    let t = Target::Object {
-                        file: f as u32,
-                        sym,
-                    };
-                    slots[g as usize].store(SymProps::of(res, config, g, t), Relaxed);
+                let file = FileId::new(f);
+                for &(g, sym) in defined.of(file) {
+                    let t = Target::Object { file, sym };
+                    slots[g.index()].store(SymProps::of(res, config, g, t), Relaxed);
                 }
             });
         }
@@ -186,12 +193,12 @@ impl SymbolSpace {
 pub enum Target {
     /// Defined in object `file` as its symbol `sym` (local or the winning global).
     Object {
-        file: u32,
+        file: FileId,
         sym: u32,
     },
     /// Defined by a shared object: every use goes through the dynamic linker.
     Imported {
-        file: u32,
+        file: SharedId,
         sym: u32,
     },
     Linker,
@@ -203,14 +210,14 @@ pub enum Target {
 
 #[derive(Clone, Copy, Debug)]
 pub struct SymRef {
-    pub id: u32,
+    pub id: SymId,
     pub target: Target,
 }
 
 /// Whether references to the symbol must go through the dynamic linker because another module's definition may
 /// win: imports; in a shared object also undefined symbols and default-visibility definitions (GNU ld's
 /// preemption rules, unless `-Bsymbolic` or, for functions, `-Bsymbolic-functions`).
-pub fn is_preemptible(res: &Resolved, config: &crate::args::Config, id: u32, t: Target) -> bool {
+pub fn is_preemptible(res: &Resolved, config: &crate::args::Config, id: SymId, t: Target) -> bool {
     match t {
         Target::Imported { .. } => true,
         // An executable leaves an undefined symbol of default visibility to the dynamic linker (a library loaded at
@@ -223,7 +230,7 @@ pub fn is_preemptible(res: &Resolved, config: &crate::args::Config, id: u32, t: 
                 && !config.static_link
                 && (config.kind == crate::args::OutputKind::Pie
                     || res.shared_needed.iter().any(|&n| n))
-                && !res.hidden.get(id as usize).is_some_and(|&h| h)
+                && !res.hidden.get(id.index()).is_some_and(|&h| h)
                 && (config
                     .dynamic_undefined_weak
                     .unwrap_or(config.kind == crate::args::OutputKind::Pie)
@@ -236,19 +243,19 @@ pub fn is_preemptible(res: &Resolved, config: &crate::args::Config, id: u32, t: 
         Target::Undefined { .. } => true,
         Target::Linker => false,
         Target::Object { file, sym } => {
-            if id as usize >= res.num_globals() || res.hidden[id as usize] {
+            if id.index() >= res.num_globals() || res.hidden[id.index()] {
                 return false;
             }
             // --export-dynamic-symbol keeps a symbol preemptible whatever -Bsymbolic or a dynamic list says.
-            let by_option = res.exported_by_option.get(id as usize) == Some(&true);
+            let by_option = res.exported_by_option.get(id.index()) == Some(&true);
             if config.bsymbolic && !by_option {
                 return false;
             }
             // With a dynamic list, only the listed definitions stay preemptible.
-            if !res.in_dynamic_list.is_empty() && !res.in_dynamic_list[id as usize] && !by_option {
+            if !res.in_dynamic_list.is_empty() && !res.in_dynamic_list[id.index()] && !by_option {
                 return false;
             }
-            let st = &res.objects[file as usize].syms[sym as usize];
+            let st = &res.objects[file.index()].syms[sym as usize];
             st.st_visibility() == E::STV_DEFAULT
                 && st.st_bind() != E::STB_LOCAL
                 && (by_option
@@ -262,21 +269,24 @@ pub fn is_preemptible(res: &Resolved, config: &crate::args::Config, id: u32, t: 
 /// `Option<SymRef>` was stored and reloaded in pieces, and the failed store-to-load forwarding that caused was
 /// about 40% of the loops' time (perf annotate, clang-so).
 #[inline(always)]
-pub fn lookup(res: &Resolved, space: &SymbolSpace, f: usize, i: usize) -> Option<SymRef> {
-    let o = &res.objects[f];
+pub fn lookup(res: &Resolved, space: &SymbolSpace, f: FileId, i: usize) -> Option<SymRef> {
+    let o = &res.objects[f.index()];
     if i < o.first_global {
         // Archive members left out of the link have no ids for their locals (`SymbolSpace::new`).
-        debug_assert!(res.object_live[f], "local of an unlinked member looked up");
+        debug_assert!(
+            res.object_live[f.index()],
+            "local of an unlinked member looked up"
+        );
         return Some(SymRef {
-            id: space.local_base[f] + i as u32,
+            id: space.local_id(f, i),
             target: Target::Object {
-                file: f as u32,
+                file: f,
                 sym: i as u32,
             },
         });
     }
-    let id = *res.object_ids[f].get(i - o.first_global)?;
-    let target = match res.defs[id as usize] {
+    let id = *res.object_ids[f.index()].get(i - o.first_global)?;
+    let target = match res.defs[id.index()] {
         Def::Object { file, sym } => Target::Object { file, sym },
         Def::Shared { file, sym } => Target::Imported { file, sym },
         Def::Linker => Target::Linker,
@@ -289,8 +299,8 @@ pub fn lookup(res: &Resolved, space: &SymbolSpace, f: usize, i: usize) -> Option
 
 pub fn sym_type(res: &Resolved, t: Target) -> u8 {
     match t {
-        Target::Object { file, sym } => res.objects[file as usize].syms[sym as usize].st_type(),
-        Target::Imported { file, sym } => res.shared[file as usize].syms[sym as usize].st_type(),
+        Target::Object { file, sym } => res.objects[file.index()].syms[sym as usize].st_type(),
+        Target::Imported { file, sym } => res.shared[file.index()].syms[sym as usize].st_type(),
         _ => E::STT_NOTYPE,
     }
 }
@@ -302,7 +312,7 @@ pub fn is_ifunc(res: &Resolved, t: Target) -> bool {
 pub fn is_absolute(res: &Resolved, t: Target) -> bool {
     match t {
         Target::Object { file, sym } => {
-            res.objects[file as usize].sym_shndx(sym as usize) == E::SHN_ABS as u32
+            res.objects[file.index()].sym_shndx(sym as usize) == E::SHN_ABS as u32
         }
         Target::Undefined { .. } => true,
         _ => false,
@@ -312,16 +322,16 @@ pub fn is_absolute(res: &Resolved, t: Target) -> bool {
 pub fn sym_size(res: &Resolved, t: Target) -> u64 {
     match t {
         Target::Object { file, sym } => {
-            let o: &ObjectFile = &res.objects[file as usize];
+            let o: &ObjectFile = &res.objects[file.index()];
             if o.sym_shndx(sym as usize) == E::SHN_COMMON as u32 {
-                let g = res.object_ids[file as usize]
+                let g = res.object_ids[file.index()]
                     .get(sym as usize - o.first_global.min(sym as usize));
                 return g.and_then(|g| res.common.get(g)).map_or(0, |c| c.0);
             }
             o.syms[sym as usize].st_size.get(LE)
         }
         Target::Imported { file, sym } => {
-            res.shared[file as usize].syms[sym as usize].st_size.get(LE)
+            res.shared[file.index()].syms[sym as usize].st_size.get(LE)
         }
         _ => 0,
     }

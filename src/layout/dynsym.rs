@@ -4,9 +4,10 @@
 
 use super::slots::Slots;
 use super::symbols::target_of;
-use super::{Aux, Cx, DynSymbol, NONE, Verneed};
+use super::{Aux, Cx, DynSymbol, Verneed};
 use crate::args::{Config, OutputKind};
 use crate::elf;
+use crate::index::{SharedId, SymId};
 use crate::resolve::Resolved;
 use crate::symbols::{SymProps, SymbolSpace, Target};
 use crate::synthetic::hash::gnu_hash_buckets;
@@ -49,7 +50,7 @@ impl DynStr {
 
 /// A `.dynsym` entry before the needed versions are numbered: with its import's (file, version), whose number
 /// comes from the serial pass, and whether it is an IFUNC (the ELF header's OS ABI, `gnu_osabi`).
-type Entry = (DynSymbol, Option<(u32, u16)>, bool);
+type Entry = (DynSymbol, Option<(SharedId, u16)>, bool);
 
 pub fn dynamic_symbols(cx: &Cx, slots: &mut Slots) -> DynamicSymbols {
     let Cx {
@@ -62,7 +63,7 @@ pub fn dynamic_symbols(cx: &Cx, slots: &mut Slots) -> DynamicSymbols {
         relr_got,
         ..
     } = slots;
-    let (dynsym_ids, aux_index, relr_got): (&[u32], &[u32], &[u32]) =
+    let (dynsym_ids, aux_index, relr_got): (&[SymId], &[u32], &[u32]) =
         (dynsym_ids, aux_index, relr_got);
     // Dynamic symbol table: undefined ones first, then defined ones in .gnu.hash bucket order.
     let mut dynstr = DynStr {
@@ -82,7 +83,7 @@ pub fn dynamic_symbols(cx: &Cx, slots: &mut Slots) -> DynamicSymbols {
         }
         // Needed versions are numbered after this file's own definitions (1 and the script's nodes).
         let mut next_version = 2 + res.version_defs.len() as u16;
-        let mut version_of: HashMap<(u32, u16), u16> = HashMap::default();
+        let mut version_of: HashMap<(SharedId, u16), u16> = HashMap::default();
         // Entries in parallel (names, versions of this output's definitions); an import's version needs a
         // number from the serial pass below, keyed (file, index).
         let parallel = crate::par::worth_parallel(dynsym_ids.len() * 8);
@@ -96,7 +97,7 @@ pub fn dynamic_symbols(cx: &Cx, slots: &mut Slots) -> DynamicSymbols {
             if version_of.contains_key(&(file, v)) {
                 continue;
             }
-            let so = &res.shared[file as usize];
+            let so = &res.shared[file.index()];
             let vname = so.version_names[v as usize].unwrap();
             need_version(
                 &mut verneed,
@@ -122,8 +123,8 @@ pub fn dynamic_symbols(cx: &Cx, slots: &mut Slots) -> DynamicSymbols {
         add_version_node_symbols(res, &mut entries);
         copy_names(&mut entries, &mut dynstr.bytes, parallel);
         dynsyms = hash_order(entries, &dynstr.bytes, parallel);
-        for (i, d) in dynsyms.iter().enumerate().filter(|(_, d)| d.id != NONE) {
-            let k = aux_index[d.id as usize];
+        for (i, d) in dynsyms.iter().enumerate().filter(|(_, d)| d.id.is_some()) {
+            let k = aux_index[d.id.index()];
             aux[k as usize].dynsym = i as u32 + 1;
         }
         // An object with DT_RELR requires version GLIBC_ABI_DT_RELR of a versioned libc, as GNU ld and lld
@@ -168,26 +169,26 @@ fn dynsym_entry(
     space: &SymbolSpace,
     aux: &[Aux],
     aux_index: &[u32],
-    id: u32,
+    id: SymId,
 ) -> Entry {
     let target = target_of(res, space, id);
     let mut name = res.name(id);
     let mut version = 1u16;
-    let x = &aux[aux_index[id as usize] as usize];
+    let x = &aux[aux_index[id.index()] as usize];
     let copied = x.copied;
     let canonical = x.canonical && config.kind != OutputKind::Shared;
     let mut import_version = None;
     if let Target::Imported { file, sym } = target {
-        let v = res.shared[file as usize].version(sym as usize);
+        let v = res.shared[file.index()].version(sym as usize);
         if v >= 2
-            && let Some(Some(_)) = res.shared[file as usize].version_names.get(v as usize)
+            && let Some(Some(_)) = res.shared[file.index()].version_names.get(v as usize)
         {
             import_version = Some((file, v));
         }
     }
     let defined = !matches!(target, Target::Imported { .. } | Target::Undefined { .. }) || copied;
     if defined && !copied {
-        version = res.sym_version.get(id as usize).copied().unwrap_or(1);
+        version = res.sym_version.get(id.index()).copied().unwrap_or(1);
         // `name@VERSION` (.symver, non-default): exported as `name`, hidden version.
         if version & 0x8000 != 0
             && let Some(at) = memchr::memchr(b'@', name)
@@ -206,7 +207,7 @@ fn dynsym_entry(
     };
     // A global's IFUNC bit from its properties: the symbol's own type is a cache and TLB miss in its defining
     // object's symbol table (clang-so: 75K of them, 14 ms at --threads=1).
-    let ifunc = match space.gprops.get(id as usize) {
+    let ifunc = match space.gprops.get(id.index()) {
         Some(&b) => b & SymProps::IFUNC != 0,
         None => crate::symbols::is_ifunc(res, target),
     };
@@ -235,7 +236,7 @@ fn need_version(
 fn add_version_node_symbols(res: &Resolved, entries: &mut Vec<DynSymbol>) {
     for (k, (name, _)) in res.version_defs.iter().enumerate() {
         entries.push(DynSymbol {
-            id: NONE,
+            id: SymId::NONE,
             name: Box::leak(name.clone().into_bytes().into_boxed_slice()),
             name_off: 0,
             gnu_hash: 0,
@@ -263,7 +264,7 @@ fn add_dynamic_section_strings(cx: &Cx, dynsyms: &[DynSymbol], dynstr: &mut DynS
     }
     // A version node's absolute symbol and the node's definition share one name in `.dynstr`, as in GNU ld's
     // output: readelf and objdump recognise the node's symbol by that (they print `LIB_1`, not `LIB_1@@LIB_1`).
-    for d in dynsyms.iter().filter(|d| d.id == NONE) {
+    for d in dynsyms.iter().filter(|d| d.id.is_none()) {
         dynstr.offsets.entry(d.name.to_vec()).or_insert(d.name_off);
     }
     if !res.version_defs.is_empty() {

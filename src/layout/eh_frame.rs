@@ -6,6 +6,7 @@ use crate::arch::{Arch, proof};
 use crate::diag::{Errors, Result};
 use crate::elf::{self, LE};
 use crate::gc::Liveness;
+use crate::index::{FileId, SecIdx};
 use crate::parse::SectionKind;
 use crate::resolve::Resolved;
 use rustc_hash::FxHashMap as HashMap;
@@ -56,7 +57,7 @@ pub fn dedup_cies(
                         // Globals compare by their resolved id; locals are this file's own.
                         let local = (1u64 << 63) | (f as u64) << 32 | sym as u64;
                         let target = match sym.checked_sub(o.first_global) {
-                            Some(k) => res.object_ids[f].get(k).map_or(local, |&g| g as u64),
+                            Some(k) => res.object_ids[f].get(k).map_or(local, |&g| u64::from(g.0)),
                             None => local,
                         };
                         (
@@ -137,7 +138,7 @@ pub fn split_eh_frames<A: Arch>(res: &Resolved, live: &Liveness) -> Result<EhRec
         let o = &res.objects[f];
         let mut per_sec = Vec::new();
         for (s, sec) in o.secs() {
-            if sec.kind != SectionKind::EhFrame || !live.is_live(f, s) {
+            if sec.kind != SectionKind::EhFrame || !live.is_live(FileId::new(f), SecIdx::new(s)) {
                 continue;
             }
             let mut recs = split_section::<A>(res, live, f, s)
@@ -247,7 +248,7 @@ fn split_section<A: Arch>(
             keep = false;
             if let Some(r) = relas[first..rel_i].first()
                 && let Some((tf, ts)) =
-                    crate::gc::target_section(res, f, r.r_sym(LE, false) as usize)
+                    crate::gc::target_section(res, FileId::new(f), r.r_sym(LE, false) as usize)
             {
                 keep = live.is_live(tf, ts);
             }

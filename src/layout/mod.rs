@@ -19,6 +19,7 @@ use rustc_hash::FxHashMap as HashMap;
 
 pub use crate::elf::Segment;
 pub use crate::index::NONE;
+use crate::index::{FileId, OsecId, SecIdx, SymId};
 pub use crate::merge::{MergeGroup, PieceTable};
 pub use crate::synthetic::got_plt::Aux;
 pub use crate::synthetic::versions::Verneed;
@@ -121,15 +122,15 @@ pub struct EhRecords(pub Vec<Vec<(u32, Vec<EhRecord>)>>);
 
 impl EhRecords {
     /// The records of section `s` of object `f` (empty if it has none).
-    pub fn get(&self, f: usize, s: usize) -> &[EhRecord] {
+    pub fn get(&self, f: FileId, s: SecIdx) -> &[EhRecord] {
         self.find(f, s).unwrap_or(&[])
     }
     /// The records of section `s` of object `f`, if it is a live `.eh_frame` (every one has an entry, possibly
     /// empty).
-    pub fn find(&self, f: usize, s: usize) -> Option<&[EhRecord]> {
-        self.0[f]
+    pub fn find(&self, f: FileId, s: SecIdx) -> Option<&[EhRecord]> {
+        self.0[f.index()]
             .iter()
-            .find(|(k, _)| *k as usize == s)
+            .find(|(k, _)| *k == s.0)
             .map(|(_, v)| &v[..])
     }
 }
@@ -156,7 +157,7 @@ pub struct Layout {
     pub synth: SynthMap,
     /// Per object, per section: the output section of an input section placed whole (`NONE` for a discarded or
     /// merged one).
-    pub place_osec: Vec<Vec<u32>>,
+    pub place_osec: Vec<Vec<OsecId>>,
     /// Per object, per section: the output address of a placed input section (`NO_ADDR` if discarded or
     /// merged), the hot lookup of relocation processing. Until addresses are assigned it holds the section's
     /// offset in its output section's run of input sections: one table serves both, as clang-so's 836K input
@@ -180,7 +181,7 @@ pub struct Layout {
     pub cie_redirect: HashMap<(u32, u32, u64), (u32, u32, u64)>,
     pub aux_index: Vec<u32>,
     pub aux: Vec<Aux>,
-    pub aux_ids: Vec<u32>,
+    pub aux_ids: Vec<SymId>,
     /// The local-dynamic module pair's first GOT slot, or NONE.
     pub tlsld: u32,
     pub dynsyms: Vec<DynSymbol>,
@@ -200,7 +201,7 @@ pub struct Layout {
     pub relr: Vec<u64>,
     /// The GOT and PLT slots and dynamic relocations, counted: the family's sizes and relocation areas.
     pub got_plt: crate::synthetic::got_plt::Counts,
-    pub commons: Vec<(u32, u64)>,
+    pub commons: Vec<(SymId, u64)>,
     /// What `.symtab` holds.
     pub symtab: crate::synthetic::symtab::Contents,
     /// Whether a symbol table holds an IFUNC (`.dynsym`, `.symtab`) or a unique global (`.symtab`): the ELF
@@ -213,7 +214,7 @@ pub struct Layout {
     pub is_dynamic: bool,
     pub interp: Option<Vec<u8>>,
     pub build_id_size: u64,
-    pub linker_syms: HashMap<u32, u64>,
+    pub linker_syms: HashMap<SymId, u64>,
     /// Writing the output cannot fail (`scan::WriteCheck` holds for this layout), so it may overwrite the
     /// existing output file.
     pub writes_proven: bool,
@@ -221,13 +222,13 @@ pub struct Layout {
 
 impl Layout {
     pub fn synth_sec(&self, s: Synth) -> Option<&OutputSection> {
-        self.synth.get(s).map(|i| &self.osecs[i as usize])
+        self.synth.get(s).map(|i| &self.osecs[i.index()])
     }
     pub fn synth_addr(&self, s: Synth) -> u64 {
         self.synth_sec(s).map_or(0, |o| o.addr)
     }
-    pub fn aux_of(&self, id: u32) -> Option<&Aux> {
-        let i = *self.aux_index.get(id as usize)?;
+    pub fn aux_of(&self, id: SymId) -> Option<&Aux> {
+        let i = *self.aux_index.get(id.index())?;
         (i != NONE).then(|| &self.aux[i as usize])
     }
     pub fn got_slot_addr(&self, slot: u32) -> u64 {
@@ -235,24 +236,25 @@ impl Layout {
     }
     /// Merge section `s` of object `f`: its index in `piece_maps[f]` and its merge group.
     #[inline]
-    pub fn merge_slot(&self, f: usize, s: usize) -> Option<(usize, u32)> {
-        let v = &self.merge_secs[f];
-        let k = v.binary_search_by_key(&(s as u32), |&(s, _)| s).ok()?;
+    pub fn merge_slot(&self, f: FileId, s: SecIdx) -> Option<(usize, u32)> {
+        let v = &self.merge_secs[f.index()];
+        let k = v.binary_search_by_key(&s.0, |&(s, _)| s).ok()?;
         Some((k, v[k].1))
     }
     /// Starts loading the piece table of merge section `s` of object `f` into the cache, for a loop about to look
     /// up many offsets of it in no particular order (the debug sections' relocations into `.debug_str`).
-    pub fn prefetch_pieces(&self, f: usize, s: usize) {
+    pub fn prefetch_pieces(&self, f: FileId, s: SecIdx) {
         if let Some((slot, _)) = self.merge_slot(f, s) {
-            let t = &self.piece_maps[f][slot];
+            let t = &self.piece_maps[f.index()][slot];
             crate::elf::prefetch_slice(&t.blocks);
             crate::elf::prefetch_slice(&t.maps);
         }
     }
     /// The output section and the offset in it of input section `s` of object `f`, if it was placed whole.
-    pub fn place(&self, f: usize, s: usize) -> Option<(u32, u64)> {
+    pub fn place(&self, f: FileId, s: SecIdx) -> Option<(OsecId, u64)> {
+        let (f, s) = (f.index(), s.index());
         let osec = *self.place_osec[f].get(s)?;
-        let o = self.osecs.get(osec as usize)?;
+        let o = self.osecs.get(osec.index())?;
         Some((osec, self.sec_addr[f][s] - o.addr))
     }
 }

@@ -3,9 +3,10 @@
 
 use super::rules::{Rules, output_section_of};
 use super::symbols::is_common_def;
-use super::{Cx, NONE, OutputSection, Part, Synth, SynthMap};
+use super::{Cx, OutputSection, Part, Synth, SynthMap};
 use crate::arch::Arch;
 use crate::args::{HashStyle, OutputKind};
+use crate::index::{FileId, OsecId, SecIdx, SymId};
 use crate::parse::SectionKind;
 use crate::scan;
 use object::elf as E;
@@ -15,16 +16,16 @@ use rustc_hash::FxHashMap as HashMap;
 /// What the pass decides besides the output sections themselves.
 pub struct SectionMap {
     /// Output section by name.
-    pub by_name: HashMap<Vec<u8>, u32>,
+    pub by_name: HashMap<Vec<u8>, OsecId>,
     pub synth: SynthMap,
     /// Per file, per section: the output section (`NONE` for a dead section).
-    pub sec_osec: Vec<Vec<u32>>,
+    pub sec_osec: Vec<Vec<OsecId>>,
     /// Per file: its live merge sections.
     pub live_merge: Vec<Vec<u32>>,
     /// Output sections some input section goes to.
     pub has_inputs: Vec<bool>,
     /// Common symbols that are still the definition (a shared library's or the linker's may have replaced one).
-    pub common_ids: Vec<u32>,
+    pub common_ids: Vec<SymId>,
     /// `.interp`'s contents, NUL-terminated.
     pub interp: Option<Vec<u8>>,
     /// The size of the build id's descriptor (0: no build id).
@@ -33,14 +34,14 @@ pub struct SectionMap {
 
 struct Builder {
     osecs: Vec<OutputSection>,
-    by_name: HashMap<Vec<u8>, u32>,
+    by_name: HashMap<Vec<u8>, OsecId>,
     synth: SynthMap,
 }
 
 impl Builder {
-    fn get_or_add(&mut self, name: &[u8], sh_type: u32, flags: u64) -> u32 {
+    fn get_or_add(&mut self, name: &[u8], sh_type: u32, flags: u64) -> OsecId {
         if let Some(&i) = self.by_name.get(name) {
-            let o = &mut self.osecs[i as usize];
+            let o = &mut self.osecs[i.index()];
             // A PROGBITS input mapped into a NOBITS section (or the reverse) makes it PROGBITS.
             if o.sh_type != sh_type && sh_type != E::SHT_NOBITS {
                 o.sh_type = if o.sh_type == E::SHT_NOBITS {
@@ -52,7 +53,7 @@ impl Builder {
             o.flags |= flags & !(E::SHF_MERGE as u64 | E::SHF_STRINGS as u64 | E::SHF_GROUP as u64);
             return i;
         }
-        let i = self.osecs.len() as u32;
+        let i = OsecId::new(self.osecs.len());
         let mut o = OutputSection::new(name, sh_type, flags & !(E::SHF_GROUP as u64));
         if flags & E::SHF_MERGE as u64 == 0 {
             o.flags &= !(E::SHF_STRINGS as u64);
@@ -70,9 +71,9 @@ impl Builder {
         flags: u64,
         align: u64,
         entsize: u64,
-    ) -> u32 {
+    ) -> OsecId {
         let i = self.get_or_add(name, sh_type, flags);
-        let o = &mut self.osecs[i as usize];
+        let o = &mut self.osecs[i.index()];
         o.align = o.align.max(align);
         o.entsize = entsize;
         o.parts.push(Part::Synthetic);
@@ -94,14 +95,16 @@ pub fn output_sections<A: Arch>(cx: &Cx) -> (Vec<OutputSection>, SectionMap) {
     // Output sections named by the inputs, in first-seen order (renumbered by rank below). Each live input
     // section's output section is found here once, as an index into its file's list of names, so later passes
     // neither map names nor hash them again. The live merge sections are listed on the way, for the merge pass.
-    type FileNames<'a> = (Vec<(&'a [u8], u32, u64)>, Vec<u32>, Vec<u32>);
+    // `local` holds, per section, the index in the file's list of names until the renumbering below makes it the
+    // output section (in place: it is a large table).
+    type FileNames<'a> = (Vec<(&'a [u8], u32, u64)>, Vec<OsecId>, Vec<u32>);
     let names_per_file: Vec<FileNames> = res.runs.map(|f| {
         let o = &objects[f];
         let mut v: Vec<(&[u8], u32, u64)> = Vec::new();
-        let mut local = vec![NONE; o.sections.len()];
+        let mut local = vec![OsecId::NONE; o.sections.len()];
         let mut merge = Vec::new();
         for (s, sec) in o.secs() {
-            if !live.is_live(f, s) {
+            if !live.is_live(FileId::new(f), SecIdx::new(s)) {
                 continue;
             }
             if sec.kind == SectionKind::Merge {
@@ -121,17 +124,17 @@ pub fn output_sections<A: Arch>(cx: &Cx) -> (Vec<OutputSection>, SectionMap) {
                         e.1 = sh_type;
                     }
                     e.2 |= sec.flags();
-                    k as u32
+                    OsecId::new(k)
                 }
                 None => {
                     v.push((n, sh_type, sec.flags()));
-                    v.len() as u32 - 1
+                    OsecId::new(v.len() - 1)
                 }
             };
         }
         (v, local, merge)
     });
-    let mut file_osecs: Vec<Vec<u32>> = Vec::with_capacity(objects.len());
+    let mut file_osecs: Vec<Vec<OsecId>> = Vec::with_capacity(objects.len());
     for (v, _, _) in &names_per_file {
         let mut ids = Vec::with_capacity(v.len());
         for &(n, t, fl) in v {
@@ -146,11 +149,11 @@ pub fn output_sections<A: Arch>(cx: &Cx) -> (Vec<OutputSection>, SectionMap) {
     }
     let with_inputs = b.osecs.len();
     // Commons that are still the definition (a shared library's or the linker's may have replaced one).
-    let common_ids: Vec<u32> = res
+    let common_ids: Vec<SymId> = res
         .common_defs
         .iter()
         .copied()
-        .filter(|&g| is_common_def(res, g, &res.defs[g as usize]))
+        .filter(|&g| is_common_def(res, g, &res.defs[g.index()]))
         .collect();
 
     let (interp, build_id_size) = add_synthetic_sections::<A>(cx, &mut b, !common_ids.is_empty());
@@ -162,9 +165,9 @@ pub fn output_sections<A: Arch>(cx: &Cx) -> (Vec<OutputSection>, SectionMap) {
         let o = &b.osecs[i as usize];
         rules.rank(&o.name, o.sh_type, o.flags)
     });
-    let mut remap = vec![0u32; order.len()];
+    let mut remap = vec![OsecId(0); order.len()];
     for (new, &old) in order.iter().enumerate() {
-        remap[old as usize] = new as u32;
+        remap[old as usize] = OsecId::new(new);
     }
     let osecs: Vec<OutputSection> = {
         let mut slots: Vec<Option<OutputSection>> = b.osecs.into_iter().map(Some).collect();
@@ -173,19 +176,19 @@ pub fn output_sections<A: Arch>(cx: &Cx) -> (Vec<OutputSection>, SectionMap) {
             .map(|&i| slots[i as usize].take().unwrap())
             .collect()
     };
-    let by_name: HashMap<Vec<u8>, u32> = b
+    let by_name: HashMap<Vec<u8>, OsecId> = b
         .by_name
         .into_iter()
-        .map(|(k, v)| (k, remap[v as usize]))
+        .map(|(k, v)| (k, remap[v.index()]))
         .collect();
     let synth = b.synth.remap(&remap);
     // Per file, per section: the output section (`NONE` for a dead section).
-    let (sec_osec, live_merge): (Vec<Vec<u32>>, Vec<Vec<u32>>) = names_per_file
+    let (sec_osec, live_merge): (Vec<Vec<OsecId>>, Vec<Vec<u32>>) = names_per_file
         .into_par_iter()
         .zip(file_osecs)
         .map(|((_, mut local, merge), ids)| {
-            for x in local.iter_mut().filter(|x| **x != NONE) {
-                *x = remap[ids[*x as usize] as usize];
+            for x in local.iter_mut().filter(|x| x.is_some()) {
+                *x = remap[ids[x.index()].index()];
             }
             (local, merge)
         })
@@ -194,7 +197,7 @@ pub fn output_sections<A: Arch>(cx: &Cx) -> (Vec<OutputSection>, SectionMap) {
     let has_inputs: Vec<bool> = {
         let mut v = vec![false; osecs.len()];
         for old in 0..with_inputs {
-            v[remap[old] as usize] = true;
+            v[remap[old].index()] = true;
         }
         v
     };

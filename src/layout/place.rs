@@ -5,8 +5,9 @@
 use super::eh_frame::eh_block_size;
 use super::output_sections::SectionMap;
 use super::rules::{SORTED_NAMES, init_priority};
-use super::{EhRecords, MergeGroup, NONE, OutputSection, Part};
+use super::{EhRecords, MergeGroup, OutputSection, Part};
 use crate::elf::{LE, align_up};
+use crate::index::{FileId, OsecId, SecIdx};
 use crate::parse::SectionKind;
 use crate::resolve::Resolved;
 use object::elf as E;
@@ -14,7 +15,7 @@ use object::elf as E;
 /// Where each placed input section is.
 pub struct Placement {
     /// Per file, per section: the output section of an input section placed whole (`NONE` if not).
-    pub place_osec: Vec<Vec<u32>>,
+    pub place_osec: Vec<Vec<OsecId>>,
     /// Per file, per section: its offset in its output section's run of input sections.
     pub sec_off: Vec<Vec<u64>>,
     /// Per file, per section: the padding right before it (`Layout::pads`).
@@ -44,24 +45,30 @@ pub fn place_inputs(
         .collect();
     // Per file: where each section goes, the padding before it in its block, the file's block (output section,
     // size, alignment) per output section, and the output sections where a padding did not fit 16 bits.
-    type FileBlocks = (Vec<u32>, Vec<u64>, Vec<u16>, Vec<(u32, u64, u64)>, Vec<u32>);
+    type FileBlocks = (
+        Vec<OsecId>,
+        Vec<u64>,
+        Vec<u16>,
+        Vec<(OsecId, u64, u64)>,
+        Vec<OsecId>,
+    );
     let per_file: Vec<FileBlocks> = res.runs.map(|f| {
         let o = &objects[f];
-        let mut place_osec = vec![NONE; o.sections.len()];
+        let mut place_osec = vec![OsecId::NONE; o.sections.len()];
         let mut offsets = vec![0u64; o.sections.len()];
         let mut pads = vec![0u16; o.sections.len()];
-        let mut blocks: Vec<(u32, u64, u64)> = Vec::new();
+        let mut blocks: Vec<(OsecId, u64, u64)> = Vec::new();
         let mut wide = Vec::new();
         for (s, sec) in o.secs() {
             let osec = sec_osec[f][s];
-            if osec == NONE
+            if osec.is_none()
                 || sec.kind == SectionKind::Merge
-                || sorted_kind[osec as usize].is_some()
+                || sorted_kind[osec.index()].is_some()
             {
                 continue;
             }
             let size = if sec.kind == SectionKind::EhFrame {
-                eh_block_size(eh_records.get(f, s))
+                eh_block_size(eh_records.get(FileId::new(f), SecIdx::new(s)))
             } else {
                 sec.size()
             };
@@ -91,10 +98,10 @@ pub fn place_inputs(
         }
         (place_osec, offsets, pads, blocks, wide)
     });
-    let mut place_osec: Vec<Vec<u32>> = Vec::with_capacity(objects.len());
+    let mut place_osec: Vec<Vec<OsecId>> = Vec::with_capacity(objects.len());
     let mut sec_off: Vec<Vec<u64>> = Vec::with_capacity(objects.len());
     let mut pads: Vec<Vec<u16>> = Vec::with_capacity(objects.len());
-    let mut blocks: Vec<Vec<(u32, u64, u64)>> = Vec::with_capacity(objects.len());
+    let mut blocks: Vec<Vec<(OsecId, u64, u64)>> = Vec::with_capacity(objects.len());
     let mut pads_known = vec![true; osecs.len()];
     for (p, o, pad, bl, wide) in per_file {
         place_osec.push(p);
@@ -102,32 +109,32 @@ pub fn place_inputs(
         pads.push(pad);
         blocks.push(bl);
         for osec in wide {
-            pads_known[osec as usize] = false;
+            pads_known[osec.index()] = false;
         }
     }
     let mut cursor = vec![0u64; osecs.len()];
     // Per file, per block: (output section, offset, padding before it).
-    let mut file_base: Vec<Vec<(u32, u64, u64)>> = Vec::with_capacity(objects.len());
+    let mut file_base: Vec<Vec<(OsecId, u64, u64)>> = Vec::with_capacity(objects.len());
     for bl in &blocks {
         let mut bases = Vec::with_capacity(bl.len());
         for &(osec, size, align) in bl {
-            let o = &mut osecs[osec as usize];
+            let o = &mut osecs[osec.index()];
             o.align = o.align.max(align);
-            let c = align_up(cursor[osec as usize], align);
-            bases.push((osec, c, c - cursor[osec as usize]));
-            cursor[osec as usize] = c.saturating_add(size);
+            let c = align_up(cursor[osec.index()], align);
+            bases.push((osec, c, c - cursor[osec.index()]));
+            cursor[osec.index()] = c.saturating_add(size);
         }
         file_base.push(bases);
     }
     // Each block's base added to its sections' offsets, and the padding before the block to its first section's.
     let mut offs_pads: Vec<(&mut Vec<u64>, &mut Vec<u16>)> =
         sec_off.iter_mut().zip(pads.iter_mut()).collect();
-    let wide: Vec<Vec<u32>> = res.runs.map_mut(&mut offs_pads, |f, (offs, pads)| {
+    let wide: Vec<Vec<OsecId>> = res.runs.map_mut(&mut offs_pads, |f, (offs, pads)| {
         let (p, bases) = (&place_osec[f], &file_base[f]);
         let mut first = vec![true; bases.len()];
         let mut wide = Vec::new();
         for ((off, pad), &osec) in offs.iter_mut().zip(pads.iter_mut()).zip(p) {
-            if osec == NONE {
+            if osec.is_none() {
                 continue;
             }
             if let Some(k) = bases.iter().position(|b| b.0 == osec) {
@@ -145,7 +152,7 @@ pub fn place_inputs(
     });
     drop(offs_pads);
     for osec in wide.into_iter().flatten() {
-        pads_known[osec as usize] = false;
+        pads_known[osec.index()] = false;
     }
     for (i, o) in osecs.iter_mut().enumerate() {
         if cursor[i] > 0 || has_inputs[i] {
@@ -191,10 +198,10 @@ fn place_sorted_arrays(
         let sec_osec = &sec_osec[f];
         (0..o.sections.len()).filter_map(move |s| {
             let osec = sec_osec[s];
-            if osec == NONE {
+            if osec.is_none() {
                 return None;
             }
-            let k = sorted_kind[osec as usize]?;
+            let k = sorted_kind[osec.index()]?;
             Some((
                 k,
                 init_priority(o.sec_name(s)).unwrap_or(65536),
@@ -214,7 +221,7 @@ fn place_sorted_arrays(
             .collect();
         list.sort();
         let mut off = 0u64;
-        let o = &mut osecs[osec as usize];
+        let o = &mut osecs[osec.index()];
         for &(_, f, s) in &list {
             let sec = objects[f as usize].sec(s as usize);
             off = align_up(off, sec.align());
@@ -223,7 +230,7 @@ fn place_sorted_arrays(
             sec_off[f as usize][s as usize] = off;
             off += sec.size();
         }
-        cursor[osec as usize] = off;
+        cursor[osec.index()] = off;
         placed_in_order(o);
     }
 }
@@ -238,23 +245,21 @@ fn place_link_ordered(res: &Resolved, osecs: &mut [OutputSection], p: &mut Place
         cursor,
         ..
     } = p;
-    let link_ordered: Vec<(u32, u32, u32)> = res.runs.flat_map(|f| {
-        let o = &objects[f];
-        let place_osec = &place_osec[f];
-        o.secs().filter_map(move |(s, sec)| {
-            (place_osec[s] != NONE && sec.flags() & E::SHF_LINK_ORDER as u64 != 0).then_some((
-                place_osec[s],
-                f as u32,
-                s as u32,
-            ))
-        })
-    });
-    let mut lo_osecs: Vec<u32> = link_ordered.iter().map(|x| x.0).collect();
+    let link_ordered: Vec<(OsecId, u32, u32)> =
+        res.runs.flat_map(|f| {
+            let o = &objects[f];
+            let place_osec = &place_osec[f];
+            o.secs().filter_map(move |(s, sec)| {
+                (place_osec[s].is_some() && sec.flags() & E::SHF_LINK_ORDER as u64 != 0)
+                    .then_some((place_osec[s], f as u32, s as u32))
+            })
+        });
+    let mut lo_osecs: Vec<OsecId> = link_ordered.iter().map(|x| x.0).collect();
     lo_osecs.sort_unstable();
     lo_osecs.dedup();
     for osec in lo_osecs {
         // Already in priority order (an `.init_array` input with SHF_LINK_ORDER): keep that order.
-        if osecs[osec as usize]
+        if osecs[osec.index()]
             .parts
             .iter()
             .any(|p| matches!(p, Part::Sorted))
@@ -262,7 +267,7 @@ fn place_link_ordered(res: &Resolved, osecs: &mut [OutputSection], p: &mut Place
             continue;
         }
         // (linked?, linked section's output section (NONE if dropped) and offset, file, section), in input order.
-        let mut list: Vec<(bool, u32, u64, u32, u32)> = Vec::new();
+        let mut list: Vec<(bool, OsecId, u64, u32, u32)> = Vec::new();
         for (f, o) in objects.iter().enumerate() {
             for (s, sec) in o.secs() {
                 if place_osec[f][s] != osec || sec.kind == SectionKind::EhFrame {
@@ -273,23 +278,23 @@ fn place_link_ordered(res: &Resolved, osecs: &mut [OutputSection], p: &mut Place
                     let link = sec.shdr.sh_link.get(LE) as usize;
                     place_osec[f]
                         .get(link)
-                        .map_or((NONE, 0), |&p| (p, sec_off[f][link]))
+                        .map_or((OsecId::NONE, 0), |&p| (p, sec_off[f][link]))
                 } else {
-                    (0, 0)
+                    (OsecId(0), 0)
                 };
                 list.push((linked, lo, loff, f as u32, s as u32));
             }
         }
         list.sort_by_key(|&(linked, lo, loff, _, _)| (linked, lo, loff));
         let mut off = 0u64;
-        let o = &mut osecs[osec as usize];
+        let o = &mut osecs[osec.index()];
         for &(_, _, _, f, s) in &list {
             let sec = objects[f as usize].sec(s as usize);
             off = align_up(off, sec.align());
             sec_off[f as usize][s as usize] = off;
             off += sec.size();
         }
-        cursor[osec as usize] = off;
+        cursor[osec.index()] = off;
         placed_in_order(o);
     }
 }
@@ -306,7 +311,7 @@ fn placed_in_order(o: &mut OutputSection) {
 /// share it; the merge groups become its last parts.
 fn add_merged(osecs: &mut [OutputSection], merges: &[MergeGroup]) {
     for m in merges {
-        let o = &mut osecs[m.osec as usize];
+        let o = &mut osecs[m.osec.index()];
         let plain = o
             .parts
             .iter()
@@ -324,8 +329,8 @@ fn add_merged(osecs: &mut [OutputSection], merges: &[MergeGroup]) {
         }
     }
     for (i, m) in merges.iter().enumerate() {
-        osecs[m.osec as usize].parts.push(Part::Merged(i as u32));
-        let o = &mut osecs[m.osec as usize];
+        osecs[m.osec.index()].parts.push(Part::Merged(i as u32));
+        let o = &mut osecs[m.osec.index()];
         o.align = o.align.max(m.align);
     }
 }

@@ -11,6 +11,7 @@ use crate::arch::Arch;
 use crate::args::OutputKind;
 use crate::diag::{Errors, Result};
 use crate::elf::align_up;
+use crate::index::OsecId;
 use crate::parse::SectionKind;
 use crate::resolve::Resolved;
 use crate::scan::Scan;
@@ -100,12 +101,12 @@ fn plan<A: Arch>(
     let has_property = map
         .synth
         .get(Synth::GnuProperty)
-        .is_some_and(|i| keep[i as usize]);
+        .is_some_and(|i| keep[i.index()]);
     let has_relro = config.relro && load_classes.contains(&3);
     let has_eh_hdr = map
         .synth
         .get(Synth::EhFrameHdr)
-        .is_some_and(|i| keep[i as usize]);
+        .is_some_and(|i| keep[i.index()]);
     let nphdr = (cx.is_dynamic as usize) * 2 // PHDR, DYNAMIC
         + has_interp as usize
         + load_classes.len()
@@ -263,7 +264,7 @@ pub fn assign_segments<A: Arch>(
     // .relr.dyn moves by whole pages.
     let mut relr = Vec::new();
     if let Some(ri) = synth.get(Synth::RelrDyn)
-        && keep[ri as usize]
+        && keep[ri.index()]
     {
         let sites = relr_sites(
             cx.res,
@@ -274,13 +275,13 @@ pub fn assign_segments<A: Arch>(
             synth[Synth::Got],
         );
         loop {
-            relr = encode_relr(sites.iter().map(|&(o, at)| osecs[o as usize].addr + at));
-            let have = osecs[ri as usize].size / 8;
+            relr = encode_relr(sites.iter().map(|&(o, at)| osecs[o.index()].addr + at));
+            let have = osecs[ri.index()].size / 8;
             if relr.len() as u64 <= have {
                 relr.resize(have as usize, 1);
                 break;
             }
-            osecs[ri as usize].size = 8 * relr.len() as u64;
+            osecs[ri.index()].size = 8 * relr.len() as u64;
             (seg_range, off) = place_alloc(&plan, osecs)?;
         }
     }
@@ -371,7 +372,7 @@ fn program_headers(
         ));
     }
     if plan.has_interp {
-        let o = &osecs[synth[Synth::Interp] as usize];
+        let o = &osecs[(synth[Synth::Interp]).index()];
         segments.push(of(E::PT_INTERP, E::PF_R, o, 1));
     }
     for &c in &plan.load_classes {
@@ -393,7 +394,7 @@ fn program_headers(
         segments.push(seg(E::PT_LOAD, flags, o, a, fe - o, mem_end - a, align));
     }
     if cx.is_dynamic {
-        let o = &osecs[synth[Synth::Dynamic] as usize];
+        let o = &osecs[(synth[Synth::Dynamic]).index()];
         segments.push(of(E::PT_DYNAMIC, E::PF_R | E::PF_W, o, 8));
     }
     for &i in &plan.notes {
@@ -401,7 +402,7 @@ fn program_headers(
         segments.push(of(E::PT_NOTE, E::PF_R, o, o.align));
     }
     if plan.has_property {
-        let o = &osecs[synth[Synth::GnuProperty] as usize];
+        let o = &osecs[(synth[Synth::GnuProperty]).index()];
         segments.push(of(E::PT_GNU_PROPERTY, E::PF_R, o, 8));
     }
     if let Some(&first) = plan.tls.first() {
@@ -437,7 +438,7 @@ fn program_headers(
         ));
     }
     if plan.has_eh_hdr {
-        let o = &osecs[synth[Synth::EhFrameHdr] as usize];
+        let o = &osecs[(synth[Synth::EhFrameHdr]).index()];
         segments.push(of(E::PT_GNU_EH_FRAME, E::PF_R, o, 4));
     }
     let stack_flags = if cx.config.execstack {
@@ -464,19 +465,19 @@ fn program_headers(
 fn relr_sites(
     res: &Resolved,
     scan: &Scan,
-    (place_osec, sec_off): (&[Vec<u32>], &[Vec<u64>]),
+    (place_osec, sec_off): (&[Vec<OsecId>], &[Vec<u64>]),
     osecs: &[OutputSection],
     relr_got: &[u32],
-    got: u32,
-) -> Vec<(u32, u64)> {
-    let mut sites: Vec<(u32, u64)> = scan
+    got: OsecId,
+) -> Vec<(OsecId, u64)> {
+    let mut sites: Vec<(OsecId, u64)> = scan
         .relr
         .par_iter()
         .enumerate()
         .flat_map_iter(|(f, list)| {
             list.iter().filter_map(move |&(s, off)| {
                 let osec = place_osec[f][s as usize];
-                let o = osecs.get(osec as usize)?;
+                let o = osecs.get(osec.index())?;
                 debug_assert!(res.objects[f].sections[s as usize].kind == SectionKind::Regular);
                 Some((
                     osec,

@@ -42,16 +42,16 @@ pub fn synthetic_sizes<A: Arch>(
         .chain([(Synth::Shstrtab, 0)]);
     for (s, size) in sizes {
         if let Some(i) = synth.get(s) {
-            osecs[i as usize].size = size;
+            osecs[i.index()].size = size;
         }
     }
     if let Some(i) = synth.get(Synth::EhFrameHdr) {
-        osecs[i as usize].size = eh_frame_hdr::size(live_fdes(eh_records));
+        osecs[i.index()].size = eh_frame_hdr::size(live_fdes(eh_records));
     }
     if let Some(i) = synth.get(Synth::Symtab) {
         let (symtab_size, strtab_size) = symtab.sizes(cx.res);
-        osecs[i as usize].size = symtab_size;
-        osecs[synth[Synth::Strtab] as usize].size = strtab_size;
+        osecs[i.index()].size = symtab_size;
+        osecs[(synth[Synth::Strtab]).index()].size = strtab_size;
     }
 }
 
@@ -199,10 +199,10 @@ pub fn section_headers(
         for p in &o.parts {
             let (size, align) = match p {
                 Part::Inputs => {
-                    o.inputs_size = idx.map_or(0, |i| cursor[i as usize]);
+                    o.inputs_size = idx.map_or(0, |i| cursor[i.index()]);
                     (o.inputs_size, 1)
                 }
-                Part::Sorted => (idx.map_or(0, |i| cursor[i as usize]), 1),
+                Part::Sorted => (idx.map_or(0, |i| cursor[i.index()]), 1),
                 Part::Merged(m) => (merges[*m as usize].size, merges[*m as usize].align),
                 Part::Commons => (commons_size, bss_align),
                 Part::CopyRel => (copy_off, bss_align),
@@ -242,12 +242,12 @@ pub fn section_headers(
             shstrtab.push(0);
         }
     }
-    osecs[synth[Synth::Shstrtab] as usize].size = shstrtab.len() as u64;
+    osecs[(synth[Synth::Shstrtab]).index()].size = shstrtab.len() as u64;
     // `.dynamic` names the sections that are kept, so its entries are decided now; its size is theirs.
     let dynamic = match synth.get(Synth::Dynamic) {
         Some(i) if is_dynamic => {
             let d = dynamic_section(cx, osecs, map, slots, dynsyms);
-            osecs[i as usize].size = d.size();
+            osecs[i.index()].size = d.size();
             d
         }
         _ => Dynamic::default(),
@@ -271,13 +271,13 @@ fn dynamic_section(
     let kept = |s: Synth| {
         map.synth
             .get(s)
-            .is_some_and(|i| osecs[i as usize].shndx != 0)
+            .is_some_and(|i| osecs[i.index()].shndx != 0)
     };
     let section = |name: &[u8]| {
         map.by_name
             .get(name)
             .copied()
-            .filter(|&i| osecs[i as usize].shndx != 0)
+            .filter(|&i| osecs[i.index()].shndx != 0)
     };
     let facts = Facts {
         needed: &dynsyms.needed,

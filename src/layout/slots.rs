@@ -7,6 +7,7 @@ use super::symbols::target_of;
 use super::{Aux, Cx, NONE, OutputSection, Part, RelocBases};
 use crate::args::OutputKind;
 use crate::elf::{LE, align_up};
+use crate::index::{SharedId, SymId};
 use crate::resolve::Def;
 use crate::scan;
 use crate::symbols::{SymProps, Target};
@@ -16,7 +17,7 @@ use rustc_hash::FxHashMap as HashMap;
 /// The slots of every symbol that has any, and the sizes they add up to.
 pub struct Slots {
     /// The symbols with slots (or exported), sorted.
-    pub aux_ids: Vec<u32>,
+    pub aux_ids: Vec<SymId>,
     /// Their slots, in the order of `aux_ids`.
     pub aux: Vec<Aux>,
     /// Per symbol: its index in `aux` (`NONE` if none).
@@ -29,7 +30,7 @@ pub struct Slots {
     /// Dynamic relocations of GOT slots.
     pub got_dyn_relocs: u64,
     /// Common symbols and their offsets in `.bss`'s commons part, and its size.
-    pub commons: Vec<(u32, u64)>,
+    pub commons: Vec<(SymId, u64)>,
     pub commons_size: u64,
     /// The size of the copy-relocated data, their number, and the alignment of both parts.
     pub copy_size: u64,
@@ -38,7 +39,7 @@ pub struct Slots {
     /// GOT slots holding a link-time address that go to `.relr.dyn`.
     pub relr_got: Vec<u32>,
     /// The symbols `.dynsym` lists, in symbol order.
-    pub dynsym_ids: Vec<u32>,
+    pub dynsym_ids: Vec<SymId>,
     /// Dynamic relocation areas: [GOT][copy][sections][IRELATIVE].
     pub dyn_reloc_base: RelocBases,
     pub irel_base: RelocBases,
@@ -55,7 +56,7 @@ pub fn number_slots_of_symbols(cx: &Cx, osecs: &mut [OutputSection], map: &Secti
         ..
     } = *cx;
     // GOT, PLT and dynamic symbols from the scan flags.
-    let aux_ids: Vec<u32> = crate::par::filter_ids(scan.flags.len(), |i| scan.flags[i] != 0);
+    let aux_ids: Vec<SymId> = crate::par::filter_ids(scan.flags.len(), |i| scan.flags[i] != 0);
     let exported = if cx.is_dynamic {
         exported_ids(cx)
     } else {
@@ -148,16 +149,16 @@ pub fn number_slots_of_symbols(cx: &Cx, osecs: &mut [OutputSection], map: &Secti
 const SLOT_CHUNK: usize = 4096;
 
 /// A chunk's symbols with their (properties, exported).
-type SlotChunk<'a> = (&'a [u32], &'a [(u8, bool)]);
+type SlotChunk<'a> = (&'a [SymId], &'a [(u8, bool)]);
 
 /// Per chunk: its counts; the symbols among its own that get copy relocations and dynamic symbols; and its GOT
 /// slots relocated by `.relr.dyn`, numbered from the chunk's start.
-type ChunkSlots = (SlotCounts, Vec<u32>, Vec<u32>, Vec<u32>);
+type ChunkSlots = (SlotCounts, Vec<SymId>, Vec<SymId>, Vec<u32>);
 
 /// The globals a dynamic output exports that no relocation already gave a dynamic symbol, sorted: definitions (an
 /// object's, or the linker's unless local or a `__start_`/`__stop_` symbol made hidden), not hidden, where
 /// everything is exported or a shared library references them or `--dynamic-list` or an option names them.
-fn exported_ids(cx: &Cx) -> Vec<u32> {
+fn exported_ids(cx: &Cx) -> Vec<SymId> {
     let Cx {
         config, res, scan, ..
     } = *cx;
@@ -165,8 +166,8 @@ fn exported_ids(cx: &Cx) -> Vec<u32> {
     crate::par::filter_ids(res.num_globals(), |g| {
         (matches!(res.defs[g], Def::Object { .. })
             || res.defs[g] == Def::Linker
-                && !crate::resolve::linker_symbol_is_local(res.name(g as u32))
-                && !(crate::resolve::is_start_stop(res.name(g as u32))
+                && !crate::resolve::linker_symbol_is_local(res.name(SymId::new(g)))
+                && !(crate::resolve::is_start_stop(res.name(SymId::new(g)))
                     && matches!(
                         config.start_stop_visibility,
                         object::elf::STV_HIDDEN | object::elf::STV_INTERNAL
@@ -182,12 +183,12 @@ fn exported_ids(cx: &Cx) -> Vec<u32> {
 
 /// What each of `ids` is, in parallel (a global's property bits were computed once; a local's come from its
 /// symbol-table entry), and whether it is `exported`, so the numbering reads only this table.
-fn symbol_kinds(cx: &Cx, ids: &[u32], exported: &[u32], parallel: bool) -> Vec<(u8, bool)> {
+fn symbol_kinds(cx: &Cx, ids: &[SymId], exported: &[SymId], parallel: bool) -> Vec<(u8, bool)> {
     let Cx {
         config, res, space, ..
     } = *cx;
     crate::par::map(ids, parallel, |&id| {
-        let props = match space.gprops.get(id as usize) {
+        let props = match space.gprops.get(id.index()) {
             Some(&b) => b,
             None => SymProps::of(res, config, id, target_of(res, space, id)),
         };
@@ -201,13 +202,13 @@ fn count_chunk_slots(
     scan: &crate::scan::Scan,
     is_dynamic: bool,
     slot_cx: &SlotCx,
-    ids: &[u32],
+    ids: &[SymId],
     kinds: &[(u8, bool)],
 ) -> ChunkSlots {
     let mut c = SlotCounts::default();
     let (mut copy, mut dynsym, mut relr) = (Vec::new(), Vec::new(), Vec::new());
     for (&id, &(props, is_exported)) in ids.iter().zip(kinds) {
-        let fl = scan.flags[id as usize];
+        let fl = scan.flags[id.index()];
         let (x, in_relr) = number_slots(fl, props, slot_cx, &mut c);
         if in_relr {
             relr.push(x.got);
@@ -248,7 +249,7 @@ fn number_chunk_slots(
         .collect();
     crate::par::for_each_owned(parts, parallel, |((out, (ids, kinds)), mut c)| {
         for ((x, &id), &(props, _)) in out.iter_mut().zip(ids).zip(kinds) {
-            x.write(number_slots(scan.flags[id as usize], props, slot_cx, &mut c).0);
+            x.write(number_slots(scan.flags[id.index()], props, slot_cx, &mut c).0);
         }
     });
     // SAFETY: the chunks above cover the first `n` elements and wrote each one.
@@ -258,13 +259,13 @@ fn number_chunk_slots(
 
 /// Per symbol (`total`, locals included), its index in the sorted `aux_ids`, or `NONE`: filled on all threads
 /// (clang-so: 1.5 ms of page faults on one), a chunk of ids finding its symbols in `aux_ids`.
-fn aux_index_of(total: usize, aux_ids: &[u32]) -> Vec<u32> {
+fn aux_index_of(total: usize, aux_ids: &[SymId]) -> Vec<u32> {
     let mut aux_index: Vec<u32> = Vec::with_capacity(total);
     let index_chunk = |(k, slots): (usize, &mut [u32])| {
         let lo = (k << 16) as u32;
-        let first = aux_ids.partition_point(|&id| id < lo);
+        let first = aux_ids.partition_point(|&id| id.0 < lo);
         for (i, &id) in aux_ids[first..].iter().enumerate() {
-            match slots.get_mut((id - lo) as usize) {
+            match slots.get_mut((id.0 - lo) as usize) {
                 Some(s) => *s = (first + i) as u32,
                 None => break,
             }
@@ -292,7 +293,7 @@ fn place_in_bss(
     cx: &Cx,
     osecs: &mut [OutputSection],
     map: &SectionMap,
-    copy_syms: &[u32],
+    copy_syms: &[SymId],
     slots: &mut Slots,
 ) {
     let Cx { res, space, .. } = *cx;
@@ -305,7 +306,7 @@ fn place_in_bss(
         ..
     } = slots;
     // Copy relocations, sharing one copy between aliases (same library, same address).
-    let mut commons: Vec<(u32, u64)> = Vec::new();
+    let mut commons: Vec<(SymId, u64)> = Vec::new();
     let mut bss_off = 0u64;
     let mut bss_align = 1u64;
     let sorted;
@@ -313,7 +314,7 @@ fn place_in_bss(
         // GNU ld's classes: 16 bytes or more, 8, 4, 2, 1; stable within a class.
         Some(descending) => {
             let mut v = common_ids.clone();
-            let class = |g: &u32| res.common.get(g).map_or(1, |&(_, a)| a.clamp(1, 16));
+            let class = |g: &SymId| res.common.get(g).map_or(1, |&(_, a)| a.clamp(1, 16));
             if descending {
                 v.sort_by_key(|g| std::cmp::Reverse(class(g)));
             } else {
@@ -334,13 +335,13 @@ fn place_in_bss(
     }
     let commons_size = bss_off;
     let mut copy_off = 0u64;
-    let mut copy_done: HashMap<(u32, u64), u64> = HashMap::default();
+    let mut copy_done: HashMap<(SharedId, u64), u64> = HashMap::default();
     let mut copy_relocs = 0u64;
     for &id in copy_syms {
         let Target::Imported { file, sym } = target_of(res, space, id) else {
             continue;
         };
-        let s = &res.shared[file as usize].syms[sym as usize];
+        let s = &res.shared[file.index()].syms[sym as usize];
         let value = s.st_value.get(LE);
         let size = s.st_size.get(LE);
         let off = *copy_done.entry((file, value)).or_insert_with(|| {
@@ -356,29 +357,29 @@ fn place_in_bss(
             copy_relocs += 1;
             o
         });
-        let x = &mut aux[aux_index[id as usize] as usize];
+        let x = &mut aux[aux_index[id.index()] as usize];
         x.copy_off = off;
         x.copied = true;
     }
     // Aliases of copied data (glibc's `environ` and `__environ`) must name the copy too, or the library keeps
     // using its own, never-initialised original.
     if !copy_done.is_empty() {
-        let files: Vec<u32> = {
-            let mut v: Vec<u32> = copy_done.keys().map(|k| k.0).collect();
+        let files: Vec<SharedId> = {
+            let mut v: Vec<SharedId> = copy_done.keys().map(|k| k.0).collect();
             v.sort_unstable();
             v.dedup();
             v
         };
         for file in files {
-            let sh = &res.shared[file as usize];
-            for (k, &g) in res.shared_ids[file as usize].iter().enumerate() {
+            let sh = &res.shared[file.index()];
+            for (k, &g) in res.shared_ids[file.index()].iter().enumerate() {
                 let i = sh.first_global + k;
                 let sym = &sh.syms[i];
                 let Some(&off) = copy_done.get(&(file, sym.st_value.get(LE))) else {
                     continue;
                 };
                 if sym.st_shndx.get(LE) == 0
-                    || res.defs[g as usize]
+                    || res.defs[g.index()]
                         != (Def::Shared {
                             file,
                             sym: i as u32,
@@ -386,9 +387,9 @@ fn place_in_bss(
                 {
                     continue;
                 }
-                let slot = aux_index[g as usize];
+                let slot = aux_index[g.index()];
                 if slot == NONE {
-                    aux_index[g as usize] = aux.len() as u32;
+                    aux_index[g.index()] = aux.len() as u32;
                     aux.push(Aux {
                         got: NONE,
                         gottp: NONE,
@@ -414,7 +415,7 @@ fn place_in_bss(
     }
     if !commons.is_empty() || copy_off > 0 {
         let bss = *by_name.get(&b".bss"[..]).expect(".bss was created above");
-        let o = &mut osecs[bss as usize];
+        let o = &mut osecs[bss.index()];
         o.align = o.align.max(bss_align);
         if !commons.is_empty() {
             o.parts.push(Part::Commons);
@@ -550,7 +551,7 @@ fn number_slots(mut fl: u16, props: u8, cx: &SlotCx, c: &mut SlotCounts) -> (Aux
 
 /// The ids of two sorted lists, sorted, each once: one pass instead of sorting both again (clang-so's 190K GOT, PLT
 /// and exported symbols: 1 ms on one thread).
-pub fn merge_sorted(a: &[u32], b: &[u32]) -> Vec<u32> {
+pub fn merge_sorted<T: Ord + Copy>(a: &[T], b: &[T]) -> Vec<T> {
     debug_assert!(a.is_sorted() && b.is_sorted());
     let mut out = Vec::with_capacity(a.len() + b.len());
     let (mut i, mut j) = (0, 0);

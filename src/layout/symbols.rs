@@ -6,6 +6,7 @@ use super::{Layout, NO_ADDR, NONE, OutputSection, Part, Synth};
 use crate::args::Config;
 use crate::diag::{Errors, Result};
 use crate::elf::LE;
+use crate::index::{FileId, SecIdx, SymId};
 use crate::names::is_c_identifier;
 use crate::resolve::{Def, Resolved};
 use crate::symbols::{SymbolSpace, Target};
@@ -44,7 +45,7 @@ fn merge_addresses(lay: &Layout) -> Vec<u64> {
         .iter()
         .enumerate()
         .map(|(m, g)| {
-            let o = &lay.osecs[g.osec as usize];
+            let o = &lay.osecs[g.osec.index()];
             o.parts
                 .iter()
                 .position(|p| matches!(p, Part::Merged(x) if *x as usize == m))
@@ -78,19 +79,19 @@ fn object_addresses(
     res.runs.for_each_mut(&mut pairs, |f, (sec_addr, locals)| {
         // Offsets in the output sections' input runs become addresses, in place.
         for (a, &osec) in sec_addr.iter_mut().zip(&lay.place_osec[f]) {
-            *a = if osec == NONE {
+            *a = if osec.is_none() {
                 NO_ADDR
             } else {
-                let o = &lay.osecs[osec as usize];
+                let o = &lay.osecs[osec.index()];
                 o.addr + o.part_offsets.first().copied().unwrap_or(0) + *a
             };
         }
         for (i, slot) in locals.iter_mut().enumerate() {
             *slot = object_sym_addr_in(res, lay, sec_addr, f, i);
         }
-        for &(g, sym) in space.defined.of(f) {
+        for &(g, sym) in space.defined.of(FileId::new(f)) {
             let a = object_sym_addr_in(res, lay, sec_addr, f, sym as usize);
-            globals[g as usize].store(a, std::sync::atomic::Ordering::Relaxed);
+            globals[g.index()].store(a, std::sync::atomic::Ordering::Relaxed);
         }
     });
     addrs
@@ -105,7 +106,7 @@ fn common_addresses(lay: &Layout, addrs: &mut [u64]) {
     {
         let base = bss.addr + bss.part_offset(&Part::Commons);
         for &(g, off) in &lay.commons {
-            addrs[g as usize] = base + off;
+            addrs[g.index()] = base + off;
         }
     }
 }
@@ -119,19 +120,19 @@ fn imported_addresses(res: &Resolved, space: &SymbolSpace, lay: &Layout, addrs: 
         .map(|o| o.addr + o.part_offset(&Part::CopyRel));
     let plt = lay.synth_addr(Synth::Plt);
     for &id in &lay.aux_ids {
-        let x = lay.aux[lay.aux_index[id as usize] as usize];
+        let x = lay.aux[lay.aux_index[id.index()] as usize];
         if x.plt != NONE
             && x.canonical
             && matches!(target_of(res, space, id), Target::Imported { .. })
         {
-            addrs[id as usize] = plt + 16 + 16 * x.plt as u64;
+            addrs[id.index()] = plt + 16 + 16 * x.plt as u64;
         }
         // `copied` first: looking up the target of each of a shared object's GOT and PLT users only to find that
         // none is copied cost clang-so 2 ms on one thread.
         if x.copied
             && let (Some(base), Target::Imported { .. }) = (copy_base, target_of(res, space, id))
         {
-            addrs[id as usize] = base + x.copy_off;
+            addrs[id.index()] = base + x.copy_off;
         }
     }
 }
@@ -191,16 +192,20 @@ fn section_range(lay: &Layout, name: &[u8]) -> Option<(u64, u64)> {
 }
 
 /// Linker-defined symbols that no input defines get their addresses; returns them by id.
-fn linker_defined_addresses(res: &Resolved, lay: &Layout, addrs: &mut [u64]) -> HashMap<u32, u64> {
+fn linker_defined_addresses(
+    res: &Resolved,
+    lay: &Layout,
+    addrs: &mut [u64],
+) -> HashMap<SymId, u64> {
     let mut linker = HashMap::default();
     let bounds = Bounds::of(lay);
     for g in linker_symbol_candidates(res, lay) {
-        if !matches!(res.defs[g as usize], Def::Undefined | Def::Linker) {
+        if !matches!(res.defs[g.index()], Def::Undefined | Def::Linker) {
             continue;
         }
         if let Some(v) = linker_symbol_value(lay, &bounds, res.name(g)) {
             linker.insert(g, v);
-            addrs[g as usize] = v;
+            addrs[g.index()] = v;
         }
     }
     linker
@@ -210,8 +215,8 @@ fn linker_defined_addresses(res: &Resolved, lay: &Layout, addrs: &mut [u64]) -> 
 /// (`resolve::LINKER_DEFINED`, and `__start_`/`__stop_` for each output section named like a C identifier), so each
 /// is looked up rather than every global walked: clang-tool's million globals, most of them undefined names of
 /// unlinked archive members, took 3.4 ms on one thread.
-fn linker_symbol_candidates(res: &Resolved, lay: &Layout) -> Vec<u32> {
-    let mut candidates: Vec<u32> = crate::resolve::LINKER_DEFINED
+fn linker_symbol_candidates(res: &Resolved, lay: &Layout) -> Vec<SymId> {
+    let mut candidates: Vec<SymId> = crate::resolve::LINKER_DEFINED
         .iter()
         .filter_map(|n| res.names.lookup(n))
         .collect();
@@ -286,8 +291,8 @@ fn linker_symbol_value(lay: &Layout, bounds: &Bounds, name: &[u8]) -> Option<u64
 fn entry_address(config: &Config, res: &Resolved, lay: &Layout, addrs: &[u64]) -> u64 {
     let entry_name = config.entry.as_deref().unwrap_or("_start");
     match res.names.lookup(entry_name.as_bytes()) {
-        Some(g) if !matches!(res.defs[g as usize], Def::Undefined | Def::Shared { .. }) => {
-            addrs[g as usize]
+        Some(g) if !matches!(res.defs[g.index()], Def::Undefined | Def::Shared { .. }) => {
+            addrs[g.index()]
         }
         _ => entry_name
             .strip_prefix("0x")
@@ -305,7 +310,7 @@ fn define_defsyms(
     res: &Resolved,
     lay: &DefsymLayout,
     addrs: &mut [u64],
-    linker: &mut HashMap<u32, u64>,
+    linker: &mut HashMap<SymId, u64>,
 ) -> Result<()> {
     // The last --defsym of a symbol is the one that counts.
     let mut pending: Vec<(&str, &str, crate::expr::Expr, Vec<String>)> = Vec::new();
@@ -313,7 +318,7 @@ fn define_defsyms(
     let provided = config.provides.iter().filter(|(sym, _)| {
         res.names
             .lookup(sym.as_bytes())
-            .is_some_and(|g| res.defs[g as usize] == crate::resolve::Def::Linker)
+            .is_some_and(|g| res.defs[g.index()] == crate::resolve::Def::Linker)
     });
     for (sym, text) in config.defsyms.iter().chain(provided) {
         let e = crate::expr::parse(text)
@@ -342,7 +347,7 @@ fn define_defsyms(
             };
             match (e.eval(&env), res.names.lookup(sym.as_bytes())) {
                 (Ok(v), Some(g)) => {
-                    addrs[g as usize] = v;
+                    addrs[g.index()] = v;
                     linker.insert(g, v);
                 }
                 (Ok(_), None) => {}
@@ -385,9 +390,9 @@ struct DefsymEnv<'a> {
 impl crate::expr::Env for DefsymEnv<'_> {
     fn symbol(&self, name: &str) -> Option<u64> {
         let id = self.res.names.lookup(name.as_bytes())?;
-        let defined = !matches!(self.res.defs[id as usize], Def::Undefined)
+        let defined = !matches!(self.res.defs[id.index()], Def::Undefined)
             || self.config.defsyms.iter().any(|(s, _)| s == name);
-        defined.then(|| self.addrs[id as usize])
+        defined.then(|| self.addrs[id.index()])
     }
     fn section(&self, name: &str) -> Option<(u64, u64, u64, u64)> {
         let o = self
@@ -408,18 +413,18 @@ impl crate::expr::Env for DefsymEnv<'_> {
     }
 }
 
-pub fn is_common_def(res: &Resolved, _g: u32, d: &Def) -> bool {
+pub fn is_common_def(res: &Resolved, _g: SymId, d: &Def) -> bool {
     match *d {
         Def::Object { file, sym } => {
-            res.objects[file as usize].sym_shndx(sym as usize) == E::SHN_COMMON as u32
+            res.objects[file.index()].sym_shndx(sym as usize) == E::SHN_COMMON as u32
         }
         _ => false,
     }
 }
 
-pub fn target_of(res: &Resolved, space: &SymbolSpace, id: u32) -> Target {
-    if (id as usize) < res.num_globals() {
-        match res.defs[id as usize] {
+pub fn target_of(res: &Resolved, space: &SymbolSpace, id: SymId) -> Target {
+    if id.index() < res.num_globals() {
+        match res.defs[id.index()] {
             Def::Object { file, sym } => Target::Object { file, sym },
             Def::Shared { file, sym } => Target::Imported { file, sym },
             Def::Linker => Target::Linker,
@@ -428,15 +433,15 @@ pub fn target_of(res: &Resolved, space: &SymbolSpace, id: u32) -> Target {
     } else {
         let f = space.local_base.partition_point(|&b| b <= id) - 1;
         Target::Object {
-            file: f as u32,
-            sym: id - space.local_base[f],
+            file: FileId::new(f),
+            sym: id.0 - space.local_base[f].0,
         }
     }
 }
 
 /// Address of symbol `i` of object `f` given the layout (0 for undefined and dropped).
-pub fn object_sym_addr(res: &Resolved, lay: &Layout, f: usize, i: usize) -> u64 {
-    object_sym_addr_in(res, lay, &lay.sec_addr[f], f, i)
+pub fn object_sym_addr(res: &Resolved, lay: &Layout, f: FileId, i: usize) -> u64 {
+    object_sym_addr_in(res, lay, &lay.sec_addr[f.index()], f.index(), i)
 }
 
 /// [`object_sym_addr`] with object `f`'s section addresses given (`Layout::sec_addr[f]`).
@@ -457,8 +462,8 @@ fn object_sym_addr_in(res: &Resolved, lay: &Layout, sec_addr: &[u64], f: usize, 
 /// Address of byte `off` of input section `s` of object `f`, following merge and .eh_frame piece maps. Decided from
 /// the layout's per-file tables alone: reading the input section's kind first was a cache miss per call (64-byte
 /// entries at random; most of this function's 3% of clang-so's CPU time, mostly from symbol addresses).
-pub fn section_offset_addr(lay: &Layout, f: usize, s: usize, off: u64) -> Option<u64> {
-    section_offset_addr_in(lay, &lay.sec_addr[f], f, s, off)
+pub fn section_offset_addr(lay: &Layout, f: FileId, s: SecIdx, off: u64) -> Option<u64> {
+    section_offset_addr_in(lay, &lay.sec_addr[f.index()], f.index(), s.index(), off)
 }
 
 /// [`section_offset_addr`] with object `f`'s section addresses given (`Layout::sec_addr[f]`).
@@ -472,9 +477,15 @@ fn section_offset_addr_in(
 ) -> Option<u64> {
     let base = *sec_addr.get(s)?;
     if base == NO_ADDR {
-        return merge_offset_addr(lay, f, s, off, &mut MergeCursor::default());
+        return merge_offset_addr(
+            lay,
+            FileId::new(f),
+            SecIdx::new(s),
+            off,
+            &mut MergeCursor::default(),
+        );
     }
-    let Some(recs) = lay.eh_records.find(f, s) else {
+    let Some(recs) = lay.eh_records.find(FileId::new(f), SecIdx::new(s)) else {
         return Some(base.wrapping_add(off));
     };
     // Inside a kept record: the same byte of its copy. Anywhere else (a dropped record, the end of the section, an
@@ -518,13 +529,14 @@ impl Default for MergeCursor {
 #[inline]
 pub fn merge_offset_addr(
     lay: &Layout,
-    f: usize,
-    s: usize,
+    f: FileId,
+    s: SecIdx,
     off: u64,
     cur: &mut MergeCursor,
 ) -> Option<u64> {
+    let s = s.index();
     if cur.s != s {
-        let (slot, group) = lay.merge_slot(f, s)?;
+        let (slot, group) = lay.merge_slot(f, SecIdx::new(s))?;
         *cur = MergeCursor {
             s,
             slot,
@@ -532,7 +544,7 @@ pub fn merge_offset_addr(
             piece: usize::MAX,
         };
     }
-    let table = &lay.piece_maps[f][cur.slot];
+    let table = &lay.piece_maps[f.index()][cur.slot];
     let maps = &table.maps;
     let covers = |k: usize| {
         k < maps.len() && maps[k].in_off <= off && maps.get(k + 1).is_none_or(|n| n.in_off > off)
@@ -549,14 +561,14 @@ pub fn merge_offset_addr(
 pub fn sym_target_is_live(res: &Resolved, lay: &Layout, t: Target) -> bool {
     match t {
         Target::Object { file, sym } => {
-            let o = &res.objects[file as usize];
+            let o = &res.objects[file.index()];
             let shndx = o.sym_shndx(sym as usize);
             shndx == E::SHN_ABS as u32
                 || shndx == E::SHN_COMMON as u32
                 || (shndx != 0
                     && (shndx as usize) < o.sections.len()
-                    && (lay.sec_addr[file as usize][shndx as usize] != NO_ADDR
-                        || lay.merge_slot(file as usize, shndx as usize).is_some()))
+                    && (lay.sec_addr[file.index()][shndx as usize] != NO_ADDR
+                        || lay.merge_slot(file, SecIdx::new(shndx as usize)).is_some()))
         }
         Target::Linker | Target::Imported { .. } => true,
         Target::Undefined { .. } => false,

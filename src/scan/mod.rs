@@ -12,6 +12,7 @@ use crate::arch::Arch;
 use crate::args::{Config, OutputKind};
 use crate::diag::{Errors, Result};
 use crate::gc::Liveness;
+use crate::index::{FileId, SecIdx, SymId};
 use crate::parse::{Sec, SectionKind};
 use crate::resolve::{Def, Resolved};
 use crate::symbols::{SymRef, SymbolSpace, Target};
@@ -61,14 +62,14 @@ impl ScanCx<'_> {
     /// Sets flags `f` of symbol `id` (a load first: most are set already, and a write would take the line from
     /// the other threads).
     #[inline]
-    pub fn set_id(&self, id: u32, f: u16) {
-        let slot = &self.flags[id as usize];
+    pub fn set_id(&self, id: SymId, f: u16) {
+        let slot = &self.flags[id.index()];
         if slot.load(Relaxed) & f != f {
             slot.fetch_or(f, Relaxed);
         }
     }
     #[inline(always)]
-    pub fn lookup(&self, f: usize, i: usize) -> Option<SymRef> {
+    pub fn lookup(&self, f: FileId, i: usize) -> Option<SymRef> {
         crate::symbols::lookup(self.res, self.space, f, i)
     }
 }
@@ -110,13 +111,13 @@ pub struct WriteCheck {
     /// The largest |A| of a relocation whose field is range-checked.
     pub max_addend: u64,
     /// Absolute and linker-defined symbols named by range-checked relocations: values known after layout.
-    pub abs_targets: Vec<u32>,
+    pub abs_targets: Vec<SymId>,
 }
 
 impl WriteCheck {
     /// Records a symbol named by a range-checked relocation whose value may lie outside the image.
     #[inline]
-    pub fn abs_target(&mut self, id: u32) {
+    pub fn abs_target(&mut self, id: SymId) {
         if self.abs_targets.last() != Some(&id) {
             self.abs_targets.push(id);
         }
@@ -141,7 +142,7 @@ impl WriteCheck {
         let abs = self
             .abs_targets
             .iter()
-            .map(|&id| addrs.get(id as usize).copied().unwrap_or(u64::MAX))
+            .map(|&id| addrs.get(id.index()).copied().unwrap_or(u64::MAX))
             .max()
             .unwrap_or(0);
         !self.unproven
@@ -170,7 +171,7 @@ pub struct SectionScan {
     pub irel_relocs: u32,
     pub errors: Vec<String>,
     /// Symbols behind the "undefined symbol" errors, for the "did you mean" hints.
-    pub undefined: Vec<u32>,
+    pub undefined: Vec<SymId>,
     /// Gathered when `ScanCx::check_writes`.
     pub check: WriteCheck,
     /// The warning about the section's first text relocation.
@@ -206,7 +207,7 @@ pub fn scan<A: Arch>(
         Vec<(u32, u32)>,
         Vec<(u32, u64)>,
         Vec<String>,
-        Vec<u32>,
+        Vec<SymId>,
         WriteCheck,
         Vec<String>,
     );
@@ -227,7 +228,9 @@ pub fn scan<A: Arch>(
             let mut check = WriteCheck::default();
             let mut nonalloc = Vec::new();
             for (s, sec) in o.secs() {
-                if !live.is_live(f, s) || sec.relas().is_empty() || sec.kind == SectionKind::Ignored
+                if !live.is_live(FileId::new(f), SecIdx::new(s))
+                    || sec.relas().is_empty()
+                    || sec.kind == SectionKind::Ignored
                 {
                     continue;
                 }
@@ -335,7 +338,7 @@ pub fn packs_relative(config: &Config, sec: Sec, off: u64) -> bool {
 }
 
 /// Appends lld's "did you mean" lines to the undefined-symbol errors (of the first `--error-limit` symbols).
-fn add_suggestions(res: &Resolved, config: &Config, errors: &mut [String], mut ids: Vec<u32>) {
+fn add_suggestions(res: &Resolved, config: &Config, errors: &mut [String], mut ids: Vec<SymId>) {
     ids.sort_unstable();
     ids.dedup();
     let limit = if config.error_limit == 0 {
@@ -365,15 +368,15 @@ fn add_suggestions(res: &Resolved, config: &Config, errors: &mut [String], mut i
 /// A defined name the undefined symbol `id` may have been meant to be, as `>>> did you mean:` and `>>> defined
 /// in:` lines: the C function a C++ reference names (a missing `extern "C"`), the C++ function a C reference
 /// names, or a defined name one edit away (a typo, a wrong case).
-fn suggestion(res: &Resolved, id: u32) -> Option<String> {
-    let defined_in = |g: u32| -> Option<String> {
-        match res.defs.get(g as usize)? {
-            Def::Object { file, .. } => Some(res.objects[*file as usize].name.clone()),
-            Def::Shared { file, .. } => Some(res.shared[*file as usize].soname.clone()),
+fn suggestion(res: &Resolved, id: SymId) -> Option<String> {
+    let defined_in = |g: SymId| -> Option<String> {
+        match res.defs.get(g.index())? {
+            Def::Object { file, .. } => Some(res.objects[file.index()].name.clone()),
+            Def::Shared { file, .. } => Some(res.shared[file.index()].soname.clone()),
             _ => None,
         }
     };
-    let hint = |shown: String, g: u32| -> Option<String> {
+    let hint = |shown: String, g: SymId| -> Option<String> {
         Some(format!(
             ">>> did you mean: {shown}\n>>> defined in: {}",
             defined_in(g)?
@@ -398,6 +401,7 @@ fn suggestion(res: &Resolved, id: u32) -> Option<String> {
         let want = format!("{}(", String::from_utf8_lossy(name));
         let found = (0..res.num_globals() as u32)
             .into_par_iter()
+            .map(SymId)
             .find_first(|&g| {
                 let n = res.name(g);
                 n.starts_with(b"_Z")

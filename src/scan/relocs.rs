@@ -8,6 +8,7 @@ use super::{
 };
 use crate::arch::{Arch, RelKind, Relax, proof};
 use crate::elf::{LE, Rela};
+use crate::index::FileId;
 use crate::parse::{ObjectFile, Sec};
 use crate::reloc::{Action, Mode, Props, decide, prefetch_ahead, props, reloc_error, symbol_name};
 use crate::symbols::{SymProps, SymRef, Target};
@@ -127,7 +128,7 @@ fn global_call_short_path(sc: &Section, rel: Rel) -> bool {
     if rel.kind == RelKind::Plt
         && rel.sym_idx >= o.first_global
         && let Some(&id) = cx.res.object_ids[sc.f].get(rel.sym_idx - o.first_global)
-        && let Some(&b) = cx.space.gprops.get(id as usize)
+        && let Some(&b) = cx.space.gprops.get(id.index())
         && b & (SymProps::IFUNC | SymProps::ABSOLUTE) == 0
         && (b & SymProps::DEFINED != 0
             || b & (SymProps::IMPORTED | SymProps::PREEMPTIBLE)
@@ -172,7 +173,7 @@ fn scan_general<A: Arch, const CHECK: bool>(
     out: &mut SectionScan,
 ) -> bool {
     let cx = sc.cx;
-    let Some(sym) = cx.lookup(sc.f, rel.sym_idx) else {
+    let Some(sym) = cx.lookup(FileId::new(sc.f), rel.sym_idx) else {
         out.errors.push(invalid_symbol_index(sc.o, sc.s, rel.off));
         return false;
     };
@@ -423,7 +424,7 @@ fn error<A: Arch>(sc: &Section, rel: Rel, sym: &SymRef, why: &str) -> String {
 fn imported_protected(cx: &ScanCx, sym: &crate::symbols::SymRef) -> bool {
     match sym.target {
         Target::Imported { file, sym } => {
-            cx.res.shared[file as usize].syms[sym as usize].st_visibility()
+            cx.res.shared[file.index()].syms[sym as usize].st_visibility()
                 == object::elf::STV_PROTECTED
         }
         _ => false,

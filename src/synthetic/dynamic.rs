@@ -5,6 +5,7 @@
 use super::Synth;
 use crate::args::{Config, OutputKind};
 use crate::elf;
+use crate::index::{OsecId, SymId};
 use crate::resolve::{Def, Resolved};
 use object::elf as E;
 use rustc_hash::FxHashMap as HashMap;
@@ -21,10 +22,10 @@ pub enum Value {
     SynthAddr(Synth),
     SynthSize(Synth),
     /// The address or size of output section `i`.
-    SectionAddr(u32),
-    SectionSize(u32),
+    SectionAddr(OsecId),
+    SectionSize(OsecId),
     /// The address of global symbol `g`.
-    SymbolAddr(u32),
+    SymbolAddr(SymId),
 }
 
 /// The entries of `.dynamic`, without the final `DT_NULL`.
@@ -42,7 +43,7 @@ pub struct Facts<'a> {
     /// Whether a linker-made section is in the output.
     pub kept: &'a dyn Fn(Synth) -> bool,
     /// The output section of that name, if it is in the output.
-    pub section: &'a dyn Fn(&[u8]) -> Option<u32>,
+    pub section: &'a dyn Fn(&[u8]) -> Option<OsecId>,
     /// PLT entries exist (`.rela.plt` is the PLT's).
     pub has_plt: bool,
     /// A shared object uses initial-exec TLS (it needs static TLS space).
@@ -94,7 +95,7 @@ impl Dynamic {
             if let Some(g) = res
                 .names
                 .lookup(name.as_deref().unwrap_or(default).as_bytes())
-                && matches!(res.defs[g as usize], Def::Object { .. })
+                && matches!(res.defs[g.index()], Def::Object { .. })
             {
                 add(tag, Value::SymbolAddr(g));
             }

@@ -7,7 +7,7 @@
 use super::Synth;
 use super::rela::{self, DynRel};
 use crate::arch::{Arch, PltShape};
-use crate::index::NONE;
+use crate::index::{NONE, SymId};
 
 /// A symbol's slots (`NONE` where it has none), numbered by the layout.
 #[derive(Clone, Copy, Debug, Default)]
@@ -144,10 +144,10 @@ pub struct Symbol {
 /// monomorphised).
 pub trait Lookup {
     /// The slots of symbol `id`, one of those that have any.
-    fn slots(&self, id: u32) -> &Aux;
-    fn symbol(&self, id: u32) -> Symbol;
+    fn slots(&self, id: SymId) -> &Aux;
+    fn symbol(&self, id: SymId) -> Symbol;
     /// Whether symbol `id` is absolute, so that a position-independent output does not relocate its GOT slot.
-    fn is_absolute(&self, id: u32) -> bool;
+    fn is_absolute(&self, id: SymId) -> bool;
     /// Address `addr`'s offset from the thread pointer.
     fn tp_offset(&self, addr: u64) -> u64;
     /// Address `addr`'s offset in the TLS block.
@@ -166,7 +166,7 @@ fn iplt_entry(plt: &PltShape, k: u32) -> u64 {
 
 /// Writes the family's sections: `.got.plt`'s header and `.plt`'s, then the slots of the symbols `ids` (those
 /// with slots, in order), the local-dynamic module pair, and the copy relocations.
-pub fn write<A: Arch>(out: Sections, ids: &[u32], facts: &Facts, lookup: &impl Lookup) {
+pub fn write<A: Arch>(out: Sections, ids: &[SymId], facts: &Facts, lookup: &impl Lookup) {
     let Sections {
         got,
         got_plt,
@@ -271,7 +271,7 @@ impl<L: Lookup> Writer<'_, '_, L> {
     }
 
     /// The slots of symbol `id`.
-    fn symbol_slots<A: Arch>(&mut self, id: u32) {
+    fn symbol_slots<A: Arch>(&mut self, id: SymId) {
         let x = *self.lookup.slots(id);
         let s = self.lookup.symbol(id);
         if x.got != NONE {
@@ -323,7 +323,7 @@ impl<L: Lookup> Writer<'_, '_, L> {
     }
 
     /// A GOT slot: bound by the dynamic linker, filled by an IFUNC's resolver, or a link-time address.
-    fn got_slot<A: Arch>(&mut self, id: u32, x: &Aux, s: &Symbol) {
+    fn got_slot<A: Arch>(&mut self, id: SymId, x: &Aux, s: &Symbol) {
         let addr = self.got_addr(x.got, "GOT slots imply a .got");
         if s.imported {
             self.relocs.push(addr, A::R_GLOB_DAT, x.dynsym, 0);
@@ -438,7 +438,7 @@ impl<L: Lookup> Writer<'_, '_, L> {
     }
 
     /// Copy relocations follow the GOT's, one per copy (aliases share theirs).
-    fn copy_relocs<A: Arch>(&mut self, ids: &[u32]) {
+    fn copy_relocs<A: Arch>(&mut self, ids: &[SymId]) {
         let mut seen = std::collections::HashSet::new();
         for &id in ids {
             let x = *self.lookup.slots(id);

@@ -12,7 +12,7 @@
 //! (built by the layout's dynamic symbol pass), `.relr.dyn` (encoded with the addresses), `.interp`, the build id
 //! and `.shstrtab` are still sized in the layout and written in the writer.
 
-use crate::index::NONE;
+use crate::index::{OsecId, SymId};
 
 pub mod dynamic;
 pub mod eh_frame_hdr;
@@ -59,45 +59,47 @@ impl Synth {
 /// The output section of each linker-made section (`NONE` where there is none): an array, as the writer asks for
 /// `.got` and `.plt` addresses per relocation (a hash lookup there was 1.4% of clang-so's profile).
 #[derive(Clone, Copy, Debug)]
-pub struct SynthMap([u32; Synth::COUNT]);
+pub struct SynthMap([OsecId; Synth::COUNT]);
 
 impl Default for SynthMap {
     fn default() -> Self {
-        SynthMap([NONE; Synth::COUNT])
+        SynthMap([OsecId::NONE; Synth::COUNT])
     }
 }
 
 impl std::ops::Index<Synth> for SynthMap {
-    type Output = u32;
+    type Output = OsecId;
     /// The output section of a linker-made section the layout has made.
-    fn index(&self, s: Synth) -> &u32 {
+    fn index(&self, s: Synth) -> &OsecId {
         let i = &self.0[s as usize];
-        assert!(*i != NONE, "no {s:?} section");
+        assert!(i.is_some(), "no {s:?} section");
         i
     }
 }
 
 impl SynthMap {
     #[inline]
-    pub fn get(&self, s: Synth) -> Option<u32> {
-        let i = self.0[s as usize];
-        (i != NONE).then_some(i)
+    pub fn get(&self, s: Synth) -> Option<OsecId> {
+        self.0[s as usize].get()
     }
-    pub fn insert(&mut self, s: Synth, i: u32) {
+    pub fn insert(&mut self, s: Synth, i: OsecId) {
         self.0[s as usize] = i;
     }
     /// The output sections of the linker-made sections present, but for `skip`'s.
-    pub fn sections_but(&self, skip: Synth) -> impl Iterator<Item = u32> + '_ {
+    pub fn sections_but(&self, skip: Synth) -> impl Iterator<Item = OsecId> + '_ {
         (self.0.iter().enumerate())
-            .filter(move |&(k, &i)| k != skip as usize && i != NONE)
+            .filter(move |&(k, &i)| k != skip as usize && i.is_some())
             .map(|(_, &i)| i)
     }
     /// The same sections, renumbered.
-    pub fn remap(&self, to: &[u32]) -> SynthMap {
-        SynthMap(
-            self.0
-                .map(|i| if i == NONE { NONE } else { to[i as usize] }),
-        )
+    pub fn remap(&self, to: &[OsecId]) -> SynthMap {
+        SynthMap(self.0.map(|i| {
+            if i.is_none() {
+                OsecId::NONE
+            } else {
+                to[i.index()]
+            }
+        }))
     }
 }
 
@@ -105,7 +107,7 @@ impl SynthMap {
 #[derive(Clone, Copy)]
 pub struct DynSymbol {
     /// The symbol; `NONE` for a version node's absolute symbol (its name is the version's).
-    pub id: u32,
+    pub id: SymId,
     pub name: &'static [u8],
     /// Offset of the name in `.dynstr`.
     pub name_off: u32,

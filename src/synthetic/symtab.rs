@@ -5,7 +5,7 @@
 
 use crate::args::Config;
 use crate::elf::LE;
-use crate::index::NONE;
+use crate::index::{NONE, SymId};
 use crate::resolve::{Def, Resolved};
 use object::elf as E;
 use rayon::prelude::*;
@@ -17,7 +17,7 @@ pub struct Contents {
     /// Per file, bit `i` set if its symbol `i` goes in.
     pub members: Vec<Vec<u64>>,
     /// Globals not defined by an object that go in (linker-defined, imported with a slot).
-    pub extra: Vec<u32>,
+    pub extra: Vec<SymId>,
     /// Whether one of them is an IFUNC or a unique global.
     pub gnu_ext: bool,
 }
@@ -87,14 +87,15 @@ pub fn contents(
     };
     let gnu_ext = per_file.iter().any(|p| p.2);
     let (counts, members): (Vec<_>, Vec<_>) = per_file.into_iter().map(|(c, b, _)| (c, b)).unzip();
-    let extra: Vec<u32> = if config.strip_all {
+    let extra: Vec<SymId> = if config.strip_all {
         Vec::new()
     } else {
         (0..res.num_globals() as u32)
             .into_par_iter()
-            .filter(|&g| match res.defs[g as usize] {
+            .map(SymId)
+            .filter(|&g| match res.defs[g.index()] {
                 Def::Linker => true,
-                Def::Shared { .. } => aux_index[g as usize] != NONE,
+                Def::Shared { .. } => aux_index[g.index()] != NONE,
                 Def::Undefined => false,
                 Def::Object { .. } => false,
             })
@@ -134,7 +135,7 @@ pub fn includes(res: &Resolved, live: &[Vec<bool>], no_locals: bool, f: usize, i
         return false;
     }
     let g = res.object_ids[f][i - o.first_global];
-    matches!(res.defs[g as usize], Def::Object { file, sym } if file as usize == f && sym as usize == i)
+    matches!(res.defs[g.index()], Def::Object { file, sym } if file.index() == f && sym as usize == i)
         && (shndx == E::SHN_ABS as u32 || shndx == E::SHN_COMMON as u32 || is_live(shndx as usize))
 }
 
@@ -149,7 +150,7 @@ pub trait Places: Sync {
     /// `st_size` of symbol `i` of object `f`.
     fn size(&self, f: usize, i: usize) -> u64;
     /// A linker-defined global's section index (`SHN_ABS` where no section holds it) and address.
-    fn linker_symbol(&self, g: u32) -> (u16, u64);
+    fn linker_symbol(&self, g: SymId) -> (u16, u64);
 }
 
 /// One file's share of the two sections: its local entries, its global entries, and its names, which start at
@@ -286,7 +287,7 @@ fn assigned_constant(config: &Config, name: &[u8]) -> bool {
 fn write_extras(
     config: &Config,
     res: &Resolved,
-    extra: &[u32],
+    extra: &[SymId],
     places: &impl Places,
     out: &mut FileOut,
 ) {
@@ -294,7 +295,7 @@ fn write_extras(
     for (k, &gid) in extra.iter().enumerate() {
         let name = res.name(gid);
         let e = &mut out.globals[24 * k..][..24];
-        let (shndx, value, bind) = match res.defs[gid as usize] {
+        let (shndx, value, bind) = match res.defs[gid.index()] {
             Def::Linker => {
                 let (section, v) = places.linker_symbol(gid);
                 // A --defsym or script assignment of a plain number is absolute, whatever section its value
@@ -309,7 +310,7 @@ fn write_extras(
         };
         e[0..4].copy_from_slice(&((out.name_off + so as u64) as u32).to_le_bytes());
         e[4] = bind << 4;
-        e[5] = if !matches!(res.defs[gid as usize], Def::Linker)
+        e[5] = if !matches!(res.defs[gid.index()], Def::Linker)
             || config.defsyms.iter().any(|(n, _)| n.as_bytes() == name)
         {
             0

@@ -6,6 +6,7 @@
 use super::{DynRel, DynRelSink, WriteCx};
 use crate::arch::{Arch, RelKind, Relax, WriteErr};
 use crate::elf::LE;
+use crate::index::{FileId, SecIdx};
 use crate::layout::{EhRecord, MergeCursor, NO_ADDR, NONE, merge_offset_addr, section_offset_addr};
 use crate::parse::{ObjectFile, Sec, SectionKind};
 use crate::reloc::{
@@ -90,7 +91,7 @@ pub fn apply_nonalloc_part<A: Arch>(
     };
     let sec_addr = &cx.lay.sec_addr[f];
     // A non-allocated output section has address 0, so P is the offset inside it.
-    let p_base = cx.section_addr(f, s);
+    let p_base = cx.section_addr(FileId::new(f), SecIdx::new(s));
     // The merge sections (.debug_str, .debug_line_str) looked up last, with their piece hints.
     let mut merge_hint = [MergeCursor::default(); 2];
     for r in relas {
@@ -132,12 +133,18 @@ pub fn apply_nonalloc_part<A: Arch>(
                             merge_hint[0] = MergeCursor::default();
                             // A new section: its table, read in no useful order next, loaded at once
                             // (rg-debug, --threads=1: copy and relocate 38.2 -> 35.3 ms).
-                            cx.lay.prefetch_pieces(f, shndx);
+                            cx.lay.prefetch_pieces(FileId::new(f), SecIdx::new(shndx));
                             0
                         };
                         fast = Some(
-                            merge_offset_addr(cx.lay, f, shndx, off, &mut merge_hint[k])
-                                .unwrap_or(tombstone),
+                            merge_offset_addr(
+                                cx.lay,
+                                FileId::new(f),
+                                SecIdx::new(shndx),
+                                off,
+                                &mut merge_hint[k],
+                            )
+                            .unwrap_or(tombstone),
                         );
                     }
                     _ => {}
@@ -148,7 +155,7 @@ pub fn apply_nonalloc_part<A: Arch>(
             Some(v) => (v, None),
             None => {
                 let sym = cx
-                    .lookup(f, sym_idx)
+                    .lookup(FileId::new(f), sym_idx)
                     .ok_or_else(|| format!("{}: invalid symbol index {sym_idx}", o.name))?;
                 (cx.nonalloc_value(&sym, a).unwrap_or(tombstone), Some(sym))
             }
@@ -170,7 +177,7 @@ pub fn apply_nonalloc_part<A: Arch>(
                 let sym = match sym {
                     Some(sym) => sym,
                     None => cx
-                        .lookup(f, sym_idx)
+                        .lookup(FileId::new(f), sym_idx)
                         .ok_or_else(|| format!("{}: invalid symbol index {sym_idx}", o.name))?,
                 };
                 return Err(reloc_error::<A>(
@@ -240,8 +247,13 @@ pub fn apply_section<A: Arch>(
         m: Mode::of(cx.config),
     };
     let eh_frame = sec.kind == SectionKind::EhFrame;
-    let base = cx.section_addr(f, s);
-    let eh_records = eh_frame.then(|| (cx.lay.sec_addr[f][s], cx.lay.eh_records.get(f, s)));
+    let base = cx.section_addr(FileId::new(f), SecIdx::new(s));
+    let eh_records = eh_frame.then(|| {
+        (
+            cx.lay.sec_addr[f][s],
+            cx.lay.eh_records.get(FileId::new(f), SecIdx::new(s)),
+        )
+    });
     let mut rec = 0usize;
     let mut skip_next = false;
     for (k, r) in sec.relas().iter().enumerate() {
@@ -291,11 +303,11 @@ pub fn apply_section<A: Arch>(
             // A call to a global (clang-so: 1.3M), not an IFUNC: through its PLT entry if it has one (as
             // `decide` would choose for a preemptible target), otherwise straight to it.
             let id = cx.res.object_ids[f].get(sym_idx - o.first_global).copied();
-            match id.and_then(|id| Some((id as usize, *cx.space.gprops.get(id as usize)?))) {
+            match id.and_then(|id| Some((id, *cx.space.gprops.get(id.index())?))) {
                 Some((id, b)) if b & SymProps::IFUNC == 0 => {
-                    let s_val = cx.lay.addrs[id];
+                    let s_val = cx.lay.addrs[id.index()];
                     let target = if b & SymProps::PREEMPTIBLE != 0 {
-                        cx.plt_addr(id as u32).unwrap_or(s_val)
+                        cx.plt_addr(id).unwrap_or(s_val)
                     } else {
                         s_val
                     };
@@ -306,7 +318,7 @@ pub fn apply_section<A: Arch>(
         } else if !plain_local(o, sym_idx) {
             None
         } else {
-            let s_val = cx.lay.addrs[cx.space.local_base[f] as usize + sym_idx];
+            let s_val = cx.lay.addrs[cx.space.local_base[f].index() + sym_idx];
             match kind {
                 RelKind::Pc | RelKind::Plt => {
                     Some(s_val.wrapping_add(a as u64).wrapping_sub(p_addr))
@@ -327,7 +339,7 @@ pub fn apply_section<A: Arch>(
             }
             continue;
         }
-        let Some(sym) = cx.lookup(f, sym_idx) else {
+        let Some(sym) = cx.lookup(FileId::new(f), sym_idx) else {
             return Err(invalid_symbol_index(o, sym_idx));
         };
         let at = off as usize;
@@ -388,7 +400,9 @@ fn eh_frame_place(
         {
             None
         }
-        _ => Some(section_offset_addr(sc.cx.lay, sc.f, sc.s, off).unwrap_or(0)),
+        _ => Some(
+            section_offset_addr(sc.cx.lay, FileId::new(sc.f), SecIdx::new(sc.s), off).unwrap_or(0),
+        ),
     }
 }
 
@@ -504,7 +518,7 @@ fn irelative_value<A: Arch>(
         Some(stub) => (A::R_RELATIVE, stub.wrapping_add(rel.a as u64)),
         None => (
             A::R_IRELATIVE,
-            cx.lay.addrs[sym.id as usize].wrapping_add(rel.a as u64),
+            cx.lay.addrs[sym.id.index()].wrapping_add(rel.a as u64),
         ),
     };
     dyn_out.push_irelative(DynRel {
@@ -638,7 +652,7 @@ fn short_path_overflow<A: Arch>(
     sym_idx: usize,
     value: u64,
 ) -> String {
-    match cx.lookup(f, sym_idx) {
+    match cx.lookup(FileId::new(f), sym_idx) {
         Some(sym) => overflow_error::<A>(cx, f, s, off, r_type, &sym, value),
         None => invalid_symbol_index(&cx.res.objects[f], sym_idx),
     }

@@ -12,6 +12,7 @@ use crate::args::{BuildId, Config, OutputKind};
 use crate::diag::{Errors, Result};
 use crate::elf::{LE, align_up};
 use crate::gc::Liveness;
+use crate::index::{FileId, OsecId, SecIdx, SymId};
 use crate::layout::{self, Layout, NONE, Part, Synth};
 use crate::output_file::OutputFile;
 use crate::parse::SectionKind;
@@ -75,10 +76,10 @@ impl WriteCx<'_> {
         self.config.kind != OutputKind::Shared
     }
     #[inline(always)]
-    pub fn lookup(&self, f: usize, i: usize) -> Option<SymRef> {
+    pub fn lookup(&self, f: FileId, i: usize) -> Option<SymRef> {
         symbols::lookup(self.res, self.space, f, i)
     }
-    pub fn section_addr(&self, f: usize, s: usize) -> u64 {
+    pub fn section_addr(&self, f: FileId, s: SecIdx) -> u64 {
         layout::section_offset_addr(self.lay, f, s, 0).unwrap_or(0)
     }
     /// S for a relocation against `sym` with addend `a`: for a section symbol in a merge section the piece is
@@ -87,16 +88,16 @@ impl WriteCx<'_> {
     /// Globals' addresses come straight from `Layout::addrs`: their defining entries lie in other files' symbol
     /// tables, a cache miss each, and are never section symbols.
     pub fn sym_value(&self, sym: &SymRef, a: i64, ifunc: bool) -> u64 {
-        if sym.id as usize >= self.res.num_globals()
+        if sym.id.index() >= self.res.num_globals()
             && let Target::Object { file, sym: si } = sym.target
         {
-            let o = &self.res.objects[file as usize];
+            let o = &self.res.objects[file.index()];
             let s = &o.syms[si as usize];
             if s.st_type() == E::STT_SECTION {
                 let shndx = o.sym_shndx(si as usize) as usize;
                 if shndx < o.sections.len() && o.sections[shndx].kind != SectionKind::Regular {
                     let off = s.st_value.get(LE).wrapping_add(a as u64);
-                    return layout::section_offset_addr(self.lay, file as usize, shndx, off)
+                    return layout::section_offset_addr(self.lay, file, SecIdx::new(shndx), off)
                         .map_or(0, |v| v.wrapping_sub(a as u64));
                 }
             }
@@ -107,33 +108,33 @@ impl WriteCx<'_> {
         {
             return self.lay.synth_addr(Synth::Iplt) + self.lay.plt.iplt_entry * x.iplt as u64;
         }
-        self.lay.addrs[sym.id as usize]
+        self.lay.addrs[sym.id.index()]
     }
     /// For non-allocated sections: S + A, or `None` if the target was discarded (tombstone). The hot path of
     /// debug-info links: section symbols go straight to `Layout::sec_addr`.
     pub fn nonalloc_value(&self, sym: &SymRef, a: i64) -> Option<u64> {
         if let Target::Object { file, sym: si } = sym.target {
-            let o = &self.res.objects[file as usize];
+            let o = &self.res.objects[file.index()];
             let st = &o.syms[si as usize];
             let shndx = o.sym_shndx(si as usize) as usize;
             if st.st_type() == E::STT_SECTION && shndx != 0 && shndx < o.sections.len() {
                 let off = st.st_value.get(LE).wrapping_add(a as u64);
                 return match o.sections[shndx].kind {
                     SectionKind::Regular => {
-                        let base = self.lay.sec_addr[file as usize][shndx];
+                        let base = self.lay.sec_addr[file.index()][shndx];
                         (base != layout::NO_ADDR).then(|| base.wrapping_add(off))
                     }
                     // Merge pieces are chosen by value + A (lld's rule); .eh_frame by record.
-                    _ => layout::section_offset_addr(self.lay, file as usize, shndx, off),
+                    _ => layout::section_offset_addr(self.lay, file, SecIdx::new(shndx), off),
                 };
             }
         }
         if !layout::sym_target_is_live(self.res, self.lay, sym.target) {
             return None;
         }
-        Some(self.lay.addrs[sym.id as usize].wrapping_add(a as u64))
+        Some(self.lay.addrs[sym.id.index()].wrapping_add(a as u64))
     }
-    pub fn plt_addr(&self, id: u32) -> Option<u64> {
+    pub fn plt_addr(&self, id: SymId) -> Option<u64> {
         let x = self.lay.aux_of(id)?;
         if x.plt != NONE {
             let plt = &self.lay.plt;
@@ -144,12 +145,12 @@ impl WriteCx<'_> {
             None
         }
     }
-    pub fn got_addr(&self, id: u32) -> u64 {
+    pub fn got_addr(&self, id: SymId) -> u64 {
         self.lay
             .aux_of(id)
             .map_or(0, |x| self.lay.got_slot_addr(x.got))
     }
-    pub fn gottp_addr(&self, id: u32) -> u64 {
+    pub fn gottp_addr(&self, id: SymId) -> u64 {
         self.lay
             .aux_of(id)
             .map_or(0, |x| self.lay.got_slot_addr(x.gottp))
@@ -175,26 +176,26 @@ impl WriteCx<'_> {
         }
     }
     /// The output section index of a defined object symbol, from where its input section went.
-    pub fn object_sym_shndx(&self, f: usize, i: usize) -> Option<u16> {
-        let o = &self.res.objects[f];
+    pub fn object_sym_shndx(&self, f: FileId, i: usize) -> Option<u16> {
+        let o = &self.res.objects[f.index()];
         let shndx = o.sym_shndx(i);
         if shndx == E::SHN_ABS as u32 {
             return Some(E::SHN_ABS);
         }
         let sec = o.sections.get(shndx as usize)?;
         let osec = if sec.kind == SectionKind::Merge {
-            let (_, m) = self.lay.merge_slot(f, shndx as usize)?;
+            let (_, m) = self.lay.merge_slot(f, SecIdx::new(shndx as usize))?;
             self.lay.merges.get(m as usize)?.osec
         } else {
-            *self.lay.place_osec[f].get(shndx as usize)?
+            *self.lay.place_osec[f.index()].get(shndx as usize)?
         };
-        let n = self.lay.osecs.get(osec as usize)?.shndx;
+        let n = self.lay.osecs.get(osec.index())?.shndx;
         (n != 0).then_some(n as u16)
     }
     pub fn dtp_offset(&self, addr: u64) -> u64 {
         addr.wrapping_sub(self.lay.tls_start)
     }
-    pub fn dynsym_index(&self, id: u32) -> u32 {
+    pub fn dynsym_index(&self, id: SymId) -> u32 {
         self.lay
             .aux_of(id)
             .map_or(0, |x| if x.dynsym == NONE { 0 } else { x.dynsym })
@@ -438,7 +439,7 @@ fn zero_ranges(lay: &Layout, dynstr: std::ops::Range<usize>) -> Vec<std::ops::Ra
         if o.shndx == 0 || o.is_nobits() {
             continue;
         }
-        if whole.contains(&Some(i as u32)) && matches!(o.parts[..], [Part::Synthetic]) {
+        if whole.contains(&Some(OsecId::new(i))) && matches!(o.parts[..], [Part::Synthetic]) {
             covered.push(o.offset as usize..(o.offset + o.size) as usize);
             continue;
         }
@@ -556,11 +557,11 @@ fn write_input_section<A: Arch>(
     let lay = cx.lay;
     let o = &cx.res.objects[f];
     let sec = o.sec(s);
-    if !live.is_live(f, s) || sec.kind == SectionKind::Merge {
+    if !live.is_live(FileId::new(f), SecIdx::new(s)) || sec.kind == SectionKind::Merge {
         return None;
     }
-    let (osec, in_osec) = lay.place(f, s)?;
-    let osec = &lay.osecs[osec as usize];
+    let (osec, in_osec) = lay.place(FileId::new(f), SecIdx::new(s))?;
+    let osec = &lay.osecs[osec.index()];
     if osec.shndx == 0 {
         return None;
     }
@@ -674,7 +675,7 @@ fn write_nonalloc_in_parts<A: Arch>(
 /// Copies the merged sections' pieces into the image.
 fn write_merged_sections(lay: &Layout, img: Image) {
     lay.merges.par_iter().enumerate().for_each(|(m, g)| {
-        let o = &lay.osecs[g.osec as usize];
+        let o = &lay.osecs[g.osec.index()];
         if o.is_nobits() || o.shndx == 0 {
             return;
         }
@@ -958,7 +959,7 @@ fn write_eh_frame<A: Arch>(
     let mut tmp = sec.data().to_vec();
     // Relocations are applied on a copy at input offsets; `section_offset_addr` gives each its output address.
     apply::apply_section::<A>(cx, f, s, &mut tmp, sink)?;
-    let recs = cx.lay.eh_records.get(f, s);
+    let recs = cx.lay.eh_records.get(FileId::new(f), SecIdx::new(s));
     for r in recs {
         if r.out_off == NONE as u64 {
             continue;
@@ -995,7 +996,7 @@ fn write_eh_frame<A: Arch>(
                 let kept = cx
                     .lay
                     .eh_records
-                    .get(kf as usize, ks as usize)
+                    .get(FileId(kf), SecIdx(ks))
                     .iter()
                     .find(|c| c.in_off == kin)
                     .map_or(0, |c| c.out_off);
@@ -1048,19 +1049,19 @@ fn write_got_plt<A: Arch>(cx: &WriteCx, parts: &mut Parts) {
 struct SlotLookup<'c, 'a>(&'c WriteCx<'a>);
 
 impl got_plt::Lookup for SlotLookup<'_, '_> {
-    fn slots(&self, id: u32) -> &got_plt::Aux {
+    fn slots(&self, id: SymId) -> &got_plt::Aux {
         self.0.lay.aux_of(id).unwrap()
     }
-    fn symbol(&self, id: u32) -> got_plt::Symbol {
+    fn symbol(&self, id: SymId) -> got_plt::Symbol {
         let cx = self.0;
         let target = layout::target_of(cx.res, cx.space, id);
         got_plt::Symbol {
             imported: symbols::is_preemptible(cx.res, cx.config, id, target),
             ifunc: symbols::is_ifunc(cx.res, target),
-            value: cx.lay.addrs[id as usize],
+            value: cx.lay.addrs[id.index()],
         }
     }
-    fn is_absolute(&self, id: u32) -> bool {
+    fn is_absolute(&self, id: SymId) -> bool {
         let cx = self.0;
         symbols::is_absolute(cx.res, layout::target_of(cx.res, cx.space, id))
     }
@@ -1084,7 +1085,7 @@ fn write_dynsym(cx: &WriteCx, bytes: &mut Parts) {
         .zip(lay.dynsyms.par_iter())
         .for_each(|(e, d)| {
             let name = d.name_off;
-            if d.id == NONE {
+            if d.id.is_none() {
                 // A version node's symbol: absolute, 0, an object, as GNU ld writes it.
                 e.fill(0);
                 e[0..4].copy_from_slice(&name.to_le_bytes());
@@ -1096,11 +1097,11 @@ fn write_dynsym(cx: &WriteCx, bytes: &mut Parts) {
             let x = lay.aux_of(d.id).unwrap();
             let (bind, ty, size) = match target {
                 Target::Object { file, sym } => {
-                    let s = &res.objects[file as usize].syms[sym as usize];
+                    let s = &res.objects[file.index()].syms[sym as usize];
                     (s.st_bind(), s.st_type(), symbols::sym_size(res, target))
                 }
                 Target::Imported { file, sym } => {
-                    let s = &res.shared[file as usize].syms[sym as usize];
+                    let s = &res.shared[file.index()].syms[sym as usize];
                     // Like GNU ld: the binding is that of this link's references (weak only when every reference
                     // is weak), an IFUNC import is a plain function here (its resolver runs in the library), and
                     // only a copied object keeps its size.
@@ -1139,11 +1140,9 @@ fn write_dynsym(cx: &WriteCx, bytes: &mut Parts) {
             };
             let ty = if stub.is_some() { E::STT_FUNC } else { ty };
             let (shndx, value) = if d.defined {
-                let v = stub.unwrap_or(lay.addrs[d.id as usize]);
+                let v = stub.unwrap_or(lay.addrs[d.id.index()]);
                 let sec = match (stub, target) {
-                    (None, Target::Object { file, sym }) => {
-                        cx.object_sym_shndx(file as usize, sym as usize)
-                    }
+                    (None, Target::Object { file, sym }) => cx.object_sym_shndx(file, sym as usize),
                     _ => None,
                 }
                 .unwrap_or_else(|| {
@@ -1158,7 +1157,7 @@ fn write_dynsym(cx: &WriteCx, bytes: &mut Parts) {
                 });
                 (sec, cx.symbol_value(ty, v))
             } else if x.plt != NONE && x.canonical && cx.is_exe() {
-                (0, lay.addrs[d.id as usize])
+                (0, lay.addrs[d.id.index()])
             } else {
                 (0, 0)
             };
@@ -1166,7 +1165,7 @@ fn write_dynsym(cx: &WriteCx, bytes: &mut Parts) {
             // __start_/__stop_ symbols have -z start-stop-visibility's.
             let visibility = match target {
                 Target::Object { file, sym } if d.defined => {
-                    res.objects[file as usize].syms[sym as usize].st_visibility()
+                    res.objects[file.index()].syms[sym as usize].st_visibility()
                 }
                 Target::Linker if crate::resolve::is_start_stop(res.name(d.id)) => {
                     cx.config.start_stop_visibility
@@ -1226,9 +1225,9 @@ fn write_dynamic_sections(cx: &WriteCx, bytes: &mut Parts) {
         Value::Const(c) => c,
         Value::SynthAddr(s) => lay.synth_addr(s),
         Value::SynthSize(s) => lay.synth_sec(s).map_or(0, |o| o.size),
-        Value::SectionAddr(i) => lay.osecs[i as usize].addr,
-        Value::SectionSize(i) => lay.osecs[i as usize].size,
-        Value::SymbolAddr(g) => lay.addrs[g as usize],
+        Value::SectionAddr(i) => lay.osecs[i.index()].addr,
+        Value::SectionSize(i) => lay.osecs[i.index()].size,
+        Value::SymbolAddr(g) => lay.addrs[g.index()],
     });
 }
 
@@ -1256,32 +1255,33 @@ impl symtab::Places for WriteCx<'_> {
             lay.osecs
                 .iter()
                 .position(|x| x.parts.iter().any(|p| matches!(p, Part::Commons)))
-                .map(|p| p as u32)
+                .map(OsecId::new)
         } else if self.res.objects[f].sections[shndx as usize].kind == SectionKind::Merge {
-            lay.merge_slot(f, shndx as usize)
+            lay.merge_slot(FileId::new(f), SecIdx::new(shndx as usize))
                 .map(|(_, m)| lay.merges[m as usize].osec)
         } else {
             Some(lay.place_osec[f][shndx as usize])
         };
-        osec.map_or(E::SHN_ABS, |i| lay.osecs[i as usize].shndx as u16)
+        osec.map_or(E::SHN_ABS, |i| lay.osecs[i.index()].shndx as u16)
     }
     #[inline]
     fn value(&self, f: usize, i: usize, st_type: u8) -> u64 {
-        let id = symbols::lookup(self.res, self.space, f, i).map_or(0, |r| r.id);
-        self.symbol_value(st_type, self.lay.addrs[id as usize])
+        let id =
+            symbols::lookup(self.res, self.space, FileId::new(f), i).map_or(SymId(0), |r| r.id);
+        self.symbol_value(st_type, self.lay.addrs[id.index()])
     }
     #[inline]
     fn size(&self, f: usize, i: usize) -> u64 {
         symbols::sym_size(
             self.res,
             Target::Object {
-                file: f as u32,
+                file: FileId::new(f),
                 sym: i as u32,
             },
         )
     }
-    fn linker_symbol(&self, g: u32) -> (u16, u64) {
-        let v = self.lay.addrs[g as usize];
+    fn linker_symbol(&self, g: SymId) -> (u16, u64) {
+        let v = self.lay.addrs[g.index()];
         let sec = (self.lay.osecs.iter())
             .filter(|o| o.shndx != 0 && o.is_alloc() && o.addr <= v && v <= o.addr + o.size)
             .map(|o| o.shndx)
@@ -1391,7 +1391,7 @@ fn early_chunks(config: &Config, lay: &Layout, len: usize) -> Vec<usize> {
     let mut late: Vec<std::ops::Range<usize>> = lay
         .synth
         .sections_but(Synth::Dynstr)
-        .map(|i| &lay.osecs[i as usize])
+        .map(|i| &lay.osecs[i.index()])
         .filter(|o| !o.is_nobits())
         .map(|o| o.offset as usize..(o.offset + o.size) as usize)
         .collect();
@@ -1614,12 +1614,11 @@ fn link_order_target(cx: &WriteCx, osec: usize) -> u32 {
     let lay = cx.lay;
     for (f, o) in cx.res.objects.iter().enumerate() {
         for (s, sec) in o.secs() {
-            if lay.place_osec[f][s] as usize == osec && sec.flags() & E::SHF_LINK_ORDER as u64 != 0
-            {
+            if lay.place_osec[f][s].index() == osec && sec.flags() & E::SHF_LINK_ORDER as u64 != 0 {
                 let link = sec.shdr.sh_link.get(LE) as usize;
                 return lay.place_osec[f]
                     .get(link)
-                    .and_then(|&p| lay.osecs.get(p as usize))
+                    .and_then(|&p| lay.osecs.get(p.index()))
                     .map_or(0, |o| o.shndx);
             }
         }
