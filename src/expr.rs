@@ -157,7 +157,7 @@ pub fn lex_one(text: &str, i: usize) -> Result<(Tok, usize), String> {
         let end = run(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.' | b'$' | b'@'));
         return Ok((Tok::Name(text[i..end].to_string()), end));
     }
-    match OPS.iter().find(|op| text[i..].starts_with(*op)) {
+    match OPS.iter().find(|op| b[i..].starts_with(op.as_bytes())) {
         Some(op) => Ok((Tok::Op(op), i + op.len())),
         None => Err(format!("unexpected character '{}'", c as char)),
     }

@@ -30,7 +30,10 @@ impl<'a> Lexer<'a> {
     pub fn line_col(&self, p: Pos) -> (usize, usize) {
         let before = &self.text[..(p.0 as usize).min(self.text.len())];
         let line = before.matches('\n').count() + 1;
-        let col = before.len() - before.rfind('\n').map_or(0, |n| n + 1) + 1;
+        let col = before[before.rfind('\n').map_or(0, |n| n + 1)..]
+            .chars()
+            .count()
+            + 1;
         (line, col)
     }
 
@@ -41,7 +44,7 @@ impl<'a> Lexer<'a> {
             while self.at < b.len() && b[self.at].is_ascii_whitespace() {
                 self.at += 1;
             }
-            if self.text[self.at..].starts_with("/*") {
+            if b[self.at..].starts_with(b"/*") {
                 let end = self.text[self.at + 2..]
                     .find("*/")
                     .ok_or("unterminated comment")?;
@@ -73,7 +76,7 @@ impl<'a> Lexer<'a> {
             return Ok(Some((&text[i + 1..i + 1 + end], pos, i + end + 2)));
         }
         for op in ["<<=", ">>=", "+=", "-=", "*=", "/=", "&=", "|=", "^="] {
-            if text[i..].starts_with(op) {
+            if b[i..].starts_with(op.as_bytes()) {
                 return Ok(Some((op, pos, i + op.len())));
             }
         }
@@ -95,7 +98,7 @@ impl<'a> Lexer<'a> {
             if j > i && b.get(j + 1) == Some(&b'=') && b"+-*/&|^".contains(&b[j]) {
                 break;
             }
-            if text[j..].starts_with("/*") {
+            if b[j..].starts_with(b"/*") {
                 break;
             }
             j += 1;
@@ -156,7 +159,7 @@ impl Tokens for Lexer<'_> {
         }
         // `;` and the braces end an expression; they are not expression tokens.
         if matches!(self.text.as_bytes()[self.at], b';' | b'{' | b'}' | b'=')
-            && !self.text[self.at..].starts_with("==")
+            && !self.text.as_bytes()[self.at..].starts_with(b"==")
         {
             return Ok(None);
         }

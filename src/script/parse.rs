@@ -1124,6 +1124,13 @@ mod tests {
             "s.lds:1:6: expected ';' before the end of the script"
         );
         assert_eq!(err("/* open"), "s.lds:1:1: unterminated comment");
+        // An INCLUDEd file is not checked for text the way a script input is: non-ASCII bytes must not panic.
+        assert_eq!(
+            err("INPUT(caf\u{e9}.o"),
+            "s.lds:1:13: unexpected end of script"
+        );
+        assert!(err("x = 1 + \u{e9};").starts_with("s.lds:1:"));
+        assert!(err("SECTIONS { \u{e9}/* }").starts_with("s.lds:1:"));
         assert_eq!(
             err("SECTIONS { .a : { } >}"),
             "s.lds:1:22: expected a region, found '}'"
