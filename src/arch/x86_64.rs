@@ -135,22 +135,41 @@ fn put32(out: &mut [u8], at: usize, v: u32) -> Option<()> {
     Some(())
 }
 
-/// `lea x@tlsgd(%rip), %rdi` with its prefixes, then the call to `__tls_get_addr` with its prefixes, direct
-/// (`call __tls_get_addr@PLT`) or through the GOT (`-fno-plt`: `call *__tls_get_addr@GOTPCREL(%rip)`), 16 bytes
-/// either way: the general-dynamic sequence an executable relaxes, around a `R_X86_64_TLSGD` at `off` of `data`.
-fn is_tlsgd_sequence(data: &[u8], off: u64) -> bool {
-    let Some(start) = (off as usize).checked_sub(4) else {
-        return false;
-    };
-    data.get(start..start + 16).is_some_and(|seq| {
-        seq[..4] == [0x66, 0x48, 0x8d, 0x3d]
-            && (seq[8..12] == [0x66, 0x66, 0x48, 0xe8] || seq[8..12] == [0x66, 0x48, 0xff, 0x15])
+/// The large code model's call to `__tls_get_addr` at `at` of `data`: `movabs $__tls_get_addr@PLTOFF, %rax` (10
+/// bytes), `add %reg, %rax` (the GOT base, 3 bytes), `call *%rax` (2 bytes).
+fn is_large_model_call(data: &[u8], at: usize) -> bool {
+    data.get(at..at + 15).is_some_and(|c| {
+        c[..2] == [0x48, 0xb8]
+            && matches!(c[10], 0x48 | 0x4c)
+            && c[11] == 0x01
+            && c[12] & 0xc7 == 0xc0
+            && c[13..] == [0xff, 0xd0]
     })
 }
 
+/// Where the general-dynamic sequence around a `R_X86_64_TLSGD` at `off` of `data` starts, and its length, if it is
+/// one an executable can relax: `lea x@tlsgd(%rip), %rdi` with its prefix and the call to `__tls_get_addr` with
+/// its prefixes, direct (`call __tls_get_addr@PLT`) or through the GOT (`-fno-plt`: `call
+/// *__tls_get_addr@GOTPCREL(%rip)`), 16 bytes either way; or the large code model's unprefixed `lea` and 15-byte
+/// call through a `PLTOFF64` (22 bytes).
+fn tlsgd_sequence(data: &[u8], off: u64) -> Option<(usize, usize)> {
+    let off = off as usize;
+    let lea = data.get(off.checked_sub(3)?..off)?;
+    if lea != [0x48, 0x8d, 0x3d] {
+        return None;
+    }
+    if data.get(off - 4) == Some(&0x66) {
+        let call = data.get(off + 4..off + 12)?;
+        if call[..4] == [0x66, 0x66, 0x48, 0xe8] || call[..4] == [0x66, 0x48, 0xff, 0x15] {
+            return Some((off - 4, 16));
+        }
+    }
+    is_large_model_call(data, off + 4).then_some((off - 3, 22))
+}
+
 /// The length of the local-dynamic sequence around a `R_X86_64_TLSLD` at `off` of `data`, if it is one:
-/// `lea x@tlsld(%rip), %rdi` then `call __tls_get_addr@PLT` (12 bytes) or, with `-fno-plt`,
-/// `call *__tls_get_addr@GOTPCREL(%rip)` (13 bytes).
+/// `lea x@tlsld(%rip), %rdi` then `call __tls_get_addr@PLT` (12 bytes), with `-fno-plt`
+/// `call *__tls_get_addr@GOTPCREL(%rip)` (13 bytes), or the large code model's 15-byte call (22 bytes).
 fn tlsld_sequence(data: &[u8], off: u64) -> Option<usize> {
     let start = (off as usize).checked_sub(3)?;
     let seq = data.get(start..start + 12)?;
@@ -160,6 +179,7 @@ fn tlsld_sequence(data: &[u8], off: u64) -> Option<usize> {
     match (seq[7], data.get(start + 8)) {
         (0xe8, _) => Some(12),
         (0xff, Some(0x15)) if data.len() >= start + 13 => Some(13),
+        _ if is_large_model_call(data, start + 7) => Some(22),
         _ => None,
     }
 }
@@ -268,7 +288,7 @@ impl Arch for X86_64 {
 
     fn relax_sequence_ok(r: Relax, data: &[u8], off: u64) -> bool {
         match r {
-            Relax::GdToLe | Relax::GdToIe => is_tlsgd_sequence(data, off),
+            Relax::GdToLe | Relax::GdToIe => tlsgd_sequence(data, off).is_some(),
             Relax::LdToLe => tlsld_sequence(data, off).is_some(),
             Relax::DescToLe | Relax::DescToIe => off >= 3,
             _ => true,
@@ -306,11 +326,9 @@ impl Arch for X86_64 {
                 return Self::write_value(out, at, r_type, value.wrapping_add(4));
             }
             Relax::GdToLe | Relax::GdToIe => {
-                let start = at.checked_sub(4).ok_or(WriteErr::Range)?;
-                if start + 16 > out.len() {
-                    return Err(WriteErr::Range);
-                }
-                let seq = &mut out[start..start + 16];
+                // The output still holds the input's bytes here.
+                let (start, len) = tlsgd_sequence(out, at as u64).ok_or(WriteErr::Range)?;
+                let seq = &mut out[start..start + len];
                 let v = if r == Relax::GdToLe {
                     // mov %fs:0, %rax; lea x@tpoff(%rax), %rax
                     seq[..12].copy_from_slice(&[
@@ -318,13 +336,16 @@ impl Arch for X86_64 {
                     ]);
                     value
                 } else {
-                    // mov %fs:0, %rax; add x@gottpoff(%rip), %rax: PC-relative to the sequence's end.
+                    // mov %fs:0, %rax; add x@gottpoff(%rip), %rax: PC-relative to the add's end, 12 bytes after
+                    // the sequence's start, which is 4 (3 in the large model) bytes before the input's field.
                     seq[..12].copy_from_slice(&[
                         0x64, 0x48, 0x8b, 0x04, 0x25, 0, 0, 0, 0, 0x48, 0x03, 0x05,
                     ]);
-                    value.wrapping_sub(12)
+                    value.wrapping_sub((start + 16 - at) as u64)
                 };
                 seq[12..16].copy_from_slice(&(v as u32).to_le_bytes());
+                // The large model's six more bytes: nopw 0(%rax,%rax,1).
+                seq[16..].copy_from_slice(&[0x66, 0x0f, 0x1f, 0x44, 0, 0][..len - 16]);
                 return Ok(());
             }
             Relax::LdToLe => {
@@ -333,9 +354,18 @@ impl Arch for X86_64 {
                 // holds the input's bytes here.
                 let len = tlsld_sequence(out, at as u64).ok_or(WriteErr::Range)?;
                 let seq = out.get_mut(start..start + len).ok_or(WriteErr::Range)?;
-                // mov %fs:0, %rax with prefixes, the length of the lea and call it replaces.
-                let (prefixes, mov) = seq.split_at_mut(len - 9);
-                prefixes.fill(0x66);
+                let (pad, mov) = seq.split_at_mut(len - 9);
+                if len == 22 {
+                    // Too long for prefixes (an instruction has at most 15 bytes): a 13-byte
+                    // `data16 data16 data16 nopw %cs:0(%rax,%rax,1)` first.
+                    pad.copy_from_slice(&[
+                        0x66, 0x66, 0x66, 0x66, 0x2e, 0x0f, 0x1f, 0x84, 0, 0, 0, 0, 0,
+                    ]);
+                } else {
+                    // Prefixes on the mov, the length of the lea and call it replaces.
+                    pad.fill(0x66);
+                }
+                // mov %fs:0, %rax
                 mov.copy_from_slice(&[0x64, 0x48, 0x8b, 0x04, 0x25, 0, 0, 0, 0]);
                 return Ok(());
             }
@@ -480,5 +510,70 @@ impl Arch for X86_64 {
         props
             .iter()
             .any(|&(t, v)| t == FEATURE_1_AND && v & FEATURE_1_IBT != 0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// gcc's `-mcmodel=large -fPIC` general-dynamic access, the TLSGD field at 3.
+    const LARGE_GD: [u8; 22] = [
+        0x48, 0x8d, 0x3d, 0, 0, 0, 0, 0x48, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0x4c, 0x01, 0xf8, 0xff,
+        0xd0,
+    ];
+
+    #[test]
+    fn tls_sequences_are_recognised_whole_or_not_at_all() {
+        let small = [
+            0x66, 0x48, 0x8d, 0x3d, 0, 0, 0, 0, 0x66, 0x66, 0x48, 0xe8, 0, 0, 0, 0,
+        ];
+        assert_eq!(tlsgd_sequence(&small, 4), Some((0, 16)));
+        assert_eq!(tlsgd_sequence(&LARGE_GD, 3), Some((0, 22)));
+        assert_eq!(tlsld_sequence(&LARGE_GD, 3), Some(22));
+        // Cut short anywhere, or with another call, none is a sequence (the relaxation would write past the end).
+        for len in 0..22 {
+            assert_eq!(tlsgd_sequence(&LARGE_GD[..len], 3), None, "{len}");
+            assert_eq!(tlsld_sequence(&LARGE_GD[..len], 3), None, "{len}");
+        }
+        for len in 0..16 {
+            assert_eq!(tlsgd_sequence(&small[..len], 4), None, "{len}");
+        }
+        let mut other = LARGE_GD;
+        other[21] = 0xd1; // call *%rcx
+        assert_eq!(tlsgd_sequence(&other, 3), None);
+    }
+
+    #[test]
+    fn large_model_relaxations_match_gnu_ld() {
+        let mut le = LARGE_GD;
+        X86_64::relax(&mut le, 3, R_X86_64_TLSGD, Relax::GdToLe, (-8i64) as u64)
+            .ok()
+            .unwrap();
+        assert_eq!(
+            le,
+            [
+                0x64, 0x48, 0x8b, 0x04, 0x25, 0, 0, 0, 0, 0x48, 0x8d, 0x80, 0xf8, 0xff, 0xff, 0xff,
+                0x66, 0x0f, 0x1f, 0x44, 0, 0
+            ]
+        );
+        // The GOT slot 0x100 bytes after the input's field: the add's displacement counts from its end, 13 bytes
+        // after the field.
+        let mut ie = LARGE_GD;
+        X86_64::relax(&mut ie, 3, R_X86_64_TLSGD, Relax::GdToIe, 0x100)
+            .ok()
+            .unwrap();
+        assert_eq!(ie[9..16], [0x48, 0x03, 0x05, 0xf3, 0, 0, 0]);
+        let mut ld = LARGE_GD;
+        X86_64::relax(&mut ld, 3, R_X86_64_TLSLD, Relax::LdToLe, 0)
+            .ok()
+            .unwrap();
+        assert_eq!(
+            ld,
+            [
+                0x66, 0x66, 0x66, 0x66, 0x2e, 0x0f, 0x1f, 0x84, 0, 0, 0, 0, 0, 0x64, 0x48, 0x8b,
+                0x04, 0x25, 0, 0, 0, 0
+            ]
+        );
     }
 }
