@@ -970,13 +970,13 @@ fn apply_version_scripts(
     if config.no_undefined_version {
         undefined_versions(&script, names, defs)?;
     }
+    let numbering = number_versions(config, &script);
+    let explicit_index = explicit_versions(&explicit, &script, &numbering, names)?;
     let Numbering {
         index_of_node,
         version_defs,
         default_index,
-    } = number_versions(config, &script);
-    let explicit_index =
-        explicit_versions(&explicit, &script, &version_defs, default_index, names)?;
+    } = numbering;
     let cxx = script.has_cxx();
     let verdicts: Vec<Option<u16>> = defs
         .par_iter()
@@ -1086,20 +1086,11 @@ struct Numbering {
     default_index: Option<u16>,
 }
 
-/// Version indices: 1 is the base (the anonymous node too), named nodes from 2 in script order.
+/// Version indices: 1 is the base; `--default-symver`'s version (named after the soname or the output file) is 2,
+/// as GNU ld numbers it; then the named nodes in script order. The anonymous node's globals get the default
+/// version when there is one (GNU ld versions every exported unversioned symbol then), else the base.
 fn number_versions(config: &Config, script: &crate::version::VersionScript) -> Numbering {
-    let mut index_of_node = Vec::with_capacity(script.nodes.len());
     let mut version_defs = Vec::new();
-    for n in &script.nodes {
-        match &n.name {
-            Some(name) => {
-                version_defs.push((name.clone(), n.deps.clone()));
-                index_of_node.push(1 + version_defs.len() as u16);
-            }
-            None => index_of_node.push(1),
-        }
-    }
-    // --default-symver: one more version, named after the soname or the output file, for unversioned symbols.
     let default_index = config.default_symver.then(|| {
         let name = config.soname.clone().unwrap_or_else(|| {
             config
@@ -1108,8 +1099,18 @@ fn number_versions(config: &Config, script: &crate::version::VersionScript) -> N
                 .map_or_else(String::new, |n| n.to_string_lossy().into_owned())
         });
         version_defs.push((name, Vec::new()));
-        1 + version_defs.len() as u16
+        2
     });
+    let mut index_of_node = Vec::with_capacity(script.nodes.len());
+    for n in &script.nodes {
+        match &n.name {
+            Some(name) => {
+                version_defs.push((name.clone(), n.deps.clone()));
+                index_of_node.push(1 + version_defs.len() as u16);
+            }
+            None => index_of_node.push(default_index.unwrap_or(1)),
+        }
+    }
     Numbering {
         index_of_node,
         version_defs,
@@ -1122,15 +1123,17 @@ fn number_versions(config: &Config, script: &crate::version::VersionScript) -> N
 fn explicit_versions(
     explicit: &HashMap<SymId, (&[u8], bool)>,
     script: &crate::version::VersionScript,
-    version_defs: &[(String, Vec<String>)],
-    default_index: Option<u16>,
+    numbering: &Numbering,
     names: &crate::intern::Interned,
 ) -> Result<HashMap<SymId, u16>> {
+    let Numbering {
+        index_of_node,
+        version_defs,
+        default_index,
+    } = numbering;
+    let default_index = *default_index;
     let mut errors = Vec::new();
     let mut explicit_index: HashMap<SymId, u16> = HashMap::new();
-    let named_nodes: Vec<usize> = (0..script.nodes.len())
-        .filter(|&k| script.nodes[k].name.is_some())
-        .collect();
     for (&g, &(ver, default)) in explicit {
         if ver.is_empty() {
             // `name@` / `name@@`: the base version, or the --default-symver one (hidden for `name@`).
@@ -1138,22 +1141,30 @@ fn explicit_versions(
             explicit_index.insert(g, v);
             continue;
         }
-        match version_defs.iter().position(|(n, _)| n.as_bytes() == ver) {
-            Some(k) => {
+        let node = script
+            .nodes
+            .iter()
+            .position(|n| n.name.as_ref().is_some_and(|n| n.as_bytes() == ver));
+        let is_default = default_index.is_some() && version_defs[0].0.as_bytes() == ver;
+        let hidden_bit = if default { 0 } else { 0x8000 };
+        match (node, is_default) {
+            (Some(k), _) => {
                 let full = names.unique[g.index()].bytes;
                 let base = if default {
                     full
                 } else {
                     &full[..full.len() - ver.len() - 1]
                 };
-                if script.node_hides(named_nodes[k], base) {
+                if script.node_hides(k, base) {
                     explicit_index.insert(g, 0);
                 } else {
-                    let hidden_bit = if default { 0 } else { 0x8000 };
-                    explicit_index.insert(g, (k as u16 + 2) | hidden_bit);
+                    explicit_index.insert(g, index_of_node[k] | hidden_bit);
                 }
             }
-            None => errors.push(format!(
+            (None, true) => {
+                explicit_index.insert(g, 2 | hidden_bit);
+            }
+            (None, false) => errors.push(format!(
                 "symbol '{}' has undefined version '{}'",
                 demangle(names.unique[g.index()].bytes),
                 String::from_utf8_lossy(ver)

@@ -74,7 +74,9 @@ fn versioned_shared_object_interface_matches_gnu_ld() {
 
 /// `.symver f, f@` (an empty version: the plain name, base version) and `--default-symver` (unversioned exports
 /// get a version named after the soname or the output file; `f@` then a hidden one), each with and without a
-/// soname, as GNU ld gives them (rivet refused the empty version and did not know the option).
+/// soname, as GNU ld gives them (rivet refused the empty version and did not know the option); and with a version
+/// script: the anonymous node's globals (jansson's libtool link) and the unmatched globals beside named nodes get
+/// the default version too, numbered 2 before the named nodes. Compared: `objdump -T` and the version definitions.
 #[test]
 fn empty_versions_and_default_symver_match_gnu_ld() {
     let Some((dir, shim, bfd)) = common::against_gnu_ld("default-symver", &["gcc", "objdump"])
@@ -87,10 +89,23 @@ fn empty_versions_and_default_symver_match_gnu_ld() {
     )
     .unwrap();
     common::tool_ok("gcc", &["-c", "-fPIC", "a.c"], &dir);
+    std::fs::write(dir.join("anon.map"), "{ global: foo; bar; local: *; };\n").unwrap();
+    std::fs::write(dir.join("named.map"), "V1 { global: foo; };\n").unwrap();
     let cases: &[&[&str]] = &[
         &[],
         &["-Wl,--default-symver"],
         &["-Wl,-soname,libx.so.1", "-Wl,--default-symver"],
+        &[
+            "-Wl,-soname,libx.so.1",
+            "-Wl,--default-symver",
+            "-Wl,--version-script=anon.map",
+        ],
+        &[
+            "-Wl,-soname,libx.so.1",
+            "-Wl,--default-symver",
+            "-Wl,--version-script=named.map",
+        ],
+        &["-Wl,--default-symver", "-Wl,--version-script=named.map"],
     ];
     for (k, flags) in cases.iter().enumerate() {
         let mut views = Vec::new();
@@ -102,8 +117,14 @@ fn empty_versions_and_default_symver_match_gnu_ld() {
             let o = common::tool("gcc", &args, Some(&dir));
             assert!(o.success(), "{flags:?} ({side}):\n{}", o.log());
             // The output's own file name differs between the sides: compare it as one name.
+            let verdefs = common::tool_ok("readelf", &["-V", &out], &dir);
             let v: Vec<String> = interface(&dir, &out)
                 .into_iter()
+                .chain(
+                    verdefs
+                        .lines()
+                        .filter_map(|l| l.split_once("Index: ").map(|(_, d)| d.to_string())),
+                )
                 .map(|l| l.replace(&out, "OUT"))
                 .collect();
             views.push(v);

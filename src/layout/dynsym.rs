@@ -251,6 +251,12 @@ fn add_version_node_symbols(res: &Resolved, entries: &mut Vec<DynSymbol>) {
 /// version definitions (their names shared with their nodes' symbols in `dynsyms`) with their dependencies.
 fn add_dynamic_section_strings(cx: &Cx, dynsyms: &[DynSymbol], dynstr: &mut DynStr) {
     let Cx { config, res, .. } = *cx;
+    // A version node's absolute symbol and the node's definition share one name in `.dynstr`, as in GNU ld's
+    // output: readelf and objdump recognise the node's symbol by that (they print `LIB_1`, not `LIB_1@@LIB_1`).
+    // First, so that a soname equal to a node's name (`--default-symver`'s node) is that string too.
+    for d in dynsyms.iter().filter(|d| d.id.is_none()) {
+        dynstr.offsets.entry(d.name.to_vec()).or_insert(d.name_off);
+    }
     if !config.rpath.is_empty() {
         dynstr.add(config.rpath.join(":").as_bytes());
     }
@@ -261,11 +267,6 @@ fn add_dynamic_section_strings(cx: &Cx, dynsyms: &[DynSymbol], dynstr: &mut DynS
         if !list.is_empty() {
             dynstr.add(list.join(":").as_bytes());
         }
-    }
-    // A version node's absolute symbol and the node's definition share one name in `.dynstr`, as in GNU ld's
-    // output: readelf and objdump recognise the node's symbol by that (they print `LIB_1`, not `LIB_1@@LIB_1`).
-    for d in dynsyms.iter().filter(|d| d.id.is_none()) {
-        dynstr.offsets.entry(d.name.to_vec()).or_insert(d.name_off);
     }
     if !res.version_defs.is_empty() {
         dynstr.add(version_base_name(config).as_bytes());
