@@ -244,6 +244,11 @@ pub struct Config {
     pub provides: Vec<(String, String)>,
     /// Symbols a script assigns with `HIDDEN` or `PROVIDE_HIDDEN`: never exported.
     pub script_hidden: Vec<String>,
+    /// The linker script's `SECTIONS` and `MEMORY`: the layout it asks for instead of the default.
+    pub sections: Option<std::sync::Arc<crate::script::sections::SectionsScript>>,
+    /// The symbols `SECTIONS` assigns: defined by the layout; a `PROVIDE`d one only when an input refers to it and
+    /// nothing defines it.
+    pub section_symbols: Vec<crate::script::sections::ScriptSymbol>,
     /// `--dynamic-list FILE`: in an executable the symbols to export; in a shared object the only ones that
     /// stay preemptible (the rest bind locally, as with -Bsymbolic).
     pub dynamic_list: Vec<PathBuf>,
@@ -369,6 +374,8 @@ impl Default for Config {
             version_texts: Vec::new(),
             provides: Vec::new(),
             script_hidden: Vec::new(),
+            sections: None,
+            section_symbols: Vec::new(),
             dynamic_list: Vec::new(),
             wrap: Vec::new(),
             trace: false,
@@ -1471,6 +1478,43 @@ fn apply_unresolved_symbols(cfg: &mut Config, method: &str) -> Result<(), String
         cfg.allow_shlib_undefined = shlibs;
     }
     Ok(())
+}
+
+impl Config {
+    /// The configuration with what the scripts read say applied: `ENTRY` unless `-e` was given, `EXTERN` as
+    /// `-u`, assignments outside `SECTIONS` as `--defsym`s (evaluated with them, after the command line's;
+    /// `PROVIDE`'s only for symbols the inputs refer to and do not define; `HIDDEN`'s not exported), `VERSION` as a
+    /// version script, `SECTIONS` as the layout.
+    pub fn with_scripts(&self, s: &crate::script::input::ScriptSettings) -> Config {
+        let mut c = self.clone();
+        if c.entry.is_none() {
+            c.entry = s.entry.clone();
+        }
+        c.undefined.extend(s.externs.iter().cloned());
+        for (_, a) in &s.assignments {
+            let def = (a.target.clone(), a.text.clone());
+            if a.provide {
+                c.provides.push(def);
+            } else {
+                c.defsyms.push(def);
+            }
+            if a.hidden {
+                c.script_hidden.push(a.target.clone());
+            }
+        }
+        c.version_texts.extend(s.versions.iter().cloned());
+        if let Some(sections) = &s.sections {
+            c.section_symbols = sections.symbols();
+            c.script_hidden.extend(
+                c.section_symbols
+                    .iter()
+                    .filter(|s| s.hidden)
+                    .map(|s| s.name.clone()),
+            );
+            c.sections = Some(sections.clone());
+        }
+        c
+    }
 }
 
 /// `--section-start=SECTION=ADDR`, `-Ttext`, `-Tdata`, `-Tbss` (option `opt`, written `arg`, value `v`): the last

@@ -244,6 +244,8 @@ pub struct Segment {
     pub flags: u32,
     pub offset: u64,
     pub vaddr: u64,
+    /// The load address (`AT` in a linker script); the address elsewhere.
+    pub paddr: u64,
     pub filesz: u64,
     pub memsz: u64,
     pub align: u64,

@@ -44,6 +44,15 @@ pub trait Env {
     fn memory(&self, _name: &str) -> Option<(u64, u64)> {
         None
     }
+    /// `DATA_SEGMENT_ALIGN`'s extra padding, chosen by a layout that puts the end of RELRO on a page boundary.
+    fn relro_padding(&self) -> u64 {
+        0
+    }
+    /// Told where `DATA_SEGMENT_RELRO_END` puts the end of RELRO; returns whether the layout does that itself
+    /// (by `relro_padding`), which leaves the location counter where it is.
+    fn relro_end(&self, _end: u64) -> bool {
+        false
+    }
 }
 
 /// Functions taking a name rather than an expression, and how many arguments each function takes.
@@ -460,12 +469,18 @@ fn call(name: &str, args: &[Arg], env: &dyn Env) -> Result<u64, String> {
         // padding that makes `exp + offset` a multiple of the common page size.
         "DATA_SEGMENT_ALIGN" => {
             let (d, max) = (dot()?, num(0)?);
-            align_up(d, max)?.wrapping_add(d & max.wrapping_sub(1))
+            align_up(d, max)?
+                .wrapping_add(d & max.wrapping_sub(1))
+                .wrapping_add(env.relro_padding())
         }
         "DATA_SEGMENT_END" => num(0)?,
         "DATA_SEGMENT_RELRO_END" => {
-            let off = num(0)?;
-            align_up(num(1)?.wrapping_add(off), env.common_page_size())?.wrapping_sub(off)
+            let (off, exp) = (num(0)?, num(1)?);
+            if env.relro_end(exp.wrapping_add(off)) {
+                exp
+            } else {
+                align_up(exp.wrapping_add(off), env.common_page_size())?.wrapping_sub(off)
+            }
         }
         "LOG2CEIL" => match num(0)? {
             0 | 1 => 0,

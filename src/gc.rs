@@ -20,6 +20,9 @@ pub struct Liveness {
     /// With `--gc-sections`: which shared objects are still needed (lld's rule: an `--as-needed` library stays
     /// only if a live section makes a non-weak reference to a symbol it defines). `None`: unchanged.
     pub shared_needed: Option<Vec<bool>>,
+    /// With a `SECTIONS` script: per object, per section, the statement that places it (`script::sections`'s
+    /// `Selection` code); empty without one.
+    pub script: Vec<Vec<u32>>,
 }
 
 impl Liveness {
@@ -63,15 +66,57 @@ fn is_root_section(res: &Resolved, o: &ObjectFile, s: usize) -> bool {
 }
 
 pub fn gc(config: &Config, res: &Resolved) -> Liveness {
+    let script = match &config.sections {
+        Some(s) => select_script_statements(res, s),
+        None => Vec::new(),
+    };
+    let mut liveness = mark_live(config, res, &script);
+    // `/DISCARD/`: out of the output whatever refers to them.
+    for (live, sel) in liveness.live.iter_mut().zip(&script) {
+        for (l, &k) in live.iter_mut().zip(sel) {
+            if k == crate::script::sections::DISCARD {
+                *l = false;
+            }
+        }
+    }
+    liveness.script = script;
+    liveness
+}
+
+/// Per object, per section: the script statement that places it (`SectionsScript::select`, with the sort packed
+/// by `pack_selection`). A script whose statements match any file answers each section name once per file.
+fn select_script_statements(
+    res: &Resolved,
+    script: &crate::script::sections::SectionsScript,
+) -> Vec<Vec<u32>> {
+    use crate::script::sections::{InputName, pack_selection};
+    res.runs.map(|f| {
+        let o = &res.objects[f];
+        let file = InputName::of(&o.name);
+        (0..o.sections.len())
+            .map(|s| {
+                if !candidate(res, f, s) {
+                    return crate::script::sections::ORPHAN;
+                }
+                let writable = o.sec(s).flags() & E::SHF_WRITE as u64 != 0;
+                let (k, sort) = script.select(&file, o.sec_name(s), writable);
+                pack_selection(k, sort)
+            })
+            .collect()
+    })
+}
+
+fn mark_live(config: &Config, res: &Resolved, script: &[Vec<u32>]) -> Liveness {
     if !config.gc_sections {
         return Liveness {
             live: all_candidates(res),
             shared_needed: None,
+            script: Vec::new(),
         };
     }
     let marker = Marker::new(res);
     let t = crate::timing::span("roots");
-    let mut frontier = marker.root_sections();
+    let mut frontier = marker.root_sections(config.sections.as_deref(), script);
     let mut root_syms = named_root_symbols(config, res);
     // Named on the command line: these keep a library they resolve to (exports below do not).
     marker.use_libraries_of(&root_syms);
@@ -167,15 +212,21 @@ impl<'a> Marker<'a> {
         }
     }
 
-    /// The root sections (`is_root_section`), marked, and the data that `.eh_frame` refers to.
-    fn root_sections(&self) -> Vec<(u32, u32)> {
+    /// The root sections (`is_root_section`, and those a script's `KEEP` places), marked, and the data that
+    /// `.eh_frame` refers to.
+    fn root_sections(
+        &self,
+        sections: Option<&crate::script::sections::SectionsScript>,
+        script: &[Vec<u32>],
+    ) -> Vec<(u32, u32)> {
         let res = self.res;
         let objects = &res.objects;
+        let kept = |f: usize, s: usize| sections.is_some_and(|sc| sc.keeps(script[f][s]));
         res.runs.flat_map(|f| {
             let o = &objects[f];
             let mut roots = Vec::new();
             for s in 0..o.sections.len() {
-                if is_root_section(res, o, s) && self.mark(f, s) {
+                if (is_root_section(res, o, s) || kept(f, s)) && self.mark(f, s) {
                     roots.push((f as u32, s as u32));
                 }
                 // Data that .eh_frame points at (LSDAs, personality pointers) lives as long as the FDE's
@@ -298,6 +349,7 @@ impl<'a> Marker<'a> {
         Liveness {
             live,
             shared_needed,
+            script: Vec::new(),
         }
     }
 }

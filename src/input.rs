@@ -419,6 +419,11 @@ impl Loader<'_> {
             Ok(p) => p,
             Err(e) => return self.error(e),
         };
+        if self.script.sections.is_some() && parsed.settings.sections.is_some() {
+            return self.error(format!(
+                "{name}: a second script with SECTIONS is not supported yet"
+            ));
+        }
         self.script.extend(std::mem::take(&mut parsed.settings));
         let dirs: Vec<PathBuf> = parsed.search_dirs.iter().map(PathBuf::from).collect();
         self.script_depth += 1;

@@ -329,7 +329,7 @@ fn link<A: Arch>(config: &args::Config, release_inputs: bool) -> diag::Result<()
     let config = if inputs.script.is_empty() {
         config
     } else {
-        with_scripts = script::input::apply(config, &inputs.script);
+        with_scripts = config.with_scripts(&inputs.script);
         &with_scripts
     };
     if let Some(path) = &config.reproduce {

@@ -258,6 +258,9 @@ fn command_line_names(config: &Config) -> (Vec<Name>, usize) {
     for (sym, _) in &config.defsyms {
         extra.push(Name::new(leak(sym.as_bytes())));
     }
+    for s in config.section_symbols.iter().filter(|s| !s.provide) {
+        extra.push(Name::new(leak(s.name.as_bytes())));
+    }
     // --wrap=SYM: SYM, __wrap_SYM and __real_SYM always have ids (they need not be roots).
     let roots_len = extra.len();
     for w in &config.wrap {
@@ -496,11 +499,20 @@ fn definitions(config: &Config, link: &LinkedFiles, extra_ids: &[SymId]) -> Resu
     undefine_shared(&mut defs, &unneeded);
     let referenced_by_shared = referenced_by(link.shared_ids, &shared_needed, n);
 
-    for (k, _) in config.defsyms.iter().enumerate() {
+    // --defsym's and the symbols SECTIONS assigns, which follow them among the extra names.
+    let assigned = config.section_symbols.iter().filter(|s| !s.provide).count();
+    for k in 0..config.defsyms.len() + assigned {
         defs[(extra_ids[1 + config.undefined.len() + k]).index()] = Def::Linker;
     }
     // Linker scripts' PROVIDE: only names an input refers to (so they were interned) and nothing defines.
-    for (sym, _) in &config.provides {
+    let provided = (config.provides.iter().map(|(s, _)| s)).chain(
+        config
+            .section_symbols
+            .iter()
+            .filter(|s| s.provide)
+            .map(|s| &s.name),
+    );
+    for sym in provided {
         if let Some(g) = link.names.lookup(sym.as_bytes())
             && defs[g.index()] == Def::Undefined
         {

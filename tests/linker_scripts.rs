@@ -183,12 +183,24 @@ fn unsupported_commands_and_syntax_errors_name_the_place() {
     common::tool_ok("gcc", &["-c", "m.c"], &dir);
     for (script, want) in [
         (
-            "ENTRY(main)\n\nSECTIONS\n{\n  .text : { *(.text) }\n}\n",
-            "s.lds:3:1: SECTIONS in a linker script is not supported yet",
+            "ENTRY(main)\n\nPHDRS\n{\n  text PT_LOAD;\n}\n",
+            "s.lds:3:1: PHDRS in a linker script is not supported yet",
+        ),
+        (
+            "SECTIONS\n{\n  .text : { *(.text) } :text\n}\n",
+            "s.lds:3:3: program headers (:phdr) are not supported yet",
+        ),
+        (
+            "SECTIONS {\n  .text : { . = 0x10; . = 0x8; *(.text) }\n}\n",
+            "s.lds:2:23: cannot move the location counter backwards",
+        ),
+        (
+            "SECTIONS {\n  .text : { *(.text) } > rom\n}\n",
+            "s.lds:2:3: no memory region rom",
         ),
         (
             "  MEMORY { ram : ORIGIN = 0, LENGTH = 1K }",
-            "s.lds:1:3: MEMORY in a linker script is not supported yet",
+            "s.lds: MEMORY without SECTIONS is not supported",
         ),
         (
             "x += 1;",

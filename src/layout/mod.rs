@@ -30,6 +30,7 @@ mod eh_frame;
 mod output_sections;
 mod place;
 mod rules;
+pub mod script;
 mod segments;
 mod sizes;
 mod slots;
@@ -215,6 +216,10 @@ pub struct Layout {
     pub interp: Option<Vec<u8>>,
     pub build_id_size: u64,
     pub linker_syms: HashMap<SymId, u64>,
+    /// With a script: the symbols its assignments define, and those evaluated once the inputs' symbols have
+    /// addresses.
+    pub script_symbols: Vec<(String, u64)>,
+    pub deferred: Vec<script::Deferred>,
     /// Writing the output cannot fail (`scan::WriteCheck` holds for this layout), so it may overwrite the
     /// existing output file.
     pub writes_proven: bool,
@@ -362,9 +367,10 @@ pub fn layout<A: Arch>(
         (recs, redirect)
     };
     drop(t);
-    let place = {
+    let mut place = {
         let _t = span("place input sections");
-        place::place_inputs(res, &mut osecs, &map, &eh_records, &merges)
+        let script = config.sections.as_deref().map(|sc| (sc, &live.script[..]));
+        place::place_inputs(res, &mut osecs, &map, &eh_records, &merges, script)
     };
     let t = span("GOT, PLT, dynamic symbols");
     let mut slots = {
@@ -393,7 +399,15 @@ pub fn layout<A: Arch>(
     };
     let segs = {
         let _t = span("addresses");
-        segments::assign_segments::<A>(&cx, &mut osecs, &map, &headers, &place, &slots.relr_got)?
+        segments::assign_segments::<A>(
+            &cx,
+            &mut osecs,
+            &map,
+            &headers,
+            &mut place,
+            &slots.relr_got,
+            &eh_records,
+        )?
     };
     let mut lay = Layout {
         osecs,
@@ -438,6 +452,8 @@ pub fn layout<A: Arch>(
         interp: map.interp,
         build_id_size: map.build_id_size,
         linker_syms: HashMap::default(),
+        script_symbols: segs.script_symbols,
+        deferred: segs.deferred,
         writes_proven: false,
     };
     {

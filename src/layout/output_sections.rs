@@ -30,16 +30,19 @@ pub struct SectionMap {
     pub interp: Option<Vec<u8>>,
     /// The size of the build id's descriptor (0: no build id).
     pub build_id_size: u64,
+    /// With a `SECTIONS` script: per output section, its description's index in the script (`NONE` for an
+    /// orphan); empty without one.
+    pub script_desc: Vec<u32>,
 }
 
-struct Builder {
-    osecs: Vec<OutputSection>,
+pub(super) struct Builder {
+    pub osecs: Vec<OutputSection>,
     by_name: HashMap<Vec<u8>, OsecId>,
     synth: SynthMap,
 }
 
 impl Builder {
-    fn get_or_add(&mut self, name: &[u8], sh_type: u32, flags: u64) -> OsecId {
+    pub fn get_or_add(&mut self, name: &[u8], sh_type: u32, flags: u64) -> OsecId {
         if let Some(&i) = self.by_name.get(name) {
             let o = &mut self.osecs[i.index()];
             // A PROGBITS input mapped into a NOBITS section (or the reverse) makes it PROGBITS.
@@ -82,6 +85,20 @@ impl Builder {
     }
 }
 
+/// The output section a script puts an input section in: its statement's, or for an orphan the default rules'.
+fn script_output_name<'a>(
+    sc: &'a crate::script::sections::SectionsScript,
+    selection: u32,
+    name: &'a [u8],
+    file: &str,
+) -> &'a [u8] {
+    let (k, _) = crate::script::sections::unpack_selection(selection);
+    match sc.stmts.get(k as usize).and_then(|st| st.output) {
+        Some(d) => sc.outputs[d as usize].name.as_bytes(),
+        None => output_section_of(name, file),
+    }
+}
+
 pub fn output_sections<A: Arch>(cx: &Cx) -> (Vec<OutputSection>, SectionMap) {
     let Cx {
         config, res, live, ..
@@ -92,6 +109,10 @@ pub fn output_sections<A: Arch>(cx: &Cx) -> (Vec<OutputSection>, SectionMap) {
         by_name: HashMap::default(),
         synth: SynthMap::default(),
     };
+    let script = config.sections.as_deref();
+    if let Some(sc) = script {
+        super::script::add_script_sections(sc, &mut b);
+    }
     // Output sections named by the inputs, in first-seen order (renumbered by rank below). Each live input
     // section's output section is found here once, as an index into its file's list of names, so later passes
     // neither map names nor hash them again. The live merge sections are listed on the way, for the merge pass.
@@ -110,7 +131,10 @@ pub fn output_sections<A: Arch>(cx: &Cx) -> (Vec<OutputSection>, SectionMap) {
             if sec.kind == SectionKind::Merge {
                 merge.push(s as u32);
             }
-            let n = output_section_of(o.sec_name(s), &o.name);
+            let n = match script {
+                Some(sc) => script_output_name(sc, live.script[f][s], o.sec_name(s), &o.name),
+                None => output_section_of(o.sec_name(s), &o.name),
+            };
             // `.ctors` sections join `.init_array` (and `.dtors` `.fini_array`), which keeps its type.
             let sh_type = match n {
                 b".init_array" => E::SHT_INIT_ARRAY,
@@ -158,13 +182,17 @@ pub fn output_sections<A: Arch>(cx: &Cx) -> (Vec<OutputSection>, SectionMap) {
 
     let (interp, build_id_size) = add_synthetic_sections::<A>(cx, &mut b, !common_ids.is_empty());
 
-    // Renumber by rank (stable: ties keep first-seen order, which follows input order).
+    // Renumber by rank (stable: ties keep first-seen order, which follows input order), or in the script's
+    // order with the orphans among its sections.
     let rules = Rules::of(config);
     let mut order: Vec<u32> = (0..b.osecs.len() as u32).collect();
-    order.sort_by_key(|&i| {
-        let o = &b.osecs[i as usize];
-        rules.rank(&o.name, o.sh_type, o.flags)
-    });
+    match script {
+        Some(sc) => super::script::order_sections(sc, &rules, &mut b.osecs, &mut order),
+        None => order.sort_by_key(|&i| {
+            let o = &b.osecs[i as usize];
+            rules.rank(&o.name, o.sh_type, o.flags)
+        }),
+    }
     let mut remap = vec![OsecId(0); order.len()];
     for (new, &old) in order.iter().enumerate() {
         remap[old as usize] = OsecId::new(new);
@@ -201,7 +229,15 @@ pub fn output_sections<A: Arch>(cx: &Cx) -> (Vec<OutputSection>, SectionMap) {
         }
         v
     };
+    let script_desc = match script {
+        Some(sc) => osecs
+            .iter()
+            .map(|o| sc.output(&o.name).map_or(crate::index::NONE, |d| d as u32))
+            .collect(),
+        None => Vec::new(),
+    };
     let map = SectionMap {
+        script_desc,
         by_name,
         synth,
         sec_osec,

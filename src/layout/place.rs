@@ -22,6 +22,8 @@ pub struct Placement {
     pub pads: Vec<Vec<u16>>,
     /// Per output section: the size of its input sections.
     pub cursor: Vec<u64>,
+    /// With a `SECTIONS` script: per output section, its input sections in placing order (`script::script_lists`).
+    pub script_lists: Vec<Vec<(u32, u32, u32)>>,
 }
 
 pub fn place_inputs(
@@ -30,18 +32,26 @@ pub fn place_inputs(
     map: &SectionMap,
     eh_records: &EhRecords,
     merges: &[MergeGroup],
+    script: Option<(&crate::script::sections::SectionsScript, &[Vec<u32>])>,
 ) -> Placement {
     let objects = &res.objects;
     let SectionMap {
         sec_osec,
         has_inputs,
+        script_desc,
         ..
     } = map;
+    let by_script = |i: usize| script_desc.get(i).is_some_and(|&d| d != crate::index::NONE);
     // Place input sections: per-file blocks, then prefix sums in input order.
-    // Which of `SORTED_NAMES` each output section is.
+    // Which of `SORTED_NAMES` each output section is (a script's sections have the script's order).
     let sorted_kind: Vec<Option<usize>> = osecs
         .iter()
-        .map(|o| SORTED_NAMES.iter().position(|&n| n == &o.name[..]))
+        .enumerate()
+        .map(|(i, o)| {
+            (!by_script(i))
+                .then(|| SORTED_NAMES.iter().position(|&n| n == &o.name[..]))
+                .flatten()
+        })
         .collect();
     // Per file: where each section goes, the padding before it in its block, the file's block (output section,
     // size, alignment) per output section, and the output sections where a padding did not fit 16 bits.
@@ -64,6 +74,7 @@ pub fn place_inputs(
             if osec.is_none()
                 || sec.kind == SectionKind::Merge
                 || sorted_kind[osec.index()].is_some()
+                || by_script(osec.index())
             {
                 continue;
             }
@@ -165,7 +176,32 @@ pub fn place_inputs(
         sec_off,
         pads,
         cursor,
+        script_lists: Vec::new(),
     };
+    if let Some((sc, selection)) = script {
+        let lists = super::script::script_lists(res, selection, sec_osec, script_desc);
+        let p = &mut placement;
+        super::script::provisional_offsets(
+            res,
+            eh_records,
+            &lists,
+            osecs,
+            (&mut p.sec_off, &mut p.place_osec, &mut p.cursor),
+        );
+        for (i, o) in osecs.iter_mut().enumerate() {
+            let d = script_desc[i];
+            if d == crate::index::NONE {
+                continue;
+            }
+            // Made before the inputs were read, not for one.
+            o.parts.retain(|p| !matches!(p, Part::Inputs));
+            // Kept with inputs, or with commands of its own (`. = . + SIZE`, symbols to define at it).
+            if !lists[i].is_empty() || sc.has_own_commands(d as usize) {
+                placed_in_order(o);
+            }
+        }
+        placement.script_lists = lists;
+    }
     place_sorted_arrays(res, osecs, map, &sorted_kind, &mut placement);
     place_link_ordered(res, osecs, &mut placement);
     add_merged(osecs, merges);
@@ -302,7 +338,8 @@ fn place_link_ordered(res: &Resolved, osecs: &mut [OutputSection], p: &mut Place
 /// An output section whose input sections were placed in an order of their own (`Part::Sorted`), with their own
 /// padding.
 fn placed_in_order(o: &mut OutputSection) {
-    o.parts.retain(|p| !matches!(p, Part::Inputs));
+    o.parts
+        .retain(|p| !matches!(p, Part::Inputs | Part::Sorted));
     o.parts.insert(0, Part::Sorted);
     o.pads_known = false;
 }

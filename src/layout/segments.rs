@@ -31,6 +31,9 @@ pub struct Segments {
     pub tls_start: u64,
     pub tls_end: u64,
     pub tls_align: u64,
+    /// With a script: the symbols its assignments define, and those evaluated after the inputs' symbols.
+    pub script_symbols: Vec<(String, u64)>,
+    pub deferred: Vec<super::script::Deferred>,
 }
 
 /// Which program headers the output has and the geometry of its segments, decided before any address.
@@ -246,18 +249,95 @@ fn place_alloc(plan: &Plan, osecs: &mut [OutputSection]) -> Result<(Ranges, u64)
     Ok((seg_range, off))
 }
 
+/// How the allocated sections get their addresses: the default rules' segment classes, or a script's commands.
+enum Addresser<'a> {
+    Default(Box<Plan>, Ranges),
+    Script(
+        super::script::Walk<'a>,
+        Option<super::script::ScriptAddresses>,
+    ),
+}
+
+impl Addresser<'_> {
+    /// Lays out the allocated sections; returns the file offset after them.
+    fn run(&mut self, osecs: &mut [OutputSection], place: &mut Placement) -> Result<u64> {
+        match self {
+            Addresser::Default(plan, ranges) => {
+                let (r, off) = place_alloc(plan, osecs)?;
+                *ranges = r;
+                Ok(off)
+            }
+            Addresser::Script(w, out) => {
+                // SIZEOF_HEADERS counts the program headers, which depend on the loads the addresses make: lay
+                // out again until the count is stable.
+                for _ in 0..4 {
+                    let a = super::script::assign_addresses(
+                        w,
+                        osecs,
+                        &mut place.sec_off,
+                        &mut place.cursor,
+                    )
+                    .map_err(Errors::one)?;
+                    let n = w.fixed_headers
+                        + a.loads.len()
+                        + (w.dynamic && a.headers.is_some()) as usize;
+                    let settled = 64 + 56 * n as u64 == w.headers && a.relro_misaligned == 0;
+                    w.relro_padding
+                        .set(w.relro_padding.get() + a.relro_misaligned);
+                    w.headers = 64 + 56 * n as u64;
+                    *out = Some(a);
+                    if settled {
+                        break;
+                    }
+                }
+                Ok(out.as_ref().map_or(0, |a| a.end))
+            }
+        }
+    }
+}
+
 pub fn assign_segments<A: Arch>(
     cx: &Cx,
     osecs: &mut [OutputSection],
     map: &SectionMap,
     headers: &SectionHeaders,
-    place: &Placement,
+    place: &mut Placement,
     relr_got: &[u32],
+    eh_records: &super::EhRecords,
 ) -> Result<Segments> {
     let synth = map.synth;
+    let lists = std::mem::take(&mut place.script_lists);
     let keep = &headers.keep;
-    let plan = plan::<A>(cx, osecs, map, keep)?;
-    let (mut seg_range, mut off) = place_alloc(&plan, osecs)?;
+    let listed = |pred: &dyn Fn(&OutputSection) -> bool| -> Vec<usize> {
+        (0..osecs.len())
+            .filter(|&i| keep[i] && osecs[i].is_alloc() && pred(&osecs[i]))
+            .collect()
+    };
+    let notes = listed(&|o| o.sh_type == E::SHT_NOTE);
+    let tls = listed(&|o| o.is_tls());
+    let mut addresser = match cx.config.sections.as_deref() {
+        None => Addresser::Default(
+            Box::new(plan::<A>(cx, osecs, map, keep)?),
+            HashMap::default(),
+        ),
+        Some(sc) => Addresser::Script(
+            super::script::Walk {
+                config: cx.config,
+                sc,
+                res: cx.res,
+                eh: eh_records,
+                lists: &lists,
+                script_desc: &map.script_desc,
+                keep,
+                headers: 64,
+                fixed_headers: fixed_headers(cx, osecs, map, keep, &notes, &tls),
+                dynamic: cx.is_dynamic,
+                relro_padding: std::cell::Cell::new(0),
+            },
+            None,
+        ),
+    };
+    let mut off = addresser.run(osecs, place)?;
     // .relr.dyn encodes the addresses of the places it relocates, and its size moves those places: lay out
     // again until the size is stable. It only grows between rounds (a shorter encoding is padded with empty
     // bitmaps), so this ends; in practice the first round's size is final, because everything after
@@ -282,7 +362,7 @@ pub fn assign_segments<A: Arch>(
                 break;
             }
             osecs[ri.index()].size = 8 * relr.len() as u64;
-            (seg_range, off) = place_alloc(&plan, osecs)?;
+            off = addresser.run(osecs, place)?;
         }
     }
     for (i, o) in osecs.iter_mut().enumerate() {
@@ -305,14 +385,45 @@ pub fn assign_segments<A: Arch>(
     let file_size = shoff + 64 * headers.count as u64;
     // TLS block.
     let (tls_start, tls_end, tls_align) =
-        if let (Some(&first), Some(&last)) = (plan.tls.first(), plan.tls.last()) {
-            let al = plan.tls.iter().map(|&i| osecs[i].align).max().unwrap_or(1);
+        if let (Some(&first), Some(&last)) = (tls.first(), tls.last()) {
+            let al = tls.iter().map(|&i| osecs[i].align).max().unwrap_or(1);
             (osecs[first].addr, osecs[last].addr + osecs[last].size, al)
         } else {
             (0, 0, 1)
         };
     let tls_block = (tls_start, tls_end, tls_align);
-    let segments = program_headers(cx, &plan, osecs, synth, &seg_range, tls_block);
+    let (segments, symbols, deferred) = match addresser {
+        Addresser::Default(plan, seg_range) => {
+            let segments =
+                program_headers(cx, &plan.header_plan(&seg_range), osecs, synth, tls_block);
+            debug_assert_eq!(segments.len(), plan.nphdr);
+            (segments, Vec::new(), Vec::new())
+        }
+        Addresser::Script(_, a) => {
+            let a = a.expect("laid out");
+            let plan = HeaderPlan {
+                loads: a.loads,
+                headers: a.headers,
+                interp: map.interp.is_some(),
+                relro: script_relro(cx, osecs, keep, a.relro_end),
+                notes: &notes,
+                property: map
+                    .synth
+                    .get(Synth::GnuProperty)
+                    .is_some_and(|i| keep[i.index()]),
+                tls: &tls,
+                eh_hdr: map
+                    .synth
+                    .get(Synth::EhFrameHdr)
+                    .is_some_and(|i| keep[i.index()]),
+            };
+            (
+                program_headers(cx, &plan, osecs, synth, tls_block),
+                a.symbols,
+                a.deferred,
+            )
+        }
+    };
     for (i, o) in osecs.iter_mut().enumerate() {
         if !keep[i] {
             o.shndx = 0;
@@ -326,32 +437,157 @@ pub fn assign_segments<A: Arch>(
         tls_start,
         tls_end,
         tls_align,
+        script_symbols: symbols,
+        deferred,
     })
 }
 
-/// The program headers, in GNU ld's order, once every section has its address.
-fn program_headers(
+/// The program headers a script layout has besides its loads and `PT_PHDR`.
+fn fixed_headers(
     cx: &Cx,
-    plan: &Plan,
+    osecs: &[OutputSection],
+    map: &SectionMap,
+    keep: &[bool],
+    notes: &[usize],
+    tls: &[usize],
+) -> usize {
+    let kept = |s: Synth| map.synth.get(s).is_some_and(|i| keep[i.index()]);
+    map.interp.is_some() as usize
+        + cx.is_dynamic as usize
+        + notes.len()
+        + kept(Synth::GnuProperty) as usize
+        + !tls.is_empty() as usize
+        + script_relro(cx, osecs, keep, None).is_some() as usize
+        + kept(Synth::EhFrameHdr) as usize
+        + 1
+}
+
+/// A script layout's RELRO range: from the first non-empty kept section the default rules call RELRO data to the
+/// end of the run of such sections that follows it, or to where the script's `DATA_SEGMENT_RELRO_END` says
+/// (not rounded to a page: the loader protects the whole pages inside).
+fn script_relro(
+    cx: &Cx,
+    osecs: &[OutputSection],
+    keep: &[bool],
+    relro_end: Option<u64>,
+) -> Option<(u64, u64, u64, u64)> {
+    if !cx.config.relro {
+        return None;
+    }
+    let rules = Rules::of(cx.config);
+    let relro = |o: &OutputSection| segment_class(rules.rank(&o.name, o.sh_type, o.flags)) == 3;
+    let kept: Vec<&OutputSection> = (0..osecs.len())
+        .filter(|&i| keep[i] && osecs[i].is_alloc() && osecs[i].size > 0)
+        .map(|i| &osecs[i])
+        .collect();
+    let first = kept.iter().position(|o| relro(o))?;
+    let run: Vec<&&OutputSection> = kept[first..].iter().take_while(|o| relro(o)).collect();
+    let (start, last) = (run[0], run[run.len() - 1]);
+    let end = last.addr
+        + if last.is_tls() && last.is_nobits() {
+            0
+        } else {
+            last.size
+        };
+    // Past the run, inside the next section (GNU ld's script ends RELRO after `.got.plt`'s reserved words).
+    let next = kept[first + run.len()..].first();
+    let end = match (relro_end, next) {
+        (Some(e), Some(n)) if e > end && e <= n.addr + n.size => e,
+        _ => end,
+    };
+    Some((start.offset, start.addr, end - start.addr, end - start.addr))
+}
+
+/// A `PT_LOAD`: flags, file offset, address, load address, file size, memory size, alignment.
+#[derive(Clone, Copy, Debug)]
+pub struct Load {
+    pub flags: u32,
+    pub offset: u64,
+    pub vaddr: u64,
+    pub paddr: u64,
+    pub filesz: u64,
+    pub memsz: u64,
+    pub align: u64,
+}
+
+/// What the program headers are made of besides the sections: the loads, where the headers are (`None`: not
+/// loaded), the RELRO range (offset, address, size, memory size) and the sections of `PT_NOTE`s and `PT_TLS`.
+pub struct HeaderPlan<'a> {
+    pub loads: Vec<Load>,
+    pub headers: Option<(u64, u64)>,
+    pub interp: bool,
+    pub relro: Option<(u64, u64, u64, u64)>,
+    pub notes: &'a [usize],
+    pub property: bool,
+    pub tls: &'a [usize],
+    pub eh_hdr: bool,
+}
+
+impl Plan {
+    /// The default layout's loads (one per segment class) and RELRO range.
+    fn header_plan(&self, seg_range: &Ranges) -> HeaderPlan<'_> {
+        let loads = self
+            .load_classes
+            .iter()
+            .map(|&c| {
+                let (o, a, fe, me) = seg_range[&c];
+                let flags = match c {
+                    1 => E::PF_R | E::PF_X,
+                    0 if self.code_with_headers => E::PF_R | E::PF_X,
+                    3 | 4 => E::PF_R | E::PF_W,
+                    _ => E::PF_R,
+                };
+                let align = self.class_align.get(&c).copied().unwrap_or(self.max_page);
+                // The RELRO segment's PT_LOAD reaches its page end, so PT_GNU_RELRO (which does, for ld.so to
+                // protect the whole last page) lies inside it; the next segment starts on the next page anyway.
+                let mem_end = if c == 3 && self.has_relro {
+                    align_up(me, self.common_page)
+                } else {
+                    me
+                };
+                Load {
+                    flags,
+                    offset: o,
+                    vaddr: a,
+                    paddr: a,
+                    filesz: fe - o,
+                    memsz: mem_end - a,
+                    align,
+                }
+            })
+            .collect();
+        let relro = self.has_relro.then(|| {
+            let (o, a, _, me) = seg_range[&3];
+            (o, a, me - a, align_up(me, self.common_page) - a)
+        });
+        HeaderPlan {
+            loads,
+            headers: Some((self.base, self.headers)),
+            interp: self.has_interp,
+            relro,
+            notes: &self.notes,
+            property: self.has_property,
+            tls: &self.tls,
+            eh_hdr: self.has_eh_hdr,
+        }
+    }
+}
+
+/// The program headers, in GNU ld's order, once every section has its address.
+pub fn program_headers(
+    cx: &Cx,
+    plan: &HeaderPlan,
     osecs: &[OutputSection],
     synth: SynthMap,
-    seg_range: &Ranges,
     (tls_start, tls_end, tls_align): (u64, u64, u64),
 ) -> Vec<Segment> {
-    let Plan {
-        base,
-        headers,
-        max_page,
-        common_page,
-        has_relro,
-        ..
-    } = *plan;
-    let mut segments = Vec::with_capacity(plan.nphdr);
+    let mut segments = Vec::new();
     let seg = |p_type, flags, offset, vaddr, filesz, memsz, align| Segment {
         p_type,
         flags,
         offset,
         vaddr,
+        paddr: vaddr,
         filesz,
         memsz,
         align,
@@ -360,7 +596,9 @@ fn program_headers(
     let of = |p_type, flags, o: &OutputSection, align| {
         seg(p_type, flags, o.offset, o.addr, o.size, o.size, align)
     };
-    if cx.is_dynamic {
+    if cx.is_dynamic
+        && let Some((base, headers)) = plan.headers
+    {
         segments.push(seg(
             E::PT_PHDR,
             E::PF_R,
@@ -371,37 +609,31 @@ fn program_headers(
             8,
         ));
     }
-    if plan.has_interp {
+    if plan.interp {
         let o = &osecs[(synth[Synth::Interp]).index()];
         segments.push(of(E::PT_INTERP, E::PF_R, o, 1));
     }
-    for &c in &plan.load_classes {
-        let (o, a, fe, me) = seg_range[&c];
-        let flags = match c {
-            1 => E::PF_R | E::PF_X,
-            0 if plan.code_with_headers => E::PF_R | E::PF_X,
-            3 | 4 => E::PF_R | E::PF_W,
-            _ => E::PF_R,
-        };
-        let align = plan.class_align.get(&c).copied().unwrap_or(max_page);
-        // The RELRO segment's PT_LOAD reaches its page end, so PT_GNU_RELRO (which does, for ld.so to protect
-        // the whole last page) lies inside it; the next segment starts on the next page anyway.
-        let mem_end = if c == 3 && has_relro {
-            align_up(me, common_page)
-        } else {
-            me
-        };
-        segments.push(seg(E::PT_LOAD, flags, o, a, fe - o, mem_end - a, align));
+    for l in &plan.loads {
+        segments.push(Segment {
+            p_type: E::PT_LOAD,
+            flags: l.flags,
+            offset: l.offset,
+            vaddr: l.vaddr,
+            paddr: l.paddr,
+            filesz: l.filesz,
+            memsz: l.memsz,
+            align: l.align,
+        });
     }
     if cx.is_dynamic {
         let o = &osecs[(synth[Synth::Dynamic]).index()];
         segments.push(of(E::PT_DYNAMIC, E::PF_R | E::PF_W, o, 8));
     }
-    for &i in &plan.notes {
+    for &i in plan.notes {
         let o = &osecs[i];
         segments.push(of(E::PT_NOTE, E::PF_R, o, o.align));
     }
-    if plan.has_property {
+    if plan.property {
         let o = &osecs[(synth[Synth::GnuProperty]).index()];
         segments.push(of(E::PT_GNU_PROPERTY, E::PF_R, o, 8));
     }
@@ -425,19 +657,10 @@ fn program_headers(
             tls_align,
         ));
     }
-    if has_relro {
-        let (o, a, _, me) = seg_range[&3];
-        segments.push(seg(
-            E::PT_GNU_RELRO,
-            E::PF_R,
-            o,
-            a,
-            me - a,
-            align_up(me, common_page) - a,
-            1,
-        ));
+    if let Some((o, a, size, memsz)) = plan.relro {
+        segments.push(seg(E::PT_GNU_RELRO, E::PF_R, o, a, size, memsz, 1));
     }
-    if plan.has_eh_hdr {
+    if plan.eh_hdr {
         let o = &osecs[(synth[Synth::EhFrameHdr]).index()];
         segments.push(of(E::PT_GNU_EH_FRAME, E::PF_R, o, 4));
     }
@@ -456,7 +679,6 @@ fn program_headers(
         16,
     );
     segments.push(stack);
-    debug_assert_eq!(segments.len(), plan.nphdr);
     segments
 }
 

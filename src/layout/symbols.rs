@@ -33,6 +33,7 @@ pub fn assign_addresses(
         headers,
     };
     define_defsyms(config, res, &dl, &mut addrs, &mut linker)?;
+    define_script_symbols(res, lay, &dl, config, &mut addrs, &mut linker)?;
     lay.entry = entry_address(config, res, lay, &addrs);
     lay.linker_syms = linker;
     lay.addrs = addrs;
@@ -344,6 +345,7 @@ fn define_defsyms(
                 res,
                 lay,
                 addrs,
+                dot: None,
             };
             match (e.eval(&env), res.names.lookup(sym.as_bytes())) {
                 (Ok(v), Some(g)) => {
@@ -373,6 +375,45 @@ fn define_defsyms(
     Ok(())
 }
 
+/// The symbols a script's `SECTIONS` assigns (those the link defines: a `PROVIDE`d one only where resolve made it
+/// the linker's), over the linker's own values of the same names (`_end`, `__bss_start`); then the assignments
+/// that name symbols of the inputs, with the location counter they saw.
+fn define_script_symbols(
+    res: &Resolved,
+    lay: &Layout,
+    dl: &DefsymLayout,
+    config: &Config,
+    addrs: &mut [u64],
+    linker: &mut HashMap<SymId, u64>,
+) -> Result<()> {
+    let mut set = |name: &str, v: u64, addrs: &mut [u64]| {
+        if let Some(g) = res.names.lookup(name.as_bytes())
+            && res.defs[g.index()] == Def::Linker
+        {
+            addrs[g.index()] = v;
+            linker.insert(g, v);
+        }
+    };
+    for (name, v) in &lay.script_symbols {
+        set(name, *v, addrs);
+    }
+    for d in &lay.deferred {
+        let env = DefsymEnv {
+            config,
+            res,
+            lay: dl,
+            addrs,
+            dot: Some(d.dot),
+        };
+        let v = d
+            .expr
+            .eval(&env)
+            .map_err(|e| Errors::one(format!("{}{e}", d.at)))?;
+        set(&d.name, v, addrs);
+    }
+    Ok(())
+}
+
 /// What a `--defsym` expression may ask of the layout: the output sections by name (address, size,
 /// alignment) and the size of the headers.
 pub struct DefsymLayout<'a> {
@@ -385,6 +426,8 @@ struct DefsymEnv<'a> {
     res: &'a Resolved,
     lay: &'a DefsymLayout<'a>,
     addrs: &'a [u64],
+    /// A script assignment's location counter.
+    dot: Option<u64>,
 }
 
 impl crate::expr::Env for DefsymEnv<'_> {
@@ -410,6 +453,9 @@ impl crate::expr::Env for DefsymEnv<'_> {
     }
     fn sizeof_headers(&self) -> u64 {
         self.lay.headers
+    }
+    fn dot(&self) -> Option<u64> {
+        self.dot
     }
 }
 

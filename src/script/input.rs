@@ -6,7 +6,7 @@
 
 use super::ast::{Assignment, Command, ScriptInput};
 use super::parse::{Includer, parse};
-use crate::args::Config;
+use super::sections::SectionsScript;
 
 #[derive(Debug, Default, PartialEq, Eq)]
 pub struct InputScript {
@@ -27,6 +27,8 @@ pub struct ScriptSettings {
     pub versions: Vec<(String, String)>,
     /// Symbol assignments outside `SECTIONS`: (where, assignment).
     pub assignments: Vec<(String, Assignment)>,
+    /// `SECTIONS` (with `MEMORY`), of one script at most.
+    pub sections: Option<std::sync::Arc<SectionsScript>>,
 }
 
 impl ScriptSettings {
@@ -41,12 +43,17 @@ impl ScriptSettings {
         self.externs.extend(other.externs);
         self.versions.extend(other.versions);
         self.assignments.extend(other.assignments);
+        if other.sections.is_some() {
+            self.sections = other.sections;
+        }
     }
 }
 
 /// Reads input script `file` (its name, for errors) with text `text`.
 pub fn parse_input(file: &str, text: &str, include: Includer) -> Result<InputScript, String> {
     let mut out = InputScript::default();
+    let mut sections = None;
+    let mut memory = Vec::new();
     for c in parse(file, text, include)? {
         let at = c.at;
         match c.cmd {
@@ -74,6 +81,13 @@ pub fn parse_input(file: &str, text: &str, include: Includer) -> Result<InputScr
                     "{at}: a compound assignment outside SECTIONS is not supported yet"
                 ));
             }
+            Command::Sections(s) if sections.is_none() => sections = Some(s),
+            Command::Sections(_) => {
+                return Err(format!(
+                    "{at}: a second SECTIONS command is not supported yet"
+                ));
+            }
+            Command::Memory(m) => memory.extend(m),
             other => {
                 return Err(format!(
                     "{at}: {} in a linker script is not supported yet",
@@ -82,31 +96,17 @@ pub fn parse_input(file: &str, text: &str, include: Includer) -> Result<InputScr
             }
         }
     }
+    match sections {
+        Some(s) => {
+            let s = SectionsScript::new(file, text, s, memory)?;
+            out.settings.sections = Some(std::sync::Arc::new(s));
+        }
+        None if !memory.is_empty() => {
+            return Err(format!("{file}: MEMORY without SECTIONS is not supported"));
+        }
+        None => {}
+    }
     Ok(out)
-}
-
-/// The configuration with what the scripts say applied: `ENTRY` unless `-e` was given, `EXTERN` as `-u`,
-/// assignments as `--defsym`s (evaluated with them, after the command line's; `PROVIDE`'s only for symbols the
-/// inputs refer to and do not define; `HIDDEN`'s not exported), `VERSION` as a version script.
-pub fn apply(config: &Config, s: &ScriptSettings) -> Config {
-    let mut c = config.clone();
-    if c.entry.is_none() {
-        c.entry = s.entry.clone();
-    }
-    c.undefined.extend(s.externs.iter().cloned());
-    for (_, a) in &s.assignments {
-        let def = (a.target.clone(), a.text.clone());
-        if a.provide {
-            c.provides.push(def);
-        } else {
-            c.defsyms.push(def);
-        }
-        if a.hidden {
-            c.script_hidden.push(a.target.clone());
-        }
-    }
-    c.version_texts.extend(s.versions.iter().cloned());
-    c
 }
 
 /// Whether a file looks like a text linker script rather than a binary we do not recognise.

@@ -5,6 +5,7 @@ pub mod ast;
 pub mod input;
 pub mod lexer;
 pub mod parse;
+pub mod sections;
 
 pub use input::{looks_like_script, parse_input};
 

@@ -312,6 +312,7 @@ fn write_extras(
         e[4] = bind << 4;
         e[5] = if !matches!(res.defs[gid.index()], Def::Linker)
             || config.defsyms.iter().any(|(n, _)| n.as_bytes() == name)
+            || (config.section_symbols.iter()).any(|s| s.name.as_bytes() == name && !s.hidden)
         {
             0
         } else if crate::resolve::is_start_stop(name) {

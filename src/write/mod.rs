@@ -1324,7 +1324,7 @@ fn write_headers<A: Arch>(cx: &WriteCx, bytes: &mut [u8]) {
         p[4..8].copy_from_slice(&s.flags.to_le_bytes());
         p[8..16].copy_from_slice(&s.offset.to_le_bytes());
         p[16..24].copy_from_slice(&s.vaddr.to_le_bytes());
-        p[24..32].copy_from_slice(&s.vaddr.to_le_bytes());
+        p[24..32].copy_from_slice(&s.paddr.to_le_bytes());
         p[32..40].copy_from_slice(&s.filesz.to_le_bytes());
         p[40..48].copy_from_slice(&s.memsz.to_le_bytes());
         p[48..56].copy_from_slice(&s.align.to_le_bytes());

@@ -1,0 +1,681 @@
+//! Layout with a linker script's `SECTIONS`: the script's output sections in its order with the orphans among
+//! them (`order_sections`), the input sections of each in statement order (`script_lists`), and the addresses:
+//! the commands evaluated in order with the location counter, `MEMORY` regions and load addresses
+//! (`assign_addresses`), then the `PT_LOAD`s the addresses ask for (`loads`).
+
+use super::eh_frame::eh_block_size;
+use super::output_sections::Builder;
+use super::rules::{Rules, init_priority, segment_class};
+use super::segments::Load;
+use super::{EhRecords, OutputSection, Part};
+use crate::args::Config;
+use crate::elf::align_up;
+use crate::expr::{Env, Expr};
+use crate::index::{FileId, NONE, OsecId, SecIdx};
+use crate::parse::SectionKind;
+use crate::resolve::Resolved;
+use crate::script::ast::{Assignment, OutputCommand, SectionsCommand, Sort};
+use crate::script::lexer::Pos;
+use crate::script::sections::{SectionsScript, unpack_selection};
+use object::elf as E;
+use rustc_hash::FxHashMap as HashMap;
+
+/// An output section for every description of the script (but `/DISCARD/`), in its order, before any input's:
+/// NOBITS without flags until inputs say otherwise (a section of assignments alone is writable NOBITS).
+pub(super) fn add_script_sections(sc: &SectionsScript, b: &mut Builder) {
+    for o in sc.outputs.iter().filter(|o| o.name != "/DISCARD/") {
+        b.get_or_add(o.name.as_bytes(), E::SHT_NOBITS, 0);
+    }
+}
+
+/// A description's output section once the inputs are in: `NOLOAD` makes it NOBITS, and one with no input but
+/// commands (`. = . + SIZE`) is allocated writable space.
+fn settle_flags(sc: &SectionsScript, d: usize, o: &mut OutputSection) {
+    let desc = &sc.outputs[d];
+    if o.flags == 0 && sc.has_own_commands(d) {
+        o.flags = (E::SHF_ALLOC | E::SHF_WRITE) as u64;
+    }
+    if desc.ty.as_deref() == Some("NOLOAD") {
+        o.sh_type = E::SHT_NOBITS;
+    }
+}
+
+/// Output section order under a script: its sections in script order; each orphan (an input or linker-made
+/// section no statement places) after the last script section of its kind (the default rules' segment class:
+/// read-only, code, RELRO, data), or before the first of a later kind; non-allocated orphans last.
+pub fn order_sections(
+    sc: &SectionsScript,
+    rules: &Rules,
+    osecs: &mut [OutputSection],
+    order: &mut [u32],
+) {
+    let class = |o: &OutputSection| {
+        if o.is_alloc() {
+            segment_class(rules.rank(&o.name, o.sh_type, o.flags))
+        } else {
+            u32::MAX
+        }
+    };
+    let mut anchors: Vec<(u32, i64)> = Vec::new();
+    for (i, o) in osecs.iter_mut().enumerate() {
+        if let Some(d) = sc.output(&o.name) {
+            settle_flags(sc, d, o);
+            if o.flags != 0 || !o.parts.is_empty() {
+                anchors.push((class(o), 2 * i as i64));
+            }
+        }
+    }
+    let key = |i: usize, o: &OutputSection| -> (i64, u32) {
+        if sc.output(&o.name).is_some() {
+            return (2 * i as i64, 0);
+        }
+        let rank = rules.rank(&o.name, o.sh_type, o.flags);
+        let c = class(o);
+        if c == u32::MAX {
+            return (i64::MAX, rank);
+        }
+        let same = anchors.iter().rev().find(|a| a.0 == c);
+        let before = anchors.iter().rev().find(|a| a.0 < c);
+        match (same, before) {
+            (Some(a), _) | (None, Some(a)) => (a.1 + 1, rank),
+            (None, None) => (-1, rank),
+        }
+    };
+    order.sort_by_key(|&i| key(i as usize, &osecs[i as usize]));
+}
+
+/// Per output section under a script: its input sections as (statement, file, section), in the order they are
+/// placed: statement order, then the statement's sort, then input order.
+pub fn script_lists(
+    res: &Resolved,
+    script: &[Vec<u32>],
+    sec_osec: &[Vec<OsecId>],
+    script_desc: &[u32],
+) -> Vec<Vec<(u32, u32, u32)>> {
+    let objects = &res.objects;
+    // (output section, statement, sort key, name for name sorts, file, section).
+    type Entry<'a> = (u32, u32, u64, &'a [u8], u32, u32);
+    let mut all: Vec<Entry> = res.runs.flat_map(|f| {
+        let o = &objects[f];
+        (0..o.sections.len()).filter_map(move |s| {
+            let osec = sec_osec[f][s];
+            if osec.is_none()
+                || script_desc[osec.index()] == NONE
+                || o.sections[s].kind == SectionKind::Merge
+            {
+                return None;
+            }
+            let (k, sort) = unpack_selection(script[f][s]);
+            let name = o.sec_name(s);
+            let align = o.sec(s).align();
+            let key = match sort {
+                Sort::InitPriority => init_priority(name).unwrap_or(65536) as u64,
+                Sort::Alignment | Sort::AlignmentName => u64::MAX - align,
+                _ => 0,
+            };
+            let by_name: &[u8] = match sort {
+                Sort::Name | Sort::NameAlignment | Sort::AlignmentName => name,
+                _ => b"",
+            };
+            Some((osec.0, k, key, by_name, f as u32, s as u32))
+        })
+    });
+    all.sort_unstable();
+    let mut lists = vec![Vec::new(); script_desc.len()];
+    for (osec, k, _, _, f, s) in all {
+        lists[osec as usize].push((k, f, s));
+    }
+    lists
+}
+
+/// The size and alignment an input section takes in its output section.
+fn input_extent(res: &Resolved, eh: &EhRecords, f: u32, s: u32) -> (u64, u64) {
+    let sec = res.objects[f as usize].sec(s as usize);
+    if sec.kind == SectionKind::EhFrame {
+        let recs = eh.get(FileId(f), SecIdx(s));
+        (eh_block_size(recs), sec.align().min(4))
+    } else {
+        (sec.size(), sec.align())
+    }
+}
+
+/// Places the input sections of script output sections one after another, before addresses are known (their
+/// sizes decide which sections are kept); `assign_addresses` places them again with the script's commands.
+pub fn provisional_offsets(
+    res: &Resolved,
+    eh: &EhRecords,
+    lists: &[Vec<(u32, u32, u32)>],
+    osecs: &mut [OutputSection],
+    (sec_off, place_osec, cursor): (&mut [Vec<u64>], &mut [Vec<OsecId>], &mut [u64]),
+) {
+    for (i, list) in lists.iter().enumerate().filter(|(_, l)| !l.is_empty()) {
+        let mut off = 0u64;
+        for &(_, f, s) in list {
+            let (size, align) = input_extent(res, eh, f, s);
+            off = align_up(off, align);
+            osecs[i].align = osecs[i].align.max(align);
+            sec_off[f as usize][s as usize] = off;
+            place_osec[f as usize][s as usize] = OsecId::new(i);
+            off += size;
+        }
+        cursor[i] = off;
+    }
+}
+
+/// The addresses a script's layout gives.
+pub struct ScriptAddresses {
+    pub loads: Vec<Load>,
+    /// The headers' address and size, when the first `PT_LOAD` maps them.
+    pub headers: Option<(u64, u64)>,
+    /// The file offset after the last allocated section.
+    pub end: u64,
+    /// The symbols the commands assign, with their values, in order; those whose expressions name symbols of the
+    /// inputs are evaluated once those have addresses (`deferred`).
+    pub symbols: Vec<(String, u64)>,
+    pub deferred: Vec<Deferred>,
+    /// How far the end of RELRO is from the next common page boundary (0: on one, or no RELRO).
+    pub relro_misaligned: u64,
+    /// Where `DATA_SEGMENT_RELRO_END` put the end of RELRO (GNU ld's script: past `.got.plt`'s reserved words).
+    pub relro_end: Option<u64>,
+}
+
+/// A script assignment evaluated after the symbols of the inputs have addresses, with the location counter it
+/// saw.
+pub struct Deferred {
+    pub name: String,
+    pub expr: Expr,
+    pub dot: u64,
+    pub at: String,
+}
+
+/// What the walk over the commands reads and writes.
+pub struct Walk<'a> {
+    pub config: &'a Config,
+    pub sc: &'a SectionsScript,
+    pub res: &'a Resolved,
+    pub eh: &'a EhRecords,
+    pub lists: &'a [Vec<(u32, u32, u32)>],
+    pub script_desc: &'a [u32],
+    pub keep: &'a [bool],
+    /// SIZEOF_HEADERS: the ELF header and the program headers.
+    pub headers: u64,
+    /// The program headers other than the loads and `PT_PHDR`.
+    pub fixed_headers: usize,
+    pub dynamic: bool,
+    /// `DATA_SEGMENT_ALIGN`'s padding that puts the end of RELRO on a common page boundary (GNU ld's two
+    /// passes over the script: the first finds where RELRO ends, the second moves the data segment).
+    pub relro_padding: std::cell::Cell<u64>,
+}
+
+struct State<'w> {
+    w: &'w Walk<'w>,
+    osecs: &'w mut [OutputSection],
+    sec_off: &'w mut [Vec<u64>],
+    cursor: &'w mut [u64],
+    lma: Vec<u64>,
+    placed: Vec<bool>,
+    dot: u64,
+    /// `MEMORY` regions: (name, origin, length, next free address).
+    regions: Vec<(String, u64, u64, u64)>,
+    /// The previous allocated section's load offset (LMA - VMA) and region, for sections without `AT`.
+    prev_delta: (u64, Option<usize>),
+    symbols: HashMap<String, u64>,
+    order: Vec<String>,
+    deferred: Vec<Deferred>,
+    /// Where `DATA_SEGMENT_RELRO_END` put the end of RELRO.
+    relro_end: std::cell::Cell<Option<u64>>,
+}
+
+impl Env for State<'_> {
+    fn symbol(&self, name: &str) -> Option<u64> {
+        self.symbols.get(name).copied()
+    }
+    fn section(&self, name: &str) -> Option<(u64, u64, u64, u64)> {
+        // Sizes are known before addresses (`SIZEOF(.got.plt)` ahead of it in GNU ld's script); a dropped
+        // section is empty.
+        let i = self.osecs.iter().position(|o| o.name == name.as_bytes())?;
+        let o = &self.osecs[i];
+        let size = if self.w.keep[i] { o.size } else { 0 };
+        Some((o.addr, self.lma[i], size, o.align.max(1)))
+    }
+    fn max_page_size(&self) -> u64 {
+        self.w.config.max_page_size
+    }
+    fn common_page_size(&self) -> u64 {
+        self.w.config.common_page_size
+    }
+    fn sizeof_headers(&self) -> u64 {
+        self.w.headers
+    }
+    fn dot(&self) -> Option<u64> {
+        Some(self.dot)
+    }
+    fn memory(&self, name: &str) -> Option<(u64, u64)> {
+        let r = self.regions.iter().find(|r| r.0 == name)?;
+        Some((r.1, r.2))
+    }
+    fn relro_padding(&self) -> u64 {
+        self.w.relro_padding.get()
+    }
+    fn relro_end(&self, end: u64) -> bool {
+        if !self.w.config.relro {
+            return false;
+        }
+        self.relro_end.set(Some(end));
+        true
+    }
+}
+
+/// Lays out the allocated and script-described sections by the commands; returns the addresses and the loads.
+pub fn assign_addresses(
+    w: &Walk,
+    osecs: &mut [OutputSection],
+    sec_off: &mut [Vec<u64>],
+    cursor: &mut [u64],
+) -> Result<ScriptAddresses, String> {
+    let n = osecs.len();
+    let mut st = State {
+        w,
+        osecs,
+        sec_off,
+        cursor,
+        lma: vec![0; n],
+        placed: vec![false; n],
+        dot: 0,
+        regions: Vec::new(),
+        prev_delta: (0, None),
+        symbols: HashMap::default(),
+        order: Vec::new(),
+        deferred: Vec::new(),
+        relro_end: std::cell::Cell::new(None),
+    };
+    for r in &w.sc.memory {
+        let origin = r.origin.eval(&st).map_err(|e| w.sc.error(r.pos, e))?;
+        let length = r.length.eval(&st).map_err(|e| w.sc.error(r.pos, e))?;
+        st.regions.push((r.name.clone(), origin, length, origin));
+    }
+    let mut next = 0usize;
+    for c in &w.sc.commands {
+        match c {
+            SectionsCommand::Assign(a) => st.assign(a, None)?,
+            SectionsCommand::Output(o) => {
+                // A second description of a name (`ONLY_IF_RW` after `ONLY_IF_RO`) adds nothing.
+                let Some(i) = st.osecs.iter().position(|x| x.name == o.name.as_bytes()) else {
+                    continue;
+                };
+                if st.placed[i] {
+                    continue;
+                }
+                // Orphans placed before this section, then it, then the orphans after it.
+                while next < i {
+                    st.place_orphan(next)?;
+                    next += 1;
+                }
+                st.place(i)?;
+                next = next.max(i + 1);
+                while next < n && w.script_desc[next] == NONE {
+                    st.place_orphan(next)?;
+                    next += 1;
+                }
+            }
+            SectionsCommand::Assert(e, msg, pos) => st.check(e, msg, *pos)?,
+            SectionsCommand::Entry(_) | SectionsCommand::Overlay(_) => {}
+        }
+    }
+    while next < n {
+        st.place_orphan(next)?;
+        next += 1;
+    }
+    let (loads, headers, end, offsets) = loads(&st, w);
+    for (i, off) in offsets {
+        st.osecs[i].offset = off;
+    }
+    let symbols = st
+        .order
+        .iter()
+        .map(|s| (s.clone(), st.symbols[s]))
+        .collect();
+    let page = w.config.common_page_size.max(1);
+    let relro_misaligned = st.relro_end.get().map_or(0, |e| align_up(e, page) - e);
+    Ok(ScriptAddresses {
+        loads,
+        headers,
+        end,
+        symbols,
+        deferred: st.deferred,
+        relro_misaligned,
+        relro_end: st.relro_end.get(),
+    })
+}
+
+impl State<'_> {
+    /// A symbol assignment, or one to `.` (inside output section `inside`, where it may not move backwards).
+    fn assign(&mut self, a: &Assignment, inside: Option<u64>) -> Result<(), String> {
+        let sc = self.w.sc;
+        let value = a.expr.eval(self);
+        let value = match (value, a.op) {
+            (Ok(v), "=") => Ok(v),
+            (Ok(v), op) => {
+                let cur = if a.target == "." {
+                    Some(self.dot)
+                } else {
+                    self.symbols.get(&a.target).copied()
+                };
+                match cur {
+                    Some(c) => compound(op, c, v).map_err(|e| sc.error(a.pos, e)),
+                    None => Err(sc.error(a.pos, format!("{} has no value yet", a.target))),
+                }
+            }
+            (Err(e), _) => Err(e),
+        };
+        if a.target == "." {
+            let v = value.map_err(|e| sc.error(a.pos, e))?;
+            if let Some(start) = inside
+                && v < self.dot
+            {
+                let _ = start;
+                return Err(sc.error(a.pos, "cannot move the location counter backwards"));
+            }
+            self.dot = v;
+            return Ok(());
+        }
+        match value {
+            Ok(v) => {
+                if self.symbols.insert(a.target.clone(), v).is_none() {
+                    self.order.push(a.target.clone());
+                }
+            }
+            // It names something that has no address yet (a symbol of the inputs): evaluated after them.
+            Err(_) if a.op == "=" => self.deferred.push(Deferred {
+                name: a.target.clone(),
+                expr: a.expr.clone(),
+                dot: self.dot,
+                at: sc.error(a.pos, ""),
+            }),
+            Err(e) => return Err(sc.error(a.pos, e)),
+        }
+        Ok(())
+    }
+
+    fn check(&mut self, e: &Expr, msg: &str, pos: Pos) -> Result<(), String> {
+        match e.eval(self) {
+            Ok(0) => Err(self.w.sc.error(pos, msg)),
+            Ok(_) => Ok(()),
+            Err(e) => Err(self.w.sc.error(pos, e)),
+        }
+    }
+
+    /// An orphan: where the location counter is, at its alignment.
+    fn place_orphan(&mut self, i: usize) -> Result<(), String> {
+        if !self.w.keep[i] || self.placed[i] {
+            return Ok(());
+        }
+        let o = &mut self.osecs[i];
+        self.placed[i] = true;
+        if !o.is_alloc() {
+            return Ok(());
+        }
+        let addr = align_up(self.dot, o.align.max(1));
+        o.addr = addr;
+        self.lma[i] = addr.wrapping_add(self.prev_delta.0);
+        if !(o.is_tls() && o.is_nobits()) {
+            self.dot = addr + o.size;
+        }
+        Ok(())
+    }
+
+    /// A section the script describes: its address (given, its region's next, or the location counter, aligned),
+    /// its load address, then its contents by its commands.
+    fn place(&mut self, i: usize) -> Result<(), String> {
+        let w = self.w;
+        let d = w.script_desc[i] as usize;
+        let desc = &w.sc.outputs[d];
+        let region = match &desc.region {
+            Some(r) => Some(self.region(r, desc.pos)?),
+            None => None,
+        };
+        let alloc = self.osecs[i].is_alloc();
+        let kept = w.keep[i];
+        let mut align = self.osecs[i].align.max(1);
+        if let Some(e) = &desc.align {
+            align = align.max(e.eval(self).map_err(|e| w.sc.error(desc.pos, e))?);
+        }
+        let addr = match &desc.address {
+            Some(e) => e.eval(self).map_err(|e| w.sc.error(desc.pos, e))?,
+            None if !alloc => 0,
+            None => {
+                let from = region.map_or(self.dot, |r| self.regions[r].3);
+                align_up(from, align)
+            }
+        };
+        let lma = if let Some(e) = &desc.lma {
+            e.eval(self).map_err(|e| w.sc.error(desc.pos, e))?
+        } else if let Some(r) = &desc.lma_region {
+            let r = self.region(r, desc.pos)?;
+            align_up(self.regions[r].3, align)
+        } else if desc.address.is_none() && self.prev_delta.1 == region {
+            addr.wrapping_add(self.prev_delta.0)
+        } else {
+            addr
+        };
+        self.placed[i] = true;
+        self.lma[i] = lma;
+        if alloc {
+            self.dot = addr;
+        }
+        let dot_before = self.dot;
+        let size = self.contents(i, d, addr)?;
+        let o = &mut self.osecs[i];
+        o.addr = addr;
+        let tbss = o.is_tls() && o.is_nobits();
+        if !alloc {
+            self.dot = dot_before;
+            return Ok(());
+        }
+        let end = addr.checked_add(size).ok_or_else(|| {
+            w.sc.error(
+                desc.pos,
+                format!("section {} ends past the address space", desc.name),
+            )
+        })?;
+        if kept {
+            self.prev_delta = (lma.wrapping_sub(addr), region);
+        }
+        self.dot = if tbss { addr } else { end };
+        if let Some(r) = region {
+            self.regions[r].3 = self.dot;
+            let (_, origin, length, _) = self.regions[r];
+            if self.dot > origin.saturating_add(length) {
+                return Err(w.sc.error(
+                    desc.pos,
+                    format!(
+                        "section {} does not fit in region {}: {:#x} bytes past its end",
+                        desc.name,
+                        self.regions[r].0,
+                        self.dot - origin - length
+                    ),
+                ));
+            }
+        }
+        if let Some(r) = &desc.lma_region
+            && !self.osecs[i].is_nobits()
+        {
+            let r = self.region(r, desc.pos)?;
+            self.regions[r].3 = lma + size;
+        }
+        Ok(())
+    }
+
+    fn region(&self, name: &str, pos: Pos) -> Result<usize, String> {
+        self.regions
+            .iter()
+            .position(|r| r.0 == name)
+            .ok_or_else(|| self.w.sc.error(pos, format!("no memory region {name}")))
+    }
+
+    /// The contents of section `i` (description `d`) at `addr`: its input sections statement by statement and its
+    /// assignments, then its other parts (merged strings, linker-made contents) after them. Returns its size.
+    fn contents(&mut self, i: usize, d: usize, addr: u64) -> Result<u64, String> {
+        let w = self.w;
+        let desc = &w.sc.outputs[d];
+        let subalign = match &desc.subalign {
+            Some(e) => Some(e.eval(self).map_err(|e| w.sc.error(desc.pos, e))?),
+            None => None,
+        };
+        let list = &w.lists[i];
+        let mut next = 0usize;
+        self.dot = addr;
+        for (c, stmt) in desc.commands.iter().zip(&w.sc.stmt_of[d]) {
+            match c {
+                OutputCommand::Input(_) => {
+                    let k = stmt.unwrap_or(u32::MAX);
+                    while next < list.len() && list[next].0 == k {
+                        let (_, f, s) = list[next];
+                        let (size, align) = input_extent(w.res, w.eh, f, s);
+                        let at = align_up(self.dot, subalign.unwrap_or(align));
+                        self.sec_off[f as usize][s as usize] = at - addr;
+                        self.dot = at + size;
+                        next += 1;
+                    }
+                }
+                OutputCommand::Assign(a) => self.assign(a, Some(addr))?,
+                OutputCommand::Assert(e, msg, pos) => self.check(e, msg, *pos)?,
+                _ => {}
+            }
+        }
+        // Sections of a statement of another description of this name (`ONLY_IF_RW` beside `ONLY_IF_RO`).
+        for &(_, f, s) in &list[next..] {
+            let (size, align) = input_extent(w.res, w.eh, f, s);
+            let at = align_up(self.dot, subalign.unwrap_or(align));
+            self.sec_off[f as usize][s as usize] = at - addr;
+            self.dot = at + size;
+        }
+        let inputs = self.dot - addr;
+        let o = &mut self.osecs[i];
+        let old = self.cursor[i];
+        self.cursor[i] = inputs;
+        // The parts after the inputs move by the inputs' change, in steps of the section's alignment, which keeps
+        // each aligned.
+        match o.parts.iter().position(|p| matches!(p, Part::Sorted)) {
+            Some(k) if k + 1 < o.parts.len() => {
+                let shift = align_up(inputs.saturating_sub(old), o.align.max(1));
+                for off in o.part_offsets.iter_mut().skip(k + 1) {
+                    *off += shift;
+                }
+                o.size += shift;
+            }
+            Some(_) => o.size = inputs,
+            None => o.size = o.size.max(inputs),
+        }
+        o.inputs_size = inputs;
+        Ok(o.size)
+    }
+}
+
+fn compound(op: &str, a: u64, b: u64) -> Result<u64, String> {
+    Ok(match op {
+        "+" => a.wrapping_add(b),
+        "-" => a.wrapping_sub(b),
+        "*" => a.wrapping_mul(b),
+        "/" if b == 0 => return Err("division by zero".into()),
+        "/" => a / b,
+        "<<" => a.checked_shl(b as u32).unwrap_or(0),
+        ">>" => a.checked_shr(b as u32).unwrap_or(0),
+        "&" => a & b,
+        "|" => a | b,
+        _ => a ^ b,
+    })
+}
+
+/// The segment flags of a section.
+fn flags_of(o: &OutputSection) -> u32 {
+    let mut f = E::PF_R;
+    if o.flags & E::SHF_WRITE as u64 != 0 {
+        f |= E::PF_W;
+    }
+    if o.flags & E::SHF_EXECINSTR as u64 != 0 {
+        f |= E::PF_X;
+    }
+    f
+}
+
+/// The `PT_LOAD`s of the allocated sections, in order: a new one where the flags change, the load address stops
+/// following the address, the address goes backwards or jumps a page or more; file offsets congruent to addresses
+/// modulo the page size. The headers are in the first when there is room for them before its first section on
+/// its page.
+type Loads = (Vec<Load>, Option<(u64, u64)>, u64, Vec<(usize, u64)>);
+
+fn loads(st: &State, w: &Walk) -> Loads {
+    let page = w.config.max_page_size;
+    let alloc: Vec<usize> = (0..st.osecs.len())
+        .filter(|&i| w.keep[i] && st.osecs[i].is_alloc())
+        .collect();
+    let mut loads: Vec<Load> = Vec::new();
+    let mut offsets = Vec::with_capacity(alloc.len());
+    let mut headers = None;
+    let mut off = w.headers;
+    // The previous section's end address and load offset (LMA - VMA).
+    let mut prev: Option<(u64, u64)> = None;
+    let first_addr = alloc.first().map(|&i| st.osecs[i].addr);
+    if let Some(a) = first_addr {
+        let base = a - a % page;
+        if a >= base + w.headers {
+            headers = Some((base, w.headers));
+            off = a - base;
+        }
+    }
+    for &i in &alloc {
+        let o = &st.osecs[i];
+        let (addr, lma) = (o.addr, st.lma[i]);
+        let delta = lma.wrapping_sub(addr);
+        let flags = flags_of(o);
+        let tbss = o.is_tls() && o.is_nobits();
+        // An empty section makes no segment of its own.
+        if o.size == 0
+            && let Some(l) = loads.last()
+        {
+            offsets.push((i, l.offset + addr.saturating_sub(l.vaddr).min(l.filesz)));
+            continue;
+        }
+        let split = match (loads.last(), prev) {
+            (Some(l), Some((end, d))) => {
+                l.flags != flags || d != delta || addr < end || addr - end >= page
+            }
+            _ => true,
+        };
+        if split {
+            let start_off = if loads.is_empty() && headers.is_some() {
+                off
+            } else {
+                let mut x = off;
+                x += addr.wrapping_sub(x) & (page - 1);
+                x
+            };
+            let (vaddr, paddr, offset) = match (loads.is_empty(), headers) {
+                (true, Some((base, _))) => (base, lma - (addr - base), 0),
+                _ => (addr, lma, start_off),
+            };
+            loads.push(Load {
+                flags,
+                offset,
+                vaddr,
+                paddr,
+                filesz: 0,
+                memsz: 0,
+                align: page,
+            });
+        }
+        let l = loads.last_mut().unwrap();
+        off = l.offset + (addr - l.vaddr);
+        offsets.push((i, off));
+        if !o.is_nobits() {
+            off += o.size;
+            l.filesz = off - l.offset;
+        }
+        let end = if tbss { addr } else { addr + o.size };
+        l.memsz = l.memsz.max(end - l.vaddr);
+        l.align = l.align.max(o.align.next_power_of_two());
+        prev = Some((end, delta));
+    }
+    (loads, headers, off, offsets)
+}

@@ -1,0 +1,411 @@
+//! A linker script's `SECTIONS` (with its `MEMORY` regions), ready for a link: its input section descriptions
+//! compiled into statements that each input section is matched against, in script order (the first match
+//! places it, as in GNU ld), and the symbols its assignments define. Layout evaluates the commands themselves
+//! (`layout::script`).
+
+use super::ast::{
+    Assignment, Constraint, InputSections, OutputCommand, OutputSection, Region, SectionsCommand,
+    Sort,
+};
+use super::lexer::{Lexer, Pos};
+use crate::glob::Glob;
+
+/// What a section matched: a statement's index, or one of these.
+pub const ORPHAN: u32 = u32::MAX;
+pub const DISCARD: u32 = u32::MAX - 1;
+
+/// A section's statement and the sort of the pattern that matched it, in one word: the sort in the top 4 bits.
+pub fn pack_selection(k: u32, sort: Sort) -> u32 {
+    if k >= DISCARD {
+        return k;
+    }
+    k | (sort_code(sort) << 28)
+}
+
+/// The statement of a packed selection (or `DISCARD`, `ORPHAN`), and its sort.
+pub fn unpack_selection(v: u32) -> (u32, Sort) {
+    if v >= DISCARD {
+        return (v, Sort::None);
+    }
+    let sort = match v >> 28 {
+        1 => Sort::Name,
+        2 => Sort::Alignment,
+        3 => Sort::NameAlignment,
+        4 => Sort::AlignmentName,
+        5 => Sort::InitPriority,
+        6 => Sort::Reverse,
+        _ => Sort::None,
+    };
+    (v & 0x0fff_ffff, sort)
+}
+
+fn sort_code(s: Sort) -> u32 {
+    match s {
+        Sort::None | Sort::NoneExplicit => 0,
+        Sort::Name => 1,
+        Sort::Alignment => 2,
+        Sort::NameAlignment => 3,
+        Sort::AlignmentName => 4,
+        Sort::InitPriority => 5,
+        Sort::Reverse => 6,
+    }
+}
+
+/// One input section description, compiled.
+#[derive(Debug)]
+pub struct Stmt {
+    /// The output section description it belongs to (an index in `SectionsScript::outputs`), or `None` for
+    /// `/DISCARD/`.
+    pub output: Option<u32>,
+    pub keep: bool,
+    file: FilePattern,
+    exclude_files: Vec<FilePattern>,
+    /// (section pattern, files excluded for it, sort).
+    sections: Vec<(Glob, Vec<FilePattern>, Sort)>,
+}
+
+/// A file name pattern: `pattern`, or `archive:member` (either side may be empty or wild).
+#[derive(Debug)]
+enum FilePattern {
+    Plain(Glob),
+    Member(Glob, Glob),
+}
+
+impl FilePattern {
+    fn new(p: &str) -> FilePattern {
+        match p.split_once(':') {
+            Some((a, m)) => FilePattern::Member(
+                Glob::new(if a.is_empty() { "*" } else { a }),
+                Glob::new(if m.is_empty() { "*" } else { m }),
+            ),
+            _ => FilePattern::Plain(Glob::new(p)),
+        }
+    }
+
+    /// An input file: a plain object's path, or an archive member's archive path and member name. A plain pattern
+    /// matches a member by its name, as GNU ld matches it.
+    fn matches(&self, file: &InputName) -> bool {
+        match (self, file.member) {
+            (FilePattern::Plain(g), None) => g.matches(file.path.as_bytes()),
+            (FilePattern::Plain(g), Some(m)) => g.matches(m.as_bytes()),
+            (FilePattern::Member(_, _), None) => false,
+            (FilePattern::Member(a, m), Some(member)) => {
+                a.matches(file.path.as_bytes()) && m.matches(member.as_bytes())
+            }
+        }
+    }
+
+    fn is_any(&self) -> bool {
+        matches!(self, FilePattern::Plain(Glob::Any))
+    }
+}
+
+/// An input file's name as patterns see it.
+pub struct InputName<'a> {
+    /// The object's path, or the archive's for a member.
+    pub path: &'a str,
+    pub member: Option<&'a str>,
+}
+
+impl<'a> InputName<'a> {
+    /// From rivet's name of an input object: `path` or `archive(member)`.
+    pub fn of(name: &'a str) -> InputName<'a> {
+        match name.strip_suffix(')').and_then(|n| n.split_once('(')) {
+            Some((path, member)) => InputName {
+                path,
+                member: Some(member),
+            },
+            None => InputName {
+                path: name,
+                member: None,
+            },
+        }
+    }
+}
+
+/// A symbol a script assignment defines.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScriptSymbol {
+    pub name: String,
+    pub provide: bool,
+    pub hidden: bool,
+}
+
+/// `SECTIONS` and `MEMORY` of the link's script.
+#[derive(Debug)]
+pub struct SectionsScript {
+    /// The script file and its text, for the places of errors found while laying out.
+    pub file: String,
+    pub text: String,
+    pub commands: Vec<SectionsCommand>,
+    pub memory: Vec<Region>,
+    /// The output section descriptions, in script order.
+    pub outputs: Vec<OutputSection>,
+    pub stmts: Vec<Stmt>,
+    /// Per output description, per command: the statement index of an input description there.
+    pub stmt_of: Vec<Vec<Option<u32>>>,
+    /// Whether every statement matches any file (then a section's statement depends on its name alone).
+    pub file_independent: bool,
+}
+
+impl PartialEq for SectionsScript {
+    fn eq(&self, o: &Self) -> bool {
+        self.file == o.file && self.commands == o.commands && self.memory == o.memory
+    }
+}
+
+impl Eq for SectionsScript {}
+
+impl SectionsScript {
+    /// Compiles `commands` (of `SECTIONS`) and `memory`; an unsupported command is an error with its place.
+    pub fn new(
+        file: &str,
+        text: &str,
+        commands: Vec<SectionsCommand>,
+        memory: Vec<Region>,
+    ) -> Result<SectionsScript, String> {
+        let mut s = SectionsScript {
+            file: file.to_string(),
+            text: text.to_string(),
+            commands: Vec::new(),
+            memory,
+            outputs: Vec::new(),
+            stmts: Vec::new(),
+            stmt_of: Vec::new(),
+            file_independent: true,
+        };
+        for c in &commands {
+            match c {
+                SectionsCommand::Output(o) => s.add_output(o)?,
+                SectionsCommand::Overlay(o) => {
+                    return Err(s.error(o.pos, "OVERLAY is not supported yet"));
+                }
+                _ => {}
+            }
+        }
+        s.commands = commands;
+        Ok(s)
+    }
+
+    fn add_output(&mut self, o: &OutputSection) -> Result<(), String> {
+        // `ONLY_IF_RO`/`ONLY_IF_RW` descriptions of one name (GNU ld's default script has them for `.eh_frame`)
+        // share one output section: each takes the sections of its kind.
+        if o.name != "/DISCARD/"
+            && self
+                .outputs
+                .iter()
+                .any(|p| p.name == o.name && (p.constraint.is_none() || o.constraint.is_none()))
+        {
+            return Err(self.error(
+                o.pos,
+                format!("output section {} is described twice", o.name),
+            ));
+        }
+        if !o.phdrs.is_empty() {
+            return Err(self.error(o.pos, "program headers (:phdr) are not supported yet"));
+        }
+        if let Some(t) = &o.ty
+            && t != "NOLOAD"
+        {
+            return Err(self.error(
+                o.pos,
+                format!("output section type {t} is not supported yet"),
+            ));
+        }
+        let k = self.outputs.len() as u32;
+        let discard = o.name == "/DISCARD/";
+        let mut stmt_of = Vec::with_capacity(o.commands.len());
+        for c in &o.commands {
+            stmt_of.push(match c {
+                OutputCommand::Input(i) => {
+                    let st = self.compile(i, (!discard).then_some(k));
+                    self.stmts.push(st);
+                    Some(self.stmts.len() as u32 - 1)
+                }
+                OutputCommand::Data(..) => {
+                    return Err(self.error(
+                        o.pos,
+                        format!(
+                            "data commands (BYTE, LONG...) in {} are not supported yet",
+                            o.name
+                        ),
+                    ));
+                }
+                OutputCommand::Fill(_) => {
+                    return Err(
+                        self.error(o.pos, format!("FILL in {} is not supported yet", o.name))
+                    );
+                }
+                _ => None,
+            });
+        }
+        self.stmt_of.push(stmt_of);
+        self.outputs.push(o.clone());
+        Ok(())
+    }
+
+    fn compile(&mut self, i: &InputSections, output: Option<u32>) -> Stmt {
+        let stmt = Stmt {
+            output,
+            keep: i.keep,
+            file: FilePattern::new(&i.file),
+            exclude_files: i
+                .exclude_files
+                .iter()
+                .map(|p| FilePattern::new(p))
+                .collect(),
+            sections: i
+                .sections
+                .iter()
+                .map(|p| {
+                    let sort = if p.sort == Sort::None {
+                        i.file_sort
+                    } else {
+                        p.sort
+                    };
+                    let ex = p
+                        .exclude_files
+                        .iter()
+                        .map(|e| FilePattern::new(e))
+                        .collect();
+                    (Glob::new(&p.pattern), ex, sort)
+                })
+                .collect(),
+        };
+        let any_file = stmt.file.is_any()
+            && stmt.exclude_files.is_empty()
+            && stmt.sections.iter().all(|s| s.1.is_empty());
+        self.file_independent &= any_file;
+        stmt
+    }
+
+    /// `FILE:LINE:COL: msg` for a place in the script's text.
+    pub fn error(&self, p: Pos, msg: impl std::fmt::Display) -> String {
+        let (line, col) = Lexer::new(&self.text).line_col(p);
+        format!("{}:{line}:{col}: {msg}", self.file)
+    }
+
+    /// The statement that places section `name` of `file` (first match in script order), `DISCARD` or `ORPHAN`;
+    /// with the sort of the pattern that matched.
+    pub fn select(&self, file: &InputName, name: &[u8], writable: bool) -> (u32, Sort) {
+        for (k, st) in self.stmts.iter().enumerate() {
+            if !st.file.matches(file) || st.exclude_files.iter().any(|e| e.matches(file)) {
+                continue;
+            }
+            let constraint = st.output.and_then(|d| self.outputs[d as usize].constraint);
+            if constraint == Some(Constraint::OnlyIfRo) && writable
+                || constraint == Some(Constraint::OnlyIfRw) && !writable
+            {
+                continue;
+            }
+            let hit = if st.sections.is_empty() {
+                Some(Sort::None)
+            } else {
+                st.sections
+                    .iter()
+                    .find(|(g, ex, _)| g.matches(name) && !ex.iter().any(|e| e.matches(file)))
+                    .map(|s| s.2)
+            };
+            if let Some(sort) = hit {
+                return (
+                    if st.output.is_none() {
+                        DISCARD
+                    } else {
+                        k as u32
+                    },
+                    sort,
+                );
+            }
+        }
+        (ORPHAN, Sort::None)
+    }
+
+    /// The symbols the script's assignments define (not `.`), in script order.
+    pub fn symbols(&self) -> Vec<ScriptSymbol> {
+        let mut out = Vec::new();
+        let mut add = |a: &Assignment| {
+            if a.target != "." && !out.iter().any(|s: &ScriptSymbol| s.name == a.target) {
+                out.push(ScriptSymbol {
+                    name: a.target.clone(),
+                    provide: a.provide,
+                    hidden: a.hidden,
+                });
+            }
+        };
+        for c in &self.commands {
+            match c {
+                SectionsCommand::Assign(a) => add(a),
+                SectionsCommand::Output(o) => {
+                    for c in &o.commands {
+                        if let OutputCommand::Assign(a) = c {
+                            add(a);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        out
+    }
+
+    /// Whether output description `d` has commands besides input descriptions (assignments: it is made even
+    /// without inputs).
+    pub fn has_own_commands(&self, d: usize) -> bool {
+        (self.outputs[d].commands.iter()).any(|c| !matches!(c, OutputCommand::Input(_)))
+    }
+
+    /// Whether a packed selection is a `KEEP` statement's.
+    pub fn keeps(&self, v: u32) -> bool {
+        let (k, _) = unpack_selection(v);
+        self.stmts.get(k as usize).is_some_and(|st| st.keep)
+    }
+
+    /// The output description named `name`.
+    pub fn output(&self, name: &[u8]) -> Option<usize> {
+        self.outputs.iter().position(|o| o.name.as_bytes() == name)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn script(text: &str) -> SectionsScript {
+        let cmds = super::super::parse::parse("t.lds", text, &|n| Err(n.to_string())).unwrap();
+        let mut sections = Vec::new();
+        let mut memory = Vec::new();
+        for c in cmds {
+            match c.cmd {
+                super::super::ast::Command::Sections(s) => sections = s,
+                super::super::ast::Command::Memory(m) => memory = m,
+                _ => {}
+            }
+        }
+        SectionsScript::new("t.lds", text, sections, memory).unwrap()
+    }
+
+    #[test]
+    fn first_matching_statement_wins() {
+        let s = script(
+            "SECTIONS { .text : { *(.text.hot) *crt1.o(.text) EXCLUDE_FILE(*skip.o) *(.text .text.*) }\n\
+             .data : { lib.a:m.o(.data) *(.data) }\n /DISCARD/ : { *(.comment) } }",
+        );
+        let plain = InputName::of("/x/a.o");
+        assert_eq!(s.select(&plain, b".text.hot", false).0, 0);
+        assert_eq!(
+            s.select(&InputName::of("/usr/lib/crt1.o"), b".text", false)
+                .0,
+            1
+        );
+        assert_eq!(s.select(&plain, b".text.foo", false).0, 2);
+        assert_eq!(
+            s.select(&InputName::of("/x/skip.o"), b".text", false).0,
+            ORPHAN
+        );
+        assert_eq!(s.select(&InputName::of("lib.a(m.o)"), b".data", false).0, 3);
+        assert_eq!(s.select(&plain, b".data", false).0, 4);
+        assert_eq!(s.select(&plain, b".comment", false).0, DISCARD);
+        assert_eq!(s.select(&plain, b".rodata", false).0, ORPHAN);
+        assert!(!s.file_independent);
+    }
+}
