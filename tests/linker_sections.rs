@@ -25,7 +25,14 @@ fn default_script(dir: &Path, pie: bool) -> String {
         s.push('\n');
     }
     assert!(s.contains("SECTIONS"), "no default script in ld --verbose");
-    s
+    // Symbols around `.rodata`'s inputs: the merged strings must lie between them, where their statement is.
+    let rodata = "*(.rodata .rodata.* .gnu.linkonce.r.*)";
+    assert!(s.contains(rodata), "{s}");
+    s.replacen(
+        rodata,
+        &format!("__ro_start = .; {rodata} __ro_end = .;"),
+        1,
+    )
 }
 
 const PROGRAM: &str = r#"
@@ -39,6 +46,7 @@ const char *greeting = "script layout";
 static int from_ctor;
 __attribute__((constructor)) static void ctor(void) { from_ctor = 11; }
 extern char __bss_start[], _edata[], _end[], __executable_start[], etext[];
+extern char __ro_start[] __attribute__((weak)), __ro_end[] __attribute__((weak));
 static void *bump(void *p) { tls_counter += 5; return (void *)(long)tls_counter; }
 int main(void)
 {
@@ -49,6 +57,8 @@ int main(void)
     memset(zeroed, 1, sizeof zeroed);
     printf("%s %d %d %d %ld %d\n", greeting, initialised, from_ctor, tls_counter, (long)r, zeroed[4095]);
     printf("order %d %d %d\n", __executable_start < etext, _edata <= __bss_start, __bss_start < _end);
+    /* Without the script the symbols are undefined weak (0): the check holds as trivially. */
+    printf("strings %d\n", !__ro_start || (greeting >= __ro_start && greeting < __ro_end));
     return 0;
 }
 "#;

@@ -407,6 +407,7 @@ pub fn layout<A: Arch>(
             &mut place,
             &slots.relr_got,
             &eh_records,
+            &merges,
         )?
     };
     let mut lay = Layout {

@@ -85,7 +85,8 @@ pub fn order_sections(
 }
 
 /// Per output section under a script: its input sections as (statement, file, section), in the order they are
-/// placed: statement order, then the statement's sort, then input order.
+/// placed: statement order, then the statement's sort, then input order. Merged (`SHF_MERGE`) sections are listed
+/// too: the output section's merged strings go where the first of them is.
 pub fn script_lists(
     res: &Resolved,
     script: &[Vec<u32>],
@@ -99,10 +100,7 @@ pub fn script_lists(
         let o = &objects[f];
         (0..o.sections.len()).filter_map(move |s| {
             let osec = sec_osec[f][s];
-            if osec.is_none()
-                || script_desc[osec.index()] == NONE
-                || o.sections[s].kind == SectionKind::Merge
-            {
+            if osec.is_none() || script_desc[osec.index()] == NONE {
                 return None;
             }
             let (k, sort) = unpack_selection(script[f][s]);
@@ -151,6 +149,9 @@ pub fn provisional_offsets(
     for (i, list) in lists.iter().enumerate().filter(|(_, l)| !l.is_empty()) {
         let mut off = 0u64;
         for &(_, f, s) in list {
+            if res.objects[f as usize].sections[s as usize].kind == SectionKind::Merge {
+                continue;
+            }
             let (size, align) = input_extent(res, eh, f, s);
             off = align_up(off, align);
             osecs[i].align = osecs[i].align.max(align);
@@ -205,6 +206,7 @@ pub struct Walk<'a> {
     /// `DATA_SEGMENT_ALIGN`'s padding that puts the end of RELRO on a common page boundary (GNU ld's two
     /// passes over the script: the first finds where RELRO ends, the second moves the data segment).
     pub relro_padding: std::cell::Cell<u64>,
+    pub merges: &'a [super::MergeGroup],
 }
 
 struct State<'w> {
@@ -524,17 +526,14 @@ impl State<'_> {
         };
         let list = &w.lists[i];
         let mut next = 0usize;
+        let mut merged_at = None;
         self.dot = addr;
         for (c, stmt) in desc.commands.iter().zip(&w.sc.stmt_of[d]) {
             match c {
                 OutputCommand::Input(_) => {
                     let k = stmt.unwrap_or(u32::MAX);
                     while next < list.len() && list[next].0 == k {
-                        let (_, f, s) = list[next];
-                        let (size, align) = input_extent(w.res, w.eh, f, s);
-                        let at = align_up(self.dot, subalign.unwrap_or(align));
-                        self.sec_off[f as usize][s as usize] = at - addr;
-                        self.dot = at + size;
+                        self.place_input(i, addr, list[next], subalign, &mut merged_at);
                         next += 1;
                     }
                 }
@@ -544,31 +543,73 @@ impl State<'_> {
             }
         }
         // Sections of a statement of another description of this name (`ONLY_IF_RW` beside `ONLY_IF_RO`).
-        for &(_, f, s) in &list[next..] {
-            let (size, align) = input_extent(w.res, w.eh, f, s);
-            let at = align_up(self.dot, subalign.unwrap_or(align));
-            self.sec_off[f as usize][s as usize] = at - addr;
-            self.dot = at + size;
+        for &entry in &list[next..] {
+            self.place_input(i, addr, entry, subalign, &mut merged_at);
         }
         let inputs = self.dot - addr;
-        let o = &mut self.osecs[i];
-        let old = self.cursor[i];
         self.cursor[i] = inputs;
-        // The parts after the inputs move by the inputs' change, in steps of the section's alignment, which keeps
-        // each aligned.
-        match o.parts.iter().position(|p| matches!(p, Part::Sorted)) {
-            Some(k) if k + 1 < o.parts.len() => {
-                let shift = align_up(inputs.saturating_sub(old), o.align.max(1));
-                for off in o.part_offsets.iter_mut().skip(k + 1) {
-                    *off += shift;
+        self.osecs[i].inputs_size = inputs;
+        self.settle_parts(i, inputs, merged_at.is_some());
+        Ok(self.osecs[i].size)
+    }
+
+    /// Input section `(_, f, s)` of output section `i` (at `addr`) at the location counter; the first merged one
+    /// brings the section's merged strings there.
+    fn place_input(
+        &mut self,
+        i: usize,
+        addr: u64,
+        (_, f, s): (u32, u32, u32),
+        subalign: Option<u64>,
+        merged_at: &mut Option<u64>,
+    ) {
+        let w = self.w;
+        if w.res.objects[f as usize].sections[s as usize].kind == SectionKind::Merge {
+            if merged_at.is_none() {
+                *merged_at = Some(self.dot);
+                let o = &mut self.osecs[i];
+                for (p, off) in o.parts.iter().zip(o.part_offsets.iter_mut()) {
+                    if let Part::Merged(m) = p {
+                        let g = &w.merges[*m as usize];
+                        let at = align_up(self.dot, g.align);
+                        *off = at - addr;
+                        self.dot = at + g.size;
+                    }
                 }
-                o.size += shift;
             }
-            Some(_) => o.size = inputs,
-            None => o.size = o.size.max(inputs),
+            return;
         }
-        o.inputs_size = inputs;
-        Ok(o.size)
+        let (size, align) = input_extent(w.res, w.eh, f, s);
+        let at = align_up(self.dot, subalign.unwrap_or(align));
+        self.sec_off[f as usize][s as usize] = at - addr;
+        self.dot = at + size;
+    }
+
+    /// The parts after the inputs (linker-made contents, commons, merged strings not placed among the inputs),
+    /// each at its alignment after the inputs' `inputs` bytes; the section's size.
+    fn settle_parts(&mut self, i: usize, inputs: u64, merged_placed: bool) {
+        let merges = self.w.merges;
+        let o = &mut self.osecs[i];
+        let Some(k) = o.parts.iter().position(|p| matches!(p, Part::Sorted)) else {
+            o.size = o.size.max(inputs);
+            return;
+        };
+        let old = o.part_offsets.clone();
+        let mut end = inputs;
+        for j in k + 1..o.parts.len() {
+            let (size, align) = match o.parts[j] {
+                Part::Merged(_) if merged_placed => continue,
+                Part::Merged(m) => (merges[m as usize].size, merges[m as usize].align),
+                _ => (
+                    old.get(j + 1).copied().unwrap_or(o.size) - old[j],
+                    o.align.max(1),
+                ),
+            };
+            let at = align_up(end, align);
+            o.part_offsets[j] = at;
+            end = at + size;
+        }
+        o.size = end;
     }
 }
 
@@ -599,8 +640,8 @@ fn flags_of(o: &OutputSection) -> u32 {
     f
 }
 
-/// The `PT_LOAD`s of the allocated sections, in order: a new one where the flags change, the load address stops
-/// following the address, the address goes backwards or jumps a page or more; file offsets congruent to addresses
+/// The `PT_LOAD`s of the allocated sections, in order: a new one where the flags change on a new page, the load
+/// address stops following the address, the address goes backwards or jumps a page or more; file offsets congruent to addresses
 /// modulo the page size. The headers are in the first when there is room for them before its first section on
 /// its page.
 type Loads = (Vec<Load>, Option<(u64, u64)>, u64, Vec<(usize, u64)>);
@@ -637,9 +678,12 @@ fn loads(st: &State, w: &Walk) -> Loads {
             offsets.push((i, l.offset + addr.saturating_sub(l.vaddr).min(l.filesz)));
             continue;
         }
+        // Sections of other flags on the page the load ends in share it (its flags widen, as GNU ld does): two
+        // loads mapping one page would take each other's protections.
         let split = match (loads.last(), prev) {
             (Some(l), Some((end, d))) => {
-                l.flags != flags || d != delta || addr < end || addr - end >= page
+                let same_page = addr / page == end.saturating_sub(1) / page;
+                (l.flags != flags && !same_page) || d != delta || addr < end || addr - end >= page
             }
             _ => true,
         };
@@ -666,6 +710,7 @@ fn loads(st: &State, w: &Walk) -> Loads {
             });
         }
         let l = loads.last_mut().unwrap();
+        l.flags |= flags;
         off = l.offset + (addr - l.vaddr);
         offsets.push((i, off));
         if !o.is_nobits() {

@@ -304,6 +304,7 @@ pub fn assign_segments<A: Arch>(
     place: &mut Placement,
     relr_got: &[u32],
     eh_records: &super::EhRecords,
+    merges: &[super::MergeGroup],
 ) -> Result<Segments> {
     let synth = map.synth;
     let lists = std::mem::take(&mut place.script_lists);
@@ -333,6 +334,7 @@ pub fn assign_segments<A: Arch>(
                 fixed_headers: fixed_headers(cx, osecs, map, keep, &notes, &tls),
                 dynamic: cx.is_dynamic,
                 relro_padding: std::cell::Cell::new(0),
+                merges,
             },
             None,
         ),
