@@ -406,8 +406,7 @@ pub fn layout<A: Arch>(
             &headers,
             &mut place,
             &slots.relr_got,
-            &eh_records,
-            &merges,
+            (&eh_records, &merges),
         )?
     };
     let mut lay = Layout {

@@ -253,8 +253,10 @@ fn place_alloc(plan: &Plan, osecs: &mut [OutputSection]) -> Result<(Ranges, u64)
 enum Addresser<'a> {
     Default(Box<Plan>, Ranges),
     Script(
-        super::script::Walk<'a>,
-        Option<super::script::ScriptAddresses>,
+        Box<(
+            super::script::Walk<'a>,
+            Option<super::script::ScriptAddresses>,
+        )>,
     ),
 }
 
@@ -267,7 +269,8 @@ impl Addresser<'_> {
                 *ranges = r;
                 Ok(off)
             }
-            Addresser::Script(w, out) => {
+            Addresser::Script(b) => {
+                let (w, out) = &mut **b;
                 // SIZEOF_HEADERS counts the program headers, which depend on the loads the addresses make: lay
                 // out again until the count is stable.
                 for _ in 0..4 {
@@ -303,8 +306,7 @@ pub fn assign_segments<A: Arch>(
     headers: &SectionHeaders,
     place: &mut Placement,
     relr_got: &[u32],
-    eh_records: &super::EhRecords,
-    merges: &[super::MergeGroup],
+    (eh_records, merges): (&super::EhRecords, &[super::MergeGroup]),
 ) -> Result<Segments> {
     let synth = map.synth;
     let lists = std::mem::take(&mut place.script_lists);
@@ -321,7 +323,7 @@ pub fn assign_segments<A: Arch>(
             Box::new(plan::<A>(cx, osecs, map, keep)?),
             HashMap::default(),
         ),
-        Some(sc) => Addresser::Script(
+        Some(sc) => Addresser::Script(Box::new((
             super::script::Walk {
                 config: cx.config,
                 sc,
@@ -337,7 +339,7 @@ pub fn assign_segments<A: Arch>(
                 merges,
             },
             None,
-        ),
+        ))),
     };
     let mut off = addresser.run(osecs, place)?;
     // .relr.dyn encodes the addresses of the places it relocates, and its size moves those places: lay out
@@ -401,8 +403,8 @@ pub fn assign_segments<A: Arch>(
             debug_assert_eq!(segments.len(), plan.nphdr);
             (segments, Vec::new(), Vec::new())
         }
-        Addresser::Script(_, a) => {
-            let a = a.expect("laid out");
+        Addresser::Script(b) => {
+            let a = b.1.expect("laid out");
             let plan = HeaderPlan {
                 loads: a.loads,
                 headers: a.headers,
