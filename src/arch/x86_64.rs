@@ -299,6 +299,17 @@ impl Arch for X86_64 {
         matches!(r, Relax::GdToLe | Relax::GdToIe | Relax::LdToLe)
     }
 
+    fn relaxed_reloc(r_type: u32, r: Relax) -> Option<(u32, i64)> {
+        let _ = r_type;
+        match r {
+            // lea foo(%rip) and addr32 call foo: the same field, now PC-relative to foo.
+            Relax::GotToLea | Relax::GotCall => Some((R_X86_64_PC32, 0)),
+            // jmp foo; nop: the displacement starts a byte earlier and still ends where the instruction does.
+            Relax::GotJmp => Some((R_X86_64_PC32, -1)),
+            _ => None,
+        }
+    }
+
     fn relax(out: &mut [u8], at: usize, r_type: u32, r: Relax, value: u64) -> Result<(), WriteErr> {
         match r {
             Relax::GotToLea => out[at - 2] = 0x8d,
