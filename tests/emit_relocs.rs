@@ -68,7 +68,10 @@ int main(void) { printf("%d %d %d\n", helper(2), tls_sum(1), sum_names()); retur
 /// name) and bytes.
 struct Elf {
     secs: Vec<(String, u64, u64, u64, String)>,
-    syms: HashMap<usize, Vec<(u64, u64, String)>>,
+    /// Per section: `SHT_NOBITS`.
+    nobits: Vec<bool>,
+    /// Per section index: (address, size, name, untyped).
+    syms: HashMap<usize, Vec<(u64, u64, String, bool)>>,
     bytes: Vec<u8>,
 }
 
@@ -78,7 +81,7 @@ fn hex(s: &str) -> u64 {
 
 impl Elf {
     fn read(dir: &Path, file: &str) -> Elf {
-        let mut secs = Vec::new();
+        let (mut secs, mut nobits) = (Vec::new(), Vec::new());
         for l in tool_ok("readelf", &["-SW", file], dir).lines() {
             let Some(rest) = l.trim_start().strip_prefix('[') else {
                 continue;
@@ -91,13 +94,20 @@ impl Elf {
                 continue;
             }
             let flags = if f.len() >= 10 { f[6] } else { "" };
-            secs.push((f[0].to_string(), hex(f[2]), hex(f[3]), hex(f[4]), flags.to_string()));
+            secs.push((
+                f[0].to_string(),
+                hex(f[2]),
+                hex(f[3]),
+                hex(f[4]),
+                flags.to_string(),
+            ));
+            nobits.push(f[1] == "NOBITS");
         }
         if secs.first().is_some_and(|s| s.0 == "NULL") {
             secs[0].0 = String::new();
         }
         let tls = (secs.iter().filter(|s| s.4.contains('T')).map(|s| s.1)).min();
-        let mut syms: HashMap<usize, Vec<(u64, u64, String)>> = HashMap::new();
+        let mut syms: HashMap<usize, Vec<(u64, u64, String, bool)>> = HashMap::new();
         let out = tool_ok("readelf", &["-sW", file], dir);
         let symtab = out.split("Symbol table '.symtab'").nth(1).unwrap_or("");
         for l in symtab.lines() {
@@ -113,42 +123,65 @@ impl Elf {
             let size = f[2].parse::<u64>().unwrap_or(0);
             syms.entry(shndx)
                 .or_default()
-                .push((hex(f[1]) + base, size, name));
+                .push((hex(f[1]) + base, size, name, f[3] == "NOTYPE"));
         }
         for v in syms.values_mut() {
             v.sort();
         }
         let bytes = std::fs::read(dir.join(file)).unwrap();
-        Elf { secs, syms, bytes }
+        Elf {
+            secs,
+            nobits,
+            syms,
+            bytes,
+        }
     }
 
     fn section(&self, name: &str) -> Option<usize> {
         self.secs.iter().position(|s| s.0 == name)
     }
 
-    /// Address `addr` of section `i` as a symbol and an offset (the symbol that holds it, else the nearest one
-    /// before it), as the string it points at where no symbol holds it and it is one, or as the section's offset.
-    fn place(&self, i: usize, addr: u64, strings: bool) -> String {
+    /// Address `addr` of section `i` as a symbol and an offset: the sized symbol that holds it (zero-sized ones,
+    /// the linker's markers among them, differ between the linkers); a target no such symbol holds as the string
+    /// it points at, the typed symbol there or its first bytes (`target`); a place as an offset from the typed
+    /// symbol before it; else as an offset in its section.
+    fn place(&self, i: usize, addr: u64, target: bool) -> String {
         let (name, start, off, size, flags) = &self.secs[i];
+        let in_file = addr >= *start && addr < start + size && !self.nobits[i];
         if !flags.contains('A') {
-            if flags.contains('S') {
+            // rivet's merged `.debug_str` lacks GNU ld's `SHF_MERGE|SHF_STRINGS`: known by name too.
+            let strings = flags.contains('S') || name == ".debug_str" || name == ".debug_line_str";
+            if strings && in_file {
                 return format!("{name}:{}", self.string_at(off + (addr - start)));
             }
             return format!("{name}+{:#x}", addr.wrapping_sub(*start));
         }
         let list = self.syms.get(&i).map_or(&[][..], |v| &v[..]);
-        let holder = list.iter().rev().find(|s| s.0 <= addr && addr < s.0 + s.1.max(1));
-        if let Some((v, _, n)) = holder {
+        let sized = || list.iter().rev().filter(|s| s.1 > 0);
+        if let Some((v, _, n, _)) = sized().find(|s| s.0 <= addr && addr < s.0 + s.1) {
             return format!("{n}+{:#x}", addr - v);
         }
-        if strings && addr >= *start && addr < start + size && !flags.contains('X') {
-            let s = self.string_at(off + (addr - start));
+        if target && in_file {
+            let at = (off + (addr - start)) as usize;
+            let s = self.string_at(at as u64);
             if s.len() >= 2 {
                 return format!("str:{s}");
             }
+            let exact = list.iter().find(|s| s.0 == addr && !s.3);
+            if let Some((_, _, n, _)) = exact {
+                return format!("{n}+0x0");
+            }
+            // Code bytes hold displacements that differ: the first four only.
+            let b = &self.bytes[at..(at + 4).min(self.bytes.len())];
+            return format!("{name}:{b:02x?}");
         }
-        match list.iter().rev().find(|s| s.0 <= addr) {
-            Some((v, _, n)) => format!("{n}+{:#x}", addr - v),
+        match list
+            .iter()
+            .rev()
+            .find(|s| s.0 <= addr && !s.3)
+            .filter(|_| !target)
+        {
+            Some((v, _, n, _)) => format!("{n}+{:#x}", addr - v),
             None => format!("{name}+{:#x}", addr.wrapping_sub(*start)),
         }
     }
@@ -176,7 +209,9 @@ fn relocations(dir: &Path, file: &str) -> BTreeMap<Entry, usize> {
         if let Some(rest) = l.strip_prefix("Relocation section '") {
             let name = rest.split('\'').next().unwrap().to_string();
             let target = name.strip_prefix(".rela").and_then(|t| elf.section(t));
-            let nonalloc = elf.section(&name).is_some_and(|i| !elf.secs[i].4.contains('A'));
+            let nonalloc = elf
+                .section(&name)
+                .is_some_and(|i| !elf.secs[i].4.contains('A'));
             cur = target.filter(|_| nonalloc).map(|t| (name, t));
             continue;
         }
@@ -196,8 +231,12 @@ fn relocations(dir: &Path, file: &str) -> BTreeMap<Entry, usize> {
             let a = if f[5] == "-" { -a } else { a };
             match elf.section(name).filter(|_| !name.starts_with(".L")) {
                 // A section symbol: where it points.
-                Some(s) => format!("@{}", elf.place(s, elf.secs[s].1.wrapping_add(a as u64), true)),
-                None => format!("{name}{a:+#x}"),
+                Some(s) => format!(
+                    "@{}",
+                    elf.place(s, elf.secs[s].1.wrapping_add(a as u64), true)
+                ),
+                None if a < 0 => format!("{name}-{:#x}", -a),
+                None => format!("{name}+{a:#x}"),
             }
         } else {
             f.get(3).unwrap_or(&"").to_string()
@@ -229,7 +268,14 @@ fn differences(
         let lea = target
             .strip_suffix("+0x0")
             .filter(|_| ty == "R_X86_64_32S" || ty == "R_X86_64_32")
-            .map(|sym| (rela.clone(), place.clone(), "R_X86_64_PC32".into(), format!("{sym}-0x4")));
+            .map(|sym| {
+                (
+                    rela.clone(),
+                    place.clone(),
+                    "R_X86_64_PC32".into(),
+                    format!("{sym}-0x4"),
+                )
+            });
         match lea.and_then(|e| only_test.iter().position(|x| *x == e)) {
             Some(k) => {
                 only_test.remove(k);
@@ -288,22 +334,25 @@ fn run(dir: &Path, exe: &str) -> String {
 
 /// Compares the two outputs' relocations and disassemblies.
 fn compare(dir: &Path, test: &str, reference: &str, what: &str) {
-    let (only_test, only_ref) = differences(
-        &relocations(dir, test),
-        &relocations(dir, reference),
-    );
+    let (only_test, only_ref) = differences(&relocations(dir, test), &relocations(dir, reference));
     assert!(
         only_test.is_empty() && only_ref.is_empty(),
         "{what}: relocations differ from GNU ld's\nonly rivet's:\n{}\nonly GNU ld's:\n{}",
         fmt(&only_test),
         fmt(&only_ref)
     );
-    let (t, r) = (disassembly_relocs(dir, test), disassembly_relocs(dir, reference));
+    let (t, r) = (
+        disassembly_relocs(dir, test),
+        disassembly_relocs(dir, reference),
+    );
     let mut only_t: Vec<_> = t.iter().filter(|(k, n)| r.get(*k) != Some(n)).collect();
     let only_r: Vec<_> = r.iter().filter(|(k, n)| t.get(*k) != Some(n)).collect();
     // The lea/mov pairs of `differences`: the same place, another instruction.
     only_t.retain(|((f, off, insn), _)| {
-        !(insn == "lea" && only_r.iter().any(|((g, o, i), _)| g == f && o == off && i == "mov"))
+        !(insn == "lea"
+            && only_r
+                .iter()
+                .any(|((g, o, i), _)| g == f && o == off && i == "mov"))
     });
     let only_r: Vec<_> = only_r
         .into_iter()
@@ -349,7 +398,12 @@ fn emitted_relocations_match_gnu_ld() {
         }
         for (name, cflags, lflags) in &variants {
             let tag = format!("{}-{name}", compiler.name());
-            for (src, pic) in [("main", false), ("lib", false), ("main", true), ("lib", true)] {
+            for (src, pic) in [
+                ("main", false),
+                ("lib", false),
+                ("main", true),
+                ("lib", true),
+            ] {
                 let obj = format!("{src}-{tag}{}.o", if pic { "-pic" } else { "" });
                 let mut args = cflags.clone();
                 if pic {
@@ -411,7 +465,11 @@ fn strip_all_is_refused_and_discard_all_keeps_named_locals() {
     std::fs::write(dir.join("lib.c"), LIB).unwrap();
     tool_ok("gcc", &["-O2", "-c", "main.c", "lib.c"], &dir);
     let b = format!("-B{}/", shim.display());
-    let o = tool("gcc", &[&b, "-Wl,-q,-s", "main.o", "lib.o", "-o", "stripped"], Some(&dir));
+    let o = tool(
+        "gcc",
+        &[&b, "-Wl,-q,-s", "main.o", "lib.o", "-o", "stripped"],
+        Some(&dir),
+    );
     assert!(!o.success(), "-q -s must fail:\n{}", o.log());
     assert!(o.stderr_str().contains("--strip-all"), "{}", o.log());
     let mut outs = Vec::new();
