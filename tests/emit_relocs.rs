@@ -509,7 +509,6 @@ fn emitted_relocations_match_gnu_ld() {
             );
         }
     }
-    let _ = run;
 }
 
 /// `-q` with `-s` is refused as GNU ld refuses it (the relocations name `.symtab`'s entries), and `-q -x` keeps

@@ -72,7 +72,7 @@ impl SymIndex {
                 continue;
             };
             for i in o.first_global..o.syms.len().min(64 * bits.len()) {
-                if idx.is_member(f, i, bits) {
+                if idx.is_member(i, bits) {
                     let g = res.object_ids[f][i - o.first_global];
                     idx.global[g.index()] = idx.file_entry(f, i, bits);
                 }
@@ -84,7 +84,7 @@ impl SymIndex {
         idx
     }
 
-    fn is_member(&self, _f: usize, i: usize, bits: &[u64]) -> bool {
+    fn is_member(&self, i: usize, bits: &[u64]) -> bool {
         bits.get(i / 64).is_some_and(|w| w >> (i % 64) & 1 != 0)
     }
 
@@ -246,7 +246,7 @@ fn target(
     let st = o.syms.get(i)?;
     if st.st_type() != E::STT_SECTION {
         return idx
-            .is_member(f, i, bits)
+            .is_member(i, bits)
             .then(|| (idx.file_entry(f, i, bits), a));
     }
     // A section symbol: the output section's, with the addend counting from its start.
