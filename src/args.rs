@@ -137,6 +137,8 @@ pub struct Config {
     pub new_dtags: bool,
     pub strip_all: bool,
     pub strip_debug: bool,
+    /// `-q` / `--emit-relocs`: keep the inputs' relocations in the output (`.rela<section>`, non-allocated).
+    pub emit_relocs: bool,
     /// `--threads=N`; `None` means one thread per 6 MiB of input, up to all cores (`default_threads` in main.rs).
     pub threads: Option<usize>,
     pub mmap_output: bool,
@@ -320,6 +322,7 @@ impl Default for Config {
             allow_multiple_definition: false,
             new_dtags: true,
             strip_all: false,
+            emit_relocs: false,
             strip_debug: false,
             threads: None,
             mmap_output: true,
@@ -486,6 +489,7 @@ enum Opt {
     Pie,
     NoPie,
     Shared,
+    EmitRelocs,
     Relocatable,
     Emulation,
     // Inputs and positional state.
@@ -687,6 +691,7 @@ const OPTIONS: &[OptSpec] = &[
     flag(Opt::NoPie, &["-no-pie", "--no-pic-executable"], "Create a position-dependent executable (default)"),
     flag(Opt::Shared, &["-shared", "-Bshareable"], "Create a shared library"),
     flag(Opt::Relocatable, &["-r", "--relocatable"], "Relocatable output (not supported yet)"),
+    flag(Opt::EmitRelocs, &["-q", "--emit-relocs"], "Keep the inputs' relocations in the output, as .rela<section> sections (for post-link optimisers)"),
     value(Opt::Emulation, &["-m"], "EMULATION", "Target emulation; only elf_x86_64"),
     value(Opt::Library, &["-l", "--library"], "NAME", "Search for libNAME.so / libNAME.a (-l:FILE: exactly FILE)"),
     value(Opt::LibraryPath, &["-L", "--library-path"], "DIR", "Add DIR to the library search path"),
@@ -1235,6 +1240,7 @@ impl Parser {
             }
             Opt::BuildId => cfg.build_id = parse_build_id(value.as_deref())?,
             Opt::StripAll => cfg.strip_all = true,
+            Opt::EmitRelocs => cfg.emit_relocs = true,
             Opt::StripDebug => cfg.strip_debug = true,
             Opt::DiscardAll => cfg.discard_all = true,
             Opt::DiscardLocals => cfg.discard_locals = true,
@@ -1374,6 +1380,10 @@ impl Parser {
                 PathBuf::from(name)
             })
         });
+        if cfg.emit_relocs && cfg.strip_all {
+            // The emitted relocations name `.symtab`'s symbols; GNU ld fails such a link ("invalid operation").
+            return Err("--emit-relocs (-q) can not be used with --strip-all (-s): the relocations need .symtab".into());
+        }
         let has_input = cfg
             .inputs
             .iter()
@@ -2347,6 +2357,8 @@ mod tests {
             );
         }
         assert!(error("-r a.o").contains("relocatable output is not supported yet"));
+        assert!(error("-q -s a.o").contains("--strip-all"));
+        assert!(error("--emit-relocs --strip-all a.o").contains("--strip-all"));
         assert!(error("--relocatable a.o").contains("relocatable output is not supported yet"));
         assert_eq!(error(""), "no input files");
         assert_eq!(error("-o x --as-needed"), "no input files");

@@ -148,6 +148,10 @@ pub trait Arch: Send + Sync + 'static {
     /// local exec (S + A for `IeToLe`, S for `GdToLe`); the GOT slot's address + A - P (`GdToIe`: without A) for
     /// the ones to initial exec; nothing for the others.
     fn relax(out: &mut [u8], at: usize, r_type: u32, r: Relax, value: u64) -> Result<(), WriteErr>;
+    /// `--emit-relocs`: the relocation that describes a field relaxation `r` rewrote, as GNU ld writes it: the new
+    /// type and how far the field moved; `None` where the input's relocation stays as it is (GNU ld keeps the
+    /// TLS relaxations' types).
+    fn relaxed_reloc(r_type: u32, r: Relax) -> Option<(u32, i64)>;
 
     /// The PLT's geometry, with landing pads for indirect branch tracking (`ibt`) or without.
     fn plt_shape(ibt: bool) -> PltShape;

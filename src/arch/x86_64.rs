@@ -299,6 +299,17 @@ impl Arch for X86_64 {
         matches!(r, Relax::GdToLe | Relax::GdToIe | Relax::LdToLe)
     }
 
+    fn relaxed_reloc(r_type: u32, r: Relax) -> Option<(u32, i64)> {
+        let _ = r_type;
+        match r {
+            // lea foo(%rip) and addr32 call foo: the same field, now PC-relative to foo.
+            Relax::GotToLea | Relax::GotCall => Some((R_X86_64_PC32, 0)),
+            // jmp foo; nop: the displacement starts a byte earlier and still ends where the instruction does.
+            Relax::GotJmp => Some((R_X86_64_PC32, -1)),
+            _ => None,
+        }
+    }
+
     fn relax(out: &mut [u8], at: usize, r_type: u32, r: Relax, value: u64) -> Result<(), WriteErr> {
         match r {
             Relax::GotToLea => out[at - 2] = 0x8d,
@@ -575,5 +586,42 @@ mod tests {
                 0x04, 0x25, 0, 0, 0, 0
             ]
         );
+    }
+
+    /// `--emit-relocs` describes a relaxed GOT load by the instruction it became, as GNU ld does: `lea` and
+    /// `addr32 call` keep the field (PC32); `jmp` moves it a byte back; the TLS relaxations keep their types.
+    #[test]
+    fn relaxed_relocations_are_described_as_gnu_ld_describes_them() {
+        let mut jmp = [0xff, 0x25, 0, 0, 0, 0, 0];
+        X86_64::relax(
+            &mut jmp,
+            2,
+            R_X86_64_GOTPCRELX,
+            Relax::GotJmp,
+            (-4i64) as u64,
+        )
+        .ok()
+        .expect("jmp relaxed");
+        // jmp rel32 at 0, its displacement at 1 (not 2), a nop after it.
+        assert_eq!((jmp[0], jmp[5]), (0xe9, 0x90));
+        assert_eq!(
+            X86_64::relaxed_reloc(R_X86_64_GOTPCRELX, Relax::GotJmp),
+            Some((R_X86_64_PC32, -1))
+        );
+        for r in [Relax::GotToLea, Relax::GotCall] {
+            assert_eq!(
+                X86_64::relaxed_reloc(R_X86_64_REX_GOTPCRELX, r),
+                Some((R_X86_64_PC32, 0))
+            );
+        }
+        for r in [
+            Relax::IeToLe,
+            Relax::GdToLe,
+            Relax::GdToIe,
+            Relax::LdToLe,
+            Relax::DescToLe,
+        ] {
+            assert_eq!(X86_64::relaxed_reloc(R_X86_64_TLSGD, r), None);
+        }
     }
 }

@@ -27,6 +27,7 @@ pub use crate::synthetic::{DynSymbol, Synth, SynthMap};
 
 mod dynsym;
 mod eh_frame;
+pub mod emit_relocs;
 mod output_sections;
 mod place;
 mod rules;
@@ -223,6 +224,8 @@ pub struct Layout {
     /// Writing the output cannot fail (`scan::WriteCheck` holds for this layout), so it may overwrite the
     /// existing output file.
     pub writes_proven: bool,
+    /// `--emit-relocs`: the relocations to keep and their `.rela` sections.
+    pub emit_relocs: Option<emit_relocs::Plan>,
 }
 
 impl Layout {
@@ -379,9 +382,21 @@ pub fn layout<A: Arch>(
     };
     let dynamic = dynsym::dynamic_symbols(&cx, &mut slots);
     drop(t);
-    let (got_plt, symtab, headers) = {
+    let (got_plt, symtab, headers, emit_relocs) = {
         let _t = span("symbol table sizes");
-        let symtab = crate::synthetic::symtab::contents(config, res, &live.live, &slots.aux_index);
+        let mut symtab =
+            crate::synthetic::symtab::contents(config, res, &live.live, &slots.aux_index);
+        let emit_relocs = match config.emit_relocs {
+            true => Some(emit_relocs::plan(
+                &cx,
+                &mut osecs,
+                &map,
+                &place,
+                &slots.aux_index,
+                &mut symtab,
+            )?),
+            false => None,
+        };
         let got_plt = sizes::got_plt_counts(&cx, &slots);
         sizes::synthetic_sizes::<A>(
             &cx,
@@ -395,7 +410,10 @@ pub fn layout<A: Arch>(
         );
         let headers =
             sizes::section_headers(&cx, &mut osecs, &map, &place, &merges, &slots, &dynamic);
-        (got_plt, symtab, headers)
+        if let Some(plan) = &emit_relocs {
+            emit_relocs::number_sections(plan, &mut osecs, &headers.keep, &map.synth, &mut symtab);
+        }
+        (got_plt, symtab, headers, emit_relocs)
     };
     let segs = {
         let _t = span("addresses");
@@ -455,6 +473,7 @@ pub fn layout<A: Arch>(
         script_symbols: segs.script_symbols,
         deferred: segs.deferred,
         writes_proven: false,
+        emit_relocs,
     };
     {
         let _t = span("symbol addresses");

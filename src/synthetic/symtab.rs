@@ -5,7 +5,7 @@
 
 use crate::args::Config;
 use crate::elf::LE;
-use crate::index::{NONE, SymId};
+use crate::index::{NONE, OsecId, SymId};
 use crate::resolve::{Def, Resolved};
 use object::elf as E;
 use rayon::prelude::*;
@@ -20,18 +20,22 @@ pub struct Contents {
     pub extra: Vec<SymId>,
     /// Whether one of them is an IFUNC or a unique global.
     pub gnu_ext: bool,
+    /// `--emit-relocs`: the output sections that get a section symbol, first after the null entry (as GNU ld
+    /// writes them when it keeps relocations, which name them).
+    pub section_syms: Vec<OsecId>,
 }
 
 impl Contents {
     /// The number of local entries, the null one included: the index of the first global (`sh_info`).
     pub fn first_global(&self) -> u32 {
-        1 + self.counts.iter().map(|c| c.0).sum::<u32>()
+        1 + self.section_syms.len() as u32 + self.counts.iter().map(|c| c.0).sum::<u32>()
     }
 
     /// The sizes of `.symtab` and `.strtab`.
     pub fn sizes(&self, res: &Resolved) -> (u64, u64) {
         let n: u64 = self.counts.iter().map(|c| (c.0 + c.1) as u64).sum::<u64>()
             + self.extra.len() as u64
+            + self.section_syms.len() as u64
             + 1;
         let strs: u64 = self.counts.iter().map(|c| c.2).sum::<u64>()
             + self
@@ -106,6 +110,7 @@ pub fn contents(
         members,
         extra,
         gnu_ext,
+        section_syms: Vec::new(),
     }
 }
 
@@ -151,6 +156,8 @@ pub trait Places: Sync {
     fn size(&self, f: usize, i: usize) -> u64;
     /// A linker-defined global's section index (`SHN_ABS` where no section holds it) and address.
     fn linker_symbol(&self, g: SymId) -> (u16, u64);
+    /// An output section's index and address, for its section symbol.
+    fn output_section(&self, i: OsecId) -> (u16, u64);
 }
 
 /// One file's share of the two sections: its local entries, its global entries, and its names, which start at
@@ -178,6 +185,16 @@ pub fn write(
         e.fill(0);
         *b = 0;
     }
+    let nsec = contents.section_syms.len();
+    let rest = sym_out.get_mut(24..).unwrap_or(&mut []);
+    let (sections, sym_out) = rest.split_at_mut((24 * nsec).min(rest.len()));
+    for (e, &i) in sections.chunks_exact_mut(24).zip(&contents.section_syms) {
+        let (shndx, addr) = places.output_section(i);
+        e.fill(0);
+        e[4] = E::STT_SECTION;
+        e[6..8].copy_from_slice(&shndx.to_le_bytes());
+        e[8..16].copy_from_slice(&addr.to_le_bytes());
+    }
     let (mut files, mut extras) = split_per_file(&contents.counts, sym_out, str_out);
     res.runs.for_each_mut(&mut files, |f, out| {
         if contents.counts[f] != (0, 0, 0) {
@@ -187,7 +204,8 @@ pub fn write(
     write_extras(config, res, &contents.extra, places, &mut extras);
 }
 
-/// Each file's share of `sym_out` and `str_out` (after the null entry and name), and the extras' share, which
+/// Each file's share of `sym_out` (the entries after the null one and the section symbols) and `str_out` (after
+/// the empty name), and the extras' share, which
 /// follows them (globals only).
 fn split_per_file<'a>(
     counts: &[(u32, u32, u64)],
@@ -195,8 +213,7 @@ fn split_per_file<'a>(
     str_out: &'a mut [u8],
 ) -> (Vec<FileOut<'a>>, FileOut<'a>) {
     let nlocal: usize = counts.iter().map(|c| c.0 as usize).sum();
-    let (_, entries) = sym_out.split_at_mut(24.min(sym_out.len()));
-    let (mut locals, mut globals) = entries.split_at_mut(24 * nlocal);
+    let (mut locals, mut globals) = sym_out.split_at_mut(24 * nlocal);
     let (_, mut names) = str_out.split_at_mut(1.min(str_out.len()));
     let mut name_off = 1u64;
     let mut files = Vec::with_capacity(counts.len());

@@ -24,6 +24,7 @@ use object::elf as E;
 use rayon::prelude::*;
 
 mod apply;
+mod emit_relocs;
 
 pub use crate::synthetic::rela::DynRel;
 
@@ -483,6 +484,10 @@ fn fill<A: Arch>(
     {
         let _t = crate::timing::span("merged sections");
         write_merged_sections(lay, img);
+    }
+    if let Some(plan) = &lay.emit_relocs {
+        let _t = crate::timing::span("emitted relocations");
+        emit_relocs::write::<A>(&cx, plan, img)?;
     }
     let early = {
         let _t = crate::timing::span("synthetic sections, symbol table");
@@ -1288,6 +1293,10 @@ impl symtab::Places for WriteCx<'_> {
             .next_back();
         (sec.unwrap_or(E::SHN_ABS as u32) as u16, v)
     }
+    fn output_section(&self, i: OsecId) -> (u16, u64) {
+        let o = &self.lay.osecs[i.index()];
+        (o.shndx as u16, o.addr)
+    }
 }
 
 fn write_headers<A: Arch>(cx: &WriteCx, bytes: &mut [u8]) {
@@ -1337,6 +1346,11 @@ fn write_headers<A: Arch>(cx: &WriteCx, bytes: &mut [u8]) {
     for (k, o) in lay.osecs.iter().enumerate().filter(|(_, o)| o.shndx != 0) {
         let sh = &mut bytes[(lay.shoff + 64 * o.shndx as u64) as usize..][..64];
         let (link, info) = match o.sh_type {
+            // `--emit-relocs`: the relocations of one output section, naming `.symtab`'s symbols.
+            E::SHT_RELA if !o.is_alloc() => (
+                link_of(Synth::Symtab),
+                emit_relocs::target_shndx(lay, OsecId::new(k)),
+            ),
             E::SHT_SYMTAB => (link_of(Synth::Strtab), lay.symtab.first_global()),
             E::SHT_DYNSYM => (
                 link_of(Synth::Dynstr),
