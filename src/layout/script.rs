@@ -315,7 +315,7 @@ pub fn assign_addresses(
                 }
                 st.place(i)?;
                 next = next.max(i + 1);
-                while next < n && w.script_desc[next] == NONE {
+                while next < n && w.script_desc.get(next).is_none_or(|&d| d == NONE) {
                     st.place_orphan(next)?;
                     next += 1;
                 }
