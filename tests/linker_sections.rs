@@ -114,6 +114,9 @@ SECTIONS
     . = ALIGN(8);
     _etext = .;
   } > FLASH
+  .table : {
+    BYTE(1) SHORT(0x203) LONG(_etext) QUAD(ORIGIN(RAM) + LENGTH(RAM)) SQUAD(-2)
+  } > FLASH
   .data : {
     _sdata = .;
     *(.data .data.*)
@@ -241,7 +244,16 @@ fn embedded_script_matches_gnu_ld() {
             .collect();
         syms.sort();
         assert_eq!(syms.len(), names.len(), "{side}: {nm}");
+
         let o = common::tool(&format!("./{out}"), &[], Some(&dir));
+        // The data commands' bytes.
+        let table = common::tool_ok("readelf", &["-x", ".table", &out], &dir);
+        syms.extend(
+            table
+                .lines()
+                .filter(|l| l.starts_with("  0x"))
+                .map(str::to_string),
+        );
         views.push((syms, loads(&dir, &out), o.stdout_str(), o.code));
     }
     assert_eq!(views[1].0, views[0].0, "symbols differ from GNU ld's");

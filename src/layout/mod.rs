@@ -221,6 +221,8 @@ pub struct Layout {
     /// addresses.
     pub script_symbols: Vec<(String, u64)>,
     pub deferred: Vec<script::Deferred>,
+    /// A script's data commands (`BYTE`, `LONG`...): output section, offset, size, value.
+    pub script_data: Vec<script::ScriptData>,
     /// Writing the output cannot fail (`scan::WriteCheck` holds for this layout), so it may overwrite the
     /// existing output file.
     pub writes_proven: bool,
@@ -472,6 +474,7 @@ pub fn layout<A: Arch>(
         linker_syms: HashMap::default(),
         script_symbols: segs.script_symbols,
         deferred: segs.deferred,
+        script_data: segs.script_data,
         writes_proven: false,
         emit_relocs,
     };

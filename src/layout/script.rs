@@ -28,15 +28,20 @@ pub(super) fn add_script_sections(sc: &SectionsScript, b: &mut Builder) {
     }
 }
 
-/// A description's output section once the inputs are in: `NOLOAD` makes it NOBITS, and one with no input but
-/// commands (`. = . + SIZE`) is allocated writable space.
+/// A description's output section once the inputs are in: `NOLOAD` makes it NOBITS, one with no input but data
+/// commands is read-only data, and one with other commands (`. = . + SIZE`) is allocated writable space.
 fn settle_flags(sc: &SectionsScript, d: usize, o: &mut OutputSection) {
     let desc = &sc.outputs[d];
-    if o.flags == 0 && sc.has_own_commands(d) {
+    // As GNU ld makes them: data read-only, space writable.
+    if o.flags == 0 && sc.has_data(d) {
+        o.flags = E::SHF_ALLOC as u64;
+    } else if o.flags == 0 && sc.has_own_commands(d) {
         o.flags = (E::SHF_ALLOC | E::SHF_WRITE) as u64;
     }
     if desc.ty.as_deref() == Some("NOLOAD") {
         o.sh_type = E::SHT_NOBITS;
+    } else if sc.has_data(d) {
+        o.sh_type = E::SHT_PROGBITS;
     }
 }
 
@@ -178,6 +183,8 @@ pub struct ScriptAddresses {
     pub relro_misaligned: u64,
     /// Where `DATA_SEGMENT_RELRO_END` put the end of RELRO (GNU ld's script: past `.got.plt`'s reserved words).
     pub relro_end: Option<u64>,
+    /// The data commands' values.
+    pub data: Vec<ScriptData>,
 }
 
 /// A script assignment evaluated after the symbols of the inputs have addresses, with the location counter it
@@ -226,7 +233,11 @@ struct State<'w> {
     deferred: Vec<Deferred>,
     /// Where `DATA_SEGMENT_RELRO_END` put the end of RELRO.
     relro_end: std::cell::Cell<Option<u64>>,
+    data: Vec<ScriptData>,
 }
+
+/// A data command's bytes: output section, offset in it, size, value.
+pub type ScriptData = (OsecId, u64, u8, u64);
 
 impl Env for State<'_> {
     fn symbol(&self, name: &str) -> Option<u64> {
@@ -290,6 +301,7 @@ pub fn assign_addresses(
         order: Vec::new(),
         deferred: Vec::new(),
         relro_end: std::cell::Cell::new(None),
+        data: Vec::new(),
     };
     for r in &w.sc.memory {
         let origin = r.origin.eval(&st).map_err(|e| w.sc.error(r.pos, e))?;
@@ -347,6 +359,7 @@ pub fn assign_addresses(
         deferred: st.deferred,
         relro_misaligned,
         relro_end: st.relro_end.get(),
+        data: st.data,
     })
 }
 
@@ -453,8 +466,9 @@ impl State<'_> {
         let lma = if let Some(e) = &desc.lma {
             e.eval(self).map_err(|e| w.sc.error(desc.pos, e))?
         } else if let Some(r) = &desc.lma_region {
+            // Where the region is, not aligned (GNU ld's; lld aligns it to the section).
             let r = self.region(r, desc.pos)?;
-            align_up(self.regions[r].3, align)
+            self.regions[r].3
         } else if desc.address.is_none() && self.prev_delta.1 == region {
             addr.wrapping_add(self.prev_delta.0)
         } else {
@@ -539,6 +553,13 @@ impl State<'_> {
                 }
                 OutputCommand::Assign(a) => self.assign(a, Some(addr))?,
                 OutputCommand::Assert(e, msg, pos) => self.check(e, msg, *pos)?,
+                OutputCommand::Data(size, e) => {
+                    let v = e.eval(self).map_err(|e| {
+                        w.sc.error(desc.pos, format!("in a data command of {}: {e}", desc.name))
+                    })?;
+                    self.data.push((OsecId::new(i), self.dot - addr, *size, v));
+                    self.dot += *size as u64;
+                }
                 _ => {}
             }
         }

@@ -34,6 +34,7 @@ pub struct Segments {
     /// With a script: the symbols its assignments define, and those evaluated after the inputs' symbols.
     pub script_symbols: Vec<(String, u64)>,
     pub deferred: Vec<super::script::Deferred>,
+    pub script_data: Vec<super::script::ScriptData>,
 }
 
 /// Which program headers the output has and the geometry of its segments, decided before any address.
@@ -396,12 +397,12 @@ pub fn assign_segments<A: Arch>(
             (0, 0, 1)
         };
     let tls_block = (tls_start, tls_end, tls_align);
-    let (segments, symbols, deferred) = match addresser {
+    let (segments, symbols, deferred, script_data) = match addresser {
         Addresser::Default(plan, seg_range) => {
             let segments =
                 program_headers(cx, &plan.header_plan(&seg_range), osecs, synth, tls_block);
             debug_assert_eq!(segments.len(), plan.nphdr);
-            (segments, Vec::new(), Vec::new())
+            (segments, Vec::new(), Vec::new(), Vec::new())
         }
         Addresser::Script(b) => {
             let a = b.1.expect("laid out");
@@ -425,6 +426,7 @@ pub fn assign_segments<A: Arch>(
                 program_headers(cx, &plan, osecs, synth, tls_block),
                 a.symbols,
                 a.deferred,
+                a.data,
             )
         }
     };
@@ -443,6 +445,7 @@ pub fn assign_segments<A: Arch>(
         tls_align,
         script_symbols: symbols,
         deferred,
+        script_data,
     })
 }
 

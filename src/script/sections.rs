@@ -222,15 +222,6 @@ impl SectionsScript {
                     self.stmts.push(st);
                     Some(self.stmts.len() as u32 - 1)
                 }
-                OutputCommand::Data(..) => {
-                    return Err(self.error(
-                        o.pos,
-                        format!(
-                            "data commands (BYTE, LONG...) in {} are not supported yet",
-                            o.name
-                        ),
-                    ));
-                }
                 OutputCommand::Fill(_) => {
                     return Err(
                         self.error(o.pos, format!("FILL in {} is not supported yet", o.name))
@@ -352,6 +343,11 @@ impl SectionsScript {
     /// without inputs).
     pub fn has_own_commands(&self, d: usize) -> bool {
         (self.outputs[d].commands.iter()).any(|c| !matches!(c, OutputCommand::Input(_)))
+    }
+
+    /// Whether output description `d` has data commands (`BYTE`, `LONG`...): it then has contents.
+    pub fn has_data(&self, d: usize) -> bool {
+        (self.outputs[d].commands.iter()).any(|c| matches!(c, OutputCommand::Data(..)))
     }
 
     /// Whether a packed selection is a `KEEP` statement's.

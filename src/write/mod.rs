@@ -456,6 +456,20 @@ fn zero_ranges(lay: &Layout, dynstr: std::ops::Range<usize>) -> Vec<std::ops::Ra
     complement(covered, lay.file_size as usize)
 }
 
+/// A linker script's data commands (`BYTE`, `SHORT`, `LONG`, `QUAD`), little-endian, in their output sections.
+fn write_script_data(lay: &Layout, bytes: &mut [u8]) {
+    for &(osec, off, size, value) in &lay.script_data {
+        let o = &lay.osecs[osec.index()];
+        if o.shndx == 0 || o.is_nobits() {
+            continue;
+        }
+        let at = (o.offset + off) as usize;
+        if let Some(field) = bytes.get_mut(at..at + size as usize) {
+            field.copy_from_slice(&value.to_le_bytes()[..size as usize]);
+        }
+    }
+}
+
 /// Fills the image: the input sections, the merged ones, then the linker-made sections, `.eh_frame_hdr` and the
 /// symbol table at once, then the headers, then the build id over the finished bytes.
 fn fill<A: Arch>(
@@ -494,6 +508,7 @@ fn fill<A: Arch>(
         write_linker_sections::<A>(&cx, bytes, mapped)?
     };
     write_headers::<A>(&cx, bytes);
+    write_script_data(lay, bytes);
     if let Some(o) = lay.synth_sec(Synth::BuildId) {
         let _t = crate::timing::span("build id");
         write_build_id(config, lay, o, bytes, early);
