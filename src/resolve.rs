@@ -250,7 +250,10 @@ pub fn resolve(config: &Config, parsed: Parsed) -> Result<Resolved> {
 /// symbol.
 fn command_line_names(config: &Config) -> (Vec<Name>, usize) {
     let mut extra: Vec<Name> = Vec::new();
-    let entry = config.entry.clone().unwrap_or_else(|| "_start".into());
+    // A partial link has no entry unless `-e` names one (GNU ld's script for `-r` has no ENTRY): an empty name,
+    // which no symbol has, keeps the roots' numbering.
+    let default_entry = if config.relocatable { "" } else { "_start" };
+    let entry = config.entry.clone().unwrap_or_else(|| default_entry.into());
     extra.push(Name::new(leak(entry.as_bytes())));
     for u in &config.undefined {
         extra.push(Name::new(leak(u.as_bytes())));
