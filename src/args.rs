@@ -78,7 +78,7 @@ pub enum InputArg {
 pub struct Config {
     pub output: PathBuf,
     pub kind: OutputKind,
-    /// `-r`: a relocatable object (a partial link, `crate::relocatable`) instead of `kind`'s output.
+    /// `-r`: a relocatable object (a partial link, `src/relocatable/`) instead of `kind`'s output.
     pub relocatable: bool,
     /// `-d`, `-dc`, `-dp`: with `-r`, common symbols are allocated in `.bss` as in a final link.
     pub define_common: bool,
