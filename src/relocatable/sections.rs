@@ -422,3 +422,76 @@ fn order(osecs: &[OutSec]) -> Vec<OsecId> {
     ids.sort_by_key(|id| class(&osecs[id.index()]));
     ids
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn shdr(sh_type: u32, flags: u32, align: u64, entsize: u64) -> Shdr {
+        let bytes = [0u8; size_of::<Shdr>()];
+        let mut h: Shdr = *object::pod::from_bytes::<Shdr>(&bytes).unwrap().0;
+        h.sh_type.set(LE, sh_type);
+        h.sh_flags.set(LE, flags as u64);
+        h.sh_addralign.set(LE, align);
+        h.sh_entsize.set(LE, entsize);
+        h
+    }
+
+    /// Flags add up and the largest alignment wins; merge flags stay only while every input has the same ones
+    /// with the same entry size; a section with contents turns a `.bss`-like one into one with contents.
+    #[test]
+    fn inputs_of_one_name_combine() {
+        let strings = (E::SHF_ALLOC | E::SHF_MERGE | E::SHF_STRINGS) as u32;
+        let mut out = new_osec(b".rodata.str", &shdr(E::SHT_PROGBITS, strings, 1, 1));
+        combine(&mut out, &shdr(E::SHT_PROGBITS, strings, 8, 1));
+        assert_eq!((out.flags, out.align, out.entsize), (strings as u64, 8, 1));
+        combine(&mut out, &shdr(E::SHT_PROGBITS, strings, 1, 2));
+        assert_eq!((out.flags, out.entsize), (E::SHF_ALLOC as u64, 0));
+        let mut bss = new_osec(
+            b".bss",
+            &shdr(E::SHT_NOBITS, E::SHF_ALLOC | E::SHF_WRITE, 4, 0),
+        );
+        combine(
+            &mut bss,
+            &shdr(E::SHT_PROGBITS, E::SHF_ALLOC | E::SHF_WRITE, 1, 0),
+        );
+        assert_eq!(bss.sh_type, E::SHT_PROGBITS);
+    }
+
+    /// Notes, code, read-only data, TLS, data, `.bss`, then the rest; first appearance within a class.
+    #[test]
+    fn header_order_by_class() {
+        let (a, w, x, t) = (E::SHF_ALLOC, E::SHF_WRITE, E::SHF_EXECINSTR, E::SHF_TLS);
+        let secs = [
+            (b".comment".as_slice(), E::SHT_PROGBITS, 0),
+            (b".bss", E::SHT_NOBITS, a | w),
+            (b".data", E::SHT_PROGBITS, a | w),
+            (b".tbss", E::SHT_NOBITS, a | w | t),
+            (b".tdata", E::SHT_PROGBITS, a | w | t),
+            (b".rodata", E::SHT_PROGBITS, a),
+            (b".text.b", E::SHT_PROGBITS, a | x),
+            (b".text.a", E::SHT_PROGBITS, a | x),
+            (b".note.x", E::SHT_NOTE, a),
+        ];
+        let osecs: Vec<OutSec> = secs
+            .iter()
+            .map(|&(n, ty, f)| new_osec(n, &shdr(ty, f, 1, 0)))
+            .collect();
+        let names: Vec<&[u8]> = order(&osecs)
+            .iter()
+            .map(|id| &osecs[id.index()].name[..])
+            .collect();
+        let want: [&[u8]; 9] = [
+            b".note.x",
+            b".text.b",
+            b".text.a",
+            b".rodata",
+            b".tdata",
+            b".tbss",
+            b".data",
+            b".bss",
+            b".comment",
+        ];
+        assert_eq!(names, want);
+    }
+}
