@@ -441,7 +441,7 @@ mod tests {
     /// with the same entry size; a section with contents turns a `.bss`-like one into one with contents.
     #[test]
     fn inputs_of_one_name_combine() {
-        let strings = (E::SHF_ALLOC | E::SHF_MERGE | E::SHF_STRINGS) as u32;
+        let strings = E::SHF_ALLOC | E::SHF_MERGE | E::SHF_STRINGS;
         let mut out = new_osec(b".rodata.str", &shdr(E::SHT_PROGBITS, strings, 1, 1));
         combine(&mut out, &shdr(E::SHT_PROGBITS, strings, 8, 1));
         assert_eq!((out.flags, out.align, out.entsize), (strings as u64, 8, 1));
