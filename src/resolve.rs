@@ -213,7 +213,12 @@ pub fn resolve(config: &Config, parsed: Parsed) -> Result<Resolved> {
         version_defs,
         in_dynamic_list,
         exported_by_option,
-    } = exports(config, &link, &defs, &mut hidden)?;
+    } = if config.relocatable {
+        // A partial link keeps `.symver` names as they are: versions and exports are the final link's.
+        Exports::default()
+    } else {
+        exports(config, &link, &defs, &mut hidden)?
+    };
     // Linker scripts' HIDDEN and PROVIDE_HIDDEN symbols are never exported.
     for sym in &config.script_hidden {
         if let Some(g) = link.names.lookup(sym.as_bytes()) {
@@ -774,6 +779,7 @@ fn check_shlib_undefined(
 }
 
 /// What the output exports and under which versions (see `Resolved`'s fields of the same names).
+#[derive(Default)]
 struct Exports {
     sym_version: Vec<u16>,
     version_defs: Vec<(String, Vec<String>)>,

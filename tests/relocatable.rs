@@ -402,3 +402,71 @@ fn bad_inputs_write_nothing() {
         .mode();
     assert_eq!(mode & 0o111, 0, "{mode:o}");
 }
+
+const VIS_ONE: &str = r#"__attribute__((visibility("hidden"))) int hid = 1;
+__attribute__((visibility("protected"))) int prot = 2;
+extern __thread int ext_tls;
+__attribute__((visibility("hidden"))) extern int undef_hidden;
+int use1(void) { return ext_tls + undef_hidden; }
+__attribute__((weak)) extern int wref(void);
+__attribute__((weak)) extern int only_weak(void);
+int use_w(void) { return (wref ? wref() : 0) + (only_weak ? only_weak() : 0); }
+"#;
+
+const VIS_TWO: &str = r#"extern int hid, prot;
+int wref(void);
+int use2(void) { return hid + prot + wref(); }
+__asm__(".symver old_f, f@VER_1\n.symver new_f, f@@VER_2");
+int old_f(void) { return 1; }
+int new_f(void) { return 2; }
+"#;
+
+/// Symbol attributes carried as GNU ld's `-r` carries them: visibility (hidden and protected definitions, a
+/// hidden undefined reference), an undefined TLS reference's type, weak only where every reference is weak,
+/// `.symver` names with their versions: `readelf -s`'s lines, but their numbers, are GNU ld's.
+#[test]
+fn symbol_attributes_match_gnu_ld() {
+    let Some((dir, _shim, _bfd)) = common::against_gnu_ld("reloc-symbols", &["gcc", "readelf"])
+    else {
+        return;
+    };
+    let (linker, _) = common::linker_under_test();
+    let objs = compile(
+        &dir,
+        "gcc",
+        &["-O1"],
+        &[("one.c", VIS_ONE), ("two.c", VIS_TWO)],
+    );
+    let objs: Vec<&str> = objs.iter().map(String::as_str).collect();
+    partial_links(&linker, &dir, &objs, &[]);
+    let table = |obj: &str| {
+        let out = common::tool_ok("readelf", &["-sW", obj], &dir);
+        let mut v: Vec<String> = out
+            .lines()
+            .filter(|l| {
+                l.trim_start()
+                    .split(':')
+                    .next()
+                    .is_some_and(|n| n.parse::<u32>().is_ok())
+            })
+            .map(|l| common::squash_ws(l.split_once(':').unwrap().1))
+            .collect();
+        v.sort();
+        v
+    };
+    let rivet = table("rivet.o");
+    assert!(rivet.iter().any(|l| l.ends_with("f@@VER_2")), "{rivet:?}");
+    assert!(
+        rivet
+            .iter()
+            .any(|l| l.contains("TLS GLOBAL DEFAULT UND ext_tls")),
+        "{rivet:?}"
+    );
+    assert!(
+        rivet
+            .iter()
+            .any(|l| l.contains("WEAK DEFAULT UND only_weak")),
+        "{rivet:?}"
+    );
+    assert_eq!(rivet, table("bfd.o"));
+}
