@@ -128,41 +128,43 @@ int tunable(void) { return 42; }
 
 /// (1) A C program with globals, statics, strings, function pointers in data, TLS, weak symbols and a common
 /// symbol: partially linked by the linker under test, then linked by gcc with GNU ld and with the linker under
-/// test, it prints what the program of the original objects prints; its symbols are GNU ld's `-r` output's.
+/// test, it prints what the program of the original objects prints; its symbols are GNU ld's `-r` output's. Objects
+/// of gcc and of clang-19.
 #[test]
 fn c_program_partially_linked() {
     let Some((dir, shim, bfd)) = common::against_gnu_ld("reloc-c", &["gcc", "nm"]) else {
         return;
     };
     let (linker, _) = common::linker_under_test();
-    let objs = compile(
-        &dir,
-        "gcc",
-        &["-O1", "-fcommon"],
-        &[("main.c", C_MAIN), ("data.c", C_DATA)],
-    );
-    let objs: Vec<&str> = objs.iter().map(String::as_str).collect();
-    let expected = run_program(&dir, "gcc", &bfd, &objs, "direct");
-    assert!(
-        expected.contains("hello, partial link 10 5 16"),
-        "{expected}"
-    );
-    partial_links(&linker, &dir, &objs, &[]);
-    assert_eq!(symbols(&dir, "rivet.o"), symbols(&dir, "bfd.o"));
-    for (side, s) in [("bfd", &bfd), ("rivet", &shim)] {
+    for c in common::compilers() {
+        let cc = c.driver(false);
+        let objs = compile(
+            &dir,
+            cc,
+            &["-O1", "-fcommon"],
+            &[("main.c", C_MAIN), ("data.c", C_DATA)],
+        );
+        let objs: Vec<&str> = objs.iter().map(String::as_str).collect();
+        let expected = run_program(&dir, "gcc", &bfd, &objs, "direct");
+        assert!(
+            expected.contains("hello, partial link 10 5 16"),
+            "{cc}: {expected}"
+        );
+        partial_links(&linker, &dir, &objs, &[]);
+        assert_eq!(symbols(&dir, "rivet.o"), symbols(&dir, "bfd.o"), "{cc}");
+        for (side, s) in [("bfd", &bfd), ("rivet", &shim)] {
+            let out = run_program(&dir, "gcc", s, &["rivet.o"], side);
+            assert_eq!(out, expected, "{cc}: final link by {side}");
+        }
+        // -d: the common symbol gets its space in .bss, as GNU ld gives it.
+        partial_links(&linker, &dir, &objs, &["-d"]);
+        assert_eq!(symbols(&dir, "rivet.o"), symbols(&dir, "bfd.o"), "{cc} -d");
         assert_eq!(
-            run_program(&dir, "gcc", s, &["rivet.o"], side),
+            run_program(&dir, "gcc", &shim, &["rivet.o"], "common"),
             expected,
-            "final link by {side}"
+            "{cc} -d"
         );
     }
-    // -d: the common symbol gets its space in .bss, as GNU ld gives it.
-    partial_links(&linker, &dir, &objs, &["-d"]);
-    assert_eq!(symbols(&dir, "rivet.o"), symbols(&dir, "bfd.o"));
-    assert_eq!(
-        run_program(&dir, "gcc", &shim, &["rivet.o"], "common"),
-        expected
-    );
 }
 
 const CXX_ONE: &str = r#"#include <cstdio>
@@ -189,7 +191,8 @@ void thrower(int x) { if (x) throw std::runtime_error("thrown in two, x=" + std:
 "#;
 
 /// (2) A C++ program whose two files share templates and inline functions (COMDAT groups), throw an exception
-/// across files and run a static constructor: one group per signature, as GNU ld's, and the same run.
+/// across files and run a static constructor: one group per signature, as GNU ld's, and the same run (g++ and
+/// clang++-19, with and without one section per function).
 #[test]
 fn cxx_program_with_comdat_groups() {
     let Some((dir, shim, bfd)) = common::against_gnu_ld("reloc-cxx", &["g++", "nm", "readelf"])
@@ -197,11 +200,21 @@ fn cxx_program_with_comdat_groups() {
         return;
     };
     let (linker, _) = common::linker_under_test();
-    for opt in ["-O0", "-O2"] {
+    let variants = common::compilers().into_iter().flat_map(|c| {
+        [
+            &["-O0"][..],
+            &["-O2", "-ffunction-sections", "-fdata-sections"],
+        ]
+        .map(|o| (c.driver(true), o))
+    });
+    for (cxx, opts) in variants {
+        let opt = format!("{cxx} {}", opts.join(" "));
+        let mut flags = opts.to_vec();
+        flags.push("-g");
         let objs = compile(
             &dir,
-            "g++",
-            &[opt, "-g"],
+            cxx,
+            &flags,
             &[("one.cc", CXX_ONE), ("two.cc", CXX_TWO)],
         );
         let objs: Vec<&str> = objs.iter().map(String::as_str).collect();
