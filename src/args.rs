@@ -1415,7 +1415,7 @@ fn check_relocatable(cfg: &Config, shared: bool, pie: bool) -> Result<(), String
         (cfg.gc_sections, "--gc-sections"),
         (!cfg.defsyms.is_empty(), "--defsym"),
         (!cfg.version_script.is_empty(), "--version-script"),
-        (cfg.map.is_some(), "-Map"),
+        (cfg.map.is_some(), "-Map/-M"),
         (
             !cfg.section_start.is_empty(),
             "--section-start/-Ttext/-Tdata/-Tbss",
