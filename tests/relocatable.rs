@@ -375,12 +375,8 @@ fn bad_inputs_write_nothing() {
     else {
         return;
     };
-    compile(
-        &dir,
-        "gcc",
-        &[],
-        &[("ok.c", "int ok(void) { return 1; }\n")],
-    );
+    let ok = "int other(void);\nint ok(void) { return other(); }\n";
+    compile(&dir, "gcc", &[], &[("ok.c", ok)]);
     std::fs::write(dir.join("junk.o"), b"\x00\x01 this is not an object").unwrap();
     let l = linker.to_str().unwrap();
     let out = common::tool(l, &["-r", "-o", "out.o", "ok.o", "junk.o"], Some(&dir));
@@ -406,6 +402,18 @@ fn bad_inputs_write_nothing() {
         "{}",
         out.log()
     );
+    // A relocation that names a symbol beyond the symbol table.
+    let mut obj = std::fs::read(dir.join("ok.o")).unwrap();
+    corrupt_first_relocation(&mut obj);
+    std::fs::write(dir.join("badrel.o"), &obj).unwrap();
+    let out = common::tool(l, &["-r", "-o", "out.o", "badrel.o"], Some(&dir));
+    assert_eq!(out.code, Some(1), "{}", out.log());
+    assert!(
+        out.stderr_str().contains("beyond the symbol table"),
+        "{}",
+        out.log()
+    );
+    assert!(!dir.join("out.o").exists());
     // A relocatable object is not a program: not made executable.
     link_ok(&linker, &["-r", "-o", "out.o", "ok.o"], &dir);
     use std::os::unix::fs::PermissionsExt;
@@ -482,4 +490,22 @@ fn symbol_attributes_match_gnu_ld() {
         "{rivet:?}"
     );
     assert_eq!(rivet, table("bfd.o"));
+}
+
+/// Points the first relocation of the first `SHT_RELA` section of ELF64 object `obj` at symbol 0xffffff.
+fn corrupt_first_relocation(obj: &mut [u8]) {
+    let u64_at =
+        |b: &[u8], at: usize| u64::from_le_bytes(b[at..at + 8].try_into().unwrap()) as usize;
+    let u16_at =
+        |b: &[u8], at: usize| u16::from_le_bytes(b[at..at + 2].try_into().unwrap()) as usize;
+    let (shoff, shnum) = (u64_at(obj, 0x28), u16_at(obj, 0x3c));
+    for k in 0..shnum {
+        let h = shoff + 64 * k;
+        let (ty, off, size) = (obj[h + 4], u64_at(obj, h + 24), u64_at(obj, h + 32));
+        if ty == 4 && size >= 24 {
+            obj[off + 12..off + 16].copy_from_slice(&0xff_ffffu32.to_le_bytes());
+            return;
+        }
+    }
+    panic!("no relocations to corrupt");
 }

@@ -20,7 +20,7 @@ pub fn link<A: Arch>(config: &Config, res: &Resolved) -> Result<()> {
     check(config, res)?;
     let plan = sections::plan::<A>(config, res)?;
     let syms = symbols::table(config, res, &plan)?;
-    let relas = relocs::collect::<A>(res, &plan, &syms);
+    let relas = relocs::collect::<A>(res, &plan, &syms)?;
     let image = image::build(config, res, &plan, &syms, &relas, A::E_MACHINE)?;
     if config.fatal_warnings && crate::diag::warnings() > 0 {
         return Err(Errors::one(format!(

@@ -10,6 +10,7 @@
 use super::sections::Plan;
 use super::symbols::SymbolTable;
 use crate::arch::Arch;
+use crate::diag::{Errors, Result};
 use crate::elf::LE;
 use crate::index::NONE;
 use crate::resolve::Resolved;
@@ -24,8 +25,13 @@ pub struct OutRela {
     pub addend: i64,
 }
 
-/// Per output section (by `OsecId`): its relocations, in input order.
-pub fn collect<A: Arch>(res: &Resolved, plan: &Plan, syms: &SymbolTable) -> Vec<Vec<OutRela>> {
+/// Per output section (by `OsecId`): its relocations, in input order. A relocation naming a symbol the file does
+/// not have is an error.
+pub fn collect<A: Arch>(
+    res: &Resolved,
+    plan: &Plan,
+    syms: &SymbolTable,
+) -> Result<Vec<Vec<OutRela>>> {
     plan.osecs
         .iter()
         .map(|out| {
@@ -36,6 +42,15 @@ pub fn collect<A: Arch>(res: &Resolved, plan: &Plan, syms: &SymbolTable) -> Vec<
                 let sec = o.sec(s);
                 let debug = !sec.is_alloc();
                 for r in sec.relas() {
+                    let i = r.r_sym(LE, false) as usize;
+                    if i >= o.syms.len().max(1) {
+                        return Err(Errors::one(format!(
+                            "{}:({}+{:#x}): relocation refers to symbol index {i}, beyond the symbol table",
+                            o.name,
+                            o.section_name(s as u32),
+                            r.r_offset.get(LE)
+                        )));
+                    }
                     let (sym, addend) =
                         match target(res, plan, syms, f, r.r_sym(LE, false) as usize) {
                             Some((sym, moved)) => {
@@ -60,7 +75,7 @@ pub fn collect<A: Arch>(res: &Resolved, plan: &Plan, syms: &SymbolTable) -> Vec<
                     });
                 }
             }
-            list
+            Ok(list)
         })
         .collect()
 }
