@@ -103,18 +103,10 @@ pub fn build(
     let mut image = vec![0u8; size_of::<elf::Ehdr>()];
     let mut headers: Vec<Header> = Vec::with_capacity(num.count);
     headers.push(header(0, 0, 0, 0, 0, 0));
-    // Groups first, as GNU ld has them: the signature's symbol and the members' (and their relocations') indices.
+    // Groups first, as GNU ld has them.
     for g in &plan.groups {
-        let mut words = g.flag.to_le_bytes().to_vec();
-        for m in &g.members {
-            words.extend_from_slice(&num.osec[m.index()].to_le_bytes());
-            if num.rela[m.index()] != 0 {
-                words.extend_from_slice(&num.rela[m.index()].to_le_bytes());
-            }
-        }
-        let mut h = header(shstr.add(b".group"), E::SHT_GROUP, 0, 4, 4, 0);
-        h.link = num.symtab;
-        h.info = signature(res, plan, syms, g);
+        let (mut h, words) = group(res, plan, syms, &num, g);
+        h.name = shstr.add(b".group");
         place_bytes(&mut image, &mut h, &words);
         headers.push(h);
     }
@@ -255,6 +247,28 @@ fn rela_bytes(list: &[OutRela]) -> Vec<u8> {
         v.extend_from_slice(&r.addend.to_le_bytes());
     }
     v
+}
+
+/// A group section's header and words: its flags, then its members' (and their relocations') indices; the
+/// signature's symbol in `sh_info`.
+fn group(
+    res: &Resolved,
+    plan: &Plan,
+    syms: &SymbolTable,
+    num: &Numbering,
+    g: &super::sections::Group,
+) -> (Header, Vec<u8>) {
+    let mut words = g.flag.to_le_bytes().to_vec();
+    for m in &g.members {
+        words.extend_from_slice(&num.osec[m.index()].to_le_bytes());
+        if num.rela[m.index()] != 0 {
+            words.extend_from_slice(&num.rela[m.index()].to_le_bytes());
+        }
+    }
+    let mut h = header(0, E::SHT_GROUP, 0, 4, 4, 0);
+    h.link = num.symtab;
+    h.info = signature(res, plan, syms, g);
+    (h, words)
 }
 
 /// The group's signature: its symbol's output index (a section symbol's is its output section's).
