@@ -78,6 +78,10 @@ pub enum InputArg {
 pub struct Config {
     pub output: PathBuf,
     pub kind: OutputKind,
+    /// `-r`: a relocatable object (a partial link, `src/relocatable/`) instead of `kind`'s output.
+    pub relocatable: bool,
+    /// `-d`, `-dc`, `-dp`: with `-r`, common symbols are allocated in `.bss` as in a final link.
+    pub define_common: bool,
     /// `-static` / `-Bstatic` as the *last* global state means "no dynamic linking at all" only when no shared
     /// object ends up in the link; this records whether `-static` (not just `-Bstatic`) was given.
     pub static_link: bool,
@@ -108,6 +112,8 @@ pub struct Config {
     pub bind_now: bool,
     /// `-z execstack`
     pub execstack: bool,
+    /// `-z noexecstack` given: with `-r`, inputs that ask for an executable stack do not get one.
+    pub noexecstack: bool,
     /// `-z stack-size=N`: the stack size `PT_GNU_STACK` asks for (0: the system's default).
     pub stack_size: u64,
     /// `--relax` (default): GOT loads of local symbols become direct references.
@@ -284,6 +290,8 @@ impl Default for Config {
     /// GNU ld's defaults on x86-64 Linux when no option says otherwise.
     fn default() -> Config {
         Config {
+            relocatable: false,
+            define_common: false,
             output: PathBuf::from("a.out"),
             kind: OutputKind::Exec,
             static_link: false,
@@ -307,6 +315,7 @@ impl Default for Config {
             relro: true,
             bind_now: false,
             execstack: false,
+            noexecstack: false,
             stack_size: 0,
             relax: true,
             dynamic_undefined_weak: None,
@@ -491,6 +500,7 @@ enum Opt {
     Shared,
     EmitRelocs,
     Relocatable,
+    DefineCommon,
     Emulation,
     // Inputs and positional state.
     Library,
@@ -690,7 +700,8 @@ const OPTIONS: &[OptSpec] = &[
     flag(Opt::Pie, &["-pie", "--pic-executable"], "Create a position-independent executable"),
     flag(Opt::NoPie, &["-no-pie", "--no-pic-executable"], "Create a position-dependent executable (default)"),
     flag(Opt::Shared, &["-shared", "-Bshareable"], "Create a shared library"),
-    flag(Opt::Relocatable, &["-r", "--relocatable"], "Relocatable output (not supported yet)"),
+    flag(Opt::Relocatable, &["-r", "--relocatable", "-i"], "Relocatable output: combine the inputs into one object (partial link)"),
+    flag(Opt::DefineCommon, &["-d", "-dc", "-dp", "--define-common"], "With -r: allocate common symbols in .bss"),
     flag(Opt::EmitRelocs, &["-q", "--emit-relocs"], "Keep the inputs' relocations in the output, as .rela<section> sections (for post-link optimisers)"),
     value(Opt::Emulation, &["-m"], "EMULATION", "Target emulation; only elf_x86_64"),
     value(Opt::Library, &["-l", "--library"], "NAME", "Search for libNAME.so / libNAME.a (-l:FILE: exactly FILE)"),
@@ -1037,10 +1048,6 @@ pub fn parse(argv: &[String]) -> Result<Action, String> {
         let Some((spec, glued)) = lookup(arg) else {
             return Err(format!("unknown argument '{arg}'"));
         };
-        // Refuse unsupported features before asking for their value, so the message says what is wrong.
-        if spec.opt == Opt::Relocatable {
-            return Err(format!("{arg}: relocatable output is not supported yet"));
-        }
         let value = match (spec.takes, glued) {
             (Takes::Value, None) => {
                 let Some(next) = args.get(i) else {
@@ -1152,8 +1159,12 @@ impl Parser {
                 self.in_group = false;
                 cfg.inputs.push(InputArg::GroupEnd);
             }
-            // Refused in `parse` before its value is read.
-            Opt::Relocatable => {}
+            Opt::Relocatable => {
+                // As in GNU ld, `-l` after `-r` finds archives only: a relocatable object cannot use a shared one.
+                cfg.relocatable = true;
+                self.flags.static_only = true;
+            }
+            Opt::DefineCommon => cfg.define_common = true,
             Opt::Entry => cfg.entry = Some(val()),
             // Read like a script named as an input, which applies what rivet supports of scripts and refuses
             // the rest (`SECTIONS` among it) with its place. GNU ld looks for it as named, then in the `-L`
@@ -1366,6 +1377,9 @@ impl Parser {
         for dir in &mut cfg.search_paths {
             *dir = under_sysroot(dir, sysroot.as_deref());
         }
+        if cfg.relocatable {
+            check_relocatable(cfg, self.shared, self.pie)?;
+        }
         cfg.kind = if self.shared {
             OutputKind::Shared
         } else if self.pie {
@@ -1398,6 +1412,40 @@ impl Parser {
             return Err("no input files".to_string());
         }
         Ok(Action::Link(self.cfg))
+    }
+}
+
+/// `-r` with the options that only a final link has a meaning for: GNU ld's errors for `-shared` and `-pie`, and
+/// an error for each option whose effect rivet does not reproduce in a partial link yet (never silently ignored).
+fn check_relocatable(cfg: &Config, shared: bool, pie: bool) -> Result<(), String> {
+    if shared {
+        return Err("-r and -shared may not be used together".into());
+    }
+    if pie {
+        return Err("-r and -pie may not be used together".into());
+    }
+    if cfg.gc_sections && cfg.entry.is_none() && cfg.undefined.is_empty() {
+        // GNU ld's rule: nothing would be kept.
+        return Err("--gc-sections requires a defined symbol root specified by -e or -u".into());
+    }
+    let unsupported = [
+        (cfg.gc_sections, "--gc-sections"),
+        (!cfg.defsyms.is_empty(), "--defsym"),
+        (!cfg.version_script.is_empty(), "--version-script"),
+        (cfg.map.is_some(), "-Map/-M"),
+        (
+            !cfg.section_start.is_empty(),
+            "--section-start/-Ttext/-Tdata/-Tbss",
+        ),
+        (!cfg.exclude_libs.is_empty(), "--exclude-libs"),
+        (cfg.pack_relative_relocs, "-z pack-relative-relocs"),
+        (cfg.package_metadata.is_some(), "--package-metadata"),
+    ];
+    match unsupported.iter().find(|(given, _)| *given) {
+        Some((_, name)) => Err(format!(
+            "{name} with -r (relocatable output) is not supported yet"
+        )),
+        None => Ok(()),
     }
 }
 
@@ -1580,7 +1628,10 @@ fn apply_z(cfg: &mut Config, keyword: &str) -> Result<(), String> {
         "now" => cfg.bind_now = true,
         "lazy" => cfg.bind_now = false,
         "execstack" => cfg.execstack = true,
-        "noexecstack" => cfg.execstack = false,
+        "noexecstack" => {
+            cfg.execstack = false;
+            cfg.noexecstack = true;
+        }
         "text" => cfg.z_text = true,
         "notext" => cfg.z_text = false,
         "separate-code" => cfg.z_separate_code = true,
@@ -2356,10 +2407,22 @@ mod tests {
                 "{cmd}"
             );
         }
-        assert!(error("-r a.o").contains("relocatable output is not supported yet"));
         assert!(error("-q -s a.o").contains("--strip-all"));
         assert!(error("--emit-relocs --strip-all a.o").contains("--strip-all"));
-        assert!(error("--relocatable a.o").contains("relocatable output is not supported yet"));
+        assert!(link("-r a.o").relocatable && link("-i -dc a.o").define_common);
+        assert_eq!(
+            error("-r -shared a.o"),
+            "-r and -shared may not be used together"
+        );
+        assert_eq!(
+            error("--relocatable -pie a.o"),
+            "-r and -pie may not be used together"
+        );
+        assert!(error("-r --gc-sections a.o").contains("requires a defined symbol root"));
+        assert!(
+            error("-r --defsym=x=1 a.o")
+                .contains("--defsym with -r (relocatable output) is not supported")
+        );
         assert_eq!(error(""), "no input files");
         assert_eq!(error("-o x --as-needed"), "no input files");
         assert!(error("-O fast a.o").contains("number expected"));

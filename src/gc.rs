@@ -46,7 +46,8 @@ fn candidate(res: &Resolved, f: usize, s: usize) -> bool {
         && !(res.strip_debug && !sec.is_alloc() && is_debug_section(o.sec_name(s)))
 }
 
-fn is_debug_section(name: &[u8]) -> bool {
+/// Whether `name` is a debug section's, which `-S` leaves out.
+pub fn is_debug_section(name: &[u8]) -> bool {
     name.starts_with(b".debug")
         || name.starts_with(b".zdebug")
         || name.starts_with(b".gnu.debuglto")

@@ -23,6 +23,7 @@ mod output_file;
 mod par;
 mod parse;
 mod reloc;
+mod relocatable;
 mod reproduce;
 mod resolve;
 mod scan;
@@ -369,6 +370,14 @@ fn link<A: Arch>(config: &args::Config, release_inputs: bool) -> diag::Result<()
     if config.cref && config.map.is_none() {
         print!("{}", map::cref(&resolved));
     }
+    if config.relocatable {
+        let _t = timing::span("write relocatable output");
+        relocatable::link::<A>(config, &resolved)?;
+        drop(_t);
+        finish_link(config, &read_files, total, release_inputs)?;
+        std::mem::forget(resolved);
+        return Ok(());
+    }
     let mut live = {
         let _t = timing::span("gc sections");
         gc::gc(config, &resolved)
@@ -405,8 +414,22 @@ fn link<A: Arch>(config: &args::Config, release_inputs: bool) -> diag::Result<()
         let _t = timing::span("write output");
         write::write::<A>(config, &resolved, &space, &live, &mut lay)?;
     }
+    finish_link(config, &read_files, total, release_inputs)?;
+    // Leave without dropping the big structures (ARCHITECTURE.md, performance rule 5).
+    std::mem::forget((resolved, live, space, scanned, lay));
+    Ok(())
+}
+
+/// What follows the output: the dependency file, the inputs' pages released (`link`'s `release_inputs`), the
+/// timing reports. `total` is the whole link's timing span.
+fn finish_link(
+    config: &args::Config,
+    read_files: &[std::path::PathBuf],
+    total: timing::Span,
+    release_inputs: bool,
+) -> diag::Result<()> {
     if let Some(path) = &config.dependency_file {
-        depfile::write(path, config, &read_files)?;
+        depfile::write(path, config, read_files)?;
     }
     if release_inputs && rayon::current_num_threads() > 1 {
         let _t = timing::span("release input pages");
@@ -421,8 +444,6 @@ fn link<A: Arch>(config: &args::Config, release_inputs: bool) -> diag::Result<()
             diag::Errors::one(format!("cannot write time trace {}: {e}", path.display()))
         })?;
     }
-    // Leave without dropping the big structures (ARCHITECTURE.md, performance rule 5).
-    std::mem::forget((resolved, live, space, scanned, lay));
     Ok(())
 }
 

@@ -34,6 +34,8 @@ pub struct OutputFile {
     holes: Vec<Range<usize>>,
     /// The temporary file, open and `flock`ed while this link writes it (`temp_in_use`).
     lock: Option<std::fs::File>,
+    /// The permission bits asked of a new file (the umask applies): executable unless `not_executable`.
+    mode: u32,
 }
 
 impl OutputFile {
@@ -80,6 +82,7 @@ impl OutputFile {
             reused: reused.is_some(),
             holes,
             lock: None,
+            mode: 0o777,
         };
         file.buf = if let Some(old) = reused {
             lock(&old.file);
@@ -174,6 +177,11 @@ impl OutputFile {
         ))
     }
 
+    /// The output is not a program (a relocatable object): a new file is not made executable, as with GNU ld.
+    pub fn not_executable(&mut self) {
+        self.mode = 0o666;
+    }
+
     /// The image's bytes.
     pub fn bytes(&mut self) -> &mut [u8] {
         self.buf.bytes()
@@ -240,6 +248,7 @@ impl OutputFile {
             size,
             special,
             lock: _lock,
+            mode,
             ..
         } = self;
         let finish = || -> std::io::Result<()> {
@@ -251,7 +260,7 @@ impl OutputFile {
                     if let Some(file) = shrink {
                         file.set_len(size)?;
                     }
-                    set_mode(&tmp)?;
+                    set_mode(&tmp, mode)?;
                 }
                 OutputBuffer::Heap(v) if special => {
                     // Written into as it is: no temporary file, no rename, its mode left alone.
@@ -276,7 +285,7 @@ impl OutputFile {
                         f.write_all_at(&v[r.clone()], r.start as u64)?;
                     }
                     drop(f);
-                    set_mode(&tmp)?;
+                    set_mode(&tmp, mode)?;
                 }
             }
             let old = move_old_output(&path);
@@ -681,9 +690,9 @@ fn remove_temp(tmp: &Path) {
     cleanup::clear();
 }
 
-fn set_mode(path: &Path) -> std::io::Result<()> {
+fn set_mode(path: &Path, mode: u32) -> std::io::Result<()> {
     use std::os::unix::fs::PermissionsExt;
-    let mode = 0o777 & !umask();
+    let mode = mode & !umask();
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))
 }
 

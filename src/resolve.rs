@@ -213,7 +213,12 @@ pub fn resolve(config: &Config, parsed: Parsed) -> Result<Resolved> {
         version_defs,
         in_dynamic_list,
         exported_by_option,
-    } = exports(config, &link, &defs, &mut hidden)?;
+    } = if config.relocatable {
+        // A partial link keeps `.symver` names as they are: versions and exports are the final link's.
+        Exports::default()
+    } else {
+        exports(config, &link, &defs, &mut hidden)?
+    };
     // Linker scripts' HIDDEN and PROVIDE_HIDDEN symbols are never exported.
     for sym in &config.script_hidden {
         if let Some(g) = link.names.lookup(sym.as_bytes()) {
@@ -250,7 +255,10 @@ pub fn resolve(config: &Config, parsed: Parsed) -> Result<Resolved> {
 /// symbol.
 fn command_line_names(config: &Config) -> (Vec<Name>, usize) {
     let mut extra: Vec<Name> = Vec::new();
-    let entry = config.entry.clone().unwrap_or_else(|| "_start".into());
+    // A partial link has no entry unless `-e` names one (GNU ld's script for `-r` has no ENTRY): an empty name,
+    // which no symbol has, keeps the roots' numbering.
+    let default_entry = if config.relocatable { "" } else { "_start" };
+    let entry = config.entry.clone().unwrap_or_else(|| default_entry.into());
     extra.push(Name::new(leak(entry.as_bytes())));
     for u in &config.undefined {
         extra.push(Name::new(leak(u.as_bytes())));
@@ -783,6 +791,7 @@ fn check_shlib_undefined(
 }
 
 /// What the output exports and under which versions (see `Resolved`'s fields of the same names).
+#[derive(Default)]
 struct Exports {
     sym_version: Vec<u16>,
     version_defs: Vec<(String, Vec<String>)>,

@@ -1,0 +1,394 @@
+//! `-r`'s file image: the ELF header, the groups, each output section followed by its `.rela` section, then
+//! `.symtab`, `.strtab`, `.shstrtab`, and the section headers at the end.
+
+use super::relocs::OutRela;
+use super::sections::{Made, OutSec, Plan};
+use super::symbols::{Place, SymbolTable};
+use crate::args::{BuildId, Config};
+use crate::diag::{Errors, Result};
+use crate::elf;
+use crate::resolve::Resolved;
+use object::elf as E;
+use std::collections::HashMap;
+
+/// A string table being built, each string once.
+#[derive(Default)]
+struct StrTab {
+    bytes: Vec<u8>,
+    seen: HashMap<Vec<u8>, u32>,
+}
+
+impl StrTab {
+    fn new() -> StrTab {
+        StrTab {
+            bytes: vec![0],
+            seen: HashMap::new(),
+        }
+    }
+    fn add(&mut self, s: &[u8]) -> u32 {
+        if s.is_empty() {
+            return 0;
+        }
+        if let Some(&at) = self.seen.get(s) {
+            return at;
+        }
+        let at = self.bytes.len() as u32;
+        self.bytes.extend_from_slice(s);
+        self.bytes.push(0);
+        self.seen.insert(s.to_vec(), at);
+        at
+    }
+}
+
+/// A section header being built, with where its contents come from.
+struct Header {
+    name: u32,
+    sh_type: u32,
+    flags: u64,
+    offset: u64,
+    size: u64,
+    link: u32,
+    info: u32,
+    align: u64,
+    entsize: u64,
+}
+
+/// Section header numbers: each output section's and its relocation section's (0: none).
+struct Numbering {
+    osec: Vec<u32>,
+    rela: Vec<u32>,
+    symtab: u32,
+    count: usize,
+}
+
+fn number(plan: &Plan, relas: &[Vec<OutRela>]) -> Result<Numbering> {
+    let mut next = 1 + plan.groups.len() as u32;
+    let mut osec = vec![0; plan.osecs.len()];
+    let mut rela = vec![0; plan.osecs.len()];
+    for &id in &plan.order {
+        osec[id.index()] = next;
+        next += 1;
+        if !relas[id.index()].is_empty() {
+            rela[id.index()] = next;
+            next += 1;
+        }
+    }
+    // Beyond this, section indices need the extended numbering (`SHN_XINDEX`), which is not written yet.
+    if next + 3 >= E::SHN_LORESERVE as u32 {
+        return Err(Errors::one(format!(
+            "relocatable output would have {} sections; more than {} are not supported yet",
+            next + 3,
+            E::SHN_LORESERVE - 1
+        )));
+    }
+    Ok(Numbering {
+        osec,
+        rela,
+        symtab: next,
+        count: next as usize + 3,
+    })
+}
+
+/// The whole file.
+pub fn build(
+    config: &Config,
+    res: &Resolved,
+    plan: &Plan,
+    syms: &SymbolTable,
+    relas: &[Vec<OutRela>],
+    machine: u16,
+) -> Result<Vec<u8>> {
+    let num = number(plan, relas)?;
+    let mut shstr = StrTab::new();
+    let mut image = vec![0u8; size_of::<elf::Ehdr>()];
+    let mut headers: Vec<Header> = Vec::with_capacity(num.count);
+    headers.push(header(0, 0, 0, 0, 0, 0));
+    // Groups first, as GNU ld has them.
+    for g in &plan.groups {
+        let (mut h, words) = group(res, plan, syms, &num, g);
+        h.name = shstr.add(b".group");
+        place_bytes(&mut image, &mut h, &words);
+        headers.push(h);
+    }
+    let mut build_id = None;
+    for &id in &plan.order {
+        let out = &plan.osecs[id.index()];
+        let mut flags = out.flags;
+        if !plan.groups.iter().any(|g| g.members.contains(&id)) {
+            flags &= !(E::SHF_GROUP as u64);
+        }
+        let mut h = header(
+            shstr.add(&out.name),
+            out.sh_type,
+            flags,
+            out.align,
+            out.entsize,
+            0,
+        );
+        if let Some((f, s)) = out.link_to {
+            h.link = plan
+                .place(f.index(), s.index())
+                .map_or(0, |(l, _)| num.osec[l.index()]);
+        }
+        h.size = out.size;
+        if out.sh_type == E::SHT_NOBITS {
+            h.offset = elf::align_up(image.len() as u64, out.align);
+        } else {
+            let bytes = contents(res, out);
+            if let Made::BuildId(n) = out.made {
+                build_id = Some((elf::align_up(image.len() as u64, out.align) as usize, n));
+            }
+            place_bytes(&mut image, &mut h, &bytes);
+        }
+        headers.push(h);
+        let list = &relas[id.index()];
+        if !list.is_empty() {
+            let name = [b".rela", &out.name[..]].concat();
+            let mut r = header(
+                shstr.add(&name),
+                E::SHT_RELA,
+                E::SHF_INFO_LINK as u64,
+                8,
+                24,
+                0,
+            );
+            r.flags |= flags & E::SHF_GROUP as u64;
+            r.link = num.symtab;
+            r.info = num.osec[id.index()];
+            place_bytes(&mut image, &mut r, &rela_bytes(list));
+            headers.push(r);
+        }
+    }
+    let (symtab, strtab) = symtab_bytes(syms, &num);
+    let mut h = header(shstr.add(b".symtab"), E::SHT_SYMTAB, 0, 8, 24, 0);
+    h.link = num.symtab + 1;
+    h.info = syms.first_global as u32;
+    place_bytes(&mut image, &mut h, &symtab);
+    headers.push(h);
+    let mut h = header(shstr.add(b".strtab"), E::SHT_STRTAB, 0, 1, 0, 0);
+    place_bytes(&mut image, &mut h, &strtab);
+    headers.push(h);
+    let mut h = header(shstr.add(b".shstrtab"), E::SHT_STRTAB, 0, 1, 0, 0);
+    let names = std::mem::take(&mut shstr.bytes);
+    place_bytes(&mut image, &mut h, &names);
+    headers.push(h);
+    let shoff = elf::align_up(image.len() as u64, 8);
+    image.resize(shoff as usize, 0);
+    for h in &headers {
+        image.extend_from_slice(&header_bytes(h));
+    }
+    let entry = entry_value(config, res, syms);
+    write_ehdr(&mut image, res, machine, entry, shoff, headers.len());
+    if let Some((at, n)) = build_id {
+        fill_build_id(config, &mut image, at, n);
+    }
+    Ok(image)
+}
+
+fn header(name: u32, sh_type: u32, flags: u64, align: u64, entsize: u64, size: u64) -> Header {
+    Header {
+        name,
+        sh_type,
+        flags,
+        offset: 0,
+        size,
+        link: 0,
+        info: 0,
+        align,
+        entsize,
+    }
+}
+
+/// Appends `bytes` at `h`'s alignment and records where.
+fn place_bytes(image: &mut Vec<u8>, h: &mut Header, bytes: &[u8]) {
+    let at = elf::align_up(image.len() as u64, h.align.max(1));
+    image.resize(at as usize, 0);
+    image.extend_from_slice(bytes);
+    h.offset = at;
+    h.size = bytes.len() as u64;
+}
+
+/// An output section's bytes: its input sections at their offsets (zeros between them and for `.bss`-like
+/// inputs), or what the linker makes.
+fn contents(res: &Resolved, out: &OutSec) -> Vec<u8> {
+    let mut bytes = vec![0u8; out.size as usize];
+    match &out.made {
+        Made::Properties(props) => crate::synthetic::property::write(&mut bytes, props),
+        Made::BuildId(n) => {
+            bytes[0..4].copy_from_slice(&4u32.to_le_bytes());
+            bytes[4..8].copy_from_slice(&(*n as u32).to_le_bytes());
+            bytes[8..12].copy_from_slice(&E::NT_GNU_BUILD_ID.to_le_bytes());
+            bytes[12..16].copy_from_slice(b"GNU\0");
+        }
+        Made::Inputs => {
+            for p in &out.parts {
+                let o = &res.objects[p.file.index()];
+                let sec = o.sec(p.sec.index());
+                let data = match sec.data() {
+                    // Sections the final link ignores (SHF_EXCLUDE, `.gnu.warning`) are only read here.
+                    [] if sec.sh_type() != E::SHT_NOBITS => {
+                        elf::section_data(o.data, sec.shdr).unwrap_or(&[])
+                    }
+                    d => d,
+                };
+                let at = p.offset as usize;
+                bytes[at..at + data.len()].copy_from_slice(data);
+            }
+        }
+    }
+    bytes
+}
+
+fn rela_bytes(list: &[OutRela]) -> Vec<u8> {
+    let mut v = Vec::with_capacity(list.len() * 24);
+    for r in list {
+        v.extend_from_slice(&r.offset.to_le_bytes());
+        v.extend_from_slice(&((u64::from(r.sym) << 32) | u64::from(r.r_type)).to_le_bytes());
+        v.extend_from_slice(&r.addend.to_le_bytes());
+    }
+    v
+}
+
+/// A group section's header and words: its flags, then its members' (and their relocations') indices; the
+/// signature's symbol in `sh_info`.
+fn group(
+    res: &Resolved,
+    plan: &Plan,
+    syms: &SymbolTable,
+    num: &Numbering,
+    g: &super::sections::Group,
+) -> (Header, Vec<u8>) {
+    let mut words = g.flag.to_le_bytes().to_vec();
+    for m in &g.members {
+        words.extend_from_slice(&num.osec[m.index()].to_le_bytes());
+        if num.rela[m.index()] != 0 {
+            words.extend_from_slice(&num.rela[m.index()].to_le_bytes());
+        }
+    }
+    let mut h = header(0, E::SHT_GROUP, 0, 4, 4, 0);
+    h.link = num.symtab;
+    h.info = signature(res, plan, syms, g);
+    (h, words)
+}
+
+/// The group's signature: its symbol's output index (a section symbol's is its output section's).
+fn signature(res: &Resolved, plan: &Plan, syms: &SymbolTable, g: &super::sections::Group) -> u32 {
+    let (f, i) = (g.file.index(), g.sig_sym as usize);
+    let o = &res.objects[f];
+    if i >= o.first_global {
+        return res.object_ids[f]
+            .get(i - o.first_global)
+            .map_or(0, |id| syms.global_index[id.index()]);
+    }
+    if o.syms[i].st_type() == E::STT_SECTION {
+        return plan
+            .place(f, o.sym_shndx(i) as usize)
+            .map_or(0, |(id, _)| syms.section_sym[id.index()]);
+    }
+    syms.local_index[f][i]
+}
+
+fn symtab_bytes(syms: &SymbolTable, num: &Numbering) -> (Vec<u8>, Vec<u8>) {
+    let mut strtab = StrTab::new();
+    let mut v = Vec::with_capacity(syms.syms.len() * 24);
+    for s in &syms.syms {
+        let shndx: u16 = match s.place {
+            Place::Undef => 0,
+            Place::Abs => E::SHN_ABS,
+            Place::Common => E::SHN_COMMON,
+            Place::Sec(id) => num.osec[id.index()] as u16,
+            Place::Group(g) => 1 + g as u16,
+        };
+        v.extend_from_slice(&strtab.add(s.name).to_le_bytes());
+        v.push(s.info);
+        v.push(s.other);
+        v.extend_from_slice(&shndx.to_le_bytes());
+        v.extend_from_slice(&s.value.to_le_bytes());
+        v.extend_from_slice(&s.size.to_le_bytes());
+    }
+    (v, strtab.bytes)
+}
+
+fn header_bytes(h: &Header) -> [u8; 64] {
+    let mut b = [0u8; 64];
+    b[0..4].copy_from_slice(&h.name.to_le_bytes());
+    b[4..8].copy_from_slice(&h.sh_type.to_le_bytes());
+    b[8..16].copy_from_slice(&h.flags.to_le_bytes());
+    // sh_addr (16..24) is 0 in a relocatable object.
+    b[24..32].copy_from_slice(&h.offset.to_le_bytes());
+    b[32..40].copy_from_slice(&h.size.to_le_bytes());
+    b[40..44].copy_from_slice(&h.link.to_le_bytes());
+    b[44..48].copy_from_slice(&h.info.to_le_bytes());
+    b[48..56].copy_from_slice(&h.align.to_le_bytes());
+    b[56..64].copy_from_slice(&h.entsize.to_le_bytes());
+    b
+}
+
+/// `-e SYM`: the symbol's value (section-relative, as GNU ld writes it), else 0.
+fn entry_value(config: &Config, res: &Resolved, syms: &SymbolTable) -> u64 {
+    let Some(name) = &config.entry else { return 0 };
+    res.names
+        .lookup(name.as_bytes())
+        .map(|g| syms.global_index[g.index()])
+        .and_then(|i| syms.syms.get(i as usize))
+        .filter(|s| s.place != Place::Undef)
+        .map_or(0, |s| s.value)
+}
+
+/// `e_ident[EI_OSABI]`.
+const OSABI: usize = 7;
+
+fn write_ehdr(
+    image: &mut [u8],
+    res: &Resolved,
+    machine: u16,
+    entry: u64,
+    shoff: u64,
+    shnum: usize,
+) {
+    // The GNU OS/ABI when an input has it (`STB_GNU_UNIQUE`, IFUNCs), as GNU ld carries it.
+    let osabi = res
+        .objects
+        .iter()
+        .zip(&res.object_live)
+        .filter(|(_, l)| **l)
+        .filter_map(|(o, _)| o.data.get(OSABI).copied())
+        .find(|&a| a != 0)
+        .unwrap_or(0);
+    let h = &mut image[..64];
+    h[0..4].copy_from_slice(&E::ELFMAG);
+    h[4] = E::ELFCLASS64;
+    h[5] = E::ELFDATA2LSB;
+    h[6] = E::EV_CURRENT;
+    h[OSABI] = osabi;
+    h[16..18].copy_from_slice(&E::ET_REL.to_le_bytes());
+    h[18..20].copy_from_slice(&machine.to_le_bytes());
+    h[20..24].copy_from_slice(&u32::from(E::EV_CURRENT).to_le_bytes());
+    h[24..32].copy_from_slice(&entry.to_le_bytes());
+    // e_phoff (32..40) is 0: no program headers.
+    h[40..48].copy_from_slice(&shoff.to_le_bytes());
+    h[52..54].copy_from_slice(&64u16.to_le_bytes());
+    h[58..60].copy_from_slice(&64u16.to_le_bytes());
+    h[60..62].copy_from_slice(&(shnum as u16).to_le_bytes());
+    h[62..64].copy_from_slice(&((shnum - 1) as u16).to_le_bytes());
+}
+
+/// `--build-id`: the note's descriptor, a digest of the whole image with the descriptor still zero (or the
+/// given bytes, or a random UUID).
+fn fill_build_id(config: &Config, image: &mut [u8], at: usize, n: usize) {
+    let id: Vec<u8> = match &config.build_id {
+        BuildId::Hex(h) => h.clone(),
+        BuildId::Uuid => {
+            let mut v = vec![0u8; 16];
+            if let Ok(mut f) = std::fs::File::open("/dev/urandom") {
+                use std::io::Read;
+                let _ = f.read_exact(&mut v);
+            }
+            v[6] = (v[6] & 0x0f) | 0x40;
+            v[8] = (v[8] & 0x3f) | 0x80;
+            v
+        }
+        _ => blake3::hash(image).as_bytes().to_vec(),
+    };
+    image[at + 16..at + 16 + n].copy_from_slice(&id[..n]);
+}

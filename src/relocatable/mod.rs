@@ -1,0 +1,64 @@
+//! `-r` (`--relocatable`): a partial link. The live objects (archive members pulled in as in a final link) become
+//! one `ET_REL` object: input sections combined by output section name, section groups kept (one per COMDAT
+//! signature), relocations and symbols carried over with the sections' new offsets. Nothing gets an address and
+//! no GOT, PLT or relaxation is made: the final link does those. `main` runs this after resolution instead of
+//! the final link's passes (ARCHITECTURE.md).
+
+mod image;
+mod relocs;
+mod sections;
+mod symbols;
+
+use crate::arch::Arch;
+use crate::args::Config;
+use crate::diag::{Errors, Result};
+use crate::output_file::OutputFile;
+use crate::resolve::Resolved;
+
+/// Writes the partial link of `res` to the output.
+pub fn link<A: Arch>(config: &Config, res: &Resolved) -> Result<()> {
+    check(config, res)?;
+    let plan = sections::plan::<A>(config, res)?;
+    let syms = symbols::table(config, res, &plan)?;
+    let relas = relocs::collect::<A>(res, &plan, &syms)?;
+    let image = image::build(config, res, &plan, &syms, &relas, A::E_MACHINE)?;
+    if config.fatal_warnings && crate::diag::warnings() > 0 {
+        return Err(Errors::one(format!(
+            "{} warning(s) treated as errors (--fatal-warnings); no output written",
+            crate::diag::warnings()
+        )));
+    }
+    let mut out = OutputFile::open(
+        config,
+        image.len() as u64,
+        false,
+        0..image.len(),
+        Vec::new(),
+    )?;
+    out.not_executable();
+    out.prepare(Vec::new)?;
+    out.bytes().copy_from_slice(&image);
+    out.commit()
+}
+
+/// What a partial link refuses: shared objects (GNU ld's "attempted static link of dynamic object"), and a
+/// script's `SECTIONS` and symbol assignments, which rivet does not apply to `-r` yet.
+fn check(config: &Config, res: &Resolved) -> Result<()> {
+    if let Some(s) = res.shared.first() {
+        return Err(Errors::one(format!(
+            "attempted static link of dynamic object '{}' (-r makes a relocatable object)",
+            s.soname
+        )));
+    }
+    if config.sections.is_some() {
+        return Err(Errors::one(
+            "a linker script's SECTIONS with -r is not supported yet",
+        ));
+    }
+    if !config.provides.is_empty() || !config.defsyms.is_empty() {
+        return Err(Errors::one(
+            "symbol assignments (linker script or --defsym) with -r are not supported yet",
+        ));
+    }
+    Ok(())
+}

@@ -1,0 +1,497 @@
+//! `-r`'s output sections: which input sections are kept, the output section each goes to (by name, as GNU ld's
+//! `-r` does: `.text.foo` stays `.text.foo`, every input's `.text` goes to one `.text`), its offset there, the
+//! COMDAT groups kept, and the sections the linker makes (`.note.gnu.property`, `.note.GNU-stack`, the build id).
+
+use crate::args::{BuildId, Config};
+use crate::diag::{Errors, Result};
+use crate::elf::{self, LE, Shdr};
+use crate::index::{FileId, OsecId, SecIdx};
+use crate::parse::ObjectFile;
+use crate::resolve::Resolved;
+use object::elf as E;
+use std::collections::HashMap;
+
+/// One output section.
+pub struct OutSec {
+    pub name: Vec<u8>,
+    pub sh_type: u32,
+    pub flags: u64,
+    pub align: u64,
+    pub entsize: u64,
+    pub size: u64,
+    /// `SHF_LINK_ORDER`: the input section its `sh_link` names (an output index once numbered).
+    pub link_to: Option<(FileId, SecIdx)>,
+    /// The input sections in it, in input order, each with its offset.
+    pub parts: Vec<Part>,
+    pub made: Made,
+}
+
+#[derive(Clone, Copy)]
+pub struct Part {
+    pub file: FileId,
+    pub sec: SecIdx,
+    pub offset: u64,
+}
+
+/// What the linker itself writes into an output section.
+pub enum Made {
+    /// Nothing: only its input sections (and, for `.bss` under `-d`, zeros for the commons).
+    Inputs,
+    /// `.note.gnu.property`, merged from the inputs' as a final link merges them.
+    Properties(Vec<(u32, u32)>),
+    /// `.note.gnu.build-id` with a descriptor of this many bytes, filled once the rest is written.
+    BuildId(usize),
+}
+
+/// A section group of one input kept in the output.
+pub struct Group {
+    pub file: FileId,
+    /// The `SHT_GROUP` section (local symbols may be defined in it: gcc's signature of a constructor group).
+    pub sec: SecIdx,
+    /// The signature symbol's index in the file's symbol table.
+    pub sig_sym: u32,
+    /// The group's flag word (`GRP_COMDAT`).
+    pub flag: u32,
+    pub members: Vec<OsecId>,
+}
+
+pub struct Plan {
+    pub osecs: Vec<OutSec>,
+    /// The output sections in section header order.
+    pub order: Vec<OsecId>,
+    /// Per object, per input section: its output section and offset there (`OsecId::NONE`: not in the output).
+    pub place: Vec<Vec<(OsecId, u64)>>,
+    pub groups: Vec<Group>,
+    /// `-d`: `.bss` and the offset there of each common symbol's space, by global id.
+    pub commons: HashMap<crate::index::SymId, (OsecId, u64)>,
+    /// `.note.GNU-stack` asks for an executable stack.
+    pub exec_stack: bool,
+}
+
+impl Plan {
+    pub fn place(&self, f: usize, s: usize) -> Option<(OsecId, u64)> {
+        self.place[f].get(s).copied().filter(|(o, _)| o.is_some())
+    }
+}
+
+/// Decides the output sections of a partial link of `res`'s live objects.
+pub fn plan<A: crate::arch::Arch>(config: &Config, res: &Resolved) -> Result<Plan> {
+    let strip_debug = config.strip_debug || config.strip_all;
+    let mut osecs: Vec<OutSec> = Vec::new();
+    let mut by_name: HashMap<Vec<u8>, OsecId> = HashMap::new();
+    let mut place: Vec<Vec<(OsecId, u64)>> = Vec::with_capacity(res.objects.len());
+    for (f, o) in res.objects.iter().enumerate() {
+        let mut here = vec![(OsecId::NONE, 0); o.sections.len()];
+        if !res.object_live[f] {
+            place.push(here);
+            continue;
+        }
+        for (s, sec) in o.secs() {
+            if !kept(res, o, f, s, strip_debug) {
+                continue;
+            }
+            let name = o.sec_name(s);
+            // Group members and link-order sections stay apart: their group or linked section is their own.
+            let apart = sec.flags() & (E::SHF_GROUP | E::SHF_LINK_ORDER) as u64 != 0;
+            let id = match by_name.get(name) {
+                Some(&id) if !apart => id,
+                _ => {
+                    let id = OsecId::new(osecs.len());
+                    osecs.push(new_osec(name, sec.shdr));
+                    if !apart {
+                        by_name.insert(name.to_vec(), id);
+                    }
+                    id
+                }
+            };
+            let out = &mut osecs[id.index()];
+            if !out.parts.is_empty() {
+                combine(out, sec.shdr);
+            }
+            if sec.flags() & E::SHF_LINK_ORDER as u64 != 0 {
+                out.link_to = Some((
+                    FileId::new(f),
+                    SecIdx::new(sec.shdr.sh_link.get(LE) as usize),
+                ));
+            }
+            out.parts.push(Part {
+                file: FileId::new(f),
+                sec: SecIdx::new(s),
+                offset: 0,
+            });
+            here[s] = (id, 0);
+        }
+        place.push(here);
+    }
+    let groups = groups(res, &place)?;
+    let mut plan = Plan {
+        osecs,
+        order: Vec::new(),
+        place,
+        groups,
+        commons: HashMap::new(),
+        exec_stack: false,
+    };
+    lay_out_parts(&mut plan, res);
+    if config.define_common {
+        allocate_commons(&mut plan, res);
+    }
+    made_sections::<A>(config, res, &mut plan)?;
+    plan.order = order(&plan.osecs);
+    Ok(plan)
+}
+
+/// Whether input section `s` of live object `o` (file `f`) goes to the output.
+fn kept(res: &Resolved, o: &ObjectFile, f: usize, s: usize, strip_debug: bool) -> bool {
+    let sec = o.sec(s);
+    let name = o.sec_name(s);
+    match sec.sh_type() {
+        E::SHT_NULL
+        | E::SHT_SYMTAB
+        | E::SHT_RELA
+        | E::SHT_REL
+        | E::SHT_GROUP
+        | E::SHT_SYMTAB_SHNDX => {
+            return false;
+        }
+        // The file's own string tables (symbol names, section names); `.stabstr` and the like are kept.
+        E::SHT_STRTAB if is_own_strtab(o, s) => return false,
+        // LLVM's link-time tables (`.llvm_addrsig`…): their symbol indices would be stale; a final link ignores
+        // them too.
+        0x6fff_4c00..=0x6fff_4cff => return false,
+        _ => {}
+    }
+    // `.note.GNU-stack` is an empty PROGBITS section: made anew from all inputs, as is the property note.
+    if name == b".note.GNU-stack" || name == b".note.gnu.property" {
+        return false;
+    }
+    if res.comdat_discarded[f][s] {
+        return false;
+    }
+    !(strip_debug && !sec.is_alloc() && crate::gc::is_debug_section(name))
+}
+
+/// Whether section `s` is the symbol table's string table or the section name table of `o`.
+fn is_own_strtab(o: &ObjectFile, s: usize) -> bool {
+    let symtab_link = o
+        .shdrs
+        .iter()
+        .any(|h| h.sh_type.get(LE) == E::SHT_SYMTAB && h.sh_link.get(LE) as usize == s);
+    let shstr = elf::section_data(o.data, &o.shdrs[s]).is_ok_and(|d| {
+        std::ptr::eq(d.as_ptr(), o.shstrtab.as_ptr()) && d.len() == o.shstrtab.len()
+    });
+    symtab_link || shstr
+}
+
+fn new_osec(name: &[u8], sh: &Shdr) -> OutSec {
+    OutSec {
+        name: name.to_vec(),
+        sh_type: sh.sh_type.get(LE),
+        flags: sh.sh_flags.get(LE),
+        align: sh.sh_addralign.get(LE).max(1),
+        entsize: sh.sh_entsize.get(LE),
+        size: 0,
+        link_to: None,
+        parts: Vec::new(),
+        made: Made::Inputs,
+    }
+}
+
+/// Adds another input section's header to an output section of its name: flags together, the largest
+/// alignment; a section of contents makes a `.bss`-like one hold contents (zeros); merge flags and entry sizes
+/// only where every input agrees (the pieces of inputs that differ cannot be merged as one).
+fn combine(out: &mut OutSec, sh: &Shdr) {
+    let flags = sh.sh_flags.get(LE);
+    let merge = (E::SHF_MERGE | E::SHF_STRINGS) as u64;
+    let agree = out.flags & merge == flags & merge && out.entsize == sh.sh_entsize.get(LE);
+    out.flags |= flags & !merge;
+    if !agree {
+        out.flags &= !merge;
+        out.entsize = 0;
+    }
+    out.align = out.align.max(sh.sh_addralign.get(LE).max(1));
+    if out.sh_type == E::SHT_NOBITS && sh.sh_type.get(LE) != E::SHT_NOBITS {
+        out.sh_type = sh.sh_type.get(LE);
+    }
+}
+
+/// Each input section's offset in its output section: in input order, each at its alignment.
+fn lay_out_parts(plan: &mut Plan, res: &Resolved) {
+    for out in &mut plan.osecs {
+        let mut size = 0u64;
+        for p in &mut out.parts {
+            let sec = res.objects[p.file.index()].sec(p.sec.index());
+            size = elf::align_up(size, sec.align());
+            p.offset = size;
+            plan.place[p.file.index()][p.sec.index()].1 = size;
+            size += sec.size();
+        }
+        out.size = size;
+    }
+}
+
+/// `-d`: each common symbol gets its space at the end of `.bss` (made if no input has one), the largest size and
+/// alignment among its commons, in global id order as a final link places them.
+fn allocate_commons(plan: &mut Plan, res: &Resolved) {
+    if res.common_defs.is_empty() {
+        return;
+    }
+    let bss = match plan
+        .osecs
+        .iter()
+        .position(|o| o.name == b".bss" && o.link_to.is_none())
+    {
+        Some(i) => OsecId::new(i),
+        None => {
+            plan.osecs.push(OutSec {
+                name: b".bss".to_vec(),
+                sh_type: E::SHT_NOBITS,
+                flags: (E::SHF_ALLOC | E::SHF_WRITE) as u64,
+                align: 1,
+                entsize: 0,
+                size: 0,
+                link_to: None,
+                parts: Vec::new(),
+                made: Made::Inputs,
+            });
+            OsecId::new(plan.osecs.len() - 1)
+        }
+    };
+    let out = &mut plan.osecs[bss.index()];
+    for &g in &res.common_defs {
+        let (size, align) = res.common.get(&g).copied().unwrap_or((0, 1));
+        let at = elf::align_up(out.size, align.max(1));
+        out.align = out.align.max(align.max(1));
+        out.size = at + size;
+        plan.commons.insert(g, (bss, at));
+    }
+}
+
+/// The sections the linker makes: the merged program properties, the build id note and `.note.GNU-stack`.
+fn made_sections<A: crate::arch::Arch>(
+    config: &Config,
+    res: &Resolved,
+    plan: &mut Plan,
+) -> Result<()> {
+    let live: Vec<&ObjectFile> = res
+        .objects
+        .iter()
+        .zip(&res.object_live)
+        .filter(|(_, l)| **l)
+        .map(|(o, _)| o)
+        .collect();
+    let props = crate::synthetic::property::merge::<A>(config, &live)?;
+    let made = |name: &[u8], sh_type: u32, flags: u64, align: u64, size: u64, made: Made| OutSec {
+        name: name.to_vec(),
+        sh_type,
+        flags,
+        align,
+        entsize: 0,
+        size,
+        link_to: None,
+        parts: Vec::new(),
+        made,
+    };
+    let note_id_size = match &config.build_id {
+        BuildId::None => 0,
+        BuildId::Fast | BuildId::Md5 | BuildId::Uuid => 16,
+        BuildId::Sha1 => 20,
+        BuildId::Hex(h) => h.len(),
+    };
+    if note_id_size > 0 {
+        let size = 16 + elf::align_up(note_id_size as u64, 4);
+        plan.osecs.push(made(
+            b".note.gnu.build-id",
+            E::SHT_NOTE,
+            E::SHF_ALLOC as u64,
+            4,
+            size,
+            Made::BuildId(note_id_size),
+        ));
+    }
+    if !props.is_empty() {
+        let size = crate::synthetic::property::size(&props);
+        plan.osecs.push(made(
+            b".note.gnu.property",
+            E::SHT_NOTE,
+            E::SHF_ALLOC as u64,
+            8,
+            size,
+            Made::Properties(props),
+        ));
+    }
+    plan.exec_stack = exec_stack(config, res);
+    let flags = if plan.exec_stack {
+        E::SHF_EXECINSTR as u64
+    } else {
+        0
+    };
+    plan.osecs.push(made(
+        b".note.GNU-stack",
+        E::SHT_PROGBITS,
+        flags,
+        1,
+        0,
+        Made::Inputs,
+    ));
+    Ok(())
+}
+
+/// Whether the output's `.note.GNU-stack` asks for an executable stack, as GNU ld decides it for `-r`: an input
+/// without the note, or with an executable one, asks for it (with a warning), unless `-z noexecstack`;
+/// `-z execstack` always does.
+fn exec_stack(config: &Config, res: &Resolved) -> bool {
+    let mut exec = config.execstack;
+    for (f, o) in res.objects.iter().enumerate() {
+        if !res.object_live[f] {
+            continue;
+        }
+        let note = (0..o.sections.len()).find(|&s| o.sec_name(s) == b".note.GNU-stack");
+        let why = match note {
+            None => "missing .note.GNU-stack section implies executable stack",
+            Some(s) if o.sec(s).flags() & E::SHF_EXECINSTR as u64 != 0 => {
+                "requires executable stack (because the .note.GNU-stack section is executable)"
+            }
+            Some(_) => continue,
+        };
+        if !config.noexecstack {
+            crate::diag::warn(&format!("{}: {why}", o.name));
+            exec = true;
+        }
+    }
+    exec
+}
+
+/// The kept section groups of every live object: the COMDAT groups that won (and any other group) with their
+/// members' output sections. A group whose members are all gone (`-S`) is dropped.
+fn groups(res: &Resolved, place: &[Vec<(OsecId, u64)>]) -> Result<Vec<Group>> {
+    let mut out = Vec::new();
+    for (f, o) in res.objects.iter().enumerate() {
+        if !res.object_live[f] {
+            continue;
+        }
+        for (s, sec) in o.secs() {
+            if sec.sh_type() != E::SHT_GROUP {
+                continue;
+            }
+            let words = sec.data();
+            let bad = || Errors::one(format!("{}: section group {s} is malformed", o.name));
+            let flag = elf::read_u32(words, 0).ok_or_else(bad)?;
+            let sig_sym = sec.shdr.sh_info.get(LE);
+            if sig_sym as usize >= o.syms.len() {
+                return Err(bad());
+            }
+            let mut members = Vec::new();
+            for w in words[4..words.len() & !3].chunks_exact(4) {
+                let m = u32::from_le_bytes(w.try_into().unwrap()) as usize;
+                let (id, _) = *place[f].get(m).ok_or_else(bad)?;
+                if id.is_some() && !members.contains(&id) {
+                    members.push(id);
+                }
+            }
+            if !members.is_empty() {
+                out.push(Group {
+                    file: FileId::new(f),
+                    sec: SecIdx::new(s),
+                    sig_sym,
+                    flag,
+                    members,
+                });
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The section header order: GNU ld's `-r` order in broad classes (notes, code, read-only data, TLS data, data,
+/// `.bss`, then the non-allocated sections), each class in the order the inputs first name its sections.
+fn order(osecs: &[OutSec]) -> Vec<OsecId> {
+    let class = |o: &OutSec| {
+        let has = |f: u32| o.flags & f as u64 != 0;
+        let nobits = o.sh_type == E::SHT_NOBITS;
+        match () {
+            _ if !has(E::SHF_ALLOC) => 7,
+            _ if o.sh_type == E::SHT_NOTE => 0,
+            _ if has(E::SHF_EXECINSTR) => 1,
+            _ if has(E::SHF_TLS) => 3 + nobits as u8,
+            _ if !has(E::SHF_WRITE) => 2,
+            _ => 5 + nobits as u8,
+        }
+    };
+    let mut ids: Vec<OsecId> = (0..osecs.len()).map(OsecId::new).collect();
+    ids.sort_by_key(|id| class(&osecs[id.index()]));
+    ids
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn shdr(sh_type: u32, flags: u32, align: u64, entsize: u64) -> Shdr {
+        let bytes = [0u8; size_of::<Shdr>()];
+        let mut h: Shdr = *object::pod::from_bytes::<Shdr>(&bytes).unwrap().0;
+        h.sh_type.set(LE, sh_type);
+        h.sh_flags.set(LE, flags as u64);
+        h.sh_addralign.set(LE, align);
+        h.sh_entsize.set(LE, entsize);
+        h
+    }
+
+    /// Flags add up and the largest alignment wins; merge flags stay only while every input has the same ones
+    /// with the same entry size; a section with contents turns a `.bss`-like one into one with contents.
+    #[test]
+    fn inputs_of_one_name_combine() {
+        let strings = E::SHF_ALLOC | E::SHF_MERGE | E::SHF_STRINGS;
+        let mut out = new_osec(b".rodata.str", &shdr(E::SHT_PROGBITS, strings, 1, 1));
+        combine(&mut out, &shdr(E::SHT_PROGBITS, strings, 8, 1));
+        assert_eq!((out.flags, out.align, out.entsize), (strings as u64, 8, 1));
+        combine(&mut out, &shdr(E::SHT_PROGBITS, strings, 1, 2));
+        assert_eq!((out.flags, out.entsize), (E::SHF_ALLOC as u64, 0));
+        let mut bss = new_osec(
+            b".bss",
+            &shdr(E::SHT_NOBITS, E::SHF_ALLOC | E::SHF_WRITE, 4, 0),
+        );
+        combine(
+            &mut bss,
+            &shdr(E::SHT_PROGBITS, E::SHF_ALLOC | E::SHF_WRITE, 1, 0),
+        );
+        assert_eq!(bss.sh_type, E::SHT_PROGBITS);
+    }
+
+    /// Notes, code, read-only data, TLS, data, `.bss`, then the rest; first appearance within a class.
+    #[test]
+    fn header_order_by_class() {
+        let (a, w, x, t) = (E::SHF_ALLOC, E::SHF_WRITE, E::SHF_EXECINSTR, E::SHF_TLS);
+        let secs = [
+            (b".comment".as_slice(), E::SHT_PROGBITS, 0),
+            (b".bss", E::SHT_NOBITS, a | w),
+            (b".data", E::SHT_PROGBITS, a | w),
+            (b".tbss", E::SHT_NOBITS, a | w | t),
+            (b".tdata", E::SHT_PROGBITS, a | w | t),
+            (b".rodata", E::SHT_PROGBITS, a),
+            (b".text.b", E::SHT_PROGBITS, a | x),
+            (b".text.a", E::SHT_PROGBITS, a | x),
+            (b".note.x", E::SHT_NOTE, a),
+        ];
+        let osecs: Vec<OutSec> = secs
+            .iter()
+            .map(|&(n, ty, f)| new_osec(n, &shdr(ty, f, 1, 0)))
+            .collect();
+        let names: Vec<&[u8]> = order(&osecs)
+            .iter()
+            .map(|id| &osecs[id.index()].name[..])
+            .collect();
+        let want: [&[u8]; 9] = [
+            b".note.x",
+            b".text.b",
+            b".text.a",
+            b".rodata",
+            b".tdata",
+            b".tbss",
+            b".data",
+            b".bss",
+            b".comment",
+        ];
+        assert_eq!(names, want);
+    }
+}

@@ -1,0 +1,326 @@
+//! `-r`'s symbol table: a section symbol per output section, each input's local symbols (its `STT_FILE` symbol
+//! among them) in input order, then the globals as resolution left them: defined ones in their output section at
+//! their new offset, undefined ones undefined (weak only if every reference is weak), commons still common
+//! (unless `-d`), each with the most restrictive visibility any input gave it.
+
+use super::sections::Plan;
+use crate::args::Config;
+use crate::diag::{Errors, Result, demangle};
+use crate::elf::{self, LE};
+use crate::index::{NONE, OsecId, SymId};
+use crate::parse::ObjectFile;
+use crate::resolve::{Def, Resolved};
+use object::elf as E;
+
+/// Where an output symbol is defined.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Place {
+    Undef,
+    Abs,
+    Common,
+    Sec(OsecId),
+    /// In the output's group section of this index in `Plan::groups`.
+    Group(usize),
+}
+
+pub struct OutSym {
+    pub name: &'static [u8],
+    pub value: u64,
+    pub size: u64,
+    pub info: u8,
+    pub other: u8,
+    pub place: Place,
+}
+
+pub struct SymbolTable {
+    /// Index 0 is the null symbol.
+    pub syms: Vec<OutSym>,
+    /// The first global's index (`.symtab`'s `sh_info`).
+    pub first_global: usize,
+    /// Per object, per local symbol: its output index (`NONE`: not in the output).
+    pub local_index: Vec<Vec<u32>>,
+    /// Per global id: its output index (`NONE`: no live object names it).
+    pub global_index: Vec<u32>,
+    /// Per output section: its section symbol's index.
+    pub section_sym: Vec<u32>,
+}
+
+pub fn table(config: &Config, res: &Resolved, plan: &Plan) -> Result<SymbolTable> {
+    let null = OutSym {
+        name: b"",
+        value: 0,
+        size: 0,
+        info: 0,
+        other: 0,
+        place: Place::Undef,
+    };
+    let mut syms = vec![null];
+    let mut section_sym = vec![NONE; plan.osecs.len()];
+    for &id in &plan.order {
+        section_sym[id.index()] = syms.len() as u32;
+        syms.push(OutSym {
+            name: b"",
+            value: 0,
+            size: 0,
+            info: E::STT_SECTION,
+            other: 0,
+            place: Place::Sec(id),
+        });
+    }
+    let needed = needed_locals(config, res, plan);
+    let mut local_index = Vec::with_capacity(res.objects.len());
+    for (f, o) in res.objects.iter().enumerate() {
+        let mut idx = vec![NONE; o.first_global.min(o.syms.len())];
+        if res.object_live[f] {
+            for (i, slot) in idx.iter_mut().enumerate().skip(1) {
+                let keep = needed.as_ref().is_none_or(|n| n[f][i]) || wanted_local(config, o, i);
+                if let Some(s) = keep.then(|| local(plan, o, f, i)).flatten() {
+                    *slot = syms.len() as u32;
+                    syms.push(s);
+                }
+            }
+        }
+        local_index.push(idx);
+    }
+    let first_global = syms.len();
+    let global_index = globals(config, res, plan, &mut syms)?;
+    Ok(SymbolTable {
+        syms,
+        first_global,
+        local_index,
+        global_index,
+        section_sym,
+    })
+}
+
+/// Local symbol `i` of live object `o` (file `f`) in the output, or `None` when it is left out: section
+/// symbols (the output's own replace them) and symbols of sections not kept.
+fn local(plan: &Plan, o: &ObjectFile, f: usize, i: usize) -> Option<OutSym> {
+    let s = &o.syms[i];
+    if s.st_type() == E::STT_SECTION {
+        return None;
+    }
+    let shndx = o.sym_shndx(i);
+    let (place, value) = match shndx {
+        0 => return None,
+        x if x == E::SHN_ABS as u32 => (Place::Abs, s.st_value.get(LE)),
+        x if x < E::SHN_LORESERVE as u32 => match plan.place(f, x as usize) {
+            Some((id, off)) => (Place::Sec(id), s.st_value.get(LE) + off),
+            None => {
+                let g = plan
+                    .groups
+                    .iter()
+                    .position(|g| g.file.index() == f && g.sec.index() == x as usize)?;
+                (Place::Group(g), s.st_value.get(LE))
+            }
+        },
+        _ => return None,
+    };
+    Some(OutSym {
+        name: elf::cstr(o.strtab, s.st_name.get(LE)).unwrap_or(b""),
+        value,
+        size: s.st_size.get(LE),
+        info: s.st_info,
+        other: s.st_other,
+        place,
+    })
+}
+
+/// Whether local symbol `i` stays under `-x`/`-X`/`-s` when no relocation needs it: `-X` keeps all but the
+/// assembler's temporary `.L` labels; `-x` and `-s` keep none.
+fn wanted_local(config: &Config, o: &ObjectFile, i: usize) -> bool {
+    !(config.discard_all || config.strip_all)
+        && config.discard_locals
+        && !o.sym_name(i).starts_with(b".L")
+}
+
+/// With `-x`, `-X` or `-s`: per object, per symbol, whether a kept relocation or a kept group names it (those
+/// locals stay, as in GNU ld). `None` without those options: every local stays.
+fn needed_locals(config: &Config, res: &Resolved, plan: &Plan) -> Option<Vec<Vec<bool>>> {
+    if !(config.discard_all || config.discard_locals || config.strip_all) {
+        return None;
+    }
+    let mut needed: Vec<Vec<bool>> = res
+        .objects
+        .iter()
+        .map(|o| vec![false; o.first_global.min(o.syms.len())])
+        .collect();
+    for out in &plan.osecs {
+        for p in &out.parts {
+            let o = &res.objects[p.file.index()];
+            for r in o.sec(p.sec.index()).relas() {
+                let sym = r.r_sym(LE, false) as usize;
+                if let Some(n) = needed[p.file.index()].get_mut(sym) {
+                    *n = true;
+                }
+            }
+        }
+    }
+    for g in &plan.groups {
+        if let Some(n) = needed[g.file.index()].get_mut(g.sig_sym as usize) {
+            *n = true;
+        }
+    }
+    Some(needed)
+}
+
+/// How restrictive a visibility is: default, protected, hidden, internal.
+fn vis_rank(other: u8) -> u8 {
+    [0, 3, 2, 1][(other & 3) as usize]
+}
+
+/// What the inputs say of a global besides its winning definition.
+#[derive(Clone, Copy)]
+struct Seen {
+    /// The most restrictive visibility.
+    vis: u8,
+    /// Some reference is not weak.
+    strong_ref: bool,
+    /// The first reference's type (`STT_TLS` must stay for the final link's checks).
+    ref_type: u8,
+}
+
+/// The globals in the order the live objects first name them (then `-u`'s), appended to `syms`; returns each
+/// global id's output index.
+fn globals(
+    config: &Config,
+    res: &Resolved,
+    plan: &Plan,
+    syms: &mut Vec<OutSym>,
+) -> Result<Vec<u32>> {
+    let mut index = vec![NONE; res.num_globals()];
+    let mut order: Vec<SymId> = Vec::new();
+    let mut seen = vec![
+        Seen {
+            vis: 0,
+            strong_ref: false,
+            ref_type: E::STT_NOTYPE,
+        };
+        res.num_globals()
+    ];
+    for (f, o) in res.objects.iter().enumerate() {
+        if !res.object_live[f] {
+            continue;
+        }
+        for (k, &g) in res.object_ids[f].iter().enumerate() {
+            let s = &o.syms[o.first_global + k];
+            let first = index[g.index()] == NONE;
+            if first {
+                index[g.index()] = 0;
+                order.push(g);
+            }
+            let e = &mut seen[g.index()];
+            if vis_rank(s.st_other) > vis_rank(e.vis) {
+                e.vis = s.st_other & 3;
+            }
+            if o.sym_shndx(o.first_global + k) == E::SHN_UNDEF as u32 {
+                if s.st_bind() != E::STB_WEAK {
+                    e.strong_ref = true;
+                }
+                if first || e.ref_type == E::STT_NOTYPE {
+                    e.ref_type = s.st_type();
+                }
+            }
+        }
+    }
+    for u in &config.undefined {
+        if let Some(g) = res.names.lookup(u.as_bytes())
+            && index[g.index()] == NONE
+        {
+            index[g.index()] = 0;
+            seen[g.index()].strong_ref = true;
+            order.push(g);
+        }
+    }
+    let mut errors = Vec::new();
+    for g in order {
+        index[g.index()] = syms.len() as u32;
+        match global(res, plan, g, seen[g.index()]) {
+            Ok(s) => syms.push(s),
+            Err(e) => errors.push(e),
+        }
+    }
+    if !errors.is_empty() {
+        return Err(Errors(errors));
+    }
+    Ok(index)
+}
+
+/// Global `g`'s output symbol.
+fn global(
+    res: &Resolved,
+    plan: &Plan,
+    g: SymId,
+    seen: Seen,
+) -> std::result::Result<OutSym, String> {
+    let Def::Object { file, sym } = res.defs[g.index()] else {
+        // Undefined, or a name a final link would define (`_GLOBAL_OFFSET_TABLE_`, `__start_SEC`, `_end`):
+        // the final link gives it its value.
+        let bind = if seen.strong_ref {
+            E::STB_GLOBAL
+        } else {
+            E::STB_WEAK
+        };
+        return Ok(OutSym {
+            name: res.name(g),
+            value: 0,
+            size: 0,
+            info: bind << 4 | seen.ref_type,
+            other: seen.vis,
+            place: Place::Undef,
+        });
+    };
+    let o = &res.objects[file.index()];
+    let i = sym as usize;
+    let s = &o.syms[i];
+    let shndx = o.sym_shndx(i);
+    // A definition's name as the input spells it: a `.symver` version stays for the final link.
+    let name = elf::cstr(o.strtab, s.st_name.get(LE)).unwrap_or(res.name(g));
+    let mut out = OutSym {
+        name,
+        value: s.st_value.get(LE),
+        size: s.st_size.get(LE),
+        info: s.st_info,
+        other: (s.st_other & !3) | seen.vis,
+        place: Place::Abs,
+    };
+    match shndx {
+        x if x == E::SHN_ABS as u32 => {}
+        x if x == E::SHN_COMMON as u32 => {
+            let (size, align) = res.common.get(&g).copied().unwrap_or((out.size, out.value));
+            out.size = size;
+            match plan.commons.get(&g) {
+                Some(&(bss, at)) => {
+                    out.place = Place::Sec(bss);
+                    out.value = at;
+                    // A defined common is an object (GNU ld's `-d`).
+                    out.info = s.st_bind() << 4 | E::STT_OBJECT;
+                }
+                None => {
+                    out.place = Place::Common;
+                    out.value = align;
+                }
+            }
+        }
+        x if x < E::SHN_LORESERVE as u32 => {
+            let (id, off) = plan.place(file.index(), x as usize).ok_or_else(|| {
+                format!(
+                    "{}: symbol '{}' is defined in section {}, which a relocatable output does not keep",
+                    o.name,
+                    demangle(name),
+                    o.section_name(x)
+                )
+            })?;
+            out.place = Place::Sec(id);
+            out.value += off;
+        }
+        x => {
+            return Err(format!(
+                "{}: symbol '{}' has section index {x:#x}, which rivet does not support",
+                o.name,
+                demangle(name)
+            ));
+        }
+    }
+    Ok(out)
+}

@@ -1,0 +1,511 @@
+//! `-r` (partial links), compared with GNU ld's `-r` on the same inputs: the object the linker under test makes
+//! must link (by gcc with GNU ld, and by gcc with the linker under test) into a program that behaves as the
+//! program of the original objects does, and its symbols and section groups must be GNU ld's.
+
+mod common;
+
+use std::path::Path;
+
+/// The linker under test with `args` in `dir`; must succeed.
+fn link_ok(linker: &Path, args: &[&str], dir: &Path) -> String {
+    let out = common::tool(linker.to_str().unwrap(), args, Some(dir));
+    assert!(out.success(), "{}", out.log());
+    out.stderr_str()
+}
+
+/// Compiles `sources` (name, text) with `driver` and `flags` into objects in `dir`; returns the objects' names.
+fn compile(dir: &Path, driver: &str, flags: &[&str], sources: &[(&str, &str)]) -> Vec<String> {
+    sources
+        .iter()
+        .map(|(name, text)| {
+            std::fs::write(dir.join(name), text).unwrap();
+            let obj = format!("{}.o", name.rsplit_once('.').unwrap().0);
+            let mut args = flags.to_vec();
+            args.extend(["-c", name, "-o", &obj]);
+            common::tool_ok(driver, &args, dir);
+            obj
+        })
+        .collect()
+}
+
+/// Links `objects` into `prog` with `driver` through the `ld` of `shim`, runs it and returns its output.
+fn run_program(dir: &Path, driver: &str, shim: &Path, objects: &[&str], prog: &str) -> String {
+    let b = format!("-B{}/", shim.display());
+    let mut args = vec![b.as_str(), "-o", prog];
+    args.extend(objects);
+    let out = common::tool(driver, &args, Some(dir));
+    assert!(out.success(), "{}", out.log());
+    let run = common::tool(dir.join(prog).to_str().unwrap(), &[], Some(dir));
+    assert!(run.success(), "{prog}: {}", run.log());
+    run.stdout_str()
+}
+
+/// `nm`'s view of an object: every symbol with its kind letter and size, sorted (values left out: the final
+/// link gives them).
+fn symbols(dir: &Path, obj: &str) -> Vec<String> {
+    let out = common::tool_ok("nm", &["-S", "--defined-only", obj], dir);
+    let mut v: Vec<String> = out
+        .lines()
+        .map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            f[f.len().saturating_sub(3)..].join(" ")
+        })
+        .collect();
+    let undef = common::tool_ok("nm", &["-u", obj], dir);
+    v.extend(undef.lines().map(|l| common::squash_ws(l.trim())));
+    v.sort();
+    v
+}
+
+/// `readelf -g`'s groups as (signature, member section names), sorted.
+fn groups(dir: &Path, obj: &str) -> Vec<String> {
+    let out = common::tool_ok("readelf", &["-gW", obj], dir);
+    let mut v = Vec::new();
+    let mut cur: Option<String> = None;
+    for l in out.lines() {
+        if l.starts_with("COMDAT group section") {
+            if let Some(c) = cur.take() {
+                v.push(c);
+            }
+            let sig = l
+                .split('[')
+                .nth(2)
+                .unwrap_or("")
+                .trim_end_matches(|c| c != ']');
+            cur = Some(sig.trim_end_matches(']').to_string());
+        } else if let Some(c) = &mut cur
+            && let Some(name) = l.trim().strip_prefix('[').and_then(|r| r.split_once(']'))
+            && name.0.trim().parse::<u32>().is_ok()
+        {
+            c.push(' ');
+            c.push_str(name.1.trim());
+        }
+    }
+    v.extend(cur);
+    v.sort();
+    v
+}
+
+/// Partially links `objects` into `rivet.o` (linker under test) and `bfd.o` (GNU ld) with `extra` options;
+/// returns the linker under test's stderr.
+fn partial_links(linker: &Path, dir: &Path, objects: &[&str], extra: &[&str]) -> String {
+    let mut args = vec!["-r", "-o", "bfd.o"];
+    args.extend(extra);
+    args.extend(objects);
+    common::tool_ok("ld.bfd", &args, dir);
+    args[2] = "rivet.o";
+    link_ok(linker, &args, dir)
+}
+
+const C_MAIN: &str = r#"#include <stdio.h>
+int counter;                              /* common (-fcommon), also in data.c */
+static int local_state = 5;
+extern __thread int tls_counter;          /* TLS defined in data.c */
+extern const char *greeting(void);
+extern int (*ops[2])(int);                /* function pointers in data */
+__attribute__((weak)) int tunable(void) { return 1; }   /* overridden by data.c */
+__attribute__((weak)) extern int optional_hook(int);     /* never defined */
+static int twice(int x) { return 2 * x; }
+int main(void) {
+    counter += 3;
+    tls_counter += 10;
+    printf("%s %d %d %d\n", greeting(), twice(local_state), ops[0](4), ops[1](4));
+    printf("tunable=%d hook=%s counter=%d tls=%d\n", tunable(), optional_hook ? "yes" : "no", counter,
+           tls_counter);
+    return 0;
+}
+"#;
+
+const C_DATA: &str = r#"int counter;
+__thread int tls_counter = 7;
+static const char *msg = "hello, partial link";
+static int add1(int x) { return x + 1; }
+static int sq(int x) { return x * x; }
+int (*ops[2])(int) = { add1, sq };
+const char *greeting(void) { return msg; }
+int tunable(void) { return 42; }
+"#;
+
+/// (1) A C program with globals, statics, strings, function pointers in data, TLS, weak symbols and a common
+/// symbol: partially linked by the linker under test, then linked by gcc with GNU ld and with the linker under
+/// test, it prints what the program of the original objects prints; its symbols are GNU ld's `-r` output's. Objects
+/// of gcc and of clang-19.
+#[test]
+fn c_program_partially_linked() {
+    let Some((dir, shim, bfd)) = common::against_gnu_ld("reloc-c", &["gcc", "nm"]) else {
+        return;
+    };
+    let (linker, _) = common::linker_under_test();
+    for c in common::compilers() {
+        let cc = c.driver(false);
+        let objs = compile(
+            &dir,
+            cc,
+            &["-O1", "-fcommon"],
+            &[("main.c", C_MAIN), ("data.c", C_DATA)],
+        );
+        let objs: Vec<&str> = objs.iter().map(String::as_str).collect();
+        let expected = run_program(&dir, "gcc", &bfd, &objs, "direct");
+        assert!(
+            expected.contains("hello, partial link 10 5 16"),
+            "{cc}: {expected}"
+        );
+        partial_links(&linker, &dir, &objs, &[]);
+        assert_eq!(symbols(&dir, "rivet.o"), symbols(&dir, "bfd.o"), "{cc}");
+        for (side, s) in [("bfd", &bfd), ("rivet", &shim)] {
+            let out = run_program(&dir, "gcc", s, &["rivet.o"], side);
+            assert_eq!(out, expected, "{cc}: final link by {side}");
+        }
+        // -d: the common symbol gets its space in .bss, as GNU ld gives it.
+        partial_links(&linker, &dir, &objs, &["-d"]);
+        assert_eq!(symbols(&dir, "rivet.o"), symbols(&dir, "bfd.o"), "{cc} -d");
+        assert_eq!(
+            run_program(&dir, "gcc", &shim, &["rivet.o"], "common"),
+            expected,
+            "{cc} -d"
+        );
+    }
+}
+
+const CXX_ONE: &str = r#"#include <cstdio>
+#include <stdexcept>
+#include <string>
+template <typename T> T twice(T x) { return x + x; }
+inline int shared_inline(int x) { static int calls; return x + ++calls; }
+struct Init { Init() { std::puts("static constructor ran"); } } init_one;
+int from_two(int);
+void thrower(int);
+int main() {
+    std::printf("%d %d %d\n", twice(3), shared_inline(1), from_two(5));
+    try { thrower(7); } catch (const std::runtime_error &e) { std::printf("caught: %s\n", e.what()); }
+    std::printf("%s\n", (std::string("a") + "b").c_str());
+}
+"#;
+
+const CXX_TWO: &str = r#"#include <stdexcept>
+#include <string>
+template <typename T> T twice(T x) { return x + x; }
+inline int shared_inline(int x) { static int calls; return x + ++calls; }
+int from_two(int x) { return twice(x) + shared_inline(x); }
+void thrower(int x) { if (x) throw std::runtime_error("thrown in two, x=" + std::to_string(x)); }
+"#;
+
+/// (2) A C++ program whose two files share templates and inline functions (COMDAT groups), throw an exception
+/// across files and run a static constructor: one group per signature, as GNU ld's, and the same run (g++ and
+/// clang++-19, with and without one section per function).
+#[test]
+fn cxx_program_with_comdat_groups() {
+    let Some((dir, shim, bfd)) = common::against_gnu_ld("reloc-cxx", &["g++", "nm", "readelf"])
+    else {
+        return;
+    };
+    let (linker, _) = common::linker_under_test();
+    let variants = common::compilers().into_iter().flat_map(|c| {
+        [
+            &["-O0"][..],
+            &["-O2", "-ffunction-sections", "-fdata-sections"],
+        ]
+        .map(|o| (c.driver(true), o))
+    });
+    for (cxx, opts) in variants {
+        let opt = format!("{cxx} {}", opts.join(" "));
+        let mut flags = opts.to_vec();
+        flags.push("-g");
+        let objs = compile(
+            &dir,
+            cxx,
+            &flags,
+            &[("one.cc", CXX_ONE), ("two.cc", CXX_TWO)],
+        );
+        let objs: Vec<&str> = objs.iter().map(String::as_str).collect();
+        let expected = run_program(&dir, "g++", &bfd, &objs, "direct");
+        assert!(
+            expected.contains("caught: thrown in two, x=7"),
+            "{expected}"
+        );
+        partial_links(&linker, &dir, &objs, &[]);
+        let groups_rivet = groups(&dir, "rivet.o");
+        assert!(!groups_rivet.is_empty(), "{opt}: no groups");
+        assert_eq!(groups_rivet, groups(&dir, "bfd.o"), "{opt}");
+        assert_eq!(symbols(&dir, "rivet.o"), symbols(&dir, "bfd.o"), "{opt}");
+        for (side, s) in [("bfd", &bfd), ("rivet", &shim)] {
+            let out = run_program(&dir, "g++", s, &["rivet.o"], side);
+            assert_eq!(out, expected, "{opt}: final link by {side}");
+        }
+    }
+}
+
+/// (3) Objects compiled with `-g`: addr2line on the final program finds each function's file and line, as in
+/// the program of the original objects; `-S` leaves the debug sections out as GNU ld does.
+#[test]
+fn debug_info_survives_partial_link() {
+    let Some((dir, shim, bfd)) = common::against_gnu_ld("reloc-debug", &["gcc", "nm", "addr2line"])
+    else {
+        return;
+    };
+    let (linker, _) = common::linker_under_test();
+    let objs = compile(
+        &dir,
+        "gcc",
+        &["-O1", "-g", "-fcommon"],
+        &[("main.c", C_MAIN), ("data.c", C_DATA)],
+    );
+    let objs: Vec<&str> = objs.iter().map(String::as_str).collect();
+    run_program(&dir, "gcc", &bfd, &objs, "direct");
+    partial_links(&linker, &dir, &objs, &[]);
+    let lines = |prog: &str| {
+        ["main", "greeting", "tunable"]
+            .map(|f| {
+                let nm = common::tool_ok("nm", &[prog], &dir);
+                let addr = nm
+                    .lines()
+                    .find(|l| l.ends_with(&format!(" {f}")))
+                    .and_then(|l| l.split_whitespace().next())
+                    .unwrap_or_else(|| panic!("{prog}: no {f}"))
+                    .to_string();
+                common::tool_ok("addr2line", &["-e", prog, &addr], &dir)
+                    .trim()
+                    .to_string()
+            })
+            .join("\n")
+    };
+    let expected = lines("direct");
+    assert!(
+        expected.contains("data.c:7") && expected.contains("main.c:"),
+        "{expected}"
+    );
+    for (side, s) in [("bfd", &bfd), ("rivet", &shim)] {
+        run_program(&dir, "gcc", s, &["rivet.o"], side);
+        assert_eq!(lines(side), expected, "final link by {side}");
+    }
+    let debug_sections = |obj: &str| {
+        let out = common::tool_ok("readelf", &["-SW", obj], &dir);
+        out.lines().filter(|l| l.contains(".debug_")).count()
+    };
+    assert!(debug_sections("rivet.o") > 0);
+    for opt in ["-S", "-s"] {
+        partial_links(&linker, &dir, &objs, &[opt]);
+        assert_eq!(debug_sections("rivet.o"), 0, "{opt}");
+        assert_eq!(symbols(&dir, "rivet.o"), symbols(&dir, "bfd.o"), "{opt}");
+        run_program(&dir, "gcc", &shim, &["rivet.o"], "stripped");
+    }
+}
+
+/// (4) Archive members are pulled in by the partial link's undefined references (and all of them with
+/// `--whole-archive`, the `-e` symbol's with `-e`), as GNU ld pulls them.
+#[test]
+fn archive_members_pulled_in() {
+    let Some((dir, _shim, _bfd)) = common::against_gnu_ld("reloc-archive", &["gcc", "nm", "ar"])
+    else {
+        return;
+    };
+    let (linker, _) = common::linker_under_test();
+    compile(
+        &dir,
+        "gcc",
+        &["-O1"],
+        &[
+            (
+                "user.c",
+                "extern int lib_one(void);\nint use(void) { return lib_one(); }\n",
+            ),
+            ("one.c", "int lib_one(void) { return 11; }\n"),
+            ("two.c", "int lib_two(void) { return 12; }\n"),
+        ],
+    );
+    common::tool_ok("ar", &["rcs", "libparts.a", "one.o", "two.o"], &dir);
+    for extra in [
+        &[][..],
+        &["--whole-archive"],
+        &["-e", "lib_two"],
+        &["-u", "lib_two"],
+    ] {
+        let mut inputs = vec!["user.o"];
+        inputs.extend(extra);
+        inputs.extend(["-L.", "-lparts"]);
+        partial_links(&linker, &dir, &inputs, &[]);
+        let syms = symbols(&dir, "rivet.o");
+        assert!(
+            syms.iter().any(|s| s.ends_with("T lib_one")),
+            "{extra:?}: {syms:?}"
+        );
+        assert_eq!(syms, symbols(&dir, "bfd.o"), "{extra:?}");
+    }
+}
+
+/// (5) The output reads back cleanly: `readelf -a` without a warning, and GNU ld's `-r` takes it again (a second
+/// partial link) into an object that links and runs.
+#[test]
+fn output_reads_back_and_relinks() {
+    let Some((dir, shim, bfd)) = common::against_gnu_ld("reloc-readback", &["g++", "readelf"])
+    else {
+        return;
+    };
+    let (linker, _) = common::linker_under_test();
+    let objs = compile(
+        &dir,
+        "g++",
+        &["-O1", "-g"],
+        &[("one.cc", CXX_ONE), ("two.cc", CXX_TWO)],
+    );
+    let objs: Vec<&str> = objs.iter().map(String::as_str).collect();
+    let expected = run_program(&dir, "g++", &bfd, &objs, "direct");
+    partial_links(&linker, &dir, &objs, &[]);
+    let read = common::tool("readelf", &["-a", "-W", "rivet.o"], Some(&dir));
+    assert!(read.success() && read.stderr.is_empty(), "{}", read.log());
+    assert!(read.stdout_str().contains("REL (Relocatable file)"));
+    common::tool_ok("ld.bfd", &["-r", "-o", "again.o", "rivet.o"], &dir);
+    assert_eq!(
+        run_program(&dir, "g++", &shim, &["again.o"], "again"),
+        expected
+    );
+    // And the linker under test takes its own output again.
+    link_ok(&linker, &["-r", "-o", "twice.o", "rivet.o"], &dir);
+    assert_eq!(
+        run_program(&dir, "g++", &bfd, &["twice.o"], "twice"),
+        expected
+    );
+}
+
+/// An input that is not an object is the usual error, and no output is written; `-r` with `-shared` or `-pie`
+/// is GNU ld's error.
+#[test]
+fn bad_inputs_write_nothing() {
+    let Some((linker, dir)) = common::rivet_only("reloc-bad", &["gcc"], "rivet's own messages")
+    else {
+        return;
+    };
+    let ok = "int other(void);\nint ok(void) { return other(); }\n";
+    compile(&dir, "gcc", &[], &[("ok.c", ok)]);
+    std::fs::write(dir.join("junk.o"), b"\x00\x01 this is not an object").unwrap();
+    let l = linker.to_str().unwrap();
+    let out = common::tool(l, &["-r", "-o", "out.o", "ok.o", "junk.o"], Some(&dir));
+    assert_eq!(out.code, Some(1), "{}", out.log());
+    assert!(
+        out.stderr_str().contains("junk.o: unknown file type"),
+        "{}",
+        out.log()
+    );
+    assert!(!dir.join("out.o").exists());
+    for (opt, msg) in [("-shared", "-r and -shared"), ("-pie", "-r and -pie")] {
+        let out = common::tool(l, &["-r", opt, "-o", "out.o", "ok.o"], Some(&dir));
+        assert!(out.stderr_str().contains(msg), "{}", out.log());
+        assert!(!dir.join("out.o").exists());
+    }
+    let out = common::tool(
+        l,
+        &["-r", "--gc-sections", "-o", "out.o", "ok.o"],
+        Some(&dir),
+    );
+    assert!(
+        out.stderr_str().contains("requires a defined symbol root"),
+        "{}",
+        out.log()
+    );
+    // A relocation that names a symbol beyond the symbol table.
+    let mut obj = std::fs::read(dir.join("ok.o")).unwrap();
+    corrupt_first_relocation(&mut obj);
+    std::fs::write(dir.join("badrel.o"), &obj).unwrap();
+    let out = common::tool(l, &["-r", "-o", "out.o", "badrel.o"], Some(&dir));
+    assert_eq!(out.code, Some(1), "{}", out.log());
+    assert!(
+        out.stderr_str().contains("beyond the symbol table"),
+        "{}",
+        out.log()
+    );
+    assert!(!dir.join("out.o").exists());
+    // A relocatable object is not a program: not made executable.
+    link_ok(&linker, &["-r", "-o", "out.o", "ok.o"], &dir);
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(dir.join("out.o"))
+        .unwrap()
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o111, 0, "{mode:o}");
+}
+
+const VIS_ONE: &str = r#"__attribute__((visibility("hidden"))) int hid = 1;
+__attribute__((visibility("protected"))) int prot = 2;
+extern __thread int ext_tls;
+__attribute__((visibility("hidden"))) extern int undef_hidden;
+int use1(void) { return ext_tls + undef_hidden; }
+__attribute__((weak)) extern int wref(void);
+__attribute__((weak)) extern int only_weak(void);
+int use_w(void) { return (wref ? wref() : 0) + (only_weak ? only_weak() : 0); }
+"#;
+
+const VIS_TWO: &str = r#"extern int hid, prot;
+int wref(void);
+int use2(void) { return hid + prot + wref(); }
+__asm__(".symver old_f, f@VER_1\n.symver new_f, f@@VER_2");
+int old_f(void) { return 1; }
+int new_f(void) { return 2; }
+"#;
+
+/// Symbol attributes carried as GNU ld's `-r` carries them: visibility (hidden and protected definitions, a
+/// hidden undefined reference), an undefined TLS reference's type, weak only where every reference is weak,
+/// `.symver` names with their versions: `readelf -s`'s lines, but their numbers, are GNU ld's.
+#[test]
+fn symbol_attributes_match_gnu_ld() {
+    let Some((dir, _shim, _bfd)) = common::against_gnu_ld("reloc-symbols", &["gcc", "readelf"])
+    else {
+        return;
+    };
+    let (linker, _) = common::linker_under_test();
+    let objs = compile(
+        &dir,
+        "gcc",
+        &["-O1"],
+        &[("one.c", VIS_ONE), ("two.c", VIS_TWO)],
+    );
+    let objs: Vec<&str> = objs.iter().map(String::as_str).collect();
+    partial_links(&linker, &dir, &objs, &[]);
+    let table = |obj: &str| {
+        let out = common::tool_ok("readelf", &["-sW", obj], &dir);
+        let mut v: Vec<String> = out
+            .lines()
+            .filter(|l| {
+                l.trim_start()
+                    .split(':')
+                    .next()
+                    .is_some_and(|n| n.parse::<u32>().is_ok())
+            })
+            .map(|l| common::squash_ws(l.split_once(':').unwrap().1))
+            .collect();
+        v.sort();
+        v
+    };
+    let rivet = table("rivet.o");
+    assert!(rivet.iter().any(|l| l.ends_with("f@@VER_2")), "{rivet:?}");
+    assert!(
+        rivet
+            .iter()
+            .any(|l| l.contains("TLS GLOBAL DEFAULT UND ext_tls")),
+        "{rivet:?}"
+    );
+    assert!(
+        rivet
+            .iter()
+            .any(|l| l.contains("WEAK DEFAULT UND only_weak")),
+        "{rivet:?}"
+    );
+    assert_eq!(rivet, table("bfd.o"));
+}
+
+/// Points the first relocation of the first `SHT_RELA` section of ELF64 object `obj` at symbol 0xffffff.
+fn corrupt_first_relocation(obj: &mut [u8]) {
+    let u64_at =
+        |b: &[u8], at: usize| u64::from_le_bytes(b[at..at + 8].try_into().unwrap()) as usize;
+    let u16_at =
+        |b: &[u8], at: usize| u16::from_le_bytes(b[at..at + 2].try_into().unwrap()) as usize;
+    let (shoff, shnum) = (u64_at(obj, 0x28), u16_at(obj, 0x3c));
+    for k in 0..shnum {
+        let h = shoff + 64 * k;
+        let (ty, off, size) = (obj[h + 4], u64_at(obj, h + 24), u64_at(obj, h + 32));
+        if ty == 4 && size >= 24 {
+            obj[off + 12..off + 16].copy_from_slice(&0xff_ffffu32.to_le_bytes());
+            return;
+        }
+    }
+    panic!("no relocations to corrupt");
+}
