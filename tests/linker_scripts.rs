@@ -183,12 +183,16 @@ fn unsupported_commands_and_syntax_errors_name_the_place() {
     common::tool_ok("gcc", &["-c", "m.c"], &dir);
     for (script, want) in [
         (
-            "ENTRY(main)\n\nPHDRS\n{\n  text PT_LOAD;\n}\n",
-            "s.lds:3:1: PHDRS in a linker script is not supported yet",
+            "ENTRY(main)\n\nINSERT AFTER .text\n",
+            "s.lds:3:1: INSERT in a linker script is not supported yet",
         ),
         (
             "SECTIONS\n{\n  .text : { *(.text) } :text\n}\n",
-            "s.lds:3:3: program headers (:phdr) are not supported yet",
+            "s.lds:3:3: no program header text in PHDRS",
+        ),
+        (
+            "SECTIONS\n{\n  OVERLAY : { .a { *(.a) } .b { *(.b) } }\n}\n",
+            "s.lds:3:3: OVERLAY is not supported yet",
         ),
         (
             "SECTIONS {\n  .text : { . = 0x10; . = 0x8; *(.text) }\n}\n",
@@ -200,7 +204,7 @@ fn unsupported_commands_and_syntax_errors_name_the_place() {
         ),
         (
             "  MEMORY { ram : ORIGIN = 0, LENGTH = 1K }",
-            "s.lds: MEMORY without SECTIONS is not supported",
+            "s.lds: MEMORY or PHDRS without SECTIONS is not supported",
         ),
         (
             "x += 1;",

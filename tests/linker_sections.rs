@@ -264,3 +264,89 @@ fn embedded_script_matches_gnu_ld() {
         ("embedded ok\n", Some(42))
     );
 }
+
+/// `readelf -lW`'s program header lines, whitespace squashed.
+fn program_headers(dir: &Path, file: &str) -> Vec<String> {
+    let out = common::tool_ok("readelf", &["-lW", file], dir);
+    out.lines()
+        .skip_while(|l| !l.trim_start().starts_with("Type"))
+        .skip(1)
+        .take_while(|l| !l.trim().is_empty())
+        .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "))
+        .collect()
+}
+
+/// The embedded script with `PHDRS` (two loads with `FLAGS`, a stack header) and `:phdr`s, inherited by the
+/// sections after them: GNU ld's program headers exactly (`NOLOAD` sections in no segment), symbols, data.
+#[test]
+fn embedded_script_with_phdrs_matches_gnu_ld() {
+    let Some((dir, shim, bfd)) =
+        common::against_gnu_ld("sections-phdrs", &["gcc", "readelf", "nm"])
+    else {
+        return;
+    };
+    let script = EMBEDDED_LDS
+        .replace(
+            "ENTRY(_start)",
+            "ENTRY(_start)\nPHDRS { text PT_LOAD FLAGS(5); data PT_LOAD FLAGS(6); stack PT_GNU_STACK; }",
+        )
+        .replace("  } > FLASH\n  .table", "  } > FLASH :text\n  .table")
+        .replace("  } > RAM AT> FLASH", "  } > RAM AT> FLASH :data");
+    assert!(script.contains(":text") && script.contains(":data"));
+    std::fs::write(dir.join("e.c"), EMBEDDED_C).unwrap();
+    std::fs::write(dir.join("p.lds"), script).unwrap();
+    common::tool_ok(
+        "gcc",
+        &[
+            "-O2",
+            "-ffreestanding",
+            "-fno-pie",
+            "-fno-stack-protector",
+            "-fno-asynchronous-unwind-tables",
+            "-c",
+            "e.c",
+        ],
+        &dir,
+    );
+    let mut views = Vec::new();
+    for (side, shim) in [("ref", &bfd), ("test", &shim)] {
+        let out = format!("p-{side}");
+        let b = format!("-B{}/", shim.display());
+        common::tool_ok(
+            "gcc",
+            &[
+                &b,
+                "-nostdlib",
+                "-static",
+                "-no-pie",
+                "-Wl,-T,p.lds",
+                "-Wl,--build-id=none",
+                "e.o",
+                "-o",
+                &out,
+            ],
+            &dir,
+        );
+        let mut nm: Vec<String> = common::tool_ok("nm", &[&out], &dir)
+            .lines()
+            .map(|l| {
+                let f: Vec<&str> = l.split_whitespace().collect();
+                format!("{} {}", f[0], f[f.len() - 1])
+            })
+            .collect();
+        nm.sort();
+        let table = common::tool_ok("readelf", &["-x", ".table", &out], &dir);
+        views.push((program_headers(&dir, &out), nm, table));
+    }
+    assert_eq!(
+        views[1].0, views[0].0,
+        "program headers differ from GNU ld's"
+    );
+    assert_eq!(views[1].1, views[0].1, "symbols differ from GNU ld's");
+    assert_eq!(views[1].2, views[0].2, "data commands differ from GNU ld's");
+    let o = common::tool("./p-test", &[], Some(&dir));
+    assert_eq!(
+        (o.stdout_str().as_str(), o.code),
+        ("embedded ok\n", Some(42))
+    );
+}

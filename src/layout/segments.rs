@@ -405,7 +405,8 @@ pub fn assign_segments<A: Arch>(
             (segments, Vec::new(), Vec::new(), Vec::new())
         }
         Addresser::Script(b) => {
-            let a = b.1.expect("laid out");
+            let (w, a) = *b;
+            let a = a.expect("laid out");
             let plan = HeaderPlan {
                 loads: a.loads,
                 headers: a.headers,
@@ -422,12 +423,19 @@ pub fn assign_segments<A: Arch>(
                     .get(Synth::EhFrameHdr)
                     .is_some_and(|i| keep[i.index()]),
             };
-            (
-                program_headers(cx, &plan, osecs, synth, tls_block),
-                a.symbols,
-                a.deferred,
-                a.data,
-            )
+            let segments = match w.sc.phdrs.is_empty() {
+                true => program_headers(cx, &plan, osecs, synth, tls_block),
+                false => super::script::phdrs_segments(
+                    w.sc,
+                    osecs,
+                    keep,
+                    &map.script_desc,
+                    &plan.loads,
+                    plan.headers,
+                )
+                .map_err(Errors::one)?,
+            };
+            (segments, a.symbols, a.deferred, a.data)
         }
     };
     for (i, o) in osecs.iter_mut().enumerate() {

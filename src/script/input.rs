@@ -54,6 +54,7 @@ pub fn parse_input(file: &str, text: &str, include: Includer) -> Result<InputScr
     let mut out = InputScript::default();
     let mut sections = None;
     let mut memory = Vec::new();
+    let mut phdrs = Vec::new();
     for c in parse(file, text, include)? {
         let at = c.at;
         match c.cmd {
@@ -88,6 +89,7 @@ pub fn parse_input(file: &str, text: &str, include: Includer) -> Result<InputScr
                 ));
             }
             Command::Memory(m) => memory.extend(m),
+            Command::Phdrs(p) => phdrs.extend(p),
             other => {
                 return Err(format!(
                     "{at}: {} in a linker script is not supported yet",
@@ -98,11 +100,13 @@ pub fn parse_input(file: &str, text: &str, include: Includer) -> Result<InputScr
     }
     match sections {
         Some(s) => {
-            let s = SectionsScript::new(file, text, s, memory)?;
+            let s = SectionsScript::new(file, text, s, memory, phdrs)?;
             out.settings.sections = Some(std::sync::Arc::new(s));
         }
-        None if !memory.is_empty() => {
-            return Err(format!("{file}: MEMORY without SECTIONS is not supported"));
+        None if !memory.is_empty() || !phdrs.is_empty() => {
+            return Err(format!(
+                "{file}: MEMORY or PHDRS without SECTIONS is not supported"
+            ));
         }
         None => {}
     }
@@ -156,8 +160,8 @@ mod tests {
     fn rejects_what_it_does_not_apply() {
         let err = |s: &str| parse_input("x.lds", s, &no_include).unwrap_err();
         assert_eq!(
-            err("GROUP(a.o)\n  PHDRS { text PT_LOAD; }"),
-            "x.lds:2:3: PHDRS in a linker script is not supported yet"
+            err("GROUP(a.o)\n  INSERT AFTER .text"),
+            "x.lds:2:3: INSERT in a linker script is not supported yet"
         );
         assert_eq!(err("GROUP ( a.o"), "x.lds:1:12: unexpected end of script");
         assert_eq!(

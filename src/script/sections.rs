@@ -4,8 +4,8 @@
 //! (`layout::script`).
 
 use super::ast::{
-    Assignment, Constraint, InputSections, OutputCommand, OutputSection, Region, SectionsCommand,
-    Sort,
+    Assignment, Constraint, InputSections, OutputCommand, OutputSection, Phdr, Region,
+    SectionsCommand, Sort,
 };
 use super::lexer::{Lexer, Pos};
 use crate::glob::Glob;
@@ -139,6 +139,8 @@ pub struct SectionsScript {
     pub text: String,
     pub commands: Vec<SectionsCommand>,
     pub memory: Vec<Region>,
+    /// `PHDRS`: when given, the output's program headers exactly.
+    pub phdrs: Vec<Phdr>,
     /// The output section descriptions, in script order.
     pub outputs: Vec<OutputSection>,
     pub stmts: Vec<Stmt>,
@@ -163,12 +165,14 @@ impl SectionsScript {
         text: &str,
         commands: Vec<SectionsCommand>,
         memory: Vec<Region>,
+        phdrs: Vec<Phdr>,
     ) -> Result<SectionsScript, String> {
         let mut s = SectionsScript {
             file: file.to_string(),
             text: text.to_string(),
             commands: Vec::new(),
             memory,
+            phdrs,
             outputs: Vec::new(),
             stmts: Vec::new(),
             stmt_of: Vec::new(),
@@ -201,8 +205,10 @@ impl SectionsScript {
                 format!("output section {} is described twice", o.name),
             ));
         }
-        if !o.phdrs.is_empty() {
-            return Err(self.error(o.pos, "program headers (:phdr) are not supported yet"));
+        if let Some(p) =
+            (o.phdrs.iter()).find(|p| *p != "NONE" && !self.phdrs.iter().any(|h| &h.name == *p))
+        {
+            return Err(self.error(o.pos, format!("no program header {p} in PHDRS")));
         }
         if let Some(t) = &o.ty
             && t != "NOLOAD"
@@ -345,6 +351,30 @@ impl SectionsScript {
         (self.outputs[d].commands.iter()).any(|c| !matches!(c, OutputCommand::Input(_)))
     }
 
+    /// The type of program header `k` of `PHDRS` (`PT_LOAD` and the others by name, or a number).
+    pub fn phdr_type(&self, k: usize) -> Result<u32, String> {
+        let p = &self.phdrs[k];
+        let ty = match &p.ty {
+            crate::expr::Expr::Sym(n) => match n.as_str() {
+                "PT_NULL" => Some(0),
+                "PT_LOAD" => Some(1),
+                "PT_DYNAMIC" => Some(2),
+                "PT_INTERP" => Some(3),
+                "PT_NOTE" => Some(4),
+                "PT_SHLIB" => Some(5),
+                "PT_PHDR" => Some(6),
+                "PT_TLS" => Some(7),
+                "PT_GNU_EH_FRAME" => Some(0x6474_e550),
+                "PT_GNU_STACK" => Some(0x6474_e551),
+                "PT_GNU_RELRO" => Some(0x6474_e552),
+                "PT_GNU_PROPERTY" => Some(0x6474_e553),
+                _ => None,
+            },
+            e => e.eval(&NoEnv).ok().map(|v| v as u32),
+        };
+        ty.ok_or_else(|| self.error(p.pos, format!("unknown program header type for {}", p.name)))
+    }
+
     /// Whether output description `d` has data commands (`BYTE`, `LONG`...): it then has contents.
     pub fn has_data(&self, d: usize) -> bool {
         (self.outputs[d].commands.iter()).any(|c| matches!(c, OutputCommand::Data(..)))
@@ -359,6 +389,27 @@ impl SectionsScript {
     /// The output description named `name`.
     pub fn output(&self, name: &[u8]) -> Option<usize> {
         self.outputs.iter().position(|o| o.name.as_bytes() == name)
+    }
+}
+
+/// Evaluation without a link (program header types and flags are constants).
+struct NoEnv;
+
+impl crate::expr::Env for NoEnv {
+    fn symbol(&self, _: &str) -> Option<u64> {
+        None
+    }
+    fn section(&self, _: &str) -> Option<(u64, u64, u64, u64)> {
+        None
+    }
+    fn max_page_size(&self) -> u64 {
+        0x1000
+    }
+    fn common_page_size(&self) -> u64 {
+        0x1000
+    }
+    fn sizeof_headers(&self) -> u64 {
+        0
     }
 }
 
@@ -377,7 +428,7 @@ mod tests {
                 _ => {}
             }
         }
-        SectionsScript::new("t.lds", text, sections, memory).unwrap()
+        SectionsScript::new("t.lds", text, sections, memory, Vec::new()).unwrap()
     }
 
     #[test]
