@@ -222,7 +222,12 @@ impl<'a> Marker<'a> {
     ) -> Vec<(u32, u32)> {
         let res = self.res;
         let objects = &res.objects;
-        let kept = |f: usize, s: usize| sections.is_some_and(|sc| sc.keeps(script[f][s]));
+        // `KEEP(*(.eh_frame))` (GNU ld's default script) does not make `.eh_frame` a root: its records refer to
+        // every function, and the live ones' records are kept anyway (`keep_eh_frames`).
+        let kept = |f: usize, s: usize| {
+            sections.is_some_and(|sc| sc.keeps(script[f][s]))
+                && objects[f].sections[s].kind != SectionKind::EhFrame
+        };
         res.runs.flat_map(|f| {
             let o = &objects[f];
             let mut roots = Vec::new();

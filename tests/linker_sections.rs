@@ -48,6 +48,8 @@ __attribute__((constructor)) static void ctor(void) { from_ctor = 11; }
 extern char __bss_start[], _edata[], _end[], __executable_start[], etext[];
 extern char __ro_start[] __attribute__((weak)), __ro_end[] __attribute__((weak));
 static void *bump(void *p) { tls_counter += 5; return (void *)(long)tls_counter; }
+/* Removed by --gc-sections (its .eh_frame record, which KEEP(*(.eh_frame)) keeps, must not keep it). */
+void unused_function_xyz(void) { puts("never called"); }
 int main(void)
 {
     void *r;
@@ -80,13 +82,28 @@ fn gnu_default_script_restated_runs_like_no_script() {
         ] {
             let out = format!("p-{side}{kind}");
             let b = format!("-B{}/", shim.display());
-            let mut args = vec![b.as_str(), kind, "-O2", "p.c", "-o", &out, "-pthread"];
+            let mut args = vec![
+                b.as_str(),
+                kind,
+                "-O2",
+                "-ffunction-sections",
+                "-Wl,--gc-sections",
+                "p.c",
+                "-o",
+                &out,
+                "-pthread",
+            ];
             if script {
                 args.push("-Wl,-T,d.lds");
             }
             common::tool_ok("gcc", &args, &dir);
             let run = common::tool_ok(&format!("./{out}"), &[], &dir);
             runs.push(run);
+            let nm = common::tool_ok("nm", &[&out], &dir);
+            assert!(
+                !nm.contains("unused_function_xyz"),
+                "{side}{kind}: not collected"
+            );
             if side == "test" {
                 let ph = common::tool_ok("readelf", &["-lW", &out], &dir);
                 assert!(ph.contains("GNU_RELRO"), "{kind}: no RELRO:\n{ph}");
