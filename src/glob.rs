@@ -34,6 +34,20 @@ impl Glob {
         }
     }
 
+    /// The second byte every name this pattern matches has, when the pattern fixes it (`.text.*`: `t`); names
+    /// shorter than two bytes count as having 0 there.
+    pub fn lead(&self) -> Option<u8> {
+        let p: &[u8] = match self {
+            Glob::Any | Glob::Suffix(_) => return None,
+            Glob::Exact(p) | Glob::Prefix(p) | Glob::General(p) => p,
+        };
+        match (p.first(), p.get(1)) {
+            (Some(&a), Some(&b)) if !is_wild(a) && !is_wild(b) => Some(b),
+            (Some(&a), None) if !is_wild(a) && matches!(self, Glob::Exact(_)) => Some(0),
+            _ => None,
+        }
+    }
+
     #[inline]
     pub fn matches(&self, name: &[u8]) -> bool {
         match self {

@@ -18,6 +18,7 @@ use crate::script::ast::{Assignment, OutputCommand, SectionsCommand, Sort};
 use crate::script::lexer::Pos;
 use crate::script::sections::{SectionsScript, unpack_selection};
 use object::elf as E;
+use rayon::prelude::*;
 use rustc_hash::FxHashMap as HashMap;
 
 /// An output section for every description of the script (but `/DISCARD/`), in its order, before any input's:
@@ -99,9 +100,10 @@ pub fn script_lists(
     script_desc: &[u32],
 ) -> Vec<Vec<(u32, u32, u32)>> {
     let objects = &res.objects;
-    // (output section, statement, sort key, name for name sorts, file, section).
-    type Entry<'a> = (u32, u32, u64, &'a [u8], u32, u32);
-    let mut all: Vec<Entry> = res.runs.flat_map(|f| {
+    // Per file, in input order: (output section, (statement, sort key, name for name sorts, file, section)).
+    type Item<'a> = (u32, u64, &'a [u8], u32, u32);
+    type Entry<'a> = (u32, Item<'a>);
+    let all: Vec<Entry> = res.runs.flat_map(|f| {
         let o = &objects[f];
         (0..o.sections.len()).filter_map(move |s| {
             let osec = sec_osec[f][s];
@@ -110,25 +112,31 @@ pub fn script_lists(
             }
             let (k, sort) = unpack_selection(script[f][s]);
             let name = o.sec_name(s);
-            let align = o.sec(s).align();
             let key = match sort {
                 Sort::InitPriority => init_priority(name).unwrap_or(65536) as u64,
-                Sort::Alignment | Sort::AlignmentName => u64::MAX - align,
+                Sort::Alignment | Sort::AlignmentName => u64::MAX - o.sec(s).align(),
                 _ => 0,
             };
             let by_name: &[u8] = match sort {
                 Sort::Name | Sort::NameAlignment | Sort::AlignmentName => name,
                 _ => b"",
             };
-            Some((osec.0, k, key, by_name, f as u32, s as u32))
+            Some((osec.0, (k, key, by_name, f as u32, s as u32)))
         })
     });
-    all.sort_unstable();
-    let mut lists = vec![Vec::new(); script_desc.len()];
-    for (osec, k, _, _, f, s) in all {
-        lists[osec as usize].push((k, f, s));
+    // Bucketed by output section in input order, then each bucket sorted stably by statement and sort key (in
+    // parallel; already in order for most), which leaves input order among equals.
+    let mut buckets: Vec<Vec<Item>> = vec![Vec::new(); script_desc.len()];
+    for (osec, e) in all {
+        buckets[osec as usize].push(e);
     }
-    lists
+    buckets
+        .into_par_iter()
+        .map(|mut b| {
+            b.sort_by(|x, y| (x.0, x.1, x.2).cmp(&(y.0, y.1, y.2)));
+            b.into_iter().map(|(k, _, _, f, s)| (k, f, s)).collect()
+        })
+        .collect()
 }
 
 /// The size and alignment an input section takes in its output section.

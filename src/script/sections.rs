@@ -94,10 +94,6 @@ impl FilePattern {
             }
         }
     }
-
-    fn is_any(&self) -> bool {
-        matches!(self, FilePattern::Plain(Glob::Any))
-    }
 }
 
 /// An input file's name as patterns see it.
@@ -146,8 +142,10 @@ pub struct SectionsScript {
     pub stmts: Vec<Stmt>,
     /// Per output description, per command: the statement index of an input description there.
     pub stmt_of: Vec<Vec<Option<u32>>>,
-    /// Whether every statement matches any file (then a section's statement depends on its name alone).
-    pub file_independent: bool,
+    /// Per byte: the statements (in order) that may match a section name whose second byte (the one after the
+    /// leading dot) it is: most patterns start with a literal `.x`, so each name is tried against a few
+    /// statements instead of all of a default script's two hundred.
+    by_lead: Vec<Vec<u32>>,
 }
 
 impl PartialEq for SectionsScript {
@@ -176,7 +174,7 @@ impl SectionsScript {
             outputs: Vec::new(),
             stmts: Vec::new(),
             stmt_of: Vec::new(),
-            file_independent: true,
+            by_lead: vec![Vec::new(); 256],
         };
         for c in &commands {
             match c {
@@ -269,10 +267,13 @@ impl SectionsScript {
                 })
                 .collect(),
         };
-        let any_file = stmt.file.is_any()
-            && stmt.exclude_files.is_empty()
-            && stmt.sections.iter().all(|s| s.1.is_empty());
-        self.file_independent &= any_file;
+        let k = self.stmts.len() as u32;
+        let leads: Vec<Option<u8>> = stmt.sections.iter().map(|(g, _, _)| g.lead()).collect();
+        for b in 0..256usize {
+            if leads.is_empty() || leads.iter().any(|l| l.is_none_or(|l| l as usize == b)) {
+                self.by_lead[b].push(k);
+            }
+        }
         stmt
     }
 
@@ -285,7 +286,9 @@ impl SectionsScript {
     /// The statement that places section `name` of `file` (first match in script order), `DISCARD` or `ORPHAN`;
     /// with the sort of the pattern that matched.
     pub fn select(&self, file: &InputName, name: &[u8], writable: bool) -> (u32, Sort) {
-        for (k, st) in self.stmts.iter().enumerate() {
+        let lead = name.get(1).copied().unwrap_or(0) as usize;
+        for &k in &self.by_lead[lead] {
+            let st = &self.stmts[k as usize];
             if !st.file.matches(file) || st.exclude_files.iter().any(|e| e.matches(file)) {
                 continue;
             }
@@ -304,14 +307,7 @@ impl SectionsScript {
                     .map(|s| s.2)
             };
             if let Some(sort) = hit {
-                return (
-                    if st.output.is_none() {
-                        DISCARD
-                    } else {
-                        k as u32
-                    },
-                    sort,
-                );
+                return (if st.output.is_none() { DISCARD } else { k }, sort);
             }
         }
         (ORPHAN, Sort::None)
@@ -453,6 +449,5 @@ mod tests {
         assert_eq!(s.select(&plain, b".data", false).0, 4);
         assert_eq!(s.select(&plain, b".comment", false).0, DISCARD);
         assert_eq!(s.select(&plain, b".rodata", false).0, ORPHAN);
-        assert!(!s.file_independent);
     }
 }
