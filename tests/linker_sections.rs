@@ -130,9 +130,9 @@ SECTIONS
     *(.rodata .rodata.*)
     . = ALIGN(8);
     _etext = .;
-  } > FLASH
+  } > FLASH =0xcccc
   .table : {
-    BYTE(1) SHORT(0x203) LONG(_etext) QUAD(ORIGIN(RAM) + LENGTH(RAM)) SQUAD(-2)
+    BYTE(1) FILL(0x5a) . = ALIGN(4); SHORT(0x203) LONG(_etext) QUAD(ORIGIN(RAM) + LENGTH(RAM)) SQUAD(-2)
   } > FLASH
   .data : {
     _sdata = .;
@@ -263,14 +263,16 @@ fn embedded_script_matches_gnu_ld() {
         assert_eq!(syms.len(), names.len(), "{side}: {nm}");
 
         let o = common::tool(&format!("./{out}"), &[], Some(&dir));
-        // The data commands' bytes.
-        let table = common::tool_ok("readelf", &["-x", ".table", &out], &dir);
-        syms.extend(
-            table
-                .lines()
-                .filter(|l| l.starts_with("  0x"))
-                .map(str::to_string),
-        );
+        // The data commands' bytes, and the code with its gaps filled.
+        for sec in [".table", ".text"] {
+            let bytes = common::tool_ok("readelf", &["-x", sec, &out], &dir);
+            syms.extend(
+                bytes
+                    .lines()
+                    .filter(|l| l.starts_with("  0x"))
+                    .map(str::to_string),
+            );
+        }
         views.push((syms, loads(&dir, &out), o.stdout_str(), o.code));
     }
     assert_eq!(views[1].0, views[0].0, "symbols differ from GNU ld's");
@@ -307,7 +309,7 @@ fn embedded_script_with_phdrs_matches_gnu_ld() {
             "ENTRY(_start)",
             "ENTRY(_start)\nPHDRS { text PT_LOAD FLAGS(5); data PT_LOAD FLAGS(6); stack PT_GNU_STACK; }",
         )
-        .replace("  } > FLASH\n  .table", "  } > FLASH :text\n  .table")
+        .replace("  } > FLASH =0xcccc\n  .table", "  } > FLASH :text =0xcccc\n  .table")
         .replace("  } > RAM AT> FLASH", "  } > RAM AT> FLASH :data");
     assert!(script.contains(":text") && script.contains(":data"));
     std::fs::write(dir.join("e.c"), EMBEDDED_C).unwrap();

@@ -223,6 +223,8 @@ pub struct Layout {
     pub deferred: Vec<script::Deferred>,
     /// A script's data commands (`BYTE`, `LONG`...): output section, offset, size, value.
     pub script_data: Vec<script::ScriptData>,
+    /// A script's fill patterns: output section, offset from which its gaps get the pattern, pattern.
+    pub script_fills: Vec<script::ScriptFill>,
     /// Writing the output cannot fail (`scan::WriteCheck` holds for this layout), so it may overwrite the
     /// existing output file.
     pub writes_proven: bool,
@@ -475,6 +477,7 @@ pub fn layout<A: Arch>(
         script_symbols: segs.script_symbols,
         deferred: segs.deferred,
         script_data: segs.script_data,
+        script_fills: segs.script_fills,
         writes_proven: false,
         emit_relocs,
     };

@@ -193,6 +193,7 @@ pub struct ScriptAddresses {
     pub relro_end: Option<u64>,
     /// The data commands' values.
     pub data: Vec<ScriptData>,
+    pub fills: Vec<ScriptFill>,
 }
 
 /// A script assignment evaluated after the symbols of the inputs have addresses, with the location counter it
@@ -242,6 +243,21 @@ struct State<'w> {
     /// Where `DATA_SEGMENT_RELRO_END` put the end of RELRO.
     relro_end: std::cell::Cell<Option<u64>>,
     data: Vec<ScriptData>,
+    fills: Vec<ScriptFill>,
+}
+
+/// A fill pattern (`=fill`, `FILL(...)`) for the gaps of an output section from an offset on.
+pub type ScriptFill = (OsecId, u64, Vec<u8>);
+
+/// The bytes of a fill expression, big-endian: a number's significant bytes (at least one; GNU ld keeps the
+/// leading zeros a literal is written with, which the parsed number no longer has), four for anything else.
+fn fill_pattern(e: &Expr, env: &dyn Env) -> Result<Vec<u8>, String> {
+    let v = e.eval(env)?;
+    let len = match e {
+        Expr::Num(_) => (8 - (v.leading_zeros() / 8) as usize).max(1),
+        _ => 4,
+    };
+    Ok(v.to_be_bytes()[8 - len..].to_vec())
 }
 
 /// A data command's bytes: output section, offset in it, size, value.
@@ -310,6 +326,7 @@ pub fn assign_addresses(
         deferred: Vec::new(),
         relro_end: std::cell::Cell::new(None),
         data: Vec::new(),
+        fills: Vec::new(),
     };
     for r in &w.sc.memory {
         let origin = r.origin.eval(&st).map_err(|e| w.sc.error(r.pos, e))?;
@@ -369,6 +386,7 @@ pub fn assign_addresses(
         relro_misaligned,
         relro_end: st.relro_end.get(),
         data: st.data,
+        fills: st.fills,
     })
 }
 
@@ -551,6 +569,10 @@ impl State<'_> {
         let mut next = 0usize;
         let mut merged_at = None;
         self.dot = addr;
+        if let Some(e) = &desc.fill {
+            let p = fill_pattern(e, self).map_err(|e| w.sc.error(desc.pos, e))?;
+            self.fills.push((OsecId::new(i), 0, p));
+        }
         for (c, stmt) in desc.commands.iter().zip(&w.sc.stmt_of[d]) {
             match c {
                 OutputCommand::Input(_) => {
@@ -562,6 +584,10 @@ impl State<'_> {
                 }
                 OutputCommand::Assign(a) => self.assign(a, Some(addr))?,
                 OutputCommand::Assert(e, msg, pos) => self.check(e, msg, *pos)?,
+                OutputCommand::Fill(e) => {
+                    let p = fill_pattern(e, self).map_err(|e| w.sc.error(desc.pos, e))?;
+                    self.fills.push((OsecId::new(i), self.dot - addr, p));
+                }
                 OutputCommand::Data(size, e) => {
                     let v = e.eval(self).map_err(|e| {
                         w.sc.error(desc.pos, format!("in a data command of {}: {e}", desc.name))

@@ -35,6 +35,7 @@ pub struct Segments {
     pub script_symbols: Vec<(String, u64)>,
     pub deferred: Vec<super::script::Deferred>,
     pub script_data: Vec<super::script::ScriptData>,
+    pub script_fills: Vec<super::script::ScriptFill>,
 }
 
 /// Which program headers the output has and the geometry of its segments, decided before any address.
@@ -397,12 +398,12 @@ pub fn assign_segments<A: Arch>(
             (0, 0, 1)
         };
     let tls_block = (tls_start, tls_end, tls_align);
-    let (segments, symbols, deferred, script_data) = match addresser {
+    let (segments, symbols, deferred, (script_data, script_fills)) = match addresser {
         Addresser::Default(plan, seg_range) => {
             let segments =
                 program_headers(cx, &plan.header_plan(&seg_range), osecs, synth, tls_block);
             debug_assert_eq!(segments.len(), plan.nphdr);
-            (segments, Vec::new(), Vec::new(), Vec::new())
+            (segments, Vec::new(), Vec::new(), (Vec::new(), Vec::new()))
         }
         Addresser::Script(b) => {
             let (w, a) = *b;
@@ -435,7 +436,7 @@ pub fn assign_segments<A: Arch>(
                 )
                 .map_err(Errors::one)?,
             };
-            (segments, a.symbols, a.deferred, a.data)
+            (segments, a.symbols, a.deferred, (a.data, a.fills))
         }
     };
     for (i, o) in osecs.iter_mut().enumerate() {
@@ -454,6 +455,7 @@ pub fn assign_segments<A: Arch>(
         script_symbols: symbols,
         deferred,
         script_data,
+        script_fills,
     })
 }
 

@@ -226,11 +226,6 @@ impl SectionsScript {
                     self.stmts.push(st);
                     Some(self.stmts.len() as u32 - 1)
                 }
-                OutputCommand::Fill(_) => {
-                    return Err(
-                        self.error(o.pos, format!("FILL in {} is not supported yet", o.name))
-                    );
-                }
                 _ => None,
             });
         }

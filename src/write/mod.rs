@@ -470,6 +470,30 @@ fn write_script_data(lay: &Layout, bytes: &mut [u8]) {
     }
 }
 
+/// A linker script's fill patterns, over each range of its output section before the input sections are copied
+/// in: what the inputs leave, the gaps, keeps the pattern.
+fn write_script_fills(lay: &Layout, bytes: &mut [u8]) {
+    for (k, (osec, from, pattern)) in lay.script_fills.iter().enumerate() {
+        let o = &lay.osecs[osec.index()];
+        if o.shndx == 0 || o.is_nobits() || pattern.is_empty() {
+            continue;
+        }
+        let to = match lay.script_fills.get(k + 1) {
+            Some((next, at, _)) if next == osec => *at,
+            _ => o.size,
+        };
+        let (start, end) = (
+            (o.offset + from) as usize,
+            (o.offset + to.min(o.size)) as usize,
+        );
+        if let Some(range) = bytes.get_mut(start..end) {
+            for (b, p) in range.iter_mut().zip(pattern.iter().cycle()) {
+                *b = *p;
+            }
+        }
+    }
+}
+
 /// Fills the image: the input sections, the merged ones, then the linker-made sections, `.eh_frame_hdr` and the
 /// symbol table at once, then the headers, then the build id over the finished bytes.
 fn fill<A: Arch>(
@@ -491,6 +515,7 @@ fn fill<A: Arch>(
         ptr: bytes.as_mut_ptr(),
         len: bytes.len(),
     };
+    write_script_fills(lay, bytes);
     {
         let _t = crate::timing::span("copy and relocate sections");
         write_input_sections::<A>(&cx, live, img)?;
