@@ -461,7 +461,12 @@ impl State<'_> {
         o.addr = addr;
         self.lma[i] = addr.wrapping_add(self.prev_delta.0);
         if !(o.is_tls() && o.is_nobits()) {
-            self.dot = addr + o.size;
+            self.dot = addr.checked_add(o.size).ok_or_else(|| {
+                format!(
+                    "section {} at {addr:#x} ends past the end of the address space",
+                    String::from_utf8_lossy(&o.name)
+                )
+            })?;
         }
         Ok(())
     }
@@ -593,7 +598,7 @@ impl State<'_> {
                         w.sc.error(desc.pos, format!("in a data command of {}: {e}", desc.name))
                     })?;
                     self.data.push((OsecId::new(i), self.dot - addr, *size, v));
-                    self.dot += *size as u64;
+                    self.dot = self.dot.saturating_add(*size as u64);
                 }
                 _ => {}
             }
@@ -601,6 +606,13 @@ impl State<'_> {
         // Sections of a statement of another description of this name (`ONLY_IF_RW` beside `ONLY_IF_RO`).
         for &entry in &list[next..] {
             self.place_input(i, addr, entry, subalign, &mut merged_at);
+        }
+        // Saturated: the contents reach the end of the address space.
+        if self.dot == u64::MAX {
+            return Err(w.sc.error(
+                desc.pos,
+                format!("section {} ends past the end of the address space", desc.name),
+            ));
         }
         let inputs = self.dot - addr;
         self.cursor[i] = inputs;
@@ -629,7 +641,7 @@ impl State<'_> {
                         let g = &w.merges[*m as usize];
                         let at = align_up(self.dot, g.align);
                         *off = at - addr;
-                        self.dot = at + g.size;
+                        self.dot = at.saturating_add(g.size);
                     }
                 }
             }
@@ -638,7 +650,7 @@ impl State<'_> {
         let (size, align) = input_extent(w.res, w.eh, f, s);
         let at = align_up(self.dot, subalign.unwrap_or(align));
         self.sec_off[f as usize][s as usize] = at - addr;
-        self.dot = at + size;
+        self.dot = at.saturating_add(size);
     }
 
     /// The parts after the inputs (linker-made contents, commons, merged strings not placed among the inputs),
@@ -893,8 +905,9 @@ fn loads(st: &State, w: &Walk, keys: &[Option<usize>]) -> Loads {
         // Sections of other flags on the page the load ends in share it (its flags widen, as GNU ld does): two
         // loads mapping one page would take each other's protections.
         let split = match (loads.last(), prev) {
-            // PHDRS: where the section's first PT_LOAD changes.
-            (Some(_), Some(_)) if !w.sc.phdrs.is_empty() => keys[i] != prev_key,
+            // PHDRS: where the section's first PT_LOAD changes (a section below the one before it in the same
+            // load starts a new one too, rather than a negative offset).
+            (Some(_), Some((end, _))) if !w.sc.phdrs.is_empty() => keys[i] != prev_key || addr < end,
             (Some(l), Some((end, d))) => {
                 let same_page = addr / page == end.saturating_sub(1) / page;
                 (l.flags != flags && !same_page) || d != delta || addr < end || addr - end >= page
