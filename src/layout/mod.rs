@@ -217,14 +217,8 @@ pub struct Layout {
     pub interp: Option<Vec<u8>>,
     pub build_id_size: u64,
     pub linker_syms: HashMap<SymId, u64>,
-    /// With a script: the symbols its assignments define, and those evaluated once the inputs' symbols have
-    /// addresses.
-    pub script_symbols: Vec<(String, u64)>,
-    pub deferred: Vec<script::Deferred>,
-    /// A script's data commands (`BYTE`, `LONG`...): output section, offset, size, value.
-    pub script_data: Vec<script::ScriptData>,
-    /// A script's fill patterns: output section, offset from which its gaps get the pattern, pattern.
-    pub script_fills: Vec<script::ScriptFill>,
+    /// With a script: its symbols, deferred assignments, data commands and fills.
+    pub script: script::ScriptExtras,
     /// Writing the output cannot fail (`scan::WriteCheck` holds for this layout), so it may overwrite the
     /// existing output file.
     pub writes_proven: bool,
@@ -474,10 +468,7 @@ pub fn layout<A: Arch>(
         interp: map.interp,
         build_id_size: map.build_id_size,
         linker_syms: HashMap::default(),
-        script_symbols: segs.script_symbols,
-        deferred: segs.deferred,
-        script_data: segs.script_data,
-        script_fills: segs.script_fills,
+        script: segs.script,
         writes_proven: false,
         emit_relocs,
     };

@@ -42,17 +42,7 @@ pub fn place_inputs(
         ..
     } = map;
     let by_script = |i: usize| script_desc.get(i).is_some_and(|&d| d != crate::index::NONE);
-    // Place input sections: per-file blocks, then prefix sums in input order.
-    // Which of `SORTED_NAMES` each output section is (a script's sections have the script's order).
-    let sorted_kind: Vec<Option<usize>> = osecs
-        .iter()
-        .enumerate()
-        .map(|(i, o)| {
-            (!by_script(i))
-                .then(|| SORTED_NAMES.iter().position(|&n| n == &o.name[..]))
-                .flatten()
-        })
-        .collect();
+    let sorted_kind = sorted_kinds(osecs, script_desc);
     // Per file: where each section goes, the padding before it in its block, the file's block (output section,
     // size, alignment) per output section, and the output sections where a padding did not fit 16 bits.
     type FileBlocks = (
@@ -179,33 +169,59 @@ pub fn place_inputs(
         script_lists: Vec::new(),
     };
     if let Some((sc, selection)) = script {
-        let lists = super::script::script_lists(res, selection, sec_osec, script_desc);
-        let p = &mut placement;
-        super::script::provisional_offsets(
-            res,
-            eh_records,
-            &lists,
-            osecs,
-            (&mut p.sec_off, &mut p.place_osec, &mut p.cursor),
-        );
-        for (i, o) in osecs.iter_mut().enumerate() {
-            let d = script_desc[i];
-            if d == crate::index::NONE {
-                continue;
-            }
-            // Made before the inputs were read, not for one.
-            o.parts.retain(|p| !matches!(p, Part::Inputs));
-            // Kept with inputs, or with commands of its own (`. = . + SIZE`, symbols to define at it).
-            if !lists[i].is_empty() || sc.has_own_commands(d as usize) {
-                placed_in_order(o);
-            }
-        }
-        placement.script_lists = lists;
+        place_script_inputs(res, osecs, map, eh_records, (sc, selection), &mut placement);
     }
     place_sorted_arrays(res, osecs, map, &sorted_kind, &mut placement);
     place_link_ordered(res, osecs, &mut placement);
     add_merged(osecs, merges);
     placement
+}
+
+/// Which of `SORTED_NAMES` each output section is (a script's sections have the script's order instead).
+fn sorted_kinds(osecs: &[OutputSection], script_desc: &[u32]) -> Vec<Option<usize>> {
+    let by_script = |i: usize| script_desc.get(i).is_some_and(|&d| d != crate::index::NONE);
+    (osecs.iter().enumerate())
+        .map(|(i, o)| {
+            (!by_script(i))
+                .then(|| SORTED_NAMES.iter().position(|&n| n == &o.name[..]))
+                .flatten()
+        })
+        .collect()
+}
+
+/// A script's output sections: their inputs listed in statement order and placed one after another until the
+/// addresses pass places them by the commands; a section with inputs or commands of its own is kept.
+fn place_script_inputs(
+    res: &Resolved,
+    osecs: &mut [OutputSection],
+    map: &SectionMap,
+    eh_records: &EhRecords,
+    (sc, selection): (&crate::script::sections::SectionsScript, &[Vec<u32>]),
+    placement: &mut Placement,
+) {
+    let script_desc = &map.script_desc;
+    let lists = super::script::script_lists(res, selection, &map.sec_osec, script_desc);
+    let p = placement;
+    super::script::provisional_offsets(
+        res,
+        eh_records,
+        &lists,
+        osecs,
+        (&mut p.sec_off, &mut p.place_osec, &mut p.cursor),
+    );
+    for (i, o) in osecs.iter_mut().enumerate() {
+        let d = script_desc[i];
+        if d == crate::index::NONE {
+            continue;
+        }
+        // Made before the inputs were read, not for one.
+        o.parts.retain(|p| !matches!(p, Part::Inputs));
+        // Kept with inputs, or with commands of its own (`. = . + SIZE`, symbols to define at it).
+        if !lists[i].is_empty() || sc.has_own_commands(d as usize) {
+            placed_in_order(o);
+        }
+    }
+    p.script_lists = lists;
 }
 
 /// Sorted init/fini arrays (`sorted_kind[osec]`: which of `SORTED_NAMES` an output section is): priority first,

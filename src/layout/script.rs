@@ -196,6 +196,16 @@ pub struct ScriptAddresses {
     pub fills: Vec<ScriptFill>,
 }
 
+/// What a script's layout leaves for the later passes: the symbols its assignments define (with values), those
+/// evaluated once the inputs' symbols have addresses, its data commands and fill patterns.
+#[derive(Default)]
+pub struct ScriptExtras {
+    pub symbols: Vec<(String, u64)>,
+    pub deferred: Vec<Deferred>,
+    pub data: Vec<ScriptData>,
+    pub fills: Vec<ScriptFill>,
+}
+
 /// A script assignment evaluated after the symbols of the inputs have addresses, with the location counter it
 /// saw.
 pub struct Deferred {
@@ -611,7 +621,10 @@ impl State<'_> {
         if self.dot == u64::MAX {
             return Err(w.sc.error(
                 desc.pos,
-                format!("section {} ends past the end of the address space", desc.name),
+                format!(
+                    "section {} ends past the end of the address space",
+                    desc.name
+                ),
             ));
         }
         let inputs = self.dot - addr;
@@ -907,7 +920,9 @@ fn loads(st: &State, w: &Walk, keys: &[Option<usize>]) -> Loads {
         let split = match (loads.last(), prev) {
             // PHDRS: where the section's first PT_LOAD changes (a section below the one before it in the same
             // load starts a new one too, rather than a negative offset).
-            (Some(_), Some((end, _))) if !w.sc.phdrs.is_empty() => keys[i] != prev_key || addr < end,
+            (Some(_), Some((end, _))) if !w.sc.phdrs.is_empty() => {
+                keys[i] != prev_key || addr < end
+            }
             (Some(l), Some((end, d))) => {
                 let same_page = addr / page == end.saturating_sub(1) / page;
                 (l.flags != flags && !same_page) || d != delta || addr < end || addr - end >= page

@@ -32,10 +32,7 @@ pub struct Segments {
     pub tls_end: u64,
     pub tls_align: u64,
     /// With a script: the symbols its assignments define, and those evaluated after the inputs' symbols.
-    pub script_symbols: Vec<(String, u64)>,
-    pub deferred: Vec<super::script::Deferred>,
-    pub script_data: Vec<super::script::ScriptData>,
-    pub script_fills: Vec<super::script::ScriptFill>,
+    pub script: super::script::ScriptExtras,
 }
 
 /// Which program headers the output has and the geometry of its segments, decided before any address.
@@ -251,6 +248,39 @@ fn place_alloc(plan: &Plan, osecs: &mut [OutputSection]) -> Result<(Ranges, u64)
     Ok((seg_range, off))
 }
 
+/// The non-allocated sections after the allocated ones (from file offset `off`); returns the offset after them.
+fn place_nonalloc(osecs: &mut [OutputSection], keep: &[bool], mut off: u64) -> Result<u64> {
+    for (i, o) in osecs.iter_mut().enumerate() {
+        if keep[i] && !o.is_alloc() {
+            off = align_up(off, o.align.max(1));
+            o.offset = off;
+            o.addr = 0;
+            if !o.is_nobits() {
+                off = off.checked_add(o.size).ok_or_else(|| {
+                    Errors::one(format!(
+                        "section {} of {:#x} bytes does not fit in a file",
+                        String::from_utf8_lossy(&o.name),
+                        o.size
+                    ))
+                })?;
+            }
+        }
+    }
+    Ok(off)
+}
+
+/// What the program headers need besides the loads: the sections of notes and TLS, whether the property note and
+/// `.eh_frame_hdr` are kept, the TLS block.
+struct HeaderFacts<'a> {
+    notes: &'a [usize],
+    tls: &'a [usize],
+    property: bool,
+    eh_hdr: bool,
+    tls_block: (u64, u64, u64),
+}
+
+use super::script::ScriptExtras as ScriptOut;
+
 /// How the allocated sections get their addresses: the default rules' segment classes, or a script's commands.
 enum Addresser<'a> {
     Default(Box<Plan>, Ranges),
@@ -263,6 +293,60 @@ enum Addresser<'a> {
 }
 
 impl Addresser<'_> {
+    /// The program headers once every section has its address: the default plan's, a script's loads with the
+    /// usual headers, or exactly what its `PHDRS` lists.
+    fn program_headers(
+        self,
+        cx: &Cx,
+        osecs: &[OutputSection],
+        map: &SectionMap,
+        keep: &[bool],
+        f: &HeaderFacts,
+    ) -> Result<(Vec<Segment>, ScriptOut)> {
+        let synth = map.synth;
+        match self {
+            Addresser::Default(plan, seg_range) => {
+                let segments =
+                    program_headers(cx, &plan.header_plan(&seg_range), osecs, synth, f.tls_block);
+                debug_assert_eq!(segments.len(), plan.nphdr);
+                Ok((segments, Default::default()))
+            }
+            Addresser::Script(b) => {
+                let (w, a) = *b;
+                let a = a.expect("laid out");
+                let plan = HeaderPlan {
+                    loads: a.loads,
+                    headers: a.headers,
+                    interp: map.interp.is_some(),
+                    relro: script_relro(cx, osecs, keep, a.relro_end),
+                    notes: f.notes,
+                    property: f.property,
+                    tls: f.tls,
+                    eh_hdr: f.eh_hdr,
+                };
+                let segments = match w.sc.phdrs.is_empty() {
+                    true => program_headers(cx, &plan, osecs, synth, f.tls_block),
+                    false => super::script::phdrs_segments(
+                        w.sc,
+                        osecs,
+                        keep,
+                        &map.script_desc,
+                        &plan.loads,
+                        plan.headers,
+                    )
+                    .map_err(Errors::one)?,
+                };
+                let extras = ScriptOut {
+                    symbols: a.symbols,
+                    deferred: a.deferred,
+                    data: a.data,
+                    fills: a.fills,
+                };
+                Ok((segments, extras))
+            }
+        }
+    }
+
     /// Lays out the allocated sections; returns the file offset after them.
     fn run(&mut self, osecs: &mut [OutputSection], place: &mut Placement) -> Result<u64> {
         match self {
@@ -371,22 +455,7 @@ pub fn assign_segments<A: Arch>(
             off = addresser.run(osecs, place)?;
         }
     }
-    for (i, o) in osecs.iter_mut().enumerate() {
-        if keep[i] && !o.is_alloc() {
-            off = align_up(off, o.align.max(1));
-            o.offset = off;
-            o.addr = 0;
-            if !o.is_nobits() {
-                off = off.checked_add(o.size).ok_or_else(|| {
-                    Errors::one(format!(
-                        "section {} of {:#x} bytes does not fit in a file",
-                        String::from_utf8_lossy(&o.name),
-                        o.size
-                    ))
-                })?;
-            }
-        }
-    }
+    let off = place_nonalloc(osecs, keep, off)?;
     let shoff = align_up(off, 8);
     let file_size = shoff + 64 * headers.count as u64;
     // TLS block.
@@ -398,47 +467,15 @@ pub fn assign_segments<A: Arch>(
             (0, 0, 1)
         };
     let tls_block = (tls_start, tls_end, tls_align);
-    let (segments, symbols, deferred, (script_data, script_fills)) = match addresser {
-        Addresser::Default(plan, seg_range) => {
-            let segments =
-                program_headers(cx, &plan.header_plan(&seg_range), osecs, synth, tls_block);
-            debug_assert_eq!(segments.len(), plan.nphdr);
-            (segments, Vec::new(), Vec::new(), (Vec::new(), Vec::new()))
-        }
-        Addresser::Script(b) => {
-            let (w, a) = *b;
-            let a = a.expect("laid out");
-            let plan = HeaderPlan {
-                loads: a.loads,
-                headers: a.headers,
-                interp: map.interp.is_some(),
-                relro: script_relro(cx, osecs, keep, a.relro_end),
-                notes: &notes,
-                property: map
-                    .synth
-                    .get(Synth::GnuProperty)
-                    .is_some_and(|i| keep[i.index()]),
-                tls: &tls,
-                eh_hdr: map
-                    .synth
-                    .get(Synth::EhFrameHdr)
-                    .is_some_and(|i| keep[i.index()]),
-            };
-            let segments = match w.sc.phdrs.is_empty() {
-                true => program_headers(cx, &plan, osecs, synth, tls_block),
-                false => super::script::phdrs_segments(
-                    w.sc,
-                    osecs,
-                    keep,
-                    &map.script_desc,
-                    &plan.loads,
-                    plan.headers,
-                )
-                .map_err(Errors::one)?,
-            };
-            (segments, a.symbols, a.deferred, (a.data, a.fills))
-        }
+    let kept = |x: Synth| map.synth.get(x).is_some_and(|i| keep[i.index()]);
+    let facts = HeaderFacts {
+        notes: &notes,
+        tls: &tls,
+        property: kept(Synth::GnuProperty),
+        eh_hdr: kept(Synth::EhFrameHdr),
+        tls_block,
     };
+    let (segments, script) = addresser.program_headers(cx, osecs, map, keep, &facts)?;
     for (i, o) in osecs.iter_mut().enumerate() {
         if !keep[i] {
             o.shndx = 0;
@@ -452,10 +489,7 @@ pub fn assign_segments<A: Arch>(
         tls_start,
         tls_end,
         tls_align,
-        script_symbols: symbols,
-        deferred,
-        script_data,
-        script_fills,
+        script,
     })
 }
 

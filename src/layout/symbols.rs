@@ -394,10 +394,10 @@ fn define_script_symbols(
             linker.insert(g, v);
         }
     };
-    for (name, v) in &lay.script_symbols {
+    for (name, v) in &lay.script.symbols {
         set(name, *v, addrs);
     }
-    for d in &lay.deferred {
+    for d in &lay.script.deferred {
         let env = DefsymEnv {
             config,
             res,

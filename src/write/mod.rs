@@ -458,7 +458,7 @@ fn zero_ranges(lay: &Layout, dynstr: std::ops::Range<usize>) -> Vec<std::ops::Ra
 
 /// A linker script's data commands (`BYTE`, `SHORT`, `LONG`, `QUAD`), little-endian, in their output sections.
 fn write_script_data(lay: &Layout, bytes: &mut [u8]) {
-    for &(osec, off, size, value) in &lay.script_data {
+    for &(osec, off, size, value) in &lay.script.data {
         let o = &lay.osecs[osec.index()];
         if o.shndx == 0 || o.is_nobits() {
             continue;
@@ -473,12 +473,12 @@ fn write_script_data(lay: &Layout, bytes: &mut [u8]) {
 /// A linker script's fill patterns, over each range of its output section before the input sections are copied
 /// in: what the inputs leave, the gaps, keeps the pattern.
 fn write_script_fills(lay: &Layout, bytes: &mut [u8]) {
-    for (k, (osec, from, pattern)) in lay.script_fills.iter().enumerate() {
+    for (k, (osec, from, pattern)) in lay.script.fills.iter().enumerate() {
         let o = &lay.osecs[osec.index()];
         if o.shndx == 0 || o.is_nobits() || pattern.is_empty() {
             continue;
         }
-        let to = match lay.script_fills.get(k + 1) {
+        let to = match lay.script.fills.get(k + 1) {
             Some((next, at, _)) if next == osec => *at,
             _ => o.size,
         };
