@@ -191,10 +191,6 @@ fn unsupported_commands_and_syntax_errors_name_the_place() {
             "s.lds:3:3: no program header text in PHDRS",
         ),
         (
-            "SECTIONS\n{\n  OVERLAY : { .a { *(.a) } .b { *(.b) } }\n}\n",
-            "s.lds:3:3: OVERLAY is not supported yet",
-        ),
-        (
             "SECTIONS {\n  .text : { . = 0x10; . = 0x8; *(.text) }\n}\n",
             "s.lds:2:23: cannot move the location counter backwards",
         ),

@@ -369,3 +369,84 @@ fn embedded_script_with_phdrs_matches_gnu_ld() {
         ("embedded ok\n", Some(42))
     );
 }
+
+/// `OVERLAY`: its sections share one address and are loaded one after another from its `AT`; the
+/// `__load_start_`/`__load_stop_` symbols, the section addresses and the program headers are GNU ld's.
+#[test]
+fn overlay_matches_gnu_ld() {
+    let Some((dir, shim, bfd)) =
+        common::against_gnu_ld("sections-overlay", &["gcc", "readelf", "nm"])
+    else {
+        return;
+    };
+    std::fs::write(
+        dir.join("o.c"),
+        "extern char __load_start_ov1[], __load_stop_ov1[], __load_start_ov2[], __load_stop_ov2[];\n\
+         __attribute__((section(\".ov1\"))) int one(void) { return 1; }\n\
+         __attribute__((section(\".ov2\"))) int two(int x) { return x * 2 + 7; }\n\
+         char *bounds[] = { __load_start_ov1, __load_stop_ov1, __load_start_ov2, __load_stop_ov2 };\n\
+         void _start(void) { for (;;) one(); }\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("o.lds"),
+        "ENTRY(_start)\nSECTIONS\n{\n  . = 0x10000000;\n  .text : { *(.text .text.*) }\n\
+         OVERLAY 0x20000000 : AT (0x10010000) { .ov1 { *(.ov1) } .ov2 { *(.ov2) } }\n\
+         after_overlay = .;\n  .data : { *(.data) }\n\
+         /DISCARD/ : { *(.comment) *(.note*) *(.eh_frame*) }\n}\n",
+    )
+    .unwrap();
+    common::tool_ok(
+        "gcc",
+        &[
+            "-O2",
+            "-ffreestanding",
+            "-fno-pie",
+            "-fno-asynchronous-unwind-tables",
+            "-c",
+            "o.c",
+        ],
+        &dir,
+    );
+    let mut views = Vec::new();
+    for (side, shim) in [("ref", &bfd), ("test", &shim)] {
+        let out = format!("o-{side}");
+        let b = format!("-B{}/", shim.display());
+        let args = [
+            &b,
+            "-nostdlib",
+            "-static",
+            "-no-pie",
+            "-Wl,-T,o.lds",
+            "-Wl,--build-id=none",
+            "o.o",
+            "-o",
+            &out,
+        ];
+        common::tool_ok("gcc", &args, &dir);
+        let mut nm: Vec<String> = common::tool_ok("nm", &[&out], &dir)
+            .lines()
+            .map(|l| {
+                let f: Vec<&str> = l.split_whitespace().collect();
+                format!("{} {}", f[0], f[f.len() - 1])
+            })
+            .collect();
+        nm.sort();
+        let sections: Vec<String> = common::tool_ok("readelf", &["-SW", &out], &dir)
+            .lines()
+            .filter(|l| l.contains(".ov") || l.contains(".text") || l.contains(".data"))
+            .map(|l| {
+                let f: Vec<&str> = l.split_whitespace().collect();
+                let at = f.iter().position(|x| x.starts_with('.')).unwrap_or(0);
+                format!("{} {} {}", f[at], f[at + 2], f[at + 4])
+            })
+            .collect();
+        views.push((nm, sections, program_headers(&dir, &out)));
+    }
+    assert_eq!(views[1].0, views[0].0, "symbols differ from GNU ld's");
+    assert_eq!(views[1].1, views[0].1, "sections differ from GNU ld's");
+    assert_eq!(
+        views[1].2, views[0].2,
+        "program headers differ from GNU ld's"
+    );
+}

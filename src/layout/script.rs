@@ -512,7 +512,8 @@ impl State<'_> {
             let r = self.region(r, desc.pos)?;
             self.regions[r].3
         } else if desc.address.is_none() && self.prev_delta.1 == region {
-            addr.wrapping_add(self.prev_delta.0)
+            // The previous section's load offset kept, the load address aligned as the section is (GNU ld's).
+            align_up(addr.wrapping_add(self.prev_delta.0), align)
         } else {
             addr
         };
@@ -923,9 +924,11 @@ fn loads(st: &State, w: &Walk, keys: &[Option<usize>]) -> Loads {
             (Some(_), Some((end, _))) if !w.sc.phdrs.is_empty() => {
                 keys[i] != prev_key || addr < end
             }
+            // A NOBITS section's load address loads nothing: it extends the segment before it whatever it is.
             (Some(l), Some((end, d))) => {
                 let same_page = addr / page == end.saturating_sub(1) / page;
-                (l.flags != flags && !same_page) || d != delta || addr < end || addr - end >= page
+                let moved = d != delta && !o.is_nobits();
+                (l.flags != flags && !same_page) || moved || addr < end || addr - end >= page
             }
             _ => true,
         };
@@ -963,7 +966,14 @@ fn loads(st: &State, w: &Walk, keys: &[Option<usize>]) -> Loads {
         let end = if tbss { addr } else { addr + o.size };
         l.memsz = l.memsz.max(end - l.vaddr);
         l.align = l.align.max(o.align.next_power_of_two());
-        prev = Some((end, delta));
+        prev = Some((
+            end,
+            if o.is_nobits() {
+                prev.map_or(delta, |p| p.1)
+            } else {
+                delta
+            },
+        ));
     }
     (loads, headers, off, offsets)
 }

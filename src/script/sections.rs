@@ -176,13 +176,16 @@ impl SectionsScript {
             stmt_of: Vec::new(),
             by_lead: vec![Vec::new(); 256],
         };
+        let commands: Vec<SectionsCommand> = commands
+            .into_iter()
+            .flat_map(|c| match c {
+                SectionsCommand::Overlay(o) => expand_overlay(&o),
+                c => vec![c],
+            })
+            .collect();
         for c in &commands {
-            match c {
-                SectionsCommand::Output(o) => s.add_output(o)?,
-                SectionsCommand::Overlay(o) => {
-                    return Err(s.error(o.pos, "OVERLAY is not supported yet"));
-                }
-                _ => {}
+            if let SectionsCommand::Output(o) = c {
+                s.add_output(o)?;
             }
         }
         s.commands = commands;
@@ -381,6 +384,77 @@ impl SectionsScript {
     pub fn output(&self, name: &[u8]) -> Option<usize> {
         self.outputs.iter().position(|o| o.name.as_bytes() == name)
     }
+}
+
+/// `OVERLAY`, as the plain commands GNU ld's manual gives as its equivalent: every section at the overlay's
+/// address, each loaded after the one before (from the overlay's `AT`), `__load_start_NAME`/`__load_stop_NAME`
+/// provided for each (NAME without the characters a C name cannot have), and the location counter past the
+/// largest.
+fn expand_overlay(ov: &super::ast::Overlay) -> Vec<SectionsCommand> {
+    use crate::expr::{Arg, Expr};
+    let of = |f: &'static str, name: &str| Expr::Call(f, vec![Arg::Name(name.to_string())]);
+    let plus = |a: Expr, b: Expr| Expr::Binary("+", Box::new(a), Box::new(b));
+    let assign = |target: String, expr: Expr, provide: bool| {
+        SectionsCommand::Assign(Assignment {
+            target,
+            op: "=",
+            text: String::new(),
+            expr,
+            provide,
+            hidden: false,
+            pos: ov.pos,
+        })
+    };
+    let mut out = Vec::new();
+    let Some(first) = ov.sections.first() else {
+        return out;
+    };
+    if let Some(start) = &ov.start {
+        out.push(assign(".".into(), start.clone(), false));
+    }
+    let mut largest: Option<Expr> = None;
+    for (k, sec) in ov.sections.iter().enumerate() {
+        let mut o = sec.clone();
+        o.address = Some(if k == 0 {
+            Expr::Dot
+        } else {
+            of("ADDR", &first.name)
+        });
+        o.lma = match k {
+            0 => ov.lma.clone(),
+            _ => {
+                let prev = &ov.sections[k - 1].name;
+                Some(plus(of("LOADADDR", prev), of("SIZEOF", prev)))
+            }
+        };
+        o.region = o.region.or_else(|| ov.region.clone());
+        if o.phdrs.is_empty() {
+            o.phdrs = ov.phdrs.clone();
+        }
+        o.fill = o.fill.or_else(|| ov.fill.clone());
+        let clean: String = o
+            .name
+            .chars()
+            .filter(|c| c.is_ascii_alphanumeric() || *c == '_')
+            .collect();
+        let name = o.name.clone();
+        out.push(SectionsCommand::Output(Box::new(o)));
+        out.push(assign(
+            format!("__load_start_{clean}"),
+            of("LOADADDR", &name),
+            true,
+        ));
+        let stop = plus(of("LOADADDR", &name), of("SIZEOF", &name));
+        out.push(assign(format!("__load_stop_{clean}"), stop, true));
+        largest = Some(match largest {
+            None => of("SIZEOF", &name),
+            Some(e) => Expr::Call("MAX", vec![Arg::Expr(e), Arg::Expr(of("SIZEOF", &name))]),
+        });
+    }
+    if let Some(l) = largest {
+        out.push(assign(".".into(), plus(of("ADDR", &first.name), l), false));
+    }
+    out
 }
 
 /// Evaluation without a link (program header types and flags are constants).
