@@ -1,6 +1,9 @@
 //! rivet: a fast ELF linker. `main` parses the command line, runs the pipeline of ARCHITECTURE.md and maps errors to
 //! exit status 1.
 
+// A cargo-fuzz build (`--cfg fuzzing`, fuzz/) compiles this file as a library whose only caller is `fuzzing`.
+#![cfg_attr(fuzzing, allow(dead_code, unused_imports))]
+
 mod alloc;
 mod arch;
 mod args;
@@ -10,6 +13,8 @@ mod diag;
 mod elf;
 mod expr;
 mod fork;
+#[cfg(fuzzing)]
+pub mod fuzzing;
 mod gc;
 mod glob;
 mod index;
@@ -375,7 +380,7 @@ fn link<A: Arch>(config: &args::Config, release_inputs: bool) -> diag::Result<()
         relocatable::link::<A>(config, &resolved)?;
         drop(_t);
         finish_link(config, &read_files, total, release_inputs)?;
-        std::mem::forget(resolved);
+        leave(resolved);
         return Ok(());
     }
     let mut live = {
@@ -416,8 +421,18 @@ fn link<A: Arch>(config: &args::Config, release_inputs: bool) -> diag::Result<()
     }
     finish_link(config, &read_files, total, release_inputs)?;
     // Leave without dropping the big structures (ARCHITECTURE.md, performance rule 5).
-    std::mem::forget((resolved, live, space, scanned, lay));
+    leave((resolved, live, space, scanned, lay));
     Ok(())
+}
+
+/// Ends the life of a link's big structures without dropping them: the process exits next (ARCHITECTURE.md,
+/// performance rule 5). A fuzzing build links many times in one process, and drops them.
+fn leave<T>(structures: T) {
+    if cfg!(fuzzing) {
+        drop(structures);
+    } else {
+        std::mem::forget(structures);
+    }
 }
 
 /// What follows the output: the dependency file, the inputs' pages released (`link`'s `release_inputs`), the

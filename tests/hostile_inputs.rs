@@ -428,3 +428,137 @@ fn merge_section_with_a_huge_alignment() {
         meta.blocks() * 512
     );
 }
+
+// ---- linker scripts (findings of the cargo-fuzz `script` target and of tests/fuzz.rs's script jobs) ----
+
+/// The freestanding program of the fuzzer's seeds and a mergeable string, compiled in `dir`; rivet and GNU ld
+/// link `script` with it (`-pie`, as the fuzz target does). Returns both outcomes.
+fn script_links(tag: &str, script: &str) -> Option<(PathBuf, common::Outcome, common::Outcome)> {
+    let (linker, dir) = common::rivet_only(
+        &format!("hostile-{tag}"),
+        &["gcc", "ld.bfd", "readelf"],
+        "rivet's own diagnostics for bad scripts",
+    )?;
+    let seeds = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fuzz/seeds");
+    let free = seeds.join("freestanding.c").display().to_string();
+    common::tool_ok(
+        "gcc",
+        &[
+            "-O1",
+            "-ffreestanding",
+            "-fno-stack-protector",
+            "-fPIC",
+            "-c",
+            &free,
+            "-o",
+            "free.o",
+        ],
+        &dir,
+    );
+    std::fs::write(
+        dir.join("s.c"),
+        "const char *s1(void) { return \"merge me\"; }\n",
+    )
+    .unwrap();
+    common::tool_ok(
+        "gcc",
+        &[
+            "-O1",
+            "-fPIC",
+            "-fno-asynchronous-unwind-tables",
+            "-c",
+            "s.c",
+        ],
+        &dir,
+    );
+    std::fs::write(dir.join("t.lds"), script).unwrap();
+    let args = |out: &str| {
+        [
+            "-pie",
+            "--unresolved-symbols=ignore-all",
+            "-T",
+            "t.lds",
+            "free.o",
+            "s.o",
+            "-o",
+        ]
+        .iter()
+        .map(|a| a.to_string())
+        .chain([out.to_string()])
+        .collect::<Vec<_>>()
+    };
+    let run = |prog: &str, out: &str| {
+        let a = args(out);
+        let a: Vec<&str> = a.iter().map(String::as_str).collect();
+        common::tool(prog, &a, Some(&dir))
+    };
+    let rivet = run(&linker.display().to_string(), "rivet.out");
+    let bfd = run("ld.bfd", "bfd.out");
+    Some((dir, rivet, bfd))
+}
+
+/// The sizes of a file's sections with SHF_ALLOC, by name (`readelf -SW`).
+fn alloc_sizes(dir: &std::path::Path, file: &str) -> Vec<(String, u64)> {
+    common::tool_ok("readelf", &["-SW", file], dir)
+        .lines()
+        .filter_map(|l| {
+            let l = l.split_once(']')?.1;
+            let f: Vec<&str> = l.split_whitespace().collect();
+            (f.len() >= 8 && f[6].contains('A'))
+                .then(|| (f[0].to_string(), u64::from_str_radix(f[4], 16).unwrap()))
+        })
+        .collect()
+}
+
+/// Every input section put in `.rela.dyn`, a section with linker-made contents, by `*(*)`, mergeable strings
+/// among them (a fuzzer finding: the parts after the inputs were sized from offsets that the merged strings had
+/// moved, an overflow that made `.rela.dyn` too small for its inputs in a release build). GNU ld links it; rivet
+/// must too, with room for every input.
+#[test]
+fn script_everything_in_a_linker_made_section() {
+    let default = common::tool_ok("ld.bfd", &["-pie", "--verbose"], std::path::Path::new("."));
+    let script: String = default
+        .lines()
+        .skip_while(|l| !l.starts_with("====="))
+        .skip(1)
+        .take_while(|l| !l.starts_with("====="))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let rela = "*(.rela.tbss .rela.tbss.* .rela.gnu.linkonce.tb.*)";
+    assert!(script.contains(rela), "{script}");
+    let script = script.replacen(rela, &format!("{rela} *(*)"), 1);
+    let Some((dir, rivet, bfd)) = script_links("script-all-in-rela", &script) else {
+        return;
+    };
+    assert!(bfd.success(), "{}", bfd.log());
+    assert!(rivet.success(), "{}", rivet.log());
+    let inputs: u64 = ["free.o", "s.o"]
+        .iter()
+        .flat_map(|o| alloc_sizes(&dir, o))
+        .map(|(_, size)| size)
+        .sum();
+    let out = alloc_sizes(&dir, "rivet.out");
+    let (_, rela_size) = out.iter().find(|(n, _)| n == ".rela.dyn").unwrap();
+    assert!(
+        *rela_size >= inputs,
+        "{rela_size:#x} bytes of .rela.dyn for {inputs:#x} of inputs: {out:?}"
+    );
+}
+
+/// A section list with `(` in it (a `)` changed by the fuzzer): GNU ld's syntax error, not a list that takes in
+/// the statements after it.
+#[test]
+fn script_parenthesis_in_a_section_list() {
+    let script = "SECTIONS { .text : { *(.text .text.*( *(.data) } .data : { *(.data) } }\n";
+    let Some((_, rivet, bfd)) = script_links("script-paren", script) else {
+        return;
+    };
+    assert!(!bfd.success());
+    assert!(!rivet.success());
+    let err = rivet.stderr_str();
+    assert!(
+        err.contains("t.lds:1:37: unexpected '(' in a section list"),
+        "{err}"
+    );
+    assert!(!err.contains("panicked"), "{err}");
+}

@@ -541,6 +541,8 @@ impl State<'_> {
         let list = &w.lists[i];
         let mut next = 0usize;
         let mut merged_at = None;
+        // The parts' offsets as laid out before (placing merged strings among the inputs moves theirs).
+        let before = self.osecs[i].part_offsets.clone();
         self.dot = addr;
         for (c, stmt) in desc.commands.iter().zip(&w.sc.stmt_of[d]) {
             match c {
@@ -570,7 +572,7 @@ impl State<'_> {
         let inputs = self.dot - addr;
         self.cursor[i] = inputs;
         self.osecs[i].inputs_size = inputs;
-        self.settle_parts(i, inputs, merged_at.is_some());
+        self.settle_parts(i, inputs, merged_at.is_some(), &before);
         Ok(self.osecs[i].size)
     }
 
@@ -607,24 +609,29 @@ impl State<'_> {
     }
 
     /// The parts after the inputs (linker-made contents, commons, merged strings not placed among the inputs),
-    /// each at its alignment after the inputs' `inputs` bytes; the section's size.
-    fn settle_parts(&mut self, i: usize, inputs: u64, merged_placed: bool) {
+    /// each at its alignment after the inputs' `inputs` bytes; the section's size. `old`: the parts' offsets before
+    /// the inputs were placed.
+    fn settle_parts(&mut self, i: usize, inputs: u64, merged_placed: bool, old: &[u64]) {
         let merges = self.w.merges;
         let o = &mut self.osecs[i];
         let Some(k) = o.parts.iter().position(|p| matches!(p, Part::Sorted)) else {
             o.size = o.size.max(inputs);
             return;
         };
-        let old = o.part_offsets.clone();
         let mut end = inputs;
         for j in k + 1..o.parts.len() {
             let (size, align) = match o.parts[j] {
                 Part::Merged(_) if merged_placed => continue,
                 Part::Merged(m) => (merges[m as usize].size, merges[m as usize].align),
-                _ => (
-                    old.get(j + 1).copied().unwrap_or(o.size) - old[j],
-                    o.align.max(1),
-                ),
+                // Up to the next part laid out after it: merged strings placed among the inputs in an earlier
+                // walk lie below it (a fuzzer finding: `*(*)` in `.rela.dyn` overflowed here).
+                _ => {
+                    let next = old[j + 1..].iter().find(|&&x| x >= old[j]);
+                    (
+                        next.copied().unwrap_or(o.size).max(old[j]) - old[j],
+                        o.align.max(1),
+                    )
+                }
             };
             let at = align_up(end, align);
             o.part_offsets[j] = at;
