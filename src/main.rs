@@ -54,6 +54,13 @@ fn main() -> ExitCode {
     unsafe {
         libc::mallopt(libc::M_TOP_PAD, 64 << 20);
     }
+    // An output over the file size limit (`ulimit -f`) is an error ("File too large") from the call that would
+    // pass it, not a kill by SIGXFSZ that leaves the temporary file behind (a fuzzer finding: a script's
+    // `. = . + 0x7fffffffffff`).
+    // SAFETY: sets a signal's disposition, before any other thread exists.
+    unsafe {
+        libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+    }
     let argv: Vec<String> = std::env::args().skip(1).collect();
     if let [flag, path] = &argv[..]
         && flag == output_file::UNLINK_HELPER_FLAG

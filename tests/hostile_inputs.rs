@@ -562,3 +562,91 @@ fn script_parenthesis_in_a_section_list() {
     );
     assert!(!err.contains("panicked"), "{err}");
 }
+
+/// `. = . + 0x7fffffffffff` in a section with contents asks for a 128 TiB output. GNU ld fails ("file
+/// truncated"); under a file size limit rivet was killed by SIGXFSZ, leaving its temporary file (a fuzzer
+/// finding). It must fail with an error, leaving nothing; in a `NOLOAD` section at the end the gap takes no file
+/// space and links.
+#[test]
+fn script_huge_gap() {
+    let Some((linker, dir)) = common::rivet_only(
+        "hostile-script-gap",
+        &["gcc", "sh", "readelf"],
+        "rivet's own diagnostics for bad scripts",
+    ) else {
+        return;
+    };
+    let seeds = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fuzz/seeds");
+    let free = seeds.join("freestanding.c").display().to_string();
+    common::tool_ok(
+        "gcc",
+        &[
+            "-O1",
+            "-ffreestanding",
+            "-fno-stack-protector",
+            "-fno-pie",
+            "-c",
+            &free,
+            "-o",
+            "free.o",
+        ],
+        &dir,
+    );
+    let link = |gap_section: &str| {
+        let script = format!(
+            "SECTIONS {{ . = 0x400000; .text : {{ *(.text*) }} .data : {{ *(.data*) }} {gap_section} }}\n"
+        );
+        std::fs::write(dir.join("t.lds"), script).unwrap();
+        let _ = std::fs::remove_file(dir.join("out"));
+        // A limit of 2 GiB (in the 512-byte blocks of dash), as a build farm sets one.
+        let cmd = format!(
+            "ulimit -f 4194304; exec {} --no-fork -static -T t.lds free.o -o out",
+            linker.display()
+        );
+        common::tool("sh", &["-c", &cmd], Some(&dir))
+    };
+    let r = link(".big : { BYTE(1) . = . + 0x7fffffffffff; BYTE(2) }");
+    let err = r.stderr_str();
+    assert_eq!(r.code, Some(1), "{}", r.log());
+    assert!(err.contains("File too large"), "{err}");
+    let left: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.contains("out"))
+        .collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
+    use std::os::unix::fs::MetadataExt;
+    // A GiB skipped in a section with contents: a file of that size, as GNU ld writes, but sparse (it took a GiB
+    // of disk and of memory), with the bytes around the gap in place.
+    let r = link(".big : { BYTE(1) . = . + 0x40000000; BYTE(2) }");
+    assert!(r.success(), "{}", r.log());
+    let meta = std::fs::metadata(dir.join("out")).unwrap();
+    assert!(meta.len() > 1 << 30, "{} bytes", meta.len());
+    assert!(
+        meta.blocks() * 512 < 16 << 20,
+        "{} bytes of disk",
+        meta.blocks() * 512
+    );
+    let headers = common::tool_ok("readelf", &["-SW", "out"], &dir);
+    let big = headers
+        .lines()
+        .find(|l| l.contains(" .big "))
+        .expect(&headers);
+    let f: Vec<&str> = big.split_once(']').unwrap().1.split_whitespace().collect();
+    let at = u64::from_str_radix(f[3], 16).unwrap();
+    let mut file = std::fs::File::open(dir.join("out")).unwrap();
+    let byte = |file: &mut std::fs::File, at: u64| {
+        use std::io::{Read, Seek};
+        let mut b = [0u8];
+        file.seek(std::io::SeekFrom::Start(at)).unwrap();
+        file.read_exact(&mut b).unwrap();
+        b[0]
+    };
+    assert_eq!(byte(&mut file, at), 1);
+    assert_eq!(byte(&mut file, at + 0x4000_0001), 2);
+    // A NOLOAD section at the end takes no file space, whatever its size (the file was as large as it).
+    let r = link(".big (NOLOAD) : { . = . + 0x40000000; }");
+    assert!(r.success(), "{}", r.log());
+    let meta = std::fs::metadata(dir.join("out")).unwrap();
+    assert!(meta.len() < 1 << 20, "{} bytes", meta.len());
+}

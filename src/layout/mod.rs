@@ -221,7 +221,8 @@ pub struct Layout {
     /// addresses.
     pub script_symbols: Vec<(String, u64)>,
     pub deferred: Vec<script::Deferred>,
-    /// A script's data commands (`BYTE`, `LONG`...): output section, offset, size, value.
+    /// A script's data commands (`BYTE`, `LONG`...): output section, offset, size, value; and the space its
+    /// location counter skipped inside sections (size 0).
     pub script_data: Vec<script::ScriptData>,
     /// Writing the output cannot fail (`scan::WriteCheck` holds for this layout), so it may overwrite the
     /// existing output file.

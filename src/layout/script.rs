@@ -236,7 +236,8 @@ struct State<'w> {
     data: Vec<ScriptData>,
 }
 
-/// A data command's bytes: output section, offset in it, size, value.
+/// A data command's bytes: output section, offset in it, size, value; with size 0, space that the location
+/// counter skipped, `value` bytes that no writer touches.
 pub type ScriptData = (OsecId, u64, u8, u64);
 
 impl Env for State<'_> {
@@ -553,7 +554,17 @@ impl State<'_> {
                         next += 1;
                     }
                 }
-                OutputCommand::Assign(a) => self.assign(a, Some(addr))?,
+                OutputCommand::Assign(a) => {
+                    let from = self.dot;
+                    self.assign(a, Some(addr))?;
+                    // Space the location counter skipped (`. = . + SIZE`, `. = ALIGN(N)`): no writer touches it,
+                    // so that a large one can stay a hole of a sparse output (a fuzzer finding: a script's
+                    // `. = . + 0x40000000` took a GiB of disk and of memory).
+                    if self.dot > from {
+                        self.data
+                            .push((OsecId::new(i), from - addr, 0, self.dot - from));
+                    }
+                }
                 OutputCommand::Assert(e, msg, pos) => self.check(e, msg, *pos)?,
                 OutputCommand::Data(size, e) => {
                     let v = e.eval(self).map_err(|e| {
@@ -739,10 +750,14 @@ fn loads(st: &State, w: &Walk) -> Loads {
         }
         let l = loads.last_mut().unwrap();
         l.flags |= flags;
-        off = l.offset + (addr - l.vaddr);
-        offsets.push((i, off));
-        if !o.is_nobits() {
-            off += o.size;
+        let at = l.offset + (addr - l.vaddr);
+        offsets.push((i, at));
+        if o.is_nobits() {
+            // No file space: what follows in the file starts where the load's contents end, not at this
+            // section's address (a fuzzer finding: a NOLOAD section of 2^47 bytes made a 128 TiB output).
+            off = l.offset + l.filesz;
+        } else {
+            off = at + o.size;
             l.filesz = off - l.offset;
         }
         let end = if tbss { addr } else { addr + o.size };

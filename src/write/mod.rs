@@ -379,7 +379,22 @@ fn untouched(lay: &Layout) -> Vec<std::ops::Range<usize>> {
         .collect();
     written.push(0..64 + 56 * lay.segments.len());
     written.push(lay.shoff as usize..lay.file_size as usize);
-    complement(written, lay.file_size as usize)
+    let holes = complement(written, lay.file_size as usize);
+    // Inside sections, the space a script's `. = . + SIZE` skipped.
+    let skipped: Vec<std::ops::Range<usize>> = lay
+        .script_data
+        .iter()
+        .filter(|d| d.2 == 0)
+        .filter_map(|&(osec, off, _, len)| {
+            let o = &lay.osecs[osec.index()];
+            (o.shndx != 0 && !o.is_nobits())
+                .then(|| (o.offset + off) as usize..(o.offset + off + len) as usize)
+        })
+        .collect();
+    if skipped.is_empty() {
+        return holes;
+    }
+    union([holes, skipped].concat())
 }
 
 /// The parts of `0..end` that no range of `ranges` covers, ascending.
