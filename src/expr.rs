@@ -199,7 +199,17 @@ fn number(t: &str) -> Result<u64, String> {
 
 struct Parser<'t> {
     src: &'t mut dyn Tokens,
+    /// Parentheses, unary operators, conditionals and calls open around the token being read.
+    depth: u32,
+    /// Binary operators read so far: a chain of them is a tree as deep, which evaluating walks recursively.
+    ops: u32,
 }
+
+/// How deeply an expression may nest, and how many binary operators it may hold: the parser and the evaluator
+/// recurse that deep (a fuzzer finding: 1,762 opening parentheses overflowed the stack). GNU ld's own scripts
+/// nest a few levels.
+const MAX_DEPTH: u32 = 256;
+const MAX_OPS: u32 = 4096;
 
 impl Parser<'_> {
     fn peek_op(&mut self) -> Result<Option<&'static str>, String> {
@@ -219,6 +229,18 @@ impl Parser<'_> {
     }
 
     fn expr(&mut self) -> Result<Expr, String> {
+        self.depth += 1;
+        if self.depth > MAX_DEPTH {
+            return Err(format!(
+                "expression nested too deeply (over {MAX_DEPTH} levels)"
+            ));
+        }
+        let e = self.conditional();
+        self.depth -= 1;
+        e
+    }
+
+    fn conditional(&mut self) -> Result<Expr, String> {
         let cond = self.binary(0)?;
         if self.peek_op()? != Some("?") {
             return Ok(cond);
@@ -237,6 +259,10 @@ impl Parser<'_> {
         let mut left = self.binary(level + 1)?;
         while let Some(op) = self.peek_op()?.filter(|op| LEVELS[level].contains(op)) {
             self.src.bump();
+            self.ops += 1;
+            if self.ops > MAX_OPS {
+                return Err(format!("expression too long (over {MAX_OPS} operators)"));
+            }
             let right = self.binary(level + 1)?;
             left = Expr::Binary(op, Box::new(left), Box::new(right));
         }
@@ -247,7 +273,16 @@ impl Parser<'_> {
         match self.peek_op()? {
             Some(op @ ("-" | "!" | "~" | "+")) => {
                 self.src.bump();
-                let e = self.unary()?;
+                // A chain of unary operators nests as parentheses do.
+                self.depth += 1;
+                if self.depth > MAX_DEPTH {
+                    return Err(format!(
+                        "expression nested too deeply (over {MAX_DEPTH} levels)"
+                    ));
+                }
+                let e = self.unary();
+                self.depth -= 1;
+                let e = e?;
                 Ok(if op == "+" {
                     e
                 } else {
@@ -336,7 +371,12 @@ pub fn parse(text: &str) -> Result<Expr, String> {
 
 /// Parses one expression from `src`, leaving the token after it unconsumed.
 pub fn parse_from(src: &mut dyn Tokens) -> Result<Expr, String> {
-    Parser { src }.expr()
+    Parser {
+        src,
+        depth: 0,
+        ops: 0,
+    }
+    .expr()
 }
 
 impl Expr {
@@ -556,6 +596,24 @@ mod tests {
             assert_eq!(eval(t), Ok(v), "{t}");
         }
         assert!(eval("0x").is_err() && eval("9z").is_err());
+    }
+
+    /// Nesting and length are bounded (a fuzzer finding: 1,762 opening parentheses overflowed the stack).
+    #[test]
+    fn deep_and_long_expressions_are_refused() {
+        let nested =
+            |n: usize, open: &str, close: &str| format!("{}1{}", open.repeat(n), close.repeat(n));
+        assert_eq!(eval(&nested(200, "(", ")")), Ok(1));
+        assert_eq!(eval(&nested(200, "-", "")), Ok(1));
+        let deep = "expression nested too deeply (over 256 levels)";
+        assert_eq!(eval(&nested(2000, "(", ")")), Err(deep.into()));
+        assert_eq!(eval(&nested(100_000, "~", "")), Err(deep.into()));
+        assert_eq!(eval(&nested(2000, "1 ? ", " : 0")), Err(deep.into()));
+        assert_eq!(eval(&format!("0{}", " + 1".repeat(4096))), Ok(4096));
+        assert_eq!(
+            eval(&format!("0{}", " + 1".repeat(100_000))),
+            Err("expression too long (over 4096 operators)".into())
+        );
     }
 
     #[test]

@@ -268,6 +268,17 @@ pub fn release_input_pages() {
     });
 }
 
+/// Unmaps every input file, for a process that links again (the fuzzing entry): nothing may read an input after
+/// this.
+#[cfg(fuzzing)]
+pub fn unmap_inputs() {
+    let maps = std::mem::take(&mut *MAPPINGS.lock().unwrap_or_else(|e| e.into_inner()));
+    for (at, len) in maps {
+        // SAFETY: a mapping made by `map_file` (leaked, never unmapped otherwise); the link that read it is over.
+        unsafe { libc::munmap(at as *mut libc::c_void, len) };
+    }
+}
+
 /// The device and inode of the existing output file, if any: no input may be that file, which the link would
 /// overwrite while reading it (GNU ld refuses the same).
 static OUTPUT_ID: std::sync::OnceLock<Option<(u64, u64)>> = std::sync::OnceLock::new();

@@ -1,6 +1,9 @@
 //! rivet: a fast ELF linker. `main` parses the command line, runs the pipeline of ARCHITECTURE.md and maps errors to
 //! exit status 1.
 
+// A cargo-fuzz build (`--cfg fuzzing`, fuzz/) compiles this file as a library whose only caller is `fuzzing`.
+#![cfg_attr(fuzzing, allow(dead_code, unused_imports))]
+
 mod alloc;
 mod arch;
 mod args;
@@ -10,6 +13,8 @@ mod diag;
 mod elf;
 mod expr;
 mod fork;
+#[cfg(fuzzing)]
+pub mod fuzzing;
 mod gc;
 mod glob;
 mod index;
@@ -48,6 +53,13 @@ fn main() -> ExitCode {
     // SAFETY: mallopt only adjusts allocator parameters; called before any other thread exists.
     unsafe {
         libc::mallopt(libc::M_TOP_PAD, 64 << 20);
+    }
+    // An output over the file size limit (`ulimit -f`) is an error ("File too large") from the call that would
+    // pass it, not a kill by SIGXFSZ that leaves the temporary file behind (a fuzzer finding: a script's
+    // `. = . + 0x7fffffffffff`).
+    // SAFETY: sets a signal's disposition, before any other thread exists.
+    unsafe {
+        libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
     }
     let argv: Vec<String> = std::env::args().skip(1).collect();
     if let [flag, path] = &argv[..]
@@ -375,7 +387,7 @@ fn link<A: Arch>(config: &args::Config, release_inputs: bool) -> diag::Result<()
         relocatable::link::<A>(config, &resolved)?;
         drop(_t);
         finish_link(config, &read_files, total, release_inputs)?;
-        std::mem::forget(resolved);
+        leave(resolved);
         return Ok(());
     }
     let mut live = {
@@ -416,8 +428,18 @@ fn link<A: Arch>(config: &args::Config, release_inputs: bool) -> diag::Result<()
     }
     finish_link(config, &read_files, total, release_inputs)?;
     // Leave without dropping the big structures (ARCHITECTURE.md, performance rule 5).
-    std::mem::forget((resolved, live, space, scanned, lay));
+    leave((resolved, live, space, scanned, lay));
     Ok(())
+}
+
+/// Ends the life of a link's big structures without dropping them: the process exits next (ARCHITECTURE.md,
+/// performance rule 5). A fuzzing build links many times in one process, and drops them.
+fn leave<T>(structures: T) {
+    if cfg!(fuzzing) {
+        drop(structures);
+    } else {
+        std::mem::forget(structures);
+    }
 }
 
 /// What follows the output: the dependency file, the inputs' pages released (`link`'s `release_inputs`), the

@@ -2,11 +2,15 @@
 //! version script are built from the program tests' sources (the seed corpus); each iteration mutates one input
 //! file of one link job where the linker reads it (an ELF header field, a section header field, one symbol, one
 //! relocation, a word of `.eh_frame`, a note, a group, a version section, an archive member, the version script's
-//! text), links, and classifies the outcome:
+//! text, a `-T` linker script's tokens), links, and classifies the outcome:
 //! - `ok` (exit 0) and `rejected` (exit 1 with an error message) are what a linker may do;
 //! - `panic`, `signal`, `hang` (over the time limit), `memory` (peak resident set over 1 GiB), `oversize` (an
 //!   output taking over 64 MiB of disk, or a write killed by the 64 GiB file size limit) and `odd-exit` are
 //!   findings. An output refused up front as too large (a clean error, nothing written) is a rejection.
+//!
+//! The linker scripts given with `-T` (GNU ld's defaults, and the embedded-style ones of `fuzz/seeds/script/` for
+//! a freestanding program) change token by token: deleted, duplicated, swapped, numbers at the edges of 64 bits,
+//! statements inserted (`. = . + N`, alignments, data commands, regions, `NOLOAD`, thousands of braces).
 //!
 //! The test fails on any finding and saves each under `<target>/rivet-tests/fuzz/findings/` with a script that
 //! reproduces it. The iteration `i` of seed `s` is the same mutation on every machine, independent of threads, so a
@@ -15,6 +19,7 @@
 //! Environment:
 //! - `RIVET_FUZZ_ITERS` (default 20000, about 80 s on two cores): mutated links to run; `RIVET_FUZZ_FIRST` (default 0): first iteration.
 //! - `RIVET_FUZZ_SEED` (default fixed): the mutation seed.
+//! - `RIVET_FUZZ_JOBS`: comma-separated substrings of job names to run (`script` for the linker script jobs).
 //! - `RIVET_FUZZ_BIN`: the linker to fuzz (for example a debug build, whose overflow checks find silent
 //!   wrap-around); default the build under test.
 //!
@@ -49,7 +54,12 @@ fn mutated_inputs_never_crash_the_linker() {
     let linker = std::env::var_os("RIVET_FUZZ_BIN")
         .map(PathBuf::from)
         .unwrap_or_else(|| common::linker_under_test().0);
-    let jobs = build_corpus(&dir);
+    let mut jobs = build_corpus(&dir);
+    // RIVET_FUZZ_JOBS: comma-separated substrings of the job names to run (all by default).
+    if let Ok(only) = std::env::var("RIVET_FUZZ_JOBS") {
+        jobs.retain(|j| only.split(',').any(|w| j.name.contains(w)));
+        assert!(!jobs.is_empty(), "no job matches RIVET_FUZZ_JOBS={only}");
+    }
     for job in &jobs {
         let out = dir.join(format!("{}.check", job.name));
         let args = job_args(job, &out);
@@ -175,8 +185,9 @@ fn print_file(name: &str) -> String {
 fn build_corpus(dir: &Path) -> Vec<Job> {
     let programs = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/programs");
     let p = |s: &str| programs.join(s).display().to_string();
+    let fuzz_seeds = Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/seeds");
     let seeds = dir.join("seeds");
-    if !seeds.join("done-2").exists() {
+    if !seeds.join("done-3").exists() {
         common::fresh_dir(&seeds);
         let cmds = [
             format!(
@@ -219,11 +230,20 @@ fn build_corpus(dir: &Path) -> Vec<Job> {
             format!("gcc -O1 -c {} -o ver_main.o", p("versioned_so/main.c")),
             format!("gcc -O1 -c {} -o ifunc_main.o", p("ifunc_static/main.c")),
             format!("gcc -O1 -c {} -o ifunc_impl.o", p("ifunc_static/impl.c")),
+            // Linker scripts with SECTIONS: GNU ld's defaults, and embedded-style ones (MEMORY, AT>, NOLOAD,
+            // data commands) for a freestanding program.
+            "ld.bfd -pie --verbose | sed -n '/^=====/,/^=====/p' | sed '1d;$d' > default-pie.lds".into(),
+            "ld.bfd --verbose | sed -n '/^=====/,/^=====/p' | sed '1d;$d' > default.lds".into(),
+            format!("cp {}/*.lds .", fuzz_seeds.join("script").display()),
+            format!(
+                "gcc -O1 -ffreestanding -fno-stack-protector -fno-asynchronous-unwind-tables -fno-pie -c {} -o free.o",
+                fuzz_seeds.join("freestanding.c").display()
+            ),
         ];
         for c in &cmds {
             sh(&seeds, c);
         }
-        std::fs::write(seeds.join("done-2"), "").unwrap();
+        std::fs::write(seeds.join("done-3"), "").unwrap();
     }
     let s = |f: &str| seeds.join(f).display().to_string();
     let gcc_dir = Path::new(&print_file("libgcc.a"))
@@ -281,6 +301,28 @@ fn build_corpus(dir: &Path) -> Vec<Job> {
         a
     };
     let mutable = |fs: &[&str]| fs.iter().map(|f| seeds.join(f)).collect::<Vec<_>>();
+    let with_script = |mut args: Vec<String>, script: &str| {
+        args.extend(["-T".to_string(), s(script)]);
+        args
+    };
+    let embedded = |name: &'static str, script: &str| Job {
+        name,
+        args: with_script(
+            [
+                "--no-fork",
+                "-static",
+                "-no-pie",
+                "--build-id=none",
+                "-o",
+                "{out}",
+                &s("free.o"),
+            ]
+            .map(String::from)
+            .to_vec(),
+            script,
+        ),
+        mutable: mutable(&[script]),
+    };
     let static_args = {
         let mut a: Vec<String> = ["--no-fork", "-static", "--gc-sections", "-o", "{out}"]
             .map(String::from)
@@ -340,9 +382,22 @@ fn build_corpus(dir: &Path) -> Vec<Job> {
         },
         Job {
             name: "static",
-            args: static_args,
+            args: static_args.clone(),
             mutable: mutable(&["ifunc_main.o", "ifunc_impl.o"]),
         },
+        Job {
+            name: "script-default-pie",
+            args: with_script(pie(&["merge_main.o", "libmerge.a"], &[]), "default-pie.lds"),
+            mutable: mutable(&["default-pie.lds"]),
+        },
+        Job {
+            name: "script-default-static",
+            args: with_script(static_args, "default.lds"),
+            mutable: mutable(&["default.lds"]),
+        },
+        embedded("script-embedded", "embedded.lds"),
+        embedded("script-embedded-at", "embedded_at.lds"),
+        embedded("script-phdrs", "phdrs.lds"),
     ]
 }
 
@@ -444,6 +499,9 @@ fn set_field(b: &mut [u8], at: usize, w: usize, rng: &mut Rng, what: &str) -> St
 /// Mutates `b` (the contents of `path`) once; returns what was done.
 fn mutate(b: &mut Vec<u8>, path: &Path, rng: &mut Rng) -> String {
     let name = path.file_name().unwrap().to_string_lossy().into_owned();
+    if name.ends_with(".lds") {
+        return mutate_script(b, rng);
+    }
     if name.ends_with(".map") || name.ends_with(".ld") {
         return mutate_text(b, rng);
     }
@@ -752,6 +810,202 @@ fn mutate_text(b: &mut Vec<u8>, rng: &mut Rng) -> String {
     }
 }
 
+/// A linker script's tokens (words, numbers, strings, comments, punctuation) and the spaces between them, in
+/// order: the text is their concatenation.
+fn script_tokens(text: &str) -> Vec<&str> {
+    let b = text.as_bytes();
+    let mut v = Vec::new();
+    let mut at = 0;
+    while at < b.len() {
+        let c = b[at];
+        let len = if c.is_ascii_whitespace() {
+            b[at..]
+                .iter()
+                .take_while(|c| c.is_ascii_whitespace())
+                .count()
+        } else if text[at..].starts_with("/*") {
+            text[at..].find("*/").map_or(b.len() - at, |e| e + 2)
+        } else if c == b'"' {
+            text[at + 1..].find('"').map_or(b.len() - at, |e| e + 2)
+        } else if c.is_ascii_alphanumeric() || b"_.$*?[]-/\\".contains(&c) {
+            b[at..]
+                .iter()
+                .take_while(|c| c.is_ascii_alphanumeric() || b"_.$*?[]-/\\".contains(c))
+                .count()
+        } else {
+            // One character of punctuation (or of a multi-byte UTF-8 character, kept whole).
+            text[at..].chars().next().map_or(1, char::len_utf8)
+        };
+        v.push(&text[at..at + len]);
+        at += len;
+    }
+    v
+}
+
+/// Numbers a linker script may hold at the edges of what the linker computes with: zero, the signed and unsigned
+/// limits, values just past them, huge alignments and sizes (a `. = . + N` of any of them in a section with
+/// contents must end in an error or a bounded output, not a file of that size).
+const SCRIPT_NUMBERS: &[&str] = &[
+    "0",
+    "1",
+    "-1",
+    "0x7fffffffffff",
+    "0x800000000000",
+    "0x7fffffffffffffff",
+    "0x8000000000000000",
+    "0xffffffffffffffff",
+    "18446744073709551615",
+    "18446744073709551616",
+    "0x10000000000000000",
+    "99999999999999999999999",
+    "-0x8000000000000000",
+    "0x100000000",
+    "0x80000000",
+    "4096",
+    "3",
+    "1K",
+    "64M",
+    "4096M",
+    "0x40000000",
+    "077",
+    "0b101",
+];
+
+/// Statements and pieces a mutation inserts: the script commands (data commands, regions, `NOLOAD`, `AT>`,
+/// location counter moves) with boundary values.
+const SCRIPT_PIECES: &[&str] = &[
+    ". = . + 0x7fffffffffff;",
+    ". = . + 0x40000000;",
+    ". = . + 0xffffffffffffffff;",
+    ". = . - 0x1000;",
+    ". = 0;",
+    ". = 0xfffffffffffff000;",
+    ". = ALIGN(0x8000000000000000);",
+    ". = ALIGN(0);",
+    ". = ALIGN(3);",
+    ". = ALIGN(0x100000000);",
+    "BYTE(0x1ff)",
+    "QUAD(-1)",
+    "SQUAD(0x8000000000000000)",
+    "LONG(. - 1)",
+    "FILL(0x90)",
+    "> RAM",
+    "> FLASH",
+    "AT> FLASH",
+    "AT(0xffffffffffffffff)",
+    "(NOLOAD)",
+    "(COPY)",
+    "ALIGN(0x80000000)",
+    "SUBALIGN(0x8000000000000000)",
+    "ASSERT(. < 0x1000, \"far\");",
+    "x = 1 / 0;",
+    "y = 5 % 0;",
+    "z = -0x8000000000000000 / -1;",
+    "w = 1 << 64;",
+    "v = ORIGIN(NOSUCH) + LENGTH(RAM);",
+    "u = LOADADDR(.nosuch) + SIZEOF(.text) + ADDR(.data);",
+    "PROVIDE(_start = .);",
+    ".big : { BYTE(1) . = . + 0x7fffffffffff; }",
+    ".huge (NOLOAD) : { . = . + 0x7fffffffffff; }",
+    ".wrap : { . = 0xffffffffffffff00; QUAD(1) QUAD(2) . += 0x200; }",
+    ".x : { *(.text*) *(.data*) *(*) }",
+    "/DISCARD/ : { *(*) }",
+    "KEEP(*(.text.start))",
+    "*(COMMON)",
+    "SORT_BY_ALIGNMENT(SORT_BY_NAME(.text*))",
+    "EXCLUDE_FILE(*main*) *(.text)",
+    "MEMORY { R (rwx) : ORIGIN = 0xfffffffffffff000, LENGTH = 0x2000 }",
+    "MEMORY { Z : ORIGIN = 0, LENGTH = 0 }",
+    "INCLUDE nosuch.lds",
+    "INCLUDE embedded.lds",
+    "INCLUDE default-pie.lds",
+    "OVERLAY : { .o1 { *(.data) } .o2 { *(.bss) } }",
+    "PHDRS { text PT_LOAD; }",
+    ":text",
+    "{",
+    "}",
+    "(",
+    ")",
+    ";",
+    "=",
+];
+
+/// Token-level changes to a linker script (one, or now and then two or three): a token or run deleted, duplicated or swapped
+/// with another, a number replaced by an edge value, a piece inserted (now and then repeated thousands of times).
+fn mutate_script(b: &mut Vec<u8>, rng: &mut Rng) -> String {
+    let mut text = String::from_utf8_lossy(b).into_owned();
+    let mut what = Vec::new();
+    // Mostly one change: a script with several is refused more often, before the layout is reached.
+    let changes = if rng.below(4) == 0 {
+        2 + rng.below(2)
+    } else {
+        1
+    };
+    for _ in 0..changes {
+        let toks: Vec<String> = script_tokens(&text).into_iter().map(String::from).collect();
+        let words: Vec<usize> = (0..toks.len())
+            .filter(|&i| !toks[i].trim().is_empty())
+            .collect();
+        if words.is_empty() {
+            text.push_str(SCRIPT_PIECES[rng.below(SCRIPT_PIECES.len())]);
+            what.push("empty: inserted a piece".to_string());
+            continue;
+        }
+        let mut toks = toks;
+        let pick = |rng: &mut Rng| words[rng.below(words.len())];
+        match rng.below(6) {
+            0 => {
+                let at = pick(rng);
+                let n = 1 + rng.below(3);
+                let end = (at + n).min(toks.len());
+                what.push(format!("deleted {:?}", toks[at..end].concat()));
+                toks.drain(at..end);
+            }
+            1 => {
+                let at = pick(rng);
+                let end = (at + 1 + rng.below(8)).min(toks.len());
+                let run = toks[at..end].to_vec();
+                what.push(format!("duplicated {:?}", run.concat()));
+                toks.splice(end..end, run);
+            }
+            2 => {
+                let (x, y) = (pick(rng), pick(rng));
+                what.push(format!("swapped {:?} and {:?}", toks[x], toks[y]));
+                toks.swap(x, y);
+            }
+            3 => {
+                let numbers: Vec<usize> = words
+                    .iter()
+                    .copied()
+                    .filter(|&i| toks[i].starts_with(|c: char| c.is_ascii_digit()))
+                    .collect();
+                let at = if numbers.is_empty() {
+                    pick(rng)
+                } else {
+                    numbers[rng.below(numbers.len())]
+                };
+                let n = SCRIPT_NUMBERS[rng.below(SCRIPT_NUMBERS.len())];
+                what.push(format!("{:?} -> {n}", toks[at]));
+                toks[at] = n.to_string();
+            }
+            _ => {
+                let at = pick(rng);
+                let piece = SCRIPT_PIECES[rng.below(SCRIPT_PIECES.len())];
+                let n = if rng.below(16) == 0 {
+                    1 + rng.below(5000)
+                } else {
+                    1
+                };
+                what.push(format!("inserted {piece:?} x{n} before {:?}", toks[at]));
+                toks.insert(at, format!(" {piece} ").repeat(n));
+            }
+        }
+        text = toks.concat();
+    }
+    *b = text.into_bytes();
+    what.join("; ")
+}
+
 // ---- running and classifying ----
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -926,4 +1180,23 @@ fn save_finding(
     );
     std::fs::write(d.join("repro.sh"), script).unwrap();
     d
+}
+
+/// The cargo-fuzz crate (`fuzz/`) compiles rivet's source as a library, so it must list rivet's dependencies as
+/// they are here.
+#[test]
+fn fuzz_crate_lists_rivets_dependencies() {
+    let deps = |path: &str| -> Vec<String> {
+        let text =
+            std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(path)).unwrap();
+        let (_, rest) = text.split_once("[dependencies]\n").unwrap();
+        rest.lines()
+            .take_while(|l| !l.starts_with('['))
+            .filter(|l| {
+                !l.trim().is_empty() && !l.starts_with('#') && !l.starts_with("libfuzzer-sys")
+            })
+            .map(String::from)
+            .collect()
+    };
+    assert_eq!(deps("fuzz/Cargo.toml"), deps("Cargo.toml"));
 }

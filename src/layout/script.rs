@@ -270,7 +270,8 @@ fn fill_pattern(e: &Expr, env: &dyn Env) -> Result<Vec<u8>, String> {
     Ok(v.to_be_bytes()[8 - len..].to_vec())
 }
 
-/// A data command's bytes: output section, offset in it, size, value.
+/// A data command's bytes: output section, offset in it, size, value; with size 0, space that the location
+/// counter skipped, `value` bytes that no writer touches.
 pub type ScriptData = (OsecId, u64, u8, u64);
 
 impl Env for State<'_> {
@@ -584,6 +585,8 @@ impl State<'_> {
         let list = &w.lists[i];
         let mut next = 0usize;
         let mut merged_at = None;
+        // The parts' offsets as laid out before (placing merged strings among the inputs moves theirs).
+        let before = self.osecs[i].part_offsets.clone();
         self.dot = addr;
         if let Some(e) = &desc.fill {
             let p = fill_pattern(e, self).map_err(|e| w.sc.error(desc.pos, e))?;
@@ -598,7 +601,18 @@ impl State<'_> {
                         next += 1;
                     }
                 }
-                OutputCommand::Assign(a) => self.assign(a, Some(addr))?,
+                OutputCommand::Assign(a) => {
+                    let from = self.dot;
+                    self.assign(a, Some(addr))?;
+                    // Space the location counter skipped (`. = . + SIZE`, `. = ALIGN(N)`): no writer touches it,
+                    // so that a large one can stay a hole of a sparse output (a fuzzer finding: a script's
+                    // `. = . + 0x40000000` took a GiB of disk and of memory). Not where a fill pattern covers it.
+                    let filled = self.fills.iter().any(|f| f.0 == OsecId::new(i));
+                    if self.dot > from && !filled {
+                        self.data
+                            .push((OsecId::new(i), from - addr, 0, self.dot - from));
+                    }
+                }
                 OutputCommand::Assert(e, msg, pos) => self.check(e, msg, *pos)?,
                 OutputCommand::Fill(e) => {
                     let p = fill_pattern(e, self).map_err(|e| w.sc.error(desc.pos, e))?;
@@ -631,7 +645,7 @@ impl State<'_> {
         let inputs = self.dot - addr;
         self.cursor[i] = inputs;
         self.osecs[i].inputs_size = inputs;
-        self.settle_parts(i, inputs, merged_at.is_some());
+        self.settle_parts(i, inputs, merged_at.is_some(), &before);
         Ok(self.osecs[i].size)
     }
 
@@ -668,24 +682,29 @@ impl State<'_> {
     }
 
     /// The parts after the inputs (linker-made contents, commons, merged strings not placed among the inputs),
-    /// each at its alignment after the inputs' `inputs` bytes; the section's size.
-    fn settle_parts(&mut self, i: usize, inputs: u64, merged_placed: bool) {
+    /// each at its alignment after the inputs' `inputs` bytes; the section's size. `old`: the parts' offsets before
+    /// the inputs were placed.
+    fn settle_parts(&mut self, i: usize, inputs: u64, merged_placed: bool, old: &[u64]) {
         let merges = self.w.merges;
         let o = &mut self.osecs[i];
         let Some(k) = o.parts.iter().position(|p| matches!(p, Part::Sorted)) else {
             o.size = o.size.max(inputs);
             return;
         };
-        let old = o.part_offsets.clone();
         let mut end = inputs;
         for j in k + 1..o.parts.len() {
             let (size, align) = match o.parts[j] {
                 Part::Merged(_) if merged_placed => continue,
                 Part::Merged(m) => (merges[m as usize].size, merges[m as usize].align),
-                _ => (
-                    old.get(j + 1).copied().unwrap_or(o.size) - old[j],
-                    o.align.max(1),
-                ),
+                // Up to the next part laid out after it: merged strings placed among the inputs in an earlier
+                // walk lie below it (a fuzzer finding: `*(*)` in `.rela.dyn` overflowed here).
+                _ => {
+                    let next = old[j + 1..].iter().find(|&&x| x >= old[j]);
+                    (
+                        next.copied().unwrap_or(o.size).max(old[j]) - old[j],
+                        o.align.max(1),
+                    )
+                }
             };
             let at = align_up(end, align);
             o.part_offsets[j] = at;
@@ -957,10 +976,14 @@ fn loads(st: &State, w: &Walk, keys: &[Option<usize>]) -> Loads {
         }
         let l = loads.last_mut().unwrap();
         l.flags |= flags;
-        off = l.offset + (addr - l.vaddr);
-        offsets.push((i, off));
-        if !o.is_nobits() {
-            off += o.size;
+        let at = l.offset + (addr - l.vaddr);
+        offsets.push((i, at));
+        if o.is_nobits() {
+            // No file space: what follows in the file starts where the load's contents end, not at this
+            // section's address (a fuzzer finding: a NOLOAD section of 2^47 bytes made a 128 TiB output).
+            off = l.offset + l.filesz;
+        } else {
+            off = at + o.size;
             l.filesz = off - l.offset;
         }
         let end = if tbss { addr } else { addr + o.size };

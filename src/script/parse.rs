@@ -795,7 +795,8 @@ impl<'a, 'i> Parser<'a, 'i> {
                     _ => {
                         let (pattern, sort) = match Self::sort_of(s) {
                             Some(k) => self.sorted_pattern(k)?,
-                            None if s.len() == 1 && "{};=".contains(s) => {
+                            // `(` too: a pattern never holds one (GNU ld: syntax error; a fuzzer finding).
+                            None if s.len() == 1 && "{};=(".contains(s) => {
                                 return Err(self
                                     .error_at(sp, format!("unexpected '{s}' in a section list")));
                             }
@@ -1138,6 +1139,10 @@ mod tests {
         assert_eq!(
             err("MEMORY { R : SIZE = 1 }"),
             "s.lds:1:14: expected ORIGIN =, found 'SIZE'"
+        ); // A `)` turned into `(` (a fuzzer finding): the section list does not swallow what follows.
+        assert_eq!(
+            err("SECTIONS { .a : { *(.a .b( *(.c) } }"),
+            "s.lds:1:26: unexpected '(' in a section list"
         );
     }
 }
