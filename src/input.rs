@@ -604,7 +604,10 @@ fn long_name_index(idx: &[u8]) -> Option<usize> {
     let digits = idx.iter().take_while(|b| b.is_ascii_digit()).count();
     // The field comes right-trimmed; what may remain after the digits is spaces and that `/`.
     let rest = &idx[digits..];
-    let rest = rest.iter().position(|&b| b != b' ').map_or(&[][..], |p| &rest[p..]);
+    let rest = rest
+        .iter()
+        .position(|&b| b != b' ')
+        .map_or(&[][..], |p| &rest[p..]);
     if digits == 0 || !(rest.is_empty() || rest == b"/") {
         return None;
     }

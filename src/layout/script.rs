@@ -14,9 +14,9 @@ use crate::expr::{Env, Expr};
 use crate::index::{FileId, NONE, OsecId, SecIdx};
 use crate::parse::SectionKind;
 use crate::resolve::Resolved;
+use crate::scan::{self, Scan};
 use crate::script::ast::{Assignment, OutputCommand, SectionsCommand, Sort};
 use crate::script::lexer::Pos;
-use crate::scan::{self, Scan};
 use crate::script::sections::{
     DISCARD, InputName, SectionsScript, is_unallocated_type, unpack_selection,
 };
@@ -491,7 +491,10 @@ impl State<'_> {
         {
             return Err(w.sc.error(
                 desc.pos,
-                format!("output section type {t} with contents ({}) is not supported yet", desc.name),
+                format!(
+                    "output section type {t} with contents ({}) is not supported yet",
+                    desc.name
+                ),
             ));
         }
         let mut align = self.osecs[i].align.max(1);
@@ -622,7 +625,10 @@ impl State<'_> {
         if self.dot == u64::MAX {
             return Err(w.sc.error(
                 desc.pos,
-                format!("section {} ends past the end of the address space", desc.name),
+                format!(
+                    "section {} ends past the end of the address space",
+                    desc.name
+                ),
             ));
         }
         let inputs = self.dot - addr;
@@ -829,9 +835,8 @@ pub fn phdrs_segments(
                 .map(|o| o.offset + o.size)
                 .max();
             // The physical address is the first section's load address, as its PT_LOAD maps it.
-            let paddr = load_at(loads, first.addr).map_or(first.addr, |l| {
-                l.paddr.wrapping_add(first.addr - l.vaddr)
-            });
+            let paddr = load_at(loads, first.addr)
+                .map_or(first.addr, |l| l.paddr.wrapping_add(first.addr - l.vaddr));
             (seg.offset, seg.vaddr, seg.paddr) = (first.offset, first.addr, paddr);
             seg.filesz = file_end.map_or(0, |e| e - first.offset);
             seg.memsz = end(last) - first.addr;
@@ -851,8 +856,10 @@ pub fn phdrs_segments(
 /// The load that holds `addr`: the one it lies in, or else one it ends (an empty section's address); loads
 /// adjoin (the kernel's `.data` ends where `.init.text`'s PT_LOAD starts), so an end is only a fallback.
 fn load_at(loads: &[Load], addr: u64) -> Option<&Load> {
-    (loads.iter().find(|l| addr >= l.vaddr && addr - l.vaddr < l.memsz))
-        .or_else(|| loads.iter().find(|l| addr == l.vaddr.wrapping_add(l.memsz)))
+    (loads
+        .iter()
+        .find(|l| addr >= l.vaddr && addr - l.vaddr < l.memsz))
+    .or_else(|| loads.iter().find(|l| addr == l.vaddr.wrapping_add(l.memsz)))
 }
 
 /// Evaluation of `PHDRS`' `FLAGS` and `AT`, which are constants.
@@ -927,7 +934,9 @@ fn loads(st: &State, w: &Walk, keys: &[Option<usize>]) -> Loads {
         let split = match (loads.last(), prev) {
             // PHDRS: where the section's first PT_LOAD changes (a section below the one before it in the same
             // load starts a new one too, rather than a negative offset).
-            (Some(_), Some((end, _))) if !w.sc.phdrs.is_empty() => keys[i] != prev_key || addr < end,
+            (Some(_), Some((end, _))) if !w.sc.phdrs.is_empty() => {
+                keys[i] != prev_key || addr < end
+            }
             (Some(l), Some((end, d))) => {
                 let same_page = addr / page == end.saturating_sub(1) / page;
                 (l.flags != flags && !same_page) || d != delta || addr < end || addr - end >= page
@@ -993,7 +1002,9 @@ pub fn discards_dynamic(config: &Config, scan: &Scan, any_shared: bool) -> Resul
         || config.kind == crate::args::OutputKind::Shared
         || scan.textrel
         || scan.needs_tlsld
-        || [&scan.dyn_relocs, &scan.irel_relocs].iter().any(|v| v.iter().any(|f| !f.is_empty()))
+        || [&scan.dyn_relocs, &scan.irel_relocs]
+            .iter()
+            .any(|v| v.iter().any(|f| !f.is_empty()))
         || scan.relr.iter().any(|f| !f.is_empty())
         || scan.flags.iter().any(|&f| f & slots != 0);
     if needed {
