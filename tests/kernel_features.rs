@@ -331,3 +331,62 @@ fn got_plt_only_where_needed() {
         );
     }
 }
+
+/// The vDSO's script assigns `vvar_*` addresses before its sections, and its `VERSION` node ends in `local: *`:
+/// GNU ld matches script-assigned symbols against the version script like the objects' own, so they stay out
+/// of `.dynsym` (rivet exported them).
+#[test]
+fn version_script_hides_script_assigned_symbols() {
+    let Some((dir, _, _)) = common::against_gnu_ld("kernel-vdso-local", &["gcc", "readelf"]) else {
+        return;
+    };
+    let script = r#"SECTIONS {
+  vvar_start = . - 4096;
+  vvar_page = vvar_start;
+  . = SIZEOF_HEADERS;
+  .hash : { *(.hash) }
+  .gnu.hash : { *(.gnu.hash) }
+  .dynsym : { *(.dynsym) }
+  .dynstr : { *(.dynstr) }
+  .gnu.version : { *(.gnu.version) }
+  .gnu.version_d : { *(.gnu.version_d) }
+  .dynamic : { *(.dynamic) }
+  .text : { *(.text*) }
+}
+VERSION { LINUX_2.6 { global: clock_gettime; __vdso_clock_gettime; local: *; }; }
+"#;
+    std::fs::write(dir.join("vdso.lds"), script).unwrap();
+    std::fs::write(
+        dir.join("v.c"),
+        "extern char vvar_page[];\n\
+         long __vdso_clock_gettime(void) { return (long)vvar_page; }\n\
+         long clock_gettime(void) __attribute__((weak, alias(\"__vdso_clock_gettime\")));\n\
+         long helper(void) { return 2; }\n",
+    )
+    .unwrap();
+    run("gcc", &["-c", "-O2", "-fPIC", "v.c"], &dir);
+    let args = [
+        "-shared",
+        "--hash-style=both",
+        "-soname",
+        "linux-vdso.so.1",
+        "-T",
+        "vdso.lds",
+        "v.o",
+    ];
+    let (r, g) = link_both(&dir, "vdso.so", &args);
+    let want = common::dynamic_exports(&dir, &g);
+    assert_eq!(
+        want,
+        [
+            "LINUX_2.6",
+            "__vdso_clock_gettime@@LINUX_2.6",
+            "clock_gettime@@LINUX_2.6"
+        ]
+    );
+    assert_eq!(
+        common::dynamic_exports(&dir, &r),
+        want,
+        "rivet's .dynsym differs from GNU ld's"
+    );
+}
