@@ -608,6 +608,23 @@ fn member_header(data: Data, off: usize) -> std::result::Result<(&'static [u8], 
     Ok((trim_right(&hdr[0..16]), size))
 }
 
+/// The long-name table offset in a member name field `/NNN`. GNU ar, putting a thin archive's member whose path
+/// fit the field (15 characters and its `/`) into another thin archive, writes the index over the name and keeps
+/// that `/` at the field's end (`/0             /`); GNU ld reads the digits and ignores it.
+fn long_name_index(idx: &[u8]) -> Option<usize> {
+    let digits = idx.iter().take_while(|b| b.is_ascii_digit()).count();
+    // The field comes right-trimmed; what may remain after the digits is spaces and that `/`.
+    let rest = &idx[digits..];
+    let rest = rest
+        .iter()
+        .position(|&b| b != b' ')
+        .map_or(&[][..], |p| &rest[p..]);
+    if digits == 0 || !(rest.is_empty() || rest == b"/") {
+        return None;
+    }
+    std::str::from_utf8(&idx[..digits]).ok()?.parse().ok()
+}
+
 fn is_table(raw_name: &[u8]) -> bool {
     matches!(raw_name, b"/" | b"//" | b"/SYM64/" | b"__.SYMDEF")
 }
@@ -641,9 +658,7 @@ fn member_at(
         return Ok((None, next));
     }
     let name = if let Some(idx) = raw_name.strip_prefix(b"/") {
-        let i: usize = std::str::from_utf8(idx)
-            .ok()
-            .and_then(|s| s.parse().ok())
+        let i = long_name_index(idx)
             .ok_or_else(|| format!("corrupt long member name at offset {off}"))?;
         let rest = long_names
             .get(i..)
@@ -784,6 +799,15 @@ fn trim_nul(s: &'static [u8]) -> &'static [u8] {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn long_name_index_takes_gnu_ars_kept_terminator() {
+        assert_eq!(long_name_index(b"3872"), Some(3872));
+        assert_eq!(long_name_index(b"0             /"), Some(0));
+        assert_eq!(long_name_index(b""), None);
+        assert_eq!(long_name_index(b"12x"), None);
+        assert_eq!(long_name_index(b"12:40"), None);
+    }
 
     #[test]
     fn inputs_read_the_same_after_their_pages_are_released() {

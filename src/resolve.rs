@@ -999,11 +999,21 @@ fn apply_version_scripts(
         default_index,
     } = numbering;
     let cxx = script.has_cxx();
+    // Symbols a linker script or --defsym assigns are matched like the objects' (GNU ld's: a vDSO's `local: *`
+    // keeps its script's `vvar_*` addresses out of `.dynsym`); other linker-made ones are not.
+    let assigned: std::collections::HashSet<&[u8]> = (config.defsyms.iter().map(|(n, _)| n))
+        .chain(config.provides.iter().map(|(n, _)| n))
+        .chain(config.section_symbols.iter().map(|s| &s.name))
+        .map(|n| n.as_bytes())
+        .collect();
     let verdicts: Vec<Option<u16>> = defs
         .par_iter()
         .enumerate()
         .map(|(g, d)| {
-            if !matches!(d, Def::Object { .. }) {
+            let by_script = matches!(d, Def::Linker)
+                && !assigned.is_empty()
+                && assigned.contains(names.unique[g].bytes);
+            if !matches!(d, Def::Object { .. }) && !by_script {
                 return Some(1);
             }
             if let Some(&v) = explicit_index.get(&SymId::new(g)) {

@@ -349,7 +349,7 @@ pub fn layout<A: Arch>(
         scan,
         pic,
         any_shared,
-        is_dynamic: pic || any_shared,
+        is_dynamic: (pic || any_shared) && !script::discards_dynamic(config, scan, any_shared)?,
         gnu_props: &gnu_props,
         plt,
     };

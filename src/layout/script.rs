@@ -14,9 +14,12 @@ use crate::expr::{Env, Expr};
 use crate::index::{FileId, NONE, OsecId, SecIdx};
 use crate::parse::SectionKind;
 use crate::resolve::Resolved;
+use crate::scan::{self, Scan};
 use crate::script::ast::{Assignment, OutputCommand, SectionsCommand, Sort};
 use crate::script::lexer::Pos;
-use crate::script::sections::{SectionsScript, unpack_selection};
+use crate::script::sections::{
+    DISCARD, InputName, SectionsScript, is_unallocated_type, unpack_selection,
+};
 use object::elf as E;
 use rayon::prelude::*;
 use rustc_hash::FxHashMap as HashMap;
@@ -494,6 +497,17 @@ impl State<'_> {
         };
         let alloc = self.osecs[i].is_alloc();
         let kept = w.keep[i];
+        if let Some(t) = desc.ty.as_deref().filter(|t| is_unallocated_type(t))
+            && kept
+        {
+            return Err(w.sc.error(
+                desc.pos,
+                format!(
+                    "output section type {t} with contents ({}) is not supported yet",
+                    desc.name
+                ),
+            ));
+        }
         let mut align = self.osecs[i].align.max(1);
         if let Some(e) = &desc.align {
             align = align.max(e.eval(self).map_err(|e| w.sc.error(desc.pos, e))?);
@@ -824,10 +838,8 @@ pub fn phdrs_segments(
             align: secs.iter().map(|o| o.align.max(1)).max().unwrap_or(8),
         };
         if ty == E::PT_LOAD {
-            if let Some(first) = secs.first()
-                && let Some(l) = loads
-                    .iter()
-                    .find(|l| first.addr >= l.vaddr && first.addr <= l.vaddr + l.memsz)
+            if let Some(first) = secs.iter().find(|o| o.size > 0).or(secs.first())
+                && let Some(l) = load_at(loads, first.addr)
             {
                 (seg.offset, seg.vaddr, seg.paddr) = (l.offset, l.vaddr, l.paddr);
                 (seg.filesz, seg.memsz, seg.align) = (l.filesz, l.memsz, l.align);
@@ -852,7 +864,10 @@ pub fn phdrs_segments(
                 .filter(|o| !o.is_nobits())
                 .map(|o| o.offset + o.size)
                 .max();
-            (seg.offset, seg.vaddr, seg.paddr) = (first.offset, first.addr, first.addr);
+            // The physical address is the first section's load address, as its PT_LOAD maps it.
+            let paddr = load_at(loads, first.addr)
+                .map_or(first.addr, |l| l.paddr.wrapping_add(first.addr - l.vaddr));
+            (seg.offset, seg.vaddr, seg.paddr) = (first.offset, first.addr, paddr);
             seg.filesz = file_end.map_or(0, |e| e - first.offset);
             seg.memsz = end(last) - first.addr;
         }
@@ -866,6 +881,15 @@ pub fn phdrs_segments(
         out.push(seg);
     }
     Ok(out)
+}
+
+/// The load that holds `addr`: the one it lies in, or else one it ends (an empty section's address); loads
+/// adjoin (the kernel's `.data` ends where `.init.text`'s PT_LOAD starts), so an end is only a fallback.
+fn load_at(loads: &[Load], addr: u64) -> Option<&Load> {
+    (loads
+        .iter()
+        .find(|l| addr >= l.vaddr && addr - l.vaddr < l.memsz))
+    .or_else(|| loads.iter().find(|l| addr == l.vaddr.wrapping_add(l.memsz)))
 }
 
 /// Evaluation of `PHDRS`' `FLAGS` and `AT`, which are constants.
@@ -999,4 +1023,38 @@ fn loads(st: &State, w: &Walk, keys: &[Option<usize>]) -> Loads {
         ));
     }
     (loads, headers, off, offsets)
+}
+
+/// Whether the script's `/DISCARD/` takes `.dynamic` (`*(.dynamic)`, which matches the linker's own section as
+/// in GNU ld), so that the output has no dynamic sections: the kernel's self-relocating decompressor, a `-pie`
+/// whose size its build checks. Taken only where nothing needs them (no shared object, dynamic relocation, GOT
+/// or PLT slot); otherwise refused, as rivet cannot yet drop the parts that need them.
+pub fn discards_dynamic(config: &Config, scan: &Scan, any_shared: bool) -> Result<bool, String> {
+    let Some(sc) = config.sections.as_deref() else {
+        return Ok(false);
+    };
+    let linker_made = InputName {
+        path: "",
+        member: None,
+    };
+    if sc.select(&linker_made, b".dynamic", true).0 != DISCARD {
+        return Ok(false);
+    }
+    let slots = scan::NEEDS_GOT | scan::NEEDS_PLT | scan::NEEDS_GOTTP | scan::NEEDS_TLSGD;
+    let needed = any_shared
+        || config.kind == crate::args::OutputKind::Shared
+        || scan.textrel
+        || scan.needs_tlsld
+        || [&scan.dyn_relocs, &scan.irel_relocs]
+            .iter()
+            .any(|v| v.iter().any(|f| !f.is_empty()))
+        || scan.relr.iter().any(|f| !f.is_empty())
+        || scan.flags.iter().any(|&f| f & slots != 0);
+    if needed {
+        return Err(format!(
+            "{}: /DISCARD/ of .dynamic in an output that needs dynamic sections is not supported yet",
+            sc.file
+        ));
+    }
+    Ok(true)
 }

@@ -150,8 +150,10 @@ pub fn got_plt_counts(cx: &Cx, slots: &Slots) -> got_plt::Counts {
         copy_relocs: slots.copy_relocs,
         sec_dyn_relocs: slots.sec_dyn_relocs,
         irel_total: slots.irel_total,
+        // GNU ld drops the header of a dynamic output without GOT or PLT slots that does not name the GOT's base
+        // (a vDSO, the kernel's self-relocating decompressor, which asserts .got.plt's size).
         got_plt_header: slots.num_plt > 0
-            || cx.is_dynamic
+            || (cx.is_dynamic && (slots.num_got > 0 || slots.num_iplt > 0))
             || cx.scan.needs_got_base
             || cx.res.names.lookup(b"_GLOBAL_OFFSET_TABLE_").is_some(),
         dynamic: cx.is_dynamic,
