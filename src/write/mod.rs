@@ -1756,7 +1756,7 @@ mod tests {
                 (0..n.saturating_sub(1)).collect(),
             ] {
                 let known = if len <= C { vec![] } else { known };
-                let cvs = chunk_values(&known, len, |r| &bytes[r], |_| {});
+                let cvs = chunk_values(&known, len, &[], |r| &bytes[r], |_| {});
                 assert_eq!(
                     build_id_tree(bytes, &[], cvs, |_| {}),
                     blake3::hash(bytes),
@@ -1764,6 +1764,20 @@ mod tests {
                 );
             }
         }
+        // Chunks in holes (zeros no writer touches) are hashed from zeros, not read: the same digest. A hole that
+        // covers part of a chunk leaves it read.
+        let mut sparse = data.clone();
+        sparse[C / 2..4 * C].fill(0);
+        let holes: Vec<std::ops::Range<usize>> = std::iter::once(C / 2..4 * C).collect();
+        let poisoned = |r: std::ops::Range<usize>| {
+            assert!(!(C..4 * C).contains(&r.start), "hole chunk {r:?} read");
+            &sparse[r]
+        };
+        let cvs = chunk_values(&[1, 2], sparse.len(), &holes, poisoned, |_| {});
+        assert_eq!(
+            build_id_tree(&sparse, &holes, cvs, |_| {}),
+            blake3::hash(&sparse)
+        );
     }
 
     #[test]
