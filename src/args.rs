@@ -834,6 +834,8 @@ const OPTIONS: &[OptSpec] = &[
     flag(Opt::Ignored, &["-nostdlib"], "Ignored (there is no built-in library path)"),
     flag(Opt::Ignored, &["--no-copy-dt-needed-entries"], "Ignored (already the behaviour)"),
     flag(Opt::Ignored, &["-g"], "Ignored"),
+    flag(Opt::Ignored, &["--no-ld-generated-unwind-info"], "Ignored (rivet makes no unwind information for its PLT: already the behaviour)"),
+    flag(Opt::Ignored, &["--no-warn-rwx-segments"], "Ignored (rivet does not warn about segments that are writable and executable)"),
 ];
 
 #[cfg(test)]

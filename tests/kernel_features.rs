@@ -390,3 +390,65 @@ VERSION { LINUX_2.6 { global: clock_gettime; __vdso_clock_gettime; local: *; }; 
         "rivet's .dynsym differs from GNU ld's"
     );
 }
+
+/// The kernel script's tail, after `SECTIONS`: `. = ASSERT(...)` (an assertion, not a symbol named `.`, which
+/// rivet defined) and assignments naming symbols that `SECTIONS` assigns (`init_per_cpu__gdt_page =
+/// ABSOLUTE(gdt_page) + __per_cpu_load`, which rivet evaluated with `__per_cpu_load` still 0). Values as GNU
+/// ld's; a failing assertion fails both links with its message.
+#[test]
+fn assignments_and_assert_after_sections() {
+    let Some((dir, _, _)) = common::against_gnu_ld("kernel-after-sections", &["as", "nm"]) else {
+        return;
+    };
+    let script = |limit: &str| {
+        format!(
+            "ENTRY(_start)\n\
+             SECTIONS {{\n . = 0x400000;\n .text : {{ *(.text) }}\n . = ALIGN(4096);\n\
+             .data : {{ __per_cpu_load = .; *(.data) }}\n _end = .;\n}}\n\
+             . = ASSERT((_end - 0x400000 <= {limit}), \"kernel image bigger than KERNEL_IMAGE_SIZE\");\n\
+             init_per_cpu__gdt_page = ABSOLUTE(gdt_page) + __per_cpu_load;\n"
+        )
+    };
+    std::fs::write(dir.join("ok.lds"), script("0x100000")).unwrap();
+    std::fs::write(dir.join("small.lds"), script("0x10")).unwrap();
+    std::fs::write(
+        dir.join("a.s"),
+        ".text\n.globl _start\n_start: ret\n.data\n.quad 0\n.globl gdt_page\ngdt_page: .quad 1\n",
+    )
+    .unwrap();
+    run("as", &["a.s", "-o", "a.o"], &dir);
+    let (r, g) = link_both(&dir, "vmlinux", &["-T", "ok.lds", "a.o"]);
+    let syms = |f: &str| {
+        // Address and name (the kind letter of `_end` differs: rivet keeps the assembler's empty `.bss`, in
+        // which `_end` then lies; GNU ld drops it), and the kind of the absolute ones.
+        let mut v: Vec<String> = run("nm", &[f], &dir)
+            .lines()
+            .map(|l| match l.split_whitespace().collect::<Vec<_>>()[..] {
+                [a, "A", n] => format!("{a} A {n}"),
+                [a, _, n] => format!("{a} {n}"),
+                _ => l.to_string(),
+            })
+            .collect();
+        v.sort();
+        v
+    };
+    let want = syms(&g);
+    assert!(
+        want.iter()
+            .any(|l| l.starts_with("0000000000802008 A init_per_cpu__gdt_page")),
+        "{want:#?}"
+    );
+    assert_eq!(syms(&r), want, "symbols differ from GNU ld's");
+
+    let (rivet, _) = common::linker_under_test();
+    for linker in [rivet.to_str().unwrap(), "ld.bfd"] {
+        let o = common::tool(linker, &["-T", "small.lds", "a.o", "-o", "big"], Some(&dir));
+        assert!(!o.success(), "{linker} linked:\n{}", o.log());
+        assert!(
+            o.stderr_str()
+                .contains("kernel image bigger than KERNEL_IMAGE_SIZE"),
+            "{}",
+            o.log()
+        );
+    }
+}

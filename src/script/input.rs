@@ -4,9 +4,10 @@
 //! options (`ENTRY`, `EXTERN`, `VERSION`, symbol assignments with `PROVIDE`, `PROVIDE_HIDDEN` and `HIDDEN`), and
 //! refuses the rest with the command's place.
 
-use super::ast::{Assignment, Command, ScriptInput};
+use super::ast::{Assignment, Command, ScriptInput, SectionsCommand};
 use super::parse::{Includer, parse};
 use super::sections::SectionsScript;
+use crate::expr::{Arg, Expr};
 
 #[derive(Debug, Default, PartialEq, Eq)]
 pub struct InputScript {
@@ -55,6 +56,7 @@ pub fn parse_input(file: &str, text: &str, include: Includer) -> Result<InputScr
     let mut sections = None;
     let mut memory = Vec::new();
     let mut phdrs = Vec::new();
+    let mut dot_asserts = Vec::new();
     for c in parse(file, text, include)? {
         let at = c.at;
         match c.cmd {
@@ -76,6 +78,23 @@ pub fn parse_input(file: &str, text: &str, include: Includer) -> Result<InputScr
             // Commons are allocated in every output but `-r`'s; the `SANE_EXPR` feature only changes how
             // expressions inside `SECTIONS` are evaluated.
             Command::ForceCommonAllocation | Command::LdFeature(_) => {}
+            // `. = ASSERT(...)` after SECTIONS (the kernel's, for old linkers): the check, with the final values.
+            Command::Assign(a) if a.target == "." => match (a.op, a.expr) {
+                ("=", Expr::Call("ASSERT", args)) if args.len() == 2 => {
+                    let mut args = args.into_iter();
+                    match (args.next(), args.next()) {
+                        (Some(Arg::Expr(e)), Some(Arg::Name(msg))) => {
+                            dot_asserts.push(SectionsCommand::Assert(e, msg, a.pos))
+                        }
+                        _ => return Err(format!("{at}: malformed ASSERT")),
+                    }
+                }
+                _ => {
+                    return Err(format!(
+                        "{at}: an assignment to . outside SECTIONS is not supported yet"
+                    ));
+                }
+            },
             Command::Assign(a) if a.op == "=" => out.settings.assignments.push((at, a)),
             Command::Assign(_) => {
                 return Err(format!(
@@ -99,9 +118,15 @@ pub fn parse_input(file: &str, text: &str, include: Includer) -> Result<InputScr
         }
     }
     match sections {
-        Some(s) => {
+        Some(mut s) => {
+            s.extend(dot_asserts);
             let s = SectionsScript::new(file, text, s, memory, phdrs)?;
             out.settings.sections = Some(std::sync::Arc::new(s));
+        }
+        None if !dot_asserts.is_empty() => {
+            return Err(format!(
+                "{file}: an assignment to . without SECTIONS is not supported yet"
+            ));
         }
         None if !memory.is_empty() || !phdrs.is_empty() => {
             return Err(format!(
