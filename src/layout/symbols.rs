@@ -35,12 +35,12 @@ pub fn assign_addresses(
     // The script's symbols first: an assignment outside SECTIONS (a --defsym) may name one (the kernel's
     // `init_per_cpu__gdt_page = ABSOLUTE(gdt_page) + __per_cpu_load`); then those SECTIONS assignments that
     // name symbols again, with the --defsyms' values.
-    let script = !lay.script_symbols.is_empty() || !lay.deferred.is_empty();
+    let script = !lay.script.symbols.is_empty() || !lay.script.deferred.is_empty();
     if script {
         define_script_symbols(res, lay, &dl, config, &mut addrs, &mut linker)?;
     }
     define_defsyms(config, res, &dl, &mut addrs, &mut linker)?;
-    if !script || !(config.defsyms.is_empty() && config.provides.is_empty()) {
+    if !(script && config.defsyms.is_empty() && config.provides.is_empty()) {
         define_script_symbols(res, lay, &dl, config, &mut addrs, &mut linker)?;
     }
     lay.entry = entry_address(config, res, lay, &addrs);
