@@ -195,6 +195,11 @@ fn unsupported_commands_and_syntax_errors_name_the_place() {
             "s.lds:2:23: cannot move the location counter backwards",
         ),
         (
+            // A fuzzer finding: the section's size wrapped the file offsets after it (a panic in the writer).
+            "SECTIONS {\n  .text : { *(.text) . = 0xfffffffffffff000; }\n}\n",
+            "does not fit in a file",
+        ),
+        (
             "SECTIONS {\n  .text : { *(.text) } > rom\n}\n",
             "s.lds:2:3: no memory region rom",
         ),

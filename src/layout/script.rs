@@ -380,7 +380,7 @@ pub fn assign_addresses(
         next += 1;
     }
     let keys = load_keys(w, st.osecs);
-    let (loads, headers, end, offsets) = loads(&st, w, &keys);
+    let (loads, headers, end, offsets) = loads(&st, w, &keys)?;
     for (i, off) in offsets {
         st.osecs[i].offset = off;
     }
@@ -913,7 +913,7 @@ impl Env for NoLink {
     }
 }
 
-fn loads(st: &State, w: &Walk, keys: &[Option<usize>]) -> Loads {
+fn loads(st: &State, w: &Walk, keys: &[Option<usize>]) -> Result<Loads, String> {
     let page = w.config.max_page_size;
     let alloc: Vec<usize> = (0..st.osecs.len())
         .filter(|&i| w.keep[i] && st.osecs[i].is_alloc())
@@ -1000,17 +1000,38 @@ fn loads(st: &State, w: &Walk, keys: &[Option<usize>]) -> Loads {
         }
         let l = loads.last_mut().unwrap();
         l.flags |= flags;
-        let at = l.offset + (addr - l.vaddr);
+        // Offsets past the end of a file (a script's `. = 0xfffffffffffff000` inside a section): an error, not
+        // wrapped offsets that overlap other sections.
+        let too_big = || {
+            format!(
+                "section {} at {addr:#x} of {:#x} bytes does not fit in a file",
+                String::from_utf8_lossy(&o.name),
+                o.size
+            )
+        };
+        // 2^48 bytes: beyond any file system's files, and far from wrapping in the arithmetic that follows.
+        const MAX_FILE: u64 = 1 << 48;
+        let at = (addr - l.vaddr)
+            .checked_add(l.offset)
+            .filter(|&at| at <= MAX_FILE)
+            .ok_or_else(too_big)?;
         offsets.push((i, at));
         if o.is_nobits() {
             // No file space: what follows in the file starts where the load's contents end, not at this
             // section's address (a fuzzer finding: a NOLOAD section of 2^47 bytes made a 128 TiB output).
             off = l.offset + l.filesz;
         } else {
-            off = at + o.size;
+            off = at
+                .checked_add(o.size)
+                .filter(|&end| end <= MAX_FILE)
+                .ok_or_else(too_big)?;
             l.filesz = off - l.offset;
         }
-        let end = if tbss { addr } else { addr + o.size };
+        let end = if tbss {
+            addr
+        } else {
+            addr.checked_add(o.size).ok_or_else(too_big)?
+        };
         l.memsz = l.memsz.max(end - l.vaddr);
         l.align = l.align.max(o.align.next_power_of_two());
         prev = Some((
@@ -1022,7 +1043,7 @@ fn loads(st: &State, w: &Walk, keys: &[Option<usize>]) -> Loads {
             },
         ));
     }
-    (loads, headers, off, offsets)
+    Ok((loads, headers, off, offsets))
 }
 
 /// Whether the script's `/DISCARD/` takes `.dynamic` (`*(.dynamic)`, which matches the linker's own section as
