@@ -676,3 +676,20 @@ fn script_huge_gap() {
     let meta = std::fs::metadata(dir.join("out")).unwrap();
     assert!(meta.len() < 1 << 20, "{} bytes", meta.len());
 }
+
+/// A section of linker-made contents marked `NOLOAD` (a fuzzer finding: `.gnu.version_r (NOLOAD)` made the
+/// writer panic, its bytes gone). GNU ld fails ("section has no contents"); rivet says why.
+#[test]
+fn script_noload_linker_made_section() {
+    let script = "SECTIONS { .text : { *(.text*) } .dynamic (NOLOAD) : { *(.dynamic) } .data : { *(.data*) } }\n";
+    let Some((_, rivet, bfd)) = script_links("script-noload-dynamic", script) else {
+        return;
+    };
+    assert!(!bfd.success(), "{}", bfd.log());
+    assert_eq!(rivet.code, Some(1), "{}", rivet.log());
+    let err = rivet.stderr_str();
+    assert!(
+        err.contains("t.lds:1:34: .dynamic holds contents the linker makes: it cannot be NOLOAD"),
+        "{err}"
+    );
+}

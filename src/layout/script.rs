@@ -491,6 +491,23 @@ impl State<'_> {
         let w = self.w;
         let d = w.script_desc[i] as usize;
         let desc = &w.sc.outputs[d];
+        // Contents the linker makes (`.dynamic`, `.gnu.version_r`...) need file space (GNU ld: "section has no
+        // contents"; a fuzzer finding: their writer found the bytes gone).
+        if desc.ty.as_deref() == Some("NOLOAD")
+            && w.keep[i]
+            && self.osecs[i]
+                .parts
+                .iter()
+                .any(|p| matches!(p, Part::Synthetic))
+        {
+            return Err(w.sc.error(
+                desc.pos,
+                format!(
+                    "{} holds contents the linker makes: it cannot be NOLOAD",
+                    desc.name
+                ),
+            ));
+        }
         let region = match &desc.region {
             Some(r) => Some(self.region(r, desc.pos)?),
             None => None,
