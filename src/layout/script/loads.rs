@@ -1,0 +1,301 @@
+//! The program headers a script layout makes: `PT_LOAD`s derived from the addresses, or exactly what `PHDRS`
+//! lists.
+
+use super::super::OutputSection;
+use super::super::segments::Load;
+use super::walk::{State, Walk, flags_of};
+use crate::expr::Env;
+use crate::index::NONE;
+use crate::script::sections::SectionsScript;
+use object::elf as E;
+
+/// The `PT_LOAD`s of the allocated sections, in order: a new one where the flags change on a new page, the load
+/// address stops following the address, the address goes backwards or jumps a page or more; file offsets congruent to addresses
+/// modulo the page size. The headers are in the first when there is room for them before its first section on
+/// its page.
+type Loads = (Vec<Load>, Option<(u64, u64)>, u64, Vec<(usize, u64)>);
+
+/// With `PHDRS`: per output section, the program headers it is in (its description's `:phdr`s, or the previous
+/// section's, as GNU ld inherits them; the first `PT_LOAD` for sections before any).
+pub fn section_phdrs(
+    sc: &SectionsScript,
+    osecs: &[OutputSection],
+    script_desc: &[u32],
+) -> Vec<Vec<usize>> {
+    let first_load = (0..sc.phdrs.len()).find(|&k| sc.phdr_type(k) == Ok(E::PT_LOAD));
+    let mut current: Vec<usize> = first_load.into_iter().collect();
+    (0..osecs.len())
+        .map(|i| {
+            if let Some(&d) = script_desc.get(i).filter(|&&d| d != NONE) {
+                let named = &sc.outputs[d as usize].phdrs;
+                if !named.is_empty() {
+                    current = named
+                        .iter()
+                        .filter_map(|n| sc.phdrs.iter().position(|p| &p.name == n))
+                        .collect();
+                }
+            }
+            // NOLOAD sections are in no segment (GNU ld's rule under PHDRS); the next section still inherits.
+            let noload = script_desc.get(i).is_some_and(|&d| {
+                d != NONE && sc.outputs[d as usize].ty.as_deref() == Some("NOLOAD")
+            });
+            if osecs[i].is_alloc() && !noload {
+                current.clone()
+            } else {
+                Vec::new()
+            }
+        })
+        .collect()
+}
+
+/// Per output section, the `PHDRS` `PT_LOAD` it is in (`None` without PHDRS).
+pub(super) fn load_keys(w: &Walk, osecs: &[OutputSection]) -> Vec<Option<usize>> {
+    if w.sc.phdrs.is_empty() {
+        return vec![None; osecs.len()];
+    }
+    section_phdrs(w.sc, osecs, w.script_desc)
+        .into_iter()
+        .map(|l| l.into_iter().find(|&k| w.sc.phdr_type(k) == Ok(E::PT_LOAD)))
+        .collect()
+}
+
+/// The program headers `PHDRS` lists, in its order, over the laid-out sections: each `PT_LOAD` the load its
+/// sections made, the others spanning their sections; `FLAGS` and `AT` as given.
+pub fn phdrs_segments(
+    sc: &SectionsScript,
+    osecs: &[OutputSection],
+    keep: &[bool],
+    script_desc: &[u32],
+    loads: &[Load],
+    headers: Option<(u64, u64)>,
+) -> Result<Vec<crate::elf::Segment>, String> {
+    let members = section_phdrs(sc, osecs, script_desc);
+    let mut out = Vec::with_capacity(sc.phdrs.len());
+    for (k, p) in sc.phdrs.iter().enumerate() {
+        let ty = sc.phdr_type(k)?;
+        let secs: Vec<&OutputSection> = (0..osecs.len())
+            .filter(|&i| keep[i] && members[i].contains(&k))
+            .map(|i| &osecs[i])
+            .collect();
+        // Without sections or FLAGS, no flags and the word's alignment, as GNU ld writes them.
+        let mut seg = crate::elf::Segment {
+            p_type: ty,
+            flags: match secs.is_empty() {
+                true => 0,
+                false => secs.iter().fold(E::PF_R, |f, o| f | flags_of(o)),
+            },
+            offset: 0,
+            vaddr: 0,
+            paddr: 0,
+            filesz: 0,
+            memsz: 0,
+            align: secs.iter().map(|o| o.align.max(1)).max().unwrap_or(8),
+        };
+        if ty == E::PT_LOAD {
+            if let Some(first) = secs.iter().find(|o| o.size > 0).or(secs.first())
+                && let Some(l) = load_at(loads, first.addr)
+            {
+                (seg.offset, seg.vaddr, seg.paddr) = (l.offset, l.vaddr, l.paddr);
+                (seg.filesz, seg.memsz, seg.align) = (l.filesz, l.memsz, l.align);
+            }
+        } else if ty == E::PT_PHDR {
+            let base = headers.map_or(0, |h| h.0);
+            let size = 56 * sc.phdrs.len() as u64;
+            (
+                seg.offset, seg.vaddr, seg.paddr, seg.filesz, seg.memsz, seg.align,
+            ) = (64, base + 64, base + 64, size, size, 8);
+        } else if let (Some(first), Some(last)) = (secs.first(), secs.last()) {
+            let end = |o: &&OutputSection| {
+                o.addr
+                    + if o.is_tls() && o.is_nobits() && ty != E::PT_TLS {
+                        0
+                    } else {
+                        o.size
+                    }
+            };
+            let file_end = secs
+                .iter()
+                .filter(|o| !o.is_nobits())
+                .map(|o| o.offset + o.size)
+                .max();
+            // The physical address is the first section's load address, as its PT_LOAD maps it.
+            let paddr = load_at(loads, first.addr)
+                .map_or(first.addr, |l| l.paddr.wrapping_add(first.addr - l.vaddr));
+            (seg.offset, seg.vaddr, seg.paddr) = (first.offset, first.addr, paddr);
+            seg.filesz = file_end.map_or(0, |e| e - first.offset);
+            seg.memsz = end(last) - first.addr;
+        }
+        let env = NoLink;
+        if let Some(f) = &p.flags {
+            seg.flags = f.eval(&env).map_err(|e| sc.error(p.pos, e))? as u32;
+        }
+        if let Some(a) = &p.at {
+            seg.paddr = a.eval(&env).map_err(|e| sc.error(p.pos, e))?;
+        }
+        out.push(seg);
+    }
+    Ok(out)
+}
+
+/// The load that holds `addr`: the one it lies in, or else one it ends (an empty section's address); loads
+/// adjoin (the kernel's `.data` ends where `.init.text`'s PT_LOAD starts), so an end is only a fallback.
+fn load_at(loads: &[Load], addr: u64) -> Option<&Load> {
+    (loads
+        .iter()
+        .find(|l| addr >= l.vaddr && addr - l.vaddr < l.memsz))
+    .or_else(|| loads.iter().find(|l| addr == l.vaddr.wrapping_add(l.memsz)))
+}
+
+/// Evaluation of `PHDRS`' `FLAGS` and `AT`, which are constants.
+pub struct NoLink;
+
+impl Env for NoLink {
+    fn symbol(&self, _: &str) -> Option<u64> {
+        None
+    }
+    fn section(&self, _: &str) -> Option<(u64, u64, u64, u64)> {
+        None
+    }
+    fn max_page_size(&self) -> u64 {
+        0x1000
+    }
+    fn common_page_size(&self) -> u64 {
+        0x1000
+    }
+    fn sizeof_headers(&self) -> u64 {
+        0
+    }
+}
+
+pub(super) fn loads(st: &State, w: &Walk, keys: &[Option<usize>]) -> Result<Loads, String> {
+    let page = w.config.max_page_size;
+    let alloc: Vec<usize> = (0..st.osecs.len())
+        .filter(|&i| w.keep[i] && st.osecs[i].is_alloc())
+        .collect();
+    let mut loads: Vec<Load> = Vec::new();
+    let mut offsets = Vec::with_capacity(alloc.len());
+    let mut headers = None;
+    let mut off = w.headers;
+    // The previous section's end address and load offset (LMA - VMA).
+    let mut prev: Option<(u64, u64)> = None;
+    let first_addr = alloc.first().map(|&i| st.osecs[i].addr);
+    // With PHDRS the headers are loaded where the first PT_LOAD says FILEHDR.
+    let want_headers = match (w.sc.phdrs.is_empty(), alloc.first()) {
+        (true, _) => true,
+        (false, Some(&i)) => keys[i].is_some_and(|k| w.sc.phdrs[k].filehdr),
+        (false, None) => false,
+    };
+    if let Some(a) = first_addr
+        && want_headers
+    {
+        let base = a - a % page;
+        if a >= base + w.headers {
+            headers = Some((base, w.headers));
+            off = a - base;
+        }
+    }
+    let mut prev_key = None;
+    for &i in &alloc {
+        let o = &st.osecs[i];
+        let (addr, lma) = (o.addr, st.lma[i]);
+        let delta = lma.wrapping_sub(addr);
+        let flags = flags_of(o);
+        let tbss = o.is_tls() && o.is_nobits();
+        // With PHDRS, a section in no PT_LOAD is in none here either.
+        if !w.sc.phdrs.is_empty() && keys[i].is_none() {
+            offsets.push((i, off));
+            continue;
+        }
+        // An empty section makes no segment of its own.
+        if o.size == 0
+            && let Some(l) = loads.last()
+        {
+            offsets.push((i, l.offset + addr.saturating_sub(l.vaddr).min(l.filesz)));
+            continue;
+        }
+        // Sections of other flags on the page the load ends in share it (its flags widen, as GNU ld does): two
+        // loads mapping one page would take each other's protections.
+        let split = match (loads.last(), prev) {
+            // PHDRS: where the section's first PT_LOAD changes (a section below the one before it in the same
+            // load starts a new one too, rather than a negative offset).
+            (Some(_), Some((end, _))) if !w.sc.phdrs.is_empty() => {
+                keys[i] != prev_key || addr < end
+            }
+            // A NOBITS section's load address loads nothing: it extends the segment before it whatever it is.
+            (Some(l), Some((end, d))) => {
+                let same_page = addr / page == end.saturating_sub(1) / page;
+                let moved = d != delta && !o.is_nobits();
+                (l.flags != flags && !same_page) || moved || addr < end || addr - end >= page
+            }
+            _ => true,
+        };
+        prev_key = keys[i];
+        if split {
+            let start_off = if loads.is_empty() && headers.is_some() {
+                off
+            } else {
+                let mut x = off;
+                x += addr.wrapping_sub(x) & (page - 1);
+                x
+            };
+            let (vaddr, paddr, offset) = match (loads.is_empty(), headers) {
+                (true, Some((base, _))) => (base, lma - (addr - base), 0),
+                _ => (addr, lma, start_off),
+            };
+            loads.push(Load {
+                flags,
+                offset,
+                vaddr,
+                paddr,
+                filesz: 0,
+                memsz: 0,
+                align: page,
+            });
+        }
+        let l = loads.last_mut().unwrap();
+        l.flags |= flags;
+        // Offsets past the end of a file (a script's `. = 0xfffffffffffff000` inside a section): an error, not
+        // wrapped offsets that overlap other sections.
+        let too_big = || {
+            format!(
+                "section {} at {addr:#x} of {:#x} bytes does not fit in a file",
+                String::from_utf8_lossy(&o.name),
+                o.size
+            )
+        };
+        // 2^48 bytes: beyond any file system's files, and far from wrapping in the arithmetic that follows.
+        const MAX_FILE: u64 = 1 << 48;
+        let at = (addr - l.vaddr)
+            .checked_add(l.offset)
+            .filter(|&at| at <= MAX_FILE)
+            .ok_or_else(too_big)?;
+        offsets.push((i, at));
+        if o.is_nobits() {
+            // No file space: what follows in the file starts where the load's contents end, not at this
+            // section's address (a fuzzer finding: a NOLOAD section of 2^47 bytes made a 128 TiB output).
+            off = l.offset + l.filesz;
+        } else {
+            off = at
+                .checked_add(o.size)
+                .filter(|&end| end <= MAX_FILE)
+                .ok_or_else(too_big)?;
+            l.filesz = off - l.offset;
+        }
+        let end = if tbss {
+            addr
+        } else {
+            addr.checked_add(o.size).ok_or_else(too_big)?
+        };
+        l.memsz = l.memsz.max(end - l.vaddr);
+        l.align = l.align.max(o.align.next_power_of_two());
+        prev = Some((
+            end,
+            if o.is_nobits() {
+                prev.map_or(delta, |p| p.1)
+            } else {
+                delta
+            },
+        ));
+    }
+    Ok((loads, headers, off, offsets))
+}

@@ -1,0 +1,215 @@
+//! Layout with a linker script's `SECTIONS`: the script's output sections in its order with the orphans among
+//! them (`order_sections`), the input sections of each in statement order (`script_lists`), and the addresses:
+//! the commands evaluated in order with the location counter, `MEMORY` regions and load addresses
+//! (`assign_addresses`), then the `PT_LOAD`s the addresses ask for (`loads`).
+
+use super::eh_frame::eh_block_size;
+use super::output_sections::Builder;
+use super::rules::{Rules, init_priority, segment_class};
+use super::{EhRecords, OutputSection};
+use crate::args::Config;
+use crate::elf::align_up;
+use crate::index::{FileId, NONE, OsecId, SecIdx};
+use crate::parse::SectionKind;
+use crate::resolve::Resolved;
+use crate::scan::{self, Scan};
+use crate::script::ast::Sort;
+use crate::script::sections::{DISCARD, InputName, SectionsScript, unpack_selection};
+use object::elf as E;
+use rayon::prelude::*;
+
+mod loads;
+mod walk;
+
+pub use loads::phdrs_segments;
+pub use walk::{ScriptAddresses, ScriptExtras, Walk, assign_addresses};
+
+/// An output section for every description of the script (but `/DISCARD/`), in its order, before any input's:
+/// NOBITS without flags until inputs say otherwise (a section of assignments alone is writable NOBITS).
+pub(super) fn add_script_sections(sc: &SectionsScript, b: &mut Builder) {
+    for o in sc.outputs.iter().filter(|o| o.name != "/DISCARD/") {
+        b.get_or_add(o.name.as_bytes(), E::SHT_NOBITS, 0);
+    }
+}
+
+/// A description's output section once the inputs are in: `NOLOAD` makes it NOBITS, one with no input but data
+/// commands is read-only data, and one with other commands (`. = . + SIZE`) is allocated writable space.
+fn settle_flags(sc: &SectionsScript, d: usize, o: &mut OutputSection) {
+    let desc = &sc.outputs[d];
+    // As GNU ld makes them: data read-only, space writable.
+    if o.flags == 0 && sc.has_data(d) {
+        o.flags = E::SHF_ALLOC as u64;
+    } else if o.flags == 0 && sc.has_own_commands(d) {
+        o.flags = (E::SHF_ALLOC | E::SHF_WRITE) as u64;
+    }
+    if desc.ty.as_deref() == Some("NOLOAD") {
+        o.sh_type = E::SHT_NOBITS;
+    } else if sc.has_data(d) {
+        o.sh_type = E::SHT_PROGBITS;
+    }
+}
+
+/// Output section order under a script: its sections in script order; each orphan (an input or linker-made
+/// section no statement places) after the last script section of its kind (the default rules' segment class:
+/// read-only, code, RELRO, data), or before the first of a later kind; non-allocated orphans last.
+pub fn order_sections(
+    sc: &SectionsScript,
+    rules: &Rules,
+    osecs: &mut [OutputSection],
+    order: &mut [u32],
+) {
+    let class = |o: &OutputSection| {
+        if o.is_alloc() {
+            segment_class(rules.rank(&o.name, o.sh_type, o.flags))
+        } else {
+            u32::MAX
+        }
+    };
+    let mut anchors: Vec<(u32, i64)> = Vec::new();
+    for (i, o) in osecs.iter_mut().enumerate() {
+        if let Some(d) = sc.output(&o.name) {
+            settle_flags(sc, d, o);
+            if o.flags != 0 || !o.parts.is_empty() {
+                anchors.push((class(o), 2 * i as i64));
+            }
+        }
+    }
+    let key = |i: usize, o: &OutputSection| -> (i64, u32) {
+        if sc.output(&o.name).is_some() {
+            return (2 * i as i64, 0);
+        }
+        let rank = rules.rank(&o.name, o.sh_type, o.flags);
+        let c = class(o);
+        if c == u32::MAX {
+            return (i64::MAX, rank);
+        }
+        let same = anchors.iter().rev().find(|a| a.0 == c);
+        let before = anchors.iter().rev().find(|a| a.0 < c);
+        match (same, before) {
+            (Some(a), _) | (None, Some(a)) => (a.1 + 1, rank),
+            (None, None) => (-1, rank),
+        }
+    };
+    order.sort_by_key(|&i| key(i as usize, &osecs[i as usize]));
+}
+
+/// Per output section under a script: its input sections as (statement, file, section), in the order they are
+/// placed: statement order, then the statement's sort, then input order. Merged (`SHF_MERGE`) sections are listed
+/// too: the output section's merged strings go where the first of them is.
+pub fn script_lists(
+    res: &Resolved,
+    script: &[Vec<u32>],
+    sec_osec: &[Vec<OsecId>],
+    script_desc: &[u32],
+) -> Vec<Vec<(u32, u32, u32)>> {
+    let objects = &res.objects;
+    // Per file, in input order: (output section, (statement, sort key, name for name sorts, file, section)).
+    type Item<'a> = (u32, u64, &'a [u8], u32, u32);
+    type Entry<'a> = (u32, Item<'a>);
+    let all: Vec<Entry> = res.runs.flat_map(|f| {
+        let o = &objects[f];
+        (0..o.sections.len()).filter_map(move |s| {
+            let osec = sec_osec[f][s];
+            if osec.is_none() || script_desc[osec.index()] == NONE {
+                return None;
+            }
+            let (k, sort) = unpack_selection(script[f][s]);
+            let name = o.sec_name(s);
+            let key = match sort {
+                Sort::InitPriority => init_priority(name).unwrap_or(65536) as u64,
+                Sort::Alignment | Sort::AlignmentName => u64::MAX - o.sec(s).align(),
+                _ => 0,
+            };
+            let by_name: &[u8] = match sort {
+                Sort::Name | Sort::NameAlignment | Sort::AlignmentName => name,
+                _ => b"",
+            };
+            Some((osec.0, (k, key, by_name, f as u32, s as u32)))
+        })
+    });
+    // Bucketed by output section in input order, then each bucket sorted stably by statement and sort key (in
+    // parallel; already in order for most), which leaves input order among equals.
+    let mut buckets: Vec<Vec<Item>> = vec![Vec::new(); script_desc.len()];
+    for (osec, e) in all {
+        buckets[osec as usize].push(e);
+    }
+    buckets
+        .into_par_iter()
+        .map(|mut b| {
+            b.sort_by(|x, y| (x.0, x.1, x.2).cmp(&(y.0, y.1, y.2)));
+            b.into_iter().map(|(k, _, _, f, s)| (k, f, s)).collect()
+        })
+        .collect()
+}
+
+/// The size and alignment an input section takes in its output section.
+fn input_extent(res: &Resolved, eh: &EhRecords, f: u32, s: u32) -> (u64, u64) {
+    let sec = res.objects[f as usize].sec(s as usize);
+    if sec.kind == SectionKind::EhFrame {
+        let recs = eh.get(FileId(f), SecIdx(s));
+        (eh_block_size(recs), sec.align().min(4))
+    } else {
+        (sec.size(), sec.align())
+    }
+}
+
+/// Places the input sections of script output sections one after another, before addresses are known (their
+/// sizes decide which sections are kept); `assign_addresses` places them again with the script's commands.
+pub fn provisional_offsets(
+    res: &Resolved,
+    eh: &EhRecords,
+    lists: &[Vec<(u32, u32, u32)>],
+    osecs: &mut [OutputSection],
+    (sec_off, place_osec, cursor): (&mut [Vec<u64>], &mut [Vec<OsecId>], &mut [u64]),
+) {
+    for (i, list) in lists.iter().enumerate().filter(|(_, l)| !l.is_empty()) {
+        let mut off = 0u64;
+        for &(_, f, s) in list {
+            if res.objects[f as usize].sections[s as usize].kind == SectionKind::Merge {
+                continue;
+            }
+            let (size, align) = input_extent(res, eh, f, s);
+            off = align_up(off, align);
+            osecs[i].align = osecs[i].align.max(align);
+            sec_off[f as usize][s as usize] = off;
+            place_osec[f as usize][s as usize] = OsecId::new(i);
+            off += size;
+        }
+        cursor[i] = off;
+    }
+}
+
+/// The addresses a script's layout gives.
+/// Whether the script's `/DISCARD/` takes `.dynamic` (`*(.dynamic)`, which matches the linker's own section as
+/// in GNU ld), so that the output has no dynamic sections: the kernel's self-relocating decompressor, a `-pie`
+/// whose size its build checks. Taken only where nothing needs them (no shared object, dynamic relocation, GOT
+/// or PLT slot); otherwise refused, as rivet cannot yet drop the parts that need them.
+pub fn discards_dynamic(config: &Config, scan: &Scan, any_shared: bool) -> Result<bool, String> {
+    let Some(sc) = config.sections.as_deref() else {
+        return Ok(false);
+    };
+    let linker_made = InputName {
+        path: "",
+        member: None,
+    };
+    if sc.select(&linker_made, b".dynamic", true).0 != DISCARD {
+        return Ok(false);
+    }
+    let slots = scan::NEEDS_GOT | scan::NEEDS_PLT | scan::NEEDS_GOTTP | scan::NEEDS_TLSGD;
+    let needed = any_shared
+        || config.kind == crate::args::OutputKind::Shared
+        || scan.textrel
+        || scan.needs_tlsld
+        || [&scan.dyn_relocs, &scan.irel_relocs]
+            .iter()
+            .any(|v| v.iter().any(|f| !f.is_empty()))
+        || scan.relr.iter().any(|f| !f.is_empty())
+        || scan.flags.iter().any(|&f| f & slots != 0);
+    if needed {
+        return Err(format!(
+            "{}: /DISCARD/ of .dynamic in an output that needs dynamic sections is not supported yet",
+            sc.file
+        ));
+    }
+    Ok(true)
+}
