@@ -40,7 +40,8 @@ pub fn assign_addresses(
         define_script_symbols(res, lay, &dl, config, &mut addrs, &mut linker)?;
     }
     define_defsyms(config, res, &dl, &mut addrs, &mut linker)?;
-    if !(script && config.defsyms.is_empty() && config.provides.is_empty()) {
+    let after_defsyms = !config.defsyms.is_empty() || !config.provides.is_empty();
+    if !script || after_defsyms {
         define_script_symbols(res, lay, &dl, config, &mut addrs, &mut linker)?;
     }
     lay.entry = entry_address(config, res, lay, &addrs);
