@@ -466,8 +466,8 @@ fn expand_overlay(ov: &super::ast::Overlay) -> Vec<SectionsCommand> {
     out
 }
 
-/// Evaluation without a link (program header types and flags are constants).
-struct NoEnv;
+/// Evaluation without a link (program header types, `FLAGS` and `AT` are constants).
+pub struct NoEnv;
 
 impl crate::expr::Env for NoEnv {
     fn symbol(&self, _: &str) -> Option<u64> {

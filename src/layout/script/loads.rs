@@ -4,7 +4,6 @@
 use super::super::OutputSection;
 use super::super::segments::Load;
 use super::walk::{State, Walk, flags_of};
-use crate::expr::Env;
 use crate::index::NONE;
 use crate::script::sections::SectionsScript;
 use object::elf as E;
@@ -125,7 +124,7 @@ pub fn phdrs_segments(
             seg.filesz = file_end.map_or(0, |e| e - first.offset);
             seg.memsz = end(last) - first.addr;
         }
-        let env = NoLink;
+        let env = crate::script::sections::NoEnv;
         if let Some(f) = &p.flags {
             seg.flags = f.eval(&env).map_err(|e| sc.error(p.pos, e))? as u32;
         }
@@ -144,27 +143,6 @@ fn load_at(loads: &[Load], addr: u64) -> Option<&Load> {
         .iter()
         .find(|l| addr >= l.vaddr && addr - l.vaddr < l.memsz))
     .or_else(|| loads.iter().find(|l| addr == l.vaddr.wrapping_add(l.memsz)))
-}
-
-/// Evaluation of `PHDRS`' `FLAGS` and `AT`, which are constants.
-pub struct NoLink;
-
-impl Env for NoLink {
-    fn symbol(&self, _: &str) -> Option<u64> {
-        None
-    }
-    fn section(&self, _: &str) -> Option<(u64, u64, u64, u64)> {
-        None
-    }
-    fn max_page_size(&self) -> u64 {
-        0x1000
-    }
-    fn common_page_size(&self) -> u64 {
-        0x1000
-    }
-    fn sizeof_headers(&self) -> u64 {
-        0
-    }
 }
 
 pub(super) fn loads(st: &State, w: &Walk, keys: &[Option<usize>]) -> Result<Loads, String> {
