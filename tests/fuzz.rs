@@ -17,7 +17,7 @@
 //! finding is reproduced with `RIVET_FUZZ_SEED=s RIVET_FUZZ_FIRST=i RIVET_FUZZ_ITERS=1`.
 //!
 //! Environment:
-//! - `RIVET_FUZZ_ITERS` (default 20000, about 80 s on two cores): mutated links to run; `RIVET_FUZZ_FIRST` (default 0): first iteration.
+//! - `RIVET_FUZZ_ITERS` (default 20000, two to five minutes on two cores): mutated links to run; `RIVET_FUZZ_FIRST` (default 0): first iteration.
 //! - `RIVET_FUZZ_SEED` (default fixed): the mutation seed.
 //! - `RIVET_FUZZ_JOBS`: comma-separated substrings of job names to run (`script` for the linker script jobs).
 //! - `RIVET_FUZZ_BIN`: the linker to fuzz (for example a debug build, whose overflow checks find silent

@@ -514,16 +514,21 @@ fn alloc_sizes(dir: &std::path::Path, file: &str) -> Vec<(String, u64)> {
 /// among them (a fuzzer finding: the parts after the inputs were sized from offsets that the merged strings had
 /// moved, an overflow that made `.rela.dyn` too small for its inputs in a release build). GNU ld links it; rivet
 /// must too, with room for every input.
-#[test]
-fn script_everything_in_a_linker_made_section() {
+/// GNU ld's default script for a PIE (`ld -pie --verbose`).
+fn default_pie_script() -> String {
     let default = common::tool_ok("ld.bfd", &["-pie", "--verbose"], std::path::Path::new("."));
-    let script: String = default
+    default
         .lines()
         .skip_while(|l| !l.starts_with("====="))
         .skip(1)
         .take_while(|l| !l.starts_with("====="))
         .map(|l| format!("{l}\n"))
-        .collect();
+        .collect()
+}
+
+#[test]
+fn script_everything_in_a_linker_made_section() {
+    let script = default_pie_script();
     let rela = "*(.rela.tbss .rela.tbss.* .rela.gnu.linkonce.tb.*)";
     assert!(script.contains(rela), "{script}");
     let script = script.replacen(rela, &format!("{rela} *(*)"), 1);
@@ -690,6 +695,40 @@ fn script_noload_linker_made_section() {
     let err = rivet.stderr_str();
     assert!(
         err.contains("t.lds:1:34: .dynamic holds contents the linker makes: it cannot be NOLOAD"),
+        "{err}"
+    );
+}
+
+/// A version section that a script's assignment or data command keeps though the link defines no version (fuzzer
+/// findings: `PROVIDE` or `QUAD(-1)` in `.gnu.version_d` made its writer panic). GNU ld links it; rivet must too.
+#[test]
+fn script_assignment_in_an_empty_version_section() {
+    let verdef = "*(.gnu.version_d)";
+    for (k, extra) in ["PROVIDE(_start = .);", "QUAD(-1)"].iter().enumerate() {
+        let script = default_pie_script().replacen(verdef, &format!("{verdef} {extra}"), 1);
+        let Some((_, rivet, bfd)) = script_links(&format!("script-empty-verdef-{k}"), &script)
+        else {
+            return;
+        };
+        assert!(bfd.success(), "{extra}: {}", bfd.log());
+        assert!(rivet.success(), "{extra}: {}", rivet.log());
+    }
+}
+
+/// The location counter set near 2^64 inside `.plt` (a fuzzer finding: a section of nearly 2^64 bytes wrapped
+/// the file offsets, and the writers' ranges overlapped). rivet refuses a file of 2^48 bytes or more.
+#[test]
+fn script_location_counter_near_the_top_inside_a_section() {
+    let plt = "*(.plt) *(.iplt)";
+    let script = default_pie_script().replacen(plt, "*(.plt) . = 0xfffffffffffff000; *(.iplt)", 1);
+    assert_ne!(script, default_pie_script());
+    let Some((_, rivet, _)) = script_links("script-dot-near-top", &script) else {
+        return;
+    };
+    assert_eq!(rivet.code, Some(1), "{}", rivet.log());
+    let err = rivet.stderr_str();
+    assert!(
+        err.contains("section .plt at 0x") && err.contains("does not fit in a file"),
         "{err}"
     );
 }

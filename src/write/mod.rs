@@ -1255,11 +1255,15 @@ fn write_dynamic_sections(cx: &WriteCx, bytes: &mut Parts) {
         return;
     }
     write_dynsym(cx, bytes);
-    // Symbol versions.
+    // Symbol versions, each in its linker-made part: a script may put data commands or inputs beside it, or keep
+    // it empty (fuzzer findings: `QUAD(-1)` or `PROVIDE` in `.gnu.version_d` of a link without versions made its
+    // writer panic).
     let section = |s: Synth| {
-        lay.synth_sec(s)
-            .filter(|o| o.shndx != 0)
-            .map(|o| o.offset as usize..(o.offset + o.size) as usize)
+        let o = lay.synth_sec(s).filter(|o| o.shndx != 0)?;
+        let k = o.parts.iter().position(|p| matches!(p, Part::Synthetic))?;
+        let start = o.part_offsets[k];
+        let end = o.part_offsets.get(k + 1).copied().unwrap_or(o.size);
+        (end > start).then(|| (o.offset + start) as usize..(o.offset + end) as usize)
     };
     if let Some(r) = section(Synth::Versym) {
         versions::write_versym(&mut bytes[r], &lay.dynsyms);
