@@ -6,7 +6,7 @@
 use super::eh_frame::eh_block_size;
 use super::output_sections::Builder;
 use super::rules::{Rules, init_priority, segment_class};
-use super::{EhRecords, OutputSection};
+use super::{EhRecords, OutputSection, Synth, SynthMap};
 use crate::args::Config;
 use crate::elf::align_up;
 use crate::index::{FileId, NONE, OsecId, SecIdx};
@@ -93,14 +93,18 @@ pub fn order_sections(
     order.sort_by_key(|&i| key(i as usize, &osecs[i as usize]));
 }
 
+/// The file of a script list's entry for a linker-made section; its section is the `Synth`'s number.
+pub(in crate::layout) const LINKER_MADE: u32 = NONE;
+
 /// Per output section under a script: its input sections as (statement, file, section), in the order they are
-/// placed: statement order, then the statement's sort, then input order. Merged (`SHF_MERGE`) sections are listed
-/// too: the output section's merged strings go where the first of them is.
+/// placed: statement order, then the statement's sort, then input order, the linker-made sections a statement
+/// matches among the first object's. Merged (`SHF_MERGE`) sections are listed too: the output section's
+/// merged strings go where the first of them is.
 pub fn script_lists(
     res: &Resolved,
     script: &[Vec<u32>],
-    sec_osec: &[Vec<OsecId>],
-    script_desc: &[u32],
+    (sec_osec, script_desc): (&[Vec<OsecId>], &[u32]),
+    (synth, synth_stmts): (&SynthMap, &[(Synth, u32)]),
 ) -> Vec<Vec<(u32, u32, u32)>> {
     let objects = &res.objects;
     // Per file, in input order: (output section, (statement, sort key, name for name sorts, file, section)).
@@ -132,6 +136,16 @@ pub fn script_lists(
     let mut buckets: Vec<Vec<Item>> = vec![Vec::new(); script_desc.len()];
     for (osec, e) in all {
         buckets[osec as usize].push(e);
+    }
+    // GNU ld makes its own sections inputs of the first object: those a statement matches go after that object's
+    // sections (the merged `.note.gnu.property` in place of its first one), before the other objects'.
+    for &(s, k) in synth_stmts {
+        let b = &mut buckets[synth[s].index()];
+        let at = match s {
+            Synth::GnuProperty => 0,
+            _ => (b.iter().position(|e| e.3 != 0 && e.3 != LINKER_MADE)).unwrap_or(b.len()),
+        };
+        b.insert(at, (k, 0, b"", LINKER_MADE, s as u32));
     }
     buckets
         .into_par_iter()
@@ -165,7 +179,9 @@ pub fn provisional_offsets(
     for (i, list) in lists.iter().enumerate().filter(|(_, l)| !l.is_empty()) {
         let mut off = 0u64;
         for &(_, f, s) in list {
-            if res.objects[f as usize].sections[s as usize].kind == SectionKind::Merge {
+            if f == LINKER_MADE
+                || res.objects[f as usize].sections[s as usize].kind == SectionKind::Merge
+            {
                 continue;
             }
             let (size, align) = input_extent(res, eh, f, s);
