@@ -403,6 +403,7 @@ pub fn layout<A: Arch>(
         let _t = span("output sections");
         output_sections::output_sections::<A>(&cx)
     };
+    script::report_orphans(config, res, live, (&osecs, &map))?;
     let t = span("merge sections, split .eh_frame");
     let (merges, merge_secs, piece_maps) =
         crate::merge::build_merges(res, &map.live_merge, &map.sec_osec)?;

@@ -14,7 +14,7 @@ use crate::parse::SectionKind;
 use crate::resolve::Resolved;
 use crate::scan::{self, Scan};
 use crate::script::ast::Sort;
-use crate::script::sections::{DISCARD, InputName, SectionsScript, unpack_selection};
+use crate::script::sections::{DISCARD, InputName, ORPHAN, SectionsScript, unpack_selection};
 use object::elf as E;
 use rayon::prelude::*;
 
@@ -228,4 +228,62 @@ pub fn discards_dynamic(config: &Config, scan: &Scan, any_shared: bool) -> Resul
         ));
     }
     Ok(true)
+}
+
+/// `--orphan-handling=warn|error`: each section no statement places (inputs in input order, then the linker's
+/// own allocated ones), with GNU ld's words: a warning naming the output section it goes to, or an error.
+pub fn report_orphans(
+    config: &Config,
+    res: &Resolved,
+    live: &crate::gc::Liveness,
+    (osecs, map): (&[OutputSection], &super::output_sections::SectionMap),
+) -> Result<(), crate::diag::Errors> {
+    use crate::args::OrphanHandling;
+    let (Some(sc), OrphanHandling::Warn | OrphanHandling::Error) =
+        (config.sections.as_deref(), config.orphan_handling)
+    else {
+        return Ok(());
+    };
+    let mut orphans: Vec<(String, &[u8], OsecId)> = Vec::new();
+    for (f, o) in res.objects.iter().enumerate() {
+        for s in 0..o.sections.len() {
+            let osec = map.sec_osec[f][s];
+            if live.script[f][s] == crate::script::sections::ORPHAN && osec.is_some() {
+                orphans.push((o.name.clone(), o.sec_name(s), osec));
+            }
+        }
+    }
+    let linker_made = InputName {
+        path: "",
+        member: None,
+    };
+    for s in Synth::ALL {
+        if let Some(i) = map.synth.get(s) {
+            let o = &osecs[i.index()];
+            let writable = o.flags & E::SHF_WRITE as u64 != 0;
+            if o.is_alloc() && sc.select(&linker_made, s.name(), writable).0 == ORPHAN {
+                orphans.push(("<internal>".into(), s.name(), i));
+            }
+        }
+    }
+    let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+    if config.orphan_handling == OrphanHandling::Warn {
+        for (file, name, osec) in orphans {
+            crate::diag::warn(&format!(
+                "orphan section `{}' from `{file}' being placed in section `{}'",
+                text(name),
+                text(&osecs[osec.index()].name)
+            ));
+        }
+        return Ok(());
+    }
+    let errors: Vec<String> = orphans
+        .into_iter()
+        .map(|(file, name, _)| format!("unplaced orphan section `{}' from `{file}'", text(name)))
+        .collect();
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(crate::diag::Errors(errors))
+    }
 }
