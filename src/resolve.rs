@@ -717,15 +717,7 @@ fn record_object_winners(
 #[cold]
 fn duplicate_symbol(link: &LinkedFiles, g: SymId, other: usize, f: usize, i: usize) -> String {
     let names = link.names;
-    let site = |f: usize, i: usize| {
-        let obj = &link.objects[f];
-        crate::srcloc::mark(
-            f,
-            obj.sym_shndx(i) as usize,
-            obj.syms[i].st_value.get(LE),
-            crate::srcloc::Style::Symbol,
-        )
-    };
+    let site = crate::srcloc::mark_definition;
     let o = &link.objects[other];
     let oi = o
         .global_names

@@ -29,6 +29,12 @@ pub enum Style {
     Exact,
 }
 
+/// The definition of symbol `sym` of object `f` (duplicate symbols), as [`mark`] marks a place: named like
+/// [`Style::Symbol`], and for a variable with the line of its declaration (data has no line table rows).
+pub fn mark_definition(f: usize, sym: usize) -> String {
+    format!("{OPEN}{f},{sym},0,d{CLOSE}")
+}
+
 /// A place in section `s` of object `f`, at offset `off`, in a message that [`render`] completes. Where the
 /// place sits after `>>> some words `, its source line goes there and the object's name under it, aligned.
 pub fn mark(f: usize, s: usize, off: u64, style: Style) -> String {
@@ -62,10 +68,20 @@ pub fn render(objects: &[ObjectFile], msgs: &mut [String], error_limit: u32) {
             let column = out.len() - out.rfind('\n').map_or(0, |n| n + 1);
             match parse_mark(&after[..end]) {
                 Some((f, s, off, style)) if f < objects.len() => {
-                    let table = tables
-                        .entry(f)
-                        .or_insert_with(|| LineTable::read(&objects[f]));
-                    place_text(&mut out, &objects[f], table.as_ref(), s, off, style, column);
+                    let o = &objects[f];
+                    let table = tables.entry(f).or_insert_with(|| LineTable::read(o));
+                    let place = match style {
+                        Mark::Place(style) => Some((s, off, style, None)),
+                        // `s` is the symbol's index here.
+                        Mark::Definition => o.syms.get(s).map(|sym| {
+                            let at = (o.sym_shndx(s) as usize, sym.st_value.get(LE));
+                            (at.0, at.1, Style::Symbol, Some(s))
+                        }),
+                    };
+                    if let Some((s, off, style, def)) = place {
+                        let at = Place { s, off, style, def };
+                        place_text(&mut out, o, table.as_ref(), at, column);
+                    }
                 }
                 _ => out.push_str(&after[..end]),
             }
@@ -76,16 +92,30 @@ pub fn render(objects: &[ObjectFile], msgs: &mut [String], error_limit: u32) {
     }
 }
 
-fn parse_mark(m: &str) -> Option<(usize, usize, u64, Style)> {
+enum Mark {
+    Place(Style),
+    Definition,
+}
+
+fn parse_mark(m: &str) -> Option<(usize, usize, u64, Mark)> {
     let mut it = m.split(',');
     let f = it.next()?.parse().ok()?;
     let s = it.next()?.parse().ok()?;
     let off = u64::from_str_radix(it.next()?, 16).ok()?;
     let style = match it.next()? {
-        "x" => Style::Exact,
-        _ => Style::Symbol,
+        "x" => Mark::Place(Style::Exact),
+        "d" => Mark::Definition,
+        _ => Mark::Place(Style::Symbol),
     };
     Some((f, s, off, style))
+}
+
+/// A place to name: offset `off` of section `s`, and the symbol defined there when the place is a definition.
+struct Place {
+    s: usize,
+    off: u64,
+    style: Style,
+    def: Option<usize>,
 }
 
 /// Writes the text of a place at `column` of its line: the source line (or the source file's name, without
@@ -94,16 +124,26 @@ fn place_text(
     out: &mut String,
     o: &ObjectFile,
     table: Option<&LineTable>,
-    s: usize,
-    off: u64,
-    style: Style,
+    at: Place,
     column: usize,
 ) {
+    let Place { s, off, style, def } = at;
     // A section index from the file (a symbol's st_shndx) may be special or out of range: name it only.
     let known = s > 0 && s < o.sections.len();
-    let source = match table.and_then(|t| t.find(s, off)).filter(|_| known) {
+    let variable = def.filter(|&i| {
+        matches!(
+            o.syms[i].st_type(),
+            E::STT_OBJECT | E::STT_TLS | E::STT_COMMON
+        )
+    });
+    let found = match (table, variable) {
+        (Some(t), Some(i)) => t.variable(o.sym_name(i)),
+        (Some(t), None) if known => t.find(s, off),
+        _ => None,
+    };
+    let source = match &found {
         Some((path, line)) => {
-            let file = path.rsplit('/').next().unwrap_or(path);
+            let file = path.rsplit('/').next().unwrap_or(&path);
             if file == path {
                 Some(format!("{file}:{line}"))
             } else {
@@ -168,6 +208,8 @@ fn tagged(s: usize, off: u64) -> u64 {
 struct LineTable {
     seqs: Vec<Sequence>,
     files: Vec<String>,
+    /// For the variables' declarations, read when a message asks.
+    dwarf: gimli::Dwarf<Reader>,
 }
 
 struct Sequence {
@@ -179,34 +221,94 @@ struct Sequence {
 
 impl LineTable {
     /// The source file and line of offset `off` in section `s`.
-    fn find(&self, s: usize, off: u64) -> Option<(&str, u32)> {
+    fn find(&self, s: usize, off: u64) -> Option<(String, u32)> {
         let t = tagged(s, off);
         let seq = self.seqs.iter().find(|q| q.start <= t && t < q.end)?;
         let k = seq.rows.partition_point(|r| r.0 <= t).checked_sub(1)?;
         let (_, file, line) = seq.rows[k];
-        (line != 0).then(|| (self.files[file as usize].as_str(), line))
+        (line != 0).then(|| (self.files[file as usize].clone(), line))
     }
 
-    /// Reads the line tables of `o`'s compilation units; `None` without debug information, or when it is
-    /// unreadable (a message then names places without their source lines).
-    fn read(o: &ObjectFile) -> Option<LineTable> {
-        let dwarf = gimli::Dwarf::load(|id| Ok::<_, ()>(section(o, id.name()))).ok()?;
-        let mut table = LineTable {
-            seqs: Vec::new(),
-            files: Vec::new(),
-        };
+    /// The source file and line where the variable whose symbol is `name` is declared: a `DW_TAG_variable` of
+    /// that linkage name (C++) or name (C), a definition (with a location) first.
+    fn variable(&self, name: &[u8]) -> Option<(String, u32)> {
+        let dwarf = &self.dwarf;
+        let mut declared = None;
         let mut units = dwarf.units();
         while let Ok(Some(header)) = units.next() {
             let Ok(unit) = dwarf.unit(header) else {
                 continue;
             };
-            // A unit whose program is corrupt keeps the rows read before the error.
-            let _ = table.add_unit(&dwarf, &unit);
+            let mut entries = unit.entries();
+            while let Ok(Some(die)) = entries.next_dfs() {
+                if die.tag() != gimli::DW_TAG_variable {
+                    continue;
+                }
+                let text = |at| {
+                    let v = die.attr_value(at)?;
+                    dwarf.attr_string(&unit, v).ok()
+                };
+                let named = text(gimli::DW_AT_linkage_name)
+                    .or_else(|| text(gimli::DW_AT_name))
+                    .is_some_and(|n| n.to_slice().is_ok_and(|b| *b == *name));
+                let line = die
+                    .attr_value(gimli::DW_AT_decl_line)
+                    .and_then(|v| v.udata_value());
+                let file = match die.attr_value(gimli::DW_AT_decl_file) {
+                    Some(gimli::AttributeValue::FileIndex(k)) => Some(k),
+                    v => v.and_then(|v| v.udata_value()),
+                };
+                let (true, Some(line), Some(file)) = (named, line, file) else {
+                    continue;
+                };
+                let header = unit.line_program.as_ref()?.header();
+                let comp_dir = unit
+                    .comp_dir
+                    .as_ref()
+                    .and_then(|d| d.to_string_lossy().ok());
+                let comp_dir = comp_dir.as_deref().unwrap_or("");
+                let Some(path) = file_path(dwarf, &unit, header, file, comp_dir) else {
+                    continue;
+                };
+                let place = (path, line.min(u32::MAX as u64) as u32);
+                if die.attr_value(gimli::DW_AT_location).is_some() {
+                    return Some(place);
+                }
+                declared.get_or_insert(place);
+            }
         }
-        table.seqs.sort_by_key(|q| q.start);
-        (!table.seqs.is_empty()).then_some(table)
+        declared
     }
 
+    /// Reads the line tables of `o`'s compilation units; `None` without debug information. A corrupt table
+    /// gives the rows read before the error (a message then names places without their source lines).
+    fn read(o: &ObjectFile) -> Option<LineTable> {
+        let dwarf = gimli::Dwarf::load(|id| Ok::<_, ()>(section(o, id.name()))).ok()?;
+        let mut rows = Rows::default();
+        let mut units = dwarf.units();
+        while let Ok(Some(header)) = units.next() {
+            let Ok(unit) = dwarf.unit(header) else {
+                continue;
+            };
+            let _ = rows.add_unit(&dwarf, &unit);
+        }
+        rows.seqs.sort_by_key(|q| q.start);
+        Some(LineTable {
+            seqs: rows.seqs,
+            files: rows.files,
+            dwarf,
+        })
+    }
+}
+
+/// The sequences and file names of a [`LineTable`] as they are read.
+#[derive(Default)]
+struct Rows {
+    seqs: Vec<Sequence>,
+    files: Vec<String>,
+}
+
+impl Rows {
     fn add_unit(
         &mut self,
         dwarf: &gimli::Dwarf<Reader>,
