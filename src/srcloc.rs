@@ -143,7 +143,7 @@ fn place_text(
     };
     let source = match &found {
         Some((path, line)) => {
-            let file = path.rsplit('/').next().unwrap_or(&path);
+            let file = path.rsplit('/').next().unwrap_or(path);
             if file == path {
                 Some(format!("{file}:{line}"))
             } else {
@@ -445,5 +445,52 @@ impl gimli::Relocate for Relocs {
 
     fn relocate_offset(&self, offset: usize, value: usize) -> gimli::Result<usize> {
         Ok(self.at(offset).map_or(value, |(v, _)| v as usize))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn marks_are_read_back() {
+        let m = mark(3, 17, 0x2a, Style::Exact);
+        let inner = &m[OPEN.len_utf8()..m.len() - CLOSE.len_utf8()];
+        assert!(matches!(
+            parse_mark(inner),
+            Some((3, 17, 0x2a, Mark::Place(Style::Exact)))
+        ));
+        let d = mark_definition(1, 9);
+        let inner = &d[OPEN.len_utf8()..d.len() - CLOSE.len_utf8()];
+        assert!(matches!(
+            parse_mark(inner),
+            Some((1, 9, 0, Mark::Definition))
+        ));
+    }
+
+    #[test]
+    fn places_without_symbols_or_debug_information_name_the_section() {
+        let mut o = ObjectFile::default();
+        o.name = "a.o".into();
+        let mut msgs = vec![
+            format!(
+                "undefined symbol: x\n>>> referenced by {}",
+                mark(0, 5, 0x21, Style::Symbol)
+            ),
+            format!("shown later {}", mark(0, 5, 0, Style::Symbol)),
+        ];
+        render(std::slice::from_ref(&o), &mut msgs, 1);
+        assert_eq!(
+            msgs[0],
+            "undefined symbol: x\n>>> referenced by a.o:(section 5+0x21)"
+        );
+        // Past the error limit: left as it was, never printed.
+        assert!(msgs[1].contains(OPEN));
+    }
+
+    #[test]
+    fn tags_keep_sections_apart() {
+        assert!(tagged(1, u32::MAX as u64) < tagged(2, 0));
+        assert_eq!(tagged(1, 5) - tagged(1, 0), 5);
     }
 }
