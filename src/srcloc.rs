@@ -2,9 +2,10 @@
 //! the object's symbol table) and its `file:line` (from the object's DWARF line table), as lld's
 //! `>>> referenced by a.c:5 (/src/a.c:5)` / `>>>               a.o:(caller())` lines give them.
 //!
-//! None of this is read while a link goes well. A message names a place with [`mark`], a few bytes standing for
-//! (file, section, offset); the pass that reports the messages calls [`render`] on those it shows, which reads
-//! the symbol tables and line tables of just the objects named there, each once.
+//! None of this is read while a link goes well. A message names a place with [`mark`] (or a symbol's definition
+//! with [`mark_definition`]), a few bytes standing for (file, section, offset); the pass that reports the
+//! messages calls [`render`] on those it shows, which reads the symbol tables and line tables of just the objects
+//! named there, each once.
 
 use crate::diag::demangle;
 use crate::elf::LE;
@@ -29,17 +30,17 @@ pub enum Style {
     Exact,
 }
 
-/// The definition of symbol `sym` of object `f` (duplicate symbols), as [`mark`] marks a place: named like
-/// [`Style::Symbol`], and for a variable with the line of its declaration (data has no line table rows).
-pub fn mark_definition(f: usize, sym: usize) -> String {
-    format!("{OPEN}{f},{sym},0,d{CLOSE}")
-}
-
 /// A place in section `s` of object `f`, at offset `off`, in a message that [`render`] completes. Where the
 /// place sits after `>>> some words `, its source line goes there and the object's name under it, aligned.
 pub fn mark(f: usize, s: usize, off: u64, style: Style) -> String {
     let st = if style == Style::Exact { 'x' } else { 's' };
     format!("{OPEN}{f},{s},{off:x},{st}{CLOSE}")
+}
+
+/// The definition of symbol `sym` of object `f` (duplicate symbols), as [`mark`] marks a place: named like
+/// [`Style::Symbol`], and for a variable with the line of its declaration (data has no line table rows).
+pub fn mark_definition(f: usize, sym: usize) -> String {
+    format!("{OPEN}{f},{sym},0,d{CLOSE}")
 }
 
 /// Replaces the places marked in the first `error_limit` messages of `msgs` (all for 0, as `--error-limit`
