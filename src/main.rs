@@ -33,6 +33,7 @@ mod reproduce;
 mod resolve;
 mod scan;
 mod script;
+mod srcloc;
 mod symbols;
 mod synthetic;
 mod timing;

@@ -360,8 +360,9 @@ pub fn write<A: Arch>(
     if let Some(trim) = trim {
         let _ = trim.join();
     }
-    if let Err(e) = result {
+    if let Err(mut e) = result {
         out.discard();
+        crate::srcloc::render(&res.objects, &mut e.0, config.error_limit);
         return Err(e);
     }
     let _t = crate::timing::span("close output");
