@@ -653,3 +653,74 @@ fn linker_made_notes_in_a_script_section() {
     assert!(views[0].0.contains(&3), "GNU ld's build id: {views:?}");
     assert_eq!(views[1], views[0], "rivet's .notes against GNU ld's");
 }
+
+/// Symbols a script's data commands and addresses name before the walk reaches their assignment: a top-level
+/// assignment before `SECTIONS` used for the location counter and in `QUAD`, a symbol assigned after the
+/// section (`LONG(later)`) and one of the inputs (`QUAD(main)`), as GNU ld's later passes see them; and an output
+/// section's `ALIGN(48)`, rounded up to 64 for its address and its `sh_addralign`. The `.data` bytes and
+/// `.text`'s header line must be GNU ld's.
+#[test]
+fn script_values_named_before_their_assignment() {
+    let Some((dir, shim, bfd)) =
+        common::against_gnu_ld("sections-later-symbols", &["gcc", "readelf"])
+    else {
+        return;
+    };
+    let src =
+        "int main(void) { __asm__ volatile(\"syscall\" : : \"a\"(60), \"D\"(0)); return 0; }\n";
+    std::fs::write(dir.join("m.c"), src).unwrap();
+    common::tool_ok(
+        "gcc",
+        &["-c", "-O1", "-fno-asynchronous-unwind-tables", "m.c"],
+        &dir,
+    );
+    let script = "base = 0x401000;
+gap = 0x40;
+SECTIONS {
+  . = base;
+  .text : ALIGN(48) { *(.text .text.*) . = . + gap; }
+  .data : { *(.data .data.*) LONG(later) QUAD(base) QUAD(main) }
+  .bss : { *(.bss .bss.*) }
+  later = 0x1234;
+  /DISCARD/ : { *(.note.*) *(.comment) }
+}
+";
+    std::fs::write(dir.join("l.lds"), script).unwrap();
+    let mut views = Vec::new();
+    for (side, shim) in [("ref", &bfd), ("test", &shim)] {
+        let out = format!("l-{side}");
+        let b = format!("-B{}/", shim.display());
+        let args = [
+            &b,
+            "-nostdlib",
+            "-static",
+            "-Wl,-e,main",
+            "-Wl,-T,l.lds",
+            "m.o",
+            "-o",
+            &out,
+        ];
+        common::tool_ok("gcc", &args, &dir);
+        let data = common::tool_ok("readelf", &["-x", ".data", &out], &dir);
+        let data: Vec<String> = data
+            .lines()
+            .filter(|l| l.contains("0x"))
+            .map(str::to_string)
+            .collect();
+        let text = common::tool_ok("readelf", &["-SW", &out], &dir);
+        let text = text
+            .lines()
+            .find(|l| l.contains(" .text"))
+            .unwrap_or_default()
+            .to_string();
+        views.push((common::squash_ws(&text), data));
+        let run = common::tool(&format!("./{out}"), &[], Some(&dir));
+        assert_eq!(run.code, Some(0), "{side}: {}", run.log());
+    }
+    assert!(
+        views[0].0.ends_with(" 64"),
+        "GNU ld's .text: {}",
+        views[0].0
+    );
+    assert_eq!(views[1], views[0], "rivet against GNU ld");
+}

@@ -79,10 +79,10 @@ impl Builder<'_> {
         flags: u64,
         align: u64,
         entsize: u64,
-    ) -> OsecId {
+    ) {
         // Under a script, where a statement matching its name puts it, as GNU ld places its own input sections
-        // (`.iplt` in `.plt`, `.note.gnu.build-id` in a kernel's `.notes`); otherwise its own section. The
-        // symbol and section name tables are never inputs.
+        // (`.iplt` in `.plt`, `.note.gnu.build-id` in a kernel's `.notes`); otherwise its own section. A note
+        // `/DISCARD/` takes is not made. The symbol and section name tables are never inputs.
         let linker_made = InputName {
             path: "",
             member: None,
@@ -97,6 +97,11 @@ impl Builder<'_> {
                     .expect("a statement of an output section");
                 sc.outputs[d as usize].name.as_bytes()
             }
+            Some((_, DISCARD))
+                if matches!(s, Synth::BuildId | Synth::GnuProperty | Synth::PackageNote) =>
+            {
+                return;
+            }
             _ => s.name(),
         };
         let i = self.get_or_add(name, sh_type, flags);
@@ -105,7 +110,6 @@ impl Builder<'_> {
         o.entsize = entsize;
         o.parts.push(Part::Synthetic(s));
         self.synth.insert(s, i, align);
-        i
     }
 }
 

@@ -341,6 +341,7 @@ impl Addresser<'_> {
                 let extras = ScriptOut {
                     symbols: a.symbols,
                     deferred: a.deferred,
+                    deferred_data: a.deferred_data,
                     data: a.data,
                     fills: a.fills,
                 };

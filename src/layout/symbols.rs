@@ -44,6 +44,10 @@ pub fn assign_addresses(
     if !script || after_defsyms {
         define_script_symbols(res, lay, &dl, config, &mut addrs, &mut linker)?;
     }
+    let values = deferred_data_values(config, res, lay, &dl, &addrs)?;
+    for (k, v) in values {
+        lay.script.data[k].3 = v;
+    }
     lay.entry = entry_address(config, res, lay, &addrs);
     lay.linker_syms = linker;
     lay.addrs = addrs;
@@ -422,6 +426,35 @@ fn define_script_symbols(
         set(&d.name, v, addrs);
     }
     Ok(())
+}
+
+/// The values of the script's data commands that name symbols without a value during the walk over its commands,
+/// now that every symbol has one: (index in the data, value).
+fn deferred_data_values(
+    config: &Config,
+    res: &Resolved,
+    lay: &Layout,
+    dl: &DefsymLayout,
+    addrs: &[u64],
+) -> Result<Vec<(usize, u64)>> {
+    let deferred = &lay.script.deferred_data;
+    deferred
+        .iter()
+        .map(|(k, d)| {
+            let env = DefsymEnv {
+                config,
+                res,
+                lay: dl,
+                addrs,
+                dot: Some(d.dot),
+            };
+            let v = d
+                .expr
+                .eval(&env)
+                .map_err(|e| Errors::one(format!("{}{e}", d.at)))?;
+            Ok((*k, v))
+        })
+        .collect()
 }
 
 /// What a `--defsym` expression may ask of the layout: the output sections by name (address, size,

@@ -27,6 +27,8 @@ pub struct ScriptAddresses {
     /// inputs are evaluated once those have addresses (`deferred`).
     pub symbols: Vec<(String, u64)>,
     pub deferred: Vec<Deferred>,
+    /// Data commands whose values name symbols that have none yet: (index in `data`, expression).
+    pub deferred_data: Vec<(usize, Deferred)>,
     /// How far the end of RELRO is from the next common page boundary (0: on one, or no RELRO).
     pub relro_misaligned: u64,
     /// Where `DATA_SEGMENT_RELRO_END` put the end of RELRO (GNU ld's script: past `.got.plt`'s reserved words).
@@ -42,6 +44,7 @@ pub struct ScriptAddresses {
 pub struct ScriptExtras {
     pub symbols: Vec<(String, u64)>,
     pub deferred: Vec<Deferred>,
+    pub deferred_data: Vec<(usize, Deferred)>,
     pub data: Vec<ScriptData>,
     pub fills: Vec<ScriptFill>,
 }
@@ -92,6 +95,7 @@ pub(super) struct State<'w> {
     symbols: HashMap<String, u64>,
     order: Vec<String>,
     deferred: Vec<Deferred>,
+    deferred_data: Vec<(usize, Deferred)>,
     /// Where `DATA_SEGMENT_RELRO_END` put the end of RELRO.
     relro_end: std::cell::Cell<Option<u64>>,
     data: Vec<ScriptData>,
@@ -177,10 +181,18 @@ pub fn assign_addresses(
         symbols: HashMap::default(),
         order: Vec::new(),
         deferred: Vec::new(),
+        deferred_data: Vec::new(),
         relro_end: std::cell::Cell::new(None),
         data: Vec::new(),
         fills: Vec::new(),
     };
+    // Assignments outside `SECTIONS` and `--defsym`s (`Config::defsyms`) that need no symbol of the inputs are
+    // visible to the commands, as in GNU ld, whose passes see every assignment.
+    for (name, text) in &w.config.defsyms {
+        if let Ok(v) = crate::expr::parse(text).and_then(|e| e.eval(&st)) {
+            st.symbols.insert(name.clone(), v);
+        }
+    }
     for r in &w.sc.memory {
         let origin = r.origin.eval(&st).map_err(|e| w.sc.error(r.pos, e))?;
         let length = r.length.eval(&st).map_err(|e| w.sc.error(r.pos, e))?;
@@ -236,6 +248,7 @@ pub fn assign_addresses(
         end,
         symbols,
         deferred: st.deferred,
+        deferred_data: st.deferred_data,
         relro_misaligned,
         relro_end: st.relro_end.get(),
         data: st.data,
@@ -366,7 +379,16 @@ impl State<'_> {
         }
         let mut align = self.osecs[i].align.max(1);
         if let Some(e) = &desc.align {
-            align = align.max(e.eval(self).map_err(|e| w.sc.error(desc.pos, e))?);
+            // Rounded up to a power of two, and the section's own alignment too (GNU ld's `sh_addralign`).
+            let v = e.eval(self).map_err(|e| w.sc.error(desc.pos, e))?;
+            let v = v.checked_next_power_of_two().ok_or_else(|| {
+                w.sc.error(
+                    desc.pos,
+                    format!("ALIGN({v:#x}) of {} is too large", desc.name),
+                )
+            })?;
+            align = align.max(v);
+            self.osecs[i].align = align;
         }
         let addr = match &desc.address {
             Some(e) => e.eval(self).map_err(|e| w.sc.error(desc.pos, e))?,
@@ -487,9 +509,19 @@ impl State<'_> {
                     self.fills.push((OsecId::new(i), self.dot - addr, p));
                 }
                 OutputCommand::Data(size, e) => {
-                    let v = e.eval(self).map_err(|e| {
-                        w.sc.error(desc.pos, format!("in a data command of {}: {e}", desc.name))
-                    })?;
+                    // A value that names a symbol the walk has not reached (or one of the inputs): evaluated
+                    // with the final symbols, as GNU ld's last pass does.
+                    let v = e.eval(self).unwrap_or_else(|_| {
+                        let at = format!("in a data command of {}: ", desc.name);
+                        let d = Deferred {
+                            name: String::new(),
+                            expr: e.clone(),
+                            dot: self.dot,
+                            at: w.sc.error(desc.pos, at),
+                        };
+                        self.deferred_data.push((self.data.len(), d));
+                        0
+                    });
                     self.data.push((OsecId::new(i), self.dot - addr, *size, v));
                     self.dot = self.dot.saturating_add(*size as u64);
                 }
