@@ -805,7 +805,7 @@ const OPTIONS: &[OptSpec] = &[
     flag(Opt::PrintMap, &["-M", "--print-map"], "Print the link map on standard output"),
     flag(Opt::DefaultSymver, &["--default-symver"], "Give unversioned exported symbols a version named after the soname (or output file)"),
     value(Opt::ImageBase, &["-Ttext-segment", "--image-base"], "ADDR", "Start the image (its first segment) at ADDR"),
-    value(Opt::SectionStart, &["--section-start"], "SECTION=ADDR", "Place SECTION at ADDR (it must start its segment)"),
+    value(Opt::SectionStart, &["--section-start"], "SECTION=ADDR", "Place SECTION at ADDR; the sections after it follow it"),
     value(Opt::Ttext, &["-Ttext"], "ADDR", "Same as --section-start=.text=ADDR"),
     value(Opt::Tdata, &["-Tdata"], "ADDR", "Same as --section-start=.data=ADDR"),
     value(Opt::Tbss, &["-Tbss"], "ADDR", "Same as --section-start=.bss=ADDR"),

@@ -169,8 +169,7 @@ fn weak_view(dir: &std::path::Path, file: &str) -> (Vec<String>, Vec<String>) {
 /// dynamic relocations, and what the program sees with and without a library (`LD_PRELOAD`) that defines them.
 #[test]
 fn weak_undefined_by_reference_kind() {
-    let Some((dir, shim, bfd)) =
-        common::against_gnu_ld("weak-undefined-refs", &["gcc", "readelf"])
+    let Some((dir, shim, bfd)) = common::against_gnu_ld("weak-undefined-refs", &["gcc", "readelf"])
     else {
         return;
     };
@@ -189,12 +188,20 @@ fn weak_undefined_by_reference_kind() {
         &["-fno-pie", "-DABS", "-c", "main.c", "-o", "main-pde.o"],
         &dir,
     );
-    common::tool_ok("gcc", &["-fPIC", "-shared", "-o", "libdef.so", "lib.c"], &dir);
+    common::tool_ok(
+        "gcc",
+        &["-fPIC", "-shared", "-o", "libdef.so", "lib.c"],
+        &dir,
+    );
     for (kind, objs) in [
         ("-pie", &["main-pie.o", "refs.o"][..]),
         ("-no-pie", &["main-pde.o", "refs.o", "abs.o"]),
     ] {
-        for z in ["", "-Wl,-z,dynamic-undefined-weak", "-Wl,-z,nodynamic-undefined-weak"] {
+        for z in [
+            "",
+            "-Wl,-z,dynamic-undefined-weak",
+            "-Wl,-z,nodynamic-undefined-weak",
+        ] {
             let mut views = Vec::new();
             for (side, b) in [("ref", &bfd), ("test", &shim)] {
                 let exe = format!("x{kind}{z}-{side}").replace(',', "_");

@@ -280,7 +280,9 @@ pub fn scan<A: Arch>(
                         .all(|run| relocs::nonalloc_applies::<A>(&cx, f, s, run))
                 });
             }
-            (counts, irel, relr, errors, undefined, check, textrel, unsettled)
+            (
+                counts, irel, relr, errors, undefined, check, textrel, unsettled,
+            )
         })
         .collect();
     let mut errors = Vec::new();
