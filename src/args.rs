@@ -169,6 +169,9 @@ pub struct Config {
     /// `-z text`: a text relocation (a dynamic relocation against a read-only section) is an error; otherwise the
     /// output gets DT_TEXTREL and a warning, as GNU ld does by default.
     pub z_text: bool,
+    /// Warn about text relocations where they are allowed (GNU ld's default, `--warn-textrel`); `-z notext`
+    /// allows them silently.
+    pub warn_textrel: bool,
     pub z_separate_code: bool,
     pub max_page_size: u64,
     /// `-z common-page-size=N`: the page size RELRO is rounded up to.
@@ -345,6 +348,7 @@ impl Default for Config {
             argv: Vec::new(),
             eh_frame_hdr_set: false,
             z_text: false,
+            warn_textrel: true,
             z_separate_code: true,
             max_page_size: 4096,
             common_page_size: 4096,
@@ -569,6 +573,7 @@ enum Opt {
     Reproduce,
     WarnCommon,
     NoWarnCommon,
+    WarnTextrel,
     // Rivet's own behaviour.
     Threads,
     NoThreads,
@@ -825,6 +830,7 @@ const OPTIONS: &[OptSpec] = &[
     value(Opt::SortSection, &["--sort-section"], "name|alignment", "Not supported yet (an error): GNU ld sorts every wildcard input section list"),
     flag(Opt::WarnCommon, &["--warn-common"], "Warn when a common symbol is merged with another common or a definition"),
     flag(Opt::NoWarnCommon, &["--no-warn-common"], "Do not warn about common symbols (default)"),
+    flag(Opt::WarnTextrel, &["--warn-textrel"], "Warn when the output has text relocations (default)"),
     flag(Opt::Ignored, &["--no-warn-mismatch"], "Ignored"),
     flag(Opt::Ignored, &["--warn-shared-textrel"], "Ignored"),
     flag(Opt::Relax, &["--relax"], "Relax GOT loads of local symbols to direct references (default)"),
@@ -885,6 +891,7 @@ pub const Z_KEYWORDS: &[&str] = &[
     "noexecstack",
     "text",
     "notext",
+    "textoff",
     "separate-code",
     "noseparate-code",
     "defs",
@@ -1109,9 +1116,11 @@ impl Parser {
         let cfg = &mut self.cfg;
         match opt {
             Opt::Output => cfg.output = PathBuf::from(val()),
-            Opt::Pie => self.pie = true,
-            Opt::NoPie => self.pie = false,
-            Opt::Shared => self.shared = true,
+            // The last of -shared, -pie and -no-pie decides the output's kind, as in GNU ld (`-shared -pie
+            // --dynamic-linker` makes a runnable shared object: a PIE).
+            Opt::Pie => (self.pie, self.shared) = (true, false),
+            Opt::NoPie => (self.pie, self.shared) = (false, false),
+            Opt::Shared => (self.pie, self.shared) = (false, true),
             Opt::Emulation => check_emulation(&val())?,
             Opt::Library => {
                 let name = val();
@@ -1331,6 +1340,10 @@ impl Parser {
             Opt::NoRelax => cfg.relax = false,
             Opt::AllowMultipleDefinition => cfg.allow_multiple_definition = true,
             Opt::WarnCommon => cfg.warn_common = true,
+            Opt::WarnTextrel => {
+                cfg.z_text = false;
+                cfg.warn_textrel = true;
+            }
             Opt::NoWarnCommon => cfg.warn_common = false,
             Opt::NoFatalWarnings => cfg.fatal_warnings = false,
             Opt::Verbose => cfg.verbose = true,
@@ -1635,7 +1648,10 @@ fn apply_z(cfg: &mut Config, keyword: &str) -> Result<(), String> {
             cfg.noexecstack = true;
         }
         "text" => cfg.z_text = true,
-        "notext" => cfg.z_text = false,
+        "notext" | "textoff" => {
+            cfg.z_text = false;
+            cfg.warn_textrel = false;
+        }
         "separate-code" => cfg.z_separate_code = true,
         "noseparate-code" => cfg.z_separate_code = false,
         "defs" | "undefs" => {

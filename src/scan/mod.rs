@@ -309,7 +309,7 @@ pub fn scan<A: Arch>(
             crate::diag::warn(w);
         }
     }
-    if cx.textrel.load(Relaxed) && errors.is_empty() {
+    if cx.textrel.load(Relaxed) && errors.is_empty() && config.warn_textrel {
         let what = match config.kind {
             OutputKind::Shared => "a shared object",
             OutputKind::Pie => "a PIE",

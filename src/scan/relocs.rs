@@ -312,6 +312,9 @@ fn text_relocation<A: Arch>(sc: &Section, rel: Rel, sym: &SymRef, out: &mut Sect
         ));
     } else {
         cx.textrel.store(true, Relaxed);
+        if !cx.config.warn_textrel {
+            return;
+        }
         out.textrel_warning.get_or_insert_with(|| {
             format!(
                 "{}: relocation against '{}' in read-only section '{}'",
