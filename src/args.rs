@@ -2042,7 +2042,9 @@ mod tests {
         assert_eq!(link("--pic-executable a.o").kind, OutputKind::Pie);
         assert_eq!(link("-pie -no-pie a.o").kind, OutputKind::Exec);
         assert_eq!(link("-pie --no-pic-executable a.o").kind, OutputKind::Exec);
-        assert_eq!(link("-shared -pie a.o").kind, OutputKind::Shared);
+        // The last of -shared, -pie and -no-pie wins, as in GNU ld.
+        assert_eq!(link("-shared -pie a.o").kind, OutputKind::Pie);
+        assert_eq!(link("-shared -no-pie a.o").kind, OutputKind::Exec);
         assert_eq!(link("-pie -Bshareable a.o").kind, OutputKind::Shared);
         let cfg = link("-static a.o");
         assert_eq!(cfg.kind, OutputKind::Exec);
