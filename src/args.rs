@@ -179,6 +179,9 @@ pub struct Config {
     /// `-z text`: a text relocation (a dynamic relocation against a read-only section) is an error; otherwise the
     /// output gets DT_TEXTREL and a warning, as GNU ld does by default.
     pub z_text: bool,
+    /// Warn about text relocations where they are allowed (GNU ld's default, `--warn-textrel`); `-z notext`
+    /// allows them silently.
+    pub warn_textrel: bool,
     pub z_separate_code: bool,
     pub max_page_size: u64,
     /// `-z common-page-size=N`: the page size RELRO is rounded up to.
@@ -356,6 +359,7 @@ impl Default for Config {
             argv: Vec::new(),
             eh_frame_hdr_set: false,
             z_text: false,
+            warn_textrel: true,
             z_separate_code: true,
             max_page_size: 4096,
             common_page_size: 4096,
@@ -580,6 +584,7 @@ enum Opt {
     Reproduce,
     WarnCommon,
     NoWarnCommon,
+    WarnTextrel,
     // Rivet's own behaviour.
     Threads,
     NoThreads,
@@ -816,7 +821,7 @@ const OPTIONS: &[OptSpec] = &[
     flag(Opt::PrintMap, &["-M", "--print-map"], "Print the link map on standard output"),
     flag(Opt::DefaultSymver, &["--default-symver"], "Give unversioned exported symbols a version named after the soname (or output file)"),
     value(Opt::ImageBase, &["-Ttext-segment", "--image-base"], "ADDR", "Start the image (its first segment) at ADDR"),
-    value(Opt::SectionStart, &["--section-start"], "SECTION=ADDR", "Place SECTION at ADDR (it must start its segment)"),
+    value(Opt::SectionStart, &["--section-start"], "SECTION=ADDR", "Place SECTION at ADDR; the sections after it follow it"),
     value(Opt::Ttext, &["-Ttext"], "ADDR", "Same as --section-start=.text=ADDR"),
     value(Opt::Tdata, &["-Tdata"], "ADDR", "Same as --section-start=.data=ADDR"),
     value(Opt::Tbss, &["-Tbss"], "ADDR", "Same as --section-start=.bss=ADDR"),
@@ -836,6 +841,7 @@ const OPTIONS: &[OptSpec] = &[
     value(Opt::SortSection, &["--sort-section"], "name|alignment", "Not supported yet (an error): GNU ld sorts every wildcard input section list"),
     flag(Opt::WarnCommon, &["--warn-common"], "Warn when a common symbol is merged with another common or a definition"),
     flag(Opt::NoWarnCommon, &["--no-warn-common"], "Do not warn about common symbols (default)"),
+    flag(Opt::WarnTextrel, &["--warn-textrel"], "Warn when the output has text relocations (default)"),
     flag(Opt::Ignored, &["--no-warn-mismatch"], "Ignored"),
     flag(Opt::Ignored, &["--warn-shared-textrel"], "Ignored"),
     flag(Opt::Relax, &["--relax"], "Relax GOT loads of local symbols to direct references (default)"),
@@ -896,6 +902,7 @@ pub const Z_KEYWORDS: &[&str] = &[
     "noexecstack",
     "text",
     "notext",
+    "textoff",
     "separate-code",
     "noseparate-code",
     "defs",
@@ -1120,9 +1127,11 @@ impl Parser {
         let cfg = &mut self.cfg;
         match opt {
             Opt::Output => cfg.output = PathBuf::from(val()),
-            Opt::Pie => self.pie = true,
-            Opt::NoPie => self.pie = false,
-            Opt::Shared => self.shared = true,
+            // The last of -shared, -pie and -no-pie decides the output's kind, as in GNU ld (`-shared -pie
+            // --dynamic-linker` makes a runnable shared object: a PIE).
+            Opt::Pie => (self.pie, self.shared) = (true, false),
+            Opt::NoPie => (self.pie, self.shared) = (false, false),
+            Opt::Shared => (self.pie, self.shared) = (false, true),
             Opt::Emulation => check_emulation(&val())?,
             Opt::Library => {
                 let name = val();
@@ -1342,6 +1351,10 @@ impl Parser {
             Opt::NoRelax => cfg.relax = false,
             Opt::AllowMultipleDefinition => cfg.allow_multiple_definition = true,
             Opt::WarnCommon => cfg.warn_common = true,
+            Opt::WarnTextrel => {
+                cfg.z_text = false;
+                cfg.warn_textrel = true;
+            }
             Opt::NoWarnCommon => cfg.warn_common = false,
             Opt::NoFatalWarnings => cfg.fatal_warnings = false,
             Opt::Verbose => cfg.verbose = true,
@@ -1640,7 +1653,10 @@ fn apply_z(cfg: &mut Config, keyword: &str) -> Result<(), String> {
             cfg.noexecstack = true;
         }
         "text" => cfg.z_text = true,
-        "notext" => cfg.z_text = false,
+        "notext" | "textoff" => {
+            cfg.z_text = false;
+            cfg.warn_textrel = false;
+        }
         "separate-code" => cfg.z_separate_code = true,
         "noseparate-code" => cfg.z_separate_code = false,
         "defs" | "undefs" => {
@@ -2031,7 +2047,9 @@ mod tests {
         assert_eq!(link("--pic-executable a.o").kind, OutputKind::Pie);
         assert_eq!(link("-pie -no-pie a.o").kind, OutputKind::Exec);
         assert_eq!(link("-pie --no-pic-executable a.o").kind, OutputKind::Exec);
-        assert_eq!(link("-shared -pie a.o").kind, OutputKind::Shared);
+        // The last of -shared, -pie and -no-pie wins, as in GNU ld.
+        assert_eq!(link("-shared -pie a.o").kind, OutputKind::Pie);
+        assert_eq!(link("-shared -no-pie a.o").kind, OutputKind::Exec);
         assert_eq!(link("-pie -Bshareable a.o").kind, OutputKind::Shared);
         let cfg = link("-static a.o");
         assert_eq!(cfg.kind, OutputKind::Exec);

@@ -406,11 +406,12 @@ fn link<A: Arch>(config: &args::Config, release_inputs: bool) -> diag::Result<()
     }
     let (space, scanned) = {
         let _t = timing::span("scan relocations");
-        let space = {
+        let mut space = {
             let _t = timing::span("symbol properties");
             symbols::SymbolSpace::new(&resolved, config)
         };
-        let scanned = scan::scan::<A>(config, &resolved, &space, &live)?;
+        // The scan settles the undefined weak symbols' property bits (`scan::weak`).
+        let scanned = scan::scan::<A>(config, &resolved, &mut space, &live)?;
         (space, scanned)
     };
     let mut lay = {

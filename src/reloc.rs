@@ -65,6 +65,9 @@ pub struct Props {
     pub ifunc: bool,
     pub absolute: bool,
     pub func: bool,
+    /// An executable's undefined symbol under GNU ld's undefined-weak rule (`SymProps::WEAK_RULE`): see
+    /// [`weak_rule`].
+    pub weak_rule: bool,
 }
 
 #[inline(always)]
@@ -80,6 +83,7 @@ pub fn props(res: &Resolved, config: &Config, space: &SymbolSpace, s: &SymRef) -
         ifunc: b & SymProps::IFUNC != 0,
         absolute: b & SymProps::ABSOLUTE != 0,
         func: b & SymProps::FUNC != 0,
+        weak_rule: b & SymProps::WEAK_RULE != 0,
     }
 }
 
@@ -102,6 +106,44 @@ pub fn plain_local(o: &ObjectFile, i: usize) -> bool {
             .is_some_and(|t| t.kind == SectionKind::Regular),
         _ => true,
     }
+}
+
+/// How a reference of `kind` from a section with flags `sec_flags` sees a symbol under GNU ld's undefined-weak rule
+/// (`Props::weak_rule`), whose `preemptible` says whether the symbol is left to the dynamic linker (provisionally
+/// yes during the scan, then as `scan::weak` settled it): a GOT or PLT reference as preemptible then, a pointer in
+/// the data of a position-independent output too (a dynamic relocation), every other reference as to 0. Returns
+/// the properties and whether the reference is a pointer in data, whose relocation the scan counts only once the
+/// symbol is settled.
+#[cold]
+#[inline(never)]
+pub fn weak_rule(mut p: Props, kind: RelKind, sec_flags: u64, m: &Mode) -> (Props, bool) {
+    let via_got = weak_via_got(kind);
+    let code = sec_flags & object::elf::SHF_EXECINSTR as u64 != 0;
+    let data_pointer = kind == RelKind::AbsPtr && !code && m.pic;
+    p.preemptible &= via_got || data_pointer;
+    (p, data_pointer)
+}
+
+/// The references that may leave an undefined weak symbol to the dynamic linker: through the GOT or the PLT.
+pub fn weak_via_got(kind: RelKind) -> bool {
+    matches!(
+        kind,
+        RelKind::GotPcRel
+            | RelKind::Plt
+            | RelKind::PltOff
+            | RelKind::GotRel
+            | RelKind::GotTp
+            | RelKind::TlsGd
+            | RelKind::TlsDesc
+    )
+}
+
+/// The references that make an undefined weak symbol 0 when they are in code: its address used directly.
+pub fn weak_direct(kind: RelKind) -> bool {
+    matches!(
+        kind,
+        RelKind::AbsPtr | RelKind::AbsNarrow | RelKind::Pc | RelKind::GotOff
+    )
 }
 
 /// The kind of output, as the policy needs it.
@@ -389,6 +431,7 @@ mod tests {
             ifunc: false,
             absolute: false,
             func: false,
+            weak_rule: false,
         };
         // The architecture's GOT-load type that allows this `mov` to become a `lea`.
         let r_type = (0..64)

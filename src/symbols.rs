@@ -107,6 +107,10 @@ impl SymProps {
     pub const FUNC: u8 = 16;
     /// Defined in an input object (`Target::Object`): not imported, undefined or made by the linker.
     pub const DEFINED: u8 = 32;
+    /// An executable's undefined symbol under GNU ld's rule for undefined weak symbols: its `PREEMPTIBLE` bit is
+    /// provisional until the scan settles it by how it is referenced (`scan::weak`), and even then holds only for
+    /// some references (`reloc::weak_rule`).
+    pub const WEAK_RULE: u8 = 64;
 
     /// The bits for a reference to `id` resolving to `t`.
     pub fn of(res: &Resolved, config: &crate::args::Config, id: SymId, t: Target) -> u8 {
@@ -119,6 +123,9 @@ impl SymProps {
         }
         if is_preemptible(res, config, id, t) {
             b |= Self::PREEMPTIBLE;
+            if matches!(t, Target::Undefined { .. }) && settled_by_scan(config) {
+                b |= Self::WEAK_RULE;
+            }
         }
         if matches!(t, Target::Object { .. }) && ty == E::STT_GNU_IFUNC {
             b |= Self::IFUNC;
@@ -220,27 +227,27 @@ pub struct SymRef {
 pub fn is_preemptible(res: &Resolved, config: &crate::args::Config, id: SymId, t: Target) -> bool {
     match t {
         Target::Imported { .. } => true,
-        // An executable leaves an undefined symbol of default visibility to the dynamic linker (a library loaded at
-        // run time may define it): a weak one in a PIE (GNU ld's default on x86-64) or with -z
-        // dynamic-undefined-weak, and one that --unresolved-symbols or --warn-unresolved-symbols lets through. A
-        // strong one is otherwise an error before this is asked, so the answer need not tell weak from strong
-        // (the property bits are computed once per symbol, `SymbolSpace::new`).
+        // A dynamic executable may leave an undefined symbol of default visibility to the dynamic linker (a library
+        // loaded at run time may define it): one that --unresolved-symbols or --warn-unresolved-symbols lets
+        // through, and a weak one unless -z nodynamic-undefined-weak, provisionally: the scan settles it by how
+        // it is referenced (`scan::weak`, GNU ld's rule). A strong one is otherwise an error before this is
+        // asked, so the answer need not tell weak from strong (the property bits are computed once per symbol,
+        // `SymbolSpace::new`).
         Target::Undefined { .. }
             if config.kind != crate::args::OutputKind::Shared
                 && !config.static_link
                 && (config.kind == crate::args::OutputKind::Pie
                     || res.shared_needed.iter().any(|&n| n))
                 && !res.hidden.get(id.index()).is_some_and(|&h| h)
-                && (config
-                    .dynamic_undefined_weak
-                    .unwrap_or(config.kind == crate::args::OutputKind::Pie)
+                && (config.dynamic_undefined_weak != Some(false)
                     || !config.report_undefined
                     || config.warn_undefined) =>
         {
             true
         }
         _ if config.kind != crate::args::OutputKind::Shared => false,
-        Target::Undefined { .. } => true,
+        // A hidden undefined symbol (weak, or it would be an error) is 0 in a shared object too, never exported.
+        Target::Undefined { .. } => !res.hidden.get(id.index()).is_some_and(|&h| h),
         Target::Linker => false,
         Target::Object { file, sym } => {
             if id.index() >= res.num_globals() || res.hidden[id.index()] {
@@ -263,6 +270,14 @@ pub fn is_preemptible(res: &Resolved, config: &crate::args::Config, id: SymId, t
                         && matches!(st.st_type(), E::STT_FUNC | E::STT_GNU_IFUNC)))
         }
     }
+}
+
+/// Whether the scan settles an executable's preemptible undefined symbols (`SymProps::WEAK_RULE`): yes, unless
+/// --unresolved-symbols or --warn-unresolved-symbols leave every one to the dynamic linker.
+fn settled_by_scan(config: &crate::args::Config) -> bool {
+    config.kind != crate::args::OutputKind::Shared
+        && config.report_undefined
+        && !config.warn_undefined
 }
 
 /// Resolves symbol `i` of object `f`. Always inlined into the relocation loops: returned through memory, the

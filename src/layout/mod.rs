@@ -32,6 +32,7 @@ mod output_sections;
 mod place;
 mod rules;
 pub mod script;
+mod section_start;
 mod segments;
 mod sizes;
 mod slots;

@@ -42,8 +42,9 @@ struct Plan {
     /// The allocated sections that are kept, in order, and their segment classes.
     alloc: Vec<usize>,
     classes: Vec<u32>,
-    /// The classes that get a `PT_LOAD`, in order (the first holds the headers).
-    load_classes: Vec<u32>,
+    /// The number of `PT_LOAD`s: one per segment class (the first holds the headers), more where
+    /// `--section-start` moves part of a class (`place_alloc` finds how many).
+    nloads: usize,
     notes: Vec<usize>,
     tls: Vec<usize>,
     has_interp: bool,
@@ -64,8 +65,26 @@ struct Plan {
     class_align: HashMap<u32, u64>,
 }
 
-/// Per segment class: (file offset, address, file end, memory end).
-type Ranges = HashMap<u32, (u64, u64, u64, u64)>;
+/// A `PT_LOAD` of the default layout: the sections of a segment class, or of the part of one that starts at a
+/// `--section-start` address. Such an address on the page where the load before ends extends that load (with
+/// both classes' permissions), as GNU ld's segment map does.
+pub(super) struct Run {
+    flags: u32,
+    off: u64,
+    pub(super) addr: u64,
+    fend: u64,
+    pub(super) mend: u64,
+    align: u64,
+    /// Its first output section (for messages); `usize::MAX` for the headers.
+    pub(super) first: usize,
+}
+
+/// The default layout's loads in file order and the RELRO range (file offset, address, end; the load holding it).
+#[derive(Default)]
+struct Placed {
+    runs: Vec<Run>,
+    relro: Option<(u64, u64, u64, usize)>,
+}
 
 fn plan<A: Arch>(
     cx: &Cx,
@@ -91,6 +110,7 @@ fn plan<A: Arch>(
             load_classes.push(c);
         }
     }
+    let nloads = load_classes.len();
     let notes: Vec<usize> = alloc
         .iter()
         .copied()
@@ -113,7 +133,7 @@ fn plan<A: Arch>(
         .is_some_and(|i| keep[i.index()]);
     let nphdr = (cx.is_dynamic as usize) * 2 // PHDR, DYNAMIC
         + has_interp as usize
-        + load_classes.len()
+        + nloads
         + notes.len()
         + has_property as usize
         + !tls.is_empty() as usize
@@ -142,21 +162,8 @@ fn plan<A: Arch>(
     // A PT_LOAD is aligned to the page size or to its most-aligned section, whichever is larger, so that a
     // PIE's load base (chosen by the kernel or ld.so as a multiple of p_align) keeps every section aligned.
     // Its file offset must then be congruent to its address modulo that alignment.
-    // --section-start (-Ttext, -Tdata, -Tbss): each named section must start a segment, whose address it then
-    // sets; anywhere else the segment would have to be split, which rivet does not do.
-    let mut starts = Vec::new();
-    for (name, addr) in &config.section_start {
-        let Some(k) = alloc.iter().position(|&i| osecs[i].name == name.as_bytes()) else {
-            continue;
-        };
-        if classes[k] == 0 || (k > 0 && classes[k - 1] == classes[k]) {
-            return Err(Errors::one(format!(
-                "cannot place section {name} at {addr:#x}: it does not start a segment \
-                 (rivet sets the address of a segment's first section only)"
-            )));
-        }
-        starts.push((k, *addr));
-    }
+    // --section-start (-Ttext, -Tdata, -Tbss): the named sections, at the positions `place_alloc` reads.
+    let starts = super::section_start::starts(config, osecs, &alloc, &tls)?;
     let mut class_align: HashMap<u32, u64> = HashMap::default();
     for (k, &i) in alloc.iter().enumerate() {
         let a = class_align.entry(classes[k]).or_insert(max_page);
@@ -165,7 +172,7 @@ fn plan<A: Arch>(
     Ok(Plan {
         alloc,
         classes,
-        load_classes,
+        nloads,
         notes,
         tls,
         has_interp,
@@ -183,9 +190,10 @@ fn plan<A: Arch>(
     })
 }
 
-/// Addresses and file offsets of the allocated sections; the range of each segment class, and the file offset
-/// after the last allocated section. An error names the first section that ends past the address space.
-fn place_alloc(plan: &Plan, osecs: &mut [OutputSection]) -> Result<(Ranges, u64)> {
+/// Addresses and file offsets of the allocated sections; the loads, and the file offset after the last allocated
+/// section. An error names the first section that ends past the address space, or (`section_start::check`) the
+/// sections a `--section-start` address makes overlap.
+fn place_alloc(plan: &Plan, osecs: &mut [OutputSection]) -> Result<(Placed, u64)> {
     let Plan {
         headers,
         base,
@@ -195,33 +203,55 @@ fn place_alloc(plan: &Plan, osecs: &mut [OutputSection]) -> Result<(Ranges, u64)
     let mut off = headers;
     let mut addr = base + headers;
     let mut prev = 0u32;
-    let mut seg_range: Ranges = HashMap::default();
-    seg_range.insert(0, (0, base, headers, base + headers));
+    let mut placed = Placed::default();
+    placed.runs.push(Run {
+        flags: plan.class_flags(0),
+        off: 0,
+        addr: base,
+        fend: headers,
+        mend: base + headers,
+        align: plan.class_align(0),
+        first: usize::MAX,
+    });
     for (k, &i) in plan.alloc.iter().enumerate() {
         let c = plan.classes[k];
-        if c != prev {
+        let fixed = plan
+            .starts
+            .iter()
+            .find(|&&(p, _)| p == k)
+            .map(|&(_, at)| at);
+        let mut fresh = c != prev;
+        if fresh {
             // Each segment starts on a page of its own, in memory and in the file (-z separate-code, GNU
             // ld's default on x86-64). Sharing a file page between RELRO and the data after it would save
             // space, but RELRO's PT_LOAD reaches its page end, so eu-elflint would then find .bss in it.
             addr = align_up(addr, max_page);
-            if let Some(&(_, at)) = plan.starts.iter().find(|&&(p, _)| p == k) {
-                if at < addr {
-                    return Err(Errors::one(format!(
-                        "section {} at {at:#x} would overlap the sections before it (they end at {addr:#x})",
-                        String::from_utf8_lossy(&osecs[i].name)
-                    )));
-                }
-                addr = at;
-            }
-            off += addr.wrapping_sub(off) & (plan.class_align[&c] - 1);
+        }
+        if let Some(at) = fixed
+            && at != addr
+        {
+            fresh = true;
+            addr = at;
+        }
+        if fresh {
+            start_run(
+                plan,
+                &mut placed.runs,
+                (c, i),
+                fixed.is_some(),
+                addr,
+                &mut off,
+                osecs,
+            )?;
             prev = c;
-            seg_range.entry(c).or_insert((off, addr, off, addr));
         }
         let o = &mut osecs[i];
-        let al = o.align.max(1);
-        let new_addr = align_up(addr, al);
-        off += new_addr - addr;
-        addr = new_addr;
+        // A section placed at an address gets it exactly, aligned or not, as in GNU ld.
+        if fixed.is_none() {
+            let new_addr = align_up(addr, o.align.max(1));
+            off += new_addr - addr;
+            addr = new_addr;
+        }
         o.addr = addr;
         o.offset = off;
         let is_tbss = o.is_tls() && o.is_nobits();
@@ -239,15 +269,69 @@ fn place_alloc(plan: &Plan, osecs: &mut [OutputSection]) -> Result<(Ranges, u64)
                 off += o.size;
             }
         }
-        let r = seg_range.get_mut(&c).unwrap();
+        let run = placed.runs.len() - 1;
+        let r = &mut placed.runs[run];
         if !is_tbss {
-            r.3 = addr;
+            r.mend = addr;
             if !o.is_nobits() {
-                r.2 = off;
+                r.fend = off;
+            }
+        }
+        // RELRO: from the first RELRO-class section (its load's start when it starts one) to the end of the
+        // RELRO-class sections after it in the same load.
+        if c == 3 {
+            match &mut placed.relro {
+                None if r.first == i => placed.relro = Some((r.off, r.addr, r.mend, run)),
+                None => placed.relro = Some((o.offset, o.addr, r.mend, run)),
+                Some(x) if x.3 == run && plan.classes[k - 1] == 3 => x.2 = r.mend,
+                Some(_) => {}
             }
         }
     }
-    Ok((seg_range, off))
+    if !plan.starts.is_empty() {
+        super::section_start::check(osecs, &plan.alloc, &placed.runs, max_page)?;
+    }
+    Ok((placed, off))
+}
+
+/// Starts a load at `addr` for section `i` of class `c`, advancing the file offset `off` to match, or, for a
+/// section at a fixed address on the page where the last load ends, extends that load (the file offset then
+/// follows the gap in memory).
+fn start_run(
+    plan: &Plan,
+    runs: &mut Vec<Run>,
+    (c, i): (u32, usize),
+    fixed: bool,
+    addr: u64,
+    off: &mut u64,
+    osecs: &[OutputSection],
+) -> Result<()> {
+    let last = runs.last_mut().expect("the headers' load");
+    if fixed && addr >= last.mend && addr / plan.max_page == (last.mend - 1) / plan.max_page {
+        if last.fend - last.off != last.mend - last.addr {
+            return Err(Errors::one(format!(
+                "cannot place section {} at {addr:#x}: it shares a page with the zero-filled end of the \
+                 segment before it (which ends at {:#x})",
+                String::from_utf8_lossy(&osecs[i].name),
+                last.mend
+            )));
+        }
+        *off = last.fend + (addr - last.mend);
+        last.flags |= plan.class_flags(c);
+        return Ok(());
+    }
+    let align = plan.class_align(c);
+    *off += addr.wrapping_sub(*off) & (align - 1);
+    runs.push(Run {
+        flags: plan.class_flags(c),
+        off: *off,
+        addr,
+        fend: *off,
+        mend: addr,
+        align,
+        first: i,
+    });
+    Ok(())
 }
 
 /// The non-allocated sections after the allocated ones (from file offset `off`); returns the offset after them.
@@ -285,7 +369,7 @@ use super::script::ScriptExtras as ScriptOut;
 
 /// How the allocated sections get their addresses: the default rules' segment classes, or a script's commands.
 enum Addresser<'a> {
-    Default(Box<Plan>, Ranges),
+    Default(Box<Plan>, Placed),
     Script(
         Box<(
             super::script::Walk<'a>,
@@ -307,9 +391,9 @@ impl Addresser<'_> {
     ) -> Result<(Vec<Segment>, ScriptOut)> {
         let synth = map.synth;
         match self {
-            Addresser::Default(plan, seg_range) => {
+            Addresser::Default(plan, placed) => {
                 let segments =
-                    program_headers(cx, &plan.header_plan(&seg_range), osecs, synth, f.tls_block);
+                    program_headers(cx, &plan.header_plan(&placed), osecs, synth, f.tls_block);
                 debug_assert_eq!(segments.len(), plan.nphdr);
                 Ok((segments, Default::default()))
             }
@@ -353,10 +437,23 @@ impl Addresser<'_> {
     /// Lays out the allocated sections; returns the file offset after them.
     fn run(&mut self, osecs: &mut [OutputSection], place: &mut Placement) -> Result<u64> {
         match self {
-            Addresser::Default(plan, ranges) => {
-                let (r, off) = place_alloc(plan, osecs)?;
-                *ranges = r;
-                Ok(off)
+            Addresser::Default(plan, placed) => {
+                // The program headers count the loads, which --section-start addresses may add: lay out again
+                // until the count is stable.
+                for _ in 0..4 {
+                    let (p, off) = place_alloc(plan, osecs)?;
+                    let n = p.runs.len();
+                    *placed = p;
+                    if n == plan.nloads {
+                        return Ok(off);
+                    }
+                    plan.nphdr = plan.nphdr - plan.nloads + n;
+                    plan.nloads = n;
+                    plan.headers = 64 + 56 * plan.nphdr as u64;
+                }
+                Err(Errors::one(
+                    "the --section-start addresses give no stable number of segments".to_string(),
+                ))
             }
             Addresser::Script(b) => {
                 let (w, out) = &mut **b;
@@ -410,7 +507,7 @@ pub fn assign_segments<A: Arch>(
     let mut addresser = match cx.config.sections.as_deref() {
         None => Addresser::Default(
             Box::new(plan::<A>(cx, osecs, map, keep)?),
-            HashMap::default(),
+            Placed::default(),
         ),
         Some(sc) => Addresser::Script(Box::new((
             super::script::Walk {
@@ -589,42 +686,53 @@ pub struct HeaderPlan<'a> {
 }
 
 impl Plan {
-    /// The default layout's loads (one per segment class) and RELRO range.
-    fn header_plan(&self, seg_range: &Ranges) -> HeaderPlan<'_> {
-        let loads = self
-            .load_classes
+    /// A segment class's permissions.
+    fn class_flags(&self, c: u32) -> u32 {
+        match c {
+            1 => E::PF_R | E::PF_X,
+            0 if self.code_with_headers => E::PF_R | E::PF_X,
+            3 | 4 => E::PF_R | E::PF_W,
+            _ => E::PF_R,
+        }
+    }
+
+    /// A segment class's load alignment.
+    fn class_align(&self, c: u32) -> u64 {
+        self.class_align.get(&c).copied().unwrap_or(self.max_page)
+    }
+
+    /// The default layout's loads (one per segment class, more with `--section-start`), in address order, and
+    /// RELRO range.
+    fn header_plan(&self, placed: &Placed) -> HeaderPlan<'_> {
+        let relro = placed.relro.filter(|_| self.has_relro);
+        let mut loads: Vec<Load> = placed
+            .runs
             .iter()
-            .map(|&c| {
-                let (o, a, fe, me) = seg_range[&c];
-                let flags = match c {
-                    1 => E::PF_R | E::PF_X,
-                    0 if self.code_with_headers => E::PF_R | E::PF_X,
-                    3 | 4 => E::PF_R | E::PF_W,
-                    _ => E::PF_R,
-                };
-                let align = self.class_align.get(&c).copied().unwrap_or(self.max_page);
+            .enumerate()
+            .map(|(k, r)| {
                 // The RELRO segment's PT_LOAD reaches its page end, so PT_GNU_RELRO (which does, for ld.so to
                 // protect the whole last page) lies inside it; the next segment starts on the next page anyway.
-                let mem_end = if c == 3 && self.has_relro {
-                    align_up(me, self.common_page)
-                } else {
-                    me
+                let mem_end = match relro {
+                    Some((_, _, end, run)) if run == k && end == r.mend => {
+                        align_up(r.mend, self.common_page)
+                    }
+                    _ => r.mend,
                 };
                 Load {
-                    flags,
-                    offset: o,
-                    vaddr: a,
-                    paddr: a,
-                    filesz: fe - o,
-                    memsz: mem_end - a,
-                    align,
+                    flags: r.flags,
+                    offset: r.off,
+                    vaddr: r.addr,
+                    paddr: r.addr,
+                    filesz: r.fend - r.off,
+                    memsz: mem_end - r.addr,
+                    align: r.align,
                 }
             })
             .collect();
-        let relro = self.has_relro.then(|| {
-            let (o, a, _, me) = seg_range[&3];
-            (o, a, me - a, align_up(me, self.common_page) - a)
-        });
+        // --section-start may put a load below those before it in the file.
+        loads.sort_by_key(|l| l.vaddr);
+        let relro =
+            relro.map(|(o, a, end, _)| (o, a, end - a, align_up(end, self.common_page) - a));
         HeaderPlan {
             loads,
             headers: Some((self.base, self.headers)),

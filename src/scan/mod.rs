@@ -21,6 +21,7 @@ use std::fmt::Write;
 use std::sync::atomic::{AtomicBool, AtomicU16, Ordering::Relaxed};
 
 mod relocs;
+mod weak;
 
 pub const NEEDS_GOT: u16 = 1;
 pub const NEEDS_PLT: u16 = 2;
@@ -38,6 +39,10 @@ pub const NEEDS_DYNSYM: u16 = 64;
 pub const STRONG_REF: u16 = 128;
 /// A TLS descriptor (GOT pair resolved by the dynamic loader), in a shared object.
 pub const NEEDS_TLSDESC: u16 = 256;
+/// An undefined symbol under the undefined-weak rule (`SymProps::WEAK_RULE`) named by a GOT or PLT relocation; cleared by `weak`.
+pub const WEAK_VIA_GOT: u16 = 512;
+/// Such a symbol named by another relocation in code; cleared by `weak`.
+pub const WEAK_IN_CODE: u16 = 1024;
 
 pub struct ScanCx<'a> {
     pub config: &'a Config,
@@ -179,19 +184,22 @@ pub struct SectionScan {
     pub textrel_warning: Option<String>,
     /// Undefined symbols reported as warnings (`--warn-unresolved-symbols`).
     pub warnings: Vec<String>,
+    /// Each reference to an undefined symbol under the undefined-weak rule (`SymProps::WEAK_RULE`), and whether its dynamic
+    /// relocation waits for the settling (`weak`).
+    pub unsettled: Vec<(SymId, bool)>,
 }
 
 pub fn scan<A: Arch>(
     config: &Config,
     res: &Resolved,
-    space: &SymbolSpace,
+    space: &mut SymbolSpace,
     live: &Liveness,
 ) -> Result<Scan> {
     let t = crate::timing::span("flag table");
     let cx = ScanCx {
         config,
         res,
-        space,
+        space: &*space,
         // Filled on all threads: serially, clang-so's 5 MB took 0.55 ms at 2 threads (`par::per_symbol`).
         flags: crate::par::per_symbol(space.total, || AtomicU16::new(0)),
         needs_tlsld: AtomicBool::new(false),
@@ -202,7 +210,7 @@ pub fn scan<A: Arch>(
     drop(t);
     let _t = crate::timing::span("scan sections");
     /// Per file: dynamic and IRELATIVE relocation counts and packed relative relocations per section, errors,
-    /// undefined symbols, the write proof, and text relocation warnings.
+    /// undefined symbols, the write proof, text relocation warnings, and the references to unsettled symbols.
     type PerFile = (
         Vec<(u32, u32)>,
         Vec<(u32, u32)>,
@@ -211,6 +219,7 @@ pub fn scan<A: Arch>(
         Vec<SymId>,
         WriteCheck,
         Vec<String>,
+        Vec<(u32, SymId, bool)>,
     );
     let per_file: Vec<PerFile> = res
         .objects
@@ -228,6 +237,7 @@ pub fn scan<A: Arch>(
             let mut textrel = Vec::new();
             let mut check = WriteCheck::default();
             let mut nonalloc = Vec::new();
+            let mut unsettled = Vec::new();
             for (s, sec) in o.secs() {
                 if !live.is_live(FileId::new(f), SecIdx::new(s))
                     || sec.relas().is_empty()
@@ -259,6 +269,7 @@ pub fn scan<A: Arch>(
                 check.absorb(r.check);
                 textrel.extend(r.textrel_warning);
                 textrel.extend(r.warnings);
+                unsettled.extend(r.unsettled.into_iter().map(|(id, d)| (s as u32, id, d)));
             }
             // In runs of `CHECK_RUN` relocations on every thread: one object can hold most of a link's debug
             // relocations (c-gc: sqlite3.o, 150K in its .debug_info).
@@ -270,7 +281,9 @@ pub fn scan<A: Arch>(
                         .all(|run| relocs::nonalloc_applies::<A>(&cx, f, s, run))
                 });
             }
-            (counts, irel, relr, errors, undefined, check, textrel)
+            (
+                counts, irel, relr, errors, undefined, check, textrel, unsettled,
+            )
         })
         .collect();
     let mut errors = Vec::new();
@@ -280,7 +293,8 @@ pub fn scan<A: Arch>(
     let mut undefined = Vec::new();
     let mut check = WriteCheck::default();
     let mut textrel = Vec::new();
-    for (c, i, p, e, u, w, t) in per_file {
+    let mut unsettled = Vec::new();
+    for (f, (c, i, p, e, u, w, t, n)) in per_file.into_iter().enumerate() {
         dyn_relocs.push(c);
         irel_relocs.push(i);
         relr.push(p);
@@ -288,6 +302,7 @@ pub fn scan<A: Arch>(
         undefined.extend(u);
         check.absorb(w);
         textrel.extend(t);
+        unsettled.extend(n.into_iter().map(|(s, id, d)| (FileId::new(f), s, id, d)));
     }
     if errors.is_empty() {
         dedup_undefined(&mut textrel);
@@ -296,7 +311,7 @@ pub fn scan<A: Arch>(
             crate::diag::warn(w);
         }
     }
-    if cx.textrel.load(Relaxed) && errors.is_empty() {
+    if cx.textrel.load(Relaxed) && errors.is_empty() && config.warn_textrel {
         let what = match config.kind {
             OutputKind::Shared => "a shared object",
             OutputKind::Pie => "a PIE",
@@ -310,7 +325,7 @@ pub fn scan<A: Arch>(
         crate::srcloc::render(&res.objects, &mut errors, config.error_limit);
         return Err(Errors(errors));
     }
-    Ok(Scan {
+    let mut scan = Scan {
         flags: cx.flags.into_iter().map(AtomicU16::into_inner).collect(),
         dyn_relocs,
         irel_relocs,
@@ -319,7 +334,11 @@ pub fn scan<A: Arch>(
         needs_got_base: cx.needs_got_base.into_inner(),
         textrel: cx.textrel.into_inner(),
         write_check: cx.check_writes.then_some(check),
-    })
+    };
+    if !unsettled.is_empty() {
+        weak::settle(config, space, &mut scan, &unsettled);
+    }
+    Ok(scan)
 }
 
 /// The relocations of a non-allocated section checked in one task (`nonalloc_applies`), some 40 us of work. c-gc,

@@ -4,15 +4,19 @@
 
 use super::{
     NEEDS_CANONICAL, NEEDS_COPY, NEEDS_DYNSYM, NEEDS_GOT, NEEDS_GOTTP, NEEDS_PLT, NEEDS_TLSDESC,
-    NEEDS_TLSGD, STRONG_REF, ScanCx, SectionScan, WriteCheck, packs_relative, undefined_error,
+    NEEDS_TLSGD, STRONG_REF, ScanCx, SectionScan, WEAK_IN_CODE, WEAK_VIA_GOT, WriteCheck,
+    packs_relative, undefined_error,
 };
 use crate::arch::{Arch, RelKind, Relax, proof};
 use crate::elf::{LE, Rela};
 use crate::index::FileId;
 use crate::parse::{ObjectFile, Sec};
-use crate::reloc::{Action, Mode, Props, decide, prefetch_ahead, props, reloc_error, symbol_name};
+use crate::reloc::{
+    Action, Mode, Props, decide, prefetch_ahead, props, reloc_error, symbol_name, weak_direct,
+    weak_rule, weak_via_got,
+};
 use crate::symbols::{SymProps, SymRef, Target};
-use object::elf::{SHF_WRITE, SHN_ABS, STB_WEAK, STT_GNU_IFUNC};
+use object::elf::{SHF_EXECINSTR, SHF_WRITE, SHN_ABS, STB_WEAK, STT_GNU_IFUNC};
 use std::sync::atomic::Ordering::Relaxed;
 
 /// Scans the relocations of live allocated section `s` of object `f`.
@@ -190,7 +194,8 @@ fn scan_general<A: Arch, const CHECK: bool>(
     if undefined_is_error(sc, rel, &sym, out) {
         return false;
     }
-    let p = props(cx.res, cx.config, cx.space, &sym);
+    let mut p = props(cx.res, cx.config, cx.space, &sym);
+    let deferred = p.weak_rule && unsettled_reference(sc, rel, &sym, &mut p, out);
     let action = decide::<A>(
         &sc.m,
         rel.kind,
@@ -210,7 +215,9 @@ fn scan_general<A: Arch, const CHECK: bool>(
     {
         text_relocation::<A>(sc, rel, &sym, out);
     }
-    record_needs::<A>(sc, rel, &sym, p, action, out);
+    if !deferred {
+        record_needs::<A>(sc, rel, &sym, p, action, out);
+    }
     let skip_next = match action {
         Action::Relax(x) => A::relax_consumes_next(x),
         _ => false,
@@ -222,13 +229,37 @@ fn scan_general<A: Arch, const CHECK: bool>(
     skip_next
 }
 
+/// A reference to an executable's undefined symbol under GNU ld's undefined-weak rule, decided as that rule will
+/// leave it (`reloc::weak_rule`) and recorded for the settling (`scan::weak`): a GOT or PLT reference, or another
+/// one in code. Returns whether its dynamic relocation waits for the settling (a pointer in a PIE's data).
+#[cold]
+#[inline(never)]
+fn unsettled_reference(
+    sc: &Section,
+    rel: Rel,
+    sym: &SymRef,
+    p: &mut Props,
+    out: &mut SectionScan,
+) -> bool {
+    let (q, deferred) = weak_rule(*p, rel.kind, sc.sec.flags(), &sc.m);
+    *p = q;
+    if weak_via_got(rel.kind) {
+        sc.cx.set(sym, WEAK_VIA_GOT);
+    } else if weak_direct(rel.kind) && sc.sec.flags() & SHF_EXECINSTR as u64 != 0 {
+        sc.cx.set(sym, WEAK_IN_CODE);
+    }
+    out.unsettled.push((sym.id, deferred));
+    deferred
+}
+
 /// Reports a reference to an undefined symbol: executables must resolve everything; shared objects only with
-/// -z defs / --no-undefined. Returns whether it is an error, which ends this relocation's scan.
+/// -z defs / --no-undefined, and a hidden symbol, which no other module can define, always (as GNU ld). Returns
+/// whether it is an error, which ends this relocation's scan.
 #[inline(always)]
 fn undefined_is_error(sc: &Section, rel: Rel, sym: &SymRef, out: &mut SectionScan) -> bool {
     let cx = sc.cx;
     // The conditions before the message: a shared object's references to undefined symbols are common.
-    if (cx.is_exe() || cx.config.z_defs)
+    if (cx.is_exe() || cx.config.z_defs || cx.res.hidden.get(sym.id.index()) == Some(&true))
         && cx.config.report_undefined
         && let Some(e) = undefined_error(cx, sc.f, sc.s, rel.off, sym)
     {
@@ -282,6 +313,9 @@ fn text_relocation<A: Arch>(sc: &Section, rel: Rel, sym: &SymRef, out: &mut Sect
         ));
     } else {
         cx.textrel.store(true, Relaxed);
+        if !cx.config.warn_textrel {
+            return;
+        }
         out.textrel_warning.get_or_insert_with(|| {
             format!(
                 "{}: relocation against '{}' in read-only section '{}'",

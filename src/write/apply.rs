@@ -11,7 +11,7 @@ use crate::layout::{EhRecord, MergeCursor, NO_ADDR, NONE, merge_offset_addr, sec
 use crate::parse::{ObjectFile, Sec, SectionKind};
 use crate::reloc::{
     Action, Mode, decide, offset_range_error, plain_local, prefetch_ahead, props, reloc_error,
-    symbol_at,
+    symbol_at, weak_rule,
 };
 use crate::scan::packs_relative;
 use crate::symbols::{self, SymProps, SymRef, Target};
@@ -347,7 +347,10 @@ pub fn apply_section<A: Arch>(
         if at >= out.len() {
             return Err(offset_range_error(o, s, off));
         }
-        let p = props(cx.res, cx.config, cx.space, &sym);
+        let mut p = props(cx.res, cx.config, cx.space, &sym);
+        if p.weak_rule {
+            p = weak_rule(p, kind, sec.flags(), &sc.m).0;
+        }
         let action = decide::<A>(&sc.m, kind, r_type, p, sc.writable, sec.data(), off);
         let s_val = cx.sym_value(&sym, a, p.ifunc);
         let value: u64 = match action {

@@ -197,7 +197,10 @@ fn relaxation<A: Arch>(
         return None;
     }
     let sym = cx.lookup(FileId::new(f), sym_idx)?;
-    let p = props(cx.res, cx.config, cx.space, &sym);
+    let mut p = props(cx.res, cx.config, cx.space, &sym);
+    if p.weak_rule {
+        p = crate::reloc::weak_rule(p, kind, sec.flags(), m).0;
+    }
     let writable = sec.flags() & E::SHF_WRITE as u64 != 0;
     match decide::<A>(m, kind, r_type, p, writable, sec.data(), off) {
         Action::Relax(x) => Some(x),

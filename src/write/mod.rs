@@ -1122,7 +1122,13 @@ impl got_plt::Lookup for SlotLookup<'_, '_> {
         let cx = self.0;
         let target = layout::target_of(cx.res, cx.space, id);
         got_plt::Symbol {
-            imported: symbols::is_preemptible(cx.res, cx.config, id, target),
+            // The bits as the scan settled them (`scan::weak`); every global has them, and locals are never
+            // preemptible.
+            imported: cx
+                .space
+                .gprops
+                .get(id.index())
+                .is_some_and(|&b| b & symbols::SymProps::PREEMPTIBLE != 0),
             ifunc: symbols::is_ifunc(cx.res, target),
             value: cx.lay.addrs[id.index()],
         }

@@ -323,9 +323,13 @@ impl State<'_> {
         if !o.is_alloc() {
             return Ok(());
         }
-        let addr = align_up(self.dot, o.align.max(1));
+        let fixed = section_start(self.w.config, &o.name);
+        let addr = fixed.unwrap_or_else(|| align_up(self.dot, o.align.max(1)));
         o.addr = addr;
-        self.lma[i] = addr.wrapping_add(self.prev_delta.0);
+        self.lma[i] = match fixed {
+            Some(_) => addr,
+            None => addr.wrapping_add(self.prev_delta.0),
+        };
         if !(o.is_tls() && o.is_nobits()) {
             self.dot = addr.checked_add(o.size).ok_or_else(|| {
                 format!(
@@ -390,10 +394,13 @@ impl State<'_> {
             align = align.max(v);
             self.osecs[i].align = align;
         }
-        let addr = match &desc.address {
-            Some(e) => e.eval(self).map_err(|e| w.sc.error(desc.pos, e))?,
-            None if !alloc => 0,
-            None => {
+        // --section-start (-Ttext, -Tdata, -Tbss) overrides the script's address, as in GNU ld.
+        let fixed = section_start(w.config, desc.name.as_bytes()).filter(|_| alloc);
+        let addr = match (fixed, &desc.address) {
+            (Some(a), _) => a,
+            (None, Some(e)) => e.eval(self).map_err(|e| w.sc.error(desc.pos, e))?,
+            (None, None) if !alloc => 0,
+            (None, None) => {
                 let from = region.map_or(self.dot, |r| self.regions[r].3);
                 align_up(from, align)
             }
@@ -404,7 +411,7 @@ impl State<'_> {
             // Where the region is, not aligned (GNU ld's; lld aligns it to the section).
             let r = self.region(r, desc.pos)?;
             self.regions[r].3
-        } else if desc.address.is_none() && self.prev_delta.1 == region {
+        } else if desc.address.is_none() && fixed.is_none() && self.prev_delta.1 == region {
             // The previous section's load offset kept, the load address aligned as the section is (GNU ld's).
             align_up(addr.wrapping_add(self.prev_delta.0), align)
         } else {
@@ -649,4 +656,13 @@ pub(super) fn flags_of(o: &OutputSection) -> u32 {
         f |= E::PF_X;
     }
     f
+}
+
+/// The address `--section-start` (`-Ttext`, `-Tdata`, `-Tbss`) gives output section `name`, if any.
+fn section_start(config: &crate::args::Config, name: &[u8]) -> Option<u64> {
+    config
+        .section_start
+        .iter()
+        .find(|(n, _)| n.as_bytes() == name)
+        .map(|&(_, a)| a)
 }
