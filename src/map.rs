@@ -239,6 +239,13 @@ pub fn write_map(
                     1,
                     "<common symbols>",
                 ),
+                Part::CopyRelRo => line(
+                    &mut out,
+                    at,
+                    Some((end - start, o.align)),
+                    1,
+                    "<copy relocations of read-only data>",
+                ),
                 Part::CopyRel => line(
                     &mut out,
                     at,

@@ -278,9 +278,18 @@ pub struct SharedFile {
     pub needed: Vec<String>,
     /// The relocatable objects before it on the command line (`input::SharedInput::objects_before`).
     pub objects_before: usize,
+    /// Its section headers (none where they were stripped).
+    pub shdrs: &'static [Shdr],
 }
 
 impl SharedFile {
+    /// Whether section `shndx` is allocated and read-only (a copy of its data belongs in RELRO).
+    pub fn read_only(&self, shndx: u16) -> bool {
+        self.shdrs.get(shndx as usize).is_some_and(|sh| {
+            let f = sh.sh_flags.get(LE);
+            f & E::SHF_ALLOC as u64 != 0 && f & E::SHF_WRITE as u64 == 0
+        })
+    }
     /// The version index of dynamic symbol `i` (hidden bit removed), or 1 (global) if unversioned.
     pub fn version(&self, i: usize) -> u16 {
         self.versym.get(i).map_or(1, |v| v.get(LE) & 0x7fff)
@@ -874,6 +883,7 @@ fn parse_shared(input: SharedInput) -> std::result::Result<SharedFile, String> {
         global_names,
         needed,
         objects_before,
+        shdrs,
     })
 }
 

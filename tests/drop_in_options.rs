@@ -91,10 +91,9 @@ fn last_output_kind_option_wins() {
     }
 }
 
-/// GNU ld copies a shared library's read-only data into `.data.rel.ro` (RELRO, read-only after start-up); rivet
-/// puts every copy in `.bss`, where the program could write it.
+/// GNU ld copies a shared library's read-only data into `.data.rel.ro` (RELRO, read-only after start-up), and
+/// writable data into `.bss`; rivet put every copy in `.bss`, where the program could write it.
 #[test]
-#[ignore = "issue 31: copy relocations of read-only data go to .bss, not .data.rel.ro"]
 fn read_only_copies_in_relro() {
     let Some((dir, shim, bfd)) = common::against_gnu_ld("drop-in-copy-ro", &["gcc", "readelf"])
     else {

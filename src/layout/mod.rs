@@ -56,6 +56,8 @@ pub enum Part {
     Merged(u32),
     Commons,
     CopyRel,
+    /// Copies of a shared library's read-only data (in `.data.rel.ro`).
+    CopyRelRo,
     /// A linker-made section's contents (`SynthMap` has its size).
     Synthetic(Synth),
     /// `--emit-relocs`: the relocations kept for another output section, the whole of this one.
@@ -260,6 +262,12 @@ pub struct Layout {
 impl Layout {
     pub fn synth_sec(&self, s: Synth) -> Option<&OutputSection> {
         self.synth.get(s).map(|i| &self.osecs[i.index()])
+    }
+    /// The address of a part some output section has (copies, commons).
+    pub fn part_addr(&self, p: &Part) -> Option<u64> {
+        (self.osecs.iter())
+            .find(|o| o.parts.contains(p))
+            .map(|o| o.addr + o.part_offset(p))
     }
     /// Where a linker-made section's contents are.
     pub fn synth_part(&self, s: Synth) -> Option<SynthPart> {

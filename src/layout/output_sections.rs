@@ -72,14 +72,7 @@ impl Builder<'_> {
         i
     }
 
-    fn add_synth(
-        &mut self,
-        s: Synth,
-        sh_type: u32,
-        flags: u64,
-        align: u64,
-        entsize: u64,
-    ) {
+    fn add_synth(&mut self, s: Synth, sh_type: u32, flags: u64, align: u64, entsize: u64) {
         // Under a script, where a statement matching its name puts it, as GNU ld places its own input sections
         // (`.iplt` in `.plt`, `.note.gnu.build-id` in a kernel's `.notes`); otherwise its own section. A note
         // `/DISCARD/` takes is not made. The symbol and section name tables are never inputs.
@@ -111,6 +104,20 @@ impl Builder<'_> {
         o.parts.push(Part::Synthetic(s));
         self.synth.insert(s, i, align);
     }
+}
+
+/// Whether a copy relocation copies a shared library's read-only data, which goes to `.data.rel.ro`.
+fn copies_read_only_data(cx: &Cx) -> bool {
+    let res = cx.res;
+    (cx.scan.flags.iter().enumerate())
+        .filter(|(_, f)| **f & scan::NEEDS_COPY != 0)
+        .any(|(g, _)| match res.defs.get(g) {
+            Some(crate::resolve::Def::Shared { file, sym }) => {
+                let so = &res.shared[file.index()];
+                so.read_only(so.syms[*sym as usize].st_shndx.get(crate::elf::LE))
+            }
+            _ => false,
+        })
 }
 
 /// The output section a script puts an input section in: its statement's, or for an orphan the default rules'.
@@ -371,8 +378,12 @@ fn add_synthetic_sections<A: Arch>(
     if config.eh_frame_hdr && b.by_name.contains_key(&b".eh_frame"[..]) {
         b.add_synth(Synth::EhFrameHdr, E::SHT_PROGBITS, a, 4, 0);
     }
-    if has_common || (is_dynamic && scan.flags.iter().any(|&f| f & scan::NEEDS_COPY != 0)) {
+    let copies = is_dynamic && scan.flags.iter().any(|&f| f & scan::NEEDS_COPY != 0);
+    if has_common || copies {
         b.get_or_add(b".bss", E::SHT_NOBITS, aw);
+    }
+    if copies && copies_read_only_data(cx) {
+        b.get_or_add(b".data.rel.ro", E::SHT_PROGBITS, aw);
     }
     if !config.strip_all {
         b.add_synth(Synth::Symtab, E::SHT_SYMTAB, 0, 8, 24);

@@ -187,6 +187,8 @@ pub fn section_headers(
     let Slots {
         commons_size,
         copy_size: copy_off,
+        copy_relro_size,
+        copy_relro_align,
         bss_align,
         ..
     } = slots;
@@ -205,6 +207,7 @@ pub fn section_headers(
                 Part::Merged(m) => (merges[*m as usize].size, merges[*m as usize].align),
                 Part::Commons => (commons_size, bss_align),
                 Part::CopyRel => (copy_off, bss_align),
+                Part::CopyRelRo => (*copy_relro_size, *copy_relro_align),
                 Part::Synthetic(s) => (synth.size(*s), synth.align(*s)),
                 Part::Relocs => (o.size, o.align),
             };

@@ -36,6 +36,9 @@ pub struct Slots {
     pub copy_size: u64,
     pub copy_relocs: u64,
     pub bss_align: u64,
+    /// The copies of read-only data (`.data.rel.ro`'s part): size and alignment.
+    pub copy_relro_size: u64,
+    pub copy_relro_align: u64,
     /// GOT slots holding a link-time address that go to `.relr.dyn`.
     pub relr_got: Vec<u32>,
     /// The symbols `.dynsym` lists, in symbol order.
@@ -128,6 +131,8 @@ pub fn number_slots_of_symbols(cx: &Cx, osecs: &mut [OutputSection], map: &Secti
         copy_size: 0,
         copy_relocs: 0,
         bss_align: 1,
+        copy_relro_size: 0,
+        copy_relro_align: 1,
         relr_got,
         dynsym_ids,
         dyn_reloc_base: RelocBases::new(&[], 0),
@@ -334,33 +339,38 @@ fn place_in_bss(
         bss_off += size;
     }
     let commons_size = bss_off;
-    let mut copy_off = 0u64;
-    let mut copy_done: HashMap<(SharedId, u64), u64> = HashMap::default();
+    // Copies of read-only data go to `.data.rel.ro`, the others to `.bss`: (offset, align) of each area.
+    let mut areas = [(0u64, bss_align), (0u64, 1u64)];
+    let mut copy_done: HashMap<(SharedId, u64), (u64, bool)> = HashMap::default();
     let mut copy_relocs = 0u64;
     for &id in copy_syms {
         let Target::Imported { file, sym } = target_of(res, space, id) else {
             continue;
         };
-        let s = &res.shared[file.index()].syms[sym as usize];
+        let so = &res.shared[file.index()];
+        let s = &so.syms[sym as usize];
         let value = s.st_value.get(LE);
         let size = s.st_size.get(LE);
-        let off = *copy_done.entry((file, value)).or_insert_with(|| {
+        let (off, relro) = *copy_done.entry((file, value)).or_insert_with(|| {
             let align = if value == 0 {
                 8
             } else {
                 (1u64 << value.trailing_zeros()).min(64)
             };
-            bss_align = bss_align.max(align);
-            copy_off = align_up(copy_off, align);
-            let o = copy_off;
-            copy_off += size.max(1);
+            let relro = so.read_only(s.st_shndx.get(LE));
+            let (next, area_align) = &mut areas[relro as usize];
+            *area_align = (*area_align).max(align);
+            let o = align_up(*next, align);
+            *next = o + size.max(1);
             copy_relocs += 1;
-            o
+            (o, relro)
         });
         let x = &mut aux[aux_index[id.index()] as usize];
         x.copy_off = off;
         x.copied = true;
+        x.copy_relro = relro;
     }
+    let [(copy_off, bss_align), (relro_off, relro_align)] = areas;
     // Aliases of copied data (glibc's `environ` and `__environ`) must name the copy too, or the library keeps
     // using its own, never-initialised original.
     if !copy_done.is_empty() {
@@ -375,7 +385,7 @@ fn place_in_bss(
             for (k, &g) in res.shared_ids[file.index()].iter().enumerate() {
                 let i = sh.first_global + k;
                 let sym = &sh.syms[i];
-                let Some(&off) = copy_done.get(&(file, sym.st_value.get(LE))) else {
+                let Some(&(off, relro)) = copy_done.get(&(file, sym.st_value.get(LE))) else {
                     continue;
                 };
                 if sym.st_shndx.get(LE) == 0
@@ -398,6 +408,7 @@ fn place_in_bss(
                         dynsym: NONE,
                         copy_off: off,
                         copied: true,
+                        copy_relro: relro,
                         canonical: false,
                         strong_ref: false,
                         igot: NONE,
@@ -407,8 +418,10 @@ fn place_in_bss(
                     all_aux_ids.push(g);
                     dynsym_ids.push(g);
                 } else if !aux[slot as usize].copied {
-                    aux[slot as usize].copy_off = off;
-                    aux[slot as usize].copied = true;
+                    let x = &mut aux[slot as usize];
+                    x.copy_off = off;
+                    x.copied = true;
+                    x.copy_relro = relro;
                 }
             }
         }
@@ -424,6 +437,16 @@ fn place_in_bss(
             o.parts.push(Part::CopyRel);
         }
     }
+    if relro_off > 0 {
+        let rel_ro = *by_name
+            .get(&b".data.rel.ro"[..])
+            .expect(".data.rel.ro was created for the copies");
+        let o = &mut osecs[rel_ro.index()];
+        o.align = o.align.max(relro_align);
+        o.parts.push(Part::CopyRelRo);
+    }
+    slots.copy_relro_size = relro_off;
+    slots.copy_relro_align = relro_align;
     slots.commons = commons;
     slots.commons_size = commons_size;
     slots.copy_size = copy_off;
@@ -484,6 +507,7 @@ fn number_slots(mut fl: u16, props: u8, cx: &SlotCx, c: &mut SlotCounts) -> (Aux
         dynsym: NONE,
         copy_off: 0,
         copied: false,
+        copy_relro: false,
         canonical: fl & scan::NEEDS_CANONICAL != 0,
         strong_ref: fl & scan::STRONG_REF != 0,
         igot: NONE,

@@ -128,11 +128,7 @@ fn common_addresses(lay: &Layout, addrs: &mut [u64]) {
 
 /// Imported symbols: canonical PLT entries and copies give them an address in the output.
 fn imported_addresses(res: &Resolved, space: &SymbolSpace, lay: &Layout, addrs: &mut [u64]) {
-    let copy_base = lay
-        .osecs
-        .iter()
-        .find(|o| o.parts.iter().any(|p| matches!(p, Part::CopyRel)))
-        .map(|o| o.addr + o.part_offset(&Part::CopyRel));
+    let copy_bases = [Part::CopyRel, Part::CopyRelRo].map(|p| lay.part_addr(&p));
     let plt = lay.synth_addr(Synth::Plt);
     for &id in &lay.aux_ids {
         let x = lay.aux[lay.aux_index[id.index()] as usize];
@@ -145,7 +141,8 @@ fn imported_addresses(res: &Resolved, space: &SymbolSpace, lay: &Layout, addrs: 
         // `copied` first: looking up the target of each of a shared object's GOT and PLT users only to find that
         // none is copied cost clang-so 2 ms on one thread.
         if x.copied
-            && let (Some(base), Target::Imported { .. }) = (copy_base, target_of(res, space, id))
+            && let (Some(base), Target::Imported { .. }) =
+                (copy_bases[x.copy_relro as usize], target_of(res, space, id))
         {
             addrs[id.index()] = base + x.copy_off;
         }

@@ -18,8 +18,10 @@ pub struct Aux {
     pub iplt: u32,
     pub dynsym: u32,
     pub copy_off: u64,
-    /// Data copied into `.bss` by a copy relocation.
+    /// Data copied into the output by a copy relocation: into `.bss`, or read-only data into `.data.rel.ro`
+    /// (`copy_relro`; RELRO, read-only once relocated, as GNU ld places it).
     pub copied: bool,
+    pub copy_relro: bool,
     /// The PLT entry is the function's address (address taken from non-PIC code).
     pub canonical: bool,
     /// Some relocation names the symbol through a non-weak symbol-table entry.
@@ -129,6 +131,8 @@ pub struct Facts {
     pub dynamic_addr: u64,
     /// The address of the copy-relocated data in `.bss`.
     pub copy_base: u64,
+    /// The address of the copies of read-only data.
+    pub copy_relro_base: u64,
 }
 
 /// A symbol with slots, as the writer needs it.
@@ -445,7 +449,12 @@ impl<L: Lookup> Writer<'_, '_, L> {
             if !x.copied {
                 continue;
             }
-            let addr = self.facts.copy_base + x.copy_off;
+            let base = if x.copy_relro {
+                self.facts.copy_relro_base
+            } else {
+                self.facts.copy_base
+            };
+            let addr = base + x.copy_off;
             if seen.insert(addr) {
                 self.relocs.push(addr, A::R_COPY, x.dynsym, 0);
             }

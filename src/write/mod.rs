@@ -1095,9 +1095,7 @@ fn write_got_plt<A: Arch>(cx: &WriteCx, parts: &mut Parts) {
         rela_plt: take(Synth::RelaPlt).map(|s| s.bytes).unwrap_or_default(),
         rela_iplt: take(Synth::RelaIplt).map(|s| s.bytes).unwrap_or_default(),
     };
-    let copy_base = (lay.osecs.iter())
-        .find(|o| o.parts.iter().any(|p| matches!(p, Part::CopyRel)))
-        .map(|o| o.addr + o.part_offset(&Part::CopyRel));
+    let copy_base = lay.part_addr(&Part::CopyRel);
     let facts = got_plt::Facts {
         counts: lay.got_plt,
         plt: lay.plt,
@@ -1107,6 +1105,7 @@ fn write_got_plt<A: Arch>(cx: &WriteCx, parts: &mut Parts) {
         pack_relr: cx.config.pack_relative_relocs,
         dynamic_addr: kept(Synth::Dynamic).map_or(0, |o| o.addr),
         copy_base: copy_base.unwrap_or(0),
+        copy_relro_base: lay.part_addr(&Part::CopyRelRo).unwrap_or(0),
     };
     got_plt::write::<A>(sections, &lay.aux_ids, &facts, &SlotLookup(cx));
 }
