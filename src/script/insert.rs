@@ -1,0 +1,145 @@
+//! `INSERT AFTER|BEFORE section` (GNU ld's manual, "INSERT"): a script whose `SECTIONS` ends with it does not
+//! replace the layout; its commands go into another script after or before that output section's description:
+//! into the `-T` script that has no `INSERT`, or else into rivet's default layout written as a script
+//! (`layout::default_script`). Their input section descriptions match before the other script's, as GNU ld reads
+//! them first.
+
+use super::ast::{OutputCommand, OutputSection, Region, SectionsCommand};
+use super::lexer::Lexer;
+use super::sections::{BASE, SectionsScript};
+
+/// One `SECTIONS ... INSERT AFTER|BEFORE section` of a script.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Insertion {
+    /// The script and its text (for the places of errors).
+    pub file: String,
+    pub text: String,
+    /// The `SECTIONS` commands since the script's previous `INSERT` (GNU ld moves them all).
+    pub commands: Vec<SectionsCommand>,
+    /// Its `MEMORY` regions (with the first `INSERT` of a script only).
+    pub memory: Vec<Region>,
+    pub after: bool,
+    pub section: String,
+    /// Where the `INSERT` is, as `FILE:LINE:COL`.
+    pub at: String,
+}
+
+/// The script that `inserts` go into, as its parts: file, text, commands, `MEMORY`, `PHDRS`.
+pub struct Base {
+    pub file: String,
+    pub text: String,
+    pub commands: Vec<SectionsCommand>,
+    pub memory: Vec<Region>,
+    pub phdrs: Vec<super::ast::Phdr>,
+}
+
+impl Base {
+    /// A compiled script's parts, to insert into (its overlays already expanded).
+    pub fn of(sc: &SectionsScript) -> Base {
+        Base {
+            file: sc.file.clone(),
+            text: sc.text.clone(),
+            commands: sc.commands.clone(),
+            memory: sc.memory.clone(),
+            phdrs: sc.phdrs.clone(),
+        }
+    }
+}
+
+/// `base` with each of `inserts` (in the order read) spliced after or before its section's description: a later
+/// one right next to the section, before an earlier one (GNU ld's order). `builtin`: `base` is rivet's default
+/// layout. A section neither describes is an error, as in GNU ld.
+pub fn splice(
+    base: Base,
+    inserts: &[std::sync::Arc<Insertion>],
+    builtin: bool,
+) -> Result<SectionsScript, String> {
+    let mut sources = vec![(0u32, base.file.clone())];
+    let mut text = base.text;
+    let mut commands: Vec<(u32, SectionsCommand)> =
+        base.commands.into_iter().map(|c| (BASE, c)).collect();
+    let mut memory = base.memory;
+    let into = match builtin {
+        true => "rivet's default layout".to_string(),
+        false => base.file,
+    };
+    for (g, ins) in inserts.iter().enumerate() {
+        // Each script's places count from where its text starts in the joined text.
+        text.push('\n');
+        let start =
+            u32::try_from(text.len()).map_err(|_| "linker scripts too large".to_string())?;
+        text.push_str(&ins.text);
+        sources.push((start, ins.file.clone()));
+        // GNU ld makes a second output section of the name; one description per name here.
+        for c in &ins.commands {
+            let SectionsCommand::Output(o) = c else {
+                continue;
+            };
+            let described = |c: &(u32, SectionsCommand)| matches!(&c.1, SectionsCommand::Output(p) if p.name == o.name);
+            if o.name != "/DISCARD/" && commands.iter().any(described) {
+                let (line, col) = Lexer::new(&ins.text).line_col(o.pos);
+                return Err(format!(
+                    "{}:{line}:{col}: output section {} is described in {} too (INSERT adds sections, it does not move them)",
+                    ins.file,
+                    o.name,
+                    if builtin {
+                        "rivet's default layout"
+                    } else {
+                        "the script it goes into"
+                    }
+                ));
+            }
+        }
+        let mut cmds = ins.commands.clone();
+        shift(&mut cmds, start);
+        memory.extend(ins.memory.iter().cloned().map(|mut r| {
+            r.pos.0 += start;
+            r
+        }));
+        let named = |c: &(u32, SectionsCommand)| matches!(&c.1, SectionsCommand::Output(o) if o.name == ins.section);
+        let at = match ins.after {
+            true => commands.iter().rposition(named).map(|k| k + 1),
+            false => commands.iter().position(named),
+        };
+        let Some(at) = at else {
+            return Err(format!(
+                "{}: INSERT {} {}: {into} has no output section {}",
+                ins.at,
+                if ins.after { "AFTER" } else { "BEFORE" },
+                ins.section,
+                ins.section
+            ));
+        };
+        commands.splice(at..at, cmds.into_iter().map(|c| (g as u32, c)));
+    }
+    let mut sc = SectionsScript::build(sources, text, commands, memory, base.phdrs)?;
+    sc.builtin_base = builtin;
+    Ok(sc)
+}
+
+/// Moves every place in `cmds` by `by` bytes.
+fn shift(cmds: &mut [SectionsCommand], by: u32) {
+    let output = |o: &mut OutputSection| {
+        o.pos.0 += by;
+        for c in &mut o.commands {
+            match c {
+                OutputCommand::Assign(a) => a.pos.0 += by,
+                OutputCommand::Input(i) => i.pos.0 += by,
+                OutputCommand::Assert(_, _, p) => p.0 += by,
+                OutputCommand::Data(..) | OutputCommand::Fill(_) | OutputCommand::Constructors => {}
+            }
+        }
+    };
+    for c in cmds {
+        match c {
+            SectionsCommand::Assign(a) => a.pos.0 += by,
+            SectionsCommand::Output(o) => output(o),
+            SectionsCommand::Overlay(ov) => {
+                ov.pos.0 += by;
+                ov.sections.iter_mut().for_each(output);
+            }
+            SectionsCommand::Assert(_, _, p) => p.0 += by,
+            SectionsCommand::Entry(_) => {}
+        }
+    }
+}
