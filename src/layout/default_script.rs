@@ -1,5 +1,5 @@
-//! The default layout written as a linker script, for `INSERT` (`script::insert`) to go into when no `-T` script
-//! gives the layout, as GNU ld inserts into its default script. It is made from the rules (`rules`), not from GNU
+//! The default layout written as a linker script, for `INSERT` (`script::insert`) to go into, as GNU ld inserts
+//! into its default script. It is made from the rules (`rules`), not from GNU
 //! ld's script text: the output sections `rules::NAMED` in rank order, each segment class on a page of its own
 //! from the image base on, as `segments` lays them out. Its descriptions place no input section themselves but the
 //! priority-sorted arrays: under a script an input section no statement takes goes to its output section by the
@@ -80,8 +80,7 @@ fn inputs(name: &str) -> String {
     format!("*({}{others}) ", sorted(name))
 }
 
-/// The scripts' settings with their `INSERT`s spliced into the layout: the `-T` script's, or else the default
-/// one (`text`).
+/// The scripts' settings with their `INSERT`s spliced into the default layout (`text`).
 pub fn apply_inserts<A: Arch>(
     config: &Config,
     settings: &ScriptSettings,
@@ -92,11 +91,15 @@ pub fn apply_inserts<A: Arch>(
             settings.inserts[0].at
         ));
     }
-    let (base, builtin) = match &settings.sections {
-        Some(sc) => (Base::of(sc), false),
-        None => (builtin::<A>(config)?, true),
-    };
-    let sc: SectionsScript = splice(base, &settings.inserts, builtin)?;
+    // GNU ld finds no section to insert at in a script that replaces the default one (2.40: "not found for
+    // insert"); lld inserts there. Refused, as GNU ld refuses it.
+    if let Some(sc) = &settings.sections {
+        return Err(format!(
+            "{}: INSERT with {}, a script whose SECTIONS replace the default layout, is not supported",
+            settings.inserts[0].at, sc.file
+        ));
+    }
+    let sc: SectionsScript = splice(builtin::<A>(config)?, &settings.inserts)?;
     Ok(ScriptSettings {
         sections: Some(std::sync::Arc::new(sc)),
         inserts: Vec::new(),

@@ -1,8 +1,7 @@
 //! `INSERT AFTER|BEFORE section` (GNU ld's manual, "INSERT"): a script whose `SECTIONS` ends with it does not
-//! replace the layout; its commands go into another script after or before that output section's description:
-//! into the `-T` script that has no `INSERT`, or else into rivet's default layout written as a script
-//! (`layout::default_script`). Their input section descriptions match before the other script's, as GNU ld reads
-//! them first.
+//! replace the layout; its commands go into the default layout, written as a script (`layout::default_script`),
+//! after or before that output section's description. Their input section descriptions match before the default
+//! layout's, as GNU ld reads them first.
 
 use super::ast::{OutputCommand, OutputSection, Region, SectionsCommand};
 use super::lexer::Lexer;
@@ -33,36 +32,16 @@ pub struct Base {
     pub phdrs: Vec<super::ast::Phdr>,
 }
 
-impl Base {
-    /// A compiled script's parts, to insert into (its overlays already expanded).
-    pub fn of(sc: &SectionsScript) -> Base {
-        Base {
-            file: sc.file.clone(),
-            text: sc.text.clone(),
-            commands: sc.commands.clone(),
-            memory: sc.memory.clone(),
-            phdrs: sc.phdrs.clone(),
-        }
-    }
-}
-
-/// `base` with each of `inserts` (in the order read) spliced after or before its section's description: a later
-/// one right next to the section, before an earlier one (GNU ld's order). `builtin`: `base` is rivet's default
-/// layout. A section neither describes is an error, as in GNU ld.
-pub fn splice(
-    base: Base,
-    inserts: &[std::sync::Arc<Insertion>],
-    builtin: bool,
-) -> Result<SectionsScript, String> {
+/// `base` (rivet's default layout) with each of `inserts` (in the order read) spliced after or before its
+/// section's description: a later one right next to the section, before an earlier one (GNU ld's order). A
+/// section it does not describe is an error, as in GNU ld.
+pub fn splice(base: Base, inserts: &[std::sync::Arc<Insertion>]) -> Result<SectionsScript, String> {
     let mut sources = vec![(0u32, base.file.clone())];
     let mut text = base.text;
     let mut commands: Vec<(u32, SectionsCommand)> =
         base.commands.into_iter().map(|c| (BASE, c)).collect();
     let mut memory = base.memory;
-    let into = match builtin {
-        true => "rivet's default layout".to_string(),
-        false => base.file,
-    };
+    let into = "rivet's default layout";
     for (g, ins) in inserts.iter().enumerate() {
         // Each script's places count from where its text starts in the joined text.
         text.push('\n');
@@ -75,18 +54,17 @@ pub fn splice(
             let SectionsCommand::Output(o) = c else {
                 continue;
             };
-            let described = |c: &(u32, SectionsCommand)| matches!(&c.1, SectionsCommand::Output(p) if p.name == o.name);
-            if o.name != "/DISCARD/" && commands.iter().any(described) {
+            let described = (commands.iter())
+                .find(|c| matches!(&c.1, SectionsCommand::Output(p) if p.name == o.name));
+            if let Some((g, _)) = described.filter(|_| o.name != "/DISCARD/") {
                 let (line, col) = Lexer::new(&ins.text).line_col(o.pos);
+                let other = match *g {
+                    BASE => into.to_string(),
+                    g => format!("the INSERT at {}", inserts[g as usize].at),
+                };
                 return Err(format!(
-                    "{}:{line}:{col}: output section {} is described in {} too (INSERT adds sections, it does not move them)",
-                    ins.file,
-                    o.name,
-                    if builtin {
-                        "rivet's default layout"
-                    } else {
-                        "the script it goes into"
-                    }
+                    "{}:{line}:{col}: output section {} is described in {other} too (INSERT adds sections; it does not move them)",
+                    ins.file, o.name
                 ));
             }
         }
@@ -113,7 +91,7 @@ pub fn splice(
         commands.splice(at..at, cmds.into_iter().map(|c| (g as u32, c)));
     }
     let mut sc = SectionsScript::build(sources, text, commands, memory, base.phdrs)?;
-    sc.builtin_base = builtin;
+    sc.builtin_base = true;
     Ok(sc)
 }
 
