@@ -24,13 +24,17 @@ PLUGIN(twice, twice);
 __attribute__((constructor(102))) static void c102(void) { puts("ctor 102"); }
 __attribute__((constructor(101))) static void c101(void) { puts("ctor 101"); }
 __attribute__((constructor)) static void cplain(void) { puts("ctor"); }
+/* An old-style constructor, which joins .init_array (its file is no crtbegin.o). */
+__attribute__((used)) static void old_ctor(void) { puts("old ctor"); }
+__asm__(".section .ctors,\"aw\"\n.quad old_ctor\n.previous");
+static __thread int tls_value = 6;
 int zeroed[64];
 int run(void)
 {
     int n = 0;
     for (const struct plugin *p = plugins_begin; p < plugins_end; p++, n++)
         printf("%s %d\n", p->name, p->fn(5));
-    printf("count %d %d\n", n, (int)(__stop_plugins - __start_plugins));
+    printf("count %d %d tls %d\n", n, (int)(__stop_plugins - __start_plugins), tls_value);
     rw_counter[3] += extra(2) + orphan_value + zeroed[5];
     printf("rw %d %ld after %d\n", rw_counter[3], (long)(rw_end - rw_begin), after_tables >= (char *)plugins_end);
     return 0;
@@ -130,6 +134,7 @@ fn shape(dir: &Path, file: &str, names: &[&str], syms: &[(&str, &str)]) -> Vec<S
 }
 
 const NAMES: &[&str] = &[
+    ".tdata",
     ".text",
     ".text.extra_out",
     ".rodata",
@@ -206,6 +211,14 @@ fn insert_after_matches_gnu_ld() {
             };
             runs.push(run);
             shapes.push(shape(&dir, &out, NAMES, SYMS));
+            // The default layout's sorted arrays that have no inputs are not in the output.
+            let secs = sections(&dir, &out);
+            for empty in [".preinit_array", ".ctors", ".dtors"] {
+                assert!(
+                    !secs.iter().any(|s| s.0 == empty),
+                    "{side} {kind:?}: {empty}"
+                );
+            }
         }
         assert!(runs[0].contains("square 25"), "{kind:?}: {}", runs[0]);
         assert_eq!(runs[1], runs[0], "{kind:?}: program output");

@@ -127,3 +127,61 @@ fn builtin<A: Arch>(config: &Config) -> Result<Base, String> {
         phdrs: Vec::new(),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::arch::x86_64::X86_64;
+
+    fn lines(config: &Config) -> Vec<String> {
+        let t = text::<X86_64>(config);
+        t.lines().map(|l| l.trim().to_string()).collect()
+    }
+
+    #[test]
+    fn default_layout_as_a_script() {
+        let exec = Config {
+            kind: OutputKind::Exec,
+            ..Config::default()
+        };
+        let l = lines(&exec);
+        assert_eq!(l[3], ". = 0x400000 + SIZEOF_HEADERS;");
+        let at = |n: &str| {
+            l.iter()
+                .position(|x| x.starts_with(&format!("{n} :")))
+                .unwrap()
+        };
+        // The segments: read-only, code, read-only, RELRO, data, each after its page break.
+        assert!(at(".interp") < at(".dynsym") && at(".dynsym") < at(".init"));
+        assert_eq!(l[at(".init") - 1], ". = ALIGN(CONSTANT(MAXPAGESIZE));");
+        assert_eq!(l[at(".rodata") - 1], ". = ALIGN(CONSTANT(MAXPAGESIZE));");
+        assert!(l[at(".tdata") - 1].starts_with(". = DATA_SEGMENT_ALIGN("));
+        assert_eq!(l[at(".got.plt") - 1], ". = DATA_SEGMENT_RELRO_END(0, .);");
+        assert_eq!(
+            l[at(".init_array")],
+            ".init_array : { *(SORT_BY_INIT_PRIORITY(.init_array) SORT_BY_INIT_PRIORITY(.init_array.*) \
+             EXCLUDE_FILE(*crtbegin*.o *crtend*.o) SORT_BY_INIT_PRIORITY(.ctors) \
+             EXCLUDE_FILE(*crtbegin*.o *crtend*.o) SORT_BY_INIT_PRIORITY(.ctors.*)) }"
+        );
+        assert_eq!(l[at(".text")], ".text : { }");
+        // -pie -z now -z noseparate-code: from 0, .got.plt in RELRO, code with the headers.
+        let pie = Config {
+            kind: OutputKind::Pie,
+            bind_now: true,
+            relro: true,
+            z_separate_code: false,
+            ..Config::default()
+        };
+        let l = lines(&pie);
+        assert_eq!(l[3], ". = 0x0 + SIZEOF_HEADERS;");
+        let at = |n: &str| {
+            l.iter()
+                .position(|x| x.starts_with(&format!("{n} :")))
+                .unwrap()
+        };
+        assert!(l[at(".init") - 1].ends_with('}'), "{}", l[at(".init") - 1]);
+        assert!(!l.iter().any(|x| x == ". = ALIGN(CONSTANT(MAXPAGESIZE));"));
+        assert!(at(".got.plt") < at(".data"));
+        assert_eq!(l[at(".data") - 1], ". = DATA_SEGMENT_RELRO_END(0, .);");
+    }
+}

@@ -121,3 +121,101 @@ fn shift(cmds: &mut [SectionsCommand], by: u32) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::script::input::parse_input;
+
+    fn no_include(n: &str) -> Result<(String, String), String> {
+        Err(n.to_string())
+    }
+
+    fn base() -> Base {
+        let text = "SECTIONS\n{\n  .text : { }\n  .data : { }\n  .bss : { }\n}\n";
+        let cmds = super::super::parse::parse("default", text, &no_include).unwrap();
+        let Some(super::super::ast::Command::Sections(commands)) =
+            cmds.into_iter().next().map(|c| c.cmd)
+        else {
+            panic!()
+        };
+        Base {
+            file: "default".into(),
+            text: text.into(),
+            commands,
+            memory: Vec::new(),
+            phdrs: Vec::new(),
+        }
+    }
+
+    fn inserts(file: &str, text: &str) -> Vec<std::sync::Arc<Insertion>> {
+        parse_input(file, text, &no_include)
+            .unwrap()
+            .settings
+            .inserts
+    }
+
+    fn names(sc: &SectionsScript) -> Vec<&str> {
+        sc.outputs.iter().map(|o| o.name.as_str()).collect()
+    }
+
+    #[test]
+    fn later_inserts_go_next_to_the_section() {
+        let mut all = inserts("a.lds", "SECTIONS { a : { *(a) } } INSERT AFTER .data;");
+        all.extend(inserts(
+            "b.lds",
+            "SECTIONS { b : { *(b) } } INSERT AFTER .data;",
+        ));
+        all.extend(inserts(
+            "c.lds",
+            "SECTIONS { c : { *(c) } } INSERT BEFORE .data;\nSECTIONS { d : { *(d) } } INSERT BEFORE .data;",
+        ));
+        let sc = splice(base(), &all).unwrap();
+        assert_eq!(names(&sc), [".text", "c", "d", ".data", "b", "a", ".bss"]);
+        // Places are in their own files.
+        let d = sc.output(b"d").unwrap();
+        assert_eq!(sc.error(sc.outputs[d].pos, "x"), "c.lds:2:12: x");
+        let t = sc.output(b".bss").unwrap();
+        assert_eq!(sc.error(sc.outputs[t].pos, "x"), "default:5:3: x");
+    }
+
+    #[test]
+    fn inserted_statements_match_first() {
+        let all = inserts(
+            "a.lds",
+            "SECTIONS { mine : { *(.data.mine) } } INSERT AFTER .bss;",
+        );
+        let mut b = base();
+        // The default layout's description takes the family; the inserted one's name is more specific.
+        let text = "SECTIONS { .text : { } .data : { *(.data .data.*) } .bss : { } }";
+        let cmds = super::super::parse::parse("default", text, &no_include).unwrap();
+        if let super::super::ast::Command::Sections(c) = &cmds[0].cmd {
+            b.commands = c.clone();
+        }
+        b.text = text.into();
+        let sc = splice(b, &all).unwrap();
+        let file = super::super::sections::InputName::of("x.o");
+        let (k, _) = sc.select(&file, b".data.mine", true);
+        let d = sc.stmts[k as usize].output.unwrap();
+        assert_eq!(sc.outputs[d as usize].name, "mine");
+        let (k, _) = sc.select(&file, b".data.other", true);
+        assert_eq!(
+            sc.stmts[k as usize].output,
+            sc.output(b".data").map(|d| d as u32)
+        );
+    }
+
+    #[test]
+    fn errors_name_the_insert() {
+        let err = |t: &str| splice(base(), &inserts("i.lds", t)).unwrap_err();
+        assert_eq!(
+            err("SECTIONS { x : { } }\nINSERT BEFORE .rodata;"),
+            "i.lds:2:1: INSERT BEFORE .rodata: rivet's default layout has no output section .rodata"
+        );
+        assert!(
+            err("SECTIONS { .bss : { } } INSERT AFTER .text;").starts_with(
+                "i.lds:1:12: output section .bss is described in rivet's default layout too"
+            )
+        );
+    }
+}
