@@ -64,7 +64,7 @@ const COMMON: &str = "CONSTANT(COMMONPAGESIZE)";
 /// The statement of a description: none, but for the arrays sorted by priority, which the rules sort (with the
 /// `.ctors`/`.dtors` that join `.init_array`/`.fini_array`: those of files other than `crtbegin*.o`/`crtend*.o`).
 fn inputs(name: &str) -> String {
-    if !SORTED_NAMES.iter().any(|n| *n == name.as_bytes()) {
+    if !SORTED_NAMES.contains(&name.as_bytes()) {
         return String::new();
     }
     let sorted = |n: &str| format!("SORT_BY_INIT_PRIORITY({n}) SORT_BY_INIT_PRIORITY({n}.*)");
