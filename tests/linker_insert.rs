@@ -185,6 +185,8 @@ fn insert_after_matches_gnu_ld() {
         &["-no-pie", "-Wl,-z,noseparate-code"],
         &["-no-pie", "-Wl,--gc-sections"],
         &["-pie", "-Wl,--gc-sections"],
+        &["-static"],
+        &["-static-pie"],
         &["-shared"],
     ] {
         let shared = kind == ["-shared"];
@@ -310,8 +312,8 @@ int main(void) { printf("%d %d %d %d\n", *__start_tab_a, *__start_tab_b, *__star
 }
 
 /// `INSERT` naming a section the default layout does not have fails in both (GNU ld: "not found for insert"),
-/// rivet's error at the `INSERT`; so do `INSERT` into a `-T` script that replaces the layout, and an inserted
-/// section the default layout already has.
+/// rivet's error at the `INSERT`; so does `INSERT` into a `-T` script that replaces the layout. rivet refuses an
+/// inserted section the default layout already has and `-Tdata` with `INSERT`, which GNU ld links.
 #[test]
 fn insert_errors_match_gnu_ld() {
     let Some((dir, shim, bfd)) = common::against_gnu_ld("insert-errors", &["gcc"]) else {
@@ -346,6 +348,10 @@ fn insert_errors_match_gnu_ld() {
             &["-Wl,-T,twice.lds"],
             "twice.lds:1:12: output section .data is described in rivet's default layout too",
         ),
+        (
+            &["-Wl,-T,tab.lds", "-Wl,-Tdata,0x800000"],
+            "tab.lds:1:31: INSERT with --section-start, -Ttext, -Tdata or -Tbss (.data) is not supported yet",
+        ),
     ] {
         std::fs::write(
             dir.join("bad.lds"),
@@ -361,8 +367,11 @@ fn insert_errors_match_gnu_ld() {
             let mut all = vec!["m.o", "-o", "out"];
             all.extend_from_slice(args);
             let o = gcc_link(&dir, shim, &all);
-            if side == "ref" && args == ["-Wl,-T,twice.lds"] {
-                // GNU ld links, with a second .data; rivet refuses.
+            // GNU ld links these (with a second .data; with .data at the address); rivet refuses them.
+            if side == "ref"
+                && (args == ["-Wl,-T,twice.lds"]
+                    || args.iter().any(|a| a.starts_with("-Wl,-Tdata")))
+            {
                 continue;
             }
             assert!(!o.success(), "{side} {args:?}: linked");

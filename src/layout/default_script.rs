@@ -91,6 +91,13 @@ pub fn apply_inserts<A: Arch>(
             settings.inserts[0].at
         ));
     }
+    // The script walk does not read them (the default addresser does).
+    if let Some((name, _)) = config.section_start.first() {
+        return Err(format!(
+            "{}: INSERT with --section-start, -Ttext, -Tdata or -Tbss ({name}) is not supported yet",
+            settings.inserts[0].at
+        ));
+    }
     // GNU ld finds no section to insert at in a script that replaces the default one (2.40: "not found for
     // insert"); lld inserts there. Refused, as GNU ld refuses it.
     if let Some(sc) = &settings.sections {
