@@ -124,7 +124,6 @@ pub fn parse_input(file: &str, text: &str, include: Includer) -> Result<InputScr
                     file: file.to_string(),
                     text: text.to_string(),
                     commands,
-                    memory: Vec::new(),
                     after,
                     section,
                     at,
@@ -140,15 +139,16 @@ pub fn parse_input(file: &str, text: &str, include: Includer) -> Result<InputScr
             }
         }
     }
-    if let Some(first) = inserts.first_mut() {
+    if !inserts.is_empty() {
         if let (Some(_), Some(at)) = (&sections, pending_at) {
             return Err(format!(
                 "{at}: SECTIONS after the last INSERT is not supported (it would replace the layout)"
             ));
         }
-        if !phdrs.is_empty() {
+        // GNU ld then wants a region for every section of its default script too.
+        if !phdrs.is_empty() || !memory.is_empty() {
             return Err(format!(
-                "{file}: PHDRS in a script with INSERT is not supported"
+                "{file}: MEMORY or PHDRS in a script with INSERT is not supported"
             ));
         }
         if !dot_asserts.is_empty() {
@@ -156,7 +156,6 @@ pub fn parse_input(file: &str, text: &str, include: Includer) -> Result<InputScr
                 "{file}: an assignment to . outside SECTIONS in a script with INSERT is not supported yet"
             ));
         }
-        first.memory = memory;
         out.settings.inserts = inserts.into_iter().map(std::sync::Arc::new).collect();
         return Ok(out);
     }
@@ -239,6 +238,12 @@ mod tests {
         assert_eq!(
             err("SECTIONS { .a : { *(.a) } } INSERT AFTER .text SECTIONS { .b : { *(.b) } }"),
             "x.lds:1:48: SECTIONS after the last INSERT is not supported (it would replace the layout)"
+        );
+        assert_eq!(
+            err(
+                "MEMORY { m : ORIGIN = 0, LENGTH = 1K }\nSECTIONS { .a : { } > m } INSERT AFTER .text"
+            ),
+            "x.lds: MEMORY or PHDRS in a script with INSERT is not supported"
         );
         assert_eq!(err("GROUP ( a.o"), "x.lds:1:12: unexpected end of script");
         assert_eq!(

@@ -15,8 +15,6 @@ pub struct Insertion {
     pub text: String,
     /// The `SECTIONS` commands since the script's previous `INSERT` (GNU ld moves them all).
     pub commands: Vec<SectionsCommand>,
-    /// Its `MEMORY` regions (with the first `INSERT` of a script only).
-    pub memory: Vec<Region>,
     pub after: bool,
     pub section: String,
     /// Where the `INSERT` is, as `FILE:LINE:COL`.
@@ -40,7 +38,6 @@ pub fn splice(base: Base, inserts: &[std::sync::Arc<Insertion>]) -> Result<Secti
     let mut text = base.text;
     let mut commands: Vec<(u32, SectionsCommand)> =
         base.commands.into_iter().map(|c| (BASE, c)).collect();
-    let mut memory = base.memory;
     let into = "rivet's default layout";
     for (g, ins) in inserts.iter().enumerate() {
         // Each script's places count from where its text starts in the joined text.
@@ -70,10 +67,6 @@ pub fn splice(base: Base, inserts: &[std::sync::Arc<Insertion>]) -> Result<Secti
         }
         let mut cmds = ins.commands.clone();
         shift(&mut cmds, start);
-        memory.extend(ins.memory.iter().cloned().map(|mut r| {
-            r.pos.0 += start;
-            r
-        }));
         let named = |c: &(u32, SectionsCommand)| matches!(&c.1, SectionsCommand::Output(o) if o.name == ins.section);
         let at = match ins.after {
             true => commands.iter().rposition(named).map(|k| k + 1),
@@ -90,7 +83,7 @@ pub fn splice(base: Base, inserts: &[std::sync::Arc<Insertion>]) -> Result<Secti
         };
         commands.splice(at..at, cmds.into_iter().map(|c| (g as u32, c)));
     }
-    let mut sc = SectionsScript::build(sources, text, commands, memory, base.phdrs)?;
+    let mut sc = SectionsScript::build(sources, text, commands, base.memory, base.phdrs)?;
     sc.builtin_base = true;
     Ok(sc)
 }
