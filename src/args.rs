@@ -33,6 +33,15 @@ pub enum OutputKind {
     Shared,
 }
 
+/// `--orphan-handling`: what a `SECTIONS` script does with the sections none of its statements places.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OrphanHandling {
+    Place,
+    Warn,
+    Error,
+    Discard,
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum HashStyle {
     Sysv,
@@ -105,6 +114,7 @@ pub struct Config {
     pub eh_frame_hdr: bool,
     pub export_dynamic: bool,
     pub hash_style: HashStyle,
+    pub orphan_handling: OrphanHandling,
     pub build_id: BuildId,
     /// `-z relro` (default on).
     pub relro: bool,
@@ -311,6 +321,7 @@ impl Default for Config {
             eh_frame_hdr: false,
             export_dynamic: false,
             hash_style: HashStyle::Sysv,
+            orphan_handling: OrphanHandling::Place,
             build_id: BuildId::None,
             relro: true,
             bind_now: false,
@@ -797,7 +808,7 @@ const OPTIONS: &[OptSpec] = &[
     flag(Opt::NoWarnings, &["-w", "--no-warnings"], "Print no warnings"),
     flag(Opt::Rosegment, &["--rosegment"], "Read-only data in a segment apart from code (default)"),
     flag(Opt::NoRosegment, &["--no-rosegment"], "Read-only data, code and headers in one R+X segment (as -z noseparate-code)"),
-    value(Opt::OrphanHandling, &["--orphan-handling"], "place|warn|error", "No effect without a linker script, which rivet does not read yet (lld's rule); discard is refused"),
+    value(Opt::OrphanHandling, &["--orphan-handling"], "place|warn|error|discard", "What a SECTIONS script does with input sections none of its statements places: place them by the default rules (the default), warn, fail, or discard them; without SECTIONS it has no effect (lld's rule), and discard is refused"),
     flag(Opt::Ignored, &["--warn-once"], "Accepted: each undefined symbol is reported once already"),
     optional(Opt::Demangle, &["--demangle"], "STYLE", "Demangle symbol names in messages (default)"),
     flag(Opt::NoDemangle, &["--no-demangle"], "Do not demangle symbol names in messages"),
@@ -1286,7 +1297,7 @@ impl Parser {
             Opt::Relax => cfg.relax = true,
             Opt::Rosegment => cfg.z_separate_code = true,
             Opt::NoRosegment => cfg.z_separate_code = false,
-            Opt::OrphanHandling => check_orphan_handling(&val())?,
+            Opt::OrphanHandling => cfg.orphan_handling = parse_orphan_handling(&val())?,
             Opt::AllowShlibUndefined => cfg.allow_shlib_undefined = Some(true),
             Opt::UnresolvedSymbols => apply_unresolved_symbols(cfg, &val())?,
             Opt::WarnUnresolvedSymbols => cfg.warn_undefined = true,
@@ -1507,20 +1518,14 @@ fn parse_threads(arg: &str, v: &str) -> Result<usize, String> {
     }
 }
 
-/// `--orphan-handling`: checked, and `discard` refused.
-fn check_orphan_handling(v: &str) -> Result<(), String> {
-    check_choice(
-        "--orphan-handling",
-        Some(v),
-        &["place", "warn", "error", "discard"],
-    )?;
-    if v == "discard" {
-        return Err(
-            "--orphan-handling=discard is not supported yet (it removes sections GNU ld's default script does not name)"
-                .into(),
-        );
-    }
-    Ok(())
+fn parse_orphan_handling(v: &str) -> Result<OrphanHandling, String> {
+    Ok(match v {
+        "place" => OrphanHandling::Place,
+        "warn" => OrphanHandling::Warn,
+        "error" => OrphanHandling::Error,
+        "discard" => OrphanHandling::Discard,
+        _ => return Err(format!("unknown --orphan-handling value: {v}")),
+    })
 }
 
 /// `--unresolved-symbols=METHOD`: whether undefined symbols of objects are reported, and of shared libraries
@@ -2303,7 +2308,7 @@ mod tests {
             !link("--no-rosegment a.o").z_separate_code && link("--rosegment a.o").z_separate_code
         );
         link("--orphan-handling=warn --orphan-handling=place a.o");
-        assert!(error("--orphan-handling=discard a.o").contains("not supported"));
+        link("--orphan-handling=discard a.o");
         assert!(error("--orphan-handling=bogus a.o").contains("orphan-handling"));
         assert_eq!(link("--sort-common a.o").sort_common, Some(true));
         assert!(link("-w a.o").no_warnings && link("--no-warnings a.o").no_warnings);

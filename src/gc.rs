@@ -66,22 +66,79 @@ fn is_root_section(res: &Resolved, o: &ObjectFile, s: usize) -> bool {
     }
 }
 
-pub fn gc(config: &Config, res: &Resolved) -> Liveness {
+pub fn gc(config: &Config, res: &Resolved) -> Result<Liveness, crate::diag::Errors> {
     let script = match &config.sections {
-        Some(s) => select_script_statements(res, s),
+        Some(s) => select_script_statements(res, s, config.orphan_handling),
         None => Vec::new(),
     };
     let mut liveness = mark_live(config, res, &script);
-    // `/DISCARD/`: out of the output whatever refers to them.
+    // `/DISCARD/`: out of the output, and an error where the output refers to them.
+    let mut discarded_live = false;
     for (live, sel) in liveness.live.iter_mut().zip(&script) {
         for (l, &k) in live.iter_mut().zip(sel) {
             if k == crate::script::sections::DISCARD {
+                discarded_live |= *l;
                 *l = false;
             }
         }
     }
+    if discarded_live {
+        discarded_references(res, &liveness.live, &script)?;
+    }
     liveness.script = script;
-    liveness
+    Ok(liveness)
+}
+
+/// The output's references to symbols of sections a script discards (`/DISCARD/`, `--orphan-handling=discard`):
+/// GNU ld's error, once per symbol and referring section. Debug sections, `.eh_frame` and `.gcc_except_table` may
+/// refer to them (as in GNU ld: they get tombstones, or lose the record).
+fn discarded_references(
+    res: &Resolved,
+    live: &[Vec<bool>],
+    script: &[Vec<u32>],
+) -> Result<(), crate::diag::Errors> {
+    let mut errors: Vec<String> = res.runs.flat_map(|f| {
+        let o = &res.objects[f];
+        let mut out = Vec::new();
+        for (s, sec) in o.secs() {
+            if !live[f][s]
+                || !sec.is_alloc()
+                || sec.kind == SectionKind::EhFrame
+                || o.sec_name(s) == b".gcc_except_table"
+            {
+                continue;
+            }
+            for r in sec.relas() {
+                let sym = r.r_sym(crate::elf::LE, false) as usize;
+                let Some((tf, ts)) = target_section(res, FileId::new(f), sym) else {
+                    continue;
+                };
+                if script[tf.index()][ts.index()] != crate::script::sections::DISCARD {
+                    continue;
+                }
+                let name = o.sym_name(sym);
+                let name = if name.is_empty() {
+                    o.section_name(o.sym_shndx(sym))
+                } else {
+                    crate::diag::demangle(name)
+                };
+                let t = &res.objects[tf.index()];
+                out.push(format!(
+                    "`{name}' referenced in section `{}' of {}: defined in discarded section `{}' of {}",
+                    o.section_name(s as u32),
+                    o.name,
+                    t.section_name(ts.0),
+                    t.name
+                ));
+            }
+        }
+        out.into_iter()
+    });
+    if errors.is_empty() {
+        return Ok(());
+    }
+    errors.dedup();
+    Err(crate::diag::Errors(errors))
 }
 
 /// Per object, per section: the script statement that places it (`SectionsScript::select`, with the sort packed
@@ -89,18 +146,23 @@ pub fn gc(config: &Config, res: &Resolved) -> Liveness {
 fn select_script_statements(
     res: &Resolved,
     script: &crate::script::sections::SectionsScript,
+    orphans: crate::args::OrphanHandling,
 ) -> Vec<Vec<u32>> {
-    use crate::script::sections::{InputName, pack_selection};
+    use crate::script::sections::{DISCARD, InputName, ORPHAN, pack_selection};
+    let discard_orphans = orphans == crate::args::OrphanHandling::Discard;
     res.runs.map(|f| {
         let o = &res.objects[f];
         let file = InputName::of(&o.name);
         (0..o.sections.len())
             .map(|s| {
                 if !candidate(res, f, s) {
-                    return crate::script::sections::ORPHAN;
+                    return ORPHAN;
                 }
                 let writable = o.sec(s).flags() & E::SHF_WRITE as u64 != 0;
                 let (k, sort) = script.select(&file, o.sec_name(s), writable);
+                if k == ORPHAN && discard_orphans {
+                    return DISCARD;
+                }
                 pack_selection(k, sort)
             })
             .collect()

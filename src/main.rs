@@ -33,6 +33,7 @@ mod reproduce;
 mod resolve;
 mod scan;
 mod script;
+mod srcloc;
 mod symbols;
 mod synthetic;
 mod timing;
@@ -355,6 +356,12 @@ fn link<A: Arch>(config: &args::Config, release_inputs: bool) -> diag::Result<()
         with_scripts = config.with_scripts(settings);
         &with_scripts
     };
+    if config.orphan_handling == args::OrphanHandling::Discard && config.sections.is_none() {
+        // GNU ld discards what its default script does not name, which rivet's built-in rules cannot tell.
+        return Err(diag::Errors::one(
+            "--orphan-handling=discard without a SECTIONS script is not supported",
+        ));
+    }
     if let Some(path) = &config.reproduce {
         reproduce::write(path, config, &inputs.files)?;
     }
@@ -402,7 +409,7 @@ fn link<A: Arch>(config: &args::Config, release_inputs: bool) -> diag::Result<()
     }
     let mut live = {
         let _t = timing::span("gc sections");
-        gc::gc(config, &resolved)
+        gc::gc(config, &resolved)?
     };
     if let Some(needed) = live.shared_needed.take() {
         resolved.drop_unneeded_shared(needed);

@@ -246,13 +246,21 @@ pub fn write_map(
                     1,
                     "<copy relocations>",
                 ),
-                Part::Synthetic => line(
-                    &mut out,
-                    at,
-                    Some((end - start, o.align)),
-                    1,
-                    &format!("<internal>:({name})"),
-                ),
+                Part::Synthetic(_) | Part::Relocs => {
+                    let (own, size) = match part {
+                        Part::Synthetic(s) => {
+                            (String::from_utf8_lossy(s.name()), lay.synth.size(*s))
+                        }
+                        _ => (String::from_utf8_lossy(&o.name), end - start),
+                    };
+                    line(
+                        &mut out,
+                        at,
+                        Some((size, o.align)),
+                        1,
+                        &format!("<internal>:({own})"),
+                    );
+                }
             }
         }
         // Sections placed in an output section without an input part (none expected) still get listed.

@@ -262,7 +262,7 @@ pub fn decide<A: Arch>(
 }
 
 /// A relocation error as lld words it: the type, the symbol (demangled) and why, where the symbol is defined and
-/// where it is referenced.
+/// where it is referenced (a place `srcloc::render` completes).
 pub fn reloc_error<A: Arch>(
     res: &Resolved,
     f: usize,
@@ -284,14 +284,12 @@ pub fn reloc_error<A: Arch>(
     };
     let defined_in = defined_in.map_or(String::new(), |d| format!("\n>>> defined in {d}"));
     format!(
-        "{} against symbol '{}' {}{}\n>>> referenced by {}:({}+0x{:x})",
+        "{} against symbol '{}' {}{}\n>>> referenced by {}",
         A::type_name(r_type),
         name,
         why,
         defined_in,
-        o.name,
-        o.section_name(s as u32),
-        off
+        crate::srcloc::mark(f, s, off, crate::srcloc::Style::Exact)
     )
 }
 

@@ -649,6 +649,8 @@ fn record_winners(
     let winners: Vec<AtomicU64> = per_symbol(n, || AtomicU64::new(u64::MAX));
     let dup_errors = record_object_winners(link, best, &winners, &used);
     if !dup_errors.is_empty() && !config.allow_multiple_definition {
+        let mut dup_errors = dup_errors;
+        crate::srcloc::render(link.objects, &mut dup_errors, config.error_limit);
         return Err(Errors(dup_errors));
     }
     record_shared_winners(link, best, &winners);
@@ -702,7 +704,7 @@ fn record_object_winners(
             if b == key {
                 winners[g.index()].store((f as u64) << 32 | i as u64, Relaxed);
             } else if key >> 32 == 0 && b >> 32 == 0 && o.sym_shndx(i) != E::SHN_ABS as u32 {
-                errs.push(duplicate_symbol(link, g, (b & 0xffff_ffff) as usize, o, i));
+                errs.push(duplicate_symbol(link, g, (b & 0xffff_ffff) as usize, f, i));
             }
         }
         errs
@@ -710,39 +712,23 @@ fn record_object_winners(
     dup_errors.into_iter().flatten().collect()
 }
 
-/// The error for global `g`, defined by object `other` (the winner) and again by symbol `i` of `o`.
+/// The error for global `g`, defined by object `other` (the winner) and again by symbol `i` of object `f`, its
+/// places completed by `srcloc::render`.
 #[cold]
-fn duplicate_symbol(
-    link: &LinkedFiles,
-    g: SymId,
-    other: usize,
-    o: &ObjectFile,
-    i: usize,
-) -> String {
+fn duplicate_symbol(link: &LinkedFiles, g: SymId, other: usize, f: usize, i: usize) -> String {
     let names = link.names;
-    let other = &link.objects[other];
-    let site = |obj: &ObjectFile, i: usize| {
-        let s = obj.sym_shndx(i);
-        format!(
-            "{}:({}+0x{:x})",
-            obj.name,
-            obj.section_name(s),
-            obj.syms[i].st_value.get(LE)
-        )
-    };
-    let oi = other
+    let site = crate::srcloc::mark_definition;
+    let o = &link.objects[other];
+    let oi = o
         .global_names
         .iter()
         .position(|n| n.bytes == names.unique[g.index()].bytes);
-    let other_site = oi.map_or_else(
-        || other.name.clone(),
-        |k| site(other, other.first_global + k),
-    );
+    let other_site = oi.map_or_else(|| o.name.clone(), |k| site(other, o.first_global + k));
     format!(
         "duplicate symbol: {}\n>>> defined at {}\n>>> defined at {}",
         demangle(names.unique[g.index()].bytes),
         other_site,
-        site(o, i)
+        site(f, i)
     )
 }
 

@@ -510,10 +510,6 @@ fn alloc_sizes(dir: &std::path::Path, file: &str) -> Vec<(String, u64)> {
         .collect()
 }
 
-/// Every input section put in `.rela.dyn`, a section with linker-made contents, by `*(*)`, mergeable strings
-/// among them (a fuzzer finding: the parts after the inputs were sized from offsets that the merged strings had
-/// moved, an overflow that made `.rela.dyn` too small for its inputs in a release build). GNU ld links it; rivet
-/// must too, with room for every input.
 /// GNU ld's default script for a PIE (`ld -pie --verbose`).
 fn default_pie_script() -> String {
     let default = common::tool_ok("ld.bfd", &["-pie", "--verbose"], std::path::Path::new("."));
@@ -526,6 +522,10 @@ fn default_pie_script() -> String {
         .collect()
 }
 
+/// Every input section put in `.rela.dyn`, a section with linker-made contents, by `*(*)`, mergeable strings
+/// among them (a fuzzer finding: the parts after the inputs were sized from offsets that the merged strings had
+/// moved, an overflow that made `.rela.dyn` too small for its inputs in a release build). GNU ld links it; rivet
+/// must too, with room for every input.
 #[test]
 fn script_everything_in_a_linker_made_section() {
     let script = default_pie_script();

@@ -313,7 +313,8 @@ int main(void) { printf("%d %d %d %d\n", *__start_tab_a, *__start_tab_b, *__star
 
 /// `INSERT` naming a section the default layout does not have fails in both (GNU ld: "not found for insert"),
 /// rivet's error at the `INSERT`; so does `INSERT` into a `-T` script that replaces the layout. rivet refuses an
-/// inserted section the default layout already has and `-Tdata` with `INSERT`, which GNU ld links.
+/// inserted section the default layout already has, `-Tdata` and `--orphan-handling=warn` with `INSERT`, which GNU
+/// ld links.
 #[test]
 fn insert_errors_match_gnu_ld() {
     let Some((dir, shim, bfd)) = common::against_gnu_ld("insert-errors", &["gcc"]) else {
@@ -352,6 +353,10 @@ fn insert_errors_match_gnu_ld() {
             &["-Wl,-T,tab.lds", "-Wl,-Tdata,0x800000"],
             "tab.lds:1:31: INSERT with --section-start, -Ttext, -Tdata or -Tbss (.data) is not supported yet",
         ),
+        (
+            &["-Wl,-T,tab.lds", "-Wl,--orphan-handling=warn"],
+            "tab.lds:1:31: INSERT with --orphan-handling other than place is not supported yet",
+        ),
     ] {
         std::fs::write(
             dir.join("bad.lds"),
@@ -370,7 +375,9 @@ fn insert_errors_match_gnu_ld() {
             // GNU ld links these (with a second .data; with .data at the address); rivet refuses them.
             if side == "ref"
                 && (args == ["-Wl,-T,twice.lds"]
-                    || args.iter().any(|a| a.starts_with("-Wl,-Tdata")))
+                    || args
+                        .iter()
+                        .any(|a| a.starts_with("-Wl,-Tdata") || a.contains("orphan")))
             {
                 continue;
             }

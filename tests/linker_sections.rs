@@ -450,3 +450,206 @@ fn overlay_matches_gnu_ld() {
         "program headers differ from GNU ld's"
     );
 }
+
+/// Links `p.c` (compiled to `obj`) with `script` by GNU ld and by rivet (through `bfd` and `shim`) with `flags`,
+/// runs both; returns each side's (linker outcome, program output or `None` where the link or the run failed).
+fn link_and_run(
+    dir: &Path,
+    (shim, bfd): (&Path, &Path),
+    (obj, script, tag): (&str, &str, &str),
+    flags: &[&str],
+) -> Vec<(common::Outcome, Option<String>)> {
+    std::fs::write(dir.join(format!("{tag}.lds")), script).unwrap();
+    let t = format!("-Wl,-T,{tag}.lds");
+    let mut sides = Vec::new();
+    for (side, shim) in [("ref", bfd), ("test", shim)] {
+        let out = format!("{tag}-{side}");
+        let b = format!("-B{}/", shim.display());
+        let mut args = vec![b.as_str(), obj, "-o", &out, &t];
+        args.extend_from_slice(flags);
+        let link = common::tool("gcc", &args, Some(dir));
+        let run = link
+            .success()
+            .then(|| common::tool(&format!("./{out}"), &[], Some(dir)))
+            .filter(|r| r.success())
+            .map(|r| r.stdout_str());
+        sides.push((link, run));
+    }
+    sides
+}
+
+const LINKER_MADE_C: &str = r#"
+#include <stdio.h>
+#include <stdlib.h>
+int x = 5;
+__thread int t = 3;
+static int impl(void) { return 42; }
+static void *pick(void) { return impl; }
+int chosen(void) __attribute__((ifunc("pick")));
+int main(void) { printf("%d %d %d %d\n", x, t, chosen(), atoi("7")); return 0; }
+"#;
+
+/// A script's data command beside a section the linker makes (`QUAD(-1)` before or after `*(.gnu.hash)`,
+/// `*(.plt)`...): GNU ld puts its own contents where their statement is, and points `.dynamic`, the PLT and the
+/// GOT at them there. Wherever GNU ld's program runs, rivet's must link, run and print the same (before this,
+/// writers put the linker's contents at the start of their output section, over the data command's place, and
+/// `.dynamic` pointed there: a crash at start).
+#[test]
+fn data_commands_beside_linker_made_sections() {
+    let Some((dir, shim, bfd)) =
+        common::against_gnu_ld("sections-linker-made", &["gcc", "readelf"])
+    else {
+        return;
+    };
+    std::fs::write(dir.join("p.c"), LINKER_MADE_C).unwrap();
+    common::tool_ok("gcc", &["-c", "-O1", "-fPIE", "p.c", "-o", "p.o"], &dir);
+    let default = default_script(&dir, true);
+    let mut checked = 0;
+    for name in [
+        ".hash",
+        ".gnu.hash",
+        ".dynsym",
+        ".dynstr",
+        ".gnu.version",
+        ".gnu.version_r",
+        ".rela.dyn",
+        ".rela.plt",
+        ".plt",
+        ".eh_frame_hdr",
+        ".dynamic",
+        ".got",
+        ".got.plt",
+        ".note.gnu.build-id",
+    ] {
+        for before in [true, false] {
+            let pat = format!("*({name})");
+            let Some(at) = default.find(&pat) else {
+                // `.rela.dyn`'s statement lists several names.
+                assert_eq!(name, ".rela.dyn");
+                continue;
+            };
+            let script = if before {
+                format!("{}QUAD(-1) {}", &default[..at], &default[at..])
+            } else {
+                let end = at + pat.len();
+                format!("{} QUAD(-1) {}", &default[..end], &default[end..])
+            };
+            let tag = format!("q{}{}", name.replace('.', "_"), before as u8);
+            let sides = link_and_run(
+                &dir,
+                (&shim, &bfd),
+                ("p.o", &script, &tag),
+                &["-pie", "-Wl,--hash-style=both", "-Wl,--build-id"],
+            );
+            let [(gl, gr), (rl, rr)] = &sides[..] else {
+                unreachable!()
+            };
+            assert!(gl.success(), "{tag}: {}", gl.log());
+            assert!(rl.success(), "{tag}: {}", rl.log());
+            if gr.is_some() {
+                assert_eq!(rr, gr, "{tag}: rivet's program against GNU ld's");
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked >= 20, "only {checked} of GNU ld's programs ran");
+}
+
+/// GNU ld's default script for a static program with an IFUNC: `.iplt` goes into `.plt` and `.rela.iplt` into
+/// `.rela.plt` between the script's `__rela_iplt_start` and `__rela_iplt_end`, which the C library's start-up
+/// code applies. As with GNU ld, no `.iplt` or `.rela.iplt` output section is left.
+#[test]
+fn static_ifunc_with_the_default_script() {
+    let Some((dir, shim, bfd)) =
+        common::against_gnu_ld("sections-static-ifunc", &["gcc", "readelf"])
+    else {
+        return;
+    };
+    std::fs::write(dir.join("p.c"), LINKER_MADE_C).unwrap();
+    common::tool_ok("gcc", &["-c", "-O1", "p.c", "-o", "p.o"], &dir);
+    let script = default_script(&dir, false);
+    let sides = link_and_run(&dir, (&shim, &bfd), ("p.o", &script, "st"), &["-static"]);
+    for (side, (link, run)) in ["ref", "test"].iter().zip(&sides) {
+        assert!(link.success(), "{side}: {}", link.log());
+        assert_eq!(run.as_deref(), Some("5 3 42 7\n"), "{side}");
+        let secs = common::tool_ok("readelf", &["-SW", &format!("st-{side}")], &dir);
+        assert!(
+            !secs.contains(".iplt") && !secs.contains(".rela.iplt"),
+            "{side}:\n{secs}"
+        );
+    }
+}
+
+/// A kernel-style `.notes` output section taking every `.note.*` input: the linker's build id and merged
+/// property note go in it, in GNU ld's order (the property note where the first object's was, the build id after
+/// that object's notes), between the script's symbols.
+#[test]
+fn linker_made_notes_in_a_script_section() {
+    let Some((dir, shim, bfd)) = common::against_gnu_ld("sections-notes", &["gcc", "readelf"])
+    else {
+        return;
+    };
+    std::fs::write(dir.join("p.c"), LINKER_MADE_C).unwrap();
+    common::tool_ok("gcc", &["-c", "-O1", "-fPIE", "p.c", "-o", "p.o"], &dir);
+    let default = default_script(&dir, true);
+    let line = default
+        .lines()
+        .find(|l| l.contains(".note.gnu.build-id"))
+        .expect("a build id statement");
+    let notes = "  .notes : { __start_notes = .; KEEP(*(.note.*)) __stop_notes = .; }";
+    let script = default.replacen(line, notes, 1);
+    let sides = link_and_run(
+        &dir,
+        (&shim, &bfd),
+        ("p.o", &script, "n"),
+        &["-pie", "-Wl,--build-id=sha1"],
+    );
+    let mut views = Vec::new();
+    for (side, (link, run)) in ["ref", "test"].iter().zip(&sides) {
+        assert!(link.success(), "{side}: {}", link.log());
+        assert_eq!(run.as_deref(), Some("5 3 42 7\n"), "{side}");
+        let out = format!("n-{side}");
+        let secs = common::tool_ok("readelf", &["-SW", &out], &dir);
+        assert!(
+            !secs.contains(".note.gnu"),
+            "{side}: notes left outside .notes:\n{secs}"
+        );
+        // The notes' types in order, and their size.
+        let dump = common::tool_ok("readelf", &["-x", ".notes", &out], &dir);
+        let words: Vec<String> = dump
+            .lines()
+            .filter(|l| l.trim_start().starts_with("0x"))
+            .flat_map(|l| {
+                l.split_whitespace()
+                    .skip(1)
+                    .take(4)
+                    .map(str::to_string)
+                    .collect::<Vec<_>>()
+            })
+            .collect();
+        let mut types = Vec::new();
+        let mut k = 0;
+        while k + 3 < words.len() {
+            let word = |i: usize| u32::from_str_radix(&words[i], 16).map(u32::swap_bytes);
+            let (Ok(namesz), Ok(descsz), Ok(ty)) = (word(k), word(k + 1), word(k + 2)) else {
+                break;
+            };
+            types.push(ty);
+            // GNU ld's `.notes` is 8-aligned, but the build id's note inside it is 4-aligned.
+            k += 3 + (namesz as usize).div_ceil(4) + (descsz as usize).div_ceil(4);
+            while k < words.len() && words[k] == "00000000" {
+                k += 1;
+            }
+        }
+        let nm = common::tool_ok("nm", &[&out], &dir);
+        let sym = |n: &str| {
+            nm.lines()
+                .find(|l| l.ends_with(&format!(" {n}")))
+                .and_then(|l| u64::from_str_radix(l.split_whitespace().next()?, 16).ok())
+                .unwrap()
+        };
+        views.push((types, sym("__stop_notes") - sym("__start_notes")));
+    }
+    assert!(views[0].0.contains(&3), "GNU ld's build id: {views:?}");
+    assert_eq!(views[1], views[0], "rivet's .notes against GNU ld's");
+}

@@ -38,7 +38,7 @@ fn nocopyreloc_refuses_copy_relocations() {
     for want in [
         "R_X86_64_PC32 against symbol 'lib_data' needs a copy relocation",
         ">>> defined in liblib.so",
-        ">>> referenced by pie.o:(.text",
+        ">>> referenced by m.c\n>>>               pie.o:(function main: .text+0x",
     ] {
         assert!(r.stderr_str().contains(want), "{want}: {}", r.log());
     }

@@ -98,6 +98,14 @@ pub fn apply_inserts<A: Arch>(
             settings.inserts[0].at
         ));
     }
+    // The default layout's descriptions name no inputs (the rules place them), so every input would count as an
+    // orphan; GNU ld's orphans are those its default script does not name.
+    if config.orphan_handling != crate::args::OrphanHandling::Place {
+        return Err(format!(
+            "{}: INSERT with --orphan-handling other than place is not supported yet",
+            settings.inserts[0].at
+        ));
+    }
     // GNU ld finds no section to insert at in a script that replaces the default one (2.40: "not found for
     // insert"); lld inserts there. Refused, as GNU ld refuses it.
     if let Some(sc) = &settings.sections {

@@ -101,7 +101,7 @@ pub fn plan(
         o.align = 8;
         o.entsize = 24;
         o.size = 24 * n;
-        o.parts.push(Part::Synthetic);
+        o.parts.push(Part::Relocs);
         rela_of[i] = OsecId::new(osecs.len());
         relas.push((OsecId::new(osecs.len()), OsecId::new(i)));
         osecs.push(o);
@@ -213,7 +213,7 @@ pub fn number_sections(
     plan: &Plan,
     osecs: &mut [OutputSection],
     keep: &[bool],
-    synth: &super::SynthMap,
+    synth: &mut super::SynthMap,
     symtab: &mut symtab::Contents,
 ) {
     let is_rela: Vec<bool> = (0..osecs.len())
@@ -239,7 +239,9 @@ pub fn number_sections(
         }
     }
     if let Some(t) = synth.get(Synth::Symtab) {
-        osecs[t.index()].size += 24 * section_syms.len() as u64;
+        let more = 24 * section_syms.len() as u64;
+        osecs[t.index()].size += more;
+        synth.set_size(Synth::Symtab, synth.size(Synth::Symtab) + more);
     }
     symtab.section_syms = section_syms;
 }

@@ -47,7 +47,7 @@ pub use symbols::{
 pub const NO_ADDR: u64 = u64::MAX;
 
 /// What fills an output section, in order.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Part {
     /// The input sections of every file mapped here, file blocks in input order.
     Inputs,
@@ -56,8 +56,10 @@ pub enum Part {
     Merged(u32),
     Commons,
     CopyRel,
-    /// A linker-made section's contents.
-    Synthetic,
+    /// A linker-made section's contents (`SynthMap` has its size).
+    Synthetic(Synth),
+    /// `--emit-relocs`: the relocations kept for another output section, the whole of this one.
+    Relocs,
 }
 
 pub struct OutputSection {
@@ -68,6 +70,8 @@ pub struct OutputSection {
     pub entsize: u64,
     pub parts: Vec<Part>,
     pub part_offsets: Vec<u64>,
+    /// The parts' sizes, as the default layout sizes them (a script's walk lays the parts out again).
+    pub part_sizes: Vec<u64>,
     pub addr: u64,
     pub offset: u64,
     pub size: u64,
@@ -91,6 +95,7 @@ impl OutputSection {
             entsize: 0,
             parts: Vec::new(),
             part_offsets: Vec::new(),
+            part_sizes: Vec::new(),
             addr: 0,
             offset: 0,
             size: 0,
@@ -109,12 +114,37 @@ impl OutputSection {
         self.flags & E::SHF_TLS as u64 != 0
     }
     pub fn part_offset(&self, p: &Part) -> u64 {
-        let i = self
-            .parts
-            .iter()
-            .position(|q| std::mem::discriminant(q) == std::mem::discriminant(p))
-            .unwrap_or(0);
+        let i = self.parts.iter().position(|q| q == p).unwrap_or(0);
         self.part_offsets.get(i).copied().unwrap_or(0)
+    }
+}
+
+/// Each linker-made section's offset in its output section, from its part, once the parts are placed.
+pub(super) fn settle_synth_offsets(synth: &mut SynthMap, osecs: &[OutputSection]) {
+    for o in osecs {
+        for (p, &at) in o.parts.iter().zip(&o.part_offsets) {
+            if let Part::Synthetic(s) = p {
+                synth.set_offset(*s, at);
+            }
+        }
+    }
+}
+
+/// A linker-made section's contents in the output: address, file offset and size, and its output section's
+/// index in the section header table (0: dropped).
+#[derive(Clone, Copy, Debug)]
+pub struct SynthPart {
+    pub addr: u64,
+    pub offset: u64,
+    pub size: u64,
+    pub shndx: u32,
+}
+
+impl SynthPart {
+    /// Its bytes in the output file, if it has any.
+    pub fn range(&self) -> Option<std::ops::Range<usize>> {
+        (self.shndx != 0 && self.size > 0)
+            .then(|| self.offset as usize..(self.offset + self.size) as usize)
     }
 }
 
@@ -231,8 +261,23 @@ impl Layout {
     pub fn synth_sec(&self, s: Synth) -> Option<&OutputSection> {
         self.synth.get(s).map(|i| &self.osecs[i.index()])
     }
+    /// Where a linker-made section's contents are.
+    pub fn synth_part(&self, s: Synth) -> Option<SynthPart> {
+        let o = self.synth_sec(s)?;
+        let at = self.synth.offset(s);
+        Some(SynthPart {
+            addr: o.addr + at,
+            offset: o.offset + at,
+            size: self.synth.size(s),
+            shndx: o.shndx,
+        })
+    }
+    /// The address of a linker-made section's contents (0 without one).
+    #[inline]
     pub fn synth_addr(&self, s: Synth) -> u64 {
-        self.synth_sec(s).map_or(0, |o| o.addr)
+        self.synth
+            .get(s)
+            .map_or(0, |i| self.osecs[i.index()].addr + self.synth.offset(s))
     }
     pub fn aux_of(&self, id: SymId) -> Option<&Aux> {
         let i = *self.aux_index.get(id.index())?;
@@ -355,10 +400,11 @@ pub fn layout<A: Arch>(
         plt,
     };
     let span = crate::timing::span;
-    let (mut osecs, map) = {
+    let (mut osecs, mut map) = {
         let _t = span("output sections");
         output_sections::output_sections::<A>(&cx)
     };
+    script::report_orphans(config, res, live, (&osecs, &map))?;
     let t = span("merge sections, split .eh_frame");
     let (merges, merge_secs, piece_maps) =
         crate::merge::build_merges(res, &map.live_merge, &map.sec_osec)?;
@@ -399,8 +445,7 @@ pub fn layout<A: Arch>(
         let got_plt = sizes::got_plt_counts(&cx, &slots);
         sizes::synthetic_sizes::<A>(
             &cx,
-            &mut osecs,
-            &map,
+            &mut map,
             &slots,
             &got_plt,
             &dynamic,
@@ -408,9 +453,15 @@ pub fn layout<A: Arch>(
             &eh_records,
         );
         let headers =
-            sizes::section_headers(&cx, &mut osecs, &map, &place, &merges, &slots, &dynamic);
+            sizes::section_headers(&cx, &mut osecs, &mut map, &place, &merges, &slots, &dynamic);
         if let Some(plan) = &emit_relocs {
-            emit_relocs::number_sections(plan, &mut osecs, &headers.keep, &map.synth, &mut symtab);
+            emit_relocs::number_sections(
+                plan,
+                &mut osecs,
+                &headers.keep,
+                &mut map.synth,
+                &mut symtab,
+            );
         }
         (got_plt, symtab, headers, emit_relocs)
     };
@@ -430,7 +481,7 @@ pub fn layout<A: Arch>(
         osecs,
         plt: cx.plt,
         gnu_props: cx.gnu_props.to_vec(),
-        synth: map.synth,
+        synth: segs.synth,
         place_osec: place.place_osec,
         sec_addr: place.sec_off,
         pads: place.pads,

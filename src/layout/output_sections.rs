@@ -9,6 +9,7 @@ use crate::args::{HashStyle, OutputKind};
 use crate::index::{FileId, OsecId, SecIdx, SymId};
 use crate::parse::SectionKind;
 use crate::scan;
+use crate::script::sections::{DISCARD, InputName, SectionsScript};
 use object::elf as E;
 use rayon::prelude::*;
 use rustc_hash::FxHashMap as HashMap;
@@ -33,15 +34,20 @@ pub struct SectionMap {
     /// With a `SECTIONS` script: per output section, its description's index in the script (`NONE` for an
     /// orphan); empty without one.
     pub script_desc: Vec<u32>,
+    /// The linker-made sections a script's statement places, with the statement.
+    pub synth_stmts: Vec<(Synth, u32)>,
 }
 
-pub(super) struct Builder {
+pub(super) struct Builder<'a> {
     pub osecs: Vec<OutputSection>,
     by_name: HashMap<Vec<u8>, OsecId>,
     synth: SynthMap,
+    script: Option<&'a SectionsScript>,
+    /// The linker-made sections a script's statement places, with the statement.
+    synth_stmts: Vec<(Synth, u32)>,
 }
 
-impl Builder {
+impl Builder<'_> {
     pub fn get_or_add(&mut self, name: &[u8], sh_type: u32, flags: u64) -> OsecId {
         if let Some(&i) = self.by_name.get(name) {
             let o = &mut self.osecs[i.index()];
@@ -69,18 +75,36 @@ impl Builder {
     fn add_synth(
         &mut self,
         s: Synth,
-        name: &[u8],
         sh_type: u32,
         flags: u64,
         align: u64,
         entsize: u64,
     ) -> OsecId {
+        // Under a script, where a statement matching its name puts it, as GNU ld places its own input sections
+        // (`.iplt` in `.plt`, `.note.gnu.build-id` in a kernel's `.notes`); otherwise its own section. The
+        // symbol and section name tables are never inputs.
+        let linker_made = InputName {
+            path: "",
+            member: None,
+        };
+        let writable = flags & E::SHF_WRITE as u64 != 0;
+        let script = self.script.filter(|_| flags & E::SHF_ALLOC as u64 != 0);
+        let name = match script.map(|sc| (sc, sc.select(&linker_made, s.name(), writable).0)) {
+            Some((sc, k)) if k < DISCARD => {
+                self.synth_stmts.push((s, k));
+                let d = sc.stmts[k as usize]
+                    .output
+                    .expect("a statement of an output section");
+                sc.outputs[d as usize].name.as_bytes()
+            }
+            _ => s.name(),
+        };
         let i = self.get_or_add(name, sh_type, flags);
         let o = &mut self.osecs[i.index()];
         o.align = o.align.max(align);
         o.entsize = entsize;
-        o.parts.push(Part::Synthetic);
-        self.synth.insert(s, i);
+        o.parts.push(Part::Synthetic(s));
+        self.synth.insert(s, i, align);
         i
     }
 }
@@ -104,12 +128,14 @@ pub fn output_sections<A: Arch>(cx: &Cx) -> (Vec<OutputSection>, SectionMap) {
         config, res, live, ..
     } = *cx;
     let objects = &res.objects;
+    let script = config.sections.as_deref();
     let mut b = Builder {
         osecs: Vec::new(),
         by_name: HashMap::default(),
         synth: SynthMap::default(),
+        script,
+        synth_stmts: Vec::new(),
     };
-    let script = config.sections.as_deref();
     if let Some(sc) = script {
         super::script::add_script_sections(sc, &mut b);
     }
@@ -238,6 +264,7 @@ pub fn output_sections<A: Arch>(cx: &Cx) -> (Vec<OutputSection>, SectionMap) {
     };
     let map = SectionMap {
         script_desc,
+        synth_stmts: b.synth_stmts,
         by_name,
         synth,
         sec_osec,
@@ -275,14 +302,7 @@ fn add_synthetic_sections<A: Arch>(
             .unwrap_or_else(|| A::DYNAMIC_LINKER.into());
         let mut v = path.into_bytes();
         v.push(0);
-        b.add_synth(
-            Synth::Interp,
-            b".interp",
-            E::SHT_PROGBITS,
-            E::SHF_ALLOC as u64,
-            1,
-            0,
-        );
+        b.add_synth(Synth::Interp, E::SHT_PROGBITS, E::SHF_ALLOC as u64, 1, 0);
         Some(v)
     } else {
         None
@@ -295,67 +315,44 @@ fn add_synthetic_sections<A: Arch>(
     };
     if !cx.gnu_props.is_empty() {
         let a = E::SHF_ALLOC as u64;
-        b.add_synth(
-            Synth::GnuProperty,
-            b".note.gnu.property",
-            E::SHT_NOTE,
-            a,
-            8,
-            0,
-        );
+        b.add_synth(Synth::GnuProperty, E::SHT_NOTE, a, 8, 0);
     }
     if build_id_size > 0 {
-        b.add_synth(
-            Synth::BuildId,
-            b".note.gnu.build-id",
-            E::SHT_NOTE,
-            E::SHF_ALLOC as u64,
-            4,
-            0,
-        );
+        b.add_synth(Synth::BuildId, E::SHT_NOTE, E::SHF_ALLOC as u64, 4, 0);
     }
     if config.package_metadata.is_some() {
         let a = E::SHF_ALLOC as u64;
-        b.add_synth(Synth::PackageNote, b".note.package", E::SHT_NOTE, a, 4, 0);
+        b.add_synth(Synth::PackageNote, E::SHT_NOTE, a, 4, 0);
     }
     let a = E::SHF_ALLOC as u64;
     let aw = a | E::SHF_WRITE as u64;
     if is_dynamic {
         if matches!(config.hash_style, HashStyle::Sysv | HashStyle::Both) {
-            b.add_synth(Synth::Hash, b".hash", E::SHT_HASH, a, 8, 4);
+            b.add_synth(Synth::Hash, E::SHT_HASH, a, 8, 4);
         }
         if matches!(config.hash_style, HashStyle::Gnu | HashStyle::Both) {
-            b.add_synth(Synth::GnuHash, b".gnu.hash", E::SHT_GNU_HASH, a, 8, 0);
+            b.add_synth(Synth::GnuHash, E::SHT_GNU_HASH, a, 8, 0);
         }
-        b.add_synth(Synth::Dynsym, b".dynsym", E::SHT_DYNSYM, a, 8, 24);
-        b.add_synth(Synth::Dynstr, b".dynstr", E::SHT_STRTAB, a, 1, 0);
-        b.add_synth(Synth::Versym, b".gnu.version", E::SHT_GNU_VERSYM, a, 2, 2);
-        b.add_synth(Synth::Verdef, b".gnu.version_d", E::SHT_GNU_VERDEF, a, 8, 0);
-        b.add_synth(
-            Synth::Verneed,
-            b".gnu.version_r",
-            E::SHT_GNU_VERNEED,
-            a,
-            8,
-            0,
-        );
-        b.add_synth(Synth::RelaDyn, b".rela.dyn", E::SHT_RELA, a, 8, 24);
+        b.add_synth(Synth::Dynsym, E::SHT_DYNSYM, a, 8, 24);
+        b.add_synth(Synth::Dynstr, E::SHT_STRTAB, a, 1, 0);
+        b.add_synth(Synth::Versym, E::SHT_GNU_VERSYM, a, 2, 2);
+        b.add_synth(Synth::Verdef, E::SHT_GNU_VERDEF, a, 8, 0);
+        b.add_synth(Synth::Verneed, E::SHT_GNU_VERNEED, a, 8, 0);
+        b.add_synth(Synth::RelaDyn, E::SHT_RELA, a, 8, 24);
         b.add_synth(
             Synth::RelaPlt,
-            b".rela.plt",
             E::SHT_RELA,
             a | E::SHF_INFO_LINK as u64,
             8,
             24,
         );
         if config.pack_relative_relocs {
-            b.add_synth(Synth::RelrDyn, b".relr.dyn", E::SHT_RELR, a, 8, 8);
+            b.add_synth(Synth::RelrDyn, E::SHT_RELR, a, 8, 8);
         }
-        b.add_synth(Synth::Dynamic, b".dynamic", E::SHT_DYNAMIC, aw, 8, 16);
+        b.add_synth(Synth::Dynamic, E::SHT_DYNAMIC, aw, 8, 16);
     } else {
         b.add_synth(
             Synth::RelaIplt,
-            b".rela.iplt",
             E::SHT_RELA,
             a | E::SHF_INFO_LINK as u64,
             8,
@@ -363,27 +360,20 @@ fn add_synthetic_sections<A: Arch>(
         );
     }
     let ax = a | E::SHF_EXECINSTR as u64;
-    b.add_synth(Synth::Plt, b".plt", E::SHT_PROGBITS, ax, 16, 16);
-    b.add_synth(Synth::Iplt, b".iplt", E::SHT_PROGBITS, ax, 16, 16);
-    b.add_synth(Synth::Got, b".got", E::SHT_PROGBITS, aw, 8, 8);
-    b.add_synth(Synth::GotPlt, b".got.plt", E::SHT_PROGBITS, aw, 8, 8);
+    b.add_synth(Synth::Plt, E::SHT_PROGBITS, ax, 16, 16);
+    b.add_synth(Synth::Iplt, E::SHT_PROGBITS, ax, 16, 16);
+    b.add_synth(Synth::Got, E::SHT_PROGBITS, aw, 8, 8);
+    b.add_synth(Synth::GotPlt, E::SHT_PROGBITS, aw, 8, 8);
     if config.eh_frame_hdr && b.by_name.contains_key(&b".eh_frame"[..]) {
-        b.add_synth(
-            Synth::EhFrameHdr,
-            b".eh_frame_hdr",
-            E::SHT_PROGBITS,
-            a,
-            4,
-            0,
-        );
+        b.add_synth(Synth::EhFrameHdr, E::SHT_PROGBITS, a, 4, 0);
     }
     if has_common || (is_dynamic && scan.flags.iter().any(|&f| f & scan::NEEDS_COPY != 0)) {
         b.get_or_add(b".bss", E::SHT_NOBITS, aw);
     }
     if !config.strip_all {
-        b.add_synth(Synth::Symtab, b".symtab", E::SHT_SYMTAB, 0, 8, 24);
-        b.add_synth(Synth::Strtab, b".strtab", E::SHT_STRTAB, 0, 1, 0);
+        b.add_synth(Synth::Symtab, E::SHT_SYMTAB, 0, 8, 24);
+        b.add_synth(Synth::Strtab, E::SHT_STRTAB, 0, 1, 0);
     }
-    b.add_synth(Synth::Shstrtab, b".shstrtab", E::SHT_STRTAB, 0, 1, 0);
+    b.add_synth(Synth::Shstrtab, E::SHT_STRTAB, 0, 1, 0);
     (interp, build_id_size)
 }

@@ -200,7 +200,12 @@ fn place_script_inputs(
     placement: &mut Placement,
 ) {
     let script_desc = &map.script_desc;
-    let lists = super::script::script_lists(res, selection, &map.sec_osec, script_desc);
+    let lists = super::script::script_lists(
+        res,
+        selection,
+        (&map.sec_osec, script_desc),
+        (&map.synth, &map.synth_stmts),
+    );
     let p = placement;
     super::script::provisional_offsets(
         res,
@@ -216,8 +221,10 @@ fn place_script_inputs(
         }
         // Made before the inputs were read, not for one.
         o.parts.retain(|p| !matches!(p, Part::Inputs));
-        // Kept with inputs, or with commands of its own (`. = . + SIZE`, symbols to define at it).
-        if !lists[i].is_empty() || sc.has_own_commands(d as usize) {
+        // Kept with inputs, or with commands of its own (`. = . + SIZE`, symbols to define at it); the linker's
+        // own contents keep it only when they are not empty.
+        let inputs = lists[i].iter().any(|e| e.1 != super::script::LINKER_MADE);
+        if inputs || sc.has_own_commands(d as usize) {
             placed_in_order(o);
         }
     }

@@ -6,7 +6,7 @@ use super::output_sections::SectionMap;
 use super::place::Placement;
 use super::rules::{Rules, segment_class};
 use super::sizes::SectionHeaders;
-use super::{Cx, OutputSection, Segment, Synth, SynthMap};
+use super::{Cx, OutputSection, Part, Segment, Synth, SynthMap};
 use crate::arch::Arch;
 use crate::args::OutputKind;
 use crate::diag::{Errors, Result};
@@ -33,6 +33,8 @@ pub struct Segments {
     pub tls_align: u64,
     /// With a script: the symbols its assignments define, and those evaluated after the inputs' symbols.
     pub script: super::script::ScriptExtras,
+    /// The linker-made sections' final sizes and places in their output sections.
+    pub synth: SynthMap,
 }
 
 /// Which program headers the output has and the geometry of its segments, decided before any address.
@@ -394,7 +396,7 @@ pub fn assign_segments<A: Arch>(
     relr_got: &[u32],
     (eh_records, merges): (&super::EhRecords, &[super::MergeGroup]),
 ) -> Result<Segments> {
-    let synth = map.synth;
+    let mut synth = map.synth;
     let lists = std::mem::take(&mut place.script_lists);
     let keep = &headers.keep;
     let listed = |pred: &dyn Fn(&OutputSection) -> bool| -> Vec<usize> {
@@ -423,6 +425,7 @@ pub fn assign_segments<A: Arch>(
                 dynamic: cx.is_dynamic,
                 relro_padding: std::cell::Cell::new(0),
                 merges,
+                synth: map.synth,
             },
             None,
         ))),
@@ -446,12 +449,20 @@ pub fn assign_segments<A: Arch>(
         );
         loop {
             relr = encode_relr(sites.iter().map(|&(o, at)| osecs[o.index()].addr + at));
-            let have = osecs[ri.index()].size / 8;
+            let have = synth.size(Synth::RelrDyn) / 8;
             if relr.len() as u64 <= have {
                 relr.resize(have as usize, 1);
                 break;
             }
-            osecs[ri.index()].size = 8 * relr.len() as u64;
+            let size = 8 * relr.len() as u64;
+            synth.set_size(Synth::RelrDyn, size);
+            let o = &mut osecs[ri.index()];
+            o.size = o
+                .size
+                .max(o.part_offset(&Part::Synthetic(Synth::RelrDyn)) + size);
+            if let Addresser::Script(b) = &mut addresser {
+                b.0.synth.set_size(Synth::RelrDyn, size);
+            }
             off = addresser.run(osecs, place)?;
         }
     }
@@ -481,6 +492,7 @@ pub fn assign_segments<A: Arch>(
             o.shndx = 0;
         }
     }
+    super::settle_synth_offsets(&mut synth, osecs);
     Ok(Segments {
         segments,
         relr,
@@ -490,6 +502,7 @@ pub fn assign_segments<A: Arch>(
         tls_end,
         tls_align,
         script,
+        synth,
     })
 }
 
@@ -759,7 +772,8 @@ fn relr_sites(
             })
         })
         .collect();
-    sites.extend(relr_got.iter().map(|&slot| (got, 8 * slot as u64)));
+    let base = osecs[got.index()].part_offset(&Part::Synthetic(Synth::Got));
+    sites.extend(relr_got.iter().map(|&slot| (got, base + 8 * slot as u64)));
     // Output sections are numbered in address order.
     sites.par_sort_unstable();
     sites.dedup();

@@ -5,7 +5,7 @@ use super::dynsym::DynamicSymbols;
 use super::output_sections::SectionMap;
 use super::place::Placement;
 use super::slots::Slots;
-use super::{Cx, EhRecords, MergeGroup, NONE, OutputSection, Part, Synth};
+use super::{Cx, EhRecords, MergeGroup, NONE, OutputSection, Part, Synth, SynthMap};
 use crate::arch::Arch;
 use crate::elf::align_up;
 use crate::synthetic::dynamic::{Dynamic, Facts};
@@ -27,31 +27,28 @@ pub struct SectionHeaders {
 #[allow(clippy::too_many_arguments)]
 pub fn synthetic_sizes<A: Arch>(
     cx: &Cx,
-    osecs: &mut [OutputSection],
-    map: &SectionMap,
+    map: &mut SectionMap,
     slots: &Slots,
     got_plt: &got_plt::Counts,
     dynamic: &DynamicSymbols,
     symtab: &symtab::Contents,
     eh_records: &EhRecords,
 ) {
-    let synth = map.synth;
     let sizes = (note_sizes(cx, map).into_iter())
         .chain(dynamic_sizes(cx, slots, dynamic))
         .chain(got_plt.sizes::<A>(&cx.plt))
         .chain([(Synth::Shstrtab, 0)]);
+    let synth = &mut map.synth;
     for (s, size) in sizes {
-        if let Some(i) = synth.get(s) {
-            osecs[i.index()].size = size;
-        }
+        synth.set_size(s, size);
     }
-    if let Some(i) = synth.get(Synth::EhFrameHdr) {
-        osecs[i.index()].size = eh_frame_hdr::size(live_fdes(eh_records));
+    if synth.get(Synth::EhFrameHdr).is_some() {
+        synth.set_size(Synth::EhFrameHdr, eh_frame_hdr::size(live_fdes(eh_records)));
     }
-    if let Some(i) = synth.get(Synth::Symtab) {
+    if synth.get(Synth::Symtab).is_some() {
         let (symtab_size, strtab_size) = symtab.sizes(cx.res);
-        osecs[i.index()].size = symtab_size;
-        osecs[(synth[Synth::Strtab]).index()].size = strtab_size;
+        synth.set_size(Synth::Symtab, symtab_size);
+        synth.set_size(Synth::Strtab, strtab_size);
     }
 }
 
@@ -178,14 +175,14 @@ fn live_fdes(eh_records: &EhRecords) -> usize {
 pub fn section_headers(
     cx: &Cx,
     osecs: &mut [OutputSection],
-    map: &SectionMap,
+    map: &mut SectionMap,
     place: &Placement,
     merges: &[MergeGroup],
     slots: &Slots,
     dynsyms: &DynamicSymbols,
 ) -> SectionHeaders {
     let is_dynamic = cx.is_dynamic;
-    let SectionMap { by_name, synth, .. } = map;
+    let SectionMap { by_name, synth, .. } = &*map;
     let cursor = &place.cursor;
     let Slots {
         commons_size,
@@ -208,10 +205,12 @@ pub fn section_headers(
                 Part::Merged(m) => (merges[*m as usize].size, merges[*m as usize].align),
                 Part::Commons => (commons_size, bss_align),
                 Part::CopyRel => (copy_off, bss_align),
-                Part::Synthetic => (o.size, o.align),
+                Part::Synthetic(s) => (synth.size(*s), synth.align(*s)),
+                Part::Relocs => (o.size, o.align),
             };
             off = align_up(off, align);
             o.part_offsets.push(off);
+            o.part_sizes.push(size);
             off += size;
         }
         o.size = off;
@@ -244,12 +243,17 @@ pub fn section_headers(
             shstrtab.push(0);
         }
     }
-    osecs[(synth[Synth::Shstrtab]).index()].size = shstrtab.len() as u64;
+    set_late_size(
+        osecs,
+        &mut map.synth,
+        Synth::Shstrtab,
+        shstrtab.len() as u64,
+    );
     // `.dynamic` names the sections that are kept, so its entries are decided now; its size is theirs.
-    let dynamic = match synth.get(Synth::Dynamic) {
-        Some(i) if is_dynamic => {
+    let dynamic = match map.synth.get(Synth::Dynamic) {
+        Some(_) if is_dynamic => {
             let d = dynamic_section(cx, osecs, map, slots, dynsyms);
-            osecs[i.index()].size = d.size();
+            set_late_size(osecs, &mut map.synth, Synth::Dynamic, d.size());
             d
         }
         _ => Dynamic::default(),
@@ -260,6 +264,15 @@ pub fn section_headers(
         count: shndx,
         dynamic,
     }
+}
+
+/// The size of a linker-made section known only once the sections are numbered: its output section grows to hold
+/// it (it is the last part).
+fn set_late_size(osecs: &mut [OutputSection], synth: &mut SynthMap, s: Synth, size: u64) {
+    synth.set_size(s, size);
+    let o = &mut osecs[synth[s].index()];
+    let at = o.part_offset(&Part::Synthetic(s));
+    o.size = o.size.max(at + size);
 }
 
 /// The entries of `.dynamic`, once the output sections that are kept are numbered.

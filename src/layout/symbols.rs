@@ -267,7 +267,7 @@ fn linker_symbol_value(lay: &Layout, bounds: &Bounds, name: &[u8]) -> Option<u64
         }
         b"__rela_iplt_start" | b"__rela_iplt_end" if !lay.is_dynamic => {
             let r = lay
-                .synth_sec(Synth::RelaIplt)
+                .synth_part(Synth::RelaIplt)
                 .map_or((0, 0), |o| (o.addr, o.addr + o.size));
             Some(if name == b"__rela_iplt_start" {
                 r.0

@@ -17,6 +17,7 @@ use crate::parse::{Sec, SectionKind};
 use crate::resolve::{Def, Resolved};
 use crate::symbols::{SymRef, SymbolSpace, Target};
 use rayon::prelude::*;
+use std::fmt::Write;
 use std::sync::atomic::{AtomicBool, AtomicU16, Ordering::Relaxed};
 
 mod relocs;
@@ -290,6 +291,7 @@ pub fn scan<A: Arch>(
     }
     if errors.is_empty() {
         dedup_undefined(&mut textrel);
+        crate::srcloc::render(&res.objects, &mut textrel, 0);
         for w in &textrel {
             crate::diag::warn(w);
         }
@@ -305,6 +307,7 @@ pub fn scan<A: Arch>(
     if !errors.is_empty() {
         dedup_undefined(&mut errors);
         add_suggestions(res, config, &mut errors, undefined);
+        crate::srcloc::render(&res.objects, &mut errors, config.error_limit);
         return Err(Errors(errors));
     }
     Ok(Scan {
@@ -461,7 +464,11 @@ fn suggestion(res: &Resolved, id: SymId) -> Option<String> {
     None
 }
 
-/// lld reports each undefined symbol once with its reference sites; merge messages that start alike.
+/// The reference sites an undefined symbol's message lists; the others are counted.
+const SHOWN_REFERENCES: usize = 10;
+
+/// lld reports each undefined symbol once with its reference sites (the first [`SHOWN_REFERENCES`], then how
+/// many more); merge messages that start alike.
 fn dedup_undefined(errors: &mut Vec<String>) {
     let mut merged: Vec<String> = Vec::new();
     let mut refs: Vec<usize> = Vec::new();
@@ -470,7 +477,7 @@ fn dedup_undefined(errors: &mut Vec<String>) {
         if head.starts_with("undefined symbol:")
             && let Some(k) = merged.iter().position(|m| m.lines().next() == Some(&head))
         {
-            if refs[k] < 10
+            if refs[k] < SHOWN_REFERENCES
                 && let Some(site) = e.lines().nth(1)
             {
                 merged[k].push('\n');
@@ -482,10 +489,15 @@ fn dedup_undefined(errors: &mut Vec<String>) {
         merged.push(e);
         refs.push(1);
     }
+    for (m, &n) in merged.iter_mut().zip(&refs) {
+        if n > SHOWN_REFERENCES {
+            let _ = write!(m, "\n>>> referenced {} more times", n - SHOWN_REFERENCES);
+        }
+    }
     *errors = merged;
 }
 
-/// The lld-style message for a relocation against an undefined symbol.
+/// The lld-style message for a relocation against an undefined symbol (its place completed by `srcloc::render`).
 pub fn undefined_error(
     cx: &ScanCx,
     f: usize,
@@ -496,12 +508,9 @@ pub fn undefined_error(
     if !matches!(sym.target, Target::Undefined { weak: false }) {
         return None;
     }
-    let o = &cx.res.objects[f];
     Some(format!(
-        "undefined symbol: {}\n>>> referenced by {}:({}+0x{:x})",
+        "undefined symbol: {}\n>>> referenced by {}",
         cx.res.display(sym.id),
-        o.name,
-        o.section_name(s as u32),
-        offset
+        crate::srcloc::mark(f, s, offset, crate::srcloc::Style::Symbol)
     ))
 }

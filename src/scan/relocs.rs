@@ -227,9 +227,10 @@ fn scan_general<A: Arch, const CHECK: bool>(
 #[inline(always)]
 fn undefined_is_error(sc: &Section, rel: Rel, sym: &SymRef, out: &mut SectionScan) -> bool {
     let cx = sc.cx;
-    if let Some(e) = undefined_error(cx, sc.f, sc.s, rel.off, sym)
-        && (cx.is_exe() || cx.config.z_defs)
+    // The conditions before the message: a shared object's references to undefined symbols are common.
+    if (cx.is_exe() || cx.config.z_defs)
         && cx.config.report_undefined
+        && let Some(e) = undefined_error(cx, sc.f, sc.s, rel.off, sym)
     {
         if cx.config.warn_undefined {
             out.warnings.push(e);

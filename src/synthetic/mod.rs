@@ -54,16 +54,90 @@ pub enum Synth {
 
 impl Synth {
     const COUNT: usize = Synth::Shstrtab as usize + 1;
+    /// Every one, in order (`Synth::ALL[s as usize] == s`).
+    pub const ALL: [Synth; Synth::COUNT] = {
+        use Synth::*;
+        [
+            Interp,
+            GnuProperty,
+            BuildId,
+            PackageNote,
+            Hash,
+            GnuHash,
+            Dynsym,
+            Dynstr,
+            Versym,
+            Verdef,
+            Verneed,
+            RelaDyn,
+            RelaPlt,
+            RelaIplt,
+            RelrDyn,
+            Plt,
+            Iplt,
+            Got,
+            GotPlt,
+            Dynamic,
+            EhFrameHdr,
+            Symtab,
+            Strtab,
+            Shstrtab,
+        ]
+    };
+
+    /// Its section's name: its output section's by default, the input section name a script's statements match.
+    pub fn name(self) -> &'static [u8] {
+        use Synth::*;
+        match self {
+            Interp => b".interp",
+            GnuProperty => b".note.gnu.property",
+            BuildId => b".note.gnu.build-id",
+            PackageNote => b".note.package",
+            Hash => b".hash",
+            GnuHash => b".gnu.hash",
+            Dynsym => b".dynsym",
+            Dynstr => b".dynstr",
+            Versym => b".gnu.version",
+            Verdef => b".gnu.version_d",
+            Verneed => b".gnu.version_r",
+            RelaDyn => b".rela.dyn",
+            RelaPlt => b".rela.plt",
+            RelaIplt => b".rela.iplt",
+            RelrDyn => b".relr.dyn",
+            Plt => b".plt",
+            Iplt => b".iplt",
+            Got => b".got",
+            GotPlt => b".got.plt",
+            Dynamic => b".dynamic",
+            EhFrameHdr => b".eh_frame_hdr",
+            Symtab => b".symtab",
+            Strtab => b".strtab",
+            Shstrtab => b".shstrtab",
+        }
+    }
 }
 
-/// The output section of each linker-made section (`NONE` where there is none): an array, as the writer asks for
-/// `.got` and `.plt` addresses per relocation (a hash lookup there was 1.4% of clang-so's profile).
+/// Where each linker-made section is: its output section (`NONE` where there is none), its alignment, and once
+/// the layout has sized and placed it, its size and its offset in that output section, which a script may share
+/// with inputs, data commands or other linker-made sections (GNU ld's scripts put `.iplt` in `.plt`,
+/// `.rela.iplt` in `.rela.plt`). Arrays, as the writer asks for `.got` and `.plt` addresses per relocation (a
+/// hash lookup there was 1.4% of clang-so's profile).
 #[derive(Clone, Copy, Debug)]
-pub struct SynthMap([OsecId; Synth::COUNT]);
+pub struct SynthMap {
+    osec: [OsecId; Synth::COUNT],
+    align: [u64; Synth::COUNT],
+    size: [u64; Synth::COUNT],
+    offset: [u64; Synth::COUNT],
+}
 
 impl Default for SynthMap {
     fn default() -> Self {
-        SynthMap([OsecId::NONE; Synth::COUNT])
+        SynthMap {
+            osec: [OsecId::NONE; Synth::COUNT],
+            align: [1; Synth::COUNT],
+            size: [0; Synth::COUNT],
+            offset: [0; Synth::COUNT],
+        }
     }
 }
 
@@ -71,7 +145,7 @@ impl std::ops::Index<Synth> for SynthMap {
     type Output = OsecId;
     /// The output section of a linker-made section the layout has made.
     fn index(&self, s: Synth) -> &OsecId {
-        let i = &self.0[s as usize];
+        let i = &self.osec[s as usize];
         assert!(i.is_some(), "no {s:?} section");
         i
     }
@@ -80,26 +154,49 @@ impl std::ops::Index<Synth> for SynthMap {
 impl SynthMap {
     #[inline]
     pub fn get(&self, s: Synth) -> Option<OsecId> {
-        self.0[s as usize].get()
+        self.osec[s as usize].get()
     }
-    pub fn insert(&mut self, s: Synth, i: OsecId) {
-        self.0[s as usize] = i;
+    pub fn insert(&mut self, s: Synth, i: OsecId, align: u64) {
+        self.osec[s as usize] = i;
+        self.align[s as usize] = align;
+    }
+    pub fn align(&self, s: Synth) -> u64 {
+        self.align[s as usize]
+    }
+    /// The size of its contents.
+    #[inline]
+    pub fn size(&self, s: Synth) -> u64 {
+        self.size[s as usize]
+    }
+    pub fn set_size(&mut self, s: Synth, size: u64) {
+        self.size[s as usize] = size;
+    }
+    /// Its offset in its output section.
+    #[inline]
+    pub fn offset(&self, s: Synth) -> u64 {
+        self.offset[s as usize]
+    }
+    pub fn set_offset(&mut self, s: Synth, offset: u64) {
+        self.offset[s as usize] = offset;
     }
     /// The output sections of the linker-made sections present, but for `skip`'s.
     pub fn sections_but(&self, skip: Synth) -> impl Iterator<Item = OsecId> + '_ {
-        (self.0.iter().enumerate())
+        (self.osec.iter().enumerate())
             .filter(move |&(k, &i)| k != skip as usize && i.is_some())
             .map(|(_, &i)| i)
     }
     /// The same sections, renumbered.
     pub fn remap(&self, to: &[OsecId]) -> SynthMap {
-        SynthMap(self.0.map(|i| {
-            if i.is_none() {
-                OsecId::NONE
-            } else {
-                to[i.index()]
-            }
-        }))
+        SynthMap {
+            osec: self.osec.map(|i| {
+                if i.is_none() {
+                    OsecId::NONE
+                } else {
+                    to[i.index()]
+                }
+            }),
+            ..*self
+        }
     }
 }
 

@@ -158,7 +158,7 @@ impl WriteCx<'_> {
     }
     pub fn got_base(&self) -> u64 {
         self.lay
-            .synth_sec(Synth::GotPlt)
+            .synth_part(Synth::GotPlt)
             .filter(|o| o.shndx != 0)
             .map_or_else(|| self.lay.synth_addr(Synth::Got), |o| o.addr)
     }
@@ -321,7 +321,7 @@ pub fn write<A: Arch>(
     let dynstr = std::mem::take(&mut lay.dynstr);
     let lay: &Layout = lay;
     let t = crate::timing::span("open output");
-    let dynstr_range = lay.synth_sec(Synth::Dynstr).map_or(0..0, |sec| {
+    let dynstr_range = lay.synth_part(Synth::Dynstr).map_or(0..0, |sec| {
         sec.offset as usize..(sec.offset + sec.size) as usize
     });
     // .dynstr's pages first (faulted in, then copied), so its heap copy is freed before the peak.
@@ -360,8 +360,9 @@ pub fn write<A: Arch>(
     if let Some(trim) = trim {
         let _ = trim.join();
     }
-    if let Err(e) = result {
+    if let Err(mut e) = result {
         out.discard();
+        crate::srcloc::render(&res.objects, &mut e.0, config.error_limit);
         return Err(e);
     }
     let _t = crate::timing::span("close output");
@@ -418,7 +419,7 @@ fn complement(ranges: Vec<std::ops::Range<usize>>, end: usize) -> Vec<std::ops::
 /// mangled names), and the peak resident set comes while the output is written.
 fn put_dynstr(lay: &Layout, bytes: &mut [u8], dynstr: Vec<u8>) {
     const CHUNK: usize = 1 << 18;
-    if let Some(sec) = lay.synth_sec(Synth::Dynstr).filter(|s| s.shndx != 0) {
+    if let Some(sec) = lay.synth_part(Synth::Dynstr).filter(|s| s.shndx != 0) {
         let at = sec.offset as usize;
         bytes[at..at + dynstr.len()]
             .par_chunks_mut(CHUNK)
@@ -456,7 +457,7 @@ fn zero_ranges(lay: &Layout, dynstr: std::ops::Range<usize>) -> Vec<std::ops::Ra
         if o.shndx == 0 || o.is_nobits() {
             continue;
         }
-        if whole.contains(&Some(OsecId::new(i))) && matches!(o.parts[..], [Part::Synthetic]) {
+        if whole.contains(&Some(OsecId::new(i))) && matches!(o.parts[..], [Part::Synthetic(_)]) {
             covered.push(o.offset as usize..(o.offset + o.size) as usize);
             continue;
         }
@@ -550,7 +551,7 @@ fn fill<A: Arch>(
     };
     write_headers::<A>(&cx, bytes);
     write_script_data(lay, bytes);
-    if let Some(o) = lay.synth_sec(Synth::BuildId) {
+    if let Some(o) = lay.synth_part(Synth::BuildId) {
         let _t = crate::timing::span("build id");
         write_build_id(config, lay, o, bytes, early);
     }
@@ -567,11 +568,11 @@ struct RelocAreas {
 
 impl RelocAreas {
     fn of(lay: &Layout) -> RelocAreas {
-        let rela_dyn = lay.synth_sec(Synth::RelaDyn).map_or(0, |o| o.offset);
+        let rela_dyn = lay.synth_part(Synth::RelaDyn).map_or(0, |o| o.offset);
         let irelative = if lay.is_dynamic {
             rela_dyn + 24 * lay.got_plt.irelative_start()
         } else {
-            lay.synth_sec(Synth::RelaIplt).map_or(0, |o| o.offset)
+            lay.synth_part(Synth::RelaIplt).map_or(0, |o| o.offset)
         };
         RelocAreas {
             rela_dyn,
@@ -798,7 +799,7 @@ fn write_linker_sections<A: Arch>(
         .osecs
         .iter()
         .find(|o| o.name == b".eh_frame" && o.shndx != 0 && !o.is_nobits());
-    let hdr = lay.synth_sec(Synth::EhFrameHdr).filter(|o| o.shndx != 0);
+    let hdr = lay.synth_part(Synth::EhFrameHdr).filter(|o| o.shndx != 0);
     // The build id's chunks that nothing writes from here on, hashed now by the threads these writers leave
     // idle (`build_id_tree`), and read with `.eh_frame`, which `.eh_frame_hdr` is made from.
     let image_len = bytes.len();
@@ -888,9 +889,8 @@ fn writer_groups(
 ) -> [Vec<std::ops::Range<usize>>; 5] {
     let ranges = |list: &[Synth]| -> Vec<std::ops::Range<usize>> {
         list.iter()
-            .filter_map(|&s| lay.synth_sec(s))
-            .filter(|o| o.shndx != 0 && !o.is_nobits())
-            .map(|o| o.offset as usize..(o.offset + o.size) as usize)
+            .filter(|&&s| lay.synth_sec(s).is_some_and(|o| !o.is_nobits()))
+            .filter_map(|&s| lay.synth_part(s)?.range())
             .collect()
     };
     use Synth::*;
@@ -924,19 +924,17 @@ fn writer_groups(
 fn write_dynamic_and_notes(cx: &WriteCx, dynamic: &mut Parts) {
     let (config, lay) = (cx.config, cx.lay);
     write_dynamic_sections(cx, dynamic);
-    if let Some(o) = lay.synth_sec(Synth::Interp)
+    if let Some(o) = lay.synth_part(Synth::Interp)
         && let Some(i) = &lay.interp
     {
         dynamic[o.offset as usize..o.offset as usize + i.len()].copy_from_slice(i);
     }
-    if let Some(o) = lay.synth_sec(Synth::PackageNote)
+    if let Some(range) = lay.synth_part(Synth::PackageNote).and_then(|o| o.range())
         && let Some(json) = &config.package_metadata
     {
-        let range = o.offset as usize..(o.offset + o.size) as usize;
         notes::write_package(&mut dynamic[range], json);
     }
-    if let Some(o) = lay.synth_sec(Synth::GnuProperty) {
-        let range = o.offset as usize..(o.offset + o.size) as usize;
+    if let Some(range) = lay.synth_part(Synth::GnuProperty).and_then(|o| o.range()) {
         crate::synthetic::property::write(&mut dynamic[range], &lay.gnu_props);
     }
 }
@@ -944,7 +942,7 @@ fn write_dynamic_and_notes(cx: &WriteCx, dynamic: &mut Parts) {
 /// Writes `.eh_frame_hdr` (`synthetic::eh_frame_hdr`), where the output has one, from the output `.eh_frame`
 /// (in `shared`).
 fn write_eh_frame_hdr(
-    hdr: Option<&layout::OutputSection>,
+    hdr: Option<layout::SynthPart>,
     eh_frame: Option<&layout::OutputSection>,
     shared: &Parts,
     parts: &mut Parts,
@@ -1079,9 +1077,10 @@ fn write_eh_frame<A: Arch>(
 /// Writes the GOT and PLT family (`synthetic::got_plt`) into its output sections.
 fn write_got_plt<A: Arch>(cx: &WriteCx, parts: &mut Parts) {
     let lay = cx.lay;
-    let kept = |s: Synth| lay.synth_sec(s).filter(|o| o.shndx != 0);
+    let kept = |s: Synth| lay.synth_part(s).filter(|o| o.shndx != 0);
+    // Only parts with bytes: an empty one may start where the next one of its output section does.
     let mut take = |s: Synth| {
-        let o = kept(s)?;
+        let o = kept(s).filter(|o| o.size > 0)?;
         Some(got_plt::Section {
             addr: o.addr,
             bytes: parts.take(o.offset as usize).unwrap_or_default(),
@@ -1144,7 +1143,7 @@ impl got_plt::Lookup for SlotLookup<'_, '_> {
 fn write_dynsym(cx: &WriteCx, bytes: &mut Parts) {
     let lay = cx.lay;
     let res = cx.res;
-    let dynsym = lay.synth_sec(Synth::Dynsym).unwrap();
+    let dynsym = lay.synth_part(Synth::Dynsym).unwrap();
     let start = dynsym.offset as usize + 24;
     let end = start + 24 * lay.dynsyms.len();
     bytes[start..end]
@@ -1258,13 +1257,7 @@ fn write_dynamic_sections(cx: &WriteCx, bytes: &mut Parts) {
     // Symbol versions, each in its linker-made part: a script may put data commands or inputs beside it, or keep
     // it empty (fuzzer findings: `QUAD(-1)` or `PROVIDE` in `.gnu.version_d` of a link without versions made its
     // writer panic).
-    let section = |s: Synth| {
-        let o = lay.synth_sec(s).filter(|o| o.shndx != 0)?;
-        let k = o.parts.iter().position(|p| matches!(p, Part::Synthetic))?;
-        let start = o.part_offsets[k];
-        let end = o.part_offsets.get(k + 1).copied().unwrap_or(o.size);
-        (end > start).then(|| (o.offset + start) as usize..(o.offset + end) as usize)
-    };
+    let section = |s: Synth| lay.synth_part(s)?.range();
     if let Some(r) = section(Synth::Versym) {
         versions::write_versym(&mut bytes[r], &lay.dynsyms);
     }
@@ -1276,8 +1269,8 @@ fn write_dynamic_sections(cx: &WriteCx, bytes: &mut Parts) {
         versions::write_verneed(&mut bytes[r], &lay.verneed);
     }
     // .relr.dyn
-    if let Some(r) = lay.synth_sec(Synth::RelrDyn).filter(|o| o.shndx != 0) {
-        let out = &mut bytes[r.offset as usize..(r.offset + r.size) as usize];
+    if let Some(r) = lay.synth_part(Synth::RelrDyn).and_then(|o| o.range()) {
+        let out = &mut bytes[r];
         for (chunk, e) in out.chunks_exact_mut(8).zip(&lay.relr) {
             chunk.copy_from_slice(&e.to_le_bytes());
         }
@@ -1290,12 +1283,12 @@ fn write_dynamic_sections(cx: &WriteCx, bytes: &mut Parts) {
         hash::write_gnu(&mut bytes[r], &lay.dynsyms);
     }
     // .dynamic: the entries the layout decided, their values now known.
-    let dynamic = lay.synth_sec(Synth::Dynamic).unwrap();
+    let dynamic = lay.synth_part(Synth::Dynamic).unwrap();
     let range = dynamic.offset as usize..(dynamic.offset + dynamic.size) as usize;
     lay.dynamic.write(&mut bytes[range], |v| match v {
         Value::Const(c) => c,
         Value::SynthAddr(s) => lay.synth_addr(s),
-        Value::SynthSize(s) => lay.synth_sec(s).map_or(0, |o| o.size),
+        Value::SynthSize(s) => lay.synth_part(s).map_or(0, |o| o.size),
         Value::SectionAddr(i) => lay.osecs[i.index()].addr,
         Value::SectionSize(i) => lay.osecs[i.index()].size,
         Value::SymbolAddr(g) => lay.addrs[g.index()],
@@ -1305,10 +1298,10 @@ fn write_dynamic_sections(cx: &WriteCx, bytes: &mut Parts) {
 /// Writes `.symtab` and `.strtab` (`synthetic::symtab`), where the layout has them.
 fn write_symtab(cx: &WriteCx, parts: &mut Parts) {
     let lay = cx.lay;
-    let Some(symtab) = lay.synth_sec(Synth::Symtab) else {
+    let Some(symtab) = lay.synth_part(Synth::Symtab) else {
         return;
     };
-    let strtab = lay.synth_sec(Synth::Strtab).unwrap();
+    let strtab = lay.synth_part(Synth::Strtab).unwrap();
     let (Some(sym_out), Some(str_out)) = (
         parts.take(symtab.offset as usize),
         parts.take(strtab.offset as usize),
@@ -1404,7 +1397,7 @@ fn write_headers<A: Arch>(cx: &WriteCx, bytes: &mut [u8]) {
         p[40..48].copy_from_slice(&s.memsz.to_le_bytes());
         p[48..56].copy_from_slice(&s.align.to_le_bytes());
     }
-    let shstr = lay.synth_sec(Synth::Shstrtab).unwrap();
+    let shstr = lay.synth_part(Synth::Shstrtab).unwrap();
     bytes[shstr.offset as usize..shstr.offset as usize + lay.shstrtab.len()]
         .copy_from_slice(&lay.shstrtab);
     let mut name_off = 1u32;
@@ -1654,7 +1647,7 @@ fn build_id_tree(
 fn write_build_id(
     config: &Config,
     lay: &Layout,
-    o: &layout::OutputSection,
+    o: layout::SynthPart,
     bytes: &mut [u8],
     early: EarlyHash,
 ) {

@@ -6,7 +6,7 @@
 use super::eh_frame::eh_block_size;
 use super::output_sections::Builder;
 use super::rules::{Rules, init_priority, segment_class};
-use super::{EhRecords, OutputSection};
+use super::{EhRecords, OutputSection, Synth, SynthMap};
 use crate::args::Config;
 use crate::elf::align_up;
 use crate::index::{FileId, NONE, OsecId, SecIdx};
@@ -14,7 +14,7 @@ use crate::parse::SectionKind;
 use crate::resolve::Resolved;
 use crate::scan::{self, Scan};
 use crate::script::ast::Sort;
-use crate::script::sections::{BASE, DISCARD, InputName, SectionsScript, unpack_selection};
+use crate::script::sections::{BASE, DISCARD, InputName, ORPHAN, SectionsScript, unpack_selection};
 use object::elf as E;
 use rayon::prelude::*;
 
@@ -106,14 +106,18 @@ pub fn order_sections(
     order.sort_by_key(|&i| key(i as usize, &osecs[i as usize]));
 }
 
+/// The file of a script list's entry for a linker-made section; its section is the `Synth`'s number.
+pub(in crate::layout) const LINKER_MADE: u32 = NONE;
+
 /// Per output section under a script: its input sections as (statement, file, section), in the order they are
-/// placed: statement order, then the statement's sort, then input order. Merged (`SHF_MERGE`) sections are listed
-/// too: the output section's merged strings go where the first of them is.
+/// placed: statement order, then the statement's sort, then input order, the linker-made sections a statement
+/// matches among the first object's. Merged (`SHF_MERGE`) sections are listed too: the output section's
+/// merged strings go where the first of them is.
 pub fn script_lists(
     res: &Resolved,
     script: &[Vec<u32>],
-    sec_osec: &[Vec<OsecId>],
-    script_desc: &[u32],
+    (sec_osec, script_desc): (&[Vec<OsecId>], &[u32]),
+    (synth, synth_stmts): (&SynthMap, &[(Synth, u32)]),
 ) -> Vec<Vec<(u32, u32, u32)>> {
     let objects = &res.objects;
     // Per file, in input order: (output section, (statement, sort key, name for name sorts, file, section)).
@@ -145,6 +149,16 @@ pub fn script_lists(
     let mut buckets: Vec<Vec<Item>> = vec![Vec::new(); script_desc.len()];
     for (osec, e) in all {
         buckets[osec as usize].push(e);
+    }
+    // GNU ld makes its own sections inputs of the first object: those a statement matches go after that object's
+    // sections (the merged `.note.gnu.property` in place of its first one), before the other objects'.
+    for &(s, k) in synth_stmts {
+        let b = &mut buckets[synth[s].index()];
+        let at = match s {
+            Synth::GnuProperty => 0,
+            _ => (b.iter().position(|e| e.3 != 0 && e.3 != LINKER_MADE)).unwrap_or(b.len()),
+        };
+        b.insert(at, (k, 0, b"", LINKER_MADE, s as u32));
     }
     buckets
         .into_par_iter()
@@ -178,7 +192,9 @@ pub fn provisional_offsets(
     for (i, list) in lists.iter().enumerate().filter(|(_, l)| !l.is_empty()) {
         let mut off = 0u64;
         for &(_, f, s) in list {
-            if res.objects[f as usize].sections[s as usize].kind == SectionKind::Merge {
+            if f == LINKER_MADE
+                || res.objects[f as usize].sections[s as usize].kind == SectionKind::Merge
+            {
                 continue;
             }
             let (size, align) = input_extent(res, eh, f, s);
@@ -225,4 +241,62 @@ pub fn discards_dynamic(config: &Config, scan: &Scan, any_shared: bool) -> Resul
         ));
     }
     Ok(true)
+}
+
+/// `--orphan-handling=warn|error`: each section no statement places (inputs in input order, then the linker's
+/// own allocated ones), with GNU ld's words: a warning naming the output section it goes to, or an error.
+pub fn report_orphans(
+    config: &Config,
+    res: &Resolved,
+    live: &crate::gc::Liveness,
+    (osecs, map): (&[OutputSection], &super::output_sections::SectionMap),
+) -> Result<(), crate::diag::Errors> {
+    use crate::args::OrphanHandling;
+    let (Some(sc), OrphanHandling::Warn | OrphanHandling::Error) =
+        (config.sections.as_deref(), config.orphan_handling)
+    else {
+        return Ok(());
+    };
+    let mut orphans: Vec<(String, &[u8], OsecId)> = Vec::new();
+    for (f, o) in res.objects.iter().enumerate() {
+        for s in 0..o.sections.len() {
+            let osec = map.sec_osec[f][s];
+            if live.script[f][s] == crate::script::sections::ORPHAN && osec.is_some() {
+                orphans.push((o.name.clone(), o.sec_name(s), osec));
+            }
+        }
+    }
+    let linker_made = InputName {
+        path: "",
+        member: None,
+    };
+    for s in Synth::ALL {
+        if let Some(i) = map.synth.get(s) {
+            let o = &osecs[i.index()];
+            let writable = o.flags & E::SHF_WRITE as u64 != 0;
+            if o.is_alloc() && sc.select(&linker_made, s.name(), writable).0 == ORPHAN {
+                orphans.push(("<internal>".into(), s.name(), i));
+            }
+        }
+    }
+    let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+    if config.orphan_handling == OrphanHandling::Warn {
+        for (file, name, osec) in orphans {
+            crate::diag::warn(&format!(
+                "orphan section `{}' from `{file}' being placed in section `{}'",
+                text(name),
+                text(&osecs[osec.index()].name)
+            ));
+        }
+        return Ok(());
+    }
+    let errors: Vec<String> = orphans
+        .into_iter()
+        .map(|(file, name, _)| format!("unplaced orphan section `{}' from `{file}'", text(name)))
+        .collect();
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(crate::diag::Errors(errors))
+    }
 }

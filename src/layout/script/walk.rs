@@ -2,9 +2,9 @@
 //! commands and fills (`assign_addresses`).
 
 use super::super::segments::Load;
-use super::super::{EhRecords, OutputSection, Part};
-use super::input_extent;
+use super::super::{EhRecords, OutputSection, Part, Synth, SynthMap};
 use super::loads::{load_keys, loads};
+use super::{LINKER_MADE, input_extent};
 use crate::args::Config;
 use crate::elf::align_up;
 use crate::expr::{Env, Expr};
@@ -73,6 +73,8 @@ pub struct Walk<'a> {
     /// passes over the script: the first finds where RELRO ends, the second moves the data segment).
     pub relro_padding: std::cell::Cell<u64>,
     pub merges: &'a [super::super::MergeGroup],
+    /// The linker-made sections' sizes and alignments.
+    pub synth: SynthMap,
 }
 
 pub(super) struct State<'w> {
@@ -335,7 +337,7 @@ impl State<'_> {
             && self.osecs[i]
                 .parts
                 .iter()
-                .any(|p| matches!(p, Part::Synthetic))
+                .any(|p| matches!(p, Part::Synthetic(_)))
         {
             return Err(w.sc.error(
                 desc.pos,
@@ -453,8 +455,6 @@ impl State<'_> {
         let list = &w.lists[i];
         let mut next = 0usize;
         let mut merged_at = None;
-        // The parts' offsets as laid out before (placing merged strings among the inputs moves theirs).
-        let before = self.osecs[i].part_offsets.clone();
         self.dot = addr;
         if let Some(e) = &desc.fill {
             let p = fill_pattern(e, self).map_err(|e| w.sc.error(desc.pos, e))?;
@@ -513,7 +513,7 @@ impl State<'_> {
         let inputs = self.dot - addr;
         self.cursor[i] = inputs;
         self.osecs[i].inputs_size = inputs;
-        self.settle_parts(i, inputs, merged_at.is_some(), &before);
+        self.settle_parts(i, inputs, merged_at.is_some());
         Ok(self.osecs[i].size)
     }
 
@@ -528,6 +528,17 @@ impl State<'_> {
         merged_at: &mut Option<u64>,
     ) {
         let w = self.w;
+        if f == LINKER_MADE {
+            // Where its statement is, at its own alignment.
+            let s = Synth::ALL[s as usize];
+            let at = align_up(self.dot, subalign.unwrap_or(w.synth.align(s)));
+            let o = &mut self.osecs[i];
+            if let Some(k) = o.parts.iter().position(|p| *p == Part::Synthetic(s)) {
+                o.part_offsets[k] = at - addr;
+            }
+            self.dot = at.saturating_add(w.synth.size(s));
+            return;
+        }
         if w.res.objects[f as usize].sections[s as usize].kind == SectionKind::Merge {
             if merged_at.is_none() {
                 *merged_at = Some(self.dot);
@@ -549,11 +560,10 @@ impl State<'_> {
         self.dot = at.saturating_add(size);
     }
 
-    /// The parts after the inputs (linker-made contents, commons, merged strings not placed among the inputs),
-    /// each at its alignment after the inputs' `inputs` bytes; the section's size. `old`: the parts' offsets before
-    /// the inputs were placed.
-    fn settle_parts(&mut self, i: usize, inputs: u64, merged_placed: bool, old: &[u64]) {
-        let merges = self.w.merges;
+    /// The parts after the inputs (linker-made contents no statement placed, commons, merged strings not placed
+    /// among the inputs), each at its alignment after the inputs' `inputs` bytes; the section's size.
+    fn settle_parts(&mut self, i: usize, inputs: u64, merged_placed: bool) {
+        let (merges, synth, list) = (self.w.merges, &self.w.synth, &self.w.lists[i]);
         let o = &mut self.osecs[i];
         let Some(k) = o.parts.iter().position(|p| matches!(p, Part::Sorted)) else {
             o.size = o.size.max(inputs);
@@ -564,15 +574,10 @@ impl State<'_> {
             let (size, align) = match o.parts[j] {
                 Part::Merged(_) if merged_placed => continue,
                 Part::Merged(m) => (merges[m as usize].size, merges[m as usize].align),
-                // Up to the next part laid out after it: merged strings placed among the inputs in an earlier
-                // walk lie below it (a fuzzer finding: `*(*)` in `.rela.dyn` overflowed here).
-                _ => {
-                    let next = old[j + 1..].iter().find(|&&x| x >= old[j]);
-                    (
-                        next.copied().unwrap_or(o.size).max(old[j]) - old[j],
-                        o.align.max(1),
-                    )
-                }
+                // Placed at its statement, or else here.
+                Part::Synthetic(s) if by_statement(list, s) => continue,
+                Part::Synthetic(s) => (synth.size(s), synth.align(s)),
+                _ => (o.part_sizes[j], o.align.max(1)),
             };
             let at = align_up(end, align);
             o.part_offsets[j] = at;
@@ -580,6 +585,11 @@ impl State<'_> {
         }
         o.size = end;
     }
+}
+
+/// Whether a script list places linker-made section `s` by a statement.
+fn by_statement(list: &[(u32, u32, u32)], s: Synth) -> bool {
+    list.iter().any(|e| e.1 == LINKER_MADE && e.2 == s as u32)
 }
 
 fn compound(op: &str, a: u64, b: u64) -> Result<u64, String> {
