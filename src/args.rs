@@ -735,7 +735,7 @@ const OPTIONS: &[OptSpec] = &[
     flag(Opt::PopState, &["--pop-state"], "Restore the state saved by the matching --push-state"),
     flag(Opt::StartGroup, &["--start-group", "-("], "Start a group of archives searched repeatedly"),
     flag(Opt::EndGroup, &["--end-group", "-)"], "End a group"),
-    value(Opt::Script, &["-T", "--script", "-dT", "--default-script"], "FILE", "Read a linker script (SECTIONS, MEMORY and PHDRS lay the output out; INSERT is not supported yet)"),
+    value(Opt::Script, &["-T", "--script", "-dT", "--default-script"], "FILE", "Read a linker script (SECTIONS, MEMORY and PHDRS lay the output out; SECTIONS ... INSERT AFTER|BEFORE adds sections to the default layout)"),
     value(Opt::Entry, &["-e", "--entry"], "SYM", "Set the entry point"),
     value(Opt::Undefined, &["-u", "--undefined"], "SYM", "Start with SYM undefined (pulls archive members)"),
     value(Opt::Defsym, &["--defsym"], "SYM=EXPR", "Define SYM as EXPR"),

@@ -343,7 +343,17 @@ fn link<A: Arch>(config: &args::Config, release_inputs: bool) -> diag::Result<()
     let config = if inputs.script.is_empty() {
         config
     } else {
-        with_scripts = config.with_scripts(&inputs.script);
+        // `INSERT`: the scripts' SECTIONS spliced into the layout they go into.
+        let spliced;
+        let settings = match inputs.script.inserts.is_empty() {
+            true => &inputs.script,
+            false => {
+                spliced = layout::default_script::apply_inserts::<A>(config, &inputs.script)
+                    .map_err(diag::Errors::one)?;
+                &spliced
+            }
+        };
+        with_scripts = config.with_scripts(settings);
         &with_scripts
     };
     if config.orphan_handling == args::OrphanHandling::Discard && config.sections.is_none() {

@@ -184,7 +184,7 @@ fn unsupported_commands_and_syntax_errors_name_the_place() {
     for (script, want) in [
         (
             "ENTRY(main)\n\nINSERT AFTER .text\n",
-            "s.lds:3:1: INSERT in a linker script is not supported yet",
+            "s.lds:3:1: INSERT without SECTIONS before it",
         ),
         (
             "SECTIONS\n{\n  .text : { *(.text) } :text\n}\n",

@@ -25,6 +25,7 @@ pub use crate::synthetic::got_plt::Aux;
 pub use crate::synthetic::versions::Verneed;
 pub use crate::synthetic::{DynSymbol, Synth, SynthMap};
 
+pub mod default_script;
 mod dynsym;
 mod eh_frame;
 pub mod emit_relocs;

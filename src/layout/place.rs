@@ -270,7 +270,11 @@ fn place_sorted_arrays(
         })
     });
     for (k, name) in sorted_names.into_iter().enumerate() {
-        let Some(&osec) = by_name.get(name) else {
+        // A script's section of that name has the script's order (`place_script_inputs`).
+        let Some(&osec) = by_name
+            .get(name)
+            .filter(|o| sorted_kind[o.index()] == Some(k))
+        else {
             continue;
         };
         let mut list: Vec<(u32, u32, u32)> = sorted_inputs

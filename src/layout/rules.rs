@@ -85,6 +85,61 @@ impl Rules {
     }
 }
 
+/// The output sections `rank` names, each with the flags that give it its named rank (the read-only ones are
+/// read-only, the others writable): the descriptions of the default layout written as a script
+/// (`default_script`), in any order.
+pub const NAMED: &[(&[u8], u64)] = &{
+    const A: u64 = E::SHF_ALLOC as u64;
+    const W: u64 = A | E::SHF_WRITE as u64;
+    const X: u64 = A | E::SHF_EXECINSTR as u64;
+    [
+        (b".interp", A),
+        (b".note.gnu.property", A),
+        (b".note.gnu.build-id", A),
+        (b".hash", A),
+        (b".gnu.hash", A),
+        (b".dynsym", A),
+        (b".dynstr", A),
+        (b".gnu.version", A),
+        (b".gnu.version_d", A),
+        (b".gnu.version_r", A),
+        (b".rela.dyn", A),
+        (b".rela.plt", A),
+        (b".rela.iplt", A),
+        (b".relr.dyn", A),
+        (b".init", X),
+        (b".plt", X),
+        (b".iplt", X),
+        (b".text", X),
+        (b".fini", X),
+        (b".rodata", A),
+        (b".eh_frame_hdr", A),
+        (b".eh_frame", A),
+        (b".gcc_except_table", A),
+        (b".tdata", W),
+        (b".tbss", W),
+        (b".preinit_array", W),
+        (b".init_array", W),
+        (b".fini_array", W),
+        (b".ctors", W),
+        (b".dtors", W),
+        (b".data.rel.ro", W),
+        (b".dynamic", W),
+        (b".got", W),
+        (b".got.plt", W),
+        (b".data", W),
+        (b".bss", W),
+    ]
+};
+
+impl Rules {
+    /// The rank of one of `NAMED`.
+    pub fn named_rank(&self, name: &[u8]) -> Option<u32> {
+        let &(_, flags) = NAMED.iter().find(|n| n.0 == name)?;
+        Some(self.rank(name, E::SHT_PROGBITS, flags))
+    }
+}
+
 /// Output section order: the GNU ld / lld default for x86-64 with separate code, lazy binding.
 fn rank(name: &[u8], sh_type: u32, flags: u64) -> u32 {
     let alloc = flags & E::SHF_ALLOC as u64 != 0;
@@ -176,4 +231,30 @@ pub fn init_priority(name: &[u8]) -> Option<u32> {
         }
     }
     None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each of `NAMED` has a rank of its own, not one `rank` gives a section by its flags alone.
+    #[test]
+    fn named_sections_have_their_own_ranks() {
+        for full_relro in [false, true] {
+            let rules = Rules { full_relro };
+            let mut ranks: Vec<u32> = NAMED
+                .iter()
+                .map(|n| rules.named_rank(n.0).unwrap())
+                .collect();
+            for (n, r) in NAMED.iter().zip(&ranks) {
+                let by_flags = rank(b".unnamed", E::SHT_PROGBITS, n.1);
+                assert_ne!(*r, by_flags, "{}", String::from_utf8_lossy(n.0));
+                assert_ne!(*r, 20);
+            }
+            ranks.sort();
+            ranks.dedup();
+            // .gnu.version_d and .gnu.version_r share one.
+            assert_eq!(ranks.len(), NAMED.len() - 1);
+        }
+    }
 }

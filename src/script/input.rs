@@ -5,6 +5,7 @@
 //! refuses the rest with the command's place.
 
 use super::ast::{Assignment, Command, ScriptInput, SectionsCommand};
+use super::insert::Insertion;
 use super::parse::{Includer, parse};
 use super::sections::SectionsScript;
 use crate::expr::{Arg, Expr};
@@ -30,6 +31,8 @@ pub struct ScriptSettings {
     pub assignments: Vec<(String, Assignment)>,
     /// `SECTIONS` (with `MEMORY`), of one script at most.
     pub sections: Option<std::sync::Arc<SectionsScript>>,
+    /// `SECTIONS` that `INSERT` puts into the layout, in the order read.
+    pub inserts: Vec<std::sync::Arc<Insertion>>,
 }
 
 impl ScriptSettings {
@@ -47,13 +50,18 @@ impl ScriptSettings {
         if other.sections.is_some() {
             self.sections = other.sections;
         }
+        self.inserts.extend(other.inserts);
     }
 }
 
 /// Reads input script `file` (its name, for errors) with text `text`.
 pub fn parse_input(file: &str, text: &str, include: Includer) -> Result<InputScript, String> {
     let mut out = InputScript::default();
-    let mut sections = None;
+    let mut sections: Option<Vec<SectionsCommand>> = None;
+    // A second SECTIONS is taken when INSERT follows it (each INSERT moves the SECTIONS since the previous one):
+    // where the SECTIONS since the last INSERT start, and where a second one is.
+    let (mut pending_at, mut second_sections) = (None, None);
+    let mut inserts: Vec<Insertion> = Vec::new();
     let mut memory = Vec::new();
     let mut phdrs = Vec::new();
     let mut dot_asserts = Vec::new();
@@ -101,11 +109,25 @@ pub fn parse_input(file: &str, text: &str, include: Includer) -> Result<InputScr
                     "{at}: a compound assignment outside SECTIONS is not supported yet"
                 ));
             }
-            Command::Sections(s) if sections.is_none() => sections = Some(s),
-            Command::Sections(_) => {
-                return Err(format!(
-                    "{at}: a second SECTIONS command is not supported yet"
-                ));
+            Command::Sections(s) => {
+                match sections {
+                    Some(_) => second_sections = second_sections.or(Some(at)),
+                    None => pending_at = Some(at),
+                }
+                sections.get_or_insert_with(Vec::new).extend(s);
+            }
+            Command::Insert { after, section } => {
+                let Some(commands) = sections.take() else {
+                    return Err(format!("{at}: INSERT without SECTIONS before it"));
+                };
+                inserts.push(Insertion {
+                    file: file.to_string(),
+                    text: text.to_string(),
+                    commands,
+                    after,
+                    section,
+                    at,
+                });
             }
             Command::Memory(m) => memory.extend(m),
             Command::Phdrs(p) => phdrs.extend(p),
@@ -116,6 +138,31 @@ pub fn parse_input(file: &str, text: &str, include: Includer) -> Result<InputScr
                 ));
             }
         }
+    }
+    if !inserts.is_empty() {
+        if let (Some(_), Some(at)) = (&sections, pending_at) {
+            return Err(format!(
+                "{at}: SECTIONS after the last INSERT is not supported (it would replace the layout)"
+            ));
+        }
+        // GNU ld then wants a region for every section of its default script too.
+        if !phdrs.is_empty() || !memory.is_empty() {
+            return Err(format!(
+                "{file}: MEMORY or PHDRS in a script with INSERT is not supported"
+            ));
+        }
+        if !dot_asserts.is_empty() {
+            return Err(format!(
+                "{file}: an assignment to . outside SECTIONS in a script with INSERT is not supported yet"
+            ));
+        }
+        out.settings.inserts = inserts.into_iter().map(std::sync::Arc::new).collect();
+        return Ok(out);
+    }
+    if let Some(at) = second_sections {
+        return Err(format!(
+            "{at}: a second SECTIONS command is not supported yet"
+        ));
     }
     match sections {
         Some(mut s) => {
@@ -186,7 +233,17 @@ mod tests {
         let err = |s: &str| parse_input("x.lds", s, &no_include).unwrap_err();
         assert_eq!(
             err("GROUP(a.o)\n  INSERT AFTER .text"),
-            "x.lds:2:3: INSERT in a linker script is not supported yet"
+            "x.lds:2:3: INSERT without SECTIONS before it"
+        );
+        assert_eq!(
+            err("SECTIONS { .a : { *(.a) } } INSERT AFTER .text SECTIONS { .b : { *(.b) } }"),
+            "x.lds:1:48: SECTIONS after the last INSERT is not supported (it would replace the layout)"
+        );
+        assert_eq!(
+            err(
+                "MEMORY { m : ORIGIN = 0, LENGTH = 1K }\nSECTIONS { .a : { } > m } INSERT AFTER .text"
+            ),
+            "x.lds: MEMORY or PHDRS in a script with INSERT is not supported"
         );
         assert_eq!(err("GROUP ( a.o"), "x.lds:1:12: unexpected end of script");
         assert_eq!(

@@ -3,6 +3,7 @@
 
 pub mod ast;
 pub mod input;
+pub mod insert;
 pub mod lexer;
 pub mod parse;
 pub mod sections;

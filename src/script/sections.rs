@@ -14,6 +14,9 @@ use crate::glob::Glob;
 pub const ORPHAN: u32 = u32::MAX;
 pub const DISCARD: u32 = u32::MAX - 1;
 
+/// The group of the statements of the script that `INSERT`s go into (or of the only script).
+pub const BASE: u32 = u32::MAX;
+
 /// A section's statement and the sort of the pattern that matched it, in one word: the sort in the top 4 bits.
 pub fn pack_selection(k: u32, sort: Sort) -> u32 {
     if k >= DISCARD {
@@ -64,6 +67,9 @@ pub struct Stmt {
     /// `/DISCARD/`.
     pub output: Option<u32>,
     pub keep: bool,
+    /// Which script it comes from: `INSERT` scripts' statements match before the script they go into
+    /// (`insert`), whatever their place in it.
+    group: u32,
     file: FilePattern,
     exclude_files: Vec<FilePattern>,
     /// (section pattern, files excluded for it, sort).
@@ -136,9 +142,17 @@ pub struct ScriptSymbol {
 /// `SECTIONS` and `MEMORY` of the link's script.
 #[derive(Debug)]
 pub struct SectionsScript {
-    /// The script file and its text, for the places of errors found while laying out.
+    /// The script file and its text, for the places of errors found while laying out; with `INSERT`, the
+    /// texts of every script spliced (`sources`).
     pub file: String,
     pub text: String,
+    /// Where each script's text starts in `text`, and its file: the first is `file`'s, at 0.
+    sources: Vec<(u32, String)>,
+    /// Per output description, the script it comes from: `BASE` for the script the others are inserted into.
+    pub groups: Vec<u32>,
+    /// The script `INSERT`s went into is rivet's default layout (`layout::default_script`): the orphans go where
+    /// the default rules put them.
+    pub builtin_base: bool,
     pub commands: Vec<SectionsCommand>,
     pub memory: Vec<Region>,
     /// `PHDRS`: when given, the output's program headers exactly.
@@ -171,9 +185,26 @@ impl SectionsScript {
         memory: Vec<Region>,
         phdrs: Vec<Phdr>,
     ) -> Result<SectionsScript, String> {
+        let commands = commands.into_iter().map(|c| (BASE, c)).collect();
+        let sources = vec![(0, file.to_string())];
+        SectionsScript::build(sources, text.to_string(), commands, memory, phdrs)
+    }
+
+    /// Compiles `commands`, each with the group of the script it comes from (`BASE` or an `INSERT` script's
+    /// number: the lower matches first), from the scripts `sources` (where each starts in `text`, and its file).
+    pub(super) fn build(
+        sources: Vec<(u32, String)>,
+        text: String,
+        commands: Vec<(u32, SectionsCommand)>,
+        memory: Vec<Region>,
+        phdrs: Vec<Phdr>,
+    ) -> Result<SectionsScript, String> {
         let mut s = SectionsScript {
-            file: file.to_string(),
-            text: text.to_string(),
+            file: sources[0].1.clone(),
+            text,
+            sources,
+            groups: Vec::new(),
+            builtin_base: false,
             commands: Vec::new(),
             memory,
             phdrs,
@@ -182,23 +213,33 @@ impl SectionsScript {
             stmt_of: Vec::new(),
             by_lead: vec![Vec::new(); 256],
         };
-        let commands: Vec<SectionsCommand> = commands
+        let commands: Vec<(u32, SectionsCommand)> = commands
             .into_iter()
-            .flat_map(|c| match c {
-                SectionsCommand::Overlay(o) => expand_overlay(&o),
-                c => vec![c],
+            .flat_map(|(g, c)| match c {
+                SectionsCommand::Overlay(o) => {
+                    expand_overlay(&o).into_iter().map(|c| (g, c)).collect()
+                }
+                c => vec![(g, c)],
             })
             .collect();
-        for c in &commands {
+        for (g, c) in &commands {
             if let SectionsCommand::Output(o) = c {
-                s.add_output(o)?;
+                s.add_output(o, *g)?;
             }
         }
-        s.commands = commands;
+        // Statements of `INSERT` scripts first, each script's in its order (GNU ld reads them before the script
+        // they go into); stable, so that one script's keep theirs.
+        if s.stmts.iter().any(|st| st.group != BASE) {
+            let stmts = &s.stmts;
+            for l in &mut s.by_lead {
+                l.sort_by_key(|&k| stmts[k as usize].group);
+            }
+        }
+        s.commands = commands.into_iter().map(|(_, c)| c).collect();
         Ok(s)
     }
 
-    fn add_output(&mut self, o: &OutputSection) -> Result<(), String> {
+    fn add_output(&mut self, o: &OutputSection, group: u32) -> Result<(), String> {
         // `ONLY_IF_RO`/`ONLY_IF_RW` descriptions of one name (GNU ld's default script has them for `.eh_frame`)
         // share one output section: each takes the sections of its kind.
         if o.name != "/DISCARD/"
@@ -234,7 +275,7 @@ impl SectionsScript {
         for c in &o.commands {
             stmt_of.push(match c {
                 OutputCommand::Input(i) => {
-                    let st = self.compile(i, (!discard).then_some(k));
+                    let st = self.compile(i, (!discard).then_some(k), group);
                     self.stmts.push(st);
                     Some(self.stmts.len() as u32 - 1)
                 }
@@ -243,13 +284,15 @@ impl SectionsScript {
         }
         self.stmt_of.push(stmt_of);
         self.outputs.push(o.clone());
+        self.groups.push(group);
         Ok(())
     }
 
-    fn compile(&mut self, i: &InputSections, output: Option<u32>) -> Stmt {
+    fn compile(&mut self, i: &InputSections, output: Option<u32>, group: u32) -> Stmt {
         let stmt = Stmt {
             output,
             keep: i.keep,
+            group,
             file: FilePattern::new(&i.file),
             exclude_files: i
                 .exclude_files
@@ -286,8 +329,11 @@ impl SectionsScript {
 
     /// `FILE:LINE:COL: msg` for a place in the script's text.
     pub fn error(&self, p: Pos, msg: impl std::fmt::Display) -> String {
-        let (line, col) = Lexer::new(&self.text).line_col(p);
-        format!("{}:{line}:{col}: {msg}", self.file)
+        let &(start, ref file) = (self.sources.iter().rev())
+            .find(|s| s.0 <= p.0)
+            .unwrap_or(&self.sources[0]);
+        let (line, col) = Lexer::new(&self.text[start as usize..]).line_col(Pos(p.0 - start));
+        format!("{file}:{line}:{col}: {msg}")
     }
 
     /// The statement that places section `name` of `file` (first match in script order), `DISCARD` or `ORPHAN`;

@@ -14,7 +14,7 @@ use crate::parse::SectionKind;
 use crate::resolve::Resolved;
 use crate::scan::{self, Scan};
 use crate::script::ast::Sort;
-use crate::script::sections::{DISCARD, InputName, ORPHAN, SectionsScript, unpack_selection};
+use crate::script::sections::{BASE, DISCARD, InputName, ORPHAN, SectionsScript, unpack_selection};
 use object::elf as E;
 use rayon::prelude::*;
 
@@ -74,6 +74,15 @@ pub fn order_sections(
             }
         }
     }
+    // `INSERT`s into rivet's default layout: the layout's own sections by their rank, for the orphans to go where
+    // the rules put them without a script.
+    let builtin: Vec<(u32, i64)> = match sc.builtin_base {
+        true => (osecs.iter().enumerate())
+            .filter(|(_, o)| sc.output(&o.name).is_some_and(|d| sc.groups[d] == BASE))
+            .filter_map(|(i, o)| Some((rules.named_rank(&o.name)?, 2 * i as i64)))
+            .collect(),
+        false => Vec::new(),
+    };
     let key = |i: usize, o: &OutputSection| -> (i64, u32) {
         if sc.output(&o.name).is_some() {
             return (2 * i as i64, 0);
@@ -82,6 +91,10 @@ pub fn order_sections(
         let c = class(o);
         if c == u32::MAX {
             return (i64::MAX, rank);
+        }
+        if sc.builtin_base {
+            let after = builtin.iter().rev().find(|a| a.0 <= rank);
+            return (after.map_or(-1, |a| a.1 + 1), rank);
         }
         let same = anchors.iter().rev().find(|a| a.0 == c);
         let before = anchors.iter().rev().find(|a| a.0 < c);

@@ -1,0 +1,202 @@
+//! The default layout written as a linker script, for `INSERT` (`script::insert`) to go into, as GNU ld inserts
+//! into its default script. It is made from the rules (`rules`), not from GNU
+//! ld's script text: the output sections `rules::NAMED` in rank order, each segment class on a page of its own
+//! from the image base on, as `segments` lays them out. Its descriptions place no input section themselves but the
+//! priority-sorted arrays: under a script an input section no statement takes goes to its output section by the
+//! rules (`rules::output_section_of`), which is then the description of that name; and the orphans the rules do
+//! not name go where their rank puts them (`script::order_sections`). The script engine then lays the whole
+//! output out, with the inserted commands among these.
+
+use super::rules::{NAMED, Rules, SORTED_NAMES, segment_class};
+use crate::arch::Arch;
+use crate::args::{Config, OutputKind};
+use crate::script::input::ScriptSettings;
+use crate::script::insert::{Base, splice};
+use crate::script::sections::SectionsScript;
+use std::fmt::Write;
+
+/// The name the default layout's places are given in errors.
+const NAME: &str = "<rivet's default layout>";
+
+/// The default layout of this link (its kind, `-z separate-code`, full RELRO) as script text.
+pub fn text<A: Arch>(config: &Config) -> String {
+    let rules = Rules::of(config);
+    let page = config.max_page_size.max(1);
+    let base = match config.image_base {
+        Some(b) => b / page * page,
+        None if config.kind == OutputKind::Exec => A::IMAGE_BASE,
+        None => 0,
+    };
+    let mut named: Vec<(&[u8], u32)> = NAMED
+        .iter()
+        .map(|&(n, _)| (n, rules.named_rank(n).unwrap_or(u32::MAX)))
+        .collect();
+    named.sort_by_key(|n| n.1);
+    let mut s =
+        String::from("/* rivet's default layout, from its placement rules */\nSECTIONS\n{\n");
+    let _ = writeln!(s, "  . = {base:#x} + SIZEOF_HEADERS;");
+    let mut class = 0;
+    for (name, rank) in named {
+        // -z noseparate-code: the headers, code and read-only data share a segment.
+        let c = match segment_class(rank) {
+            c if c <= 2 && !config.z_separate_code => 0,
+            c => c,
+        };
+        // A new page for each segment; the RELRO data ends on a page boundary, the data after it on the
+        // next page (DATA_SEGMENT_ALIGN pads to that end, as under GNU ld's script).
+        match (class, c) {
+            (a, b) if a == b => {}
+            (_, 3) => s.push_str(&format!("  . = DATA_SEGMENT_ALIGN({MAX}, {COMMON});\n")),
+            (3, _) => s.push_str("  . = DATA_SEGMENT_RELRO_END(0, .);\n"),
+            _ => s.push_str(&format!("  . = ALIGN({MAX});\n")),
+        }
+        class = c;
+        let name = String::from_utf8_lossy(name);
+        let _ = writeln!(s, "  {name} : {{ {}}}", inputs(&name));
+    }
+    s.push_str("  . = DATA_SEGMENT_END(.);\n}\n");
+    s
+}
+
+const MAX: &str = "CONSTANT(MAXPAGESIZE)";
+const COMMON: &str = "CONSTANT(COMMONPAGESIZE)";
+
+/// The statement of a description: none, but for the arrays sorted by priority, which the rules sort (with the
+/// `.ctors`/`.dtors` that join `.init_array`/`.fini_array`: those of files other than `crtbegin*.o`/`crtend*.o`).
+fn inputs(name: &str) -> String {
+    if !SORTED_NAMES.contains(&name.as_bytes()) {
+        return String::new();
+    }
+    let sorted = |n: &str| format!("SORT_BY_INIT_PRIORITY({n}) SORT_BY_INIT_PRIORITY({n}.*)");
+    let joined = match name {
+        ".init_array" => Some(".ctors"),
+        ".fini_array" => Some(".dtors"),
+        _ => None,
+    };
+    let others = joined.map_or(String::new(), |j| {
+        let crt = "EXCLUDE_FILE(*crtbegin*.o *crtend*.o)";
+        format!(" {crt} SORT_BY_INIT_PRIORITY({j}) {crt} SORT_BY_INIT_PRIORITY({j}.*)")
+    });
+    format!("*({}{others}) ", sorted(name))
+}
+
+/// The scripts' settings with their `INSERT`s spliced into the default layout (`text`).
+pub fn apply_inserts<A: Arch>(
+    config: &Config,
+    settings: &ScriptSettings,
+) -> Result<ScriptSettings, String> {
+    if config.relocatable {
+        return Err(format!(
+            "{}: INSERT with -r is not supported yet",
+            settings.inserts[0].at
+        ));
+    }
+    // The script walk does not read them (the default addresser does).
+    if let Some((name, _)) = config.section_start.first() {
+        return Err(format!(
+            "{}: INSERT with --section-start, -Ttext, -Tdata or -Tbss ({name}) is not supported yet",
+            settings.inserts[0].at
+        ));
+    }
+    // The default layout's descriptions name no inputs (the rules place them), so every input would count as an
+    // orphan; GNU ld's orphans are those its default script does not name.
+    if config.orphan_handling != crate::args::OrphanHandling::Place {
+        return Err(format!(
+            "{}: INSERT with --orphan-handling other than place is not supported yet",
+            settings.inserts[0].at
+        ));
+    }
+    // GNU ld finds no section to insert at in a script that replaces the default one (2.40: "not found for
+    // insert"); lld inserts there. Refused, as GNU ld refuses it.
+    if let Some(sc) = &settings.sections {
+        return Err(format!(
+            "{}: INSERT with {}, a script whose SECTIONS replace the default layout, is not supported",
+            settings.inserts[0].at, sc.file
+        ));
+    }
+    let sc: SectionsScript = splice(builtin::<A>(config)?, &settings.inserts)?;
+    Ok(ScriptSettings {
+        sections: Some(std::sync::Arc::new(sc)),
+        inserts: Vec::new(),
+        ..settings.clone()
+    })
+}
+
+/// The default layout, parsed.
+fn builtin<A: Arch>(config: &Config) -> Result<Base, String> {
+    use crate::script::ast::Command;
+    let text = text::<A>(config);
+    let no_include = |n: &str| -> Result<(String, String), String> { Err(n.to_string()) };
+    let commands = crate::script::parse::parse(NAME, &text, &no_include)?;
+    let commands = (commands.into_iter())
+        .find_map(|c| match c.cmd {
+            Command::Sections(s) => Some(s),
+            _ => None,
+        })
+        .unwrap_or_default();
+    Ok(Base {
+        file: NAME.to_string(),
+        text,
+        commands,
+        memory: Vec::new(),
+        phdrs: Vec::new(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::arch::x86_64::X86_64;
+
+    fn lines(config: &Config) -> Vec<String> {
+        let t = text::<X86_64>(config);
+        t.lines().map(|l| l.trim().to_string()).collect()
+    }
+
+    #[test]
+    fn default_layout_as_a_script() {
+        let exec = Config {
+            kind: OutputKind::Exec,
+            ..Config::default()
+        };
+        let l = lines(&exec);
+        assert_eq!(l[3], ". = 0x400000 + SIZEOF_HEADERS;");
+        let at = |n: &str| {
+            l.iter()
+                .position(|x| x.starts_with(&format!("{n} :")))
+                .unwrap()
+        };
+        // The segments: read-only, code, read-only, RELRO, data, each after its page break.
+        assert!(at(".interp") < at(".dynsym") && at(".dynsym") < at(".init"));
+        assert_eq!(l[at(".init") - 1], ". = ALIGN(CONSTANT(MAXPAGESIZE));");
+        assert_eq!(l[at(".rodata") - 1], ". = ALIGN(CONSTANT(MAXPAGESIZE));");
+        assert!(l[at(".tdata") - 1].starts_with(". = DATA_SEGMENT_ALIGN("));
+        assert_eq!(l[at(".got.plt") - 1], ". = DATA_SEGMENT_RELRO_END(0, .);");
+        assert_eq!(
+            l[at(".init_array")],
+            ".init_array : { *(SORT_BY_INIT_PRIORITY(.init_array) SORT_BY_INIT_PRIORITY(.init_array.*) \
+             EXCLUDE_FILE(*crtbegin*.o *crtend*.o) SORT_BY_INIT_PRIORITY(.ctors) \
+             EXCLUDE_FILE(*crtbegin*.o *crtend*.o) SORT_BY_INIT_PRIORITY(.ctors.*)) }"
+        );
+        assert_eq!(l[at(".text")], ".text : { }");
+        // -pie -z now -z noseparate-code: from 0, .got.plt in RELRO, code with the headers.
+        let pie = Config {
+            kind: OutputKind::Pie,
+            bind_now: true,
+            relro: true,
+            z_separate_code: false,
+            ..Config::default()
+        };
+        let l = lines(&pie);
+        assert_eq!(l[3], ". = 0x0 + SIZEOF_HEADERS;");
+        let at = |n: &str| {
+            l.iter()
+                .position(|x| x.starts_with(&format!("{n} :")))
+                .unwrap()
+        };
+        assert!(l[at(".init") - 1].ends_with('}'), "{}", l[at(".init") - 1]);
+        assert!(!l.iter().any(|x| x == ". = ALIGN(CONSTANT(MAXPAGESIZE));"));
+        assert!(at(".got.plt") < at(".data"));
+        assert_eq!(l[at(".data") - 1], ". = DATA_SEGMENT_RELRO_END(0, .);");
+    }
+}
