@@ -458,7 +458,9 @@ impl Addresser<'_> {
             Addresser::Script(b) => {
                 let (w, out) = &mut **b;
                 // SIZEOF_HEADERS counts the program headers, which depend on the loads the addresses make: lay
-                // out again until the count is stable.
+                // out again until the count is stable, and until the sections an expression named before their
+                // place (`ADDR(.later)`) have the addresses it saw.
+                let mut before: Vec<u64> = Vec::new();
                 for _ in 0..4 {
                     let a = super::script::assign_addresses(
                         w,
@@ -470,7 +472,14 @@ impl Addresser<'_> {
                     let n = w.fixed_headers
                         + a.loads.len()
                         + (w.dynamic && a.headers.is_some()) as usize;
-                    let settled = 64 + 56 * n as u64 == w.headers && a.relro_misaligned == 0;
+                    let addrs: Vec<u64> = match a.forward {
+                        true => osecs.iter().map(|o| o.addr).collect(),
+                        false => Vec::new(),
+                    };
+                    let stable = !a.forward || addrs == before;
+                    before = addrs;
+                    let settled =
+                        64 + 56 * n as u64 == w.headers && a.relro_misaligned == 0 && stable;
                     w.relro_padding
                         .set(w.relro_padding.get() + a.relro_misaligned);
                     w.headers = 64 + 56 * n as u64;

@@ -33,6 +33,8 @@ pub struct ScriptAddresses {
     pub relro_misaligned: u64,
     /// Where `DATA_SEGMENT_RELRO_END` put the end of RELRO (GNU ld's script: past `.got.plt`'s reserved words).
     pub relro_end: Option<u64>,
+    /// Some expression named a section placed after it, whose address the pass took from the pass before.
+    pub forward: bool,
     /// The data commands' values.
     pub data: Vec<ScriptData>,
     pub fills: Vec<ScriptFill>,
@@ -98,6 +100,8 @@ pub(super) struct State<'w> {
     deferred_data: Vec<(usize, Deferred)>,
     /// Where `DATA_SEGMENT_RELRO_END` put the end of RELRO.
     relro_end: std::cell::Cell<Option<u64>>,
+    /// An expression asked for a section the pass has not placed yet.
+    forward: std::cell::Cell<bool>,
     data: Vec<ScriptData>,
     fills: Vec<ScriptFill>,
 }
@@ -129,6 +133,10 @@ impl Env for State<'_> {
         // section is empty.
         let i = self.osecs.iter().position(|o| o.name == name.as_bytes())?;
         let o = &self.osecs[i];
+        // Not placed yet in this pass: the address is the pass before's.
+        if !self.placed[i] {
+            self.forward.set(true);
+        }
         let size = if self.w.keep[i] { o.size } else { 0 };
         Some((o.addr, self.lma[i], size, o.align.max(1)))
     }
@@ -183,6 +191,7 @@ pub fn assign_addresses(
         deferred: Vec::new(),
         deferred_data: Vec::new(),
         relro_end: std::cell::Cell::new(None),
+        forward: std::cell::Cell::new(false),
         data: Vec::new(),
         fills: Vec::new(),
     };
@@ -251,6 +260,7 @@ pub fn assign_addresses(
         deferred_data: st.deferred_data,
         relro_misaligned,
         relro_end: st.relro_end.get(),
+        forward: st.forward.get(),
         data: st.data,
         fills: st.fills,
     })
