@@ -732,3 +732,30 @@ fn script_location_counter_near_the_top_inside_a_section() {
         "{err}"
     );
 }
+
+/// `KEEP(*())` in GNU ld's writable `.eh_frame` description (a fuzzer finding: a statement with no section
+/// pattern takes every writable section, the linker's `.got` and `.dynamic` among them, into `.eh_frame`, whose
+/// bytes `.eh_frame_hdr` is built from while the GOT's writer fills its part: the writers' ranges overlapped, a
+/// panic). Refused, naming the script and the section.
+#[test]
+fn script_linker_made_contents_in_eh_frame() {
+    let rw = "KEEP (*(.eh_frame)) *(.eh_frame.*) }";
+    let script = default_pie_script();
+    let at = script
+        .rfind(rw)
+        .expect("the ONLY_IF_RW .eh_frame description");
+    let script = format!(
+        "{}KEEP (*()) *(.eh_frame.*) }}{}",
+        &script[..at],
+        &script[at + rw.len()..]
+    );
+    let Some((_, rivet, _)) = script_links("script-got-in-eh-frame", &script) else {
+        return;
+    };
+    assert_eq!(rivet.code, Some(1), "{}", rivet.log());
+    let err = rivet.stderr_str();
+    assert!(
+        err.contains("t.lds: the linker's .got cannot go in .eh_frame"),
+        "{err}"
+    );
+}

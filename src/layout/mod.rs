@@ -414,6 +414,7 @@ pub fn layout<A: Arch>(
         output_sections::output_sections::<A>(&cx)
     };
     script::report_orphans(config, res, live, (&osecs, &map))?;
+    script::check_linker_made_places(config, &osecs, &map)?;
     let t = span("merge sections, split .eh_frame");
     let (merges, merge_secs, piece_maps) =
         crate::merge::build_merges(res, &map.live_merge, &map.sec_osec)?;

@@ -300,3 +300,28 @@ pub fn report_orphans(
         Err(crate::diag::Errors(errors))
     }
 }
+
+/// A script may put the linker's own contents in any output section but `.eh_frame`, whose bytes
+/// `.eh_frame_hdr` is built from while the GOT and PLT writers fill theirs (a fuzzer finding: `KEEP(*())` in
+/// GNU ld's `ONLY_IF_RW` `.eh_frame` took `.got` and `.dynamic`, and the writers' ranges overlapped).
+pub fn check_linker_made_places(
+    config: &Config,
+    osecs: &[OutputSection],
+    map: &super::output_sections::SectionMap,
+) -> Result<(), crate::diag::Errors> {
+    let Some(sc) = config.sections.as_deref() else {
+        return Ok(());
+    };
+    for s in Synth::ALL {
+        if let Some(i) = map.synth.get(s)
+            && osecs[i.index()].name == b".eh_frame"
+        {
+            return Err(crate::diag::Errors::one(format!(
+                "{}: the linker's {} cannot go in .eh_frame",
+                sc.file,
+                String::from_utf8_lossy(s.name())
+            )));
+        }
+    }
+    Ok(())
+}
