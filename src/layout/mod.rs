@@ -243,12 +243,13 @@ pub struct Layout {
     /// Whether a symbol table holds an IFUNC (`.dynsym`, `.symtab`) or a unique global (`.symtab`): the ELF
     /// header then names the GNU OS ABI, as GNU ld's does.
     pub gnu_osabi: bool,
-    pub shstrtab: Vec<u8>,
     pub file_size: u64,
     pub shoff: u64,
     pub entry: u64,
     pub is_dynamic: bool,
+    /// The program interpreter's path (`synthetic::interp`).
     pub interp: Option<Vec<u8>>,
+    /// The build id's length (`synthetic::notes`).
     pub build_id_size: u64,
     pub linker_syms: HashMap<SymId, u64>,
     /// With a script: its symbols, deferred assignments, data commands and fills.
@@ -522,7 +523,6 @@ pub fn layout<A: Arch>(
         got_plt,
         commons: slots.commons,
         symtab,
-        shstrtab: headers.shstrtab,
         file_size: segs.file_size,
         shoff: segs.shoff,
         entry: 0,
@@ -548,7 +548,6 @@ pub fn layout<A: Arch>(
 #[cfg(test)]
 mod tests {
     use super::rules::output_name;
-    use super::segments::encode_relr;
     use super::slots::merge_sorted;
 
     #[test]
@@ -589,21 +588,5 @@ mod tests {
                 String::from_utf8_lossy(input)
             );
         }
-    }
-
-    #[test]
-    fn relr_encoding() {
-        // A run: the address entry, a bitmap for the next two words, a second bitmap 63 words on, a far address.
-        let addrs = [0x1000, 0x1008, 0x1010, 0x1200, 0x5000, 0x5010];
-        assert_eq!(
-            encode_relr(addrs.into_iter()),
-            vec![0x1000, 0b111, 0b11, 0x5000, 0b101]
-        );
-        // A word exactly 63 words past a bitmap's base falls into the next bitmap; an empty bitmap ends the run.
-        assert_eq!(
-            encode_relr([0x2000, 0x2008 + 63 * 8 * 2].into_iter()),
-            vec![0x2000, 0x2008 + 63 * 8 * 2]
-        );
-        assert_eq!(encode_relr(std::iter::empty()), Vec::<u64>::new());
     }
 }

@@ -27,7 +27,7 @@ pub struct SectionMap {
     pub has_inputs: Vec<bool>,
     /// Common symbols that are still the definition (a shared library's or the linker's may have replaced one).
     pub common_ids: Vec<SymId>,
-    /// `.interp`'s contents, NUL-terminated.
+    /// The program interpreter's path, `.interp`'s contents without the NUL.
     pub interp: Option<Vec<u8>>,
     /// The size of the build id's descriptor (0: no build id).
     pub build_id_size: u64,
@@ -288,7 +288,8 @@ pub fn output_sections<A: Arch>(cx: &Cx) -> (Vec<OutputSection>, SectionMap) {
     (osecs, map)
 }
 
-/// Adds the linker-made sections this output needs to `b`; returns `.interp`'s contents and the build id's size.
+/// Adds the linker-made sections this output needs to `b`; returns the program interpreter's path and the build
+/// id's length.
 fn add_synthetic_sections<A: Arch>(
     cx: &Cx,
     b: &mut Builder,
@@ -311,19 +312,12 @@ fn add_synthetic_sections<A: Arch>(
             .dynamic_linker
             .clone()
             .unwrap_or_else(|| A::DYNAMIC_LINKER.into());
-        let mut v = path.into_bytes();
-        v.push(0);
         b.add_synth(Synth::Interp, E::SHT_PROGBITS, E::SHF_ALLOC as u64, 1, 0);
-        Some(v)
+        Some(path.into_bytes())
     } else {
         None
     };
-    let build_id_size = match &config.build_id {
-        crate::args::BuildId::None => 0,
-        crate::args::BuildId::Fast | crate::args::BuildId::Md5 | crate::args::BuildId::Uuid => 16,
-        crate::args::BuildId::Sha1 => 20,
-        crate::args::BuildId::Hex(h) => h.len() as u64,
-    };
+    let build_id_size = crate::synthetic::notes::build_id_len(&config.build_id);
     if !cx.gnu_props.is_empty() {
         let a = E::SHF_ALLOC as u64;
         b.add_synth(Synth::GnuProperty, E::SHT_NOTE, a, 8, 0);

@@ -15,6 +15,7 @@ use crate::index::OsecId;
 use crate::parse::SectionKind;
 use crate::resolve::Resolved;
 use crate::scan::Scan;
+use crate::synthetic::relr;
 use object::elf as E;
 use rayon::prelude::*;
 use rustc_hash::FxHashMap as HashMap;
@@ -555,13 +556,13 @@ pub fn assign_segments<A: Arch>(
             synth[Synth::Got],
         );
         loop {
-            relr = encode_relr(sites.iter().map(|&(o, at)| osecs[o.index()].addr + at));
-            let have = synth.size(Synth::RelrDyn) / 8;
-            if relr.len() as u64 <= have {
-                relr.resize(have as usize, 1);
+            relr = relr::encode(sites.iter().map(|&(o, at)| osecs[o.index()].addr + at));
+            let have = synth.size(Synth::RelrDyn);
+            if relr::size(&relr) <= have {
+                relr::pad(&mut relr, have);
                 break;
             }
-            let size = 8 * relr.len() as u64;
+            let size = relr::size(&relr);
             synth.set_size(Synth::RelrDyn, size);
             let o = &mut osecs[ri.index()];
             o.size = o
@@ -896,34 +897,4 @@ fn relr_sites(
     sites.par_sort_unstable();
     sites.dedup();
     sites
-}
-
-/// The RELR encoding of `addrs` (ascending, word-aligned): an address entry relocates its word and starts a run;
-/// each following odd entry is a bitmap whose bit k (k = 1..63) relocates the word k-1 places after the previous
-/// entry's range, 63 words per bitmap.
-pub fn encode_relr(addrs: impl Iterator<Item = u64>) -> Vec<u64> {
-    const BITS: u64 = 63;
-    let mut out = Vec::new();
-    let mut addrs = addrs.peekable();
-    while let Some(start) = addrs.next() {
-        out.push(start);
-        let mut base = start + 8;
-        loop {
-            let mut bitmap = 0u64;
-            while let Some(&a) = addrs.peek() {
-                let d = a.wrapping_sub(base);
-                if a < base || d >= BITS * 8 || !d.is_multiple_of(8) {
-                    break;
-                }
-                bitmap |= 1 << (d / 8);
-                addrs.next();
-            }
-            if bitmap == 0 {
-                break;
-            }
-            out.push((bitmap << 1) | 1);
-            base += BITS * 8;
-        }
-    }
-    out
 }

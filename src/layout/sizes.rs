@@ -9,14 +9,13 @@ use super::{Cx, EhRecords, MergeGroup, NONE, OutputSection, Part, Synth, SynthMa
 use crate::arch::Arch;
 use crate::elf::align_up;
 use crate::synthetic::dynamic::{Dynamic, Facts};
-use crate::synthetic::{eh_frame_hdr, got_plt, hash, notes, symtab, versions};
+use crate::synthetic::{eh_frame_hdr, got_plt, hash, interp, notes, relr, shstrtab, symtab, versions};
 use rayon::prelude::*;
 
 /// The output sections that have a section header.
 pub struct SectionHeaders {
     /// Per output section: whether it is kept.
     pub keep: Vec<bool>,
-    pub shstrtab: Vec<u8>,
     /// The number of section headers, the null one included.
     pub count: u32,
     /// `.dynamic`'s entries (none for a static output).
@@ -56,18 +55,8 @@ pub fn synthetic_sizes<A: Arch>(
 fn note_sizes(cx: &Cx, map: &SectionMap) -> [(Synth, u64); 4] {
     let build_id_size = map.build_id_size;
     [
-        (
-            Synth::Interp,
-            map.interp.as_ref().map_or(0, |v| v.len() as u64),
-        ),
-        (
-            Synth::BuildId,
-            if build_id_size > 0 {
-                16 + build_id_size
-            } else {
-                0
-            },
-        ),
+        (Synth::Interp, map.interp.as_deref().map_or(0, interp::size)),
+        (Synth::BuildId, notes::build_id_size(build_id_size)),
         (
             Synth::GnuProperty,
             crate::synthetic::property::size(cx.gnu_props),
@@ -124,10 +113,10 @@ fn dynamic_sizes(cx: &Cx, slots: &Slots, dynamic: &DynamicSymbols) -> Vec<(Synth
             },
         ),
         (Synth::Verneed, versions::verneed_size(verneed)),
-        // Settled with the addresses (see `encode_relr`); a first entry keeps the section.
+        // Settled with the addresses (`segments`, by `relr::encode`).
         (
             Synth::RelrDyn,
-            8 * (!slots.relr_got.is_empty() || scan.relr.iter().any(|v| !v.is_empty())) as u64,
+            relr::first_size(!slots.relr_got.is_empty() || scan.relr.iter().any(|v| !v.is_empty())),
         ),
     ];
     if is_dynamic {
@@ -231,8 +220,6 @@ pub fn section_headers(
         })
         .collect();
 
-    // Section header string table.
-    let mut shstrtab = vec![0u8];
     let mut shndx = 1u32;
     for (i, o) in osecs.iter_mut().enumerate() {
         if keep[i] {
@@ -240,18 +227,9 @@ pub fn section_headers(
             shndx += 1;
         }
     }
-    for (i, o) in osecs.iter().enumerate() {
-        if keep[i] {
-            shstrtab.extend_from_slice(&o.name);
-            shstrtab.push(0);
-        }
-    }
-    set_late_size(
-        osecs,
-        &mut map.synth,
-        Synth::Shstrtab,
-        shstrtab.len() as u64,
-    );
+    let names = (osecs.iter().zip(&keep)).filter_map(|(o, &k)| k.then_some(&o.name[..]));
+    let shstrtab_size = shstrtab::size(names);
+    set_late_size(osecs, &mut map.synth, Synth::Shstrtab, shstrtab_size);
     // `.dynamic` names the sections that are kept, so its entries are decided now; its size is theirs.
     let dynamic = match map.synth.get(Synth::Dynamic) {
         Some(_) if is_dynamic => {
@@ -263,7 +241,6 @@ pub fn section_headers(
     };
     SectionHeaders {
         keep,
-        shstrtab,
         count: shndx,
         dynamic,
     }

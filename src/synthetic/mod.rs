@@ -18,9 +18,12 @@ pub mod dynamic;
 pub mod eh_frame_hdr;
 pub mod got_plt;
 pub mod hash;
+pub mod interp;
 pub mod notes;
 pub mod property;
 pub mod rela;
+pub mod shstrtab;
+pub mod relr;
 pub mod symtab;
 pub mod versions;
 

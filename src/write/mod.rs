@@ -19,7 +19,7 @@ use crate::parse::SectionKind;
 use crate::resolve::Resolved;
 use crate::symbols::{self, SymRef, SymbolSpace, Target};
 use crate::synthetic::dynamic::Value;
-use crate::synthetic::{eh_frame_hdr, got_plt, hash, notes, rela, symtab, versions};
+use crate::synthetic::{eh_frame_hdr, got_plt, hash, interp, notes, rela, relr, shstrtab, symtab, versions};
 use object::elf as E;
 use rayon::prelude::*;
 
@@ -924,10 +924,10 @@ fn writer_groups(
 fn write_dynamic_and_notes(cx: &WriteCx, dynamic: &mut Parts) {
     let (config, lay) = (cx.config, cx.lay);
     write_dynamic_sections(cx, dynamic);
-    if let Some(o) = lay.synth_part(Synth::Interp)
-        && let Some(i) = &lay.interp
+    if let Some(range) = lay.synth_part(Synth::Interp).and_then(|o| o.range())
+        && let Some(path) = &lay.interp
     {
-        dynamic[o.offset as usize..o.offset as usize + i.len()].copy_from_slice(i);
+        interp::write(&mut dynamic[range], path);
     }
     if let Some(range) = lay.synth_part(Synth::PackageNote).and_then(|o| o.range())
         && let Some(json) = &config.package_metadata
@@ -1273,12 +1273,8 @@ fn write_dynamic_sections(cx: &WriteCx, bytes: &mut Parts) {
     if let Some(r) = section(Synth::Verneed) {
         versions::write_verneed(&mut bytes[r], &lay.verneed);
     }
-    // .relr.dyn
-    if let Some(r) = lay.synth_part(Synth::RelrDyn).and_then(|o| o.range()) {
-        let out = &mut bytes[r];
-        for (chunk, e) in out.chunks_exact_mut(8).zip(&lay.relr) {
-            chunk.copy_from_slice(&e.to_le_bytes());
-        }
+    if let Some(r) = section(Synth::RelrDyn) {
+        relr::write(&mut bytes[r], &lay.relr);
     }
     // Symbol lookup tables.
     if let Some(r) = section(Synth::Hash) {
@@ -1402,12 +1398,14 @@ fn write_headers<A: Arch>(cx: &WriteCx, bytes: &mut [u8]) {
         p[40..48].copy_from_slice(&s.memsz.to_le_bytes());
         p[48..56].copy_from_slice(&s.align.to_le_bytes());
     }
-    let shstr = lay.synth_part(Synth::Shstrtab).unwrap();
-    bytes[shstr.offset as usize..shstr.offset as usize + lay.shstrtab.len()]
-        .copy_from_slice(&lay.shstrtab);
-    let mut name_off = 1u32;
+    let kept = || lay.osecs.iter().filter(|o| o.shndx != 0);
+    if let Some(r) = lay.synth_part(Synth::Shstrtab).and_then(|o| o.range()) {
+        shstrtab::write(&mut bytes[r], kept().map(|o| &o.name[..]));
+    }
+    let name_offs = shstrtab::name_offsets(kept().map(|o| &o.name[..]));
     let link_of = |s: Synth| lay.synth_sec(s).map_or(0, |o| o.shndx);
-    for (k, o) in lay.osecs.iter().enumerate().filter(|(_, o)| o.shndx != 0) {
+    let kept_k = lay.osecs.iter().enumerate().filter(|(_, o)| o.shndx != 0);
+    for ((k, o), name_off) in kept_k.zip(name_offs) {
         let sh = &mut bytes[(lay.shoff + 64 * o.shndx as u64) as usize..][..64];
         let (link, info) = match o.sh_type {
             // `--emit-relocs`: the relocations of one output section, naming `.symtab`'s symbols.
@@ -1449,7 +1447,6 @@ fn write_headers<A: Arch>(cx: &WriteCx, bytes: &mut [u8]) {
         sh[44..48].copy_from_slice(&info.to_le_bytes());
         sh[48..56].copy_from_slice(&o.align.to_le_bytes());
         sh[56..64].copy_from_slice(&o.entsize.to_le_bytes());
-        name_off += o.name.len() as u32 + 1;
     }
 }
 
@@ -1670,10 +1667,7 @@ fn write_build_id(
         }
     };
     let n = lay.build_id_size as usize;
-    bytes[off..off + 4].copy_from_slice(&4u32.to_le_bytes());
-    bytes[off + 4..off + 8].copy_from_slice(&(n as u32).to_le_bytes());
-    bytes[off + 8..off + 12].copy_from_slice(&3u32.to_le_bytes()); // NT_GNU_BUILD_ID
-    bytes[off + 12..off + 16].copy_from_slice(b"GNU\0");
+    let desc = notes::write_build_id_header(&mut bytes[note.clone()], n as u64);
     let id: Vec<u8> = match &config.build_id {
         BuildId::Hex(h) => h.clone(),
         BuildId::Uuid => {
@@ -1705,7 +1699,7 @@ fn write_build_id(
             xxhash_rust::xxh3::xxh3_128(&digests).to_le_bytes().to_vec()
         }
     };
-    bytes[off + 16..off + 16 + n].copy_from_slice(&id[..n]);
+    bytes[off + desc.start..off + desc.end].copy_from_slice(&id[..n]);
 }
 
 /// The section index of the output section that holds the section linked to the first SHF_LINK_ORDER input of
