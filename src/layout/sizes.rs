@@ -9,7 +9,9 @@ use super::{Cx, EhRecords, MergeGroup, NONE, OutputSection, Part, Synth, SynthMa
 use crate::arch::Arch;
 use crate::elf::align_up;
 use crate::synthetic::dynamic::{Dynamic, Facts};
-use crate::synthetic::{eh_frame_hdr, got_plt, hash, interp, notes, relr, shstrtab, symtab, versions};
+use crate::synthetic::{
+    eh_frame_hdr, got_plt, hash, interp, notes, relr, shstrtab, symtab, versions,
+};
 use rayon::prelude::*;
 
 /// The output sections that have a section header.

@@ -1,16 +1,17 @@
 //! Linker-made sections: which exist (`Synth`, and where each went, `SynthMap`), the entries of the dynamic symbol
 //! table (`DynSymbol`), and one module per section or family whose size and bytes come from the same data:
 //! `dynamic`, `hash` (`.hash`, `.gnu.hash`), `versions` (`.gnu.version`, `.gnu.version_d`, `.gnu.version_r`),
-//! `notes` (`.note.package`), `property` (`.note.gnu.property`), `got_plt` (`.got`, `.got.plt`, `.plt`, `.iplt`
-//! and their slots' dynamic relocations), `rela` (a dynamic relocation entry), `eh_frame_hdr` and `symtab`
-//! (`.symtab`, `.strtab`, and which symbols they hold).
+//! `notes` (`.note.package`, the build id note's header), `property` (`.note.gnu.property`), `interp`, `got_plt`
+//! (`.got`, `.got.plt`, `.plt`, `.iplt` and their slots' dynamic relocations), `rela` (a dynamic relocation
+//! entry), `relr` (`.relr.dyn`'s encoding), `shstrtab`, `eh_frame_hdr` and `symtab` (`.symtab`, `.strtab`, and
+//! which symbols they hold).
 //!
 //! A module here depends on no pass after resolution: layout builds its data, the writer writes it, each through
 //! the module. What only a later pass knows comes in as plain data (slices, the module's own structs) or, where a
 //! loop over symbols asks where each one went, through a small trait the writer implements over the layout
 //! (`got_plt::Lookup`, `symtab::Places`; generic, so that the loop is monomorphised). `.dynsym` and `.dynstr`
-//! (built by the layout's dynamic symbol pass), `.relr.dyn` (encoded with the addresses), `.interp`, the build id
-//! and `.shstrtab` are still sized in the layout and written in the writer.
+//! (built by the layout's dynamic symbol pass) are still sized in the layout and written in the writer, and the
+//! build id's digest is the writer's (it hashes the finished output).
 
 use crate::index::{OsecId, SymId};
 
@@ -22,8 +23,8 @@ pub mod interp;
 pub mod notes;
 pub mod property;
 pub mod rela;
-pub mod shstrtab;
 pub mod relr;
+pub mod shstrtab;
 pub mod symtab;
 pub mod versions;
 

@@ -24,7 +24,11 @@ const BUILD_ID_DESC: usize = 12 + GNU.len();
 
 /// The size of the build id note for an id of `len` bytes (none for 0).
 pub fn build_id_size(len: u64) -> u64 {
-    if len > 0 { BUILD_ID_DESC as u64 + len } else { 0 }
+    if len > 0 {
+        BUILD_ID_DESC as u64 + len
+    } else {
+        0
+    }
 }
 
 /// Writes the build id note's header and owner (`out` is `build_id_size(len)` bytes) and returns where the id

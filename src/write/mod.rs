@@ -19,7 +19,9 @@ use crate::parse::SectionKind;
 use crate::resolve::Resolved;
 use crate::symbols::{self, SymRef, SymbolSpace, Target};
 use crate::synthetic::dynamic::Value;
-use crate::synthetic::{eh_frame_hdr, got_plt, hash, interp, notes, rela, relr, shstrtab, symtab, versions};
+use crate::synthetic::{
+    eh_frame_hdr, got_plt, hash, interp, notes, rela, relr, shstrtab, symtab, versions,
+};
 use object::elf as E;
 use rayon::prelude::*;
 
