@@ -759,3 +759,27 @@ fn script_linker_made_contents_in_eh_frame() {
         "{err}"
     );
 }
+
+/// `.dynamic`'s contents in an output section of another name (a fuzzer finding, seed 0x68: the section was
+/// dropped as empty before `.dynamic`'s size was known, and its writer found no room). GNU ld links it; rivet
+/// must too, with `PT_DYNAMIC` over that section.
+#[test]
+fn script_dynamic_under_another_name() {
+    let script = default_pie_script();
+    let line = script
+        .lines()
+        .find(|l| l.contains("*(.dynamic)"))
+        .expect("a .dynamic description");
+    let script = script.replacen(line, "  .mydynamic : { *(.dynamic) }", 1);
+    let Some((dir, rivet, bfd)) = script_links("script-dynamic-renamed", &script) else {
+        return;
+    };
+    assert!(bfd.success(), "{}", bfd.log());
+    assert!(rivet.success(), "{}", rivet.log());
+    let out = dir.join("rivet.out").display().to_string();
+    let secs = common::tool_ok("readelf", &["-lSW", &out], &dir);
+    assert!(
+        secs.contains(" DYNAMIC ") && secs.contains(".mydynamic"),
+        "{secs}"
+    );
+}

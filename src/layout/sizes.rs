@@ -218,7 +218,7 @@ pub fn section_headers(
                 || o.parts
                     .iter()
                     .any(|p| matches!(p, Part::Inputs | Part::Sorted))
-                || (o.name == b".dynamic" && is_dynamic)
+                || (is_dynamic && o.parts.contains(&Part::Synthetic(Synth::Dynamic)))
         })
         .collect();
 
