@@ -267,6 +267,7 @@ pub fn assign_addresses(
         st.place_orphan(next)?;
         next += 1;
     }
+    settle_empty(w, st.osecs);
     let keys = load_keys(w, st.osecs);
     let (loads, headers, end, offsets) = loads(&st, w, &keys)?;
     for (i, off) in offsets {
@@ -408,7 +409,13 @@ impl State<'_> {
 
     /// An orphan: where the location counter is, at its alignment.
     fn place_orphan(&mut self, i: usize) -> Result<(), String> {
-        if !self.w.keep[i] || self.placed[i] {
+        if self.placed[i] {
+            return Ok(());
+        }
+        // A dropped one where it would be, for the symbols of its empty inputs, the location counter unmoved.
+        if !self.w.keep[i] {
+            let o = &mut self.osecs[i];
+            o.addr = align_up(self.dot, o.align.max(1));
             return Ok(());
         }
         let o = &mut self.osecs[i];
@@ -458,8 +465,12 @@ impl State<'_> {
             Some(r) => Some(self.region(r, desc.pos)?),
             None => None,
         };
-        let alloc = self.osecs[i].is_alloc();
         let kept = w.keep[i];
+        // A dropped section is laid out where it would be, for the symbols its commands and its empty inputs
+        // define, and then leaves the location counter as it was (GNU ld's).
+        // So is a section kept empty for its commands (`settle_empty`, on an earlier pass).
+        let alloc = self.osecs[i].is_alloc() || !kept || self.osecs[i].flags == E::SHF_WRITE as u64;
+        let dot_on_entry = self.dot;
         if let Some(t) = desc.ty.as_deref().filter(|t| is_unallocated_type(t))
             && kept
         {
@@ -508,6 +519,10 @@ impl State<'_> {
         let o = &mut self.osecs[i];
         o.addr = addr;
         let tbss = o.is_tls() && o.is_nobits();
+        if !kept {
+            self.dot = dot_on_entry;
+            return Ok(());
+        }
         if !alloc {
             self.dot = dot_before;
             return Ok(());
@@ -747,7 +762,11 @@ pub fn nearby_section(
         (Some(p), None) => p,
         (None, Some(n)) => n,
         (Some(p), Some(n)) => {
-            let (fp, fn_, fs) = (flags(p), flags(n), flags(s));
+            // A section of commands alone has no flags of its own in GNU ld (rivet's are writable space).
+            let bare =
+                osecs[s].is_nobits() && osecs[s].flags == (E::SHF_ALLOC | E::SHF_WRITE) as u64;
+            let fs = if bare { (0, false, 0, 0) } else { flags(s) };
+            let (fp, fn_) = (flags(p), flags(n));
             let prev_wins = if (fp.0, fp.1) != (fn_.0, fn_.1) {
                 fn_.0 != fs.0 || (fp.1 && !fn_.1)
             } else if fp.2 != fn_.2 {
@@ -761,4 +780,16 @@ pub fn nearby_section(
         }
     };
     best as u32
+}
+
+/// A script section kept only for its assignments to `.`, that ends up empty, is as GNU ld makes it: not
+/// allocated, writable, `PROGBITS` (one whose location counter moved is allocated writable space, `NOBITS`).
+fn settle_empty(w: &Walk, osecs: &mut [OutputSection]) {
+    for (i, o) in osecs.iter_mut().enumerate() {
+        let d = w.script_desc.get(i).copied().unwrap_or(NONE);
+        if w.keep[i] && d != NONE && o.size == 0 && o.is_nobits() && o.parts.len() <= 1 {
+            o.flags = E::SHF_WRITE as u64;
+            o.sh_type = E::SHT_PROGBITS;
+        }
+    }
 }
