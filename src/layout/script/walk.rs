@@ -515,6 +515,8 @@ impl State<'_> {
             (self.current, self.prefer_next) = (Some(i), false);
         }
         let dot_before = self.dot;
+        // Before the commands: values inside the section are relative to its address.
+        self.osecs[i].addr = addr;
         let size = self.contents(i, d, addr)?;
         let o = &mut self.osecs[i];
         o.addr = addr;
