@@ -457,8 +457,8 @@ impl Expr {
         }
     }
 
-    /// Whether the value is a number the expression itself fixes (no symbol, section, `.` or page size): such a
-    /// symbol is absolute (`SHN_ABS`), as GNU ld makes it.
+    /// Whether the value is a number the expression itself fixes (no symbol, section, `.` or page size), as GNU
+    /// ld's parser folds such an expression into a number.
     pub fn is_constant(&self) -> bool {
         match self {
             Expr::Num(_) => true,
@@ -515,7 +515,7 @@ impl Evaluator<'_> {
     }
 
     /// An address the location counter gives: relative to the section being described, if any.
-    fn from_dot(&mut self, v: u64) -> Value {
+    fn dot_value(&mut self, v: u64) -> Value {
         self.from_dot = true;
         match self.env.inside() {
             Some(s) => Value {
@@ -555,7 +555,7 @@ impl Evaluator<'_> {
             }
             Expr::Dot => {
                 let d = self.env.dot().ok_or("'.' has no value here")?;
-                self.from_dot(d)
+                self.dot_value(d)
             }
             Expr::Unary(op, e) => {
                 let x = self.expr(e)?;
@@ -651,7 +651,7 @@ impl Evaluator<'_> {
             "ALIGN" | "BLOCK" => {
                 let n = self.arg(name, args, 0)?.v;
                 let v = align_up(self.dot(name)?, n)?;
-                self.from_dot(v)
+                self.dot_value(v)
             }
             "NEXT" => {
                 let x = self.arg(name, args, 0)?;
@@ -693,7 +693,7 @@ impl Evaluator<'_> {
                     .memory(n)
                     .ok_or_else(|| format!("{name}: no memory region {n}"))?;
                 if name == "ORIGIN" {
-                    self.from_dot(origin)
+                    self.dot_value(origin)
                 } else {
                     number(length)
                 }
@@ -707,7 +707,7 @@ impl Evaluator<'_> {
             // Without a -T<segment> option, the default.
             "SEGMENT_START" => {
                 let v = self.arg(name, args, 1)?.v;
-                self.from_dot(v)
+                self.dot_value(v)
             }
             _ => number(match named(0)? {
                 "MAXPAGESIZE" => env.max_page_size(),
