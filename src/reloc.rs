@@ -64,6 +64,9 @@ pub struct Props {
     pub preemptible: bool,
     pub ifunc: bool,
     pub absolute: bool,
+    /// Absolute by a script's or `--defsym`'s assignment: a pointer to it needs no dynamic relocation, but GOT
+    /// references treat it as GNU ld does, as an address in the image (relaxed, or a relocated slot).
+    pub linker_abs: bool,
     pub func: bool,
 }
 
@@ -79,6 +82,7 @@ pub fn props(res: &Resolved, config: &Config, space: &SymbolSpace, s: &SymRef) -
         preemptible: b & SymProps::PREEMPTIBLE != 0,
         ifunc: b & SymProps::IFUNC != 0,
         absolute: b & SymProps::ABSOLUTE != 0,
+        linker_abs: b & SymProps::LINKER_ABS != 0,
         func: b & SymProps::FUNC != 0,
     }
 }
@@ -155,7 +159,7 @@ pub fn decide<A: Arch>(
                 } else {
                     Action::Plt
                 }
-            } else if m.pic && !p.absolute {
+            } else if m.pic && !p.absolute && !p.linker_abs {
                 Action::DynRelative
             } else {
                 Action::Abs
@@ -171,7 +175,7 @@ pub fn decide<A: Arch>(
             }
         }
         RelKind::AbsNarrow => {
-            if m.pic && !p.absolute {
+            if m.pic && !p.absolute && !p.linker_abs {
                 Action::Error(
                     "can not be used when making a PIE object or shared object; recompile with -fPIC",
                 )
@@ -388,6 +392,7 @@ mod tests {
             preemptible: false,
             ifunc: false,
             absolute: false,
+            linker_abs: false,
             func: false,
         };
         // The architecture's GOT-load type that allows this `mov` to become a `lea`.

@@ -107,6 +107,8 @@ impl SymProps {
     pub const FUNC: u8 = 16;
     /// Defined in an input object (`Target::Object`): not imported, undefined or made by the linker.
     pub const DEFINED: u8 = 32;
+    /// An absolute symbol a script or `--defsym` assigns (see `reloc::Props::linker_abs`).
+    pub const LINKER_ABS: u8 = 64;
 
     /// The bits for a reference to `id` resolving to `t`.
     pub fn of(res: &Resolved, config: &crate::args::Config, id: SymId, t: Target) -> u8 {
@@ -181,7 +183,7 @@ impl SymbolSpace {
         }
         if !config.defsyms.is_empty() || !config.provides.is_empty() || config.sections.is_some() {
             for g in absolute_script_symbols(res, config) {
-                gprops[g.index()] |= SymProps::ABSOLUTE;
+                gprops[g.index()] |= SymProps::LINKER_ABS;
             }
         }
         SymbolSpace {

@@ -1129,11 +1129,7 @@ impl got_plt::Lookup for SlotLookup<'_, '_> {
     }
     fn is_absolute(&self, id: SymId) -> bool {
         let cx = self.0;
-        match layout::target_of(cx.res, cx.space, id) {
-            // A script's or --defsym's absolute symbol (`SymbolSpace::gprops`).
-            Target::Linker => cx.space.gprops[id.index()] & symbols::SymProps::ABSOLUTE != 0,
-            t => symbols::is_absolute(cx.res, t),
-        }
+        symbols::is_absolute(cx.res, layout::target_of(cx.res, cx.space, id))
     }
     fn tp_offset(&self, addr: u64) -> u64 {
         self.0.tp_offset(addr)
