@@ -53,6 +53,58 @@ pub trait Env {
     fn relro_end(&self, _end: u64) -> bool {
         false
     }
+    /// Whether a symbol is defined, for `DEFINED`.
+    fn defined(&self, name: &str) -> bool {
+        self.symbol(name).is_some()
+    }
+    /// A symbol's value and what it is relative to (an output section's offset, or absolute).
+    fn symbol_value(&self, name: &str) -> Option<Value> {
+        self.symbol(name).map(Value::abs)
+    }
+    /// The number of output section `name` for values relative to it; `None` keeps `ADDR` absolute.
+    fn section_id(&self, _name: &str) -> Option<u32> {
+        None
+    }
+    /// The address of the output section numbered `id` (see `section_id`).
+    fn section_addr(&self, _id: u32) -> u64 {
+        0
+    }
+    /// The output section whose description holds the expression: there a plain number stays a number (GNU ld's
+    /// evaluation "inside an output section definition"); elsewhere it is an absolute address.
+    fn inside(&self) -> Option<u32> {
+        None
+    }
+}
+
+/// What a value is relative to (GNU ld's manual, "The Section of an Expression"): a plain number, an absolute
+/// address, or an offset in an output section (the environment's number for it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Base {
+    Number,
+    Abs,
+    Section(u32),
+}
+
+/// A value with its base: `v` is the offset from the section's address for `Base::Section`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Value {
+    pub v: u64,
+    pub base: Base,
+}
+
+impl Value {
+    pub fn abs(v: u64) -> Value {
+        Value { v, base: Base::Abs }
+    }
+}
+
+/// An evaluated expression: its value, and whether the location counter (or a function of it, `ALIGN(n)`,
+/// `ORIGIN`, `SEGMENT_START`) made it after any conversion to absolute (GNU ld's `rel_from_abs`): a symbol given
+/// such an absolute value belongs to the section the location counter is in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Evaluated {
+    pub value: Value,
+    pub from_dot: bool,
 }
 
 /// Functions taking a name rather than an expression, and how many arguments each function takes.
@@ -405,8 +457,8 @@ impl Expr {
         }
     }
 
-    /// Whether the value is a number the expression itself fixes (no symbol, section, `.` or page size): such a
-    /// symbol is absolute (`SHN_ABS`), as GNU ld makes it.
+    /// Whether the value is a number the expression itself fixes (no symbol, section, `.` or page size), as GNU
+    /// ld's parser folds such an expression into a number.
     pub fn is_constant(&self) -> bool {
         match self {
             Expr::Num(_) => true,
@@ -417,31 +469,259 @@ impl Expr {
         }
     }
 
+    /// The value as an address: a section-relative value plus its section's address.
     pub fn eval(&self, env: &dyn Env) -> Result<u64, String> {
-        Ok(match self {
-            Expr::Num(n) => *n,
-            Expr::Sym(s) => env
-                .symbol(s)
-                .ok_or_else(|| format!("undefined symbol '{s}'"))?,
-            Expr::Dot => env.dot().ok_or("'.' has no value here")?,
-            Expr::Unary(op, e) => {
-                let v = e.eval(env)?;
-                match op {
-                    '-' => v.wrapping_neg(),
-                    '!' => (v == 0) as u64,
-                    _ => !v,
-                }
-            }
-            Expr::Binary(op, a, b) => binary(op, a.eval(env)?, b.eval(env)?)?,
-            Expr::Cond(c, yes, no) => {
-                if c.eval(env)? != 0 {
-                    yes.eval(env)?
-                } else {
-                    no.eval(env)?
-                }
-            }
-            Expr::Call(name, args) => call(name, args, env)?,
+        let e = self.eval_value(env)?;
+        Ok(address(env, e.value))
+    }
+
+    /// The value with its base, by GNU ld's rules (its manual's "The Section of an Expression"; `ldexp.c`'s
+    /// behaviour where the manual is silent): numbers stay numbers inside an output section and are absolute
+    /// elsewhere; an operator on a relative value and a number keeps the section and works on the offset; two
+    /// values of different bases become absolute first; comparisons give numbers.
+    pub fn eval_value(&self, env: &dyn Env) -> Result<Evaluated, String> {
+        let mut ev = Evaluator {
+            env,
+            from_dot: false,
+        };
+        let value = ev.expr(self)?;
+        Ok(Evaluated {
+            value,
+            from_dot: ev.from_dot,
         })
+    }
+}
+
+/// A value as an address.
+pub fn address(env: &dyn Env, x: Value) -> u64 {
+    match x.base {
+        Base::Section(s) => x.v.wrapping_add(env.section_addr(s)),
+        _ => x.v,
+    }
+}
+
+struct Evaluator<'e> {
+    env: &'e dyn Env,
+    from_dot: bool,
+}
+
+/// Operators whose result is a plain number.
+const LOGICAL: &[&str] = &["==", "!=", "<", ">", "<=", ">=", "&&", "||"];
+
+impl Evaluator<'_> {
+    fn make_abs(&mut self, x: Value) -> Value {
+        self.from_dot = false;
+        Value::abs(address(self.env, x))
+    }
+
+    /// An address the location counter gives: relative to the section being described, if any.
+    fn dot_value(&mut self, v: u64) -> Value {
+        self.from_dot = true;
+        match self.env.inside() {
+            Some(s) => Value {
+                v: v.wrapping_sub(self.env.section_addr(s)),
+                base: Base::Section(s),
+            },
+            None => Value::abs(v),
+        }
+    }
+
+    /// A plain number where the expression is: a number inside an output section, absolute elsewhere.
+    fn number(&self, v: u64) -> Value {
+        let base = match self.env.inside() {
+            Some(_) => Base::Number,
+            None => Base::Abs,
+        };
+        Value { v, base }
+    }
+
+    fn dot(&self, name: &str) -> Result<u64, String> {
+        self.env.dot().ok_or_else(|| format!("{name}(n) needs '.'"))
+    }
+
+    fn expr(&mut self, e: &Expr) -> Result<Value, String> {
+        Ok(match e {
+            Expr::Num(n) => self.number(*n),
+            Expr::Sym(s) => {
+                let x =
+                    (self.env.symbol_value(s)).ok_or_else(|| format!("undefined symbol '{s}'"))?;
+                match x.base {
+                    Base::Abs if self.env.inside().is_some() => Value {
+                        v: x.v,
+                        base: Base::Number,
+                    },
+                    _ => x,
+                }
+            }
+            Expr::Dot => {
+                let d = self.env.dot().ok_or("'.' has no value here")?;
+                self.dot_value(d)
+            }
+            Expr::Unary(op, e) => {
+                let x = self.expr(e)?;
+                let v = match op {
+                    '-' => x.v.wrapping_neg(),
+                    '!' => (x.v == 0) as u64,
+                    _ => !x.v,
+                };
+                Value { v, base: x.base }
+            }
+            Expr::Binary(op, a, b) => {
+                let (a, b) = (self.expr(a)?, self.expr(b)?);
+                self.binary(op, a, b)?
+            }
+            Expr::Cond(c, yes, no) => {
+                if self.expr(c)?.v != 0 {
+                    self.expr(yes)?
+                } else {
+                    self.expr(no)?
+                }
+            }
+            Expr::Call(name, args) => self.call(name, args)?,
+        })
+    }
+
+    /// Both operands on one base (or one of them a plain number): the operator's result and its base.
+    fn binary(&mut self, op: &str, a: Value, b: Value) -> Result<Value, String> {
+        let (mut a, mut b, mut base) = (a, b, b.base);
+        if a.base != b.base {
+            if a.base != Base::Number && b.base != Base::Number {
+                (a, b) = (self.make_abs(a), self.make_abs(b));
+                base = Base::Abs;
+            } else if b.base == Base::Number {
+                // The number takes the other operand's base.
+                base = a.base;
+                a.base = Base::Number;
+            }
+        }
+        let v = match op {
+            "MAX" => a.v.max(b.v),
+            "MIN" => a.v.min(b.v),
+            "ALIGN" => align_up(a.v, b.v)?,
+            _ => binary(op, a.v, b.v)?,
+        };
+        let base = if LOGICAL.contains(&op) {
+            Base::Number
+        } else if matches!(op, "MAX" | "MIN" | "ALIGN") || base != a.base {
+            base
+        } else {
+            // Two values of one base: a number inside an output section, absolute elsewhere.
+            self.number(0).base
+        };
+        Ok(Value { v, base })
+    }
+
+    fn call(&mut self, name: &str, args: &[Arg]) -> Result<Value, String> {
+        let env = self.env;
+        let named = |k: usize| match &args[k] {
+            Arg::Name(n) => Ok(n.as_str()),
+            Arg::Expr(_) => Err(format!("{name}: expected a name")),
+        };
+        let section = |k: usize| {
+            let n = named(k)?;
+            env.section(n)
+                .ok_or_else(|| format!("{name}: undefined section {n}"))
+        };
+        let number = |v: u64| Value {
+            v,
+            base: Base::Number,
+        };
+        Ok(match name {
+            "ABSOLUTE" => {
+                let x = self.arg(name, args, 0)?;
+                self.make_abs(x)
+            }
+            "ADDR" => {
+                let addr = section(0)?.0;
+                match env.section_id(named(0)?) {
+                    Some(id) => Value {
+                        v: 0,
+                        base: Base::Section(id),
+                    },
+                    None => Value::abs(addr),
+                }
+            }
+            "LOADADDR" => Value::abs(section(0)?.1),
+            "SIZEOF" => number(section(0)?.2),
+            "ALIGNOF" => number(section(0)?.3),
+            "ALIGN" | "BLOCK" if args.len() == 2 => {
+                let (a, b) = (self.arg(name, args, 0)?, self.arg(name, args, 1)?);
+                self.binary("ALIGN", a, b)?
+            }
+            "ALIGN" | "BLOCK" => {
+                let n = self.arg(name, args, 0)?.v;
+                let v = align_up(self.dot(name)?, n)?;
+                self.dot_value(v)
+            }
+            "NEXT" => {
+                let x = self.arg(name, args, 0)?;
+                let n = self.make_abs(x).v;
+                Value::abs(align_up(self.dot(name)?, n)?)
+            }
+            "ASSERT" => match self.arg(name, args, 0)? {
+                x if x.v == 0 => return Err(named(1)?.to_string()),
+                x => x,
+            },
+            // The manual's equivalents: (ALIGN(maxpagesize) + (. & (maxpagesize - 1))); the end unchanged; the
+            // padding that makes `exp + offset` a multiple of the common page size.
+            "DATA_SEGMENT_ALIGN" => {
+                let (d, max) = (self.dot(name)?, self.arg(name, args, 0)?.v);
+                self.arg(name, args, 1)?;
+                Value::abs(
+                    align_up(d, max)?
+                        .wrapping_add(d & max.wrapping_sub(1))
+                        .wrapping_add(env.relro_padding()),
+                )
+            }
+            "DATA_SEGMENT_END" => self.arg(name, args, 0)?,
+            "DATA_SEGMENT_RELRO_END" => {
+                let (off, exp) = (self.arg(name, args, 0)?, self.arg(name, args, 1)?);
+                let (off, exp) = (address(env, off), address(env, exp));
+                Value::abs(if env.relro_end(exp.wrapping_add(off)) {
+                    exp
+                } else {
+                    align_up(exp.wrapping_add(off), env.common_page_size())?.wrapping_sub(off)
+                })
+            }
+            "LOG2CEIL" => number(match self.arg(name, args, 0)?.v {
+                0 | 1 => 0,
+                v => 64 - u64::from((v - 1).leading_zeros()),
+            }),
+            "ORIGIN" | "LENGTH" => {
+                let n = named(0)?;
+                let (origin, length) = env
+                    .memory(n)
+                    .ok_or_else(|| format!("{name}: no memory region {n}"))?;
+                if name == "ORIGIN" {
+                    self.dot_value(origin)
+                } else {
+                    number(length)
+                }
+            }
+            "DEFINED" => number(env.defined(named(0)?) as u64),
+            "MAX" | "MIN" => {
+                let (a, b) = (self.arg(name, args, 0)?, self.arg(name, args, 1)?);
+                self.binary(name, a, b)?
+            }
+            "SIZEOF_HEADERS" => number(env.sizeof_headers()),
+            // Without a -T<segment> option, the default.
+            "SEGMENT_START" => {
+                let v = self.arg(name, args, 1)?.v;
+                self.dot_value(v)
+            }
+            _ => number(match named(0)? {
+                "MAXPAGESIZE" => env.max_page_size(),
+                "COMMONPAGESIZE" => env.common_page_size(),
+                c => return Err(format!("CONSTANT: unknown constant {c}")),
+            }),
+        })
+    }
+
+    fn arg(&mut self, name: &str, args: &[Arg], k: usize) -> Result<Value, String> {
+        match &args[k] {
+            Arg::Expr(e) => self.expr(e),
+            Arg::Name(n) => Err(format!("{name}: expected an expression, found '{n}'")),
+        }
     }
 }
 
@@ -476,75 +756,6 @@ fn align_up(v: u64, a: u64) -> Result<u64, String> {
         return Err(format!("ALIGN: {a:#x} is not a power of 2"));
     }
     Ok(v.wrapping_add(a - 1) & !(a - 1))
-}
-
-fn call(name: &str, args: &[Arg], env: &dyn Env) -> Result<u64, String> {
-    let num = |k: usize| match &args[k] {
-        Arg::Expr(e) => e.eval(env),
-        Arg::Name(n) => Err(format!("{name}: expected an expression, found '{n}'")),
-    };
-    let named = |k: usize| match &args[k] {
-        Arg::Name(n) => Ok(n.as_str()),
-        Arg::Expr(_) => Err(format!("{name}: expected a name")),
-    };
-    let dot = || env.dot().ok_or_else(|| format!("{name}(n) needs '.'"));
-    let section = |k: usize| {
-        let n = named(k)?;
-        env.section(n)
-            .ok_or_else(|| format!("{name}: undefined section {n}"))
-    };
-    Ok(match name {
-        "ABSOLUTE" => num(0)?,
-        "ADDR" => section(0)?.0,
-        "LOADADDR" => section(0)?.1,
-        "SIZEOF" => section(0)?.2,
-        "ALIGNOF" => section(0)?.3,
-        "ALIGN" | "BLOCK" if args.len() == 2 => align_up(num(0)?, num(1)?)?,
-        "ALIGN" | "BLOCK" | "NEXT" => align_up(dot()?, num(0)?)?,
-        "ASSERT" => match num(0)? {
-            0 => return Err(named(1)?.to_string()),
-            v => v,
-        },
-        // The manual's equivalents: (ALIGN(maxpagesize) + (. & (maxpagesize - 1))); the end unchanged; the
-        // padding that makes `exp + offset` a multiple of the common page size.
-        "DATA_SEGMENT_ALIGN" => {
-            let (d, max) = (dot()?, num(0)?);
-            align_up(d, max)?
-                .wrapping_add(d & max.wrapping_sub(1))
-                .wrapping_add(env.relro_padding())
-        }
-        "DATA_SEGMENT_END" => num(0)?,
-        "DATA_SEGMENT_RELRO_END" => {
-            let (off, exp) = (num(0)?, num(1)?);
-            if env.relro_end(exp.wrapping_add(off)) {
-                exp
-            } else {
-                align_up(exp.wrapping_add(off), env.common_page_size())?.wrapping_sub(off)
-            }
-        }
-        "LOG2CEIL" => match num(0)? {
-            0 | 1 => 0,
-            v => 64 - u64::from((v - 1).leading_zeros()),
-        },
-        "ORIGIN" | "LENGTH" => {
-            let n = named(0)?;
-            let (origin, length) = env
-                .memory(n)
-                .ok_or_else(|| format!("{name}: no memory region {n}"))?;
-            if name == "ORIGIN" { origin } else { length }
-        }
-        "DEFINED" => env.symbol(named(0)?).is_some() as u64,
-        "MAX" => num(0)?.max(num(1)?),
-        "MIN" => num(0)?.min(num(1)?),
-        "SIZEOF_HEADERS" => env.sizeof_headers(),
-        // Without a -T<segment> option, the default.
-        "SEGMENT_START" => num(1)?,
-        _ => match named(0)? {
-            "MAXPAGESIZE" => env.max_page_size(),
-            "COMMONPAGESIZE" => env.common_page_size(),
-            c => return Err(format!("CONSTANT: unknown constant {c}")),
-        },
-    })
 }
 
 #[cfg(test)]

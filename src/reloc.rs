@@ -64,6 +64,9 @@ pub struct Props {
     pub preemptible: bool,
     pub ifunc: bool,
     pub absolute: bool,
+    /// Absolute by a script's or `--defsym`'s assignment: a pointer to it needs no dynamic relocation, but GOT
+    /// references treat it as GNU ld does, as an address in the image (relaxed, or a relocated slot).
+    pub linker_abs: bool,
     pub func: bool,
     /// An executable's undefined symbol under GNU ld's undefined-weak rule (`SymProps::WEAK_RULE`): see
     /// [`weak_rule`].
@@ -82,6 +85,7 @@ pub fn props(res: &Resolved, config: &Config, space: &SymbolSpace, s: &SymRef) -
         preemptible: b & SymProps::PREEMPTIBLE != 0,
         ifunc: b & SymProps::IFUNC != 0,
         absolute: b & SymProps::ABSOLUTE != 0,
+        linker_abs: b & SymProps::LINKER_ABS != 0,
         func: b & SymProps::FUNC != 0,
         weak_rule: b & SymProps::WEAK_RULE != 0,
     }
@@ -197,7 +201,7 @@ pub fn decide<A: Arch>(
                 } else {
                     Action::Plt
                 }
-            } else if m.pic && !p.absolute {
+            } else if m.pic && !p.absolute && !p.linker_abs {
                 Action::DynRelative
             } else {
                 Action::Abs
@@ -213,7 +217,7 @@ pub fn decide<A: Arch>(
             }
         }
         RelKind::AbsNarrow => {
-            if m.pic && !p.absolute {
+            if m.pic && !p.absolute && !p.linker_abs {
                 Action::Error(
                     "can not be used when making a PIE object or shared object; recompile with -fPIC",
                 )
@@ -430,6 +434,7 @@ mod tests {
             preemptible: false,
             ifunc: false,
             absolute: false,
+            linker_abs: false,
             func: false,
             weak_rule: false,
         };

@@ -111,6 +111,8 @@ impl SymProps {
     /// provisional until the scan settles it by how it is referenced (`scan::weak`), and even then holds only for
     /// some references (`reloc::weak_rule`).
     pub const WEAK_RULE: u8 = 64;
+    /// An absolute symbol a script or `--defsym` assigns (see `reloc::Props::linker_abs`).
+    pub const LINKER_ABS: u8 = 128;
 
     /// The bits for a reference to `id` resolving to `t`.
     pub fn of(res: &Resolved, config: &crate::args::Config, id: SymId, t: Target) -> u8 {
@@ -186,12 +188,132 @@ impl SymbolSpace {
                 }
             });
         }
+        if !config.defsyms.is_empty() || !config.provides.is_empty() || config.sections.is_some() {
+            for g in absolute_script_symbols(res, config) {
+                gprops[g.index()] |= SymProps::LINKER_ABS;
+            }
+        }
         SymbolSpace {
             local_base,
             total: next as usize,
             gprops,
             defined,
         }
+    }
+}
+
+/// The symbols `--defsym` and scripts define that will be absolute (GNU ld's rules for the section of an
+/// expression, `expr::Base`), so that position-independent output does not relocate their addresses. Told before
+/// layout, as GNU ld tells it from an early evaluation: values are unknown here, so a condition that is not
+/// decided by constants and `DEFINED` takes its first branch.
+fn absolute_script_symbols(res: &Resolved, config: &crate::args::Config) -> Vec<SymId> {
+    use crate::expr::{Base, Expr};
+    let mut env = StaticEnv {
+        res,
+        bases: std::collections::HashMap::new(),
+        inside: false,
+    };
+    let assign = |env: &mut StaticEnv, name: &str, e: &Expr, inside: bool| {
+        env.inside = inside;
+        let base = match e.eval_value(&*env) {
+            Ok(v) if v.value.base == Base::Abs && !v.from_dot => Base::Abs,
+            Ok(v) if v.value.base == Base::Number && !inside => Base::Abs,
+            _ => Base::Section(0),
+        };
+        env.bases.insert(name.to_string(), base);
+    };
+    for (name, text) in config.defsyms.iter().chain(&config.provides) {
+        if let Ok(e) = crate::expr::parse(text) {
+            assign(&mut env, name, &e, false);
+        }
+    }
+    if let Some(sc) = config.sections.as_deref() {
+        use crate::script::ast::{OutputCommand, SectionsCommand};
+        for c in &sc.commands {
+            match c {
+                SectionsCommand::Assign(a) if a.target != "." && a.op == "=" => {
+                    assign(&mut env, &a.target, &a.expr, false)
+                }
+                SectionsCommand::Output(o) => {
+                    for c in &o.commands {
+                        if let OutputCommand::Assign(a) = c
+                            && a.target != "."
+                            && a.op == "="
+                        {
+                            assign(&mut env, &a.target, &a.expr, true);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    (env.bases.iter())
+        .filter(|(_, b)| **b == Base::Abs)
+        .filter_map(|(n, _)| res.names.lookup(n.as_bytes()))
+        .filter(|g| res.defs[g.index()] == Def::Linker)
+        .collect()
+}
+
+/// What an expression's base depends on before layout: the inputs' symbols (absolute or in some section), the
+/// bases of the symbols assigned before it, and whether it is inside an output section. Every section is
+/// number 0 at address 0, and the location counter 0.
+struct StaticEnv<'a> {
+    res: &'a Resolved,
+    bases: std::collections::HashMap<String, crate::expr::Base>,
+    inside: bool,
+}
+
+impl crate::expr::Env for StaticEnv<'_> {
+    fn symbol(&self, name: &str) -> Option<u64> {
+        self.symbol_value(name).map(|v| v.v)
+    }
+    fn symbol_value(&self, name: &str) -> Option<crate::expr::Value> {
+        use crate::expr::{Base, Value};
+        let rel = Value {
+            v: 0,
+            base: Base::Section(0),
+        };
+        if let Some(&base) = self.bases.get(name) {
+            return Some(Value { v: 0, base });
+        }
+        let g = self.res.names.lookup(name.as_bytes())?;
+        match self.res.defs[g.index()] {
+            Def::Object { file, sym } => {
+                Some(match is_absolute(self.res, Target::Object { file, sym }) {
+                    true => Value::abs(0),
+                    false => rel,
+                })
+            }
+            Def::Shared { .. } | Def::Linker => Some(rel),
+            Def::Undefined => None,
+        }
+    }
+    fn defined(&self, name: &str) -> bool {
+        self.bases.contains_key(name)
+            || (self.res.names.lookup(name.as_bytes()))
+                .is_some_and(|g| !matches!(self.res.defs[g.index()], Def::Undefined))
+    }
+    fn section(&self, _: &str) -> Option<(u64, u64, u64, u64)> {
+        Some((0, 0, 0, 1))
+    }
+    fn section_id(&self, _: &str) -> Option<u32> {
+        Some(0)
+    }
+    fn inside(&self) -> Option<u32> {
+        self.inside.then_some(0)
+    }
+    fn dot(&self) -> Option<u64> {
+        Some(0)
+    }
+    fn max_page_size(&self) -> u64 {
+        0x1000
+    }
+    fn common_page_size(&self) -> u64 {
+        0x1000
+    }
+    fn sizeof_headers(&self) -> u64 {
+        0
     }
 }
 

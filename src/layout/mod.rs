@@ -252,6 +252,9 @@ pub struct Layout {
     /// The build id's length (`synthetic::notes`).
     pub build_id_size: u64,
     pub linker_syms: HashMap<SymId, u64>,
+    /// The output sections (`NONE`: absolute) of the symbols scripts and `--defsym` assign, by GNU ld's rules for
+    /// the section of an expression.
+    pub linker_sections: HashMap<SymId, u32>,
     /// With a script: its symbols, deferred assignments, data commands and fills.
     pub script: script::ScriptExtras,
     /// Writing the output cannot fail (`scan::WriteCheck` holds for this layout), so it may overwrite the
@@ -530,6 +533,7 @@ pub fn layout<A: Arch>(
         interp: map.interp,
         build_id_size: map.build_id_size,
         linker_syms: HashMap::default(),
+        linker_sections: HashMap::default(),
         script: segs.script,
         writes_proven: false,
         emit_relocs,

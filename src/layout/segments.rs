@@ -341,7 +341,10 @@ fn place_nonalloc(osecs: &mut [OutputSection], keep: &[bool], mut off: u64) -> R
         if keep[i] && !o.is_alloc() {
             off = align_up(off, o.align.max(1));
             o.offset = off;
-            o.addr = 0;
+            // A script's section kept empty for its commands keeps the address it was given (GNU ld's).
+            if o.size != 0 || o.flags != E::SHF_WRITE as u64 {
+                o.addr = 0;
+            }
             if !o.is_nobits() {
                 off = off.checked_add(o.size).ok_or_else(|| {
                     Errors::one(format!(

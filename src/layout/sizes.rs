@@ -210,15 +210,27 @@ pub fn section_headers(
         o.size = off;
     }
     // Drop empty synthetic sections (and empty input-only ones stay: GNU ld keeps them only if they have inputs).
-    let keep: Vec<bool> = osecs
-        .iter()
-        .map(|o| {
+    // Under a script, as GNU ld: an empty section goes unless its commands keep it (data, `.` moved).
+    let script = cx.config.sections.as_deref();
+    let keep: Vec<bool> = (osecs.iter().enumerate())
+        .map(|(i, o)| {
+            let by_commands = || match (script, map.script_desc.get(i)) {
+                (Some(sc), Some(&d)) if d != NONE => {
+                    sc.has_data(d as usize)
+                        || sc.keeps_location(d as usize)
+                        || kept_input(cx, sc, place.script_lists.get(i))
+                }
+                _ => false,
+            };
+            let inputs = || (o.parts.iter()).any(|p| matches!(p, Part::Inputs | Part::Sorted));
             o.size > 0
                 || o.name == b".shstrtab"
-                || o.parts
-                    .iter()
-                    .any(|p| matches!(p, Part::Inputs | Part::Sorted))
                 || (is_dynamic && o.parts.contains(&Part::Synthetic(Synth::Dynamic)))
+                || if script.is_some() {
+                    by_commands()
+                } else {
+                    inputs()
+                }
         })
         .collect();
 
@@ -246,6 +258,26 @@ pub fn section_headers(
         count: shndx,
         dynamic,
     }
+}
+
+/// Whether an (empty) input section of a script's output section, listed in `list`, is one GNU ld keeps: named
+/// by a `KEEP` pattern, or `SHF_GNU_RETAIN`.
+fn kept_input(
+    cx: &Cx,
+    sc: &crate::script::sections::SectionsScript,
+    list: Option<&Vec<(u32, u32, u32)>>,
+) -> bool {
+    const SHF_GNU_RETAIN: u64 = 0x20_0000;
+    let objects = &cx.res.objects;
+    (list.into_iter().flatten())
+        .filter(|e| e.1 != super::script::LINKER_MADE)
+        .any(|&(_, f, s)| {
+            let o = &objects[f as usize];
+            let flags = o.sec(s as usize).flags();
+            let file = crate::script::sections::InputName::of(&o.name);
+            let writable = flags & object::elf::SHF_WRITE as u64 != 0;
+            flags & SHF_GNU_RETAIN != 0 || sc.keep_matches(&file, o.sec_name(s as usize), writable)
+        })
 }
 
 /// The size of a linker-made section known only once the sections are numbered: its output section grows to hold

@@ -28,26 +28,26 @@ pub fn assign_addresses(
     imported_addresses(res, space, lay, &mut addrs);
     let mut linker = linker_defined_addresses(res, lay, &mut addrs);
     let headers = 64 + 56 * lay.segments.len() as u64;
-    let dl = DefsymLayout {
-        osecs: &lay.osecs,
-        headers,
-    };
+    let mut sections = HashMap::default();
+    let dl = DefsymLayout { lay, headers };
     // The script's symbols first: an assignment outside SECTIONS (a --defsym) may name one (the kernel's
     // `init_per_cpu__gdt_page = ABSOLUTE(gdt_page) + __per_cpu_load`); then those SECTIONS assignments that
     // name symbols again, with the --defsyms' values.
     let script = !lay.script.symbols.is_empty() || !lay.script.deferred.is_empty();
+    let mut out = (&mut addrs, &mut linker, &mut sections);
     if script {
-        define_script_symbols(res, lay, &dl, config, &mut addrs, &mut linker)?;
+        define_script_symbols(res, &dl, config, &mut out)?;
     }
-    define_defsyms(config, res, &dl, &mut addrs, &mut linker)?;
+    define_defsyms(config, res, &dl, &mut out)?;
     let after_defsyms = !config.defsyms.is_empty() || !config.provides.is_empty();
     if !script || after_defsyms {
-        define_script_symbols(res, lay, &dl, config, &mut addrs, &mut linker)?;
+        define_script_symbols(res, &dl, config, &mut out)?;
     }
-    let values = deferred_data_values(config, res, lay, &dl, &addrs)?;
+    let values = deferred_data_values(config, res, &dl, (&addrs, &sections))?;
     for (k, v) in values {
         lay.script.data[k].3 = v;
     }
+    lay.linker_sections = sections;
     lay.entry = entry_address(config, res, lay, &addrs);
     lay.linker_syms = linker;
     lay.addrs = addrs;
@@ -321,8 +321,7 @@ fn define_defsyms(
     config: &Config,
     res: &Resolved,
     lay: &DefsymLayout,
-    addrs: &mut [u64],
-    linker: &mut HashMap<SymId, u64>,
+    (addrs, linker, sections): &mut Defined,
 ) -> Result<()> {
     // The last --defsym of a symbol is the one that counts.
     let mut pending: Vec<(&str, &str, crate::expr::Expr, Vec<String>)> = Vec::new();
@@ -356,12 +355,17 @@ fn define_defsyms(
                 res,
                 lay,
                 addrs,
+                sections,
                 dot: None,
+                inside: None,
             };
-            match (e.eval(&env), res.names.lookup(sym.as_bytes())) {
+            match (e.eval_value(&env), res.names.lookup(sym.as_bytes())) {
                 (Ok(v), Some(g)) => {
+                    // Outside the sections, with no location counter: its own section, or absolute.
+                    let (v, sec) = env.settle(v, NONE);
                     addrs[g.index()] = v;
                     linker.insert(g, v);
+                    sections.insert(g, sec);
                 }
                 (Ok(_), None) => {}
                 (Err(e), _) => {
@@ -391,36 +395,39 @@ fn define_defsyms(
 /// that name symbols of the inputs, with the location counter they saw.
 fn define_script_symbols(
     res: &Resolved,
-    lay: &Layout,
     dl: &DefsymLayout,
     config: &Config,
-    addrs: &mut [u64],
-    linker: &mut HashMap<SymId, u64>,
+    (addrs, linker, sections): &mut Defined,
 ) -> Result<()> {
-    let mut set = |name: &str, v: u64, addrs: &mut [u64]| {
+    let set = |name: &str, v: u64, sec: u32, out: &mut Defined| {
         if let Some(g) = res.names.lookup(name.as_bytes())
             && res.defs[g.index()] == Def::Linker
         {
-            addrs[g.index()] = v;
-            linker.insert(g, v);
+            out.0[g.index()] = v;
+            out.1.insert(g, v);
+            out.2.insert(g, sec);
         }
     };
-    for (name, v) in &lay.script.symbols {
-        set(name, *v, addrs);
+    let mut out = (&mut **addrs, &mut **linker, &mut **sections);
+    for (name, v, sec) in &dl.lay.script.symbols {
+        set(name, *v, *sec, &mut out);
     }
-    for d in &lay.script.deferred {
+    for d in &dl.lay.script.deferred {
         let env = DefsymEnv {
             config,
             res,
             lay: dl,
-            addrs,
+            addrs: out.0,
+            sections: out.2,
             dot: Some(d.dot),
+            inside: (d.inside != NONE).then_some(d.inside),
         };
         let v = d
             .expr
-            .eval(&env)
+            .eval_value(&env)
             .map_err(|e| Errors::one(format!("{}{e}", d.at)))?;
-        set(&d.name, v, addrs);
+        let (v, sec) = env.settle(v, d.dot_section);
+        set(&d.name, v, sec, &mut out);
     }
     Ok(())
 }
@@ -430,20 +437,22 @@ fn define_script_symbols(
 fn deferred_data_values(
     config: &Config,
     res: &Resolved,
-    lay: &Layout,
     dl: &DefsymLayout,
-    addrs: &[u64],
+    (addrs, sections): (&[u64], &HashMap<SymId, u32>),
 ) -> Result<Vec<(usize, u64)>> {
-    let deferred = &lay.script.deferred_data;
+    let deferred = &dl.lay.script.deferred_data;
     deferred
         .iter()
         .map(|(k, d)| {
+            // A data command's value is a plain number wherever it is (not relative to its section).
             let env = DefsymEnv {
                 config,
                 res,
                 lay: dl,
                 addrs,
+                sections,
                 dot: Some(d.dot),
+                inside: None,
             };
             let v = d
                 .expr
@@ -453,11 +462,17 @@ fn deferred_data_values(
         })
         .collect()
 }
+/// Where the linker-defined symbols' values go: addresses, the linker's symbols, and their output sections.
+type Defined<'a> = (
+    &'a mut Vec<u64>,
+    &'a mut HashMap<SymId, u64>,
+    &'a mut HashMap<SymId, u32>,
+);
 
 /// What a `--defsym` expression may ask of the layout: the output sections by name (address, size,
-/// alignment) and the size of the headers.
+/// alignment), the sections of symbols, and the size of the headers.
 pub struct DefsymLayout<'a> {
-    pub osecs: &'a [OutputSection],
+    pub lay: &'a Layout,
     pub headers: u64,
 }
 
@@ -466,8 +481,70 @@ struct DefsymEnv<'a> {
     res: &'a Resolved,
     lay: &'a DefsymLayout<'a>,
     addrs: &'a [u64],
+    /// The output sections of the linker-defined symbols given values so far (`NONE`: absolute).
+    sections: &'a HashMap<SymId, u32>,
     /// A script assignment's location counter.
     dot: Option<u64>,
+    /// The output section whose description holds a script assignment.
+    inside: Option<u32>,
+}
+
+impl DefsymEnv<'_> {
+    /// An assigned symbol's address and output section (`NONE`: absolute): a number is relative to the section
+    /// being described, an absolute value the location counter made belongs to `dot_section`, and a section the
+    /// output dropped gives way to a neighbour.
+    fn settle(&self, e: crate::expr::Evaluated, dot_section: u32) -> (u64, u32) {
+        use crate::expr::Base;
+        let mut v = e.value;
+        if v.base == Base::Number {
+            v.base = self.inside.map_or(Base::Abs, Base::Section);
+        }
+        let sec = match v.base {
+            Base::Section(s) => s,
+            _ if e.from_dot => dot_section,
+            _ => NONE,
+        };
+        let addr = crate::expr::address(self, v);
+        let osecs = &self.lay.lay.osecs;
+        let keep = |i: usize| osecs[i].shndx != 0;
+        (addr, super::script::nearby_section(osecs, &keep, sec, addr))
+    }
+
+    /// The output section symbol `id` (defined) is relative to; `None` for an absolute one.
+    fn symbol_section(&self, id: SymId) -> Option<u32> {
+        let lay = self.lay.lay;
+        match self.res.defs[id.index()] {
+            Def::Object { file, sym } => {
+                let o = &self.res.objects[file.index()];
+                let shndx = o.sym_shndx(sym as usize);
+                let osec = if shndx == E::SHN_ABS as u32 {
+                    return None;
+                } else if shndx == E::SHN_COMMON as u32 {
+                    (lay.osecs.iter())
+                        .position(|x| x.parts.iter().any(|p| matches!(p, Part::Commons)))
+                        .map(crate::index::OsecId::new)
+                } else if let Some((_, m)) = lay.merge_slot(file, SecIdx::new(shndx as usize)) {
+                    Some(lay.merges[m as usize].osec)
+                } else {
+                    lay.place_osec[file.index()].get(shndx as usize).copied()
+                };
+                osec.filter(|o| o.is_some()).map(|o| o.0)
+            }
+            Def::Linker => match self.sections.get(&id) {
+                Some(&s) => (s != NONE).then_some(s),
+                None => containing_section(&lay.osecs, self.addrs[id.index()]),
+            },
+            _ => None,
+        }
+    }
+}
+
+/// The last kept allocated output section whose range holds `v` (its end included).
+fn containing_section(osecs: &[OutputSection], v: u64) -> Option<u32> {
+    (osecs.iter().enumerate())
+        .filter(|(_, o)| o.shndx != 0 && o.is_alloc() && o.addr <= v && v <= o.addr + o.size)
+        .map(|(i, _)| i as u32)
+        .next_back()
 }
 
 impl crate::expr::Env for DefsymEnv<'_> {
@@ -477,13 +554,34 @@ impl crate::expr::Env for DefsymEnv<'_> {
             || self.config.defsyms.iter().any(|(s, _)| s == name);
         defined.then(|| self.addrs[id.index()])
     }
+    fn symbol_value(&self, name: &str) -> Option<crate::expr::Value> {
+        use crate::expr::{Base, Value};
+        let v = self.symbol(name)?;
+        let id = self.res.names.lookup(name.as_bytes())?;
+        Some(match self.symbol_section(id) {
+            Some(s) => Value {
+                v: v.wrapping_sub(self.lay.lay.osecs[s as usize].addr),
+                base: Base::Section(s),
+            },
+            None => Value::abs(v),
+        })
+    }
     fn section(&self, name: &str) -> Option<(u64, u64, u64, u64)> {
-        let o = self
-            .lay
-            .osecs
-            .iter()
-            .find(|o| o.shndx != 0 && o.name == name.as_bytes())?;
+        let o = (self.lay.lay.osecs.iter()).find(|o| o.shndx != 0 && o.name == name.as_bytes())?;
         Some((o.addr, o.addr, o.size, o.align.max(1)))
+    }
+    fn section_id(&self, name: &str) -> Option<u32> {
+        let osecs = &self.lay.lay.osecs;
+        let i = osecs
+            .iter()
+            .position(|o| o.shndx != 0 && o.name == name.as_bytes())?;
+        Some(i as u32)
+    }
+    fn section_addr(&self, id: u32) -> u64 {
+        self.lay.lay.osecs[id as usize].addr
+    }
+    fn inside(&self) -> Option<u32> {
+        self.inside
     }
     fn max_page_size(&self) -> u64 {
         self.config.max_page_size

@@ -341,29 +341,41 @@ impl SectionsScript {
     pub fn select(&self, file: &InputName, name: &[u8], writable: bool) -> (u32, Sort) {
         let lead = name.get(1).copied().unwrap_or(0) as usize;
         for &k in &self.by_lead[lead] {
-            let st = &self.stmts[k as usize];
-            if !st.file.matches(file) || st.exclude_files.iter().any(|e| e.matches(file)) {
-                continue;
-            }
-            let constraint = st.output.and_then(|d| self.outputs[d as usize].constraint);
-            if constraint == Some(Constraint::OnlyIfRo) && writable
-                || constraint == Some(Constraint::OnlyIfRw) && !writable
-            {
-                continue;
-            }
-            let hit = if st.sections.is_empty() {
-                Some(Sort::None)
-            } else {
-                st.sections
-                    .iter()
-                    .find(|(g, ex, _)| g.matches(name) && !ex.iter().any(|e| e.matches(file)))
-                    .map(|s| s.2)
-            };
-            if let Some(sort) = hit {
+            if let Some(sort) = self.matches(k, file, name, writable) {
+                let st = &self.stmts[k as usize];
                 return (if st.output.is_none() { DISCARD } else { k }, sort);
             }
         }
         (ORPHAN, Sort::None)
+    }
+
+    /// Whether a `KEEP` statement matches the section, whichever statement places it: GNU ld marks every
+    /// section a `KEEP` pattern names as kept, and an output section holding one stays even when empty.
+    pub fn keep_matches(&self, file: &InputName, name: &[u8], writable: bool) -> bool {
+        let lead = name.get(1).copied().unwrap_or(0) as usize;
+        (self.by_lead[lead].iter()).any(|&k| {
+            self.stmts[k as usize].keep && self.matches(k, file, name, writable).is_some()
+        })
+    }
+
+    /// Whether statement `k` matches the section, and with which pattern's sort.
+    fn matches(&self, k: u32, file: &InputName, name: &[u8], writable: bool) -> Option<Sort> {
+        let st = &self.stmts[k as usize];
+        if !st.file.matches(file) || st.exclude_files.iter().any(|e| e.matches(file)) {
+            return None;
+        }
+        let constraint = st.output.and_then(|d| self.outputs[d as usize].constraint);
+        if constraint == Some(Constraint::OnlyIfRo) && writable
+            || constraint == Some(Constraint::OnlyIfRw) && !writable
+        {
+            return None;
+        }
+        if st.sections.is_empty() {
+            return Some(Sort::None);
+        }
+        (st.sections.iter())
+            .find(|(g, ex, _)| g.matches(name) && !ex.iter().any(|e| e.matches(file)))
+            .map(|s| s.2)
     }
 
     /// The symbols the script's assignments define (not `.`), in script order.
@@ -427,6 +439,27 @@ impl SectionsScript {
     /// Whether output description `d` has data commands (`BYTE`, `LONG`...): it then has contents.
     pub fn has_data(&self, d: usize) -> bool {
         (self.outputs[d].commands.iter()).any(|c| matches!(c, OutputCommand::Data(..)))
+    }
+
+    /// Whether output description `d` assigns the location counter in a way that keeps the section even when it
+    /// ends up empty: GNU ld keeps it for any assignment to `.` but `. = 0`, `. = . + 0` (`. += 0`) and
+    /// `. = ALIGN(. != 0 ? EXPR : 1)`, constants folded as its parser folds them.
+    pub fn keeps_location(&self, d: usize) -> bool {
+        use crate::expr::{Arg, Expr};
+        let zero = |e: &Expr| e.is_constant() && e.eval(&NoEnv) == Ok(0);
+        let trivial = |a: &Assignment| match (a.op, &a.expr) {
+            ("+", e) => zero(e),
+            ("=", Expr::Binary("+", l, r)) if **l == Expr::Dot => zero(r),
+            ("=", Expr::Call("ALIGN", args)) => {
+                matches!(&args[..], [Arg::Expr(Expr::Cond(c, _, one))]
+                if **one == Expr::Num(1)
+                    && matches!(&**c, Expr::Binary("!=", l, r) if **l == Expr::Dot && **r == Expr::Num(0)))
+            }
+            ("=", e) => zero(e),
+            _ => false,
+        };
+        (self.outputs[d].commands.iter())
+            .any(|c| matches!(c, OutputCommand::Assign(a) if a.target == "." && !trivial(a)))
     }
 
     /// Whether a packed selection is a `KEEP` statement's.

@@ -290,16 +290,6 @@ fn write_file_symbols(
     }
 }
 
-/// Whether the last `--defsym` or script assignment (`PROVIDE` too) of `name` is a plain number.
-fn assigned_constant(config: &Config, name: &[u8]) -> bool {
-    let last = config
-        .defsyms
-        .iter()
-        .chain(&config.provides)
-        .rfind(|(n, _)| n.as_bytes() == name);
-    last.is_some_and(|(_, text)| crate::expr::parse(text).is_ok_and(|e| e.is_constant()))
-}
-
 /// Writes the linker-defined and imported globals (`extra`) into their share of the sections.
 fn write_extras(
     config: &Config,
@@ -315,12 +305,6 @@ fn write_extras(
         let (shndx, value, bind) = match res.defs[gid.index()] {
             Def::Linker => {
                 let (section, v) = places.linker_symbol(gid);
-                // A --defsym or script assignment of a plain number is absolute, whatever section its value
-                // happens to fall in.
-                let section = match assigned_constant(config, name) {
-                    true => E::SHN_ABS,
-                    false => section,
-                };
                 (section, v, E::STB_GLOBAL)
             }
             _ => (0, 0, E::STB_GLOBAL),

@@ -1216,6 +1216,9 @@ fn write_dynsym(cx: &WriteCx, bytes: &mut Parts) {
                 let v = stub.unwrap_or(lay.addrs[d.id.index()]);
                 let sec = match (stub, target) {
                     (None, Target::Object { file, sym }) => cx.object_sym_shndx(file, sym as usize),
+                    (None, Target::Linker) if lay.linker_sections.contains_key(&d.id) => {
+                        Some(symtab::Places::linker_symbol(cx, d.id).0)
+                    }
                     _ => None,
                 }
                 .unwrap_or_else(|| {
@@ -1349,6 +1352,11 @@ impl symtab::Places for WriteCx<'_> {
     }
     fn linker_symbol(&self, g: SymId) -> (u16, u64) {
         let v = self.lay.addrs[g.index()];
+        // Assigned by a script or --defsym: the section the expression's value is relative to.
+        if let Some(&s) = self.lay.linker_sections.get(&g) {
+            let osec = self.lay.osecs.get(s as usize).filter(|o| o.shndx != 0);
+            return (osec.map_or(E::SHN_ABS, |o| o.shndx as u16), v);
+        }
         let sec = (self.lay.osecs.iter())
             .filter(|o| o.shndx != 0 && o.is_alloc() && o.addr <= v && v <= o.addr + o.size)
             .map(|o| o.shndx)

@@ -22,7 +22,7 @@ mod loads;
 mod walk;
 
 pub use loads::phdrs_segments;
-pub use walk::{ScriptAddresses, ScriptExtras, Walk, assign_addresses};
+pub use walk::{ScriptAddresses, ScriptExtras, Walk, assign_addresses, nearby_section};
 
 /// An output section for every description of the script (but `/DISCARD/`), in its order, before any input's:
 /// NOBITS without flags until inputs say otherwise (a section of assignments alone is writable NOBITS).

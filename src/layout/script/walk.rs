@@ -7,7 +7,7 @@ use super::loads::{load_keys, loads};
 use super::{LINKER_MADE, input_extent};
 use crate::args::Config;
 use crate::elf::align_up;
-use crate::expr::{Env, Expr};
+use crate::expr::{Base, Env, Expr, Value};
 use crate::index::{NONE, OsecId};
 use crate::parse::SectionKind;
 use crate::resolve::Resolved;
@@ -23,9 +23,9 @@ pub struct ScriptAddresses {
     pub headers: Option<(u64, u64)>,
     /// The file offset after the last allocated section.
     pub end: u64,
-    /// The symbols the commands assign, with their values, in order; those whose expressions name symbols of the
-    /// inputs are evaluated once those have addresses (`deferred`).
-    pub symbols: Vec<(String, u64)>,
+    /// The symbols the commands assign, with their values and sections, in order; those whose expressions name
+    /// symbols of the inputs are evaluated once those have addresses (`deferred`).
+    pub symbols: Vec<ScriptSymbol>,
     pub deferred: Vec<Deferred>,
     /// Data commands whose values name symbols that have none yet: (index in `data`, expression).
     pub deferred_data: Vec<(usize, Deferred)>,
@@ -44,19 +44,26 @@ pub struct ScriptAddresses {
 /// evaluated once the inputs' symbols have addresses, its data commands and fill patterns.
 #[derive(Default)]
 pub struct ScriptExtras {
-    pub symbols: Vec<(String, u64)>,
+    pub symbols: Vec<ScriptSymbol>,
     pub deferred: Vec<Deferred>,
     pub deferred_data: Vec<(usize, Deferred)>,
     pub data: Vec<ScriptData>,
     pub fills: Vec<ScriptFill>,
 }
 
+/// A symbol a script assigns: its name, address, and the output section it is relative to (`NONE`: absolute),
+/// as GNU ld's rules for the section of an expression give it.
+pub type ScriptSymbol = (String, u64, u32);
+
 /// A script assignment evaluated after the symbols of the inputs have addresses, with the location counter it
-/// saw.
+/// saw, the output section it is inside (`NONE`: outside) and the section its value belongs to if the location
+/// counter made it absolute (GNU ld's `section_for_dot`).
 pub struct Deferred {
     pub name: String,
     pub expr: Expr,
     pub dot: u64,
+    pub inside: u32,
+    pub dot_section: u32,
     pub at: String,
 }
 
@@ -94,8 +101,16 @@ pub(super) struct State<'w> {
     regions: Vec<(String, u64, u64, u64)>,
     /// The previous allocated section's load offset (LMA - VMA) and region, for sections without `AT`.
     prev_delta: (u64, Option<usize>),
-    symbols: HashMap<String, u64>,
+    /// The symbols assigned so far, as expressions see them, and the output section each belongs to.
+    symbols: HashMap<String, (Value, u32)>,
     order: Vec<String>,
+    /// The output section whose commands are being evaluated (`Env::inside`), for assignments.
+    inside: Option<u32>,
+    /// GNU ld's state for `section_for_dot`: the last allocated section laid out, whether an assignment to `.`
+    /// outside the sections came after it, and whether `_end` (or `end`, `__end`...) was assigned.
+    current: Option<usize>,
+    prefer_next: bool,
+    found_end: bool,
     deferred: Vec<Deferred>,
     deferred_data: Vec<(usize, Deferred)>,
     /// Where `DATA_SEGMENT_RELRO_END` put the end of RELRO.
@@ -126,7 +141,37 @@ pub type ScriptData = (OsecId, u64, u8, u64);
 
 impl Env for State<'_> {
     fn symbol(&self, name: &str) -> Option<u64> {
-        self.symbols.get(name).copied()
+        self.symbol_value(name)
+            .map(|v| crate::expr::address(self, v))
+    }
+    fn symbol_value(&self, name: &str) -> Option<Value> {
+        self.symbols.get(name).map(|s| s.0)
+    }
+    /// The script's symbols assigned so far, and the others the link defines (the inputs', whose addresses come
+    /// later; the linker's own and `--defsym`'s).
+    fn defined(&self, name: &str) -> bool {
+        use crate::resolve::Def;
+        let (res, config) = (self.w.res, self.w.config);
+        let later = || (config.section_symbols.iter()).any(|s| s.name == name);
+        self.symbols.contains_key(name)
+            || res
+                .names
+                .lookup(name.as_bytes())
+                .is_some_and(|g| match res.defs[g.index()] {
+                    Def::Object { .. } | Def::Shared { .. } => true,
+                    Def::Linker => !later(),
+                    Def::Undefined => false,
+                })
+    }
+    fn section_id(&self, name: &str) -> Option<u32> {
+        let i = self.osecs.iter().position(|o| o.name == name.as_bytes())?;
+        Some(i as u32)
+    }
+    fn section_addr(&self, id: u32) -> u64 {
+        self.osecs[id as usize].addr
+    }
+    fn inside(&self) -> Option<u32> {
+        self.inside
     }
     fn section(&self, name: &str) -> Option<(u64, u64, u64, u64)> {
         // Sizes are known before addresses (`SIZEOF(.got.plt)` ahead of it in GNU ld's script); a dropped
@@ -188,6 +233,10 @@ pub fn assign_addresses(
         prev_delta: (0, None),
         symbols: HashMap::default(),
         order: Vec::new(),
+        inside: None,
+        current: None,
+        prefer_next: false,
+        found_end: false,
         deferred: Vec::new(),
         deferred_data: Vec::new(),
         relro_end: std::cell::Cell::new(None),
@@ -199,7 +248,8 @@ pub fn assign_addresses(
     // visible to the commands, as in GNU ld, whose passes see every assignment.
     for (name, text) in &w.config.defsyms {
         if let Ok(v) = crate::expr::parse(text).and_then(|e| e.eval(&st)) {
-            st.symbols.insert(name.clone(), v);
+            st.symbols
+                .insert(name.clone(), (crate::expr::Value::abs(v), NONE));
         }
     }
     for r in &w.sc.memory {
@@ -208,9 +258,9 @@ pub fn assign_addresses(
         st.regions.push((r.name.clone(), origin, length, origin));
     }
     let mut next = 0usize;
-    for c in &w.sc.commands {
+    for (k, c) in w.sc.commands.iter().enumerate() {
         match c {
-            SectionsCommand::Assign(a) => st.assign(a, None)?,
+            SectionsCommand::Assign(a) => st.assign(a, None, k)?,
             SectionsCommand::Output(o) => {
                 // A second description of a name (`ONLY_IF_RW` after `ONLY_IF_RO`) adds nothing.
                 let Some(i) = st.osecs.iter().position(|x| x.name == o.name.as_bytes()) else {
@@ -239,15 +289,19 @@ pub fn assign_addresses(
         st.place_orphan(next)?;
         next += 1;
     }
+    settle_empty(w, st.osecs);
     let keys = load_keys(w, st.osecs);
     let (loads, headers, end, offsets) = loads(&st, w, &keys)?;
     for (i, off) in offsets {
         st.osecs[i].offset = off;
     }
-    let symbols = st
-        .order
-        .iter()
-        .map(|s| (s.clone(), st.symbols[s]))
+    let symbols = (st.order.iter())
+        .map(|s| {
+            let (v, sec) = st.symbols[s];
+            let keep = |i: usize| w.keep[i];
+            let sec = nearby_section(st.osecs, &keep, sec, crate::expr::address(&st, v));
+            (s.clone(), crate::expr::address(&st, v), sec)
+        })
         .collect();
     let page = w.config.common_page_size.max(1);
     let relro_misaligned = st.relro_end.get().map_or(0, |e| align_up(e, page) - e);
@@ -267,39 +321,50 @@ pub fn assign_addresses(
 }
 
 impl State<'_> {
-    /// A symbol assignment, or one to `.` (inside output section `inside`, where it may not move backwards).
-    fn assign(&mut self, a: &Assignment, inside: Option<u64>) -> Result<(), String> {
+    /// A symbol assignment, or one to `.` (inside the output section at `inside`, where it may not move
+    /// backwards); `cmd` is the index of a command outside the sections (`usize::MAX` inside one).
+    fn assign(&mut self, a: &Assignment, inside: Option<u64>, cmd: usize) -> Result<(), String> {
         let sc = self.w.sc;
-        let value = a.expr.eval(self);
-        let value = match (value, a.op) {
-            (Ok(v), "=") => Ok(v),
-            (Ok(v), op) => {
-                let cur = if a.target == "." {
-                    Some(self.dot)
-                } else {
-                    self.symbols.get(&a.target).copied()
+        // `x op= e` is `x = x op e`, as GNU ld reads it.
+        let compound;
+        let expr = match a.op {
+            "=" => &a.expr,
+            op => {
+                let target = match a.target.as_str() {
+                    "." => Expr::Dot,
+                    t => Expr::Sym(t.to_string()),
                 };
-                match cur {
-                    Some(c) => compound(op, c, v).map_err(|e| sc.error(a.pos, e)),
-                    None => Err(sc.error(a.pos, format!("{} has no value yet", a.target))),
-                }
+                compound = Expr::Binary(op, Box::new(target), Box::new(a.expr.clone()));
+                &compound
             }
-            (Err(e), _) => Err(e),
         };
         if a.target == "." {
-            let v = value.map_err(|e| sc.error(a.pos, e))?;
-            if let Some(start) = inside
-                && v < self.dot
-            {
-                let _ = start;
+            self.prefer_next |= inside.is_none();
+            let e = expr.eval_value(self).map_err(|e| sc.error(a.pos, e))?;
+            // A number inside an output section is an offset in it.
+            let v = match e.value.base {
+                Base::Number => e.value.v.wrapping_add(inside.unwrap_or(0)),
+                _ => crate::expr::address(self, e.value),
+            };
+            if inside.is_some() && v < self.dot {
                 return Err(sc.error(a.pos, "cannot move the location counter backwards"));
             }
             self.dot = v;
             return Ok(());
         }
-        match value {
-            Ok(v) => {
-                if self.symbols.insert(a.target.clone(), v).is_none() {
+        self.found_end |= a.target.trim_start_matches('_') == "end";
+        match expr.eval_value(self) {
+            Ok(e) => {
+                let mut v = e.value;
+                if v.base == Base::Number {
+                    v.base = self.inside.map_or(Base::Abs, Base::Section);
+                }
+                let sec = match v.base {
+                    Base::Section(s) => s,
+                    _ if e.from_dot => self.section_for_dot(cmd),
+                    _ => NONE,
+                };
+                if self.symbols.insert(a.target.clone(), (v, sec)).is_none() {
                     self.order.push(a.target.clone());
                 }
             }
@@ -308,11 +373,54 @@ impl State<'_> {
                 name: a.target.clone(),
                 expr: a.expr.clone(),
                 dot: self.dot,
+                inside: self.inside.unwrap_or(NONE),
+                dot_section: self.section_for_dot(cmd),
                 at: sc.error(a.pos, ""),
             }),
             Err(e) => return Err(sc.error(a.pos, e)),
         }
         Ok(())
+    }
+
+    /// The output section an absolute value the location counter made belongs to (GNU ld's `section_for_dot`):
+    /// the last allocated section laid out, or after an assignment to `.` outside the sections (which sets up the
+    /// next section's address) the next one kept, looking back from it for an allocated one; `NONE` for none.
+    fn section_for_dot(&self, cmd: usize) -> u32 {
+        let (w, n) = (self.w, self.osecs.len());
+        let usable = |i: usize| {
+            let o = &self.osecs[i];
+            w.keep[i] && o.is_alloc() && !o.is_tls()
+        };
+        let found = |i: Option<usize>| i.map_or(NONE, |i| i as u32);
+        if n == 0 {
+            return NONE;
+        }
+        if self.current.is_none() || self.prefer_next {
+            let next = w.sc.commands.get(cmd.saturating_add(1)..).and_then(|rest| {
+                rest.iter().find_map(|c| match c {
+                    SectionsCommand::Output(o) => self.section_id(&o.name).map(|i| i as usize),
+                    _ => None,
+                })
+            });
+            let mut os = next;
+            while let Some(i) = os
+                && !self.found_end
+                && !w.keep[i]
+            {
+                os = (i + 1 < n).then_some(i + 1);
+            }
+            if self.current.is_none() || os.is_none() || !self.found_end {
+                let start = os.unwrap_or(n);
+                return found((0..=start.min(n - 1)).rev().find(|&i| usable(i)));
+            }
+        }
+        let cur = self.current.unwrap_or(0);
+        found(
+            (0..=cur)
+                .rev()
+                .find(|&i| usable(i))
+                .or_else(|| (0..n).find(|&i| usable(i))),
+        )
     }
 
     fn check(&mut self, e: &Expr, msg: &str, pos: Pos) -> Result<(), String> {
@@ -325,7 +433,13 @@ impl State<'_> {
 
     /// An orphan: where the location counter is, at its alignment.
     fn place_orphan(&mut self, i: usize) -> Result<(), String> {
-        if !self.w.keep[i] || self.placed[i] {
+        if self.placed[i] {
+            return Ok(());
+        }
+        // A dropped one where it would be, for the symbols of its empty inputs, the location counter unmoved.
+        if !self.w.keep[i] {
+            let o = &mut self.osecs[i];
+            o.addr = align_up(self.dot, o.align.max(1));
             return Ok(());
         }
         let o = &mut self.osecs[i];
@@ -333,6 +447,7 @@ impl State<'_> {
         if !o.is_alloc() {
             return Ok(());
         }
+        (self.current, self.prefer_next) = (Some(i), false);
         let fixed = section_start(self.w.config, &o.name);
         let addr = fixed.unwrap_or_else(|| align_up(self.dot, o.align.max(1)));
         o.addr = addr;
@@ -378,8 +493,12 @@ impl State<'_> {
             Some(r) => Some(self.region(r, desc.pos)?),
             None => None,
         };
-        let alloc = self.osecs[i].is_alloc();
         let kept = w.keep[i];
+        // A dropped section is laid out where it would be, for the symbols its commands and its empty inputs
+        // define, and then leaves the location counter as it was (GNU ld's).
+        // So is a section kept empty for its commands (`settle_empty`, on an earlier pass).
+        let alloc = self.osecs[i].is_alloc() || !kept || self.osecs[i].flags == E::SHF_WRITE as u64;
+        let dot_on_entry = self.dot;
         if let Some(t) = desc.ty.as_deref().filter(|t| is_unallocated_type(t))
             && kept
         {
@@ -432,11 +551,20 @@ impl State<'_> {
         if alloc {
             self.dot = addr;
         }
+        if alloc && kept {
+            (self.current, self.prefer_next) = (Some(i), false);
+        }
         let dot_before = self.dot;
+        // Before the commands: values inside the section are relative to its address.
+        self.osecs[i].addr = addr;
         let size = self.contents(i, d, addr)?;
         let o = &mut self.osecs[i];
         o.addr = addr;
         let tbss = o.is_tls() && o.is_nobits();
+        if !kept {
+            self.dot = dot_on_entry;
+            return Ok(());
+        }
         if !alloc {
             self.dot = dot_before;
             return Ok(());
@@ -510,7 +638,10 @@ impl State<'_> {
                 }
                 OutputCommand::Assign(a) => {
                     let from = self.dot;
-                    self.assign(a, Some(addr))?;
+                    self.inside = Some(i as u32);
+                    let r = self.assign(a, Some(addr), usize::MAX);
+                    self.inside = None;
+                    r?;
                     // Space the location counter skipped (`. = . + SIZE`, `. = ALIGN(N)`): no writer touches it,
                     // so that a large one can stay a hole of a sparse output (a fuzzer finding: a script's
                     // `. = . + 0x40000000` took a GiB of disk and of memory). Not where a fill pattern covers it.
@@ -534,6 +665,8 @@ impl State<'_> {
                             name: String::new(),
                             expr: e.clone(),
                             dot: self.dot,
+                            inside: NONE,
+                            dot_section: NONE,
                             at: w.sc.error(desc.pos, at),
                         };
                         self.deferred_data.push((self.data.len(), d));
@@ -641,21 +774,6 @@ fn by_statement(list: &[(u32, u32, u32)], s: Synth) -> bool {
     list.iter().any(|e| e.1 == LINKER_MADE && e.2 == s as u32)
 }
 
-fn compound(op: &str, a: u64, b: u64) -> Result<u64, String> {
-    Ok(match op {
-        "+" => a.wrapping_add(b),
-        "-" => a.wrapping_sub(b),
-        "*" => a.wrapping_mul(b),
-        "/" if b == 0 => return Err("division by zero".into()),
-        "/" => a / b,
-        "<<" => a.checked_shl(b as u32).unwrap_or(0),
-        ">>" => a.checked_shr(b as u32).unwrap_or(0),
-        "&" => a & b,
-        "|" => a | b,
-        _ => a ^ b,
-    })
-}
-
 /// The segment flags of a section.
 pub(super) fn flags_of(o: &OutputSection) -> u32 {
     let mut f = E::PF_R;
@@ -675,4 +793,66 @@ fn section_start(config: &crate::args::Config, name: &[u8]) -> Option<u64> {
         .iter()
         .find(|(n, _)| n.as_bytes() == name)
         .map(|&(_, a)| a)
+}
+
+/// The section a symbol relative to output section `sec` is given in the output: `sec`, or where `sec` was
+/// dropped the kept neighbour in the segment it would have been in (GNU ld's `_bfd_nearby_section`): the
+/// preceding or following kept section, chosen by their flags, else by which gives a positive offset.
+pub fn nearby_section(
+    osecs: &[OutputSection],
+    keep: &dyn Fn(usize) -> bool,
+    sec: u32,
+    addr: u64,
+) -> u32 {
+    let s = sec as usize;
+    if sec == NONE || keep(s) {
+        return sec;
+    }
+    let prev = (0..s).rev().find(|&i| keep(i));
+    let next = (s + 1..osecs.len()).find(|&i| keep(i));
+    let flags = |i: usize| {
+        let o = &osecs[i];
+        let load = o.is_alloc() && !o.is_nobits();
+        (
+            o.flags & (E::SHF_ALLOC | E::SHF_TLS) as u64,
+            load,
+            o.flags & E::SHF_WRITE as u64,
+            o.flags & E::SHF_EXECINSTR as u64,
+        )
+    };
+    let best = match (prev, next) {
+        (None, None) => return NONE,
+        (Some(p), None) => p,
+        (None, Some(n)) => n,
+        (Some(p), Some(n)) => {
+            // A section of commands alone has no flags of its own in GNU ld (rivet's are writable space).
+            let bare =
+                osecs[s].is_nobits() && osecs[s].flags == (E::SHF_ALLOC | E::SHF_WRITE) as u64;
+            let fs = if bare { (0, false, 0, 0) } else { flags(s) };
+            let (fp, fn_) = (flags(p), flags(n));
+            let prev_wins = if (fp.0, fp.1) != (fn_.0, fn_.1) {
+                fn_.0 != fs.0 || (fp.1 && !fn_.1)
+            } else if fp.2 != fn_.2 {
+                fn_.2 != fs.2
+            } else if fp.3 != fn_.3 {
+                fn_.3 != fs.3
+            } else {
+                addr < osecs[n].addr
+            };
+            if prev_wins { p } else { n }
+        }
+    };
+    best as u32
+}
+
+/// A script section kept only for its assignments to `.`, that ends up empty, is as GNU ld makes it: not
+/// allocated, writable, `PROGBITS` (one whose location counter moved is allocated writable space, `NOBITS`).
+fn settle_empty(w: &Walk, osecs: &mut [OutputSection]) {
+    for (i, o) in osecs.iter_mut().enumerate() {
+        let d = w.script_desc.get(i).copied().unwrap_or(NONE);
+        if w.keep[i] && d != NONE && o.size == 0 && o.is_nobits() && o.parts.len() <= 1 {
+            o.flags = E::SHF_WRITE as u64;
+            o.sh_type = E::SHT_PROGBITS;
+        }
+    }
 }

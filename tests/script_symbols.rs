@@ -1,0 +1,312 @@
+//! Linker-script symbols and empty output sections as GNU ld gives them (issue 33): each symbol a script or
+//! `--defsym` assigns is absolute or relative to the output section its expression's value is relative to (the
+//! manual's "The Section of an Expression"), with GNU ld's values (operators on a relative value work on its
+//! offset); a script's output section that ends up empty is dropped unless its commands keep it, and the symbols
+//! it defines still get their values. Every case is linked by rivet and by GNU ld and compared: each symbol's
+//! section and value, the section headers, and for a PIE the dynamic relocations and what the program prints.
+
+mod common;
+
+use std::path::Path;
+
+/// Objects without sections a script would have to place as orphans (GNU ld and rivet place those differently).
+const CODE: &str = r#"
+int data1 = 5;
+int bss1;
+const int ro1 = 7;
+void _start(void) { for (;;); }
+int main(void) { return 0; }
+"#;
+
+const ABS: &str = ".globl absym\n.set absym, 0x1234\n.section .note.GNU-stack,\"\",@progbits\n";
+
+/// Assignments of every kind, outside and inside output sections; one per line, named for what they test.
+const EXPRESSIONS: &str = r#"
+SECTIONS {
+  . = 0x400000;
+  out_dot = .;
+  out_num = 0x1000;
+  out_main = main + 0;
+  out_main2 = main;
+  out_absym = absym;
+  out_absym4 = absym + 4;
+  out_diff = main - _start;
+  out_addr = ADDR(.text);
+  out_sizeof = SIZEOF(.text);
+  out_align = ALIGN(16);
+  out_absdot = ABSOLUTE(.);
+  .text : {
+    in_dot = .;
+    *(.text*) *(.rodata*)
+    in_num = 1;
+    in_absdot = ABSOLUTE(.);
+    in_main = main;
+    in_main4 = main + 4;
+    in_absym = absym;
+    in_absym4 = absym + 4;
+    in_addr = ADDR(.text);
+    in_addr_data = ADDR(.data);
+    in_sizeof = SIZEOF(.text);
+    in_align = ALIGN(16);
+    in_align2 = ALIGN(., 16);
+    in_diff = . - ADDR(.text);
+    in_loadaddr = LOADADDR(.text);
+    in_dotdata = ADDR(.data) + 4;
+    in_max = MAX(., 0x10);
+    in_cond = 1 ? . : 0;
+    in_neg = -.;
+    in_mul = . * 1;
+    in_defined = DEFINED(main);
+    in_const = CONSTANT(MAXPAGESIZE);
+    in_ss = SEGMENT_START("text-segment", 0x400000);
+    PROVIDE(in_provided = . + 2);
+    in_plus = 1;
+    in_plus += 4;
+  }
+  . = ALIGN(0x1000);
+  .data : { *(.data*) }
+  between = .;
+  .bss : { *(.bss*) }
+  end_dot = .;
+  end_plus = . + 8;
+  end_sizeof = SIZEOF(.data) + 4;
+  out_loadaddr = LOADADDR(.data);
+  out_max = MAX(., 0x10);
+  out_ss = SEGMENT_START("text-segment", 0x400000);
+  out_next = NEXT(0x100);
+  out_cond = 1 ? main : 0;
+  out_cmp = main > 0;
+  /DISCARD/ : { *(.comment) *(.note*) *(.eh_frame) }
+}
+"#;
+
+/// Output sections that end up empty: kept where `.` is assigned (but `. = 0`, `. = . + 0`, `. += 0`,
+/// `. = ALIGN(. != 0 ? x : 1)`), where data commands or a `KEEP`'d input is; dropped otherwise, with the symbols
+/// their commands define.
+const EMPTY: &str = r#"
+SECTIONS {
+  . = 0x400000;
+  .text : { *(.text*) *(.rodata*) }
+  .a1 : { . = ALIGN(8); }
+  .a2 : { . = .; }
+  .a3 : { . = ALIGN(1); }
+  .d1 : { *(.nosuch) }
+  .d2 : { d2sym = .; }
+  .d3 : { PROVIDE(p = .); }
+  .d4 : { . = . + 0; }
+  .k5 : { *(.empty_input) }
+  .d6 : { KEEP(*(.empty_input)) }
+  .d7 : { FILL(0x90); }
+  .d8 : { . += 0; }
+  .d9 : { . = 0; }
+  .d10 : { . = ALIGN(. != 0 ? 8 : 1); }
+  .d11 ALIGN(0x100) : { d11sym = .; }
+  .d12 : { d12sym = ABSOLUTE(.); }
+  .d13 : { *(.empty_plain) }
+  .a4 : { . = 1 - 1; }
+  .a5 : { . = ALIGN(8) + 0; }
+  .a6 : { . += 1 - 1; }
+  .b1 : { BYTE(1) }
+  after = .;
+  .data : { *(.data*) }
+  .bss : { *(.bss*) }
+  /DISCARD/ : { *(.comment) *(.note*) *(.eh_frame) }
+}
+"#;
+
+const EMPTY_INPUTS: &str = ".section .empty_input,\"a\"\n.section .empty_plain,\"a\"\n.section .note.GNU-stack,\"\",@progbits\n";
+
+const USE_P: &str = "extern char p[];\nchar *q = p;\n";
+
+/// `readelf -S`: per section (by index), its name.
+fn section_names(dir: &Path, file: &str) -> Vec<String> {
+    let out = common::tool_ok("readelf", &["-SW", file], dir);
+    out.lines()
+        .filter_map(|l| l.trim_start().strip_prefix('['))
+        .filter_map(|l| l.split_once(']'))
+        .filter(|(n, _)| n.trim().parse::<usize>().is_ok())
+        .map(|(_, rest)| rest.split_whitespace().next().unwrap_or("").to_string())
+        .collect()
+}
+
+/// "name section value binding visibility" for every symbol but files and sections; the section by name (`ABS`).
+fn symbols(dir: &Path, file: &str) -> Vec<String> {
+    let names = section_names(dir, file);
+    let out = common::tool_ok("readelf", &["-sW", file], dir);
+    let mut v: Vec<String> = out
+        .lines()
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            let entry = f.first().is_some_and(|n| n.ends_with(':') && n != &"Num:");
+            if f.len() < 8 || !entry || matches!(f[3], "FILE" | "SECTION") {
+                return None;
+            }
+            let sec = match f[6].parse::<usize>() {
+                Ok(i) => names.get(i).cloned().unwrap_or_default(),
+                Err(_) => f[6].to_string(),
+            };
+            Some(format!("{} {sec} {} {} {}", f[7], f[1], f[4], f[5]))
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+/// "name type address size flags" of every section but the symbol and string tables, whose sizes depend on the
+/// symbol names each linker adds.
+fn sections(dir: &Path, file: &str) -> Vec<String> {
+    let out = common::tool_ok("readelf", &["-SW", file], dir);
+    out.lines()
+        .filter_map(|l| l.trim_start().strip_prefix('['))
+        .filter_map(|l| l.split_once(']'))
+        .filter(|(n, _)| n.trim().parse::<usize>().is_ok_and(|n| n > 0))
+        .map(|(_, rest)| {
+            let f: Vec<&str> = rest.split_whitespace().collect();
+            // Name, type, address, offset, size, entsize, then the flags when there are any.
+            let flags = if f.len() > 9 { f[6] } else { "" };
+            format!("{} {} {} {} {flags}", f[0], f[1], f[2], f[4])
+        })
+        .filter(|s| {
+            !s.starts_with(".symtab") && !s.starts_with(".strtab") && !s.starts_with(".shstrtab")
+        })
+        .collect()
+}
+
+/// Links `inputs` with `script` by GNU ld and by rivet; returns each output's name.
+fn link_both(dir: &Path, script: &str, inputs: &[&str]) -> [String; 2] {
+    let (rivet, _) = common::linker_under_test();
+    let mut outs = [String::new(), String::new()];
+    for (k, (side, ld)) in [
+        ("bfd", "ld.bfd".to_string()),
+        ("rivet", rivet.display().to_string()),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let out = format!("{script}.{side}");
+        let mut args = vec!["-T", script, "-o", &out, "-z", "noexecstack"];
+        args.extend_from_slice(inputs);
+        let o = common::tool(&ld, &args, Some(dir));
+        assert!(o.success(), "{side}: {}", o.log());
+        outs[k] = out;
+    }
+    outs
+}
+
+fn compile(dir: &Path) {
+    std::fs::write(dir.join("code.c"), CODE).unwrap();
+    std::fs::write(dir.join("abs.s"), ABS).unwrap();
+    std::fs::write(dir.join("empty.s"), EMPTY_INPUTS).unwrap();
+    std::fs::write(dir.join("use.c"), USE_P).unwrap();
+    let c = ["-c", "-O1", "-fno-pic", "-fno-asynchronous-unwind-tables"];
+    common::tool_ok("gcc", &[&c[..], &["code.c", "use.c"]].concat(), dir);
+    common::tool_ok("gcc", &["-c", "abs.s", "empty.s"], dir);
+}
+
+#[test]
+fn expression_sections_match_gnu_ld() {
+    let Some((dir, _, _)) = common::against_gnu_ld("script-symbols-sections", &["gcc", "readelf"])
+    else {
+        return;
+    };
+    compile(&dir);
+    std::fs::write(dir.join("expr.lds"), EXPRESSIONS).unwrap();
+    let [bfd, rivet] = link_both(&dir, "expr.lds", &["code.o", "abs.o"]);
+    let (want, got) = (symbols(&dir, &bfd), symbols(&dir, &rivet));
+    assert_eq!(got, want);
+    // What GNU ld gives, spelled out for the cases the issue names.
+    for line in [
+        "in_absdot ABS 000000000040000c",
+        "in_num .text 0000000000400001",
+        "out_main ABS 0000000000400002",
+        "out_main2 .text 0000000000400002",
+        "in_neg .text 00000000003ffff4",
+        "end_plus .bss",
+    ] {
+        assert!(
+            got.iter().any(|s| s.starts_with(line)),
+            "{line} in {got:#?}"
+        );
+    }
+}
+
+#[test]
+fn empty_output_sections_match_gnu_ld() {
+    let Some((dir, _, _)) = common::against_gnu_ld("script-symbols-empty", &["gcc", "readelf"])
+    else {
+        return;
+    };
+    compile(&dir);
+    std::fs::write(dir.join("empty.lds"), EMPTY).unwrap();
+    let [bfd, rivet] = link_both(&dir, "empty.lds", &["code.o", "empty.o", "use.o"]);
+    let kept: Vec<String> = sections(&dir, &rivet);
+    assert_eq!(kept, sections(&dir, &bfd));
+    let names: Vec<&str> = kept.iter().map(|s| s.split(' ').next().unwrap()).collect();
+    assert_eq!(
+        names,
+        [
+            ".text", ".a1", ".a2", ".a3", ".k5", ".a5", ".b1", ".data", ".bss"
+        ]
+    );
+    assert_eq!(symbols(&dir, &rivet), symbols(&dir, &bfd));
+}
+
+/// A PIE referencing script and `--defsym` symbols: the absolute ones are not relocated, the relative ones are.
+#[test]
+fn pie_relocations_of_script_symbols_match_gnu_ld() {
+    let Some((dir, shim, bfd)) = common::against_gnu_ld("script-symbols-pie", &["gcc", "readelf"])
+    else {
+        return;
+    };
+    std::fs::write(
+        dir.join("pie.c"),
+        r#"
+#include <stdio.h>
+extern char abs_sym[], rel_sym[], plus_sym[], ds_abs[], ds_rel[], ds_plus[];
+char *p_abs = abs_sym, *p_rel = rel_sym, *p_plus = plus_sym;
+char *p_dabs = ds_abs, *p_drel = ds_rel, *p_dplus = ds_plus;
+int main(void) {
+  printf("%d %d %d %lx %lx %d\n", p_rel == (char *)&main, p_drel == (char *)&main,
+         p_plus == (char *)&main + 4, (unsigned long)p_abs, (unsigned long)p_dabs,
+         p_dplus == (char *)&main + 4);
+  return 0;
+}
+"#,
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("syms.lds"),
+        "abs_sym = 0x1234;\nrel_sym = main;\nplus_sym = main + 4;\n",
+    )
+    .unwrap();
+    common::tool_ok("gcc", &["-fPIE", "-c", "pie.c"], &dir);
+    let mut seen = Vec::new();
+    for (side, shim) in [("bfd", &bfd), ("rivet", &shim)] {
+        let exe = format!("pie-{side}");
+        let b = format!("-B{}/", shim.display());
+        let defsyms = "-Wl,--defsym,ds_abs=0x5678,--defsym,ds_rel=main,--defsym,ds_plus=main+4";
+        let o = common::tool(
+            "gcc",
+            &[&b, "-pie", "-o", &exe, "pie.o", "syms.lds", defsyms],
+            Some(&dir),
+        );
+        assert!(o.success(), "{side}: {}", o.log());
+        let run = std::process::Command::new(dir.join(&exe)).output().unwrap();
+        let relocs = common::tool_ok("readelf", &["-rW", &exe], &dir);
+        let relative = relocs.matches("R_X86_64_RELATIVE").count();
+        let nm = common::tool_ok("nm", &[&exe], &dir);
+        let mut types: Vec<String> = nm
+            .lines()
+            .filter(|l| l.ends_with("_sym") || l.contains(" ds_"))
+            .map(|l| l.split_once(' ').map_or(l, |x| x.1).to_string())
+            .collect();
+        types.sort();
+        seen.push((
+            String::from_utf8_lossy(&run.stdout).into_owned(),
+            relative,
+            types,
+        ));
+    }
+    assert_eq!(seen[1], seen[0]);
+    assert_eq!(seen[0].0, "1 1 0 1234 5678 0\n");
+}
