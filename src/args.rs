@@ -1114,9 +1114,9 @@ impl Parser {
     }
 
     /// Applies one option. `value` is `Some` for `Takes::Value` options, and for `Takes::Optional` ones when given.
-    /// One arm per option: a table in code form, as long as the option list. It stays one function because a
-    /// table of options reads best as one match; an arm that needs more than a few lines of logic calls a function
-    /// (below `finish`).
+    /// One arm per option, a table in code form: here those that read the inputs or change the command line's
+    /// state (groups, `--as-needed`, the output's kind) and the actions; `apply_setting` the rest. An arm that needs
+    /// more than a few lines of logic calls a function (below `finish`).
     fn apply(
         &mut self,
         opt: Opt,
@@ -1207,185 +1207,11 @@ impl Parser {
                     flags: self.flags,
                 });
             }
-            Opt::Undefined => cfg.undefined.push(val()),
-            Opt::Defsym => cfg.defsyms.push(parse_defsym(&val())?),
-            Opt::Wrap => cfg.wrap.push(val()),
-            Opt::VersionScript => cfg.version_script.push(PathBuf::from(val())),
-            Opt::DynamicList => cfg.dynamic_list.push(PathBuf::from(val())),
-            Opt::ExportDynamic => cfg.export_dynamic = true,
-            Opt::NoExportDynamic => cfg.export_dynamic = false,
-            Opt::Bsymbolic => cfg.bsymbolic = true,
-            Opt::BsymbolicFunctions => cfg.bsymbolic_functions = true,
-            Opt::BnoSymbolic => {
-                cfg.bsymbolic = false;
-                cfg.bsymbolic_functions = false;
-            }
-            Opt::ExportDynamicSymbol => cfg.export_dynamic_symbols.push(val()),
-            Opt::DynamicListData => cfg.dynamic_list_data = true,
-            Opt::ExportDynamicSymbolList => {
-                cfg.export_dynamic_symbol_lists.push(PathBuf::from(val()))
-            }
-            Opt::Init => cfg.init = Some(val()),
-            Opt::Fini => cfg.fini = Some(val()),
-            Opt::NoUndefined => {
-                cfg.no_undefined = true;
-                cfg.z_defs = true;
-            }
-            Opt::Rpath => add_rpath(&mut cfg.rpath, val()),
-            Opt::RpathOrJustSymbols => add_rpath_or_just_symbols(&mut cfg.rpath, val())?,
-            Opt::RpathLink => {}
-            Opt::Audit => cfg.audit.push(val()),
-            Opt::DepAudit => cfg.depaudit.push(val()),
-            Opt::Soname => cfg.soname = Some(val()),
-            Opt::DynamicLinker => {
-                cfg.dynamic_linker = Some(val());
-                cfg.no_dynamic_linker = false;
-            }
-            Opt::NoDynamicLinker => {
-                cfg.no_dynamic_linker = true;
-                cfg.dynamic_linker = None;
-            }
-            Opt::HashStyle => {
-                cfg.hash_style = match val().as_str() {
-                    "sysv" => HashStyle::Sysv,
-                    "gnu" => HashStyle::Gnu,
-                    "both" => HashStyle::Both,
-                    other => return Err(format!("unknown --hash-style: {other}")),
-                }
-            }
-            Opt::PackDynRelocs => {
-                cfg.pack_relative_relocs = match val().as_str() {
-                    "relr" => true,
-                    "none" => false,
-                    other => return Err(format!("unknown --pack-dyn-relocs: {other}")),
-                }
-            }
-            Opt::EnableNewDtags => cfg.new_dtags = true,
-            Opt::DisableNewDtags => cfg.new_dtags = false,
-            Opt::Z => apply_z(cfg, &val())?,
-            Opt::GcSections => cfg.gc_sections = true,
-            Opt::NoGcSections => cfg.gc_sections = false,
-            Opt::PrintGcSections => cfg.print_gc_sections = true,
-            Opt::NoPrintGcSections => cfg.print_gc_sections = false,
-            Opt::EhFrameHdr | Opt::NoEhFrameHdr => {
-                cfg.eh_frame_hdr = opt == Opt::EhFrameHdr;
-                cfg.eh_frame_hdr_set = true;
-            }
-            Opt::BuildId => cfg.build_id = parse_build_id(value.as_deref())?,
-            Opt::StripAll => cfg.strip_all = true,
-            Opt::EmitRelocs => cfg.emit_relocs = true,
-            Opt::StripDebug => cfg.strip_debug = true,
-            Opt::DiscardAll => cfg.discard_all = true,
-            Opt::DiscardLocals => cfg.discard_locals = true,
-            Opt::CompressDebugSections => only_none("--compress-debug-sections", &val())?,
-            Opt::Icf => only_none("--icf", &val())?,
-            Opt::Optimize => {
-                let v = val();
-                cfg.opt_level = v
-                    .parse()
-                    .map_err(|_| format!("-O: number expected, but got '{v}'"))?;
-            }
-            Opt::Threads => cfg.threads = Some(parse_threads(arg, &val())?),
-            Opt::NoThreads => cfg.threads = Some(1),
-            Opt::MmapOutput => cfg.mmap_output = true,
-            Opt::NoMmapOutput => cfg.mmap_output = false,
-            Opt::UpdateInPlace => cfg.update_in_place = true,
-            Opt::NoUpdateInPlace => cfg.update_in_place = false,
-            Opt::Fork => cfg.fork = true,
-            Opt::NoFork => cfg.fork = false,
-            Opt::PrintTiming => cfg.print_timing = true,
             Opt::TimeTrace => self.time_trace = Some(value.map(PathBuf::from)),
             Opt::TimeTraceFile => self.time_trace = Some(Some(PathBuf::from(val()))),
-            Opt::ErrorLimit => {
-                let v = val();
-                cfg.error_limit = v
-                    .parse()
-                    .map_err(|_| format!("--error-limit: number expected, but got '{v}'"))?;
-            }
-            Opt::FatalWarnings => cfg.fatal_warnings = true,
-            Opt::Relax => cfg.relax = true,
-            Opt::Rosegment => cfg.z_separate_code = true,
-            Opt::NoRosegment => cfg.z_separate_code = false,
-            Opt::OrphanHandling => cfg.orphan_handling = parse_orphan_handling(&val())?,
-            Opt::AllowShlibUndefined => cfg.allow_shlib_undefined = Some(true),
-            Opt::UnresolvedSymbols => apply_unresolved_symbols(cfg, &val())?,
-            Opt::WarnUnresolvedSymbols => cfg.warn_undefined = true,
-            Opt::ErrorUnresolvedSymbols => cfg.warn_undefined = false,
-            Opt::NoAllowShlibUndefined => cfg.allow_shlib_undefined = Some(false),
-            Opt::NoWarnings => cfg.no_warnings = true,
-            Opt::Demangle => cfg.demangle = true,
-            Opt::NoDemangle => cfg.demangle = false,
-            Opt::DependencyFile => cfg.dependency_file = Some(PathBuf::from(val())),
-            Opt::PrintMap => cfg.map = Some(PathBuf::from("-")),
-            Opt::TraceSymbol => cfg.trace_symbols.push(val()),
-            Opt::WarnBackrefs => cfg.warn_backrefs = true,
-            Opt::Sysroot => {
-                // Applies to the -L options before it too, as in GNU ld: kept as written until the end.
-                cfg.sysroot = Some(PathBuf::from(val()));
-            }
-            Opt::ImageBase => {
-                let v = val();
-                cfg.image_base =
-                    Some(parse_number(&v).ok_or_else(|| format!("{arg}: invalid address: {v}"))?);
-            }
-            Opt::SectionStart | Opt::Ttext | Opt::Tdata | Opt::Tbss => {
-                set_section_start(cfg, opt, arg, &val())?
-            }
-            Opt::DefaultSymver => cfg.default_symver = true,
-            Opt::Cref => cfg.cref = true,
-            Opt::PrintMemoryUsage => cfg.print_memory_usage = true,
-            Opt::Stats => cfg.stats = true,
-            Opt::VersionEmulations => {
-                cfg.print_version = true;
-                cfg.print_emulations = true;
-            }
-            Opt::PackageMetadata => cfg.package_metadata = Some(val()),
-            Opt::UndefinedVersion => cfg.no_undefined_version = false,
-            Opt::NoUndefinedVersion => cfg.no_undefined_version = true,
-            Opt::ExcludeLibs => cfg.exclude_libs.extend(
-                val()
-                    .split([',', ':'])
-                    .filter(|s| !s.is_empty())
-                    .map(str::to_string),
-            ),
-            Opt::NoRelax => cfg.relax = false,
-            Opt::AllowMultipleDefinition => cfg.allow_multiple_definition = true,
-            Opt::WarnCommon => cfg.warn_common = true,
-            Opt::WarnTextrel => {
-                cfg.z_text = false;
-                cfg.warn_textrel = true;
-            }
-            Opt::NoWarnCommon => cfg.warn_common = false,
-            Opt::NoFatalWarnings => cfg.fatal_warnings = false,
-            Opt::Verbose => cfg.verbose = true,
-            Opt::Trace => cfg.trace = true,
-            Opt::Map => cfg.map = Some(PathBuf::from(val())),
-            Opt::WhyExtract => cfg.why_extract = Some(PathBuf::from(val())),
-            Opt::Reproduce => cfg.reproduce = Some(PathBuf::from(val())),
             Opt::Version => return Ok(Some(Action::Version)),
-            Opt::VersionAndLink => cfg.print_version = true,
             Opt::Help => return Ok(Some(Action::Help)),
-            Opt::Ignored | Opt::IgnoredValue => {}
-            Opt::ColorDiagnostics => check_choice(
-                "--color-diagnostics",
-                value.as_deref(),
-                &["always", "never", "auto"],
-            )?,
-            Opt::SortCommon => {
-                check_choice(
-                    "--sort-common",
-                    value.as_deref(),
-                    &["ascending", "descending"],
-                )?;
-                cfg.sort_common = Some(value.as_deref() != Some("ascending"));
-            }
-            Opt::SortSection => {
-                check_choice("--sort-section", value.as_deref(), &["name", "alignment"])?;
-                // Refused rather than ignored: it changes the order of input sections in every output section.
-                return Err(
-                    "--sort-section is not supported yet (it reorders every output section's inputs)".into(),
-                );
-            }
+            setting => apply_setting(cfg, setting, arg, value)?,
         }
         Ok(None)
     }
@@ -1439,6 +1265,195 @@ impl Parser {
         }
         Ok(Action::Link(self.cfg))
     }
+}
+
+/// Applies an option that only sets the configuration: symbols, dynamic linking, layout, the output, the process
+/// and diagnostics (`Parser::apply` takes the inputs, the command line's state and the actions).
+fn apply_setting(
+    cfg: &mut Config,
+    opt: Opt,
+    arg: &str,
+    value: Option<String>,
+) -> Result<(), String> {
+    let val = || value.clone().unwrap_or_default();
+    match opt {
+        Opt::Undefined => cfg.undefined.push(val()),
+        Opt::Defsym => cfg.defsyms.push(parse_defsym(&val())?),
+        Opt::Wrap => cfg.wrap.push(val()),
+        Opt::VersionScript => cfg.version_script.push(PathBuf::from(val())),
+        Opt::DynamicList => cfg.dynamic_list.push(PathBuf::from(val())),
+        Opt::ExportDynamic => cfg.export_dynamic = true,
+        Opt::NoExportDynamic => cfg.export_dynamic = false,
+        Opt::Bsymbolic => cfg.bsymbolic = true,
+        Opt::BsymbolicFunctions => cfg.bsymbolic_functions = true,
+        Opt::BnoSymbolic => {
+            cfg.bsymbolic = false;
+            cfg.bsymbolic_functions = false;
+        }
+        Opt::ExportDynamicSymbol => cfg.export_dynamic_symbols.push(val()),
+        Opt::DynamicListData => cfg.dynamic_list_data = true,
+        Opt::ExportDynamicSymbolList => cfg.export_dynamic_symbol_lists.push(PathBuf::from(val())),
+        Opt::Init => cfg.init = Some(val()),
+        Opt::Fini => cfg.fini = Some(val()),
+        Opt::NoUndefined => {
+            cfg.no_undefined = true;
+            cfg.z_defs = true;
+        }
+        Opt::Rpath => add_rpath(&mut cfg.rpath, val()),
+        Opt::RpathOrJustSymbols => add_rpath_or_just_symbols(&mut cfg.rpath, val())?,
+        Opt::RpathLink => {}
+        Opt::Audit => cfg.audit.push(val()),
+        Opt::DepAudit => cfg.depaudit.push(val()),
+        Opt::Soname => cfg.soname = Some(val()),
+        Opt::DynamicLinker => {
+            cfg.dynamic_linker = Some(val());
+            cfg.no_dynamic_linker = false;
+        }
+        Opt::NoDynamicLinker => {
+            cfg.no_dynamic_linker = true;
+            cfg.dynamic_linker = None;
+        }
+        Opt::HashStyle => {
+            cfg.hash_style = match val().as_str() {
+                "sysv" => HashStyle::Sysv,
+                "gnu" => HashStyle::Gnu,
+                "both" => HashStyle::Both,
+                other => return Err(format!("unknown --hash-style: {other}")),
+            }
+        }
+        Opt::PackDynRelocs => {
+            cfg.pack_relative_relocs = match val().as_str() {
+                "relr" => true,
+                "none" => false,
+                other => return Err(format!("unknown --pack-dyn-relocs: {other}")),
+            }
+        }
+        Opt::EnableNewDtags => cfg.new_dtags = true,
+        Opt::DisableNewDtags => cfg.new_dtags = false,
+        Opt::Z => apply_z(cfg, &val())?,
+        Opt::GcSections => cfg.gc_sections = true,
+        Opt::NoGcSections => cfg.gc_sections = false,
+        Opt::PrintGcSections => cfg.print_gc_sections = true,
+        Opt::NoPrintGcSections => cfg.print_gc_sections = false,
+        Opt::EhFrameHdr | Opt::NoEhFrameHdr => {
+            cfg.eh_frame_hdr = opt == Opt::EhFrameHdr;
+            cfg.eh_frame_hdr_set = true;
+        }
+        Opt::BuildId => cfg.build_id = parse_build_id(value.as_deref())?,
+        Opt::StripAll => cfg.strip_all = true,
+        Opt::EmitRelocs => cfg.emit_relocs = true,
+        Opt::StripDebug => cfg.strip_debug = true,
+        Opt::DiscardAll => cfg.discard_all = true,
+        Opt::DiscardLocals => cfg.discard_locals = true,
+        Opt::CompressDebugSections => only_none("--compress-debug-sections", &val())?,
+        Opt::Icf => only_none("--icf", &val())?,
+        Opt::Optimize => {
+            let v = val();
+            cfg.opt_level = v
+                .parse()
+                .map_err(|_| format!("-O: number expected, but got '{v}'"))?;
+        }
+        Opt::Threads => cfg.threads = Some(parse_threads(arg, &val())?),
+        Opt::NoThreads => cfg.threads = Some(1),
+        Opt::MmapOutput => cfg.mmap_output = true,
+        Opt::NoMmapOutput => cfg.mmap_output = false,
+        Opt::UpdateInPlace => cfg.update_in_place = true,
+        Opt::NoUpdateInPlace => cfg.update_in_place = false,
+        Opt::Fork => cfg.fork = true,
+        Opt::NoFork => cfg.fork = false,
+        Opt::PrintTiming => cfg.print_timing = true,
+        Opt::ErrorLimit => {
+            let v = val();
+            cfg.error_limit = v
+                .parse()
+                .map_err(|_| format!("--error-limit: number expected, but got '{v}'"))?;
+        }
+        Opt::FatalWarnings => cfg.fatal_warnings = true,
+        Opt::Relax => cfg.relax = true,
+        Opt::Rosegment => cfg.z_separate_code = true,
+        Opt::NoRosegment => cfg.z_separate_code = false,
+        Opt::OrphanHandling => cfg.orphan_handling = parse_orphan_handling(&val())?,
+        Opt::AllowShlibUndefined => cfg.allow_shlib_undefined = Some(true),
+        Opt::UnresolvedSymbols => apply_unresolved_symbols(cfg, &val())?,
+        Opt::WarnUnresolvedSymbols => cfg.warn_undefined = true,
+        Opt::ErrorUnresolvedSymbols => cfg.warn_undefined = false,
+        Opt::NoAllowShlibUndefined => cfg.allow_shlib_undefined = Some(false),
+        Opt::NoWarnings => cfg.no_warnings = true,
+        Opt::Demangle => cfg.demangle = true,
+        Opt::NoDemangle => cfg.demangle = false,
+        Opt::DependencyFile => cfg.dependency_file = Some(PathBuf::from(val())),
+        Opt::PrintMap => cfg.map = Some(PathBuf::from("-")),
+        Opt::TraceSymbol => cfg.trace_symbols.push(val()),
+        Opt::WarnBackrefs => cfg.warn_backrefs = true,
+        Opt::Sysroot => {
+            // Applies to the -L options before it too, as in GNU ld: kept as written until the end.
+            cfg.sysroot = Some(PathBuf::from(val()));
+        }
+        Opt::ImageBase => {
+            let v = val();
+            cfg.image_base =
+                Some(parse_number(&v).ok_or_else(|| format!("{arg}: invalid address: {v}"))?);
+        }
+        Opt::SectionStart | Opt::Ttext | Opt::Tdata | Opt::Tbss => {
+            set_section_start(cfg, opt, arg, &val())?
+        }
+        Opt::DefaultSymver => cfg.default_symver = true,
+        Opt::Cref => cfg.cref = true,
+        Opt::PrintMemoryUsage => cfg.print_memory_usage = true,
+        Opt::Stats => cfg.stats = true,
+        Opt::VersionEmulations => {
+            cfg.print_version = true;
+            cfg.print_emulations = true;
+        }
+        Opt::PackageMetadata => cfg.package_metadata = Some(val()),
+        Opt::UndefinedVersion => cfg.no_undefined_version = false,
+        Opt::NoUndefinedVersion => cfg.no_undefined_version = true,
+        Opt::ExcludeLibs => cfg.exclude_libs.extend(
+            val()
+                .split([',', ':'])
+                .filter(|s| !s.is_empty())
+                .map(str::to_string),
+        ),
+        Opt::NoRelax => cfg.relax = false,
+        Opt::AllowMultipleDefinition => cfg.allow_multiple_definition = true,
+        Opt::WarnCommon => cfg.warn_common = true,
+        Opt::WarnTextrel => {
+            cfg.z_text = false;
+            cfg.warn_textrel = true;
+        }
+        Opt::NoWarnCommon => cfg.warn_common = false,
+        Opt::NoFatalWarnings => cfg.fatal_warnings = false,
+        Opt::Verbose => cfg.verbose = true,
+        Opt::Trace => cfg.trace = true,
+        Opt::Map => cfg.map = Some(PathBuf::from(val())),
+        Opt::WhyExtract => cfg.why_extract = Some(PathBuf::from(val())),
+        Opt::Reproduce => cfg.reproduce = Some(PathBuf::from(val())),
+        Opt::VersionAndLink => cfg.print_version = true,
+        Opt::Ignored | Opt::IgnoredValue => {}
+        Opt::ColorDiagnostics => check_choice(
+            "--color-diagnostics",
+            value.as_deref(),
+            &["always", "never", "auto"],
+        )?,
+        Opt::SortCommon => {
+            check_choice(
+                "--sort-common",
+                value.as_deref(),
+                &["ascending", "descending"],
+            )?;
+            cfg.sort_common = Some(value.as_deref() != Some("ascending"));
+        }
+        Opt::SortSection => {
+            check_choice("--sort-section", value.as_deref(), &["name", "alignment"])?;
+            // Refused rather than ignored: it changes the order of input sections in every output section.
+            return Err(
+                "--sort-section is not supported yet (it reorders every output section's inputs)"
+                    .into(),
+            );
+        }
+        _ => return Err(format!("{arg}: internal error: option not applied")),
+    }
+    Ok(())
 }
 
 /// `-r` with the options that only a final link has a meaning for: GNU ld's errors for `-shared` and `-pie`, and

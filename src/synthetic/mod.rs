@@ -28,97 +28,58 @@ pub mod shstrtab;
 pub mod symtab;
 pub mod versions;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Synth {
-    Interp,
-    GnuProperty,
-    BuildId,
-    PackageNote,
-    Hash,
-    GnuHash,
-    Dynsym,
-    Dynstr,
-    Versym,
-    Verdef,
-    Verneed,
-    RelaDyn,
-    RelaPlt,
-    RelaIplt,
-    RelrDyn,
-    Plt,
-    Iplt,
-    Got,
-    GotPlt,
-    Dynamic,
-    EhFrameHdr,
-    Symtab,
-    Strtab,
-    Shstrtab,
+/// The linker-made sections, each with its section's name (its output section's by default, the input section
+/// name a script's statements match), listed once: the enum, `Synth::ALL` and `Synth::name` come from the list.
+macro_rules! linker_made {
+    ($($s:ident => $name:literal,)*) => {
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        pub enum Synth {
+            $($s,)*
+        }
+
+        impl Synth {
+            /// Every one, in order (`Synth::ALL[s as usize] == s`).
+            pub const ALL: &'static [Synth] = &[$(Synth::$s,)*];
+
+            /// Its section's name.
+            pub fn name(self) -> &'static [u8] {
+                match self {
+                    $(Synth::$s => $name,)*
+                }
+            }
+        }
+    };
+}
+
+linker_made! {
+    Interp => b".interp",
+    GnuProperty => b".note.gnu.property",
+    BuildId => b".note.gnu.build-id",
+    PackageNote => b".note.package",
+    Hash => b".hash",
+    GnuHash => b".gnu.hash",
+    Dynsym => b".dynsym",
+    Dynstr => b".dynstr",
+    Versym => b".gnu.version",
+    Verdef => b".gnu.version_d",
+    Verneed => b".gnu.version_r",
+    RelaDyn => b".rela.dyn",
+    RelaPlt => b".rela.plt",
+    RelaIplt => b".rela.iplt",
+    RelrDyn => b".relr.dyn",
+    Plt => b".plt",
+    Iplt => b".iplt",
+    Got => b".got",
+    GotPlt => b".got.plt",
+    Dynamic => b".dynamic",
+    EhFrameHdr => b".eh_frame_hdr",
+    Symtab => b".symtab",
+    Strtab => b".strtab",
+    Shstrtab => b".shstrtab",
 }
 
 impl Synth {
-    const COUNT: usize = Synth::Shstrtab as usize + 1;
-    /// Every one, in order (`Synth::ALL[s as usize] == s`).
-    pub const ALL: [Synth; Synth::COUNT] = {
-        use Synth::*;
-        [
-            Interp,
-            GnuProperty,
-            BuildId,
-            PackageNote,
-            Hash,
-            GnuHash,
-            Dynsym,
-            Dynstr,
-            Versym,
-            Verdef,
-            Verneed,
-            RelaDyn,
-            RelaPlt,
-            RelaIplt,
-            RelrDyn,
-            Plt,
-            Iplt,
-            Got,
-            GotPlt,
-            Dynamic,
-            EhFrameHdr,
-            Symtab,
-            Strtab,
-            Shstrtab,
-        ]
-    };
-
-    /// Its section's name: its output section's by default, the input section name a script's statements match.
-    pub fn name(self) -> &'static [u8] {
-        use Synth::*;
-        match self {
-            Interp => b".interp",
-            GnuProperty => b".note.gnu.property",
-            BuildId => b".note.gnu.build-id",
-            PackageNote => b".note.package",
-            Hash => b".hash",
-            GnuHash => b".gnu.hash",
-            Dynsym => b".dynsym",
-            Dynstr => b".dynstr",
-            Versym => b".gnu.version",
-            Verdef => b".gnu.version_d",
-            Verneed => b".gnu.version_r",
-            RelaDyn => b".rela.dyn",
-            RelaPlt => b".rela.plt",
-            RelaIplt => b".rela.iplt",
-            RelrDyn => b".relr.dyn",
-            Plt => b".plt",
-            Iplt => b".iplt",
-            Got => b".got",
-            GotPlt => b".got.plt",
-            Dynamic => b".dynamic",
-            EhFrameHdr => b".eh_frame_hdr",
-            Symtab => b".symtab",
-            Strtab => b".strtab",
-            Shstrtab => b".shstrtab",
-        }
-    }
+    const COUNT: usize = Synth::ALL.len();
 }
 
 /// Where each linker-made section is: its output section (`NONE` where there is none), its alignment, and once

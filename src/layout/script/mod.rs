@@ -270,7 +270,7 @@ pub fn report_orphans(
         path: "",
         member: None,
     };
-    for s in Synth::ALL {
+    for &s in Synth::ALL {
         if let Some(i) = map.synth.get(s) {
             let o = &osecs[i.index()];
             let writable = o.flags & E::SHF_WRITE as u64 != 0;
@@ -312,7 +312,7 @@ pub fn check_linker_made_places(
     let Some(sc) = config.sections.as_deref() else {
         return Ok(());
     };
-    for s in Synth::ALL {
+    for &s in Synth::ALL {
         if let Some(i) = map.synth.get(s)
             && osecs[i.index()].name == b".eh_frame"
         {
