@@ -434,6 +434,15 @@ fn merge_section_with_a_huge_alignment() {
 /// The freestanding program of the fuzzer's seeds and a mergeable string, compiled in `dir`; rivet and GNU ld
 /// link `script` with it (`-pie`, as the fuzz target does). Returns both outcomes.
 fn script_links(tag: &str, script: &str) -> Option<(PathBuf, common::Outcome, common::Outcome)> {
+    script_links_with(tag, script, &[])
+}
+
+/// `script_links` with more options for both linkers.
+fn script_links_with(
+    tag: &str,
+    script: &str,
+    extra: &[&str],
+) -> Option<(PathBuf, common::Outcome, common::Outcome)> {
     let (linker, dir) = common::rivet_only(
         &format!("hostile-{tag}"),
         &["gcc", "ld.bfd", "readelf"],
@@ -473,19 +482,20 @@ fn script_links(tag: &str, script: &str) -> Option<(PathBuf, common::Outcome, co
     );
     std::fs::write(dir.join("t.lds"), script).unwrap();
     let args = |out: &str| {
-        [
-            "-pie",
-            "--unresolved-symbols=ignore-all",
-            "-T",
-            "t.lds",
-            "free.o",
-            "s.o",
-            "-o",
-        ]
-        .iter()
-        .map(|a| a.to_string())
-        .chain([out.to_string()])
-        .collect::<Vec<_>>()
+        extra
+            .iter()
+            .chain(&[
+                "-pie",
+                "--unresolved-symbols=ignore-all",
+                "-T",
+                "t.lds",
+                "free.o",
+                "s.o",
+                "-o",
+            ])
+            .map(|a| a.to_string())
+            .chain([out.to_string()])
+            .collect::<Vec<_>>()
     };
     let run = |prog: &str, out: &str| {
         let a = args(out);
@@ -783,5 +793,60 @@ fn script_dynamic_under_another_name() {
     assert!(
         secs.contains(" DYNAMIC ") && secs.contains(".mydynamic"),
         "{secs}"
+    );
+}
+
+/// `.eh_frame_hdr` taken into `.rela.dyn` by one of its statements, `.rela.dyn`'s own entries placed by none (a
+/// fuzzer finding, seed 0x6d: both were put at the section's start and their writers overlapped). GNU ld links it
+/// (with `DT_RELA` over its header); rivet must too, with the header and the relocations apart.
+#[test]
+fn script_linker_made_contents_placed_and_unplaced_in_one_section() {
+    let script = default_pie_script();
+    let line = script
+        .lines()
+        .find(|l| l.contains("*(.rela.tdata .rela.tdata.*"))
+        .expect("a .rela.tdata statement");
+    let script = script.replacen(line, "      *(.rela.tdata .rela.tdata.* .eh_frame_hdr)", 1);
+    let Some((dir, rivet, bfd)) =
+        script_links_with("script-hdr-in-rela-dyn", &script, &["--eh-frame-hdr"])
+    else {
+        return;
+    };
+    assert!(bfd.success(), "{}", bfd.log());
+    assert!(rivet.success(), "{}", rivet.log());
+    let out = dir.join("rivet.out");
+    let text = common::tool_ok("readelf", &["-lW", &out.display().to_string()], &dir);
+    let hex = |s: &str| u64::from_str_radix(s.trim_start_matches("0x"), 16).unwrap();
+    let hdr = text
+        .lines()
+        .find(|l| l.trim_start().starts_with("GNU_EH_FRAME"))
+        .map(|l| hex(l.split_whitespace().nth(1).unwrap()))
+        .expect("PT_GNU_EH_FRAME");
+    let bytes = std::fs::read(&out).unwrap();
+    let h = hdr as usize;
+    assert_eq!(bytes[h], 1, "{text}");
+    let fdes = u32::from_le_bytes(bytes[h + 8..h + 12].try_into().unwrap()) as u64;
+    let dynamic = common::tool_ok("readelf", &["-dW", &out.display().to_string()], &dir);
+    let value = |tag: &str| {
+        let l = dynamic.lines().find(|l| l.contains(tag)).expect(tag);
+        let v = l
+            .split(')')
+            .nth(1)
+            .unwrap()
+            .split_whitespace()
+            .next()
+            .unwrap();
+        if v.starts_with("0x") {
+            hex(v)
+        } else {
+            v.parse().unwrap()
+        }
+    };
+    let (rela, relasz) = (value("(RELA)"), value("(RELASZ)"));
+    assert!(relasz > 0, "{dynamic}");
+    // The file is a PIE linked at 0: addresses are file offsets in this read-only first segment.
+    assert!(
+        rela >= hdr + 12 + 8 * fdes || rela + relasz <= hdr,
+        "header {hdr:#x} ({fdes} FDEs), relocations {rela:#x}+{relasz:#x}\n{text}\n{dynamic}"
     );
 }

@@ -743,17 +743,21 @@ impl State<'_> {
     }
 
     /// The parts after the inputs (linker-made contents no statement placed, commons, merged strings not placed
-    /// among the inputs), each at its alignment after the inputs' `inputs` bytes; the section's size.
+    /// among the inputs), each at its alignment after the inputs' `inputs` bytes; the section's size. In a section
+    /// of linker-made parts only, those no statement placed go after those placed (a fuzzer finding: `.eh_frame_hdr`
+    /// taken into `.rela.dyn` by a statement was put over `.rela.dyn`'s own entries).
     fn settle_parts(&mut self, i: usize, inputs: u64, merged_placed: bool) {
         let (merges, synth, list) = (self.w.merges, &self.w.synth, &self.w.lists[i]);
         let o = &mut self.osecs[i];
-        let Some(k) = o.parts.iter().position(|p| matches!(p, Part::Sorted)) else {
-            o.size = o.size.max(inputs);
-            return;
+        let (first, only_linker_made) = match o.parts.iter().position(|p| matches!(p, Part::Sorted))
+        {
+            Some(k) => (k + 1, false),
+            None => (0, true),
         };
         let mut end = inputs;
-        for j in k + 1..o.parts.len() {
+        for j in first..o.parts.len() {
             let (size, align) = match o.parts[j] {
+                Part::Inputs | Part::Sorted => continue,
                 Part::Merged(_) if merged_placed => continue,
                 Part::Merged(m) => (merges[m as usize].size, merges[m as usize].align),
                 // Placed at its statement, or else here.
@@ -765,7 +769,11 @@ impl State<'_> {
             o.part_offsets[j] = at;
             end = at + size;
         }
-        o.size = end;
+        o.size = if only_linker_made {
+            o.size.max(end)
+        } else {
+            end
+        };
     }
 }
 
