@@ -10,7 +10,7 @@ use crate::arch::Arch;
 use crate::elf::align_up;
 use crate::synthetic::dynamic::{Dynamic, Facts};
 use crate::synthetic::{
-    eh_frame_hdr, got_plt, hash, interp, notes, relr, shstrtab, symtab, versions,
+    dynsym, eh_frame_hdr, got_plt, hash, interp, notes, relr, shstrtab, symtab, versions,
 };
 use rayon::prelude::*;
 
@@ -88,20 +88,16 @@ fn dynamic_sizes(cx: &Cx, slots: &Slots, dynamic: &DynamicSymbols) -> Vec<(Synth
         verneed,
         ..
     } = dynamic;
-    let dynsym_count = if is_dynamic {
-        dynsyms.len() as u64 + 1
-    } else {
-        0
-    };
+    let dynsym_size = if is_dynamic { dynsym::size(dynsyms) } else { 0 };
     let mut sizes = vec![
-        (Synth::Dynsym, dynsym_count * 24),
+        (Synth::Dynsym, dynsym_size),
         (Synth::Dynstr, dynstr.len() as u64),
         // Only with versions to name: ld.so indexes its version table, which it builds only from
         // DT_VERNEED/DT_VERDEF, with every .gnu.version entry.
         (
             Synth::Versym,
             if is_dynamic && (!verneed.is_empty() || !res.version_defs.is_empty()) {
-                versions::versym_size(dynsym_count)
+                versions::versym_size(dynsyms.len() as u64 + 1)
             } else {
                 0
             },

@@ -1,6 +1,6 @@
 //! Linker-made sections: which exist (`Synth`, and where each went, `SynthMap`), the entries of the dynamic symbol
 //! table (`DynSymbol`), and one module per section or family whose size and bytes come from the same data:
-//! `dynamic`, `hash` (`.hash`, `.gnu.hash`), `versions` (`.gnu.version`, `.gnu.version_d`, `.gnu.version_r`),
+//! `dynamic`, `dynsym` (`.dynsym`, `.dynstr`), `hash` (`.hash`, `.gnu.hash`), `versions` (`.gnu.version`, `.gnu.version_d`, `.gnu.version_r`),
 //! `notes` (`.note.package`, the build id note's header), `property` (`.note.gnu.property`), `interp`, `got_plt`
 //! (`.got`, `.got.plt`, `.plt`, `.iplt` and their slots' dynamic relocations), `rela` (a dynamic relocation
 //! entry), `relr` (`.relr.dyn`'s encoding), `shstrtab`, `eh_frame_hdr` and `symtab` (`.symtab`, `.strtab`, and
@@ -9,13 +9,14 @@
 //! A module here depends on no pass after resolution: layout builds its data, the writer writes it, each through
 //! the module. What only a later pass knows comes in as plain data (slices, the module's own structs) or, where a
 //! loop over symbols asks where each one went, through a small trait the writer implements over the layout
-//! (`got_plt::Lookup`, `symtab::Places`; generic, so that the loop is monomorphised). `.dynsym` and `.dynstr`
-//! (built by the layout's dynamic symbol pass) are still sized in the layout and written in the writer, and the
-//! build id's digest is the writer's (it hashes the finished output).
+//! (`got_plt::Lookup`, `symtab::Places`, `dynsym::Places`; generic, so that the loop is monomorphised). Which
+//! symbols are dynamic, their order and `.dynstr`'s strings are the layout's dynamic symbol pass's choice
+//! (`layout::dynsym`); the build id's digest is the writer's (it hashes the finished output).
 
 use crate::index::{OsecId, SymId};
 
 pub mod dynamic;
+pub mod dynsym;
 pub mod eh_frame_hdr;
 pub mod got_plt;
 pub mod hash;

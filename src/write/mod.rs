@@ -20,7 +20,7 @@ use crate::resolve::Resolved;
 use crate::symbols::{self, SymRef, SymbolSpace, Target};
 use crate::synthetic::dynamic::Value;
 use crate::synthetic::{
-    eh_frame_hdr, got_plt, hash, interp, notes, rela, relr, shstrtab, symtab, versions,
+    dynsym, eh_frame_hdr, got_plt, hash, interp, notes, rela, relr, shstrtab, symtab, versions,
 };
 use object::elf as E;
 use rayon::prelude::*;
@@ -74,9 +74,6 @@ pub struct WriteCx<'a> {
 impl WriteCx<'_> {
     pub fn pic(&self) -> bool {
         self.config.kind != OutputKind::Exec
-    }
-    pub fn is_exe(&self) -> bool {
-        self.config.kind != OutputKind::Shared
     }
     #[inline(always)]
     pub fn lookup(&self, f: FileId, i: usize) -> Option<SymRef> {
@@ -417,18 +414,11 @@ fn complement(ranges: Vec<std::ops::Range<usize>>, end: usize) -> Vec<std::ops::
     gaps
 }
 
-/// Copies `.dynstr` into the output first and frees it: a big shared library's is large (clang-so: 6.6 MB of
-/// mangled names), and the peak resident set comes while the output is written.
+/// Copies `.dynstr` into the output first and frees it (`synthetic::dynsym`).
 fn put_dynstr(lay: &Layout, bytes: &mut [u8], dynstr: Vec<u8>) {
-    const CHUNK: usize = 1 << 18;
     if let Some(sec) = lay.synth_part(Synth::Dynstr).filter(|s| s.shndx != 0) {
-        let at = sec.offset as usize;
-        bytes[at..at + dynstr.len()]
-            .par_chunks_mut(CHUNK)
-            .zip(dynstr.par_chunks(CHUNK))
-            .for_each(|(to, from)| to.copy_from_slice(from));
+        dynsym::write_dynstr(&mut bytes[sec.offset as usize..], dynstr);
     }
-    drop(dynstr);
 }
 
 /// Gives the heap memory freed so far back to the kernel before the output is pre-faulted. The peak resident set
@@ -1146,115 +1136,47 @@ impl got_plt::Lookup for SlotLookup<'_, '_> {
     }
 }
 
-/// `.dynsym`: each entry from its symbol's definition (or this link's references to an import), in parallel.
-fn write_dynsym(cx: &WriteCx, bytes: &mut Parts) {
-    let lay = cx.lay;
-    let res = cx.res;
-    let dynsym = lay.synth_part(Synth::Dynsym).unwrap();
-    let start = dynsym.offset as usize + 24;
-    let end = start + 24 * lay.dynsyms.len();
-    bytes[start..end]
-        .par_chunks_mut(24)
-        .zip(lay.dynsyms.par_iter())
-        .for_each(|(e, d)| {
-            let name = d.name_off;
-            if d.id.is_none() {
-                // A version node's symbol: absolute, 0, an object, as GNU ld writes it.
-                e.fill(0);
-                e[0..4].copy_from_slice(&name.to_le_bytes());
-                e[4] = (E::STB_GLOBAL << 4) | E::STT_OBJECT;
-                e[6..8].copy_from_slice(&E::SHN_ABS.to_le_bytes());
-                return;
-            }
-            let target = layout::target_of(res, cx.space, d.id);
-            let x = lay.aux_of(d.id).unwrap();
-            let (bind, ty, size) = match target {
-                Target::Object { file, sym } => {
-                    let s = &res.objects[file.index()].syms[sym as usize];
-                    (s.st_bind(), s.st_type(), symbols::sym_size(res, target))
-                }
-                Target::Imported { file, sym } => {
-                    let s = &res.shared[file.index()].syms[sym as usize];
-                    // Like GNU ld: the binding is that of this link's references (weak only when every reference
-                    // is weak), an IFUNC import is a plain function here (its resolver runs in the library), and
-                    // only a copied object keeps its size.
-                    let weak = if x.copied {
-                        s.st_bind() == E::STB_WEAK
-                    } else {
-                        !x.strong_ref
-                    };
-                    let ty = match s.st_type() {
-                        E::STT_GNU_IFUNC => E::STT_FUNC,
-                        t => t,
-                    };
-                    (
-                        if weak { E::STB_WEAK } else { E::STB_GLOBAL },
-                        ty,
-                        if x.copied { s.st_size.get(LE) } else { 0 },
-                    )
-                }
-                // A shared object's unresolved reference: GLOBAL unless every reference is weak, so that loading
-                // fails (as with GNU ld's output) when no module defines it.
-                Target::Undefined { .. } => (
-                    if x.strong_ref {
-                        E::STB_GLOBAL
-                    } else {
-                        E::STB_WEAK
-                    },
-                    E::STT_NOTYPE,
-                    0,
-                ),
-                _ => (E::STB_GLOBAL, E::STT_NOTYPE, 0),
-            };
-            // An executable's IFUNC with a canonical stub is exported as a plain function at the stub.
-            let stub = match target {
-                Target::Object { .. } if ty == E::STT_GNU_IFUNC && !cx.pic() => cx.plt_addr(d.id),
-                _ => None,
-            };
-            let ty = if stub.is_some() { E::STT_FUNC } else { ty };
-            let (shndx, value) = if d.defined {
-                let v = stub.unwrap_or(lay.addrs[d.id.index()]);
-                let sec = match (stub, target) {
-                    (None, Target::Object { file, sym }) => cx.object_sym_shndx(file, sym as usize),
-                    (None, Target::Linker) if lay.linker_sections.contains_key(&d.id) => {
-                        Some(symtab::Places::linker_symbol(cx, d.id).0)
-                    }
-                    _ => None,
-                }
-                .unwrap_or_else(|| {
-                    lay.osecs
-                        .iter()
-                        .filter(|o| {
-                            o.shndx != 0 && o.is_alloc() && o.addr <= v && v <= o.addr + o.size
-                        })
-                        .map(|o| o.shndx as u16)
-                        .next_back()
-                        .unwrap_or(E::SHN_ABS)
-                });
-                (sec, cx.symbol_value(ty, v))
-            } else if x.plt != NONE && x.canonical && cx.is_exe() {
-                (0, lay.addrs[d.id.index()])
-            } else {
-                (0, 0)
-            };
-            // The definition's visibility (only protected ones are exported besides default ones); the linker's
-            // __start_/__stop_ symbols have -z start-stop-visibility's.
-            let visibility = match target {
-                Target::Object { file, sym } if d.defined => {
-                    res.objects[file.index()].syms[sym as usize].st_visibility()
-                }
-                Target::Linker if crate::resolve::is_start_stop(res.name(d.id)) => {
-                    cx.config.start_stop_visibility
-                }
-                _ => E::STV_DEFAULT,
-            };
-            e[0..4].copy_from_slice(&name.to_le_bytes());
-            e[4] = (bind << 4) | (ty & 0xf);
-            e[5] = visibility;
-            e[6..8].copy_from_slice(&shndx.to_le_bytes());
-            e[8..16].copy_from_slice(&value.to_le_bytes());
-            e[16..24].copy_from_slice(&size.to_le_bytes());
-        });
+/// The layout's answers to the `.dynsym` writer.
+struct DynsymPlaces<'c, 'a>(&'c WriteCx<'a>);
+
+impl dynsym::Places for DynsymPlaces<'_, '_> {
+    #[inline]
+    fn target(&self, id: SymId) -> Target {
+        layout::target_of(self.0.res, self.0.space, id)
+    }
+    #[inline]
+    fn slots(&self, id: SymId) -> &got_plt::Aux {
+        self.0.lay.aux_of(id).unwrap()
+    }
+    #[inline]
+    fn address(&self, id: SymId) -> u64 {
+        self.0.lay.addrs[id.index()]
+    }
+    #[inline]
+    fn plt_entry(&self, id: SymId) -> Option<u64> {
+        self.0.plt_addr(id)
+    }
+    #[inline]
+    fn object_section(&self, file: FileId, sym: u32) -> Option<u16> {
+        self.0.object_sym_shndx(file, sym as usize)
+    }
+    #[inline]
+    fn assigned_section(&self, id: SymId) -> Option<u16> {
+        (self.0.lay.linker_sections.contains_key(&id))
+            .then(|| symtab::Places::linker_symbol(self.0, id).0)
+    }
+    #[inline]
+    fn section_holding(&self, v: u64) -> u16 {
+        (self.0.lay.osecs.iter())
+            .filter(|o| o.shndx != 0 && o.is_alloc() && o.addr <= v && v <= o.addr + o.size)
+            .map(|o| o.shndx as u16)
+            .next_back()
+            .unwrap_or(E::SHN_ABS)
+    }
+    #[inline]
+    fn dtp_offset(&self, addr: u64) -> u64 {
+        self.0.dtp_offset(addr)
+    }
 }
 
 /// The dynamic sections: `.dynsym`, the versions, `.relr.dyn`, the hash tables and `.dynamic`.
@@ -1263,11 +1185,19 @@ fn write_dynamic_sections(cx: &WriteCx, bytes: &mut Parts) {
     if !lay.is_dynamic {
         return;
     }
-    write_dynsym(cx, bytes);
+    let section = |s: Synth| lay.synth_part(s)?.range();
+    if let Some(r) = section(Synth::Dynsym) {
+        dynsym::write(
+            &mut bytes[r],
+            &lay.dynsyms,
+            cx.res,
+            cx.config,
+            &DynsymPlaces(cx),
+        );
+    }
     // Symbol versions, each in its linker-made part: a script may put data commands or inputs beside it, or keep
     // it empty (fuzzer findings: `QUAD(-1)` or `PROVIDE` in `.gnu.version_d` of a link without versions made its
     // writer panic).
-    let section = |s: Synth| lay.synth_part(s)?.range();
     if let Some(r) = section(Synth::Versym) {
         versions::write_versym(&mut bytes[r], &lay.dynsyms);
     }
