@@ -1,7 +1,8 @@
 //! Sections a `SECTIONS` script does not place (`--orphan-handling`) or throws away (`/DISCARD/`, and
 //! `--orphan-handling=discard`), against GNU ld: the same warnings and errors for the inputs' orphans, the same
 //! sections left out, and GNU ld's error where the output still refers to a symbol of a discarded section (a
-//! reference that used to resolve silently to 0).
+//! reference that used to resolve silently to 0): one a script discards, or a local symbol of a COMDAT group
+//! member that another file's group replaced.
 
 mod common;
 
@@ -142,4 +143,96 @@ fn discarded_sections_and_references_to_them() {
         "{}",
         r.log()
     );
+}
+
+/// Objects with the same COMDAT group `foo`, the second one's copy discarded: its code and data refer to a local
+/// label inside its own copy of the group, which is not in the output.
+const GROUP_A: &str = "
+        .section .text.foo,\"axG\",@progbits,foo,comdat
+        .globl foo
+foo:    ret
+        .text
+        .globl main
+main:   call foo
+        call bar
+        mov $60, %eax
+        xor %edi, %edi
+        syscall
+";
+const GROUP_B: &str = "
+        .section .text.foo,\"axG\",@progbits,foo,comdat
+        .globl foo
+foo:    ret
+inner:  ret
+        .text
+        .globl bar
+bar:    call inner
+        lea inner(%rip), %rax
+        ret
+        .data
+        .quad inner
+        .section .gcc_except_table,\"a\",@progbits
+        .quad inner
+        .section .gcc_except_table.bar,\"a\",@progbits
+        .quad inner
+        .section .debug_info,\"\",@progbits
+        .quad inner
+        .section .note.GNU-stack,\"\",@progbits
+";
+
+/// A reference to a local symbol of a discarded COMDAT group member: GNU ld's error, once per reference, with the
+/// section named with its group's signature (lld refuses it too); `.gcc_except_table` and debug sections may
+/// refer to it (GNU ld exempts them). It used to link, with the references resolved to 0.
+#[test]
+fn references_into_a_discarded_comdat_member() {
+    let Some((dir, _, _)) = common::against_gnu_ld("orphans-comdat", &["as"]) else {
+        return;
+    };
+    let (rivet, _) = common::linker_under_test();
+    for (name, text) in [("a", GROUP_A), ("b", GROUP_B)] {
+        std::fs::write(dir.join(format!("{name}.s")), text).unwrap();
+        common::tool_ok(
+            "as",
+            &[&format!("{name}.s"), "-o", &format!("{name}.o")],
+            &dir,
+        );
+    }
+    let mut sides = Vec::new();
+    for linker in [Path::new("ld.bfd"), &rivet] {
+        let r = common::tool(
+            linker.to_str().unwrap(),
+            &["-static", "-e", "main", "a.o", "b.o", "-o", "out"],
+            Some(&dir),
+        );
+        let lines: Vec<String> = r
+            .stderr_str()
+            .lines()
+            .filter(|l| l.contains("discarded section"))
+            .map(|l| l.strip_prefix("rivet: error: ").unwrap_or(l).to_string())
+            .collect();
+        sides.push((r.code, lines));
+    }
+    assert_eq!(sides[0].0, Some(1), "{:?}", sides[0]);
+    assert_eq!(sides[1], sides[0]);
+    assert_eq!(
+        sides[0].1,
+        [
+            "`inner' referenced in section `.text' of b.o: defined in discarded section `.text.foo[foo]' of b.o",
+            "`inner' referenced in section `.text' of b.o: defined in discarded section `.text.foo[foo]' of b.o",
+            "`inner' referenced in section `.data' of b.o: defined in discarded section `.text.foo[foo]' of b.o",
+            "`inner' referenced in section `.gcc_except_table.bar' of b.o: defined in discarded section \
+             `.text.foo[foo]' of b.o",
+        ]
+    );
+    // The same objects the other way round: b.o's group is kept, and both link and run.
+    for linker in [Path::new("ld.bfd"), &rivet] {
+        let r = common::tool(
+            linker.to_str().unwrap(),
+            &["-static", "-e", "main", "b.o", "a.o", "-o", "out2"],
+            Some(&dir),
+        );
+        assert_eq!(r.code, Some(0), "{}", r.log());
+        let run = common::tool("./out2", &[], Some(&dir));
+        assert_eq!(run.code, Some(0), "{}", run.log());
+    }
 }

@@ -10,7 +10,7 @@ use super::{
 use crate::arch::{Arch, RelKind, Relax, proof};
 use crate::elf::{LE, Rela};
 use crate::index::FileId;
-use crate::parse::{ObjectFile, Sec};
+use crate::parse::{ObjectFile, Sec, SectionKind};
 use crate::reloc::{
     Action, Mode, Props, decide, prefetch_ahead, props, reloc_error, symbol_name, weak_direct,
     weak_rule, weak_via_got,
@@ -37,6 +37,10 @@ struct Section<'a> {
     sec: Sec<'a>,
     writable: bool,
     m: Mode,
+    /// The file's sections discarded with their COMDAT group (`Resolved::comdat_discarded`), for the check of
+    /// references to their local symbols; empty where such references are allowed (`.eh_frame`, whose records of
+    /// discarded code are dropped, `.gcc_except_table` and `.sframe`, as in GNU ld).
+    discarded: &'a [bool],
 }
 
 /// The fields of one relocation that every step reads. The steps that take it are `#[inline(always)]`, and what
@@ -65,6 +69,13 @@ fn scan_section_with<A: Arch, const CHECK: bool>(cx: &ScanCx, f: usize, s: usize
         sec,
         writable: sec.flags() & SHF_WRITE as u64 != 0,
         m: Mode::of(cx.config),
+        discarded: if sec.kind == SectionKind::EhFrame
+            || matches!(o.sec_name(s), b".gcc_except_table" | b".sframe")
+        {
+            &[]
+        } else {
+            &cx.res.comdat_discarded[f]
+        },
     };
     let mut out = SectionScan::default();
     let mut skip_next = false;
@@ -106,7 +117,9 @@ fn plain_local_short_path(sc: &Section, rel: Rel, out: &mut SectionScan) -> bool
         && o.syms
             .get(rel.sym_idx)
             .is_some_and(|st| st.st_type() != STT_GNU_IFUNC)
-        && o.sym_shndx(rel.sym_idx) != SHN_ABS as u32
+        && let shndx = o.sym_shndx(rel.sym_idx)
+        && shndx != SHN_ABS as u32
+        && sc.discarded.get(shndx as usize) != Some(&true)
     {
         match rel.kind {
             RelKind::Pc | RelKind::Plt => return true,
@@ -182,6 +195,12 @@ fn scan_general<A: Arch, const CHECK: bool>(
         return false;
     };
     if rel.kind == RelKind::None {
+        return false;
+    }
+    if rel.sym_idx < sc.o.first_global
+        && sc.discarded.get(sc.o.sym_shndx(rel.sym_idx) as usize) == Some(&true)
+    {
+        out.errors.push(discarded_local(sc.o, sc.s, rel.sym_idx));
         return false;
     }
     if matches!(
@@ -444,6 +463,33 @@ fn invalid_symbol_index(o: &ObjectFile, s: usize, off: u64) -> String {
         "{}:({}+0x{off:x}): invalid symbol index",
         o.name,
         o.section_name(s as u32)
+    )
+}
+
+/// GNU ld's error for a reference to local symbol `sym` of a section discarded with its COMDAT group (the group
+/// of another file won): the symbol would have no address. The section is named with its group's signature.
+#[cold]
+#[inline(never)]
+fn discarded_local(o: &ObjectFile, s: usize, sym: usize) -> String {
+    let shndx = o.sym_shndx(sym);
+    let name = match o.sym_name(sym) {
+        [] => o.section_name(shndx),
+        n => crate::diag::demangle(n),
+    };
+    let signature = (o.comdats.iter())
+        .find(|g| g.sections().any(|m| m == shndx))
+        .map_or(String::new(), |g| {
+            format!(
+                "[{}]",
+                String::from_utf8_lossy(o.sym_name(g.sig_sym as usize))
+            )
+        });
+    format!(
+        "`{name}' referenced in section `{}' of {}: defined in discarded section `{}{signature}' of {}",
+        o.section_name(s as u32),
+        o.name,
+        o.section_name(shndx),
+        o.name
     )
 }
 
