@@ -258,6 +258,10 @@ pub struct Config {
     pub z_interpose: bool,
     /// `--version-script FILE`, in command-line order (parsed later by the resolve pass).
     pub version_script: Vec<PathBuf>,
+    /// `--symbol-ordering-file FILE`: the sections of the symbols it lists go first (`layout::order`).
+    pub symbol_ordering_file: Option<PathBuf>,
+    /// `--no-warn-symbol-ordering` clears it: warn about the ordering file's names that order nothing.
+    pub warn_symbol_ordering: bool,
     /// `VERSION { ... }` of the linker scripts read: (where, the version script's text).
     pub version_texts: Vec<(String, String)>,
     /// Linker scripts' `PROVIDE(SYM = EXPR)` outside `SECTIONS`: defined as a `--defsym` is, but only when an input
@@ -398,6 +402,8 @@ impl Default for Config {
             z_initfirst: false,
             z_interpose: false,
             version_script: Vec::new(),
+            symbol_ordering_file: None,
+            warn_symbol_ordering: true,
             version_texts: Vec::new(),
             provides: Vec::new(),
             script_hidden: Vec::new(),
@@ -538,6 +544,9 @@ enum Opt {
     Defsym,
     Wrap,
     VersionScript,
+    SymbolOrderingFile,
+    WarnSymbolOrdering,
+    NoWarnSymbolOrdering,
     DynamicList,
     ExportDynamic,
     NoExportDynamic,
@@ -741,6 +750,9 @@ const OPTIONS: &[OptSpec] = &[
     value(Opt::Defsym, &["--defsym"], "SYM=EXPR", "Define SYM as EXPR"),
     value(Opt::Wrap, &["--wrap"], "SYM", "Use __wrap_SYM for SYM and __real_SYM for the original"),
     value(Opt::VersionScript, &["--version-script"], "FILE", "Read a version script"),
+    value(Opt::SymbolOrderingFile, &["--symbol-ordering-file"], "FILE", "Place the sections of the symbols FILE lists (one per line) first, in its order"),
+    flag(Opt::WarnSymbolOrdering, &["--warn-symbol-ordering"], "Warn about ordering-file symbols that order nothing (default)"),
+    flag(Opt::NoWarnSymbolOrdering, &["--no-warn-symbol-ordering"], "Do not warn about ordering-file symbols that order nothing"),
     value(Opt::DynamicList, &["--dynamic-list"], "FILE", "Symbols to export (executable) or keep preemptible (shared)"),
     flag(Opt::ExportDynamic, &["-E", "--export-dynamic"], "Export all global symbols"),
     flag(Opt::NoExportDynamic, &["--no-export-dynamic"], "Turn off --export-dynamic (default)"),
@@ -974,9 +986,11 @@ pub fn arg_role(arg: &str) -> ArgRole {
     };
     let glued = glued.is_some();
     match spec.opt {
-        Opt::LibraryPath | Opt::Script | Opt::VersionScript | Opt::DynamicList => {
-            ArgRole::InputPath { glued }
-        }
+        Opt::LibraryPath
+        | Opt::Script
+        | Opt::VersionScript
+        | Opt::DynamicList
+        | Opt::SymbolOrderingFile => ArgRole::InputPath { glued },
         Opt::Output | Opt::Map | Opt::WhyExtract => ArgRole::OutputPath { glued },
         Opt::Reproduce => ArgRole::Reproduce { glued },
         _ => ArgRole::Other {
@@ -1281,6 +1295,9 @@ fn apply_setting(
         Opt::Defsym => cfg.defsyms.push(parse_defsym(&val())?),
         Opt::Wrap => cfg.wrap.push(val()),
         Opt::VersionScript => cfg.version_script.push(PathBuf::from(val())),
+        Opt::SymbolOrderingFile => cfg.symbol_ordering_file = Some(PathBuf::from(val())),
+        Opt::WarnSymbolOrdering => cfg.warn_symbol_ordering = true,
+        Opt::NoWarnSymbolOrdering => cfg.warn_symbol_ordering = false,
         Opt::DynamicList => cfg.dynamic_list.push(PathBuf::from(val())),
         Opt::ExportDynamic => cfg.export_dynamic = true,
         Opt::NoExportDynamic => cfg.export_dynamic = false,
@@ -1473,6 +1490,7 @@ fn check_relocatable(cfg: &Config, shared: bool, pie: bool) -> Result<(), String
         (cfg.gc_sections, "--gc-sections"),
         (!cfg.defsyms.is_empty(), "--defsym"),
         (!cfg.version_script.is_empty(), "--version-script"),
+        (cfg.symbol_ordering_file.is_some(), "--symbol-ordering-file"),
         (cfg.map.is_some(), "-Map/-M"),
         (
             !cfg.section_start.is_empty(),

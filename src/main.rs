@@ -362,6 +362,12 @@ fn link<A: Arch>(config: &args::Config, release_inputs: bool) -> diag::Result<()
             "--orphan-handling=discard without a SECTIONS script is not supported",
         ));
     }
+    if config.symbol_ordering_file.is_some() && config.sections.is_some() {
+        // Ordering inside a script's input section descriptions (lld's rule) is not done yet.
+        return Err(diag::Errors::one(
+            "--symbol-ordering-file with a SECTIONS script is not supported yet",
+        ));
+    }
     if let Some(path) = &config.reproduce {
         reproduce::write(path, config, &inputs.files)?;
     }

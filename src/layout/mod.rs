@@ -29,6 +29,7 @@ pub mod default_script;
 mod dynsym;
 mod eh_frame;
 pub mod emit_relocs;
+mod order;
 mod output_sections;
 mod place;
 mod rules;
@@ -429,11 +430,21 @@ pub fn layout<A: Arch>(
         (recs, redirect)
     };
     drop(t);
+    let order = order::section_order(config, res, live)?;
     let mut place = {
         let _t = span("place input sections");
         let script = config.sections.as_deref().map(|sc| (sc, &live.script[..]));
-        place::place_inputs(res, &mut osecs, &map, &eh_records, &merges, script)
+        place::place_inputs(
+            res,
+            &mut osecs,
+            &map,
+            &eh_records,
+            &merges,
+            script,
+            order.as_ref(),
+        )
     };
+    drop(order);
     let t = span("GOT, PLT, dynamic symbols");
     let mut slots = {
         let _t = span("GOT and PLT slots");

@@ -3,11 +3,12 @@
 //! (`.init_array.N`) and `SHF_LINK_ORDER` sections are then placed in their own orders.
 
 use super::eh_frame::eh_block_size;
+use super::order::SectionOrder;
 use super::output_sections::SectionMap;
 use super::rules::{SORTED_NAMES, init_priority};
 use super::{EhRecords, MergeGroup, OutputSection, Part};
 use crate::elf::{LE, align_up};
-use crate::index::{FileId, OsecId, SecIdx};
+use crate::index::{FileId, NONE, OsecId, SecIdx};
 use crate::parse::SectionKind;
 use crate::resolve::Resolved;
 use object::elf as E;
@@ -33,6 +34,7 @@ pub fn place_inputs(
     eh_records: &EhRecords,
     merges: &[MergeGroup],
     script: Option<(&crate::script::sections::SectionsScript, &[Vec<u32>])>,
+    order: Option<&SectionOrder>,
 ) -> Placement {
     let objects = &res.objects;
     let SectionMap {
@@ -65,6 +67,7 @@ pub fn place_inputs(
                 || sec.kind == SectionKind::Merge
                 || sorted_kind[osec.index()].is_some()
                 || by_script(osec.index())
+                || order.is_some_and(|o| o.rank(FileId::new(f), SecIdx::new(s)) != NONE)
             {
                 continue;
             }
@@ -114,6 +117,18 @@ pub fn place_inputs(
         }
     }
     let mut cursor = vec![0u64; osecs.len()];
+    // The sections `--symbol-ordering-file` orders go first, before every file's block.
+    let ordered = order.map(|order| {
+        place_ordered(
+            res,
+            order,
+            osecs,
+            map,
+            &sorted_kind,
+            &mut cursor,
+            &mut pads_known,
+        )
+    });
     // Per file, per block: (output section, offset, padding before it).
     let mut file_base: Vec<Vec<(OsecId, u64, u64)>> = Vec::with_capacity(objects.len());
     for bl in &blocks {
@@ -155,6 +170,11 @@ pub fn place_inputs(
     for osec in wide.into_iter().flatten() {
         pads_known[osec.index()] = false;
     }
+    for (f, s, osec, off, pad) in ordered.into_iter().flatten() {
+        place_osec[f.index()][s.index()] = osec;
+        sec_off[f.index()][s.index()] = off;
+        pads[f.index()][s.index()] = pad;
+    }
     for (i, o) in osecs.iter_mut().enumerate() {
         if cursor[i] > 0 || has_inputs[i] {
             o.parts.insert(0, Part::Inputs);
@@ -175,6 +195,49 @@ pub fn place_inputs(
     place_link_ordered(res, osecs, &mut placement);
     add_merged(osecs, merges);
     placement
+}
+
+/// The sections `order` ranks, placed from the start of their output sections in rank order (`cursor` advanced
+/// past them): (file, section, output section, offset, padding before it).
+fn place_ordered(
+    res: &Resolved,
+    order: &SectionOrder,
+    osecs: &mut [OutputSection],
+    map: &SectionMap,
+    sorted_kind: &[Option<usize>],
+    cursor: &mut [u64],
+    pads_known: &mut [bool],
+) -> Vec<(FileId, SecIdx, OsecId, u64, u16)> {
+    let by_script = |i: usize| (map.script_desc.get(i)).is_some_and(|&d| d != crate::index::NONE);
+    let mut ranked: Vec<(u32, FileId, SecIdx, OsecId)> = res.runs.flat_map(|f| {
+        let osec_of = &map.sec_osec[f];
+        (order.rank[f].iter().enumerate())
+            .filter(|&(s, &r)| {
+                let osec = osec_of[s];
+                r != NONE
+                    && osec.is_some()
+                    && sorted_kind[osec.index()].is_none()
+                    && !by_script(osec.index())
+            })
+            .map(move |(s, &r)| (r, FileId::new(f), SecIdx::new(s), osec_of[s]))
+    });
+    ranked.sort_unstable_by_key(|e| (e.0, e.1, e.2));
+    let mut out = Vec::with_capacity(ranked.len());
+    for (_, f, s, osec) in ranked {
+        let sec = res.objects[f.index()].sec(s.index());
+        let o = &mut osecs[osec.index()];
+        let align = sec.align();
+        o.align = o.align.max(align);
+        let c = &mut cursor[osec.index()];
+        let off = align_up(*c, align);
+        let pad = u16::try_from(off - *c).unwrap_or_else(|_| {
+            pads_known[osec.index()] = false;
+            0
+        });
+        out.push((f, s, osec, off, pad));
+        *c = off.saturating_add(sec.size());
+    }
+    out
 }
 
 /// Which of `SORTED_NAMES` each output section is (a script's sections have the script's order instead).

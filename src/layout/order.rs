@@ -1,0 +1,157 @@
+//! Layout pass: `--symbol-ordering-file` (lld's option). The input sections that define the symbols the file lists
+//! go first in their output sections, in the file's order, ahead of the others, which keep input order; a section
+//! defining several listed symbols goes where the first of them is listed. Globals and every object's named locals
+//! are looked up, as lld does; mergeable strings, `.eh_frame`, the sorted init and fini arrays and the sections a
+//! script places are not reordered (lld leaves the first three alone too). Read only when the option is given.
+
+use crate::args::Config;
+use crate::diag::{self, Result};
+use crate::gc::Liveness;
+use crate::index::{FileId, NONE, SecIdx};
+use crate::parse::SectionKind;
+use crate::resolve::{Def, Resolved};
+use object::elf as E;
+use rustc_hash::FxHashMap;
+
+/// Per object, per section: its rank in the ordering (0 first), or `NONE` for a section the file does not order.
+pub struct SectionOrder {
+    pub rank: Vec<Vec<u32>>,
+}
+
+impl SectionOrder {
+    #[inline]
+    pub fn rank(&self, f: FileId, s: SecIdx) -> u32 {
+        self.rank[f.index()][s.index()]
+    }
+}
+
+/// The ranks the ordering file gives, with lld's warnings (unless `--no-warn-symbol-ordering`): duplicates, names
+/// no input defines, and symbols that have no section to move (undefined, a shared object's, absolute, or in a
+/// discarded section).
+pub fn section_order(
+    config: &Config,
+    res: &Resolved,
+    live: &Liveness,
+) -> Result<Option<SectionOrder>> {
+    let Some(path) = &config.symbol_ordering_file else {
+        return Ok(None);
+    };
+    let text = std::fs::read(path).map_err(|e| format!("cannot open {}: {e}", path.display()))?;
+    let warn = config.warn_symbol_ordering;
+    let names = ordered_names(&text, &path.display().to_string(), warn);
+    let mut rank: Vec<Vec<u32>> = res.runs.map(|f| vec![NONE; res.objects[f].sections.len()]);
+    let mut found = vec![false; names.len()];
+    let mut give = |f: FileId, sym: usize, r: u32, found: &mut [bool]| {
+        found[r as usize] = true;
+        let o = &res.objects[f.index()];
+        let shndx = o.sym_shndx(sym);
+        let what = match shndx {
+            0 => Some("undefined"),
+            s if s == E::SHN_ABS as u32 || s as usize >= o.sections.len() => Some("absolute"),
+            s if !live.is_live(f, SecIdx(s)) => Some("discarded"),
+            _ => None,
+        };
+        match what {
+            Some(what) if warn => diag::warn(&format!(
+                "{}: unable to order {what} symbol: {}",
+                o.name,
+                String::from_utf8_lossy(o.sym_name(sym))
+            )),
+            Some(_) => {}
+            None => {
+                let k = &mut rank[f.index()][shndx as usize];
+                *k = (*k).min(r);
+            }
+        }
+    };
+    // The globals, by their definitions.
+    for (r, name) in names.iter().enumerate() {
+        let Some(id) = res.names.lookup(name) else {
+            continue;
+        };
+        match res.defs[id.index()] {
+            Def::Object { file, sym } => give(file, sym as usize, r as u32, &mut found),
+            Def::Shared { file, .. } if warn => {
+                found[r] = true;
+                diag::warn(&format!(
+                    "{}: unable to order shared symbol: {}",
+                    res.shared[file.index()].soname,
+                    String::from_utf8_lossy(name)
+                ));
+            }
+            Def::Undefined if warn => {
+                found[r] = true;
+                diag::warn(&format!(
+                    "unable to order undefined symbol: {}",
+                    String::from_utf8_lossy(name)
+                ));
+            }
+            _ => found[r] = true,
+        }
+    }
+    // The named locals of every linked object, found in parallel.
+    let by_name: FxHashMap<&[u8], u32> = (names.iter().enumerate())
+        .map(|(r, n)| (&n[..], r as u32))
+        .collect();
+    let locals: Vec<Vec<(usize, u32)>> = res.runs.map(|f| {
+        let o = &res.objects[f];
+        if !res.object_live[f] {
+            return Vec::new();
+        }
+        (1..o.first_global)
+            .filter(|&i| {
+                o.syms[i].st_type() != E::STT_SECTION && o.syms[i].st_type() != E::STT_FILE
+            })
+            .filter_map(|i| Some((i, *by_name.get(o.sym_name(i))?)))
+            .collect()
+    });
+    for (f, list) in locals.into_iter().enumerate() {
+        for (sym, r) in list {
+            give(FileId::new(f), sym, r, &mut found);
+        }
+    }
+    if warn {
+        for (name, _) in names.iter().zip(&found).filter(|(_, f)| !**f) {
+            diag::warn(&format!(
+                "symbol ordering file: no such symbol: {}",
+                String::from_utf8_lossy(name)
+            ));
+        }
+    }
+    // Sections the placement does not reorder keep their place.
+    for (f, ranks) in rank.iter_mut().enumerate() {
+        for (s, k) in ranks.iter_mut().enumerate() {
+            if *k != NONE
+                && matches!(
+                    res.objects[f].sections[s].kind,
+                    SectionKind::Merge | SectionKind::EhFrame
+                )
+            {
+                *k = NONE;
+            }
+        }
+    }
+    Ok(Some(SectionOrder { rank }))
+}
+
+/// The file's names in order, one per line (blank lines and lines starting with `#` skipped, as lld reads it),
+/// each once: a repeated one keeps its first place, with lld's warning.
+fn ordered_names(text: &[u8], file: &str, warn: bool) -> Vec<Vec<u8>> {
+    let mut seen = rustc_hash::FxHashSet::default();
+    let mut names = Vec::new();
+    for line in text.split(|&b| b == b'\n') {
+        let line = line.trim_ascii();
+        if line.is_empty() || line[0] == b'#' {
+            continue;
+        }
+        if seen.insert(line) {
+            names.push(line.to_vec());
+        } else if warn {
+            diag::warn(&format!(
+                "{file}: duplicate ordered symbol: {}",
+                String::from_utf8_lossy(line)
+            ));
+        }
+    }
+    names
+}
