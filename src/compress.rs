@@ -11,14 +11,16 @@ use crate::args::DebugCompression;
 use object::elf as E;
 use rayon::prelude::*;
 
-/// The bytes of one compressed chunk. 1 MiB, as lld and mold use: on rg-debug's debug sections, smaller chunks
-/// lose ratio and larger ones leave threads idle at the end of the small sections.
+/// The bytes of one compressed chunk: 1 MiB, as lld and mold use. Smaller or larger chunks changed neither the size
+/// nor the time much on rg-debug (`bench/README.md`), and larger ones leave threads idle where debug information is
+/// small.
 const CHUNK: usize = 1 << 20;
 
-/// zlib's level: 1, the fastest, as lld and mold use (debug info compresses well at low levels).
+/// zlib's level: 1, the fastest, as lld and mold use (level 2 is smaller but much slower: `bench/README.md`).
 const ZLIB_LEVEL: u32 = 1;
 
-/// zstd's level: see `bench/README.md` for the measurements behind it.
+/// zstd's level: 1, the fastest of the usual levels, and still smaller than zlib's output (lld and mold use 3:
+/// smaller, for more time; `bench/README.md`).
 const ZSTD_LEVEL: i32 = 1;
 
 /// Whether `--compress-debug-sections` compresses an output section: a non-allocated one with contents whose name
