@@ -425,6 +425,84 @@ fn relocatable_output_is_compressed_as_gnu_lds() {
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
 
+/// Sections of more than one chunk (1 MiB): a zlib stream of sync-flushed pieces and a sequence of zstd frames, as
+/// readelf, objdump, addr2line and gdb read them; rivet's own `-r` output of several frames read back as input.
+#[test]
+fn multi_chunk_sections_read_as_plain() {
+    let tools = ["gcc", "readelf", "objdump", "nm", "addr2line"];
+    let Some((dir, shim, _)) = common::against_gnu_ld("compress-debug-big", &tools) else {
+        return;
+    };
+    let (linker, _) = common::linker_under_test();
+    let mut src = String::from("#include <stdio.h>\nint g = 3;\n");
+    for i in 0..14_000 {
+        src += &format!(
+            "struct s{i} {{ int a{i}; long b{i}; }};\nint fn{i}(struct s{i} *p) {{ return p->a{i} * {i} + (int)p->b{i}; }}\n"
+        );
+    }
+    src += "int f(int var)\n{\n  int twice = var * 2;\n  return twice + g;\n}\n\
+            int main(void)\n{\n  struct s7 s = {1, 2};\n  printf(\"%d %d\\n\", fn7(&s), f(2));\n  return 0;\n}\n";
+    std::fs::write(dir.join("prog.c"), src).unwrap();
+    common::tool_ok("gcc", &["-c", "-g", "-O0", "prog.c"], &dir);
+    let b = Build {
+        compiler: Compiler::Gcc,
+        cxx: false,
+        dwarf: 5,
+        input: "none",
+    };
+    let ld = linker.display().to_string();
+    common::tool_ok(
+        &ld,
+        &[
+            "-r",
+            "--compress-debug-sections=zstd",
+            "prog.o",
+            "-o",
+            "r.o",
+        ],
+        &dir,
+    );
+    let views = |f: &str| {
+        [
+            dump(&dir, "readelf", &["--debug-dump=decodedline,info", "-W"], f),
+            dump(&dir, "objdump", &["-WL"], f),
+            line_of_f(&dir, f, "f"),
+        ]
+    };
+    let plain = link(&b, &dir, &shim, "prog.o", "rivet", "none").unwrap();
+    let expected = views(&plain);
+    assert!(
+        expected[0].len() > 1 << 20,
+        "the debug information is too small"
+    );
+    let mut wrong = Vec::new();
+    for (obj, value, ch_type) in [
+        ("prog.o", "zlib", 1),
+        ("prog.o", "zstd", 2),
+        ("r.o", "zstd", 2),
+    ] {
+        let out = link(&b, &dir, &shim, obj, &format!("rivet-{obj}"), value).unwrap();
+        wrong.extend(check_headers(&dir, &out, &plain, ch_type));
+        let info = sections(&std::fs::read(dir.join(&out)).unwrap())
+            .into_iter()
+            .find(|s| s.name == ".debug_info")
+            .unwrap();
+        let file = std::fs::read(dir.join(&out)).unwrap();
+        if u64_at(&file, info.offset + 8) <= 1 << 20 {
+            wrong.push(format!("{out}: .debug_info fits one chunk"));
+        }
+        if views(&out) != expected {
+            wrong.push(format!(
+                "{out}: readelf, objdump or addr2line read other than the plain link's"
+            ));
+        }
+        if common::have_tool("gdb") && !gdb_prints(&dir, &out).contains("$1 = 2") {
+            wrong.push(format!("{out}: gdb does not print f's argument"));
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
 /// `zlib-gnu` (the `.zdebug_*` sections) is refused, with a message that says why, as lld refuses it; an unknown
 /// value is refused too.
 #[test]
