@@ -42,6 +42,13 @@ pub enum OrphanHandling {
     Discard,
 }
 
+/// How `--compress-debug-sections` compresses (`ELFCOMPRESS_ZLIB`, `ELFCOMPRESS_ZSTD`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DebugCompression {
+    Zlib,
+    Zstd,
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum HashStyle {
     Sysv,
@@ -153,6 +160,8 @@ pub struct Config {
     pub new_dtags: bool,
     pub strip_all: bool,
     pub strip_debug: bool,
+    /// `--compress-debug-sections`: how the output's `.debug_*` sections are compressed (`None`: not).
+    pub compress_debug: Option<DebugCompression>,
     /// `-q` / `--emit-relocs`: keep the inputs' relocations in the output (`.rela<section>`, non-allocated).
     pub emit_relocs: bool,
     /// `--threads=N`; `None` means one thread per 6 MiB of input, up to all cores (`default_threads` in main.rs).
@@ -351,6 +360,7 @@ impl Default for Config {
             strip_all: false,
             emit_relocs: false,
             strip_debug: false,
+            compress_debug: None,
             threads: None,
             mmap_output: true,
             update_in_place: true,
@@ -797,7 +807,7 @@ const OPTIONS: &[OptSpec] = &[
     flag(Opt::StripDebug, &["-S", "--strip-debug"], "Omit debug information"),
     flag(Opt::DiscardAll, &["-x", "--discard-all"], "Discard all local symbols"),
     flag(Opt::DiscardLocals, &["-X", "--discard-locals"], "Discard temporary (.L) local symbols (always done)"),
-    value(Opt::CompressDebugSections, &["--compress-debug-sections"], "none", "Only none is supported"),
+    value(Opt::CompressDebugSections, &["--compress-debug-sections"], "none|zlib|zlib-gabi|zstd", "Compress the .debug_* sections (SHF_COMPRESSED; a section compression would not shrink stays as it is); zlib-gnu is refused"),
     value(Opt::Icf, &["--icf"], "none", "Identical code folding; only none is supported"),
     value(Opt::Optimize, &["-O"], "LEVEL", "Optimization level (accepted; same output at every level)"),
     value(Opt::Map, &["-Map"], "FILE", "Write a link map to FILE: output sections, input sections, symbols, archive members"),
@@ -1362,7 +1372,7 @@ fn apply_setting(
         Opt::StripDebug => cfg.strip_debug = true,
         Opt::DiscardAll => cfg.discard_all = true,
         Opt::DiscardLocals => cfg.discard_locals = true,
-        Opt::CompressDebugSections => only_none("--compress-debug-sections", &val())?,
+        Opt::CompressDebugSections => cfg.compress_debug = parse_compress_debug(&val())?,
         Opt::Icf => only_none("--icf", &val())?,
         Opt::Optimize => {
             let v = val();
@@ -1543,7 +1553,25 @@ fn add_rpath_or_just_symbols(rpath: &mut Vec<String>, path: String) -> Result<()
     Ok(())
 }
 
-/// An option of which only the value `none` is supported (`--compress-debug-sections`, `--icf`).
+/// `--compress-debug-sections`'s value: GNU ld's names, but `zlib-gnu` (the old `.zdebug_*` sections, which lld
+/// dropped too).
+fn parse_compress_debug(v: &str) -> Result<Option<DebugCompression>, String> {
+    match v {
+        "none" => Ok(None),
+        "zlib" | "zlib-gabi" => Ok(Some(DebugCompression::Zlib)),
+        "zstd" => Ok(Some(DebugCompression::Zstd)),
+        "zlib-gnu" => Err(
+            "--compress-debug-sections=zlib-gnu is not supported: the .zdebug_* sections it makes \
+             are obsolete (lld dropped them too); use zlib (SHF_COMPRESSED sections)"
+                .into(),
+        ),
+        _ => Err(format!(
+            "--compress-debug-sections: unknown value '{v}' (none, zlib, zlib-gabi or zstd)"
+        )),
+    }
+}
+
+/// An option of which only the value `none` is supported (`--icf`).
 fn only_none(option: &str, v: &str) -> Result<(), String> {
     if v != "none" {
         return Err(format!(
@@ -2352,7 +2380,27 @@ mod tests {
              --fatal-warnings --no-fatal-warnings --verbose -s -S --enable-new-dtags --disable-new-dtags \
              --print-gc-sections --no-gc-sections --no-eh-frame-hdr --no-export-dynamic -E a.o",
         );
-        assert!(error("--compress-debug-sections=zlib a.o").contains("unsupported"));
+        assert_eq!(
+            link("--compress-debug-sections=zlib a.o").compress_debug,
+            Some(DebugCompression::Zlib)
+        );
+        assert_eq!(
+            link("--compress-debug-sections=zlib-gabi a.o").compress_debug,
+            Some(DebugCompression::Zlib)
+        );
+        assert_eq!(
+            link("--compress-debug-sections=zstd --compress-debug-sections=none a.o")
+                .compress_debug,
+            None
+        );
+        assert_eq!(
+            link("--compress-debug-sections zstd a.o").compress_debug,
+            Some(DebugCompression::Zstd)
+        );
+        assert!(
+            error("--compress-debug-sections=zlib-gnu a.o").contains("zlib-gnu is not supported")
+        );
+        assert!(error("--compress-debug-sections=lz4 a.o").contains("unknown value 'lz4'"));
         assert!(error("--icf=all a.o").contains("unsupported"));
         assert!(error("--sort-section=name a.o").contains("not supported"));
         assert!(

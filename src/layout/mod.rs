@@ -87,6 +87,9 @@ pub struct OutputSection {
     /// file blocks, cleared where another order replaces that (sorted arrays, `SHF_LINK_ORDER`) or a gap does not
     /// fit 16 bits.
     pub pads_known: bool,
+    /// Its bytes are made before the output is written and copied in whole (`write::compress_debug`: a compressed
+    /// debug section), so the writers of its parts leave it alone.
+    pub written_apart: bool,
 }
 
 impl OutputSection {
@@ -106,6 +109,7 @@ impl OutputSection {
             shndx: 0,
             inputs_size: 0,
             pads_known: false,
+            written_apart: false,
         }
     }
     pub fn is_alloc(&self) -> bool {
@@ -558,6 +562,21 @@ pub fn layout<A: Arch>(
         .as_ref()
         .is_some_and(|c| c.holds(A::CHECKED_REACH, &lay.segments, &lay.addrs));
     Ok(lay)
+}
+
+/// Places the non-allocated sections again, from where the first of them starts, and the section header table
+/// after them: once `write` has changed their sizes (compressed debug sections), which moves nothing allocated.
+pub fn place_nonalloc_again(lay: &mut Layout) -> Result<()> {
+    let keep: Vec<bool> = lay.osecs.iter().map(|o| o.shndx != 0).collect();
+    let first = (lay.osecs.iter().zip(&keep)).find(|(o, k)| **k && !o.is_alloc());
+    let Some(start) = first.map(|(o, _)| o.offset) else {
+        return Ok(());
+    };
+    let headers = lay.file_size - lay.shoff;
+    let end = segments::place_nonalloc(&mut lay.osecs, &keep, start)?;
+    lay.shoff = crate::elf::align_up(end, 8);
+    lay.file_size = lay.shoff + headers;
+    Ok(())
 }
 
 #[cfg(test)]

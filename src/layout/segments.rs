@@ -336,7 +336,11 @@ fn start_run(
 }
 
 /// The non-allocated sections after the allocated ones (from file offset `off`); returns the offset after them.
-fn place_nonalloc(osecs: &mut [OutputSection], keep: &[bool], mut off: u64) -> Result<u64> {
+pub(super) fn place_nonalloc(
+    osecs: &mut [OutputSection],
+    keep: &[bool],
+    mut off: u64,
+) -> Result<u64> {
     for (i, o) in osecs.iter_mut().enumerate() {
         if keep[i] && !o.is_alloc() {
             off = align_up(off, o.align.max(1));

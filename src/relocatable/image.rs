@@ -134,7 +134,17 @@ pub fn build(
         if out.sh_type == E::SHT_NOBITS {
             h.offset = elf::align_up(image.len() as u64, out.align);
         } else {
-            let bytes = contents(res, out);
+            let mut bytes = contents(res, out);
+            if let Some(how) = config.compress_debug
+                && crate::compress::compressible(&out.name, flags, out.sh_type)
+                && let Some(c) = crate::compress::compress(&bytes, how, out.align)
+            {
+                // As in a final link (`write::compress_debug`); the relocations still count in the uncompressed
+                // bytes, as the gABI has them.
+                bytes = c.into_bytes();
+                h.flags |= E::SHF_COMPRESSED as u64;
+                h.align = 8;
+            }
             if let Made::BuildId(n) = out.made {
                 build_id = Some((elf::align_up(image.len() as u64, out.align) as usize, n));
             }

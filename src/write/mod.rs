@@ -26,6 +26,7 @@ use object::elf as E;
 use rayon::prelude::*;
 
 mod apply;
+mod compress_debug;
 mod emit_relocs;
 
 pub use crate::synthetic::rela::DynRel;
@@ -317,6 +318,12 @@ pub fn write<A: Arch>(
     live: &Liveness,
     lay: &mut Layout,
 ) -> Result<()> {
+    let apart = match config.compress_debug {
+        Some(how) => Some(compress_debug::compress::<A>(
+            config, res, space, live, lay, how,
+        )?),
+        None => None,
+    };
     let dynstr = std::mem::take(&mut lay.dynstr);
     let lay: &Layout = lay;
     let t = crate::timing::span("open output");
@@ -355,7 +362,15 @@ pub fn write<A: Arch>(
     out.prepare(|| zero_ranges(lay, dynstr_range.clone()))?;
     drop(_t);
     let mapped = out.is_mapped();
-    let result = fill::<A>(config, res, space, live, lay, out.bytes(), mapped);
+    let result = fill::<A>(
+        config,
+        res,
+        space,
+        live,
+        lay,
+        (out.bytes(), mapped),
+        apart.as_ref(),
+    );
     if let Some(trim) = trim {
         let _ = trim.join();
     }
@@ -437,7 +452,8 @@ fn release_free_heap() {
 /// what the writers are known to cover whole. Those are the input sections of output sections placed in file
 /// blocks, with the padding before each (`Layout::pads`, zeroed by that section's writer); the merged strings
 /// and constants, whose writer zeroes the alignment between pieces; and `.symtab` and `.strtab`, written entry by
-/// entry from their first byte (the layout has them only without `--strip-all`, as `fill` writes them). That
+/// entry from their first byte (the layout has them only without `--strip-all`, as `fill` writes them); and the
+/// sections written apart (`compress_debug`), copied in whole. That
 /// leaves headers, gaps between output sections and the other linker-made sections (mold zeroes the padding
 /// between input sections the same way). Zeroing the whole old output cost
 /// clang-so 12-18 ms of CPU time, its 220 MB passing through the caches once more: interleaved medians of 21 runs,
@@ -449,7 +465,9 @@ fn zero_ranges(lay: &Layout, dynstr: std::ops::Range<usize>) -> Vec<std::ops::Ra
         if o.shndx == 0 || o.is_nobits() {
             continue;
         }
-        if whole.contains(&Some(OsecId::new(i))) && matches!(o.parts[..], [Part::Synthetic(_)]) {
+        let table =
+            whole.contains(&Some(OsecId::new(i))) && matches!(o.parts[..], [Part::Synthetic(_)]);
+        if table || o.written_apart {
             covered.push(o.offset as usize..(o.offset + o.size) as usize);
             continue;
         }
@@ -466,10 +484,10 @@ fn zero_ranges(lay: &Layout, dynstr: std::ops::Range<usize>) -> Vec<std::ops::Ra
 }
 
 /// A linker script's data commands (`BYTE`, `SHORT`, `LONG`, `QUAD`), little-endian, in their output sections.
-fn write_script_data(lay: &Layout, bytes: &mut [u8]) {
+fn write_script_data(lay: &Layout, bytes: &mut [u8], apart: bool) {
     for &(osec, off, size, value) in &lay.script.data {
         let o = &lay.osecs[osec.index()];
-        if o.shndx == 0 || o.is_nobits() {
+        if o.shndx == 0 || o.is_nobits() || o.written_apart != apart {
             continue;
         }
         let at = (o.offset + off) as usize;
@@ -481,10 +499,10 @@ fn write_script_data(lay: &Layout, bytes: &mut [u8]) {
 
 /// A linker script's fill patterns, over each range of its output section before the input sections are copied
 /// in: what the inputs leave, the gaps, keeps the pattern.
-fn write_script_fills(lay: &Layout, bytes: &mut [u8]) {
+fn write_script_fills(lay: &Layout, bytes: &mut [u8], apart: bool) {
     for (k, (osec, from, pattern)) in lay.script.fills.iter().enumerate() {
         let o = &lay.osecs[osec.index()];
-        if o.shndx == 0 || o.is_nobits() || pattern.is_empty() {
+        if o.shndx == 0 || o.is_nobits() || pattern.is_empty() || o.written_apart != apart {
             continue;
         }
         let to = match lay.script.fills.get(k + 1) {
@@ -511,8 +529,8 @@ fn fill<A: Arch>(
     space: &SymbolSpace,
     live: &Liveness,
     lay: &Layout,
-    bytes: &mut [u8],
-    mapped: bool,
+    (bytes, mapped): (&mut [u8], bool),
+    apart: Option<&compress_debug::Apart>,
 ) -> Result<()> {
     let cx = WriteCx {
         config,
@@ -524,14 +542,18 @@ fn fill<A: Arch>(
         ptr: bytes.as_mut_ptr(),
         len: bytes.len(),
     };
-    write_script_fills(lay, bytes);
+    write_script_fills(lay, bytes, false);
     {
         let _t = crate::timing::span("copy and relocate sections");
-        write_input_sections::<A>(&cx, live, img)?;
+        write_input_sections::<A>(&cx, live, img, false)?;
     }
     {
         let _t = crate::timing::span("merged sections");
-        write_merged_sections(lay, img);
+        write_merged_sections(lay, img, false);
+    }
+    if let Some(apart) = apart {
+        let _t = crate::timing::span("compressed debug sections");
+        apart.write(lay, img);
     }
     if let Some(plan) = &lay.emit_relocs {
         let _t = crate::timing::span("emitted relocations");
@@ -542,7 +564,7 @@ fn fill<A: Arch>(
         write_linker_sections::<A>(&cx, bytes, mapped)?
     };
     write_headers::<A>(&cx, bytes);
-    write_script_data(lay, bytes);
+    write_script_data(lay, bytes, false);
     if let Some(o) = lay.synth_part(Synth::BuildId) {
         let _t = crate::timing::span("build id");
         write_build_id(config, lay, o, bytes, early);
@@ -575,8 +597,13 @@ impl RelocAreas {
 
 /// Copies the input sections into the image and applies their relocations, in parallel over sections, not files:
 /// one large object (a Rust crate's codegen unit, a big C++ TU) would otherwise keep one thread busy while the
-/// others idle.
-fn write_input_sections<A: Arch>(cx: &WriteCx, live: &Liveness, img: Image) -> Result<()> {
+/// others idle. `apart`: write the sections of the output sections `written_apart` (and only those), or the others.
+fn write_input_sections<A: Arch>(
+    cx: &WriteCx,
+    live: &Liveness,
+    img: Image,
+    apart: bool,
+) -> Result<()> {
     let areas = RelocAreas::of(cx.lay);
     let errors: Vec<String> = cx
         .res
@@ -589,7 +616,7 @@ fn write_input_sections<A: Arch>(cx: &WriteCx, live: &Liveness, img: Image) -> R
         .flat_map(|(f, o)| {
             (0..o.sections.len())
                 .into_par_iter()
-                .filter_map(move |s| write_input_section::<A>(cx, live, img, areas, f, s))
+                .filter_map(move |s| write_input_section::<A>(cx, live, img, areas, (f, s), apart))
         })
         .collect();
     if !errors.is_empty() {
@@ -605,8 +632,8 @@ fn write_input_section<A: Arch>(
     live: &Liveness,
     img: Image,
     areas: RelocAreas,
-    f: usize,
-    s: usize,
+    (f, s): (usize, usize),
+    apart: bool,
 ) -> Option<String> {
     let lay = cx.lay;
     let o = &cx.res.objects[f];
@@ -616,7 +643,7 @@ fn write_input_section<A: Arch>(
     }
     let (osec, in_osec) = lay.place(FileId::new(f), SecIdx::new(s))?;
     let osec = &lay.osecs[osec.index()];
-    if osec.shndx == 0 {
+    if osec.shndx == 0 || osec.written_apart != apart {
         return None;
     }
     let start = osec.offset + in_osec;
@@ -726,11 +753,12 @@ fn write_nonalloc_in_parts<A: Arch>(
     }
 }
 
-/// Copies the merged sections' pieces into the image.
-fn write_merged_sections(lay: &Layout, img: Image) {
+/// Copies the merged sections' pieces into the image (`apart`: those of the output sections `written_apart`, or
+/// the others).
+fn write_merged_sections(lay: &Layout, img: Image, apart: bool) {
     lay.merges.par_iter().enumerate().for_each(|(m, g)| {
         let o = &lay.osecs[g.osec.index()];
-        if o.is_nobits() || o.shndx == 0 {
+        if o.is_nobits() || o.shndx == 0 || o.written_apart != apart {
             return;
         }
         let idx = o
