@@ -453,12 +453,12 @@ impl LinkedFiles<'_> {
     /// 1 weak, 2 common; 3 is a shared object's), or None when it defines nothing (undefined, or in a discarded
     /// COMDAT section).
     #[inline]
-    fn rank(&self, o: &ObjectFile, f: usize, i: usize) -> Option<u64> {
+    fn rank(&self, o: &ObjectFile, f: FileId, i: usize) -> Option<u64> {
         let shndx = o.sym_shndx(i);
         if shndx == E::SHN_UNDEF as u32 {
             return None;
         }
-        if (shndx as usize) < o.sections.len() && self.comdat_discarded[f][shndx as usize] {
+        if (shndx as usize) < o.sections.len() && self.comdat_discarded[f.index()][shndx as usize] {
             return None;
         }
         let rank = if shndx == E::SHN_COMMON as u32 {
@@ -468,7 +468,7 @@ impl LinkedFiles<'_> {
         } else {
             0
         };
-        Some(rank << 32 | f as u64)
+        Some(rank << 32 | u64::from(f.0))
     }
 
     /// Whether the shared objects' passes are worth a task each (not when they hold few symbols).
@@ -542,7 +542,7 @@ fn definitions(config: &Config, link: &LinkedFiles, extra_ids: &[SymId]) -> Resu
             link.object_live,
             link.object_ids,
             &ranked.commons,
-            &|o, f, i| link.rank(o, f, i),
+            &|o, f, i| link.rank(o, FileId::new(f), i),
             link.names,
         );
     }
@@ -585,7 +585,7 @@ fn rank_definitions(link: &LinkedFiles) -> Ranked {
             if matches!(sym.st_visibility(), E::STV_HIDDEN | E::STV_INTERNAL) {
                 hidden[g.index()].store(true, Relaxed);
             }
-            if let Some(key) = link.rank(o, f, i) {
+            if let Some(key) = link.rank(o, FileId::new(f), i) {
                 best[g.index()].fetch_min(key, Relaxed);
                 if key >> 32 == 2 {
                     let mut m = commons.lock().unwrap_or_else(|e| e.into_inner());
@@ -691,7 +691,7 @@ fn record_object_winners(
         }
         for (k, &g) in link.object_ids[f].iter().enumerate() {
             let i = o.first_global + k;
-            let Some(key) = link.rank(o, f, i) else {
+            let Some(key) = link.rank(o, FileId::new(f), i) else {
                 if !is_defined(o, i) && o.syms[i].st_bind() != E::STB_WEAK {
                     let b = best[g.index()].load(Relaxed);
                     if b >> 32 == 3 {
@@ -704,7 +704,8 @@ fn record_object_winners(
             if b == key {
                 winners[g.index()].store((f as u64) << 32 | i as u64, Relaxed);
             } else if key >> 32 == 0 && b >> 32 == 0 && o.sym_shndx(i) != E::SHN_ABS as u32 {
-                errs.push(duplicate_symbol(link, g, (b & 0xffff_ffff) as usize, f, i));
+                let other = FileId::new((b & 0xffff_ffff) as usize);
+                errs.push(duplicate_symbol(link, g, other, FileId::new(f), i));
             }
         }
         errs
@@ -715,10 +716,10 @@ fn record_object_winners(
 /// The error for global `g`, defined by object `other` (the winner) and again by symbol `i` of object `f`, its
 /// places completed by `srcloc::render`.
 #[cold]
-fn duplicate_symbol(link: &LinkedFiles, g: SymId, other: usize, f: usize, i: usize) -> String {
+fn duplicate_symbol(link: &LinkedFiles, g: SymId, other: FileId, f: FileId, i: usize) -> String {
     let names = link.names;
     let site = crate::srcloc::mark_definition;
-    let o = &link.objects[other];
+    let o = &link.objects[other.index()];
     let oi = o
         .global_names
         .iter()

@@ -60,7 +60,7 @@ pub fn place_inputs(
         let mut blocks: Vec<(OsecId, u64, u64)> = Vec::new();
         let mut wide = Vec::new();
         for (s, sec) in o.secs() {
-            let osec = sec_osec[f][s];
+            let osec = sec_osec[f][s.index()];
             if osec.is_none()
                 || sec.kind == SectionKind::Merge
                 || sorted_kind[osec.index()].is_some()
@@ -69,7 +69,7 @@ pub fn place_inputs(
                 continue;
             }
             let size = if sec.kind == SectionKind::EhFrame {
-                eh_block_size(eh_records.get(FileId::new(f), SecIdx::new(s)))
+                eh_block_size(eh_records.get(FileId::new(f), s))
             } else {
                 sec.size()
             };
@@ -89,9 +89,9 @@ pub fn place_inputs(
             };
             let blk = &mut blocks[i];
             let off = align_up(blk.1, align);
-            (place_osec[s], offsets[s]) = (osec, off);
+            (place_osec[s.index()], offsets[s.index()]) = (osec, off);
             match u16::try_from(off - blk.1) {
-                Ok(pad) => pads[s] = pad,
+                Ok(pad) => pads[s.index()] = pad,
                 Err(_) => wide.push(osec),
             }
             blk.1 = off.saturating_add(size);
@@ -252,7 +252,7 @@ fn place_sorted_arrays(
     } = p;
     let sorted_names = SORTED_NAMES;
     // Found in one parallel pass, not a walk over every section per array name.
-    let sorted_inputs: Vec<(usize, u32, u32, u32)> = res.runs.flat_map(|f| {
+    let sorted_inputs: Vec<(usize, u32, FileId, SecIdx)> = res.runs.flat_map(|f| {
         let o = &objects[f];
         let sec_osec = &sec_osec[f];
         (0..o.sections.len()).filter_map(move |s| {
@@ -264,8 +264,8 @@ fn place_sorted_arrays(
             Some((
                 k,
                 init_priority(o.sec_name(s)).unwrap_or(65536),
-                f as u32,
-                s as u32,
+                FileId::new(f),
+                SecIdx::new(s),
             ))
         })
     });
@@ -277,7 +277,7 @@ fn place_sorted_arrays(
         else {
             continue;
         };
-        let mut list: Vec<(u32, u32, u32)> = sorted_inputs
+        let mut list: Vec<(u32, FileId, SecIdx)> = sorted_inputs
             .iter()
             .filter(|x| x.0 == k)
             .map(|&(_, prio, f, s)| (prio, f, s))
@@ -286,11 +286,11 @@ fn place_sorted_arrays(
         let mut off = 0u64;
         let o = &mut osecs[osec.index()];
         for &(_, f, s) in &list {
-            let sec = objects[f as usize].sec(s as usize);
+            let sec = objects[f.index()].sec(s);
             off = align_up(off, sec.align());
             o.align = o.align.max(sec.align());
-            place_osec[f as usize][s as usize] = osec;
-            sec_off[f as usize][s as usize] = off;
+            place_osec[f.index()][s.index()] = osec;
+            sec_off[f.index()][s.index()] = off;
             off += sec.size();
         }
         cursor[osec.index()] = off;
@@ -308,15 +308,18 @@ fn place_link_ordered(res: &Resolved, osecs: &mut [OutputSection], p: &mut Place
         cursor,
         ..
     } = p;
-    let link_ordered: Vec<(OsecId, u32, u32)> =
-        res.runs.flat_map(|f| {
-            let o = &objects[f];
-            let place_osec = &place_osec[f];
-            o.secs().filter_map(move |(s, sec)| {
-                (place_osec[s].is_some() && sec.flags() & E::SHF_LINK_ORDER as u64 != 0)
-                    .then_some((place_osec[s], f as u32, s as u32))
-            })
-        });
+    let link_ordered: Vec<(OsecId, FileId, SecIdx)> = res.runs.flat_map(|f| {
+        let o = &objects[f];
+        let place_osec = &place_osec[f];
+        o.secs().filter_map(move |(s, sec)| {
+            let osec = place_osec[s.index()];
+            (osec.is_some() && sec.flags() & E::SHF_LINK_ORDER as u64 != 0).then_some((
+                osec,
+                FileId::new(f),
+                s,
+            ))
+        })
+    });
     let mut lo_osecs: Vec<OsecId> = link_ordered.iter().map(|x| x.0).collect();
     lo_osecs.sort_unstable();
     lo_osecs.dedup();
@@ -330,10 +333,10 @@ fn place_link_ordered(res: &Resolved, osecs: &mut [OutputSection], p: &mut Place
             continue;
         }
         // (linked?, linked section's output section (NONE if dropped) and offset, file, section), in input order.
-        let mut list: Vec<(bool, OsecId, u64, u32, u32)> = Vec::new();
+        let mut list: Vec<(bool, OsecId, u64, FileId, SecIdx)> = Vec::new();
         for (f, o) in objects.iter().enumerate() {
             for (s, sec) in o.secs() {
-                if place_osec[f][s] != osec || sec.kind == SectionKind::EhFrame {
+                if place_osec[f][s.index()] != osec || sec.kind == SectionKind::EhFrame {
                     continue;
                 }
                 let linked = sec.flags() & E::SHF_LINK_ORDER as u64 != 0;
@@ -345,16 +348,16 @@ fn place_link_ordered(res: &Resolved, osecs: &mut [OutputSection], p: &mut Place
                 } else {
                     (OsecId(0), 0)
                 };
-                list.push((linked, lo, loff, f as u32, s as u32));
+                list.push((linked, lo, loff, FileId::new(f), s));
             }
         }
         list.sort_by_key(|&(linked, lo, loff, _, _)| (linked, lo, loff));
         let mut off = 0u64;
         let o = &mut osecs[osec.index()];
         for &(_, _, _, f, s) in &list {
-            let sec = objects[f as usize].sec(s as usize);
+            let sec = objects[f.index()].sec(s);
             off = align_up(off, sec.align());
-            sec_off[f as usize][s as usize] = off;
+            sec_off[f.index()][s.index()] = off;
             off += sec.size();
         }
         cursor[osec.index()] = off;

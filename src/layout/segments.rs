@@ -884,12 +884,12 @@ fn relr_sites(
         .enumerate()
         .flat_map_iter(|(f, list)| {
             list.iter().filter_map(move |&(s, off)| {
-                let osec = place_osec[f][s as usize];
+                let osec = place_osec[f][s.index()];
                 let o = osecs.get(osec.index())?;
-                debug_assert!(res.objects[f].sections[s as usize].kind == SectionKind::Regular);
+                debug_assert!(res.objects[f].sections[s.index()].kind == SectionKind::Regular);
                 Some((
                     osec,
-                    o.part_offsets.first().copied().unwrap_or(0) + sec_off[f][s as usize] + off,
+                    o.part_offsets.first().copied().unwrap_or(0) + sec_off[f][s.index()] + off,
                 ))
             })
         })

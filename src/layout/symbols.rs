@@ -691,8 +691,8 @@ fn section_offset_addr_in(
 /// one after it, and needs neither the slot search nor the piece search.
 #[derive(Clone, Copy)]
 pub struct MergeCursor {
-    /// The section (`usize::MAX` for none yet).
-    pub s: usize,
+    /// The section (`NONE` for none yet).
+    pub s: SecIdx,
     slot: usize,
     group: u32,
     piece: usize,
@@ -701,7 +701,7 @@ pub struct MergeCursor {
 impl Default for MergeCursor {
     fn default() -> MergeCursor {
         MergeCursor {
-            s: usize::MAX,
+            s: SecIdx::NONE,
             slot: 0,
             group: 0,
             piece: usize::MAX,
@@ -718,9 +718,8 @@ pub fn merge_offset_addr(
     off: u64,
     cur: &mut MergeCursor,
 ) -> Option<u64> {
-    let s = s.index();
     if cur.s != s {
-        let (slot, group) = lay.merge_slot(f, SecIdx::new(s))?;
+        let (slot, group) = lay.merge_slot(f, s)?;
         *cur = MergeCursor {
             s,
             slot,

@@ -134,7 +134,7 @@ pub fn script_lists(
             let name = o.sec_name(s);
             let key = match sort {
                 Sort::InitPriority => init_priority(name).unwrap_or(65536) as u64,
-                Sort::Alignment | Sort::AlignmentName => u64::MAX - o.sec(s).align(),
+                Sort::Alignment | Sort::AlignmentName => u64::MAX - o.sec(SecIdx::new(s)).align(),
                 _ => 0,
             };
             let by_name: &[u8] = match sort {
@@ -170,10 +170,10 @@ pub fn script_lists(
 }
 
 /// The size and alignment an input section takes in its output section.
-fn input_extent(res: &Resolved, eh: &EhRecords, f: u32, s: u32) -> (u64, u64) {
-    let sec = res.objects[f as usize].sec(s as usize);
+fn input_extent(res: &Resolved, eh: &EhRecords, f: FileId, s: SecIdx) -> (u64, u64) {
+    let sec = res.objects[f.index()].sec(s);
     if sec.kind == SectionKind::EhFrame {
-        let recs = eh.get(FileId(f), SecIdx(s));
+        let recs = eh.get(f, s);
         (eh_block_size(recs), sec.align().min(4))
     } else {
         (sec.size(), sec.align())
@@ -197,7 +197,7 @@ pub fn provisional_offsets(
             {
                 continue;
             }
-            let (size, align) = input_extent(res, eh, f, s);
+            let (size, align) = input_extent(res, eh, FileId(f), SecIdx(s));
             off = align_up(off, align);
             osecs[i].align = osecs[i].align.max(align);
             sec_off[f as usize][s as usize] = off;

@@ -8,7 +8,7 @@ use super::{LINKER_MADE, input_extent};
 use crate::args::Config;
 use crate::elf::align_up;
 use crate::expr::{Base, Env, Expr, Value};
-use crate::index::{NONE, OsecId};
+use crate::index::{FileId, NONE, OsecId, SecIdx};
 use crate::parse::SectionKind;
 use crate::resolve::Resolved;
 use crate::script::ast::{Assignment, OutputCommand, SectionsCommand};
@@ -736,7 +736,7 @@ impl State<'_> {
             }
             return;
         }
-        let (size, align) = input_extent(w.res, w.eh, f, s);
+        let (size, align) = input_extent(w.res, w.eh, FileId(f), SecIdx(s));
         let at = align_up(self.dot, subalign.unwrap_or(align));
         self.sec_off[f as usize][s as usize] = at - addr;
         self.dot = at.saturating_add(size);
