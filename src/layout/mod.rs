@@ -254,7 +254,7 @@ pub struct Layout {
     pub linker_syms: HashMap<SymId, u64>,
     /// The output sections (`NONE`: absolute) of the symbols scripts and `--defsym` assign, by GNU ld's rules for
     /// the section of an expression.
-    pub linker_sections: HashMap<SymId, u32>,
+    pub linker_sections: HashMap<SymId, OsecId>,
     /// With a script: its symbols, deferred assignments, data commands and fills.
     pub script: script::ScriptExtras,
     /// Writing the output cannot fail (`scan::WriteCheck` holds for this layout), so it may overwrite the

@@ -408,7 +408,7 @@ fn groups(res: &Resolved, place: &[Vec<(OsecId, u64)>]) -> Result<Vec<Group>> {
 /// `.bss`, then the non-allocated sections), each class in the order the inputs first name its sections.
 fn order(osecs: &[OutSec]) -> Vec<OsecId> {
     let class = |o: &OutSec| {
-        let has = |f: u32| o.flags & f as u64 != 0;
+        let has = |flag: u32| o.flags & flag as u64 != 0;
         let nobits = o.sh_type == E::SHT_NOBITS;
         match () {
             _ if !has(E::SHF_ALLOC) => 7,

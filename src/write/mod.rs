@@ -1321,33 +1321,32 @@ fn write_symtab(cx: &WriteCx, parts: &mut Parts) {
 
 /// Where `.symtab`'s symbols went.
 impl symtab::Places for WriteCx<'_> {
-    fn section_index(&self, f: usize, shndx: u32) -> u16 {
+    fn section_index(&self, f: FileId, shndx: u32) -> u16 {
         let lay = self.lay;
         let osec = if shndx == E::SHN_COMMON as u32 {
             lay.osecs
                 .iter()
                 .position(|x| x.parts.iter().any(|p| matches!(p, Part::Commons)))
                 .map(OsecId::new)
-        } else if self.res.objects[f].sections[shndx as usize].kind == SectionKind::Merge {
-            lay.merge_slot(FileId::new(f), SecIdx::new(shndx as usize))
+        } else if self.res.objects[f.index()].sections[shndx as usize].kind == SectionKind::Merge {
+            lay.merge_slot(f, SecIdx(shndx))
                 .map(|(_, m)| lay.merges[m as usize].osec)
         } else {
-            Some(lay.place_osec[f][shndx as usize])
+            Some(lay.place_osec[f.index()][shndx as usize])
         };
         osec.map_or(E::SHN_ABS, |i| lay.osecs[i.index()].shndx as u16)
     }
     #[inline]
-    fn value(&self, f: usize, i: usize, st_type: u8) -> u64 {
-        let id =
-            symbols::lookup(self.res, self.space, FileId::new(f), i).map_or(SymId(0), |r| r.id);
+    fn value(&self, f: FileId, i: usize, st_type: u8) -> u64 {
+        let id = symbols::lookup(self.res, self.space, f, i).map_or(SymId(0), |r| r.id);
         self.symbol_value(st_type, self.lay.addrs[id.index()])
     }
     #[inline]
-    fn size(&self, f: usize, i: usize) -> u64 {
+    fn size(&self, f: FileId, i: usize) -> u64 {
         symbols::sym_size(
             self.res,
             Target::Object {
-                file: FileId::new(f),
+                file: f,
                 sym: i as u32,
             },
         )
@@ -1356,7 +1355,7 @@ impl symtab::Places for WriteCx<'_> {
         let v = self.lay.addrs[g.index()];
         // Assigned by a script or --defsym: the section the expression's value is relative to.
         if let Some(&s) = self.lay.linker_sections.get(&g) {
-            let osec = self.lay.osecs.get(s as usize).filter(|o| o.shndx != 0);
+            let osec = self.lay.osecs.get(s.index()).filter(|o| o.shndx != 0);
             return (osec.map_or(E::SHN_ABS, |o| o.shndx as u16), v);
         }
         let sec = (self.lay.osecs.iter())
