@@ -98,10 +98,10 @@ fn discarded_references(
     script: &[Vec<u32>],
 ) -> Result<(), crate::diag::Errors> {
     let mut errors: Vec<String> = res.runs.flat_map(|f| {
-        let o = &res.objects[f];
+        let o = &res.objects[f.index()];
         let mut out = Vec::new();
         for (s, sec) in o.secs() {
-            if !live[f][s.index()]
+            if !live[f.index()][s.index()]
                 || !sec.is_alloc()
                 || sec.kind == SectionKind::EhFrame
                 || o.sec_name(s.index()) == b".gcc_except_table"
@@ -110,7 +110,7 @@ fn discarded_references(
             }
             for r in sec.relas() {
                 let sym = r.r_sym(crate::elf::LE, false) as usize;
-                let Some((tf, ts)) = target_section(res, FileId::new(f), sym) else {
+                let Some((tf, ts)) = target_section(res, f, sym) else {
                     continue;
                 };
                 if script[tf.index()][ts.index()] != crate::script::sections::DISCARD {
@@ -151,11 +151,11 @@ fn select_script_statements(
     use crate::script::sections::{DISCARD, InputName, ORPHAN, pack_selection};
     let discard_orphans = orphans == crate::args::OrphanHandling::Discard;
     res.runs.map(|f| {
-        let o = &res.objects[f];
+        let o = &res.objects[f.index()];
         let file = InputName::of(&o.name);
         o.secs()
             .map(|(s, sec)| {
-                if !candidate(res, FileId::new(f), s) {
+                if !candidate(res, f, s) {
                     return ORPHAN;
                 }
                 let writable = sec.flags() & E::SHF_WRITE as u64 != 0;
@@ -201,8 +201,8 @@ fn mark_live(config: &Config, res: &Resolved, script: &[Vec<u32>]) -> Liveness {
 /// Without `--gc-sections`: every candidate section is live.
 fn all_candidates(res: &Resolved) -> Vec<Vec<bool>> {
     res.runs.map(|f| {
-        (0..res.objects[f].sections.len())
-            .map(|s| candidate(res, FileId::new(f), SecIdx::new(s)))
+        (0..res.objects[f.index()].sections.len())
+            .map(|s| candidate(res, f, SecIdx::new(s)))
             .collect()
     })
 }
@@ -291,8 +291,7 @@ impl<'a> Marker<'a> {
                 && objects[f.index()].sections[s.index()].kind != SectionKind::EhFrame
         };
         res.runs.flat_map(|f| {
-            let o = &objects[f];
-            let f = FileId::new(f);
+            let o = &objects[f.index()];
             let mut roots = Vec::new();
             for (s, sec) in o.secs() {
                 if (is_root_section(res, o, s) || kept(f, s)) && self.mark(f, s) {
@@ -394,10 +393,10 @@ impl<'a> Marker<'a> {
     fn keep_eh_frames(&self) {
         let res = self.res;
         res.runs.for_each(|f| {
-            let o = &res.objects[f];
+            let o = &res.objects[f.index()];
             for (s, sec) in o.secs() {
-                if sec.kind == SectionKind::EhFrame && candidate(res, FileId::new(f), s) {
-                    self.marks[f][s.index()].store(true, Relaxed);
+                if sec.kind == SectionKind::EhFrame && candidate(res, f, s) {
+                    self.marks[f.index()][s.index()].store(true, Relaxed);
                 }
             }
         });
@@ -480,7 +479,7 @@ fn exported_symbols(config: &Config, res: &Resolved) -> Vec<SymId> {
 /// are linked to: per file, (linked section, dependent) pairs sorted by the linked section.
 fn link_order_dependents(res: &Resolved) -> Vec<Vec<(SecIdx, SecIdx)>> {
     res.runs.map(|f| {
-        let o = &res.objects[f];
+        let o = &res.objects[f.index()];
         let mut d: Vec<(SecIdx, SecIdx)> = o
             .secs()
             .filter(|(_, sec)| sec.is_alloc() && sec.flags() & E::SHF_LINK_ORDER as u64 != 0)

@@ -173,11 +173,11 @@ impl<'a> MergeInputs<'a> {
         // Group keys are numbered in first-seen input order. Each file's keys are found in parallel; only the
         // numbering is serial.
         let found: Vec<Vec<(SecIdx, Key)>> = res.runs.map(|f| {
-            let o = &objects[f];
-            live_merge[f]
+            let o = &objects[f.index()];
+            live_merge[f.index()]
                 .iter()
                 .filter_map(|&s| {
-                    let osec = sec_osec[f][s.index()];
+                    let osec = sec_osec[f.index()][s.index()];
                     if osec.is_none() {
                         return None;
                     }

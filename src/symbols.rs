@@ -181,7 +181,7 @@ impl SymbolSpace {
                 slots[g].store(SymProps::of(res, config, SymId::new(g), t), Relaxed);
             });
             res.runs.for_each(|f| {
-                let file = FileId::new(f);
+                let file = f;
                 for &(g, sym) in defined.of(file) {
                     let t = Target::Object { file, sym };
                     slots[g.index()].store(SymProps::of(res, config, g, t), Relaxed);

@@ -23,7 +23,7 @@ pub fn dedup_cies(
     // (The whole pass was serial: most of clang-so's 14 ms "split .eh_frame".)
     type FileCies = (Vec<(SecIdx, u64, CieKey)>, Vec<SecIdx>);
     let per_file: Vec<FileCies> = res.runs.map_mut(&mut recs.0, |f, per_sec| {
-        let o = &res.objects[f];
+        let o = &res.objects[f.index()];
         let mut keys = Vec::new();
         let mut changed = Vec::new();
         for (s, list) in per_sec.iter_mut() {
@@ -55,9 +55,11 @@ pub fn dedup_cies(
                     .map(|x| {
                         let sym = x.r_sym(LE, false) as usize;
                         // Globals compare by their resolved id; locals are this file's own.
-                        let local = (1u64 << 63) | (f as u64) << 32 | sym as u64;
+                        let local = (1u64 << 63) | u64::from(f.0) << 32 | sym as u64;
                         let target = match sym.checked_sub(o.first_global) {
-                            Some(k) => res.object_ids[f].get(k).map_or(local, |&g| u64::from(g.0)),
+                            Some(k) => res.object_ids[f.index()]
+                                .get(k)
+                                .map_or(local, |&g| u64::from(g.0)),
                             None => local,
                         };
                         (
@@ -95,7 +97,7 @@ pub fn dedup_cies(
     }
     // Drop the duplicates and lay out again the sections that lost records, in parallel.
     res.runs.for_each_mut(&mut recs.0, |f, per_sec| {
-        let (changed, dropped) = &changes[f];
+        let (changed, dropped) = &changes[f.index()];
         for (s, list) in per_sec.iter_mut() {
             let mut relayout = changed.contains(s);
             for r in list.iter_mut() {
@@ -136,8 +138,7 @@ pub fn eh_block_size(records: &[EhRecord]) -> u64 {
 pub fn split_eh_frames<A: Arch>(res: &Resolved, live: &Liveness) -> Result<EhRecords> {
     type PerFile = Vec<(SecIdx, Vec<EhRecord>)>;
     let out: Vec<std::result::Result<PerFile, String>> = res.runs.map(|f| {
-        let o = &res.objects[f];
-        let f = FileId::new(f);
+        let o = &res.objects[f.index()];
         let mut per_sec = Vec::new();
         for (s, sec) in o.secs() {
             if sec.kind != SectionKind::EhFrame || !live.is_live(f, s) {

@@ -57,7 +57,7 @@ pub fn plan(
     let res = cx.res;
     let shares: Vec<std::result::Result<FileShare, String>> = res
         .runs
-        .map(|f| file_share(cx, map, place, aux_index, symtab, FileId::new(f)));
+        .map(|f| file_share(cx, map, place, aux_index, symtab, f));
     let mut counts = vec![0u64; osecs.len()];
     let mut files = Vec::with_capacity(shares.len());
     let mut extra = Vec::new();

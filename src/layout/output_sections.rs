@@ -6,7 +6,7 @@ use super::symbols::is_common_def;
 use super::{Cx, OutputSection, Part, Synth, SynthMap};
 use crate::arch::Arch;
 use crate::args::{HashStyle, OutputKind};
-use crate::index::{FileId, OsecId, SecIdx, SymId};
+use crate::index::{OsecId, SecIdx, SymId};
 use crate::parse::SectionKind;
 use crate::scan;
 use crate::script::sections::{DISCARD, InputName, SectionsScript};
@@ -157,12 +157,12 @@ pub fn output_sections<A: Arch>(cx: &Cx) -> (Vec<OutputSection>, SectionMap) {
     // output section (in place: it is a large table).
     type FileNames<'a> = (Vec<(&'a [u8], u32, u64)>, Vec<OsecId>, Vec<SecIdx>);
     let names_per_file: Vec<FileNames> = res.runs.map(|f| {
-        let o = &objects[f];
+        let o = &objects[f.index()];
         let mut v: Vec<(&[u8], u32, u64)> = Vec::new();
         let mut local = vec![OsecId::NONE; o.sections.len()];
         let mut merge = Vec::new();
         for (s, sec) in o.secs() {
-            if !live.is_live(FileId::new(f), s) {
+            if !live.is_live(f, s) {
                 continue;
             }
             if sec.kind == SectionKind::Merge {
@@ -171,7 +171,7 @@ pub fn output_sections<A: Arch>(cx: &Cx) -> (Vec<OutputSection>, SectionMap) {
             let n = match script {
                 Some(sc) => script_output_name(
                     sc,
-                    live.script[f][s.index()],
+                    live.script[f.index()][s.index()],
                     o.sec_name(s.index()),
                     &o.name,
                 ),

@@ -53,14 +53,14 @@ pub fn place_inputs(
         Vec<OsecId>,
     );
     let per_file: Vec<FileBlocks> = res.runs.map(|f| {
-        let o = &objects[f];
+        let o = &objects[f.index()];
         let mut place_osec = vec![OsecId::NONE; o.sections.len()];
         let mut offsets = vec![0u64; o.sections.len()];
         let mut pads = vec![0u16; o.sections.len()];
         let mut blocks: Vec<(OsecId, u64, u64)> = Vec::new();
         let mut wide = Vec::new();
         for (s, sec) in o.secs() {
-            let osec = sec_osec[f][s.index()];
+            let osec = sec_osec[f.index()][s.index()];
             if osec.is_none()
                 || sec.kind == SectionKind::Merge
                 || sorted_kind[osec.index()].is_some()
@@ -69,7 +69,7 @@ pub fn place_inputs(
                 continue;
             }
             let size = if sec.kind == SectionKind::EhFrame {
-                eh_block_size(eh_records.get(FileId::new(f), s))
+                eh_block_size(eh_records.get(f, s))
             } else {
                 sec.size()
             };
@@ -131,7 +131,7 @@ pub fn place_inputs(
     let mut offs_pads: Vec<(&mut Vec<u64>, &mut Vec<u16>)> =
         sec_off.iter_mut().zip(pads.iter_mut()).collect();
     let wide: Vec<Vec<OsecId>> = res.runs.map_mut(&mut offs_pads, |f, (offs, pads)| {
-        let (p, bases) = (&place_osec[f], &file_base[f]);
+        let (p, bases) = (&place_osec[f.index()], &file_base[f.index()]);
         let mut first = vec![true; bases.len()];
         let mut wide = Vec::new();
         for ((off, pad), &osec) in offs.iter_mut().zip(pads.iter_mut()).zip(p) {
@@ -253,8 +253,8 @@ fn place_sorted_arrays(
     let sorted_names = SORTED_NAMES;
     // Found in one parallel pass, not a walk over every section per array name.
     let sorted_inputs: Vec<(usize, u32, FileId, SecIdx)> = res.runs.flat_map(|f| {
-        let o = &objects[f];
-        let sec_osec = &sec_osec[f];
+        let o = &objects[f.index()];
+        let sec_osec = &sec_osec[f.index()];
         (0..o.sections.len()).filter_map(move |s| {
             let osec = sec_osec[s];
             if osec.is_none() {
@@ -264,7 +264,7 @@ fn place_sorted_arrays(
             Some((
                 k,
                 init_priority(o.sec_name(s)).unwrap_or(65536),
-                FileId::new(f),
+                f,
                 SecIdx::new(s),
             ))
         })
@@ -309,15 +309,11 @@ fn place_link_ordered(res: &Resolved, osecs: &mut [OutputSection], p: &mut Place
         ..
     } = p;
     let link_ordered: Vec<(OsecId, FileId, SecIdx)> = res.runs.flat_map(|f| {
-        let o = &objects[f];
-        let place_osec = &place_osec[f];
+        let o = &objects[f.index()];
+        let place_osec = &place_osec[f.index()];
         o.secs().filter_map(move |(s, sec)| {
             let osec = place_osec[s.index()];
-            (osec.is_some() && sec.flags() & E::SHF_LINK_ORDER as u64 != 0).then_some((
-                osec,
-                FileId::new(f),
-                s,
-            ))
+            (osec.is_some() && sec.flags() & E::SHF_LINK_ORDER as u64 != 0).then_some((osec, f, s))
         })
     });
     let mut lo_osecs: Vec<OsecId> = link_ordered.iter().map(|x| x.0).collect();

@@ -92,7 +92,6 @@ fn object_addresses(
     }
     let mut pairs: Vec<(&mut Vec<u64>, &mut [u64])> = sec_addr.iter_mut().zip(chunks).collect();
     res.runs.for_each_mut(&mut pairs, |f, (sec_addr, locals)| {
-        let f = FileId::new(f);
         // Offsets in the output sections' input runs become addresses, in place.
         for (a, &osec) in sec_addr.iter_mut().zip(&lay.place_osec[f.index()]) {
             *a = if osec.is_none() {

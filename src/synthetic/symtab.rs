@@ -66,15 +66,15 @@ pub fn contents(
         Vec::new()
     } else {
         res.runs.map(|f| {
-            let o = &objects[f];
+            let o = &objects[f.index()];
             let (mut nl, mut ng, mut strs) = (0u32, 0u32, 0u64);
-            if !res.object_live[f] {
+            if !res.object_live[f.index()] {
                 return ((0, 0, 0), Vec::new(), false);
             }
             let mut bits = vec![0u64; o.syms.len().div_ceil(64)];
             let mut gnu_ext = false;
             for i in 1..o.syms.len() {
-                if includes(res, live, config.discard_all, FileId::new(f), i) {
+                if includes(res, live, config.discard_all, f, i) {
                     bits[i / 64] |= 1 << (i % 64);
                     strs += o.sym_name(i).len() as u64 + 1;
                     if i < o.first_global {
@@ -202,8 +202,8 @@ pub fn write(
     }
     let (mut files, mut extras) = split_per_file(&contents.counts, sym_out, str_out);
     res.runs.for_each_mut(&mut files, |f, out| {
-        if contents.counts[f] != (0, 0, 0) {
-            write_file_symbols(res, FileId::new(f), &contents.members[f], places, out);
+        if contents.counts[f.index()] != (0, 0, 0) {
+            write_file_symbols(res, f, &contents.members[f.index()], places, out);
         }
     });
     write_extras(config, res, &contents.extra, places, &mut extras);

@@ -124,13 +124,13 @@ pub fn script_lists(
     type Item<'a> = (u32, u64, &'a [u8], u32, u32);
     type Entry<'a> = (u32, Item<'a>);
     let all: Vec<Entry> = res.runs.flat_map(|f| {
-        let o = &objects[f];
+        let o = &objects[f.index()];
         (0..o.sections.len()).filter_map(move |s| {
-            let osec = sec_osec[f][s];
+            let osec = sec_osec[f.index()][s];
             if osec.is_none() || script_desc[osec.index()] == NONE {
                 return None;
             }
-            let (k, sort) = unpack_selection(script[f][s]);
+            let (k, sort) = unpack_selection(script[f.index()][s]);
             let name = o.sec_name(s);
             let key = match sort {
                 Sort::InitPriority => init_priority(name).unwrap_or(65536) as u64,
@@ -141,7 +141,7 @@ pub fn script_lists(
                 Sort::Name | Sort::NameAlignment | Sort::AlignmentName => name,
                 _ => b"",
             };
-            Some((osec.0, (k, key, by_name, f as u32, s as u32)))
+            Some((osec.0, (k, key, by_name, f.0, s as u32)))
         })
     });
     // Bucketed by output section in input order, then each bucket sorted stably by statement and sort key (in
