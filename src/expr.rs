@@ -7,6 +7,8 @@
 //! Arithmetic is on 64-bit values, wrapping like GNU ld's `bfd_vma`, with division and remainder signed as GNU ld
 //! does them; by zero they are an error.
 
+use crate::index::OsecId;
+
 /// A parsed expression.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Expr {
@@ -62,16 +64,16 @@ pub trait Env {
         self.symbol(name).map(Value::abs)
     }
     /// The number of output section `name` for values relative to it; `None` keeps `ADDR` absolute.
-    fn section_id(&self, _name: &str) -> Option<u32> {
+    fn section_id(&self, _name: &str) -> Option<OsecId> {
         None
     }
     /// The address of the output section numbered `id` (see `section_id`).
-    fn section_addr(&self, _id: u32) -> u64 {
+    fn section_addr(&self, _id: OsecId) -> u64 {
         0
     }
     /// The output section whose description holds the expression: there a plain number stays a number (GNU ld's
     /// evaluation "inside an output section definition"); elsewhere it is an absolute address.
-    fn inside(&self) -> Option<u32> {
+    fn inside(&self) -> Option<OsecId> {
         None
     }
 }
@@ -82,7 +84,7 @@ pub trait Env {
 pub enum Base {
     Number,
     Abs,
-    Section(u32),
+    Section(OsecId),
 }
 
 /// A value with its base: `v` is the offset from the section's address for `Base::Section`.

@@ -37,13 +37,13 @@ impl Liveness {
 
 /// Whether section `s` of object `f` can be in the output at all: its file is linked, it is not a
 /// link-time-only table, its COMDAT group won, and `-S` does not strip it (debug sections).
-fn candidate(res: &Resolved, f: usize, s: usize) -> bool {
-    let o = &res.objects[f];
+fn candidate(res: &Resolved, f: FileId, s: SecIdx) -> bool {
+    let o = &res.objects[f.index()];
     let sec = o.sec(s);
-    res.object_live[f]
+    res.object_live[f.index()]
         && sec.kind != SectionKind::Ignored
-        && !res.comdat_discarded[f][s]
-        && !(res.strip_debug && !sec.is_alloc() && is_debug_section(o.sec_name(s)))
+        && !res.comdat_discarded[f.index()][s.index()]
+        && !(res.strip_debug && !sec.is_alloc() && is_debug_section(o.sec_name(s.index())))
 }
 
 /// Whether `name` is a debug section's, which `-S` leaves out.
@@ -53,12 +53,12 @@ pub fn is_debug_section(name: &[u8]) -> bool {
         || name.starts_with(b".gnu.debuglto")
 }
 
-fn is_root_section(res: &Resolved, o: &ObjectFile, s: usize) -> bool {
+fn is_root_section(res: &Resolved, o: &ObjectFile, s: SecIdx) -> bool {
     match o.gc_root(s) {
         GcRoot::No => false,
         GcRoot::Yes => true,
         GcRoot::IfBracketed => {
-            let name = o.sec_name(s);
+            let name = o.sec_name(s.index());
             let start = [b"__start_", name].concat();
             let stop = [b"__stop_", name].concat();
             res.names.lookup(&start).is_some() || res.names.lookup(&stop).is_some()
@@ -98,19 +98,19 @@ fn discarded_references(
     script: &[Vec<u32>],
 ) -> Result<(), crate::diag::Errors> {
     let mut errors: Vec<String> = res.runs.flat_map(|f| {
-        let o = &res.objects[f];
+        let o = &res.objects[f.index()];
         let mut out = Vec::new();
         for (s, sec) in o.secs() {
-            if !live[f][s]
+            if !live[f.index()][s.index()]
                 || !sec.is_alloc()
                 || sec.kind == SectionKind::EhFrame
-                || o.sec_name(s) == b".gcc_except_table"
+                || o.sec_name(s.index()) == b".gcc_except_table"
             {
                 continue;
             }
             for r in sec.relas() {
                 let sym = r.r_sym(crate::elf::LE, false) as usize;
-                let Some((tf, ts)) = target_section(res, FileId::new(f), sym) else {
+                let Some((tf, ts)) = target_section(res, f, sym) else {
                     continue;
                 };
                 if script[tf.index()][ts.index()] != crate::script::sections::DISCARD {
@@ -125,7 +125,7 @@ fn discarded_references(
                 let t = &res.objects[tf.index()];
                 out.push(format!(
                     "`{name}' referenced in section `{}' of {}: defined in discarded section `{}' of {}",
-                    o.section_name(s as u32),
+                    o.section_name(s.0),
                     o.name,
                     t.section_name(ts.0),
                     t.name
@@ -151,15 +151,15 @@ fn select_script_statements(
     use crate::script::sections::{DISCARD, InputName, ORPHAN, pack_selection};
     let discard_orphans = orphans == crate::args::OrphanHandling::Discard;
     res.runs.map(|f| {
-        let o = &res.objects[f];
+        let o = &res.objects[f.index()];
         let file = InputName::of(&o.name);
-        (0..o.sections.len())
-            .map(|s| {
+        o.secs()
+            .map(|(s, sec)| {
                 if !candidate(res, f, s) {
                     return ORPHAN;
                 }
-                let writable = o.sec(s).flags() & E::SHF_WRITE as u64 != 0;
-                let (k, sort) = script.select(&file, o.sec_name(s), writable);
+                let writable = sec.flags() & E::SHF_WRITE as u64 != 0;
+                let (k, sort) = script.select(&file, o.sec_name(s.index()), writable);
                 if k == ORPHAN && discard_orphans {
                     return DISCARD;
                 }
@@ -201,8 +201,8 @@ fn mark_live(config: &Config, res: &Resolved, script: &[Vec<u32>]) -> Liveness {
 /// Without `--gc-sections`: every candidate section is live.
 fn all_candidates(res: &Resolved) -> Vec<Vec<bool>> {
     res.runs.map(|f| {
-        (0..res.objects[f].sections.len())
-            .map(|s| candidate(res, f, s))
+        (0..res.objects[f.index()].sections.len())
+            .map(|s| candidate(res, f, SecIdx::new(s)))
             .collect()
     })
 }
@@ -254,19 +254,19 @@ impl<'a> Marker<'a> {
     /// a section that is already marked: a plain load answers those without the atomic read-modify-write (which
     /// takes the cache line exclusively, from whichever thread marked it) or the checks.
     #[inline]
-    fn mark(&self, f: usize, s: usize) -> bool {
-        let m = &self.marks[f][s];
+    fn mark(&self, f: FileId, s: SecIdx) -> bool {
+        let m = &self.marks[f.index()][s.index()];
         !m.load(Relaxed) && candidate(self.res, f, s) && !m.swap(true, Relaxed)
     }
 
-    /// A live reference by symbol `sym` of object `f`: it keeps the library that defines it, if the reference is
+    /// A live reference by symbol `i` of object `f`: it keeps the library that defines it, if the reference is
     /// strong somewhere.
     #[inline]
-    fn note_shared(&self, f: usize, sym: usize) {
+    fn note_shared(&self, f: FileId, i: usize) {
         let res = self.res;
-        let o = &res.objects[f];
-        if sym >= o.first_global
-            && let Some(&g) = res.object_ids[f].get(sym - o.first_global)
+        let o = &res.objects[f.index()];
+        if i >= o.first_global
+            && let Some(&g) = res.object_ids[f.index()].get(i - o.first_global)
             && let Def::Shared { file, .. } = res.defs[g.index()]
             && !self.shared_used[file.index()].load(Relaxed)
             && self.strong[g.index()].load(Relaxed)
@@ -281,38 +281,36 @@ impl<'a> Marker<'a> {
         &self,
         sections: Option<&crate::script::sections::SectionsScript>,
         script: &[Vec<u32>],
-    ) -> Vec<(u32, u32)> {
+    ) -> Vec<(FileId, SecIdx)> {
         let res = self.res;
         let objects = &res.objects;
         // `KEEP(*(.eh_frame))` (GNU ld's default script) does not make `.eh_frame` a root: its records refer to
         // every function, and the live ones' records are kept anyway (`keep_eh_frames`).
-        let kept = |f: usize, s: usize| {
-            sections.is_some_and(|sc| sc.keeps(script[f][s]))
-                && objects[f].sections[s].kind != SectionKind::EhFrame
+        let kept = |f: FileId, s: SecIdx| {
+            sections.is_some_and(|sc| sc.keeps(script[f.index()][s.index()]))
+                && objects[f.index()].sections[s.index()].kind != SectionKind::EhFrame
         };
         res.runs.flat_map(|f| {
-            let o = &objects[f];
+            let o = &objects[f.index()];
             let mut roots = Vec::new();
-            for s in 0..o.sections.len() {
+            for (s, sec) in o.secs() {
                 if (is_root_section(res, o, s) || kept(f, s)) && self.mark(f, s) {
-                    roots.push((f as u32, s as u32));
+                    roots.push((f, s));
                 }
                 // Data that .eh_frame points at (LSDAs, personality pointers) lives as long as the FDE's
                 // function; keeping it whenever an FDE refers to it is the simple safe superset.
-                if o.sections[s].kind == SectionKind::EhFrame && candidate(res, f, s) {
-                    for r in o.sec(s).relas() {
+                if sec.kind == SectionKind::EhFrame && candidate(res, f, s) {
+                    for r in sec.relas() {
                         if self.track_shared {
                             self.note_shared(f, r.r_sym(crate::elf::LE, false) as usize);
                         }
-                        if let Some((tf, ts)) = target_section(
-                            res,
-                            FileId::new(f),
-                            r.r_sym(crate::elf::LE, false) as usize,
-                        ) {
-                            let (tf, ts) = (tf.index(), ts.index());
-                            let exec = objects[tf].sec(ts).flags() & E::SHF_EXECINSTR as u64 != 0;
+                        if let Some((tf, ts)) =
+                            target_section(res, f, r.r_sym(crate::elf::LE, false) as usize)
+                        {
+                            let exec =
+                                objects[tf.index()].sec(ts).flags() & E::SHF_EXECINSTR as u64 != 0;
                             if !exec && self.mark(tf, ts) {
-                                roots.push((tf as u32, ts as u32));
+                                roots.push((tf, ts));
                             }
                         }
                     }
@@ -332,13 +330,13 @@ impl<'a> Marker<'a> {
     }
 
     /// Marks the sections that define the globals `syms`, adding the newly marked ones to `frontier`.
-    fn mark_definitions(&self, syms: &[SymId], frontier: &mut Vec<(u32, u32)>) {
+    fn mark_definitions(&self, syms: &[SymId], frontier: &mut Vec<(FileId, SecIdx)>) {
         let res = self.res;
         for &g in syms {
             if let Def::Object { file, sym } = res.defs[g.index()] {
                 let s = res.objects[file.index()].sym_shndx(sym as usize) as usize;
-                if s < res.objects[file.index()].sections.len() && self.mark(file.index(), s) {
-                    frontier.push((file.0, s as u32));
+                if s < res.objects[file.index()].sections.len() && self.mark(file, SecIdx::new(s)) {
+                    frontier.push((file, SecIdx::new(s)));
                 }
             }
         }
@@ -351,29 +349,32 @@ impl<'a> Marker<'a> {
     /// (Level-synchronous BFS paid a barrier per level, and call graphs are deep. Splitting only large stacks left
     /// one thread marking most of the graph: a narrow graph's stack stays small. rayon_core is a direct dependency
     /// for `current_thread_has_pending_tasks`, which rayon does not re-export.)
-    fn mark_reachable(&self, frontier: Vec<(u32, u32)>, dependents: &[Vec<(u32, u32)>]) {
+    fn mark_reachable(
+        &self,
+        frontier: Vec<(FileId, SecIdx)>,
+        dependents: &[Vec<(SecIdx, SecIdx)>],
+    ) {
         let res = self.res;
-        let step = |(f, s): (u32, u32), out: &mut Vec<(u32, u32)>| {
-            let f = f as usize;
-            let sec = res.objects[f].sec(s as usize);
+        let step = |(f, s): (FileId, SecIdx), out: &mut Vec<(FileId, SecIdx)>| {
+            let sec = res.objects[f.index()].sec(s);
             // Debug info is kept but keeps nothing alive: its references to dead code get tombstones.
             let relas = if sec.is_alloc() { sec.relas() } else { &[] };
             for r in relas {
                 let sym = r.r_sym(crate::elf::LE, false) as usize;
-                if let Some((tf, ts)) = target_section(res, FileId::new(f), sym) {
-                    if self.mark(tf.index(), ts.index()) {
-                        out.push((tf.0, ts.0));
+                if let Some((tf, ts)) = target_section(res, f, sym) {
+                    if self.mark(tf, ts) {
+                        out.push((tf, ts));
                     }
                 } else if self.track_shared {
                     self.note_shared(f, sym);
                 }
             }
-            let deps = &dependents[f];
+            let deps = &dependents[f.index()];
             if !deps.is_empty() {
                 let from = deps.partition_point(|&(link, _)| link < s);
                 for &(_, d) in deps[from..].iter().take_while(|&&(link, _)| link == s) {
-                    if self.mark(f, d as usize) {
-                        out.push((f as u32, d));
+                    if self.mark(f, d) {
+                        out.push((f, d));
                     }
                 }
             }
@@ -392,10 +393,10 @@ impl<'a> Marker<'a> {
     fn keep_eh_frames(&self) {
         let res = self.res;
         res.runs.for_each(|f| {
-            let o = &res.objects[f];
+            let o = &res.objects[f.index()];
             for (s, sec) in o.secs() {
                 if sec.kind == SectionKind::EhFrame && candidate(res, f, s) {
-                    self.marks[f][s].store(true, Relaxed);
+                    self.marks[f.index()][s.index()].store(true, Relaxed);
                 }
             }
         });
@@ -476,15 +477,15 @@ fn exported_symbols(config: &Config, res: &Resolved) -> Vec<SymId> {
 
 /// SHF_LINK_ORDER sections (`__patchable_function_entries`, sanitizer metadata) live and die with the section they
 /// are linked to: per file, (linked section, dependent) pairs sorted by the linked section.
-fn link_order_dependents(res: &Resolved) -> Vec<Vec<(u32, u32)>> {
+fn link_order_dependents(res: &Resolved) -> Vec<Vec<(SecIdx, SecIdx)>> {
     res.runs.map(|f| {
-        let o = &res.objects[f];
-        let mut d: Vec<(u32, u32)> = o
+        let o = &res.objects[f.index()];
+        let mut d: Vec<(SecIdx, SecIdx)> = o
             .secs()
             .filter(|(_, sec)| sec.is_alloc() && sec.flags() & E::SHF_LINK_ORDER as u64 != 0)
             .filter_map(|(s, sec)| {
                 let link = sec.shdr.sh_link.get(crate::elf::LE);
-                (link != 0 && (link as usize) < o.sections.len()).then_some((link, s as u32))
+                (link != 0 && (link as usize) < o.sections.len()).then_some((SecIdx(link), s))
             })
             .collect();
         d.sort_unstable();
@@ -493,11 +494,11 @@ fn link_order_dependents(res: &Resolved) -> Vec<Vec<(u32, u32)>> {
 }
 
 /// Marks what one (file, section) refers to, pushing the newly marked ones.
-type Step<'s> = &'s (dyn Fn((u32, u32), &mut Vec<(u32, u32)>) + Sync);
+type Step<'s> = &'s (dyn Fn((FileId, SecIdx), &mut Vec<(FileId, SecIdx)>) + Sync);
 
 /// Runs `step` on `stack` until it is empty, handing half of it to a new task when it grows past `SPLIT` or when
 /// this thread has no queued task left for an idle thread to steal.
-fn visit<'s>(scope: &rayon::Scope<'s>, mut stack: Vec<(u32, u32)>, step: Step<'s>) {
+fn visit<'s>(scope: &rayon::Scope<'s>, mut stack: Vec<(FileId, SecIdx)>, step: Step<'s>) {
     const SPLIT: usize = 256;
     while let Some(item) = stack.pop() {
         step(item, &mut stack);
@@ -514,24 +515,24 @@ fn visit<'s>(scope: &rayon::Scope<'s>, mut stack: Vec<(u32, u32)>, step: Step<'s
 fn print_removed_sections(res: &Resolved, live: &[Vec<bool>]) {
     for (f, o) in res.objects.iter().enumerate() {
         for (s, sec) in o.secs() {
-            if !live[f][s] && candidate(res, f, s) && sec.is_alloc() {
+            if !live[f][s.index()] && candidate(res, FileId::new(f), s) && sec.is_alloc() {
                 eprintln!(
                     "removing unused section {}:({})",
                     o.name,
-                    String::from_utf8_lossy(o.sec_name(s))
+                    String::from_utf8_lossy(o.sec_name(s.index()))
                 );
             }
         }
     }
 }
 
-/// The (object, section) that symbol `sym` of object `f` is defined in, following global resolution.
-pub fn target_section(res: &Resolved, f: FileId, sym: usize) -> Option<(FileId, SecIdx)> {
+/// The (object, section) that symbol `i` of object `f` is defined in, following global resolution.
+pub fn target_section(res: &Resolved, f: FileId, i: usize) -> Option<(FileId, SecIdx)> {
     let o = &res.objects[f.index()];
-    let (tf, ti) = if sym < o.first_global {
-        (f, sym)
+    let (tf, ti) = if i < o.first_global {
+        (f, i)
     } else {
-        let g = *res.object_ids[f.index()].get(sym - o.first_global)?;
+        let g = *res.object_ids[f.index()].get(i - o.first_global)?;
         match res.defs[g.index()] {
             Def::Object { file, sym } => (file, sym as usize),
             _ => return None,

@@ -149,7 +149,7 @@ pub fn write_map(
     );
 
     // Every placed live input section as (output section, offset in its part run, file, section).
-    let mut inputs: Vec<(OsecId, u64, u32, u32)> = res
+    let mut inputs: Vec<(OsecId, u64, FileId, SecIdx)> = res
         .objects
         .par_iter()
         .enumerate()
@@ -159,7 +159,7 @@ pub fn write_map(
                 (osec.is_some()
                     && live.is_live(FileId::new(f), SecIdx::new(s))
                     && lay.sec_addr[f][s] != layout::NO_ADDR)
-                    .then_some((osec, lay.sec_addr[f][s], f as u32, s as u32))
+                    .then_some((osec, lay.sec_addr[f][s], FileId::new(f), SecIdx::new(s)))
             })
         })
         .collect();
@@ -169,8 +169,7 @@ pub fn write_map(
     let texts: Vec<String> = inputs
         .par_iter()
         .map(|&(_, addr, f, s)| {
-            let (f, s) = (f as usize, s as usize);
-            let o = &res.objects[f];
+            let o = &res.objects[f.index()];
             let sec = o.sec(s);
             let mut t = String::new();
             line(
@@ -178,9 +177,9 @@ pub fn write_map(
                 addr,
                 Some((sec.size(), sec.align())),
                 1,
-                &format!("{}:({})", o.name, o.section_name(s as u32)),
+                &format!("{}:({})", o.name, o.section_name(s.0)),
             );
-            for &(a, i) in &syms[f][s] {
+            for &(a, i) in &syms[f.index()][s.index()] {
                 line(
                     &mut t,
                     a,

@@ -21,7 +21,7 @@
 
 use crate::diag::{Errors, Result};
 use crate::elf::align_up;
-use crate::index::OsecId;
+use crate::index::{FileId, OsecId, SecIdx};
 use crate::intern::{SHARDS, fill_shard, shard_of};
 use crate::names::{Name, hash_name};
 use crate::parse::ObjectFile;
@@ -94,7 +94,11 @@ impl PieceTable {
 }
 
 /// The groups, each file's merge sections as (section, group) by slot, and each slot's piece table.
-pub type MergeResult = (Vec<MergeGroup>, Vec<Vec<(u32, u32)>>, Vec<Vec<PieceTable>>);
+pub type MergeResult = (
+    Vec<MergeGroup>,
+    Vec<Vec<(SecIdx, u32)>>,
+    Vec<Vec<PieceTable>>,
+);
 
 /// A chunk holds consecutive sections of one group until it has this many bytes: enough chunks for the threads
 /// to share a big group (rg-debug's `.debug_str`, spread over many sections), few enough that the per-chunk
@@ -120,7 +124,7 @@ struct Chunk {
 /// output-section pass) and each section's output section (`sec_osec`).
 pub fn build_merges(
     res: &Resolved,
-    live_merge: &[Vec<u32>],
+    live_merge: &[Vec<SecIdx>],
     sec_osec: &[Vec<OsecId>],
 ) -> Result<MergeResult> {
     let inputs = MergeInputs::new(res, live_merge, sec_osec);
@@ -153,31 +157,31 @@ struct MergeInputs<'a> {
     /// Per group: its key, in first-seen input order.
     keys: Vec<Key>,
     /// Per file: its merge sections as (section, group), by slot.
-    merge_secs: Vec<Vec<(u32, u32)>>,
+    merge_secs: Vec<Vec<(SecIdx, u32)>>,
     /// Per group: its sections in input order as (file, slot).
-    members: Vec<Vec<(usize, usize)>>,
+    members: Vec<Vec<(FileId, usize)>>,
 }
 
 impl<'a> MergeInputs<'a> {
     /// Numbers the groups and lists their members.
     fn new(
         res: &'a Resolved,
-        live_merge: &[Vec<u32>],
+        live_merge: &[Vec<SecIdx>],
         sec_osec: &[Vec<OsecId>],
     ) -> MergeInputs<'a> {
         let objects = &res.objects;
         // Group keys are numbered in first-seen input order. Each file's keys are found in parallel; only the
         // numbering is serial.
-        let found: Vec<Vec<(u32, Key)>> = res.runs.map(|f| {
-            let o = &objects[f];
-            live_merge[f]
+        let found: Vec<Vec<(SecIdx, Key)>> = res.runs.map(|f| {
+            let o = &objects[f.index()];
+            live_merge[f.index()]
                 .iter()
                 .filter_map(|&s| {
-                    let osec = sec_osec[f][s as usize];
+                    let osec = sec_osec[f.index()][s.index()];
                     if osec.is_none() {
                         return None;
                     }
-                    let sec = o.sec(s as usize);
+                    let sec = o.sec(s);
                     let strings = sec.flags() & E::SHF_STRINGS as u64 != 0;
                     Some((s, (osec, sec.entsize(), strings, sec.align())))
                 })
@@ -186,7 +190,7 @@ impl<'a> MergeInputs<'a> {
         // Each file's merge sections get slots in section order: piece tables are kept for those only (a table per
         // input section took much memory on a link of many sections, such as clang-so).
         let mut keys: Vec<Key> = Vec::new();
-        let mut merge_secs: Vec<Vec<(u32, u32)>> = Vec::with_capacity(objects.len());
+        let mut merge_secs: Vec<Vec<(SecIdx, u32)>> = Vec::with_capacity(objects.len());
         for list in &found {
             let mut m = Vec::with_capacity(list.len());
             for &(s, key) in list {
@@ -202,10 +206,10 @@ impl<'a> MergeInputs<'a> {
             merge_secs.push(m);
         }
         drop(found);
-        let mut members: Vec<Vec<(usize, usize)>> = vec![Vec::new(); keys.len()];
+        let mut members: Vec<Vec<(FileId, usize)>> = vec![Vec::new(); keys.len()];
         for (f, m) in merge_secs.iter().enumerate() {
             for (slot, &(_, k)) in m.iter().enumerate() {
-                members[k as usize].push((f, slot));
+                members[k as usize].push((FileId::new(f), slot));
             }
         }
         MergeInputs {
@@ -218,8 +222,8 @@ impl<'a> MergeInputs<'a> {
 
     /// The input section of merge slot `slot` of file `f`.
     #[inline]
-    fn section(&self, f: usize, slot: usize) -> usize {
-        self.merge_secs[f][slot].0 as usize
+    fn section(&self, f: FileId, slot: usize) -> SecIdx {
+        self.merge_secs[f.index()][slot].0
     }
 
     /// Each group's members cut into chunks of about `CHUNK_BYTES`: (group, members, their bytes) per chunk.
@@ -228,7 +232,7 @@ impl<'a> MergeInputs<'a> {
         for (k, list) in self.members.iter().enumerate() {
             let (mut start, mut bytes) = (0, 0u64);
             for (i, &(f, slot)) in list.iter().enumerate() {
-                bytes += self.objects[f].sec(self.section(f, slot)).size();
+                bytes += self.objects[f.index()].sec(self.section(f, slot)).size();
                 if bytes >= CHUNK_BYTES || i + 1 == list.len() {
                     spans.push((k, start..i + 1, bytes));
                     (start, bytes) = (i + 1, 0);
@@ -273,14 +277,18 @@ fn split_chunk(
     let mut counts = [0u32; SHARDS];
     for &(f, slot) in list {
         firsts.push(offsets.len());
-        split_section(&objects[f], inputs.section(f, slot), |off, bytes| {
-            let hash = hash_name(bytes);
-            let shard = shard_of(hash);
-            counts[shard] += 1;
-            offsets.push(off as u64);
-            shards.push(shard as u8);
-            hashes.push(hash);
-        })?;
+        split_section(
+            &objects[f.index()],
+            inputs.section(f, slot),
+            |off, bytes| {
+                let hash = hash_name(bytes);
+                let shard = shard_of(hash);
+                counts[shard] += 1;
+                offsets.push(off as u64);
+                shards.push(shard as u8);
+                hashes.push(hash);
+            },
+        )?;
     }
     firsts.push(offsets.len());
     let mut starts = vec![0u32; SHARDS + 1];
@@ -291,7 +299,7 @@ fn split_chunk(
     let mut cursor = starts.clone();
     let mut names = vec![Name::new(b""); offsets.len()];
     for (&(f, slot), w) in list.iter().zip(firsts.windows(2)) {
-        let d = objects[f].sec(inputs.section(f, slot)).data();
+        let d = objects[f.index()].sec(inputs.section(f, slot)).data();
         for i in w[0]..w[1] {
             let end = if i + 1 < w[1] {
                 offsets[i + 1]
@@ -350,16 +358,16 @@ fn deduplicate_shards(
         .collect()
 }
 
-/// Shard `s` of the group made of `own` chunks, aligned to `align`. Every piece's output offset is looked up here,
+/// Shard `k` of the group made of `own` chunks, aligned to `align`. Every piece's output offset is looked up here,
 /// while the shard's offsets are in cache.
-fn deduplicate_shard(own: &[Chunk], s: usize, align: u64) -> (MergeShard, Vec<u32>, u64) {
+fn deduplicate_shard(own: &[Chunk], k: usize, align: u64) -> (MergeShard, Vec<u32>, u64) {
     let count = own
         .iter()
-        .map(|c| (c.starts[s + 1] - c.starts[s]) as usize)
+        .map(|c| (c.starts[k + 1] - c.starts[k]) as usize)
         .sum();
     let run = || {
         own.iter()
-            .flat_map(move |c| &c.names[c.starts[s] as usize..c.starts[s + 1] as usize])
+            .flat_map(move |c| &c.names[c.starts[k] as usize..c.starts[k + 1] as usize])
     };
     let (_, pieces, mut ids) = fill_shard(run, count);
     let mut offsets = Vec::with_capacity(pieces.len());
@@ -407,8 +415,8 @@ fn place_shards(
             let (f, slot) = inputs.members[k][0];
             return Err(Errors::one(format!(
                 "{}:({}): too much data to merge in this section's group",
-                objects[f].name,
-                objects[f].section_name(inputs.merge_secs[f][slot].0)
+                objects[f.index()].name,
+                objects[f.index()].section_name(inputs.section(f, slot).0)
             )));
         }
         let g = &mut groups[k];
@@ -462,7 +470,7 @@ fn piece_tables(
             .iter()
             .zip(list)
         {
-            piece_maps[f][slot] = table;
+            piece_maps[f.index()][slot] = table;
         }
     }
     piece_maps
@@ -496,7 +504,12 @@ fn chunk_piece_tables(
                     }
                 })
                 .collect();
-            PieceTable::new(maps, inputs.objects[f].sec(inputs.section(f, slot)).size())
+            PieceTable::new(
+                maps,
+                inputs.objects[f.index()]
+                    .sec(inputs.section(f, slot))
+                    .size(),
+            )
         })
         .collect()
 }
@@ -505,7 +518,7 @@ fn chunk_piece_tables(
 /// `entsize`-byte characters (the terminator included) for `SHF_STRINGS`, else `entsize`-byte constants.
 fn split_section(
     o: &ObjectFile,
-    s: usize,
+    s: SecIdx,
     mut piece: impl FnMut(usize, &'static [u8]),
 ) -> std::result::Result<(), String> {
     let sec = o.sec(s);
@@ -516,7 +529,7 @@ fn split_section(
         format!(
             "{}:({}): string in merge section is not null-terminated",
             o.name,
-            o.section_name(s as u32)
+            o.section_name(s.0)
         )
     };
     if sec.flags() & E::SHF_STRINGS as u64 != 0 && ent == 1 {
@@ -544,7 +557,7 @@ fn split_section(
             return Err(format!(
                 "{}:({}): size is not a multiple of entsize",
                 o.name,
-                o.section_name(s as u32)
+                o.section_name(s.0)
             ));
         }
         while off < d.len() {

@@ -14,7 +14,7 @@
 //! runs on the calling thread instead: no second thread could shorten it, and handing it to a worker and back
 //! has a cost of its own.
 
-use crate::index::SymId;
+use crate::index::{FileId, SymId};
 use rayon::prelude::*;
 use std::ops::Range;
 
@@ -96,20 +96,27 @@ impl FileRuns {
             .map(|w| w[0]..w[1])
     }
 
-    /// Calls `visit` on every file index.
-    pub fn for_each(&self, visit: impl Fn(usize) + Sync + Send) {
+    /// Calls `visit` on every file.
+    pub fn for_each(&self, visit: impl Fn(FileId) + Sync + Send) {
         if self.inline {
-            (0..self.files()).for_each(visit);
+            (0..self.files()).map(FileId::new).for_each(visit);
         } else {
-            self.ranges().for_each(|r| r.for_each(&visit));
+            self.ranges()
+                .for_each(|r| r.map(FileId::new).for_each(&visit));
         }
     }
 
     /// `visit(f, &mut xs[f])` for every file `f`; `xs` holds one element per file.
-    pub fn for_each_mut<X: Send>(&self, xs: &mut [X], visit: impl Fn(usize, &mut X) + Sync + Send) {
+    pub fn for_each_mut<X: Send>(
+        &self,
+        xs: &mut [X],
+        visit: impl Fn(FileId, &mut X) + Sync + Send,
+    ) {
         assert_eq!(xs.len(), self.files(), "one element per file");
         if self.inline {
-            xs.iter_mut().enumerate().for_each(|(f, x)| visit(f, x));
+            xs.iter_mut()
+                .enumerate()
+                .for_each(|(f, x)| visit(FileId::new(f), x));
             return;
         }
         let mut parts = Vec::with_capacity(self.starts.len().saturating_sub(1));
@@ -124,13 +131,13 @@ impl FileRuns {
             .with_max_len(1)
             .for_each(|(start, part)| {
                 for (k, x) in part.iter_mut().enumerate() {
-                    visit(start + k, x);
+                    visit(FileId::new(start + k), x);
                 }
             });
     }
 
     /// `make(f)` for every file `f`, in file order.
-    pub fn map<T: Send>(&self, make: impl Fn(usize) -> T + Sync + Send) -> Vec<T> {
+    pub fn map<T: Send>(&self, make: impl Fn(FileId) -> T + Sync + Send) -> Vec<T> {
         let n = self.files();
         let mut out = Vec::with_capacity(n);
         self.for_each_mut(&mut out.spare_capacity_mut()[..n], |f, slot| {
@@ -146,7 +153,7 @@ impl FileRuns {
     pub fn map_mut<X: Send, T: Send>(
         &self,
         xs: &mut [X],
-        make: impl Fn(usize, &mut X) -> T + Sync + Send,
+        make: impl Fn(FileId, &mut X) -> T + Sync + Send,
     ) -> Vec<T> {
         let n = self.files();
         let mut out = Vec::with_capacity(n);
@@ -166,13 +173,13 @@ impl FileRuns {
     /// The items `items(f)` yields for each file `f`, in file order.
     pub fn flat_map<T: Send, I: Iterator<Item = T>>(
         &self,
-        items: impl Fn(usize) -> I + Sync + Send,
+        items: impl Fn(FileId) -> I + Sync + Send,
     ) -> Vec<T> {
         if self.inline {
-            return (0..self.files()).flat_map(items).collect();
+            return (0..self.files()).map(FileId::new).flat_map(items).collect();
         }
         self.ranges()
-            .flat_map_iter(|r| r.flat_map(&items))
+            .flat_map_iter(|r| r.map(FileId::new).flat_map(&items))
             .collect()
     }
 }
@@ -274,14 +281,14 @@ mod tests {
             r.inline = inline;
             assert_eq!(r.files(), weights.len());
             assert!(r.starts.windows(2).all(|w| w[0] < w[1]), "{:?}", r.starts);
-            assert_eq!(r.map(|f| f), (0..weights.len()).collect::<Vec<_>>());
+            assert_eq!(r.map(FileId::index), (0..weights.len()).collect::<Vec<_>>());
             let mut xs = vec![0usize; weights.len()];
-            r.for_each_mut(&mut xs, |f, x| *x = f * 2);
+            r.for_each_mut(&mut xs, |f, x| *x = f.index() * 2);
             assert_eq!(xs, (0..weights.len()).map(|f| f * 2).collect::<Vec<_>>());
             let mut ys: Vec<usize> = (0..weights.len()).collect();
-            assert_eq!(r.map_mut(&mut ys, |f, y| f + *y), xs);
+            assert_eq!(r.map_mut(&mut ys, |f, y| f.index() + *y), xs);
             assert_eq!(
-                r.flat_map(|f| std::iter::repeat_n(f, f % 3)),
+                r.flat_map(|f| std::iter::repeat_n(f.index(), f.index() % 3)),
                 (0..weights.len())
                     .flat_map(|f| std::iter::repeat_n(f, f % 3))
                     .collect::<Vec<_>>()
@@ -319,6 +326,6 @@ mod tests {
     fn no_files() {
         let r = FileRuns::with_runs(std::iter::empty(), 8);
         assert_eq!(r.files(), 0);
-        assert!(r.map(|f| f).is_empty());
+        assert!(r.map(FileId::index).is_empty());
     }
 }

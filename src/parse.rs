@@ -7,6 +7,7 @@
 
 use crate::diag::{Errors, Result};
 use crate::elf::{self, Data, Dyn, LE, Rela, Shdr, Sym};
+use crate::index::SecIdx;
 use crate::input::{IndexedMember, Inputs, ObjectInput, SharedInput};
 use crate::names::{GcRoot, Name, is_c_identifier, root_by_header};
 use object::elf as E;
@@ -61,7 +62,7 @@ pub struct Sec<'a> {
     pub shdr: &'static Shdr,
     pub kind: SectionKind,
     file: &'a ObjectFile,
-    index: u32,
+    index: SecIdx,
     info: InputSection,
 }
 
@@ -208,34 +209,34 @@ impl ObjectFile {
 
     /// Input section `s` (after `parse_sections`).
     #[inline]
-    pub fn sec(&self, s: usize) -> Sec<'_> {
-        let info = self.sections[s];
+    pub fn sec(&self, s: SecIdx) -> Sec<'_> {
+        let info = self.sections[s.index()];
         Sec {
-            shdr: &self.shdrs[s],
+            shdr: &self.shdrs[s.index()],
             kind: info.kind,
             file: self,
-            index: s as u32,
+            index: s,
             info,
         }
     }
     /// The decompressed contents of `SHF_COMPRESSED` section `s`.
-    fn decompressed_data(&self, s: u32) -> Data {
+    fn decompressed_data(&self, s: SecIdx) -> Data {
         self.decompressed
-            .binary_search_by_key(&s, |&(i, _)| i)
+            .binary_search_by_key(&s.0, |&(i, _)| i)
             .map_or(&[], |k| self.decompressed[k].1)
     }
     /// Section `s`'s root class for `--gc-sections` (after `parse_sections`).
     #[inline]
-    pub fn gc_root(&self, s: usize) -> GcRoot {
-        match self.sections[s].name_bits >> 14 {
+    pub fn gc_root(&self, s: SecIdx) -> GcRoot {
+        match self.sections[s.index()].name_bits >> 14 {
             0 => GcRoot::No,
             1 => GcRoot::Yes,
             _ => GcRoot::IfBracketed,
         }
     }
     /// Every input section with its index.
-    pub fn secs(&self) -> impl Iterator<Item = (usize, Sec<'_>)> {
-        (0..self.sections.len()).map(|s| (s, self.sec(s)))
+    pub fn secs(&self) -> impl Iterator<Item = (SecIdx, Sec<'_>)> {
+        (0..self.sections.len()).map(|s| (SecIdx::new(s), self.sec(SecIdx::new(s))))
     }
 
     /// Section `i`'s name (checked when the sections were read).
@@ -774,7 +775,7 @@ fn parse_groups(
         if sh.sh_type.get(LE) != E::SHT_GROUP {
             continue;
         }
-        let words = file.sec(i).data();
+        let words = file.sec(SecIdx::new(i)).data();
         let flag = elf::read_u32(words, 0)
             .ok_or_else(|| format!("{}: truncated section group", file.name))?;
         if flag & E::GRP_COMDAT == 0 {

@@ -7,6 +7,7 @@
 use crate::arch::{Arch, RelKind, Relax};
 use crate::args::Config;
 use crate::elf::LE;
+use crate::index::{FileId, SecIdx};
 use crate::parse::{ObjectFile, SectionKind};
 use crate::resolve::{Def, Resolved};
 use crate::symbols::{SymProps, SymRef, SymbolSpace, Target};
@@ -311,14 +312,14 @@ pub fn decide<A: Arch>(
 /// where it is referenced (a place `srcloc::render` completes).
 pub fn reloc_error<A: Arch>(
     res: &Resolved,
-    f: usize,
-    s: usize,
+    f: FileId,
+    s: SecIdx,
     off: u64,
     r_type: u32,
     sym: &SymRef,
     why: &str,
 ) -> String {
-    let o = &res.objects[f];
+    let o = &res.objects[f.index()];
     let name = symbol_name(res, f, sym);
     // Where the symbol is defined: a local in the referencing object; a global where resolution found it.
     let defined_in = match res.defs.get(sym.id.index()) {
@@ -341,8 +342,8 @@ pub fn reloc_error<A: Arch>(
 
 /// The name of a relocation's target for messages: a global demangled, a local as object `f` names it, a section
 /// symbol as its section's name (as lld shows it).
-pub fn symbol_name(res: &Resolved, f: usize, sym: &SymRef) -> String {
-    let o = &res.objects[f];
+pub fn symbol_name(res: &Resolved, f: FileId, sym: &SymRef) -> String {
+    let o = &res.objects[f.index()];
     if sym.id.index() >= res.num_globals() {
         let i = sym_index_of(sym);
         let name = o.sym_name(i);
@@ -356,11 +357,11 @@ pub fn symbol_name(res: &Resolved, f: usize, sym: &SymRef) -> String {
     }
 }
 
-pub fn offset_range_error(o: &ObjectFile, s: usize, off: u64) -> String {
+pub fn offset_range_error(o: &ObjectFile, s: SecIdx, off: u64) -> String {
     format!(
         "{}:({}+0x{off:x}): relocation offset is out of range",
         o.name,
-        o.section_name(s as u32)
+        o.section_name(s.0)
     )
 }
 
@@ -379,15 +380,15 @@ const PREFETCH_AHEAD: usize = 16;
 #[inline(always)]
 pub fn symbol_at(
     res: &Resolved,
-    f: usize,
+    f: FileId,
     relas: &[crate::elf::Rela],
     k: usize,
 ) -> Option<Result<usize, usize>> {
     let i = relas.get(k)?.r_sym(LE, false) as usize;
-    let o = &res.objects[f];
+    let o = &res.objects[f.index()];
     match i.checked_sub(o.first_global) {
         None => Some(Err(i)),
-        Some(k) => res.object_ids[f].get(k).map(|&g| Ok(g.index())),
+        Some(k) => res.object_ids[f.index()].get(k).map(|&g| Ok(g.index())),
     }
 }
 
@@ -400,12 +401,12 @@ pub fn prefetch_ahead(
     res: &Resolved,
     space: &SymbolSpace,
     written: Option<(&[u64], &[u32])>,
-    f: usize,
+    f: FileId,
     relas: &[crate::elf::Rela],
     k: usize,
 ) {
     match symbol_at(res, f, relas, k + PREFETCH_AHEAD) {
-        Some(Err(i)) => crate::elf::prefetch(res.objects[f].syms.as_ptr().wrapping_add(i)),
+        Some(Err(i)) => crate::elf::prefetch(res.objects[f.index()].syms.as_ptr().wrapping_add(i)),
         Some(Ok(g)) => {
             crate::elf::prefetch(res.defs.as_ptr().wrapping_add(g));
             crate::elf::prefetch(space.gprops.as_ptr().wrapping_add(g));

@@ -453,12 +453,12 @@ impl LinkedFiles<'_> {
     /// 1 weak, 2 common; 3 is a shared object's), or None when it defines nothing (undefined, or in a discarded
     /// COMDAT section).
     #[inline]
-    fn rank(&self, o: &ObjectFile, f: usize, i: usize) -> Option<u64> {
+    fn rank(&self, o: &ObjectFile, f: FileId, i: usize) -> Option<u64> {
         let shndx = o.sym_shndx(i);
         if shndx == E::SHN_UNDEF as u32 {
             return None;
         }
-        if (shndx as usize) < o.sections.len() && self.comdat_discarded[f][shndx as usize] {
+        if (shndx as usize) < o.sections.len() && self.comdat_discarded[f.index()][shndx as usize] {
             return None;
         }
         let rank = if shndx == E::SHN_COMMON as u32 {
@@ -468,7 +468,7 @@ impl LinkedFiles<'_> {
         } else {
             0
         };
-        Some(rank << 32 | f as u64)
+        Some(rank << 32 | u64::from(f.0))
     }
 
     /// Whether the shared objects' passes are worth a task each (not when they hold few symbols).
@@ -542,7 +542,7 @@ fn definitions(config: &Config, link: &LinkedFiles, extra_ids: &[SymId]) -> Resu
             link.object_live,
             link.object_ids,
             &ranked.commons,
-            &|o, f, i| link.rank(o, f, i),
+            &|o, f, i| link.rank(o, FileId::new(f), i),
             link.names,
         );
     }
@@ -684,12 +684,12 @@ fn record_object_winners(
     used: &[AtomicBool],
 ) -> Vec<String> {
     let dup_errors: Vec<Vec<String>> = link.runs.map(|f| {
-        let o = &link.objects[f];
+        let o = &link.objects[f.index()];
         let mut errs = Vec::new();
-        if !link.object_live[f] {
+        if !link.object_live[f.index()] {
             return errs;
         }
-        for (k, &g) in link.object_ids[f].iter().enumerate() {
+        for (k, &g) in link.object_ids[f.index()].iter().enumerate() {
             let i = o.first_global + k;
             let Some(key) = link.rank(o, f, i) else {
                 if !is_defined(o, i) && o.syms[i].st_bind() != E::STB_WEAK {
@@ -702,9 +702,10 @@ fn record_object_winners(
             };
             let b = best[g.index()].load(Relaxed);
             if b == key {
-                winners[g.index()].store((f as u64) << 32 | i as u64, Relaxed);
+                winners[g.index()].store(u64::from(f.0) << 32 | i as u64, Relaxed);
             } else if key >> 32 == 0 && b >> 32 == 0 && o.sym_shndx(i) != E::SHN_ABS as u32 {
-                errs.push(duplicate_symbol(link, g, (b & 0xffff_ffff) as usize, f, i));
+                let other = FileId::new((b & 0xffff_ffff) as usize);
+                errs.push(duplicate_symbol(link, g, other, f, i));
             }
         }
         errs
@@ -715,10 +716,10 @@ fn record_object_winners(
 /// The error for global `g`, defined by object `other` (the winner) and again by symbol `i` of object `f`, its
 /// places completed by `srcloc::render`.
 #[cold]
-fn duplicate_symbol(link: &LinkedFiles, g: SymId, other: usize, f: usize, i: usize) -> String {
+fn duplicate_symbol(link: &LinkedFiles, g: SymId, other: FileId, f: FileId, i: usize) -> String {
     let names = link.names;
     let site = crate::srcloc::mark_definition;
-    let o = &link.objects[other];
+    let o = &link.objects[other.index()];
     let oi = o
         .global_names
         .iter()
@@ -842,12 +843,12 @@ pub fn for_each_live_global(
     objects: &[ObjectFile],
     object_live: &[bool],
     object_ids: &[Vec<SymId>],
-    visit: impl Fn(usize, &ObjectFile, usize, SymId) + Sync + Send,
+    visit: impl Fn(FileId, &ObjectFile, usize, SymId) + Sync + Send,
 ) {
     runs.for_each(|f| {
-        if object_live[f] {
-            let o = &objects[f];
-            for (k, &g) in object_ids[f].iter().enumerate() {
+        if object_live[f.index()] {
+            let o = &objects[f.index()];
+            for (k, &g) in object_ids[f.index()].iter().enumerate() {
                 visit(f, o, o.first_global + k, g);
             }
         }
@@ -1862,8 +1863,8 @@ fn choose_comdats(
         runs
     };
     let mut keyed: Vec<(Vec<SymId>, Vec<Name>)> = runs.map(|f| {
-        let o = &objects[f];
-        if !live[f] {
+        let o = &objects[f.index()];
+        if !live[f.index()] {
             return (Vec::new(), Vec::new());
         }
         let mut keys = Vec::with_capacity(o.comdats.len());
@@ -1876,7 +1877,7 @@ fn choose_comdats(
                 && is_defined(o, i)
                 && !o.symvers.iter().any(|&(v, ..)| v as usize == k);
             let key = if global {
-                object_ids[f][k]
+                object_ids[f.index()][k]
             } else {
                 let name = Name::new(o.sym_name(i));
                 names.lookup_name(name).unwrap_or_else(|| {
@@ -1906,15 +1907,15 @@ fn choose_comdats(
     }
     let owner: Vec<AtomicU32> = per_symbol(n as usize + unnamed, || AtomicU32::new(NONE));
     runs.for_each(|f| {
-        for &g in &keyed[f].0 {
-            owner[g.index()].fetch_min(f as u32, Relaxed);
+        for &g in &keyed[f.index()].0 {
+            owner[g.index()].fetch_min(f.0, Relaxed);
         }
     });
     runs.map(|f| {
-        let o = &objects[f];
+        let o = &objects[f.index()];
         let mut discarded = vec![false; o.sections.len()];
         for (k, group) in o.comdats.iter().enumerate() {
-            if !live[f] || owner[(keyed[f].0[k]).index()].load(Relaxed) != f as u32 {
+            if !live[f.index()] || owner[(keyed[f.index()].0[k]).index()].load(Relaxed) != f.0 {
                 for s in group.sections() {
                     discarded[s as usize] = true;
                 }

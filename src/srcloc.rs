@@ -9,6 +9,7 @@
 
 use crate::diag::demangle;
 use crate::elf::LE;
+use crate::index::{FileId, SecIdx};
 use crate::parse::ObjectFile;
 use gimli::Reader as _;
 use object::elf as E;
@@ -32,15 +33,15 @@ pub enum Style {
 
 /// A place in section `s` of object `f`, at offset `off`, in a message that [`render`] completes. Where the
 /// place sits after `>>> some words `, its source line goes there and the object's name under it, aligned.
-pub fn mark(f: usize, s: usize, off: u64, style: Style) -> String {
+pub fn mark(f: FileId, s: SecIdx, off: u64, style: Style) -> String {
     let st = if style == Style::Exact { 'x' } else { 's' };
-    format!("{OPEN}{f},{s},{off:x},{st}{CLOSE}")
+    format!("{OPEN}{},{},{off:x},{st}{CLOSE}", f.0, s.0)
 }
 
-/// The definition of symbol `sym` of object `f` (duplicate symbols), as [`mark`] marks a place: named like
+/// The definition of symbol `i` of object `f` (duplicate symbols), as [`mark`] marks a place: named like
 /// [`Style::Symbol`], and for a variable with the line of its declaration (data has no line table rows).
-pub fn mark_definition(f: usize, sym: usize) -> String {
-    format!("{OPEN}{f},{sym},0,d{CLOSE}")
+pub fn mark_definition(f: FileId, i: usize) -> String {
+    format!("{OPEN}{},{i},0,d{CLOSE}", f.0)
 }
 
 /// Replaces the places marked in the first `error_limit` messages of `msgs` (all for 0, as `--error-limit`
@@ -72,10 +73,10 @@ pub fn render(objects: &[ObjectFile], msgs: &mut [String], error_limit: u32) {
                     let o = &objects[f];
                     let table = tables.entry(f).or_insert_with(|| LineTable::read(o));
                     let place = match style {
-                        Mark::Place(style) => Some((s, off, style, None)),
+                        Mark::Place(style) => Some((SecIdx::new(s), off, style, None)),
                         // `s` is the symbol's index here.
                         Mark::Definition => o.syms.get(s).map(|sym| {
-                            let at = (o.sym_shndx(s) as usize, sym.st_value.get(LE));
+                            let at = (SecIdx(o.sym_shndx(s)), sym.st_value.get(LE));
                             (at.0, at.1, Style::Symbol, Some(s))
                         }),
                     };
@@ -113,7 +114,7 @@ fn parse_mark(m: &str) -> Option<(usize, usize, u64, Mark)> {
 
 /// A place to name: offset `off` of section `s`, and the symbol defined there when the place is a definition.
 struct Place {
-    s: usize,
+    s: SecIdx,
     off: u64,
     style: Style,
     def: Option<usize>,
@@ -130,7 +131,7 @@ fn place_text(
 ) {
     let Place { s, off, style, def } = at;
     // A section index from the file (a symbol's st_shndx) may be special or out of range: name it only.
-    let known = s > 0 && s < o.sections.len();
+    let known = s.0 > 0 && s.index() < o.sections.len();
     let variable = def.filter(|&i| {
         matches!(
             o.syms[i].st_type(),
@@ -161,7 +162,7 @@ fn place_text(
     } else {
         None
     };
-    let sec = o.section_name(s as u32);
+    let sec = o.section_name(s.0);
     let _ = match (func, style) {
         (Some(name), Style::Symbol) => write!(out, "{}:({name})", o.name),
         (Some(name), Style::Exact) => write!(out, "{}:(function {name}: {sec}+0x{off:x})", o.name),
@@ -178,11 +179,11 @@ fn source_file(o: &ObjectFile) -> Option<String> {
 
 /// The demangled name of the symbol of section `s` whose [value, value + size) holds `off`: a function first,
 /// then (if `any`) a symbol of any type.
-fn enclosing(o: &ObjectFile, s: usize, off: u64, any: bool) -> Option<String> {
+fn enclosing(o: &ObjectFile, s: SecIdx, off: u64, any: bool) -> Option<String> {
     let covers = |i: usize| {
         let sym = &o.syms[i];
         let (v, size) = (sym.st_value.get(LE), sym.st_size.get(LE));
-        o.sym_shndx(i) as usize == s && v <= off && off - v < size
+        o.sym_shndx(i) == s.0 && v <= off && off - v < size
     };
     let is = |i: usize, ty: u8| o.syms[i].st_type() == ty;
     let found = (1..o.syms.len())
@@ -201,8 +202,8 @@ fn enclosing(o: &ObjectFile, s: usize, off: u64, any: bool) -> Option<String> {
 /// with its section in the bits above this shift (`section + 1`), so the rows of one section sort together.
 const SECTION_SHIFT: u32 = 40;
 
-fn tagged(s: usize, off: u64) -> u64 {
-    ((s as u64 + 1) << SECTION_SHIFT) | (off & ((1 << SECTION_SHIFT) - 1))
+fn tagged(s: SecIdx, off: u64) -> u64 {
+    ((s.0 as u64 + 1) << SECTION_SHIFT) | (off & ((1 << SECTION_SHIFT) - 1))
 }
 
 /// An object's line table: its sequences of rows (address, file, line), in address order within each.
@@ -222,7 +223,7 @@ struct Sequence {
 
 impl LineTable {
     /// The source file and line of offset `off` in section `s`.
-    fn find(&self, s: usize, off: u64) -> Option<(String, u32)> {
+    fn find(&self, s: SecIdx, off: u64) -> Option<(String, u32)> {
         let t = tagged(s, off);
         let seq = self.seqs.iter().find(|q| q.start <= t && t < q.end)?;
         let k = seq.rows.partition_point(|r| r.0 <= t).checked_sub(1)?;
@@ -396,7 +397,7 @@ fn section(o: &ObjectFile, name: &str) -> Reader {
     let found = (1..o.sections.len()).find(|&i| o.sec_name(i) == name.as_bytes());
     let (data, relocs) = match found {
         Some(i) => {
-            let sec = o.sec(i);
+            let sec = o.sec(SecIdx::new(i));
             (sec.data(), Relocs::of(o, sec.relas()))
         }
         None => (&[][..], Relocs::default()),
@@ -407,26 +408,26 @@ fn section(o: &ObjectFile, name: &str) -> Reader {
 /// The relocations of a DWARF section as gimli applies them: by the offset of the field, the value S + A and,
 /// for a symbol defined in a section, that section (which tags addresses, [`tagged`]).
 #[derive(Clone, Debug, Default)]
-struct Relocs(std::rc::Rc<Vec<(u64, u64, Option<usize>)>>);
+struct Relocs(std::rc::Rc<Vec<(u64, u64, Option<SecIdx>)>>);
 
 impl Relocs {
     fn of(o: &ObjectFile, relas: &[crate::elf::Rela]) -> Relocs {
-        let mut v: Vec<(u64, u64, Option<usize>)> = relas
+        let mut v: Vec<(u64, u64, Option<SecIdx>)> = relas
             .iter()
             .filter_map(|r| {
                 let i = r.r_sym(LE, false) as usize;
                 let sym = o.syms.get(i)?;
                 let value = sym.st_value.get(LE).wrapping_add(r.r_addend.get(LE) as u64);
-                let s = o.sym_shndx(i) as usize;
-                let in_section = s != 0 && s < E::SHN_LORESERVE as usize;
-                Some((r.r_offset.get(LE), value, in_section.then_some(s)))
+                let s = o.sym_shndx(i);
+                let in_section = s != 0 && s < E::SHN_LORESERVE as u32;
+                Some((r.r_offset.get(LE), value, in_section.then_some(SecIdx(s))))
             })
             .collect();
         v.sort_by_key(|r| r.0);
         Relocs(std::rc::Rc::new(v))
     }
 
-    fn at(&self, offset: usize) -> Option<(u64, Option<usize>)> {
+    fn at(&self, offset: usize) -> Option<(u64, Option<SecIdx>)> {
         let k = self
             .0
             .binary_search_by_key(&(offset as u64), |r| r.0)
@@ -455,13 +456,13 @@ mod tests {
 
     #[test]
     fn marks_are_read_back() {
-        let m = mark(3, 17, 0x2a, Style::Exact);
+        let m = mark(FileId(3), SecIdx(17), 0x2a, Style::Exact);
         let inner = &m[OPEN.len_utf8()..m.len() - CLOSE.len_utf8()];
         assert!(matches!(
             parse_mark(inner),
             Some((3, 17, 0x2a, Mark::Place(Style::Exact)))
         ));
-        let d = mark_definition(1, 9);
+        let d = mark_definition(FileId(1), 9);
         let inner = &d[OPEN.len_utf8()..d.len() - CLOSE.len_utf8()];
         assert!(matches!(
             parse_mark(inner),
@@ -476,9 +477,12 @@ mod tests {
         let mut msgs = vec![
             format!(
                 "undefined symbol: x\n>>> referenced by {}",
-                mark(0, 5, 0x21, Style::Symbol)
+                mark(FileId(0), SecIdx(5), 0x21, Style::Symbol)
             ),
-            format!("shown later {}", mark(0, 5, 0, Style::Symbol)),
+            format!(
+                "shown later {}",
+                mark(FileId(0), SecIdx(5), 0, Style::Symbol)
+            ),
         ];
         render(std::slice::from_ref(&o), &mut msgs, 1);
         assert_eq!(
@@ -491,7 +495,7 @@ mod tests {
 
     #[test]
     fn tags_keep_sections_apart() {
-        assert!(tagged(1, u32::MAX as u64) < tagged(2, 0));
-        assert_eq!(tagged(1, 5) - tagged(1, 0), 5);
+        assert!(tagged(SecIdx(1), u32::MAX as u64) < tagged(SecIdx(2), 0));
+        assert_eq!(tagged(SecIdx(1), 5) - tagged(SecIdx(1), 0), 5);
     }
 }

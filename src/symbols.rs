@@ -3,7 +3,7 @@
 //! addresses are tables indexed by these ids, so a relocation needs no map lookup.
 
 use crate::elf::LE;
-use crate::index::{FileId, SharedId, SymId};
+use crate::index::{FileId, OsecId, SharedId, SymId};
 use crate::parse::ObjectFile;
 use crate::resolve::{Def, Resolved};
 use object::elf as E;
@@ -181,7 +181,7 @@ impl SymbolSpace {
                 slots[g].store(SymProps::of(res, config, SymId::new(g), t), Relaxed);
             });
             res.runs.for_each(|f| {
-                let file = FileId::new(f);
+                let file = f;
                 for &(g, sym) in defined.of(file) {
                     let t = Target::Object { file, sym };
                     slots[g.index()].store(SymProps::of(res, config, g, t), Relaxed);
@@ -218,7 +218,7 @@ fn absolute_script_symbols(res: &Resolved, config: &crate::args::Config) -> Vec<
         let base = match e.eval_value(&*env) {
             Ok(v) if v.value.base == Base::Abs && !v.from_dot => Base::Abs,
             Ok(v) if v.value.base == Base::Number && !inside => Base::Abs,
-            _ => Base::Section(0),
+            _ => Base::Section(OsecId(0)),
         };
         env.bases.insert(name.to_string(), base);
     };
@@ -272,7 +272,7 @@ impl crate::expr::Env for StaticEnv<'_> {
         use crate::expr::{Base, Value};
         let rel = Value {
             v: 0,
-            base: Base::Section(0),
+            base: Base::Section(OsecId(0)),
         };
         if let Some(&base) = self.bases.get(name) {
             return Some(Value { v: 0, base });
@@ -297,11 +297,11 @@ impl crate::expr::Env for StaticEnv<'_> {
     fn section(&self, _: &str) -> Option<(u64, u64, u64, u64)> {
         Some((0, 0, 0, 1))
     }
-    fn section_id(&self, _: &str) -> Option<u32> {
-        Some(0)
+    fn section_id(&self, _: &str) -> Option<OsecId> {
+        Some(OsecId(0))
     }
-    fn inside(&self) -> Option<u32> {
-        self.inside.then_some(0)
+    fn inside(&self) -> Option<OsecId> {
+        self.inside.then_some(OsecId(0))
     }
     fn dot(&self) -> Option<u64> {
         Some(0)

@@ -213,3 +213,133 @@ fn cycle_finder_finds_cycles() {
     );
     assert!(cycles(&mk(&[("a", "b"), ("b", "c"), ("a", "c")])).is_empty());
 }
+
+/// The names an index into a table of files, input sections, output sections or symbols goes by in `src/`. (An
+/// object's own symbol-table index goes by `i`: it has no type of its own, being the ELF one.)
+const INDEX_NAMES: &[&str] = &["f", "file", "s", "sec", "shndx", "osec", "sym"];
+
+/// The declarations of such a name that hold something else than an index of `src/index.rs`, and why: (file under
+/// `src/`, the declaration's text, what it holds). The test also fails on an entry that no longer matches.
+const NOT_INDICES: &[(&str, &str, &str)] = &[
+    // ELF's own numbers, written or read as they are.
+    (
+        "layout/mod.rs",
+        "pub shndx: u32",
+        "an output section header number",
+    ),
+    (
+        "synthetic/symtab.rs",
+        "shndx: u32",
+        "a raw st_shndx (SHN_ABS, SHN_COMMON…)",
+    ),
+    (
+        "write/mod.rs",
+        "shndx: u32",
+        "a raw st_shndx (SHN_ABS, SHN_COMMON…)",
+    ),
+    ("synthetic/rela.rs", "pub sym: u32", "a .dynsym index"),
+    ("synthetic/got_plt.rs", "sym: u32", "a .dynsym index"),
+    (
+        "relocatable/relocs.rs",
+        "pub sym: u32",
+        "an output .symtab index",
+    ),
+    (
+        "write/emit_relocs.rs",
+        "sym: u32",
+        "an output .symtab index",
+    ),
+    // `Def::Object`, `Target::Object` and `of_local`: an object's own symbol-table index, beside its `FileId`.
+    ("symbols.rs", "sym: u32", "an object's symbol-table index"),
+    ("resolve.rs", "sym: u32", "an object's symbol-table index"),
+];
+
+/// The declarations in `code` of an index name with a plain integer type, as (line, declaration): a function or
+/// closure parameter or a struct field (`let` bindings are a loop's own business).
+fn bare_indices(code: &str) -> Vec<(usize, String)> {
+    let ident = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    let mut found = Vec::new();
+    for (n, line) in code.lines().enumerate() {
+        for name in INDEX_NAMES {
+            for ty in ["usize", "u32"] {
+                let decl = format!("{name}: {ty}");
+                for (at, _) in line.match_indices(&decl) {
+                    let before = &line[..at];
+                    let after = &line[at + decl.len()..];
+                    let whole_name = !before.chars().next_back().is_some_and(ident);
+                    // `usize::MAX` is a value (a struct literal's field), not a type.
+                    let whole_type = !after.chars().next().is_some_and(|c| ident(c) || c == ':');
+                    let is_let = before.trim_end().ends_with("let")
+                        || before.trim_end().ends_with("let mut");
+                    if whole_name && whole_type && !is_let {
+                        found.push((n + 1, decl.clone()));
+                    }
+                }
+            }
+        }
+    }
+    found
+}
+
+/// Parameters and fields that index files, sections and symbols have the types of `src/index.rs`, so that
+/// passing a file index where a section index is expected does not compile.
+#[test]
+fn indices_are_typed() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    files.sort();
+    let mut found = Vec::new();
+    let mut used = vec![false; NOT_INDICES.len()];
+    for f in files {
+        let rel = f.strip_prefix(&src).unwrap().to_string_lossy().into_owned();
+        let text = std::fs::read_to_string(&f).unwrap();
+        // Unit tests come last in a file and build their indices from literals.
+        let code = text.split("#[cfg(test)]\nmod ").next().unwrap_or("");
+        let lines: Vec<&str> = code.lines().collect();
+        let mut last = 0;
+        for (n, decl) in bare_indices(code) {
+            let line = lines[n - 1].trim();
+            let excused = NOT_INDICES.iter().position(|(file, text, _)| {
+                *file == rel && text.ends_with(&decl) && line.contains(text)
+            });
+            match excused {
+                Some(k) => used[k] = true,
+                None if n != last => {
+                    found.push(format!("src/{rel}:{n}: {line}"));
+                    last = n;
+                }
+                None => {}
+            }
+        }
+    }
+    for (k, (file, text, _)) in NOT_INDICES.iter().enumerate() {
+        if !used[k] {
+            found.push(format!(
+                "NOT_INDICES: src/{file} declares no `{text}` any more"
+            ));
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "{} file, section or symbol indices without their type (src/index.rs):\n{}",
+        found.len(),
+        found.join("\n")
+    );
+}
+
+/// The finder itself: parameters, fields and closure parameters are found; `let` bindings, longer names and
+/// values are not.
+#[test]
+fn bare_index_finder() {
+    let code = "fn a(f: usize, s: u32) {}\nstruct X { pub osec: usize }\nlet s: usize = 0;\n|sym: u32| 0;\n\
+                fn b(fs: usize, s: usize_t) {}\nX { s: usize::MAX }";
+    let found: Vec<String> = bare_indices(code)
+        .into_iter()
+        .map(|(n, d)| format!("{n} {d}"))
+        .collect();
+    assert_eq!(
+        found,
+        ["1 f: usize", "1 s: u32", "2 osec: usize", "4 sym: u32"]
+    );
+}

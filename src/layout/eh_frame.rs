@@ -17,13 +17,13 @@ use rustc_hash::FxHashMap as HashMap;
 pub fn dedup_cies(
     res: &Resolved,
     recs: &mut EhRecords,
-) -> HashMap<(u32, u32, u64), (u32, u32, u64)> {
+) -> HashMap<(FileId, SecIdx, u64), (FileId, SecIdx, u64)> {
     type CieKey = (Vec<u8>, Vec<(u64, u32, u64, i64)>);
     // Per file, in parallel: drop the CIEs no kept FDE uses, and key the others by bytes and relocation targets.
     // (The whole pass was serial: most of clang-so's 14 ms "split .eh_frame".)
-    type FileCies = (Vec<(u32, u64, CieKey)>, Vec<u32>);
+    type FileCies = (Vec<(SecIdx, u64, CieKey)>, Vec<SecIdx>);
     let per_file: Vec<FileCies> = res.runs.map_mut(&mut recs.0, |f, per_sec| {
-        let o = &res.objects[f];
+        let o = &res.objects[f.index()];
         let mut keys = Vec::new();
         let mut changed = Vec::new();
         for (s, list) in per_sec.iter_mut() {
@@ -35,7 +35,7 @@ pub fn dedup_cies(
                 .filter(|r| !r.is_cie && r.out_off != NONE as u64)
                 .map(|r| r.cie_in_off)
                 .collect();
-            let sec = o.sec(*s as usize);
+            let sec = o.sec(*s);
             for r in list.iter_mut() {
                 // Terminators (4-byte zero records) stay where they are.
                 if !r.is_cie || r.size <= 4 || r.out_off == NONE as u64 {
@@ -55,9 +55,11 @@ pub fn dedup_cies(
                     .map(|x| {
                         let sym = x.r_sym(LE, false) as usize;
                         // Globals compare by their resolved id; locals are this file's own.
-                        let local = (1u64 << 63) | (f as u64) << 32 | sym as u64;
+                        let local = (1u64 << 63) | u64::from(f.0) << 32 | sym as u64;
                         let target = match sym.checked_sub(o.first_global) {
-                            Some(k) => res.object_ids[f].get(k).map_or(local, |&g| u64::from(g.0)),
+                            Some(k) => res.object_ids[f.index()]
+                                .get(k)
+                                .map_or(local, |&g| u64::from(g.0)),
                             None => local,
                         };
                         (
@@ -74,19 +76,20 @@ pub fn dedup_cies(
         (keys, changed)
     });
     // In input order: the first CIE of each key is kept, later equal ones point at it.
-    let mut seen: HashMap<CieKey, (u32, u32, u64)> = HashMap::default();
+    let mut seen: HashMap<CieKey, (FileId, SecIdx, u64)> = HashMap::default();
     let mut redirect = HashMap::default();
     let mut changes = Vec::with_capacity(per_file.len());
     for (f, (keys, changed)) in per_file.into_iter().enumerate() {
+        let f = FileId::new(f);
         let mut dropped = Vec::new();
         for (s, in_off, key) in keys {
             match seen.entry(key) {
                 std::collections::hash_map::Entry::Occupied(e) => {
-                    redirect.insert((f as u32, s, in_off), *e.get());
+                    redirect.insert((f, s, in_off), *e.get());
                     dropped.push((s, in_off));
                 }
                 std::collections::hash_map::Entry::Vacant(e) => {
-                    e.insert((f as u32, s, in_off));
+                    e.insert((f, s, in_off));
                 }
             }
         }
@@ -94,7 +97,7 @@ pub fn dedup_cies(
     }
     // Drop the duplicates and lay out again the sections that lost records, in parallel.
     res.runs.for_each_mut(&mut recs.0, |f, per_sec| {
-        let (changed, dropped) = &changes[f];
+        let (changed, dropped) = &changes[f.index()];
         for (s, list) in per_sec.iter_mut() {
             let mut relayout = changed.contains(s);
             for r in list.iter_mut() {
@@ -133,12 +136,12 @@ pub fn eh_block_size(records: &[EhRecord]) -> u64 {
 /// the section, each FDE's CIE pointer at a CIE before it, and each relocation inside one record's body (after
 /// its length and CIE id, which the writer reads back), in offset order, as assemblers emit them.
 pub fn split_eh_frames<A: Arch>(res: &Resolved, live: &Liveness) -> Result<EhRecords> {
-    type PerFile = Vec<(u32, Vec<EhRecord>)>;
+    type PerFile = Vec<(SecIdx, Vec<EhRecord>)>;
     let out: Vec<std::result::Result<PerFile, String>> = res.runs.map(|f| {
-        let o = &res.objects[f];
+        let o = &res.objects[f.index()];
         let mut per_sec = Vec::new();
         for (s, sec) in o.secs() {
-            if sec.kind != SectionKind::EhFrame || !live.is_live(FileId::new(f), SecIdx::new(s)) {
+            if sec.kind != SectionKind::EhFrame || !live.is_live(f, s) {
                 continue;
             }
             let mut recs = split_section::<A>(res, live, f, s)
@@ -151,7 +154,7 @@ pub fn split_eh_frames<A: Arch>(res: &Resolved, live: &Liveness) -> Result<EhRec
                     cur += r.size;
                 }
             }
-            per_sec.push((s as u32, recs));
+            per_sec.push((s, recs));
         }
         Ok(per_sec)
     });
@@ -162,10 +165,10 @@ pub fn split_eh_frames<A: Arch>(res: &Resolved, live: &Liveness) -> Result<EhRec
 fn split_section<A: Arch>(
     res: &Resolved,
     live: &Liveness,
-    f: usize,
-    s: usize,
+    f: FileId,
+    s: SecIdx,
 ) -> std::result::Result<Vec<EhRecord>, (usize, String)> {
-    let sec = res.objects[f].sec(s);
+    let sec = res.objects[f.index()].sec(s);
     let (d, relas) = (sec.data(), sec.relas());
     let mut recs: Vec<EhRecord> = Vec::new();
     let mut off = 0usize;
@@ -248,7 +251,7 @@ fn split_section<A: Arch>(
             keep = false;
             if let Some(r) = relas[first..rel_i].first()
                 && let Some((tf, ts)) =
-                    crate::gc::target_section(res, FileId::new(f), r.r_sym(LE, false) as usize)
+                    crate::gc::target_section(res, f, r.r_sym(LE, false) as usize)
             {
                 keep = live.is_live(tf, ts);
             }

@@ -10,7 +10,7 @@ use super::output_sections::SectionMap;
 use super::place::Placement;
 use super::{Cx, NONE, OutputSection, Part, Synth};
 use crate::diag::{Errors, Result};
-use crate::index::{OsecId, SecIdx, SymId};
+use crate::index::{FileId, OsecId, SecIdx, SymId};
 use crate::parse::SectionKind;
 use crate::resolve::Def;
 use crate::synthetic::symtab;
@@ -128,10 +128,10 @@ fn file_share(
     place: &Placement,
     aux_index: &[u32],
     symtab: &symtab::Contents,
-    f: usize,
+    f: FileId,
 ) -> std::result::Result<FileShare, String> {
     let res = cx.res;
-    let o = &res.objects[f];
+    let o = &res.objects[f.index()];
     let mut share = FileShare {
         secs: Vec::new(),
         add_bits: Vec::new(),
@@ -139,38 +139,39 @@ fn file_share(
         add_strs: 0,
         globals: Vec::new(),
     };
-    if !res.object_live[f] {
+    if !res.object_live[f.index()] {
         return Ok(share);
     }
-    let live = &cx.live.live[f];
-    let members = &symtab.members[f];
+    let live = &cx.live.live[f.index()];
+    let members = &symtab.members[f.index()];
     share.add_bits = vec![0u64; members.len()];
-    for s in 1..o.sections.len() {
-        let sec = o.sec(s);
-        if sec.relas().is_empty() || !live.get(s).copied().unwrap_or(false) {
+    for (s, sec) in o.secs().skip(1) {
+        if sec.relas().is_empty() || !live.get(s.index()).copied().unwrap_or(false) {
             continue;
         }
         if sec.kind == SectionKind::Merge {
             return Err(format!(
                 "{}: --emit-relocs: relocations in merged section {} are not supported",
                 o.name,
-                o.section_name(s as u32)
+                o.section_name(s.0)
             ));
         }
-        let osec = place.place_osec[f][s];
-        if osec == OsecId::NONE || map.sec_osec[f].get(s).is_none_or(|&x| x == OsecId::NONE) {
+        let osec = place.place_osec[f.index()][s.index()];
+        if osec == OsecId::NONE
+            || map.sec_osec[f.index()]
+                .get(s.index())
+                .is_none_or(|&x| x == OsecId::NONE)
+        {
             continue;
         }
-        share
-            .secs
-            .push((SecIdx::new(s), osec, sec.relas().len() as u64));
+        share.secs.push((s, osec, sec.relas().len() as u64));
         for r in sec.relas() {
             let i = r.r_sym(crate::elf::LE, false) as usize;
             if i == 0 || i >= o.syms.len() {
                 continue;
             }
             if i >= o.first_global {
-                let Some(&g) = res.object_ids[f].get(i - o.first_global) else {
+                let Some(&g) = res.object_ids[f.index()].get(i - o.first_global) else {
                     continue;
                 };
                 let missing = match res.defs[g.index()] {

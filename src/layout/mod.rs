@@ -159,7 +159,7 @@ impl SynthPart {
 /// The `.eh_frame` records of every live `.eh_frame` input section, per object as (section, records): most
 /// sections are not `.eh_frame`, and an empty list per input section cost clang-so 20 MB.
 #[derive(Default)]
-pub struct EhRecords(pub Vec<Vec<(u32, Vec<EhRecord>)>>);
+pub struct EhRecords(pub Vec<Vec<(SecIdx, Vec<EhRecord>)>>);
 
 impl EhRecords {
     /// The records of section `s` of object `f` (empty if it has none).
@@ -171,7 +171,7 @@ impl EhRecords {
     pub fn find(&self, f: FileId, s: SecIdx) -> Option<&[EhRecord]> {
         self.0[f.index()]
             .iter()
-            .find(|(k, _)| *k == s.0)
+            .find(|(k, _)| *k == s)
             .map(|(_, v)| &v[..])
     }
 }
@@ -216,10 +216,10 @@ pub struct Layout {
     pub piece_maps: Vec<Vec<PieceTable>>,
     /// Per object: its live merge sections as (section, merge group), in section order. Sparse: two dense
     /// per-section tables cost clang-so 7 MB, and most sections are not merged.
-    pub merge_secs: Vec<Vec<(u32, u32)>>,
+    pub merge_secs: Vec<Vec<(SecIdx, u32)>>,
     pub eh_records: EhRecords,
     /// CIEs dropped as duplicates: (file, section, input offset) → the kept identical CIE's.
-    pub cie_redirect: HashMap<(u32, u32, u64), (u32, u32, u64)>,
+    pub cie_redirect: HashMap<(FileId, SecIdx, u64), (FileId, SecIdx, u64)>,
     pub aux_index: Vec<u32>,
     pub aux: Vec<Aux>,
     pub aux_ids: Vec<SymId>,
@@ -259,7 +259,7 @@ pub struct Layout {
     pub linker_syms: HashMap<SymId, u64>,
     /// The output sections (`NONE`: absolute) of the symbols scripts and `--defsym` assign, by GNU ld's rules for
     /// the section of an expression.
-    pub linker_sections: HashMap<SymId, u32>,
+    pub linker_sections: HashMap<SymId, OsecId>,
     /// With a script: its symbols, deferred assignments, data commands and fills.
     pub script: script::ScriptExtras,
     /// Writing the output cannot fail (`scan::WriteCheck` holds for this layout), so it may overwrite the
@@ -308,7 +308,7 @@ impl Layout {
     #[inline]
     pub fn merge_slot(&self, f: FileId, s: SecIdx) -> Option<(usize, u32)> {
         let v = &self.merge_secs[f.index()];
-        let k = v.binary_search_by_key(&s.0, |&(s, _)| s).ok()?;
+        let k = v.binary_search_by_key(&s, |&(s, _)| s).ok()?;
         Some((k, v[k].1))
     }
     /// Starts loading the piece table of merge section `s` of object `f` into the cache, for a loop about to look
@@ -334,14 +334,14 @@ impl Layout {
 /// sparse counts (a dense table of every input section was 10 ms of page faults on clang-so).
 pub struct RelocBases {
     /// Per file: (section, count, first entry).
-    per_file: Vec<Vec<(u32, u32, u64)>>,
+    per_file: Vec<Vec<(SecIdx, u32, u64)>>,
     /// One past the last entry.
     pub end: u64,
 }
 
 impl RelocBases {
     /// Bases for per-file (section, count) lists, the first entry at `start`.
-    fn new(counts: &[Vec<(u32, u32)>], start: u64) -> RelocBases {
+    fn new(counts: &[Vec<(SecIdx, u32)>], start: u64) -> RelocBases {
         let mut next = start;
         let per_file = counts
             .iter()
@@ -361,9 +361,9 @@ impl RelocBases {
         }
     }
     /// The first entry of section `s` of file `f` and its number of entries, if it emits any.
-    pub fn get(&self, f: usize, s: usize) -> Option<(u64, u64)> {
-        let v = &self.per_file[f];
-        let k = v.binary_search_by_key(&(s as u32), |&(s, _, _)| s).ok()?;
+    pub fn get(&self, f: FileId, s: SecIdx) -> Option<(u64, u64)> {
+        let v = &self.per_file[f.index()];
+        let k = v.binary_search_by_key(&s, |&(s, _, _)| s).ok()?;
         Some((v[k].2, v[k].1 as u64))
     }
 }

@@ -39,12 +39,12 @@ pub fn section_order(
     let text = std::fs::read(path).map_err(|e| format!("cannot open {}: {e}", path.display()))?;
     let warn = config.warn_symbol_ordering;
     let names = ordered_names(&text, &path.display().to_string(), warn);
-    let mut rank: Vec<Vec<u32>> = res.runs.map(|f| vec![NONE; res.objects[f].sections.len()]);
+    let mut rank: Vec<Vec<u32>> = res.runs.map(|f| vec![NONE; res.objects[f.index()].sections.len()]);
     let mut found = vec![false; names.len()];
-    let mut give = |f: FileId, sym: usize, r: u32, found: &mut [bool]| {
+    let mut give = |f: FileId, i: usize, r: u32, found: &mut [bool]| {
         found[r as usize] = true;
         let o = &res.objects[f.index()];
-        let shndx = o.sym_shndx(sym);
+        let shndx = o.sym_shndx(i);
         let what = match shndx {
             0 => Some("undefined"),
             s if s == E::SHN_ABS as u32 || s as usize >= o.sections.len() => Some("absolute"),
@@ -55,7 +55,7 @@ pub fn section_order(
             Some(what) if warn => diag::warn(&format!(
                 "{}: unable to order {what} symbol: {}",
                 o.name,
-                String::from_utf8_lossy(o.sym_name(sym))
+                String::from_utf8_lossy(o.sym_name(i))
             )),
             Some(_) => {}
             None => {
@@ -94,8 +94,8 @@ pub fn section_order(
         .map(|(r, n)| (&n[..], r as u32))
         .collect();
     let locals: Vec<Vec<(usize, u32)>> = res.runs.map(|f| {
-        let o = &res.objects[f];
-        if !res.object_live[f] {
+        let o = &res.objects[f.index()];
+        if !res.object_live[f.index()] {
             return Vec::new();
         }
         (1..o.first_global)

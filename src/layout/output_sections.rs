@@ -6,7 +6,7 @@ use super::symbols::is_common_def;
 use super::{Cx, OutputSection, Part, Synth, SynthMap};
 use crate::arch::Arch;
 use crate::args::{HashStyle, OutputKind};
-use crate::index::{FileId, OsecId, SecIdx, SymId};
+use crate::index::{OsecId, SecIdx, SymId};
 use crate::parse::SectionKind;
 use crate::scan;
 use crate::script::sections::{DISCARD, InputName, SectionsScript};
@@ -22,7 +22,7 @@ pub struct SectionMap {
     /// Per file, per section: the output section (`NONE` for a dead section).
     pub sec_osec: Vec<Vec<OsecId>>,
     /// Per file: its live merge sections.
-    pub live_merge: Vec<Vec<u32>>,
+    pub live_merge: Vec<Vec<SecIdx>>,
     /// Output sections some input section goes to.
     pub has_inputs: Vec<bool>,
     /// Common symbols that are still the definition (a shared library's or the linker's may have replaced one).
@@ -155,22 +155,27 @@ pub fn output_sections<A: Arch>(cx: &Cx) -> (Vec<OutputSection>, SectionMap) {
     // neither map names nor hash them again. The live merge sections are listed on the way, for the merge pass.
     // `local` holds, per section, the index in the file's list of names until the renumbering below makes it the
     // output section (in place: it is a large table).
-    type FileNames<'a> = (Vec<(&'a [u8], u32, u64)>, Vec<OsecId>, Vec<u32>);
+    type FileNames<'a> = (Vec<(&'a [u8], u32, u64)>, Vec<OsecId>, Vec<SecIdx>);
     let names_per_file: Vec<FileNames> = res.runs.map(|f| {
-        let o = &objects[f];
+        let o = &objects[f.index()];
         let mut v: Vec<(&[u8], u32, u64)> = Vec::new();
         let mut local = vec![OsecId::NONE; o.sections.len()];
         let mut merge = Vec::new();
         for (s, sec) in o.secs() {
-            if !live.is_live(FileId::new(f), SecIdx::new(s)) {
+            if !live.is_live(f, s) {
                 continue;
             }
             if sec.kind == SectionKind::Merge {
-                merge.push(s as u32);
+                merge.push(s);
             }
             let n = match script {
-                Some(sc) => script_output_name(sc, live.script[f][s], o.sec_name(s), &o.name),
-                None => output_section_of(o.sec_name(s), &o.name),
+                Some(sc) => script_output_name(
+                    sc,
+                    live.script[f.index()][s.index()],
+                    o.sec_name(s.index()),
+                    &o.name,
+                ),
+                None => output_section_of(o.sec_name(s.index()), &o.name),
             };
             // `.ctors` sections join `.init_array` (and `.dtors` `.fini_array`), which keeps its type.
             let sh_type = match n {
@@ -178,7 +183,7 @@ pub fn output_sections<A: Arch>(cx: &Cx) -> (Vec<OutputSection>, SectionMap) {
                 b".fini_array" => E::SHT_FINI_ARRAY,
                 _ => sec.sh_type(),
             };
-            local[s] = match v.iter().position(|(m, _, _)| *m == n) {
+            local[s.index()] = match v.iter().position(|(m, _, _)| *m == n) {
                 Some(k) => {
                     let e = &mut v[k];
                     if sh_type != E::SHT_NOBITS {
@@ -248,7 +253,7 @@ pub fn output_sections<A: Arch>(cx: &Cx) -> (Vec<OutputSection>, SectionMap) {
         .collect();
     let synth = b.synth.remap(&remap);
     // Per file, per section: the output section (`NONE` for a dead section).
-    let (sec_osec, live_merge): (Vec<Vec<OsecId>>, Vec<Vec<u32>>) = names_per_file
+    let (sec_osec, live_merge): (Vec<Vec<OsecId>>, Vec<Vec<SecIdx>>) = names_per_file
         .into_par_iter()
         .zip(file_osecs)
         .map(|((_, mut local, merge), ids)| {

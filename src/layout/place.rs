@@ -55,24 +55,24 @@ pub fn place_inputs(
         Vec<OsecId>,
     );
     let per_file: Vec<FileBlocks> = res.runs.map(|f| {
-        let o = &objects[f];
+        let o = &objects[f.index()];
         let mut place_osec = vec![OsecId::NONE; o.sections.len()];
         let mut offsets = vec![0u64; o.sections.len()];
         let mut pads = vec![0u16; o.sections.len()];
         let mut blocks: Vec<(OsecId, u64, u64)> = Vec::new();
         let mut wide = Vec::new();
         for (s, sec) in o.secs() {
-            let osec = sec_osec[f][s];
+            let osec = sec_osec[f.index()][s.index()];
             if osec.is_none()
                 || sec.kind == SectionKind::Merge
                 || sorted_kind[osec.index()].is_some()
                 || by_script(osec.index())
-                || order.is_some_and(|o| o.rank(FileId::new(f), SecIdx::new(s)) != NONE)
+                || order.is_some_and(|o| o.rank(f, s) != NONE)
             {
                 continue;
             }
             let size = if sec.kind == SectionKind::EhFrame {
-                eh_block_size(eh_records.get(FileId::new(f), SecIdx::new(s)))
+                eh_block_size(eh_records.get(f, s))
             } else {
                 sec.size()
             };
@@ -92,9 +92,9 @@ pub fn place_inputs(
             };
             let blk = &mut blocks[i];
             let off = align_up(blk.1, align);
-            (place_osec[s], offsets[s]) = (osec, off);
+            (place_osec[s.index()], offsets[s.index()]) = (osec, off);
             match u16::try_from(off - blk.1) {
-                Ok(pad) => pads[s] = pad,
+                Ok(pad) => pads[s.index()] = pad,
                 Err(_) => wide.push(osec),
             }
             blk.1 = off.saturating_add(size);
@@ -146,7 +146,7 @@ pub fn place_inputs(
     let mut offs_pads: Vec<(&mut Vec<u64>, &mut Vec<u16>)> =
         sec_off.iter_mut().zip(pads.iter_mut()).collect();
     let wide: Vec<Vec<OsecId>> = res.runs.map_mut(&mut offs_pads, |f, (offs, pads)| {
-        let (p, bases) = (&place_osec[f], &file_base[f]);
+        let (p, bases) = (&place_osec[f.index()], &file_base[f.index()]);
         let mut first = vec![true; bases.len()];
         let mut wide = Vec::new();
         for ((off, pad), &osec) in offs.iter_mut().zip(pads.iter_mut()).zip(p) {
@@ -210,8 +210,8 @@ fn place_ordered(
 ) -> Vec<(FileId, SecIdx, OsecId, u64, u16)> {
     let by_script = |i: usize| (map.script_desc.get(i)).is_some_and(|&d| d != crate::index::NONE);
     let mut ranked: Vec<(u32, FileId, SecIdx, OsecId)> = res.runs.flat_map(|f| {
-        let osec_of = &map.sec_osec[f];
-        (order.rank[f].iter().enumerate())
+        let osec_of = &map.sec_osec[f.index()];
+        (order.rank[f.index()].iter().enumerate())
             .filter(|&(s, &r)| {
                 let osec = osec_of[s];
                 r != NONE
@@ -219,12 +219,12 @@ fn place_ordered(
                     && sorted_kind[osec.index()].is_none()
                     && !by_script(osec.index())
             })
-            .map(move |(s, &r)| (r, FileId::new(f), SecIdx::new(s), osec_of[s]))
+            .map(move |(s, &r)| (r, f, SecIdx::new(s), osec_of[s]))
     });
     ranked.sort_unstable_by_key(|e| (e.0, e.1, e.2));
     let mut out = Vec::with_capacity(ranked.len());
     for (_, f, s, osec) in ranked {
-        let sec = res.objects[f.index()].sec(s.index());
+        let sec = res.objects[f.index()].sec(s);
         let o = &mut osecs[osec.index()];
         let align = sec.align();
         o.align = o.align.max(align);
@@ -315,9 +315,9 @@ fn place_sorted_arrays(
     } = p;
     let sorted_names = SORTED_NAMES;
     // Found in one parallel pass, not a walk over every section per array name.
-    let sorted_inputs: Vec<(usize, u32, u32, u32)> = res.runs.flat_map(|f| {
-        let o = &objects[f];
-        let sec_osec = &sec_osec[f];
+    let sorted_inputs: Vec<(usize, u32, FileId, SecIdx)> = res.runs.flat_map(|f| {
+        let o = &objects[f.index()];
+        let sec_osec = &sec_osec[f.index()];
         (0..o.sections.len()).filter_map(move |s| {
             let osec = sec_osec[s];
             if osec.is_none() {
@@ -327,8 +327,8 @@ fn place_sorted_arrays(
             Some((
                 k,
                 init_priority(o.sec_name(s)).unwrap_or(65536),
-                f as u32,
-                s as u32,
+                f,
+                SecIdx::new(s),
             ))
         })
     });
@@ -340,7 +340,7 @@ fn place_sorted_arrays(
         else {
             continue;
         };
-        let mut list: Vec<(u32, u32, u32)> = sorted_inputs
+        let mut list: Vec<(u32, FileId, SecIdx)> = sorted_inputs
             .iter()
             .filter(|x| x.0 == k)
             .map(|&(_, prio, f, s)| (prio, f, s))
@@ -349,11 +349,11 @@ fn place_sorted_arrays(
         let mut off = 0u64;
         let o = &mut osecs[osec.index()];
         for &(_, f, s) in &list {
-            let sec = objects[f as usize].sec(s as usize);
+            let sec = objects[f.index()].sec(s);
             off = align_up(off, sec.align());
             o.align = o.align.max(sec.align());
-            place_osec[f as usize][s as usize] = osec;
-            sec_off[f as usize][s as usize] = off;
+            place_osec[f.index()][s.index()] = osec;
+            sec_off[f.index()][s.index()] = off;
             off += sec.size();
         }
         cursor[osec.index()] = off;
@@ -371,15 +371,14 @@ fn place_link_ordered(res: &Resolved, osecs: &mut [OutputSection], p: &mut Place
         cursor,
         ..
     } = p;
-    let link_ordered: Vec<(OsecId, u32, u32)> =
-        res.runs.flat_map(|f| {
-            let o = &objects[f];
-            let place_osec = &place_osec[f];
-            o.secs().filter_map(move |(s, sec)| {
-                (place_osec[s].is_some() && sec.flags() & E::SHF_LINK_ORDER as u64 != 0)
-                    .then_some((place_osec[s], f as u32, s as u32))
-            })
-        });
+    let link_ordered: Vec<(OsecId, FileId, SecIdx)> = res.runs.flat_map(|f| {
+        let o = &objects[f.index()];
+        let place_osec = &place_osec[f.index()];
+        o.secs().filter_map(move |(s, sec)| {
+            let osec = place_osec[s.index()];
+            (osec.is_some() && sec.flags() & E::SHF_LINK_ORDER as u64 != 0).then_some((osec, f, s))
+        })
+    });
     let mut lo_osecs: Vec<OsecId> = link_ordered.iter().map(|x| x.0).collect();
     lo_osecs.sort_unstable();
     lo_osecs.dedup();
@@ -393,10 +392,10 @@ fn place_link_ordered(res: &Resolved, osecs: &mut [OutputSection], p: &mut Place
             continue;
         }
         // (linked?, linked section's output section (NONE if dropped) and offset, file, section), in input order.
-        let mut list: Vec<(bool, OsecId, u64, u32, u32)> = Vec::new();
+        let mut list: Vec<(bool, OsecId, u64, FileId, SecIdx)> = Vec::new();
         for (f, o) in objects.iter().enumerate() {
             for (s, sec) in o.secs() {
-                if place_osec[f][s] != osec || sec.kind == SectionKind::EhFrame {
+                if place_osec[f][s.index()] != osec || sec.kind == SectionKind::EhFrame {
                     continue;
                 }
                 let linked = sec.flags() & E::SHF_LINK_ORDER as u64 != 0;
@@ -408,16 +407,16 @@ fn place_link_ordered(res: &Resolved, osecs: &mut [OutputSection], p: &mut Place
                 } else {
                     (OsecId(0), 0)
                 };
-                list.push((linked, lo, loff, f as u32, s as u32));
+                list.push((linked, lo, loff, FileId::new(f), s));
             }
         }
         list.sort_by_key(|&(linked, lo, loff, _, _)| (linked, lo, loff));
         let mut off = 0u64;
         let o = &mut osecs[osec.index()];
         for &(_, _, _, f, s) in &list {
-            let sec = objects[f as usize].sec(s as usize);
+            let sec = objects[f.index()].sec(s);
             off = align_up(off, sec.align());
-            sec_off[f as usize][s as usize] = off;
+            sec_off[f.index()][s.index()] = off;
             off += sec.size();
         }
         cursor[osec.index()] = off;

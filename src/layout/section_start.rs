@@ -64,9 +64,9 @@ pub fn check(osecs: &[OutputSection], alloc: &[usize], runs: &[Run], page: u64) 
     }
     let mut loads: Vec<&Run> = runs.iter().collect();
     loads.sort_by_key(|r| r.addr);
-    let what = |r: &Run| match r.first {
-        usize::MAX => "the ELF headers".to_string(),
-        i => format!("section {}", name(&osecs[i])),
+    let what = |r: &Run| match r.first.get() {
+        None => "the ELF headers".to_string(),
+        Some(i) => format!("section {}", name(&osecs[i.index()])),
     };
     for w in loads.windows(2) {
         let (a, b) = (w[0], w[1]);

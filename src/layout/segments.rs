@@ -76,8 +76,8 @@ pub(super) struct Run {
     fend: u64,
     pub(super) mend: u64,
     align: u64,
-    /// Its first output section (for messages); `usize::MAX` for the headers.
-    pub(super) first: usize,
+    /// Its first output section (for messages); `NONE` for the headers.
+    pub(super) first: OsecId,
 }
 
 /// The default layout's loads in file order and the RELRO range (file offset, address, end; the load holding it).
@@ -212,7 +212,7 @@ fn place_alloc(plan: &Plan, osecs: &mut [OutputSection]) -> Result<(Placed, u64)
         fend: headers,
         mend: base + headers,
         align: plan.class_align(0),
-        first: usize::MAX,
+        first: OsecId::NONE,
     });
     for (k, &i) in plan.alloc.iter().enumerate() {
         let c = plan.classes[k];
@@ -282,7 +282,9 @@ fn place_alloc(plan: &Plan, osecs: &mut [OutputSection]) -> Result<(Placed, u64)
         // RELRO-class sections after it in the same load.
         if c == 3 {
             match &mut placed.relro {
-                None if r.first == i => placed.relro = Some((r.off, r.addr, r.mend, run)),
+                None if r.first == OsecId::new(i) => {
+                    placed.relro = Some((r.off, r.addr, r.mend, run))
+                }
                 None => placed.relro = Some((o.offset, o.addr, r.mend, run)),
                 Some(x) if x.3 == run && plan.classes[k - 1] == 3 => x.2 = r.mend,
                 Some(_) => {}
@@ -330,7 +332,7 @@ fn start_run(
         fend: *off,
         mend: addr,
         align,
-        first: i,
+        first: OsecId::new(i),
     });
     Ok(())
 }
@@ -888,12 +890,12 @@ fn relr_sites(
         .enumerate()
         .flat_map_iter(|(f, list)| {
             list.iter().filter_map(move |&(s, off)| {
-                let osec = place_osec[f][s as usize];
+                let osec = place_osec[f][s.index()];
                 let o = osecs.get(osec.index())?;
-                debug_assert!(res.objects[f].sections[s as usize].kind == SectionKind::Regular);
+                debug_assert!(res.objects[f].sections[s.index()].kind == SectionKind::Regular);
                 Some((
                     osec,
-                    o.part_offsets.first().copied().unwrap_or(0) + sec_off[f][s as usize] + off,
+                    o.part_offsets.first().copied().unwrap_or(0) + sec_off[f][s.index()] + off,
                 ))
             })
         })

@@ -8,6 +8,7 @@ use super::slots::Slots;
 use super::{Cx, EhRecords, MergeGroup, NONE, OutputSection, Part, Synth, SynthMap};
 use crate::arch::Arch;
 use crate::elf::align_up;
+use crate::index::SecIdx;
 use crate::synthetic::dynamic::{Dynamic, Facts};
 use crate::synthetic::{
     dynsym, eh_frame_hdr, got_plt, hash, interp, notes, relr, shstrtab, symtab, versions,
@@ -269,7 +270,7 @@ fn kept_input(
         .filter(|e| e.1 != super::script::LINKER_MADE)
         .any(|&(_, f, s)| {
             let o = &objects[f as usize];
-            let flags = o.sec(s as usize).flags();
+            let flags = o.sec(SecIdx(s)).flags();
             let file = crate::script::sections::InputName::of(&o.name);
             let writable = flags & object::elf::SHF_WRITE as u64 != 0;
             flags & SHF_GNU_RETAIN != 0 || sc.keep_matches(&file, o.sec_name(s as usize), writable)

@@ -6,7 +6,7 @@ use super::{Layout, NO_ADDR, NONE, OutputSection, Part, Synth};
 use crate::args::Config;
 use crate::diag::{Errors, Result};
 use crate::elf::LE;
-use crate::index::{FileId, SecIdx, SymId};
+use crate::index::{FileId, OsecId, SecIdx, SymId};
 use crate::names::is_c_identifier;
 use crate::resolve::{Def, Resolved};
 use crate::symbols::{SymbolSpace, Target};
@@ -93,7 +93,7 @@ fn object_addresses(
     let mut pairs: Vec<(&mut Vec<u64>, &mut [u64])> = sec_addr.iter_mut().zip(chunks).collect();
     res.runs.for_each_mut(&mut pairs, |f, (sec_addr, locals)| {
         // Offsets in the output sections' input runs become addresses, in place.
-        for (a, &osec) in sec_addr.iter_mut().zip(&lay.place_osec[f]) {
+        for (a, &osec) in sec_addr.iter_mut().zip(&lay.place_osec[f.index()]) {
             *a = if osec.is_none() {
                 NO_ADDR
             } else {
@@ -104,7 +104,7 @@ fn object_addresses(
         for (i, slot) in locals.iter_mut().enumerate() {
             *slot = object_sym_addr_in(res, lay, sec_addr, f, i);
         }
-        for &(g, sym) in space.defined.of(FileId::new(f)) {
+        for &(g, sym) in space.defined.of(f) {
             let a = object_sym_addr_in(res, lay, sec_addr, f, sym as usize);
             globals[g.index()].store(a, std::sync::atomic::Ordering::Relaxed);
         }
@@ -362,7 +362,7 @@ fn define_defsyms(
             match (e.eval_value(&env), res.names.lookup(sym.as_bytes())) {
                 (Ok(v), Some(g)) => {
                     // Outside the sections, with no location counter: its own section, or absolute.
-                    let (v, sec) = env.settle(v, NONE);
+                    let (v, sec) = env.settle(v, OsecId::NONE);
                     addrs[g.index()] = v;
                     linker.insert(g, v);
                     sections.insert(g, sec);
@@ -399,7 +399,7 @@ fn define_script_symbols(
     config: &Config,
     (addrs, linker, sections): &mut Defined,
 ) -> Result<()> {
-    let set = |name: &str, v: u64, sec: u32, out: &mut Defined| {
+    let set = |name: &str, v: u64, sec: OsecId, out: &mut Defined| {
         if let Some(g) = res.names.lookup(name.as_bytes())
             && res.defs[g.index()] == Def::Linker
         {
@@ -420,7 +420,7 @@ fn define_script_symbols(
             addrs: out.0,
             sections: out.2,
             dot: Some(d.dot),
-            inside: (d.inside != NONE).then_some(d.inside),
+            inside: d.inside.get(),
         };
         let v = d
             .expr
@@ -438,7 +438,7 @@ fn deferred_data_values(
     config: &Config,
     res: &Resolved,
     dl: &DefsymLayout,
-    (addrs, sections): (&[u64], &HashMap<SymId, u32>),
+    (addrs, sections): (&[u64], &HashMap<SymId, OsecId>),
 ) -> Result<Vec<(usize, u64)>> {
     let deferred = &dl.lay.script.deferred_data;
     deferred
@@ -466,7 +466,7 @@ fn deferred_data_values(
 type Defined<'a> = (
     &'a mut Vec<u64>,
     &'a mut HashMap<SymId, u64>,
-    &'a mut HashMap<SymId, u32>,
+    &'a mut HashMap<SymId, OsecId>,
 );
 
 /// What a `--defsym` expression may ask of the layout: the output sections by name (address, size,
@@ -482,18 +482,18 @@ struct DefsymEnv<'a> {
     lay: &'a DefsymLayout<'a>,
     addrs: &'a [u64],
     /// The output sections of the linker-defined symbols given values so far (`NONE`: absolute).
-    sections: &'a HashMap<SymId, u32>,
+    sections: &'a HashMap<SymId, OsecId>,
     /// A script assignment's location counter.
     dot: Option<u64>,
     /// The output section whose description holds a script assignment.
-    inside: Option<u32>,
+    inside: Option<OsecId>,
 }
 
 impl DefsymEnv<'_> {
     /// An assigned symbol's address and output section (`NONE`: absolute): a number is relative to the section
     /// being described, an absolute value the location counter made belongs to `dot_section`, and a section the
     /// output dropped gives way to a neighbour.
-    fn settle(&self, e: crate::expr::Evaluated, dot_section: u32) -> (u64, u32) {
+    fn settle(&self, e: crate::expr::Evaluated, dot_section: OsecId) -> (u64, OsecId) {
         use crate::expr::Base;
         let mut v = e.value;
         if v.base == Base::Number {
@@ -502,7 +502,7 @@ impl DefsymEnv<'_> {
         let sec = match v.base {
             Base::Section(s) => s,
             _ if e.from_dot => dot_section,
-            _ => NONE,
+            _ => OsecId::NONE,
         };
         let addr = crate::expr::address(self, v);
         let osecs = &self.lay.lay.osecs;
@@ -511,7 +511,7 @@ impl DefsymEnv<'_> {
     }
 
     /// The output section symbol `id` (defined) is relative to; `None` for an absolute one.
-    fn symbol_section(&self, id: SymId) -> Option<u32> {
+    fn symbol_section(&self, id: SymId) -> Option<OsecId> {
         let lay = self.lay.lay;
         match self.res.defs[id.index()] {
             Def::Object { file, sym } => {
@@ -522,16 +522,16 @@ impl DefsymEnv<'_> {
                 } else if shndx == E::SHN_COMMON as u32 {
                     (lay.osecs.iter())
                         .position(|x| x.parts.iter().any(|p| matches!(p, Part::Commons)))
-                        .map(crate::index::OsecId::new)
+                        .map(OsecId::new)
                 } else if let Some((_, m)) = lay.merge_slot(file, SecIdx::new(shndx as usize)) {
                     Some(lay.merges[m as usize].osec)
                 } else {
                     lay.place_osec[file.index()].get(shndx as usize).copied()
                 };
-                osec.filter(|o| o.is_some()).map(|o| o.0)
+                osec.filter(|o| o.is_some())
             }
             Def::Linker => match self.sections.get(&id) {
-                Some(&s) => (s != NONE).then_some(s),
+                Some(&s) => s.get(),
                 None => containing_section(&lay.osecs, self.addrs[id.index()]),
             },
             _ => None,
@@ -540,10 +540,10 @@ impl DefsymEnv<'_> {
 }
 
 /// The last kept allocated output section whose range holds `v` (its end included).
-fn containing_section(osecs: &[OutputSection], v: u64) -> Option<u32> {
+fn containing_section(osecs: &[OutputSection], v: u64) -> Option<OsecId> {
     (osecs.iter().enumerate())
         .filter(|(_, o)| o.shndx != 0 && o.is_alloc() && o.addr <= v && v <= o.addr + o.size)
-        .map(|(i, _)| i as u32)
+        .map(|(i, _)| OsecId::new(i))
         .next_back()
 }
 
@@ -560,7 +560,7 @@ impl crate::expr::Env for DefsymEnv<'_> {
         let id = self.res.names.lookup(name.as_bytes())?;
         Some(match self.symbol_section(id) {
             Some(s) => Value {
-                v: v.wrapping_sub(self.lay.lay.osecs[s as usize].addr),
+                v: v.wrapping_sub(self.lay.lay.osecs[s.index()].addr),
                 base: Base::Section(s),
             },
             None => Value::abs(v),
@@ -570,17 +570,17 @@ impl crate::expr::Env for DefsymEnv<'_> {
         let o = (self.lay.lay.osecs.iter()).find(|o| o.shndx != 0 && o.name == name.as_bytes())?;
         Some((o.addr, o.addr, o.size, o.align.max(1)))
     }
-    fn section_id(&self, name: &str) -> Option<u32> {
+    fn section_id(&self, name: &str) -> Option<OsecId> {
         let osecs = &self.lay.lay.osecs;
         let i = osecs
             .iter()
             .position(|o| o.shndx != 0 && o.name == name.as_bytes())?;
-        Some(i as u32)
+        Some(OsecId::new(i))
     }
-    fn section_addr(&self, id: u32) -> u64 {
-        self.lay.lay.osecs[id as usize].addr
+    fn section_addr(&self, id: OsecId) -> u64 {
+        self.lay.lay.osecs[id.index()].addr
     }
-    fn inside(&self) -> Option<u32> {
+    fn inside(&self) -> Option<OsecId> {
         self.inside
     }
     fn max_page_size(&self) -> u64 {
@@ -625,12 +625,12 @@ pub fn target_of(res: &Resolved, space: &SymbolSpace, id: SymId) -> Target {
 
 /// Address of symbol `i` of object `f` given the layout (0 for undefined and dropped).
 pub fn object_sym_addr(res: &Resolved, lay: &Layout, f: FileId, i: usize) -> u64 {
-    object_sym_addr_in(res, lay, &lay.sec_addr[f.index()], f.index(), i)
+    object_sym_addr_in(res, lay, &lay.sec_addr[f.index()], f, i)
 }
 
 /// [`object_sym_addr`] with object `f`'s section addresses given (`Layout::sec_addr[f]`).
-fn object_sym_addr_in(res: &Resolved, lay: &Layout, sec_addr: &[u64], f: usize, i: usize) -> u64 {
-    let o = &res.objects[f];
+fn object_sym_addr_in(res: &Resolved, lay: &Layout, sec_addr: &[u64], f: FileId, i: usize) -> u64 {
+    let o = &res.objects[f.index()];
     let s = &o.syms[i];
     let shndx = o.sym_shndx(i);
     let value = s.st_value.get(LE);
@@ -640,14 +640,14 @@ fn object_sym_addr_in(res: &Resolved, lay: &Layout, sec_addr: &[u64], f: usize, 
     if shndx == 0 || shndx as usize >= o.sections.len() {
         return 0;
     }
-    section_offset_addr_in(lay, sec_addr, f, shndx as usize, value).unwrap_or(0)
+    section_offset_addr_in(lay, sec_addr, f, SecIdx(shndx), value).unwrap_or(0)
 }
 
 /// Address of byte `off` of input section `s` of object `f`, following merge and .eh_frame piece maps. Decided from
 /// the layout's per-file tables alone: reading the input section's kind first was a cache miss per call (64-byte
 /// entries at random; most of this function's 3% of clang-so's CPU time, mostly from symbol addresses).
 pub fn section_offset_addr(lay: &Layout, f: FileId, s: SecIdx, off: u64) -> Option<u64> {
-    section_offset_addr_in(lay, &lay.sec_addr[f.index()], f.index(), s.index(), off)
+    section_offset_addr_in(lay, &lay.sec_addr[f.index()], f, s, off)
 }
 
 /// [`section_offset_addr`] with object `f`'s section addresses given (`Layout::sec_addr[f]`).
@@ -655,21 +655,15 @@ pub fn section_offset_addr(lay: &Layout, f: FileId, s: SecIdx, off: u64) -> Opti
 fn section_offset_addr_in(
     lay: &Layout,
     sec_addr: &[u64],
-    f: usize,
-    s: usize,
+    f: FileId,
+    s: SecIdx,
     off: u64,
 ) -> Option<u64> {
-    let base = *sec_addr.get(s)?;
+    let base = *sec_addr.get(s.index())?;
     if base == NO_ADDR {
-        return merge_offset_addr(
-            lay,
-            FileId::new(f),
-            SecIdx::new(s),
-            off,
-            &mut MergeCursor::default(),
-        );
+        return merge_offset_addr(lay, f, s, off, &mut MergeCursor::default());
     }
-    let Some(recs) = lay.eh_records.find(FileId::new(f), SecIdx::new(s)) else {
+    let Some(recs) = lay.eh_records.find(f, s) else {
         return Some(base.wrapping_add(off));
     };
     // Inside a kept record: the same byte of its copy. Anywhere else (a dropped record, the end of the section, an
@@ -691,8 +685,8 @@ fn section_offset_addr_in(
 /// one after it, and needs neither the slot search nor the piece search.
 #[derive(Clone, Copy)]
 pub struct MergeCursor {
-    /// The section (`usize::MAX` for none yet).
-    pub s: usize,
+    /// The section (`NONE` for none yet).
+    pub s: SecIdx,
     slot: usize,
     group: u32,
     piece: usize,
@@ -701,7 +695,7 @@ pub struct MergeCursor {
 impl Default for MergeCursor {
     fn default() -> MergeCursor {
         MergeCursor {
-            s: usize::MAX,
+            s: SecIdx::NONE,
             slot: 0,
             group: 0,
             piece: usize::MAX,
@@ -718,9 +712,8 @@ pub fn merge_offset_addr(
     off: u64,
     cur: &mut MergeCursor,
 ) -> Option<u64> {
-    let s = s.index();
     if cur.s != s {
-        let (slot, group) = lay.merge_slot(f, SecIdx::new(s))?;
+        let (slot, group) = lay.merge_slot(f, s)?;
         *cur = MergeCursor {
             s,
             slot,

@@ -7,6 +7,7 @@ use super::symbols::{Place, SymbolTable};
 use crate::args::{BuildId, Config};
 use crate::diag::{Errors, Result};
 use crate::elf;
+use crate::index::SecIdx;
 use crate::resolve::Resolved;
 use object::elf as E;
 use std::collections::HashMap;
@@ -126,9 +127,7 @@ pub fn build(
             0,
         );
         if let Some((f, s)) = out.link_to {
-            h.link = plan
-                .place(f.index(), s.index())
-                .map_or(0, |(l, _)| num.osec[l.index()]);
+            h.link = plan.place(f, s).map_or(0, |(l, _)| num.osec[l.index()]);
         }
         h.size = out.size;
         if out.sh_type == E::SHT_NOBITS {
@@ -233,7 +232,7 @@ fn contents(res: &Resolved, out: &OutSec) -> Vec<u8> {
         Made::Inputs => {
             for p in &out.parts {
                 let o = &res.objects[p.file.index()];
-                let sec = o.sec(p.sec.index());
+                let sec = o.sec(p.sec);
                 let data = match sec.data() {
                     // Sections the final link ignores (SHF_EXCLUDE, `.gnu.warning`) are only read here.
                     [] if sec.sh_type() != E::SHT_NOBITS => {
@@ -283,19 +282,19 @@ fn group(
 
 /// The group's signature: its symbol's output index (a section symbol's is its output section's).
 fn signature(res: &Resolved, plan: &Plan, syms: &SymbolTable, g: &super::sections::Group) -> u32 {
-    let (f, i) = (g.file.index(), g.sig_sym as usize);
-    let o = &res.objects[f];
+    let (f, i) = (g.file, g.sig_sym as usize);
+    let o = &res.objects[f.index()];
     if i >= o.first_global {
-        return res.object_ids[f]
+        return res.object_ids[f.index()]
             .get(i - o.first_global)
             .map_or(0, |id| syms.global_index[id.index()]);
     }
     if o.syms[i].st_type() == E::STT_SECTION {
         return plan
-            .place(f, o.sym_shndx(i) as usize)
+            .place(f, SecIdx(o.sym_shndx(i)))
             .map_or(0, |(id, _)| syms.section_sym[id.index()]);
     }
-    syms.local_index[f][i]
+    syms.local_index[f.index()][i]
 }
 
 fn symtab_bytes(syms: &SymbolTable, num: &Numbering) -> (Vec<u8>, Vec<u8>) {

@@ -12,7 +12,7 @@ use super::symbols::SymbolTable;
 use crate::arch::Arch;
 use crate::diag::{Errors, Result};
 use crate::elf::LE;
-use crate::index::NONE;
+use crate::index::{FileId, NONE, SecIdx};
 use crate::resolve::Resolved;
 use object::elf as E;
 
@@ -37,8 +37,8 @@ pub fn collect<A: Arch>(
         .map(|out| {
             let mut list = Vec::new();
             for p in &out.parts {
-                let (f, s) = (p.file.index(), p.sec.index());
-                let o = &res.objects[f];
+                let (f, s) = (p.file, p.sec);
+                let o = &res.objects[f.index()];
                 let sec = o.sec(s);
                 let debug = !sec.is_alloc();
                 for r in sec.relas() {
@@ -47,7 +47,7 @@ pub fn collect<A: Arch>(
                         return Err(Errors::one(format!(
                             "{}:({}+{:#x}): relocation refers to symbol index {i}, beyond the symbol table",
                             o.name,
-                            o.section_name(s as u32),
+                            o.section_name(s.0),
                             r.r_offset.get(LE)
                         )));
                     }
@@ -86,23 +86,23 @@ fn target(
     res: &Resolved,
     plan: &Plan,
     syms: &SymbolTable,
-    f: usize,
+    f: FileId,
     i: usize,
 ) -> Option<(u32, u64)> {
     if i == 0 {
         return Some((0, 0));
     }
-    let o = &res.objects[f];
+    let o = &res.objects[f.index()];
     if i >= o.first_global {
-        let g = *res.object_ids[f].get(i - o.first_global)?;
+        let g = *res.object_ids[f.index()].get(i - o.first_global)?;
         let out = syms.global_index[g.index()];
         return (out != NONE).then_some((out, 0));
     }
     let s = o.syms.get(i)?;
     if s.st_type() == E::STT_SECTION {
-        let (id, off) = plan.place(f, o.sym_shndx(i) as usize)?;
+        let (id, off) = plan.place(f, SecIdx(o.sym_shndx(i)))?;
         return Some((syms.section_sym[id.index()], off));
     }
-    let out = syms.local_index[f][i];
+    let out = syms.local_index[f.index()][i];
     (out != NONE).then_some((out, 0))
 }

@@ -69,8 +69,11 @@ pub struct Plan {
 }
 
 impl Plan {
-    pub fn place(&self, f: usize, s: usize) -> Option<(OsecId, u64)> {
-        self.place[f].get(s).copied().filter(|(o, _)| o.is_some())
+    pub fn place(&self, f: FileId, s: SecIdx) -> Option<(OsecId, u64)> {
+        self.place[f.index()]
+            .get(s.index())
+            .copied()
+            .filter(|(o, _)| o.is_some())
     }
 }
 
@@ -86,11 +89,12 @@ pub fn plan<A: crate::arch::Arch>(config: &Config, res: &Resolved) -> Result<Pla
             place.push(here);
             continue;
         }
+        let f = FileId::new(f);
         for (s, sec) in o.secs() {
             if !kept(res, o, f, s, strip_debug) {
                 continue;
             }
-            let name = o.sec_name(s);
+            let name = o.sec_name(s.index());
             // Group members and link-order sections stay apart: their group or linked section is their own.
             let apart = sec.flags() & (E::SHF_GROUP | E::SHF_LINK_ORDER) as u64 != 0;
             let id = match by_name.get(name) {
@@ -109,17 +113,14 @@ pub fn plan<A: crate::arch::Arch>(config: &Config, res: &Resolved) -> Result<Pla
                 combine(out, sec.shdr);
             }
             if sec.flags() & E::SHF_LINK_ORDER as u64 != 0 {
-                out.link_to = Some((
-                    FileId::new(f),
-                    SecIdx::new(sec.shdr.sh_link.get(LE) as usize),
-                ));
+                out.link_to = Some((f, SecIdx(sec.shdr.sh_link.get(LE))));
             }
             out.parts.push(Part {
-                file: FileId::new(f),
-                sec: SecIdx::new(s),
+                file: f,
+                sec: s,
                 offset: 0,
             });
-            here[s] = (id, 0);
+            here[s.index()] = (id, 0);
         }
         place.push(here);
     }
@@ -142,9 +143,9 @@ pub fn plan<A: crate::arch::Arch>(config: &Config, res: &Resolved) -> Result<Pla
 }
 
 /// Whether input section `s` of live object `o` (file `f`) goes to the output.
-fn kept(res: &Resolved, o: &ObjectFile, f: usize, s: usize, strip_debug: bool) -> bool {
+fn kept(res: &Resolved, o: &ObjectFile, f: FileId, s: SecIdx, strip_debug: bool) -> bool {
     let sec = o.sec(s);
-    let name = o.sec_name(s);
+    let name = o.sec_name(s.index());
     match sec.sh_type() {
         E::SHT_NULL
         | E::SHT_SYMTAB
@@ -165,19 +166,19 @@ fn kept(res: &Resolved, o: &ObjectFile, f: usize, s: usize, strip_debug: bool) -
     if name == b".note.GNU-stack" || name == b".note.gnu.property" {
         return false;
     }
-    if res.comdat_discarded[f][s] {
+    if res.comdat_discarded[f.index()][s.index()] {
         return false;
     }
     !(strip_debug && !sec.is_alloc() && crate::gc::is_debug_section(name))
 }
 
 /// Whether section `s` is the symbol table's string table or the section name table of `o`.
-fn is_own_strtab(o: &ObjectFile, s: usize) -> bool {
+fn is_own_strtab(o: &ObjectFile, s: SecIdx) -> bool {
     let symtab_link = o
         .shdrs
         .iter()
-        .any(|h| h.sh_type.get(LE) == E::SHT_SYMTAB && h.sh_link.get(LE) as usize == s);
-    let shstr = elf::section_data(o.data, &o.shdrs[s]).is_ok_and(|d| {
+        .any(|h| h.sh_type.get(LE) == E::SHT_SYMTAB && h.sh_link.get(LE) == s.0);
+    let shstr = elf::section_data(o.data, &o.shdrs[s.index()]).is_ok_and(|d| {
         std::ptr::eq(d.as_ptr(), o.shstrtab.as_ptr()) && d.len() == o.shstrtab.len()
     });
     symtab_link || shstr
@@ -220,7 +221,7 @@ fn lay_out_parts(plan: &mut Plan, res: &Resolved) {
     for out in &mut plan.osecs {
         let mut size = 0u64;
         for p in &mut out.parts {
-            let sec = res.objects[p.file.index()].sec(p.sec.index());
+            let sec = res.objects[p.file.index()].sec(p.sec);
             size = elf::align_up(size, sec.align());
             p.offset = size;
             plan.place[p.file.index()][p.sec.index()].1 = size;
@@ -349,7 +350,7 @@ fn exec_stack(config: &Config, res: &Resolved) -> bool {
         let note = (0..o.sections.len()).find(|&s| o.sec_name(s) == b".note.GNU-stack");
         let why = match note {
             None => "missing .note.GNU-stack section implies executable stack",
-            Some(s) if o.sec(s).flags() & E::SHF_EXECINSTR as u64 != 0 => {
+            Some(s) if o.sec(SecIdx::new(s)).flags() & E::SHF_EXECINSTR as u64 != 0 => {
                 "requires executable stack (because the .note.GNU-stack section is executable)"
             }
             Some(_) => continue,
@@ -375,7 +376,7 @@ fn groups(res: &Resolved, place: &[Vec<(OsecId, u64)>]) -> Result<Vec<Group>> {
                 continue;
             }
             let words = sec.data();
-            let bad = || Errors::one(format!("{}: section group {s} is malformed", o.name));
+            let bad = || Errors::one(format!("{}: section group {} is malformed", o.name, s.0));
             let flag = elf::read_u32(words, 0).ok_or_else(bad)?;
             let sig_sym = sec.shdr.sh_info.get(LE);
             if sig_sym as usize >= o.syms.len() {
@@ -392,7 +393,7 @@ fn groups(res: &Resolved, place: &[Vec<(OsecId, u64)>]) -> Result<Vec<Group>> {
             if !members.is_empty() {
                 out.push(Group {
                     file: FileId::new(f),
-                    sec: SecIdx::new(s),
+                    sec: s,
                     sig_sym,
                     flag,
                     members,
@@ -407,7 +408,7 @@ fn groups(res: &Resolved, place: &[Vec<(OsecId, u64)>]) -> Result<Vec<Group>> {
 /// `.bss`, then the non-allocated sections), each class in the order the inputs first name its sections.
 fn order(osecs: &[OutSec]) -> Vec<OsecId> {
     let class = |o: &OutSec| {
-        let has = |f: u32| o.flags & f as u64 != 0;
+        let has = |flag: u32| o.flags & flag as u64 != 0;
         let nobits = o.sh_type == E::SHT_NOBITS;
         match () {
             _ if !has(E::SHF_ALLOC) => 7,

@@ -7,7 +7,7 @@ use super::sections::Plan;
 use crate::args::Config;
 use crate::diag::{Errors, Result, demangle};
 use crate::elf::{self, LE};
-use crate::index::{NONE, OsecId, SymId};
+use crate::index::{FileId, NONE, OsecId, SecIdx, SymId};
 use crate::parse::ObjectFile;
 use crate::resolve::{Def, Resolved};
 use object::elf as E;
@@ -74,7 +74,7 @@ pub fn table(config: &Config, res: &Resolved, plan: &Plan) -> Result<SymbolTable
         if res.object_live[f] {
             for (i, slot) in idx.iter_mut().enumerate().skip(1) {
                 let keep = needed.as_ref().is_none_or(|n| n[f][i]) || wanted_local(config, o, i);
-                if let Some(s) = keep.then(|| local(plan, o, f, i)).flatten() {
+                if let Some(s) = keep.then(|| local(plan, o, FileId::new(f), i)).flatten() {
                     *slot = syms.len() as u32;
                     syms.push(s);
                 }
@@ -95,7 +95,7 @@ pub fn table(config: &Config, res: &Resolved, plan: &Plan) -> Result<SymbolTable
 
 /// Local symbol `i` of live object `o` (file `f`) in the output, or `None` when it is left out: section
 /// symbols (the output's own replace them) and symbols of sections not kept.
-fn local(plan: &Plan, o: &ObjectFile, f: usize, i: usize) -> Option<OutSym> {
+fn local(plan: &Plan, o: &ObjectFile, f: FileId, i: usize) -> Option<OutSym> {
     let s = &o.syms[i];
     if s.st_type() == E::STT_SECTION {
         return None;
@@ -104,13 +104,13 @@ fn local(plan: &Plan, o: &ObjectFile, f: usize, i: usize) -> Option<OutSym> {
     let (place, value) = match shndx {
         0 => return None,
         x if x == E::SHN_ABS as u32 => (Place::Abs, s.st_value.get(LE)),
-        x if x < E::SHN_LORESERVE as u32 => match plan.place(f, x as usize) {
+        x if x < E::SHN_LORESERVE as u32 => match plan.place(f, SecIdx(x)) {
             Some((id, off)) => (Place::Sec(id), s.st_value.get(LE) + off),
             None => {
                 let g = plan
                     .groups
                     .iter()
-                    .position(|g| g.file.index() == f && g.sec.index() == x as usize)?;
+                    .position(|g| g.file == f && g.sec == SecIdx(x))?;
                 (Place::Group(g), s.st_value.get(LE))
             }
         },
@@ -148,7 +148,7 @@ fn needed_locals(config: &Config, res: &Resolved, plan: &Plan) -> Option<Vec<Vec
     for out in &plan.osecs {
         for p in &out.parts {
             let o = &res.objects[p.file.index()];
-            for r in o.sec(p.sec.index()).relas() {
+            for r in o.sec(p.sec).relas() {
                 let sym = r.r_sym(LE, false) as usize;
                 if let Some(n) = needed[p.file.index()].get_mut(sym) {
                     *n = true;
@@ -303,7 +303,7 @@ fn global(
             }
         }
         x if x < E::SHN_LORESERVE as u32 => {
-            let (id, off) = plan.place(file.index(), x as usize).ok_or_else(|| {
+            let (id, off) = plan.place(file, SecIdx(x)).ok_or_else(|| {
                 format!(
                     "{}: symbol '{}' is defined in section {}, which a relocatable output does not keep",
                     o.name,

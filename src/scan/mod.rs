@@ -84,11 +84,11 @@ pub struct Scan {
     pub flags: Vec<u16>,
     /// Dynamic relocations emitted by each section's contents into `.rela.dyn` (relative, symbolic).
     /// Per file: (section, count) for the sections whose contents emit any (sparse: most emit none).
-    pub dyn_relocs: Vec<Vec<(u32, u32)>>,
+    pub dyn_relocs: Vec<Vec<(SecIdx, u32)>>,
     /// With `-z pack-relative-relocs`: per file, the (section, offset) of each relative relocation that goes to
     /// `.relr.dyn` instead, in section then offset order.
-    pub relr: Vec<Vec<(u32, u64)>>,
-    pub irel_relocs: Vec<Vec<(u32, u32)>>,
+    pub relr: Vec<Vec<(SecIdx, u64)>>,
+    pub irel_relocs: Vec<Vec<(SecIdx, u32)>>,
     pub needs_tlsld: bool,
     pub needs_got_base: bool,
     /// The output has text relocations (`DT_TEXTREL`).
@@ -212,14 +212,14 @@ pub fn scan<A: Arch>(
     /// Per file: dynamic and IRELATIVE relocation counts and packed relative relocations per section, errors,
     /// undefined symbols, the write proof, text relocation warnings, and the references to unsettled symbols.
     type PerFile = (
-        Vec<(u32, u32)>,
-        Vec<(u32, u32)>,
-        Vec<(u32, u64)>,
+        Vec<(SecIdx, u32)>,
+        Vec<(SecIdx, u32)>,
+        Vec<(SecIdx, u64)>,
         Vec<String>,
         Vec<SymId>,
         WriteCheck,
         Vec<String>,
-        Vec<(u32, SymId, bool)>,
+        Vec<(SecIdx, SymId, bool)>,
     );
     let per_file: Vec<PerFile> = res
         .objects
@@ -229,6 +229,7 @@ pub fn scan<A: Arch>(
         // ones bunch up (clang-tool: 874 linked among 5112, mostly archive members never pulled in).
         .with_max_len(1)
         .map(|(f, o)| {
+            let f = FileId::new(f);
             let mut counts = Vec::new();
             let mut irel = Vec::new();
             let mut relr = Vec::new();
@@ -239,9 +240,7 @@ pub fn scan<A: Arch>(
             let mut nonalloc = Vec::new();
             let mut unsettled = Vec::new();
             for (s, sec) in o.secs() {
-                if !live.is_live(FileId::new(f), SecIdx::new(s))
-                    || sec.relas().is_empty()
-                    || sec.kind == SectionKind::Ignored
+                if !live.is_live(f, s) || sec.relas().is_empty() || sec.kind == SectionKind::Ignored
                 {
                     continue;
                 }
@@ -258,18 +257,18 @@ pub fn scan<A: Arch>(
                 }
                 let r = relocs::scan_section::<A>(&cx, f, s);
                 if r.dyn_relocs > 0 {
-                    counts.push((s as u32, r.dyn_relocs));
+                    counts.push((s, r.dyn_relocs));
                 }
                 if r.irel_relocs > 0 {
-                    irel.push((s as u32, r.irel_relocs));
+                    irel.push((s, r.irel_relocs));
                 }
-                relr.extend(r.relr.into_iter().map(|off| (s as u32, off)));
+                relr.extend(r.relr.into_iter().map(|off| (s, off)));
                 errors.extend(r.errors);
                 undefined.extend(r.undefined);
                 check.absorb(r.check);
                 textrel.extend(r.textrel_warning);
                 textrel.extend(r.warnings);
-                unsettled.extend(r.unsettled.into_iter().map(|(id, d)| (s as u32, id, d)));
+                unsettled.extend(r.unsettled.into_iter().map(|(id, d)| (s, id, d)));
             }
             // In runs of `CHECK_RUN` relocations on every thread: one object can hold most of a link's debug
             // relocations (c-gc: sqlite3.o, 150K in its .debug_info).
@@ -519,8 +518,8 @@ fn dedup_undefined(errors: &mut Vec<String>) {
 /// The lld-style message for a relocation against an undefined symbol (its place completed by `srcloc::render`).
 pub fn undefined_error(
     cx: &ScanCx,
-    f: usize,
-    s: usize,
+    f: FileId,
+    s: SecIdx,
     offset: u64,
     sym: &SymRef,
 ) -> Option<String> {

@@ -9,7 +9,7 @@ use super::{
 };
 use crate::arch::{Arch, RelKind, Relax, proof};
 use crate::elf::{LE, Rela};
-use crate::index::FileId;
+use crate::index::{FileId, SecIdx};
 use crate::parse::{ObjectFile, Sec, SectionKind};
 use crate::reloc::{
     Action, Mode, Props, decide, prefetch_ahead, props, reloc_error, symbol_name, weak_direct,
@@ -20,7 +20,7 @@ use object::elf::{SHF_EXECINSTR, SHF_WRITE, SHN_ABS, STB_WEAK, STT_GNU_IFUNC};
 use std::sync::atomic::Ordering::Relaxed;
 
 /// Scans the relocations of live allocated section `s` of object `f`.
-pub fn scan_section<A: Arch>(cx: &ScanCx, f: usize, s: usize) -> SectionScan {
+pub fn scan_section<A: Arch>(cx: &ScanCx, f: FileId, s: SecIdx) -> SectionScan {
     if cx.check_writes {
         scan_section_with::<A, true>(cx, f, s)
     } else {
@@ -31,8 +31,8 @@ pub fn scan_section<A: Arch>(cx: &ScanCx, f: usize, s: usize) -> SectionScan {
 /// The section a scan loop reads, what each of its steps needs besides the relocation.
 struct Section<'a> {
     cx: &'a ScanCx<'a>,
-    f: usize,
-    s: usize,
+    f: FileId,
+    s: SecIdx,
     o: &'a ObjectFile,
     sec: Sec<'a>,
     writable: bool,
@@ -58,8 +58,8 @@ struct Rel {
 /// loop so that a link without it runs exactly the loop it ran before. The loop stays here and its steps are
 /// inlined: the short paths go to the next relocation before the general path's lookups, and the skipped
 /// relocation after a TLS relaxation crosses iterations.
-fn scan_section_with<A: Arch, const CHECK: bool>(cx: &ScanCx, f: usize, s: usize) -> SectionScan {
-    let o = &cx.res.objects[f];
+fn scan_section_with<A: Arch, const CHECK: bool>(cx: &ScanCx, f: FileId, s: SecIdx) -> SectionScan {
+    let o = &cx.res.objects[f.index()];
     let sec = o.sec(s);
     let sc = Section {
         cx,
@@ -70,11 +70,11 @@ fn scan_section_with<A: Arch, const CHECK: bool>(cx: &ScanCx, f: usize, s: usize
         writable: sec.flags() & SHF_WRITE as u64 != 0,
         m: Mode::of(cx.config),
         discarded: if sec.kind == SectionKind::EhFrame
-            || matches!(o.sec_name(s), b".gcc_except_table" | b".sframe")
+            || matches!(o.sec_name(s.index()), b".gcc_except_table" | b".sframe")
         {
             &[]
         } else {
-            &cx.res.comdat_discarded[f]
+            &cx.res.comdat_discarded[f.index()]
         },
     };
     let mut out = SectionScan::default();
@@ -144,7 +144,7 @@ fn global_call_short_path(sc: &Section, rel: Rel) -> bool {
     let (cx, o) = (sc.cx, sc.o);
     if rel.kind == RelKind::Plt
         && rel.sym_idx >= o.first_global
-        && let Some(&id) = cx.res.object_ids[sc.f].get(rel.sym_idx - o.first_global)
+        && let Some(&id) = cx.res.object_ids[sc.f.index()].get(rel.sym_idx - o.first_global)
         && let Some(&b) = cx.space.gprops.get(id.index())
         && b & (SymProps::IFUNC | SymProps::ABSOLUTE) == 0
         && (b & SymProps::DEFINED != 0
@@ -190,7 +190,7 @@ fn scan_general<A: Arch, const CHECK: bool>(
     out: &mut SectionScan,
 ) -> bool {
     let cx = sc.cx;
-    let Some(sym) = cx.lookup(FileId::new(sc.f), rel.sym_idx) else {
+    let Some(sym) = cx.lookup(sc.f, rel.sym_idx) else {
         out.errors.push(invalid_symbol_index(sc.o, sc.s, rel.off));
         return false;
     };
@@ -340,7 +340,7 @@ fn text_relocation<A: Arch>(sc: &Section, rel: Rel, sym: &SymRef, out: &mut Sect
                 "{}: relocation against '{}' in read-only section '{}'",
                 sc.o.name,
                 symbol_name(cx.res, sc.f, sym),
-                sc.o.section_name(sc.s as u32)
+                sc.o.section_name(sc.s.0)
             )
         });
     }
@@ -458,11 +458,11 @@ fn copy_relocation<A: Arch>(sc: &Section, rel: Rel, sym: &SymRef, out: &mut Sect
 /// see [`Rel`]).
 #[cold]
 #[inline(never)]
-fn invalid_symbol_index(o: &ObjectFile, s: usize, off: u64) -> String {
+fn invalid_symbol_index(o: &ObjectFile, s: SecIdx, off: u64) -> String {
     format!(
         "{}:({}+0x{off:x}): invalid symbol index",
         o.name,
-        o.section_name(s as u32)
+        o.section_name(s.0)
     )
 }
 
@@ -470,9 +470,9 @@ fn invalid_symbol_index(o: &ObjectFile, s: usize, off: u64) -> String {
 /// of another file won): the symbol would have no address. The section is named with its group's signature.
 #[cold]
 #[inline(never)]
-fn discarded_local(o: &ObjectFile, s: usize, sym: usize) -> String {
-    let shndx = o.sym_shndx(sym);
-    let name = match o.sym_name(sym) {
+fn discarded_local(o: &ObjectFile, s: SecIdx, i: usize) -> String {
+    let shndx = o.sym_shndx(i);
+    let name = match o.sym_name(i) {
         [] => o.section_name(shndx),
         n => crate::diag::demangle(n),
     };
@@ -486,7 +486,7 @@ fn discarded_local(o: &ObjectFile, s: usize, sym: usize) -> String {
         });
     format!(
         "`{name}' referenced in section `{}' of {}: defined in discarded section `{}{signature}' of {}",
-        o.section_name(s as u32),
+        o.section_name(s.0),
         o.name,
         o.section_name(shndx),
         o.name
@@ -557,15 +557,15 @@ fn proof_target<A: Arch>(check: &mut WriteCheck, r: &crate::elf::Rela, sym: &Sym
 /// `f`, without an error (a supported type, a known symbol, a field inside the section); see [`WriteCheck`].
 pub fn nonalloc_applies<A: Arch>(
     cx: &ScanCx,
-    f: usize,
-    s: usize,
+    f: FileId,
+    s: SecIdx,
     relas: &[crate::elf::Rela],
 ) -> bool {
-    let o = &cx.res.objects[f];
+    let o = &cx.res.objects[f.index()];
     let sec = o.sec(s);
     let size = sec.size();
     // The symbol indexes `lookup` resolves: the locals, then the globals that have ids.
-    let symbols = (o.first_global + cx.res.object_ids[f].len()) as u64;
+    let symbols = (o.first_global + cx.res.object_ids[f.index()].len()) as u64;
     // Branch-free over every relocation: debug sections hold most of a debug link's relocations (rg-debug's
     // check is about a million of them, every one read again by the write pass). A software prefetch 256
     // relocations ahead, here and in `write::apply`, once measured faster (the check 5.35 -> 3.25 ms on

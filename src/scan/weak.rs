@@ -8,7 +8,7 @@
 
 use super::{NEEDS_DYNSYM, NEEDS_PLT, Scan, WEAK_IN_CODE, WEAK_VIA_GOT};
 use crate::args::Config;
-use crate::index::{FileId, SymId};
+use crate::index::{FileId, SecIdx, SymId};
 use crate::symbols::{SymProps, SymbolSpace};
 
 /// Settles the symbols `refs` name (each reference: its file, section, symbol, and whether its dynamic relocation
@@ -18,7 +18,7 @@ pub fn settle(
     config: &Config,
     space: &mut SymbolSpace,
     scan: &mut Scan,
-    refs: &[(FileId, u32, SymId, bool)],
+    refs: &[(FileId, SecIdx, SymId, bool)],
 ) {
     let mut ids: Vec<SymId> = refs.iter().map(|r| r.2).collect();
     ids.sort_unstable();

@@ -33,9 +33,9 @@ pub trait Places: Sync {
     fn address(&self, id: SymId) -> u64;
     /// The address of its PLT entry or IFUNC stub, if it has one.
     fn plt_entry(&self, id: SymId) -> Option<u64>;
-    /// The header index of the output section that object `file`'s symbol `sym` went to (`SHN_ABS` for an
+    /// The header index of the output section that object `file`'s symbol `i` went to (`SHN_ABS` for an
     /// absolute one), if that section is kept.
-    fn object_section(&self, file: FileId, sym: u32) -> Option<u16>;
+    fn object_section(&self, file: FileId, i: u32) -> Option<u16>;
     /// The header index of the output section a script or `--defsym` expression made linker symbol `id` relative
     /// to (`SHN_ABS` for an absolute one), if it was assigned so.
     fn assigned_section(&self, id: SymId) -> Option<u16>;

@@ -5,7 +5,7 @@
 
 use crate::args::Config;
 use crate::elf::LE;
-use crate::index::{NONE, OsecId, SymId};
+use crate::index::{FileId, NONE, OsecId, SymId};
 use crate::resolve::{Def, Resolved};
 use object::elf as E;
 use rayon::prelude::*;
@@ -66,9 +66,9 @@ pub fn contents(
         Vec::new()
     } else {
         res.runs.map(|f| {
-            let o = &objects[f];
+            let o = &objects[f.index()];
             let (mut nl, mut ng, mut strs) = (0u32, 0u32, 0u64);
-            if !res.object_live[f] {
+            if !res.object_live[f.index()] {
                 return ((0, 0, 0), Vec::new(), false);
             }
             let mut bits = vec![0u64; o.syms.len().div_ceil(64)];
@@ -116,9 +116,14 @@ pub fn contents(
 
 /// Whether `.symtab` lists symbol `i` of object `f`: live definitions, without section, file and `.L` temporary
 /// symbols (GNU ld's `-X`, always on), and without any local symbol under `-x` (`no_locals`).
-pub fn includes(res: &Resolved, live: &[Vec<bool>], no_locals: bool, f: usize, i: usize) -> bool {
-    let is_live = |s: usize| live[f].get(s).copied().unwrap_or(false);
-    let o = &res.objects[f];
+pub fn includes(res: &Resolved, live: &[Vec<bool>], no_locals: bool, f: FileId, i: usize) -> bool {
+    let is_live = |shndx: u32| {
+        live[f.index()]
+            .get(shndx as usize)
+            .copied()
+            .unwrap_or(false)
+    };
+    let o = &res.objects[f.index()];
     let s = &o.syms[i];
     let ty = s.st_type();
     if ty == E::STT_SECTION || ty == E::STT_FILE {
@@ -132,16 +137,16 @@ pub fn includes(res: &Resolved, live: &[Vec<bool>], no_locals: bool, f: usize, i
             return false;
         }
         return shndx == E::SHN_ABS as u32
-            || (shndx != 0 && (shndx as usize) < o.sections.len() && is_live(shndx as usize));
+            || (shndx != 0 && (shndx as usize) < o.sections.len() && is_live(shndx));
     }
     // An undefined symbol is nobody's definition: checked first, as most of a C++ object's globals are references
     // and the definition table is read at random.
     if shndx == E::SHN_UNDEF as u32 {
         return false;
     }
-    let g = res.object_ids[f][i - o.first_global];
-    matches!(res.defs[g.index()], Def::Object { file, sym } if file.index() == f && sym as usize == i)
-        && (shndx == E::SHN_ABS as u32 || shndx == E::SHN_COMMON as u32 || is_live(shndx as usize))
+    let g = res.object_ids[f.index()][i - o.first_global];
+    matches!(res.defs[g.index()], Def::Object { file, sym } if file == f && sym as usize == i)
+        && (shndx == E::SHN_ABS as u32 || shndx == E::SHN_COMMON as u32 || is_live(shndx))
 }
 
 /// Where the symbols went, which the layout knows: the writer implements this over it (a trait, so that the loop
@@ -149,11 +154,11 @@ pub fn includes(res: &Resolved, live: &[Vec<bool>], no_locals: bool, f: usize, i
 pub trait Places: Sync {
     /// The section index in the output of a symbol defined in section `shndx` of object `f` (`SHN_ABS` where it
     /// has none; a common symbol's is the one that holds the commons).
-    fn section_index(&self, f: usize, shndx: u32) -> u16;
+    fn section_index(&self, f: FileId, shndx: u32) -> u16;
     /// `st_value` of symbol `i` of object `f`, of type `st_type`.
-    fn value(&self, f: usize, i: usize, st_type: u8) -> u64;
+    fn value(&self, f: FileId, i: usize, st_type: u8) -> u64;
     /// `st_size` of symbol `i` of object `f`.
-    fn size(&self, f: usize, i: usize) -> u64;
+    fn size(&self, f: FileId, i: usize) -> u64;
     /// A linker-defined global's section index (`SHN_ABS` where no section holds it) and address.
     fn linker_symbol(&self, g: SymId) -> (u16, u64);
     /// An output section's index and address, for its section symbol.
@@ -197,8 +202,8 @@ pub fn write(
     }
     let (mut files, mut extras) = split_per_file(&contents.counts, sym_out, str_out);
     res.runs.for_each_mut(&mut files, |f, out| {
-        if contents.counts[f] != (0, 0, 0) {
-            write_file_symbols(res, f, &contents.members[f], places, out);
+        if contents.counts[f.index()] != (0, 0, 0) {
+            write_file_symbols(res, f, &contents.members[f.index()], places, out);
         }
     });
     write_extras(config, res, &contents.extra, places, &mut extras);
@@ -244,12 +249,12 @@ fn split_per_file<'a>(
 /// Writes the entries and names of object `f`'s symbols that go in (`members`, a bit each).
 fn write_file_symbols(
     res: &Resolved,
-    f: usize,
+    f: FileId,
     members: &[u64],
     places: &impl Places,
     out: &mut FileOut,
 ) {
-    let o = &res.objects[f];
+    let o = &res.objects[f.index()];
     let (mut li, mut gi, mut so) = (0usize, 0usize, 0usize);
     let members = members.iter().enumerate().flat_map(|(w, &bits)| {
         (0..64)

@@ -24,7 +24,7 @@ const PREFETCH_AUX_AHEAD: usize = 8;
 /// When writing: starts loading the GOT/PLT record of the global named `PREFETCH_AUX_AHEAD` relocations after
 /// `k` (a random access into every symbol's records, which PLT calls and GOT loads read).
 #[inline(always)]
-fn prefetch_aux(cx: &WriteCx, f: usize, relas: &[crate::elf::Rela], k: usize) {
+fn prefetch_aux(cx: &WriteCx, f: FileId, relas: &[crate::elf::Rela], k: usize) {
     if let Some(Ok(g)) = symbol_at(cx.res, f, relas, k + PREFETCH_AUX_AHEAD)
         && let Some(&x) = cx.lay.aux_index.get(g)
         && x != NONE
@@ -75,23 +75,23 @@ fn put64(out: &mut [u8], at: usize, v: u64) -> Option<()> {
 // a `SymRef`. Also called for a whole section (`out_base` 0) by `apply_section`.
 pub fn apply_nonalloc_part<A: Arch>(
     cx: &WriteCx,
-    f: usize,
-    s: usize,
+    f: FileId,
+    s: SecIdx,
     out: &mut [u8],
     out_base: u64,
     relas: &[crate::elf::Rela],
 ) -> Result<(), String> {
-    let o = &cx.res.objects[f];
+    let o = &cx.res.objects[f.index()];
     // lld's tombstones: 1 where 0 would end a list (.debug_loc, .debug_ranges), 0 elsewhere.
-    let name = o.sec_name(s);
+    let name = o.sec_name(s.index());
     let tombstone = if name == b".debug_loc" || name == b".debug_ranges" {
         1
     } else {
         0
     };
-    let sec_addr = &cx.lay.sec_addr[f];
+    let sec_addr = &cx.lay.sec_addr[f.index()];
     // A non-allocated output section has address 0, so P is the offset inside it.
-    let p_base = cx.section_addr(FileId::new(f), SecIdx::new(s));
+    let p_base = cx.section_addr(f, s);
     // The merge sections (.debug_str, .debug_line_str) looked up last, with their piece hints.
     let mut merge_hint = [MergeCursor::default(); 2];
     for r in relas {
@@ -124,22 +124,22 @@ pub fn apply_nonalloc_part<A: Arch>(
                         });
                     }
                     SectionKind::Merge => {
-                        let k = if merge_hint[0].s == shndx {
+                        let k = if merge_hint[0].s == SecIdx::new(shndx) {
                             0
-                        } else if merge_hint[1].s == shndx {
+                        } else if merge_hint[1].s == SecIdx::new(shndx) {
                             1
                         } else {
                             merge_hint[1] = merge_hint[0];
                             merge_hint[0] = MergeCursor::default();
                             // A new section: its table, read in no useful order next, loaded at once
                             // (rg-debug, --threads=1: copy and relocate 38.2 -> 35.3 ms).
-                            cx.lay.prefetch_pieces(FileId::new(f), SecIdx::new(shndx));
+                            cx.lay.prefetch_pieces(f, SecIdx::new(shndx));
                             0
                         };
                         fast = Some(
                             merge_offset_addr(
                                 cx.lay,
-                                FileId::new(f),
+                                f,
                                 SecIdx::new(shndx),
                                 off,
                                 &mut merge_hint[k],
@@ -155,7 +155,7 @@ pub fn apply_nonalloc_part<A: Arch>(
             Some(v) => (v, None),
             None => {
                 let sym = cx
-                    .lookup(FileId::new(f), sym_idx)
+                    .lookup(f, sym_idx)
                     .ok_or_else(|| format!("{}: invalid symbol index {sym_idx}", o.name))?;
                 (cx.nonalloc_value(&sym, a).unwrap_or(tombstone), Some(sym))
             }
@@ -177,7 +177,7 @@ pub fn apply_nonalloc_part<A: Arch>(
                 let sym = match sym {
                     Some(sym) => sym,
                     None => cx
-                        .lookup(FileId::new(f), sym_idx)
+                        .lookup(f, sym_idx)
                         .ok_or_else(|| format!("{}: invalid symbol index {sym_idx}", o.name))?,
                 };
                 return Err(reloc_error::<A>(
@@ -198,8 +198,8 @@ pub fn apply_nonalloc_part<A: Arch>(
 /// The allocated section being relocated: what each step of its loop reads besides the relocation.
 struct Section<'a> {
     cx: &'a WriteCx<'a>,
-    f: usize,
-    s: usize,
+    f: FileId,
+    s: SecIdx,
     o: &'a ObjectFile,
     sec: Sec<'a>,
     writable: bool,
@@ -227,12 +227,12 @@ struct Rel {
 /// into helpers of their own they left LLVM allocating the loop's registers worse (more spills per relocation).
 pub fn apply_section<A: Arch>(
     cx: &WriteCx,
-    f: usize,
-    s: usize,
+    f: FileId,
+    s: SecIdx,
     out: &mut [u8],
     dyn_out: &mut DynRelSink<'_>,
 ) -> Result<(), String> {
-    let o = &cx.res.objects[f];
+    let o = &cx.res.objects[f.index()];
     let sec = o.sec(s);
     if !sec.is_alloc() {
         return apply_nonalloc_part::<A>(cx, f, s, out, 0, sec.relas());
@@ -247,11 +247,11 @@ pub fn apply_section<A: Arch>(
         m: Mode::of(cx.config),
     };
     let eh_frame = sec.kind == SectionKind::EhFrame;
-    let base = cx.section_addr(FileId::new(f), SecIdx::new(s));
+    let base = cx.section_addr(f, s);
     let eh_records = eh_frame.then(|| {
         (
-            cx.lay.sec_addr[f][s],
-            cx.lay.eh_records.get(FileId::new(f), SecIdx::new(s)),
+            cx.lay.sec_addr[f.index()][s.index()],
+            cx.lay.eh_records.get(f, s),
         )
     });
     let mut rec = 0usize;
@@ -302,7 +302,9 @@ pub fn apply_section<A: Arch>(
         } else if kind == RelKind::Plt && sym_idx >= o.first_global {
             // A call to a global (clang-so: 1.3M), not an IFUNC: through its PLT entry if it has one (as
             // `decide` would choose for a preemptible target), otherwise straight to it.
-            let id = cx.res.object_ids[f].get(sym_idx - o.first_global).copied();
+            let id = cx.res.object_ids[f.index()]
+                .get(sym_idx - o.first_global)
+                .copied();
             match id.and_then(|id| Some((id, *cx.space.gprops.get(id.index())?))) {
                 Some((id, b)) if b & SymProps::IFUNC == 0 => {
                     let s_val = cx.lay.addrs[id.index()];
@@ -318,7 +320,7 @@ pub fn apply_section<A: Arch>(
         } else if !plain_local(o, sym_idx) {
             None
         } else {
-            let s_val = cx.lay.addrs[cx.space.local_base[f].index() + sym_idx];
+            let s_val = cx.lay.addrs[cx.space.local_base[f.index()].index() + sym_idx];
             match kind {
                 RelKind::Pc | RelKind::Plt => {
                     Some(s_val.wrapping_add(a as u64).wrapping_sub(p_addr))
@@ -339,7 +341,7 @@ pub fn apply_section<A: Arch>(
             }
             continue;
         }
-        let Some(sym) = cx.lookup(FileId::new(f), sym_idx) else {
+        let Some(sym) = cx.lookup(f, sym_idx) else {
             return Err(invalid_symbol_index(o, sym_idx));
         };
         let at = off as usize;
@@ -403,9 +405,7 @@ fn eh_frame_place(
         {
             None
         }
-        _ => Some(
-            section_offset_addr(sc.cx.lay, FileId::new(sc.f), SecIdx::new(sc.s), off).unwrap_or(0),
-        ),
+        _ => Some(section_offset_addr(sc.cx.lay, sc.f, sc.s, off).unwrap_or(0)),
     }
 }
 
@@ -632,8 +632,8 @@ fn short_path_error<A: Arch>(sc: &Section, rel: Rel, e: WriteErr, value: u64) ->
 #[inline(never)]
 fn overflow_error<A: Arch>(
     cx: &WriteCx,
-    f: usize,
-    s: usize,
+    f: FileId,
+    s: SecIdx,
     off: u64,
     r_type: u32,
     sym: &SymRef,
@@ -648,15 +648,15 @@ fn overflow_error<A: Arch>(
 #[inline(never)]
 fn short_path_overflow<A: Arch>(
     cx: &WriteCx,
-    f: usize,
-    s: usize,
+    f: FileId,
+    s: SecIdx,
     off: u64,
     r_type: u32,
     sym_idx: usize,
     value: u64,
 ) -> String {
-    match cx.lookup(FileId::new(f), sym_idx) {
+    match cx.lookup(f, sym_idx) {
         Some(sym) => overflow_error::<A>(cx, f, s, off, r_type, &sym, value),
-        None => invalid_symbol_index(&cx.res.objects[f], sym_idx),
+        None => invalid_symbol_index(&cx.res.objects[f.index()], sym_idx),
     }
 }

@@ -74,7 +74,7 @@ impl SymIndex {
             for i in o.first_global..o.syms.len().min(64 * bits.len()) {
                 if idx.is_member(i, bits) {
                     let g = res.object_ids[f][i - o.first_global];
-                    idx.global[g.index()] = idx.file_entry(f, i, bits);
+                    idx.global[g.index()] = idx.file_entry(FileId::new(f), i, bits);
                 }
             }
         }
@@ -89,9 +89,10 @@ impl SymIndex {
     }
 
     /// The entry of symbol `i` of file `f`, a member.
-    fn file_entry(&self, f: usize, i: usize, bits: &[u64]) -> u32 {
-        let rank = self.ranks[f][i / 64] + (bits[i / 64] & ((1u64 << (i % 64)) - 1)).count_ones();
-        let (local, global, nl) = self.starts[f];
+    fn file_entry(&self, f: FileId, i: usize, bits: &[u64]) -> u32 {
+        let rank =
+            self.ranks[f.index()][i / 64] + (bits[i / 64] & ((1u64 << (i % 64)) - 1)).count_ones();
+        let (local, global, nl) = self.starts[f.index()];
         if rank < nl {
             local + rank
         } else {
@@ -109,16 +110,17 @@ pub fn write<A: Arch>(cx: &WriteCx, plan: &Plan, img: Image) -> Result<()> {
         .enumerate()
         .flat_map_iter(|(f, secs)| {
             let idx = &idx;
+            let f = FileId::new(f);
             secs.iter().filter_map(move |&(s, rela, first)| {
-                let o = &cx.res.objects[f];
-                let n = o.sec(s.index()).relas().len() as u64;
+                let o = &cx.res.objects[f.index()];
+                let n = o.sec(s).relas().len() as u64;
                 let at = cx.lay.osecs[rela.index()].offset + 24 * first;
                 // SAFETY: the layout gave each input section's entries a block of their own in a section that no
                 // other writer touches.
                 let Some(out) = (unsafe { img.slice(at, 24 * n) }) else {
                     return Some(format!("{}: emitted relocations out of place", o.name));
                 };
-                write_section::<A>(cx, idx, f, s.index(), out).err()
+                write_section::<A>(cx, idx, f, s, out).err()
             })
         })
         .collect();
@@ -139,15 +141,14 @@ pub fn target_shndx(lay: &Layout, rela: OsecId) -> u32 {
 fn write_section<A: Arch>(
     cx: &WriteCx,
     idx: &SymIndex,
-    f: usize,
-    s: usize,
+    f: FileId,
+    s: SecIdx,
     out: &mut [u8],
 ) -> std::result::Result<(), String> {
-    let (lay, o) = (cx.lay, &cx.res.objects[f]);
+    let (lay, o) = (cx.lay, &cx.res.objects[f.index()]);
     let sec = o.sec(s);
-    let base = lay.sec_addr[f][s];
-    let recs = (sec.kind == SectionKind::EhFrame)
-        .then(|| lay.eh_records.get(FileId::new(f), SecIdx::new(s)));
+    let base = lay.sec_addr[f.index()][s.index()];
+    let recs = (sec.kind == SectionKind::EhFrame).then(|| lay.eh_records.get(f, s));
     let m = Mode::of(cx.config);
     let mut last = base;
     let mut skip_next = false;
@@ -186,7 +187,7 @@ fn write_section<A: Arch>(
 fn relaxation<A: Arch>(
     cx: &WriteCx,
     m: &Mode,
-    f: usize,
+    f: FileId,
     sec: &Sec,
     r_type: u32,
     sym_idx: usize,
@@ -196,7 +197,7 @@ fn relaxation<A: Arch>(
     if !matches!(kind, RelKind::GotPcRel | RelKind::TlsGd | RelKind::TlsLd) {
         return None;
     }
-    let sym = cx.lookup(FileId::new(f), sym_idx)?;
+    let sym = cx.lookup(f, sym_idx)?;
     let mut p = props(cx.res, cx.config, cx.space, &sym);
     if p.weak_rule {
         p = crate::reloc::weak_rule(p, kind, sec.flags(), m).0;
@@ -213,8 +214,8 @@ fn relaxation<A: Arch>(
 fn eh_frame_place(
     lay: &Layout,
     recs: &[EhRecord],
-    f: usize,
-    s: usize,
+    f: FileId,
+    s: SecIdx,
     block: u64,
     off: u64,
 ) -> Option<u64> {
@@ -222,7 +223,7 @@ fn eh_frame_place(
     match recs.get(k) {
         Some(r) if r.in_off <= off && r.out_off == NONE as u64 => None,
         Some(r) if r.in_off <= off => Some(block + r.out_off + (off - r.in_off)),
-        _ => Some(section_offset_addr(lay, FileId::new(f), SecIdx::new(s), off).unwrap_or(block)),
+        _ => Some(section_offset_addr(lay, f, s, off).unwrap_or(block)),
     }
 }
 
@@ -232,7 +233,7 @@ fn target(
     cx: &WriteCx,
     idx: &SymIndex,
     o: &ObjectFile,
-    f: usize,
+    f: FileId,
     i: usize,
     a: i64,
 ) -> Option<(u32, i64)> {
@@ -240,9 +241,9 @@ fn target(
     if i == 0 {
         return Some((0, a));
     }
-    let bits = &lay.symtab.members[f];
+    let bits = &lay.symtab.members[f.index()];
     if i >= o.first_global {
-        let g = *cx.res.object_ids[f].get(i - o.first_global)?;
+        let g = *cx.res.object_ids[f.index()].get(i - o.first_global)?;
         let n = idx.global[g.index()];
         return (n != NONE).then_some((n, a));
     }
@@ -256,14 +257,14 @@ fn target(
     let t = o.sym_shndx(i) as usize;
     let osec = match o.sections.get(t)?.kind {
         SectionKind::Merge => {
-            let (_, m) = lay.merge_slot(FileId::new(f), SecIdx::new(t))?;
+            let (_, m) = lay.merge_slot(f, SecIdx::new(t))?;
             lay.merges[m as usize].osec
         }
-        _ => *lay.place_osec[f].get(t)?,
+        _ => *lay.place_osec[f.index()].get(t)?,
     };
     let n = *idx.section.get(osec.get()?.index())?;
     let to = st.st_value.get(LE).wrapping_add(a as u64);
-    let at = section_offset_addr(lay, FileId::new(f), SecIdx::new(t), to)?;
+    let at = section_offset_addr(lay, f, SecIdx::new(t), to)?;
     (n != 0).then(|| (n, at.wrapping_sub(lay.osecs[osec.index()].addr) as i64))
 }
 

@@ -614,9 +614,10 @@ fn write_input_sections<A: Arch>(
         // a few long runs of files.
         .with_max_len(1)
         .flat_map(|(f, o)| {
-            (0..o.sections.len())
-                .into_par_iter()
-                .filter_map(move |s| write_input_section::<A>(cx, live, img, areas, (f, s), apart))
+            (0..o.sections.len()).into_par_iter().filter_map(move |s| {
+                let at = (FileId::new(f), SecIdx::new(s));
+                write_input_section::<A>(cx, live, img, areas, at, apart)
+            })
         })
         .collect();
     if !errors.is_empty() {
@@ -632,16 +633,16 @@ fn write_input_section<A: Arch>(
     live: &Liveness,
     img: Image,
     areas: RelocAreas,
-    (f, s): (usize, usize),
+    (f, s): (FileId, SecIdx),
     apart: bool,
 ) -> Option<String> {
     let lay = cx.lay;
-    let o = &cx.res.objects[f];
+    let o = &cx.res.objects[f.index()];
     let sec = o.sec(s);
-    if !live.is_live(FileId::new(f), SecIdx::new(s)) || sec.kind == SectionKind::Merge {
+    if !live.is_live(f, s) || sec.kind == SectionKind::Merge {
         return None;
     }
-    let (osec, in_osec) = lay.place(FileId::new(f), SecIdx::new(s))?;
+    let (osec, in_osec) = lay.place(f, s)?;
     let osec = &lay.osecs[osec.index()];
     if osec.shndx == 0 || osec.written_apart != apart {
         return None;
@@ -650,7 +651,7 @@ fn write_input_section<A: Arch>(
     if !osec.is_nobits() && osec.pads_known {
         // The padding before this section (a reused output is not zeroed there, `zero_ranges`), and a
         // `SHT_NOBITS` input's own bytes in a section that has file contents.
-        let pad = lay.pads[f][s] as u64;
+        let pad = lay.pads[f.index()][s.index()] as u64;
         let nobits = if sec.sh_type() == E::SHT_NOBITS {
             sec.size()
         } else {
@@ -691,7 +692,7 @@ fn write_input_section<A: Arch>(
             None => Err(format!(
                 "{}: section {} does not fit the output",
                 o.name,
-                o.section_name(s as u32)
+                o.section_name(s.0)
             )),
         }
     };
@@ -702,7 +703,7 @@ fn write_input_section<A: Arch>(
         return Some(format!(
             "{}:({}): internal error: dynamic relocations the scan did not count",
             o.name,
-            o.section_name(s as u32)
+            o.section_name(s.0)
         ));
     }
     None
@@ -711,13 +712,13 @@ fn write_input_section<A: Arch>(
 /// Writes a large non-allocated section at `start` in `parts` (`nonalloc_parts`), on all threads.
 fn write_nonalloc_in_parts<A: Arch>(
     cx: &WriteCx,
-    f: usize,
-    s: usize,
+    f: FileId,
+    s: SecIdx,
     img: Image,
     start: u64,
     parts: &[SectionPart],
 ) -> std::result::Result<(), String> {
-    let o = &cx.res.objects[f];
+    let o = &cx.res.objects[f.index()];
     let sec = o.sec(s);
     // A part may meet a relocation outside its bytes where they are not sorted by offset: the section is then
     // written again whole, by one thread, which also finds the first error in input order.
@@ -748,7 +749,7 @@ fn write_nonalloc_in_parts<A: Arch>(
         Some(None) => Err(format!(
             "{}: section {} does not fit the output",
             o.name,
-            o.section_name(s as u32)
+            o.section_name(s.0)
         )),
     }
 }
@@ -1034,17 +1035,17 @@ fn nonalloc_parts(sec: crate::parse::Sec) -> Option<Vec<SectionPart>> {
 /// Copies the kept records of one input `.eh_frame`, applying its relocations and re-pointing each FDE at its CIE.
 fn write_eh_frame<A: Arch>(
     cx: &WriteCx,
-    f: usize,
-    s: usize,
+    f: FileId,
+    s: SecIdx,
     img: Image,
     start: u64,
     sink: &mut DynRelSink<'_>,
 ) -> std::result::Result<(), String> {
-    let sec = cx.res.objects[f].sec(s);
+    let sec = cx.res.objects[f.index()].sec(s);
     let mut tmp = sec.data().to_vec();
     // Relocations are applied on a copy at input offsets; `section_offset_addr` gives each its output address.
     apply::apply_section::<A>(cx, f, s, &mut tmp, sink)?;
-    let recs = cx.lay.eh_records.get(FileId::new(f), SecIdx::new(s));
+    let recs = cx.lay.eh_records.get(f, s);
     for r in recs {
         if r.out_off == NONE as u64 {
             continue;
@@ -1060,32 +1061,34 @@ fn write_eh_frame<A: Arch>(
                 .ok_or_else(|| {
                     format!(
                         "{}: .eh_frame FDE at 0x{:x} points at no CIE",
-                        cx.res.objects[f].name, r.in_off
+                        cx.res.objects[f.index()].name,
+                        r.in_off
                     )
                 })?;
             // The CIE is this section's, or an identical one kept earlier in another file's block.
-            let base = cx.lay.sec_addr[f][s];
+            let base = cx.lay.sec_addr[f.index()][s.index()];
             let cie_addr = if cie.out_off != NONE as u64 {
                 base + cie.out_off
             } else {
-                let &(kf, ks, kin) = cx
-                    .lay
-                    .cie_redirect
-                    .get(&(f as u32, s as u32, cie.in_off))
-                    .ok_or_else(|| {
-                        format!(
-                            "{}: .eh_frame FDE at 0x{:x} lost its CIE",
-                            cx.res.objects[f].name, r.in_off
-                        )
-                    })?;
+                let &(kf, ks, kin) =
+                    cx.lay
+                        .cie_redirect
+                        .get(&(f, s, cie.in_off))
+                        .ok_or_else(|| {
+                            format!(
+                                "{}: .eh_frame FDE at 0x{:x} lost its CIE",
+                                cx.res.objects[f.index()].name,
+                                r.in_off
+                            )
+                        })?;
                 let kept = cx
                     .lay
                     .eh_records
-                    .get(FileId(kf), SecIdx(ks))
+                    .get(kf, ks)
                     .iter()
                     .find(|c| c.in_off == kin)
                     .map_or(0, |c| c.out_off);
-                cx.lay.sec_addr[kf as usize][ks as usize] + kept
+                cx.lay.sec_addr[kf.index()][ks.index()] + kept
             };
             let ptr = (base + r.out_off + 4).wrapping_sub(cie_addr);
             out[4..8].copy_from_slice(&(ptr as u32).to_le_bytes());
@@ -1185,8 +1188,8 @@ impl dynsym::Places for DynsymPlaces<'_, '_> {
         self.0.plt_addr(id)
     }
     #[inline]
-    fn object_section(&self, file: FileId, sym: u32) -> Option<u16> {
-        self.0.object_sym_shndx(file, sym as usize)
+    fn object_section(&self, file: FileId, i: u32) -> Option<u16> {
+        self.0.object_sym_shndx(file, i as usize)
     }
     #[inline]
     fn assigned_section(&self, id: SymId) -> Option<u16> {
@@ -1277,33 +1280,32 @@ fn write_symtab(cx: &WriteCx, parts: &mut Parts) {
 
 /// Where `.symtab`'s symbols went.
 impl symtab::Places for WriteCx<'_> {
-    fn section_index(&self, f: usize, shndx: u32) -> u16 {
+    fn section_index(&self, f: FileId, shndx: u32) -> u16 {
         let lay = self.lay;
         let osec = if shndx == E::SHN_COMMON as u32 {
             lay.osecs
                 .iter()
                 .position(|x| x.parts.iter().any(|p| matches!(p, Part::Commons)))
                 .map(OsecId::new)
-        } else if self.res.objects[f].sections[shndx as usize].kind == SectionKind::Merge {
-            lay.merge_slot(FileId::new(f), SecIdx::new(shndx as usize))
+        } else if self.res.objects[f.index()].sections[shndx as usize].kind == SectionKind::Merge {
+            lay.merge_slot(f, SecIdx(shndx))
                 .map(|(_, m)| lay.merges[m as usize].osec)
         } else {
-            Some(lay.place_osec[f][shndx as usize])
+            Some(lay.place_osec[f.index()][shndx as usize])
         };
         osec.map_or(E::SHN_ABS, |i| lay.osecs[i.index()].shndx as u16)
     }
     #[inline]
-    fn value(&self, f: usize, i: usize, st_type: u8) -> u64 {
-        let id =
-            symbols::lookup(self.res, self.space, FileId::new(f), i).map_or(SymId(0), |r| r.id);
+    fn value(&self, f: FileId, i: usize, st_type: u8) -> u64 {
+        let id = symbols::lookup(self.res, self.space, f, i).map_or(SymId(0), |r| r.id);
         self.symbol_value(st_type, self.lay.addrs[id.index()])
     }
     #[inline]
-    fn size(&self, f: usize, i: usize) -> u64 {
+    fn size(&self, f: FileId, i: usize) -> u64 {
         symbols::sym_size(
             self.res,
             Target::Object {
-                file: FileId::new(f),
+                file: f,
                 sym: i as u32,
             },
         )
@@ -1312,7 +1314,7 @@ impl symtab::Places for WriteCx<'_> {
         let v = self.lay.addrs[g.index()];
         // Assigned by a script or --defsym: the section the expression's value is relative to.
         if let Some(&s) = self.lay.linker_sections.get(&g) {
-            let osec = self.lay.osecs.get(s as usize).filter(|o| o.shndx != 0);
+            let osec = self.lay.osecs.get(s.index()).filter(|o| o.shndx != 0);
             return (osec.map_or(E::SHN_ABS, |o| o.shndx as u16), v);
         }
         let sec = (self.lay.osecs.iter())
@@ -1401,7 +1403,9 @@ fn write_headers<A: Arch>(cx: &WriteCx, bytes: &mut [u8]) {
                 },
             ),
             // SHF_LINK_ORDER: the output section its first input's linked section went to.
-            _ if o.flags & E::SHF_LINK_ORDER as u64 != 0 => (link_order_target(cx, k), 0),
+            _ if o.flags & E::SHF_LINK_ORDER as u64 != 0 => {
+                (link_order_target(cx, OsecId::new(k)), 0)
+            }
             _ => (0, 0),
         };
         let info = if o.sh_type == E::SHT_DYNSYM { 1 } else { info };
@@ -1672,11 +1676,11 @@ fn write_build_id(
 
 /// The section index of the output section that holds the section linked to the first SHF_LINK_ORDER input of
 /// output section `osec` (0 if none).
-fn link_order_target(cx: &WriteCx, osec: usize) -> u32 {
+fn link_order_target(cx: &WriteCx, osec: OsecId) -> u32 {
     let lay = cx.lay;
     for (f, o) in cx.res.objects.iter().enumerate() {
         for (s, sec) in o.secs() {
-            if lay.place_osec[f][s].index() == osec && sec.flags() & E::SHF_LINK_ORDER as u64 != 0 {
+            if lay.place_osec[f][s.index()] == osec && sec.flags() & E::SHF_LINK_ORDER as u64 != 0 {
                 let link = sec.shdr.sh_link.get(LE) as usize;
                 return lay.place_osec[f]
                     .get(link)

@@ -124,24 +124,24 @@ pub fn script_lists(
     type Item<'a> = (u32, u64, &'a [u8], u32, u32);
     type Entry<'a> = (u32, Item<'a>);
     let all: Vec<Entry> = res.runs.flat_map(|f| {
-        let o = &objects[f];
+        let o = &objects[f.index()];
         (0..o.sections.len()).filter_map(move |s| {
-            let osec = sec_osec[f][s];
+            let osec = sec_osec[f.index()][s];
             if osec.is_none() || script_desc[osec.index()] == NONE {
                 return None;
             }
-            let (k, sort) = unpack_selection(script[f][s]);
+            let (k, sort) = unpack_selection(script[f.index()][s]);
             let name = o.sec_name(s);
             let key = match sort {
                 Sort::InitPriority => init_priority(name).unwrap_or(65536) as u64,
-                Sort::Alignment | Sort::AlignmentName => u64::MAX - o.sec(s).align(),
+                Sort::Alignment | Sort::AlignmentName => u64::MAX - o.sec(SecIdx::new(s)).align(),
                 _ => 0,
             };
             let by_name: &[u8] = match sort {
                 Sort::Name | Sort::NameAlignment | Sort::AlignmentName => name,
                 _ => b"",
             };
-            Some((osec.0, (k, key, by_name, f as u32, s as u32)))
+            Some((osec.0, (k, key, by_name, f.0, s as u32)))
         })
     });
     // Bucketed by output section in input order, then each bucket sorted stably by statement and sort key (in
@@ -170,10 +170,10 @@ pub fn script_lists(
 }
 
 /// The size and alignment an input section takes in its output section.
-fn input_extent(res: &Resolved, eh: &EhRecords, f: u32, s: u32) -> (u64, u64) {
-    let sec = res.objects[f as usize].sec(s as usize);
+fn input_extent(res: &Resolved, eh: &EhRecords, f: FileId, s: SecIdx) -> (u64, u64) {
+    let sec = res.objects[f.index()].sec(s);
     if sec.kind == SectionKind::EhFrame {
-        let recs = eh.get(FileId(f), SecIdx(s));
+        let recs = eh.get(f, s);
         (eh_block_size(recs), sec.align().min(4))
     } else {
         (sec.size(), sec.align())
@@ -197,7 +197,7 @@ pub fn provisional_offsets(
             {
                 continue;
             }
-            let (size, align) = input_extent(res, eh, f, s);
+            let (size, align) = input_extent(res, eh, FileId(f), SecIdx(s));
             off = align_up(off, align);
             osecs[i].align = osecs[i].align.max(align);
             sec_off[f as usize][s as usize] = off;

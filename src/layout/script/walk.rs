@@ -8,7 +8,7 @@ use super::{LINKER_MADE, input_extent};
 use crate::args::Config;
 use crate::elf::align_up;
 use crate::expr::{Base, Env, Expr, Value};
-use crate::index::{NONE, OsecId};
+use crate::index::{FileId, NONE, OsecId, SecIdx};
 use crate::parse::SectionKind;
 use crate::resolve::Resolved;
 use crate::script::ast::{Assignment, OutputCommand, SectionsCommand};
@@ -53,7 +53,7 @@ pub struct ScriptExtras {
 
 /// A symbol a script assigns: its name, address, and the output section it is relative to (`NONE`: absolute),
 /// as GNU ld's rules for the section of an expression give it.
-pub type ScriptSymbol = (String, u64, u32);
+pub type ScriptSymbol = (String, u64, OsecId);
 
 /// A script assignment evaluated after the symbols of the inputs have addresses, with the location counter it
 /// saw, the output section it is inside (`NONE`: outside) and the section its value belongs to if the location
@@ -62,8 +62,8 @@ pub struct Deferred {
     pub name: String,
     pub expr: Expr,
     pub dot: u64,
-    pub inside: u32,
-    pub dot_section: u32,
+    pub inside: OsecId,
+    pub dot_section: OsecId,
     pub at: String,
 }
 
@@ -102,10 +102,10 @@ pub(super) struct State<'w> {
     /// The previous allocated section's load offset (LMA - VMA) and region, for sections without `AT`.
     prev_delta: (u64, Option<usize>),
     /// The symbols assigned so far, as expressions see them, and the output section each belongs to.
-    symbols: HashMap<String, (Value, u32)>,
+    symbols: HashMap<String, (Value, OsecId)>,
     order: Vec<String>,
     /// The output section whose commands are being evaluated (`Env::inside`), for assignments.
-    inside: Option<u32>,
+    inside: Option<OsecId>,
     /// GNU ld's state for `section_for_dot`: the last allocated section laid out, whether an assignment to `.`
     /// outside the sections came after it, and whether `_end` (or `end`, `__end`...) was assigned.
     current: Option<usize>,
@@ -163,14 +163,14 @@ impl Env for State<'_> {
                     Def::Undefined => false,
                 })
     }
-    fn section_id(&self, name: &str) -> Option<u32> {
+    fn section_id(&self, name: &str) -> Option<OsecId> {
         let i = self.osecs.iter().position(|o| o.name == name.as_bytes())?;
-        Some(i as u32)
+        Some(OsecId::new(i))
     }
-    fn section_addr(&self, id: u32) -> u64 {
-        self.osecs[id as usize].addr
+    fn section_addr(&self, id: OsecId) -> u64 {
+        self.osecs[id.index()].addr
     }
-    fn inside(&self) -> Option<u32> {
+    fn inside(&self) -> Option<OsecId> {
         self.inside
     }
     fn section(&self, name: &str) -> Option<(u64, u64, u64, u64)> {
@@ -249,7 +249,7 @@ pub fn assign_addresses(
     for (name, text) in &w.config.defsyms {
         if let Ok(v) = crate::expr::parse(text).and_then(|e| e.eval(&st)) {
             st.symbols
-                .insert(name.clone(), (crate::expr::Value::abs(v), NONE));
+                .insert(name.clone(), (crate::expr::Value::abs(v), OsecId::NONE));
         }
     }
     for r in &w.sc.memory {
@@ -362,7 +362,7 @@ impl State<'_> {
                 let sec = match v.base {
                     Base::Section(s) => s,
                     _ if e.from_dot => self.section_for_dot(cmd),
-                    _ => NONE,
+                    _ => OsecId::NONE,
                 };
                 if self.symbols.insert(a.target.clone(), (v, sec)).is_none() {
                     self.order.push(a.target.clone());
@@ -373,7 +373,7 @@ impl State<'_> {
                 name: a.target.clone(),
                 expr: a.expr.clone(),
                 dot: self.dot,
-                inside: self.inside.unwrap_or(NONE),
+                inside: self.inside.unwrap_or(OsecId::NONE),
                 dot_section: self.section_for_dot(cmd),
                 at: sc.error(a.pos, ""),
             }),
@@ -385,20 +385,20 @@ impl State<'_> {
     /// The output section an absolute value the location counter made belongs to (GNU ld's `section_for_dot`):
     /// the last allocated section laid out, or after an assignment to `.` outside the sections (which sets up the
     /// next section's address) the next one kept, looking back from it for an allocated one; `NONE` for none.
-    fn section_for_dot(&self, cmd: usize) -> u32 {
+    fn section_for_dot(&self, cmd: usize) -> OsecId {
         let (w, n) = (self.w, self.osecs.len());
         let usable = |i: usize| {
             let o = &self.osecs[i];
             w.keep[i] && o.is_alloc() && !o.is_tls()
         };
-        let found = |i: Option<usize>| i.map_or(NONE, |i| i as u32);
+        let found = |i: Option<usize>| i.map_or(OsecId::NONE, OsecId::new);
         if n == 0 {
-            return NONE;
+            return OsecId::NONE;
         }
         if self.current.is_none() || self.prefer_next {
             let next = w.sc.commands.get(cmd.saturating_add(1)..).and_then(|rest| {
                 rest.iter().find_map(|c| match c {
-                    SectionsCommand::Output(o) => self.section_id(&o.name).map(|i| i as usize),
+                    SectionsCommand::Output(o) => self.section_id(&o.name).map(OsecId::index),
                     _ => None,
                 })
             });
@@ -638,7 +638,7 @@ impl State<'_> {
                 }
                 OutputCommand::Assign(a) => {
                     let from = self.dot;
-                    self.inside = Some(i as u32);
+                    self.inside = Some(OsecId::new(i));
                     let r = self.assign(a, Some(addr), usize::MAX);
                     self.inside = None;
                     r?;
@@ -665,8 +665,8 @@ impl State<'_> {
                             name: String::new(),
                             expr: e.clone(),
                             dot: self.dot,
-                            inside: NONE,
-                            dot_section: NONE,
+                            inside: OsecId::NONE,
+                            dot_section: OsecId::NONE,
                             at: w.sc.error(desc.pos, at),
                         };
                         self.deferred_data.push((self.data.len(), d));
@@ -736,7 +736,7 @@ impl State<'_> {
             }
             return;
         }
-        let (size, align) = input_extent(w.res, w.eh, f, s);
+        let (size, align) = input_extent(w.res, w.eh, FileId(f), SecIdx(s));
         let at = align_up(self.dot, subalign.unwrap_or(align));
         self.sec_off[f as usize][s as usize] = at - addr;
         self.dot = at.saturating_add(size);
@@ -809,11 +809,11 @@ fn section_start(config: &crate::args::Config, name: &[u8]) -> Option<u64> {
 pub fn nearby_section(
     osecs: &[OutputSection],
     keep: &dyn Fn(usize) -> bool,
-    sec: u32,
+    sec: OsecId,
     addr: u64,
-) -> u32 {
-    let s = sec as usize;
-    if sec == NONE || keep(s) {
+) -> OsecId {
+    let s = sec.index();
+    if sec.is_none() || keep(s) {
         return sec;
     }
     let prev = (0..s).rev().find(|&i| keep(i));
@@ -829,7 +829,7 @@ pub fn nearby_section(
         )
     };
     let best = match (prev, next) {
-        (None, None) => return NONE,
+        (None, None) => return OsecId::NONE,
         (Some(p), None) => p,
         (None, Some(n)) => n,
         (Some(p), Some(n)) => {
@@ -850,7 +850,7 @@ pub fn nearby_section(
             if prev_wins { p } else { n }
         }
     };
-    best as u32
+    OsecId::new(best)
 }
 
 /// A script section kept only for its assignments to `.`, that ends up empty, is as GNU ld makes it: not
