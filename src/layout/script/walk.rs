@@ -111,6 +111,8 @@ pub(super) struct State<'w> {
     current: Option<usize>,
     prefer_next: bool,
     found_end: bool,
+    /// The first section not laid out yet: an orphan there goes before the next section of the commands.
+    pending: usize,
     deferred: Vec<Deferred>,
     deferred_data: Vec<(usize, Deferred)>,
     /// Where `DATA_SEGMENT_RELRO_END` put the end of RELRO.
@@ -237,6 +239,7 @@ pub fn assign_addresses(
         current: None,
         prefer_next: false,
         found_end: false,
+        pending: 0,
         deferred: Vec::new(),
         deferred_data: Vec::new(),
         relro_end: std::cell::Cell::new(None),
@@ -258,9 +261,24 @@ pub fn assign_addresses(
         st.regions.push((r.name.clone(), origin, length, origin));
     }
     let mut next = 0usize;
+    // The orphans after a section go after the symbol assignments that follow it, before the next assignment to
+    // `.` (which sets up the next section) or the next section, as GNU ld inserts them.
+    let trailing = |st: &mut State, next: &mut usize| -> Result<(), String> {
+        while *next < n && w.script_desc.get(*next).is_none_or(|&d| d == NONE) {
+            st.place_orphan(*next)?;
+            *next += 1;
+        }
+        Ok(())
+    };
     for (k, c) in w.sc.commands.iter().enumerate() {
+        st.pending = next;
         match c {
-            SectionsCommand::Assign(a) => st.assign(a, None, k)?,
+            SectionsCommand::Assign(a) => {
+                if a.target == "." && !before_unallocated(&st, k) {
+                    trailing(&mut st, &mut next)?;
+                }
+                st.assign(a, None, k)?
+            }
             SectionsCommand::Output(o) => {
                 // A second description of a name (`ONLY_IF_RW` after `ONLY_IF_RO`) adds nothing.
                 let Some(i) = st.osecs.iter().position(|x| x.name == o.name.as_bytes()) else {
@@ -276,10 +294,6 @@ pub fn assign_addresses(
                 }
                 st.place(i)?;
                 next = next.max(i + 1);
-                while next < n && w.script_desc.get(next).is_none_or(|&d| d == NONE) {
-                    st.place_orphan(next)?;
-                    next += 1;
-                }
             }
             SectionsCommand::Assert(e, msg, pos) => st.check(e, msg, *pos)?,
             SectionsCommand::Entry(_) | SectionsCommand::Overlay(_) => {}
@@ -318,6 +332,18 @@ pub fn assign_addresses(
         data: st.data,
         fills: st.fills,
     })
+}
+
+/// Whether the next output section after command `k` is a kept unallocated one with contents: GNU ld then puts
+/// the orphans after the assignments to `.` before it too.
+fn before_unallocated(st: &State, k: usize) -> bool {
+    let rest = st.w.sc.commands.get(k + 1..).unwrap_or(&[]);
+    let next = rest.iter().find_map(|c| match c {
+        SectionsCommand::Output(o) => Some(o.name.as_bytes()),
+        _ => None,
+    });
+    next.and_then(|name| st.osecs.iter().position(|x| x.name == name))
+        .is_some_and(|i| st.w.keep[i] && !st.osecs[i].is_alloc() && st.osecs[i].size > 0)
 }
 
 impl State<'_> {
@@ -396,10 +422,16 @@ impl State<'_> {
             return NONE;
         }
         if self.current.is_none() || self.prefer_next {
-            let next = w.sc.commands.get(cmd.saturating_add(1)..).and_then(|rest| {
-                rest.iter().find_map(|c| match c {
-                    SectionsCommand::Output(o) => self.section_id(&o.name).map(|i| i as usize),
-                    _ => None,
+            // An orphan waiting to be laid out comes before the next section of the commands.
+            let orphan = (self.pending < n
+                && w.script_desc.get(self.pending).is_none_or(|&d| d == NONE))
+            .then_some(self.pending);
+            let next = orphan.or_else(|| {
+                w.sc.commands.get(cmd.saturating_add(1)..).and_then(|rest| {
+                    rest.iter().find_map(|c| match c {
+                        SectionsCommand::Output(o) => self.section_id(&o.name).map(|i| i as usize),
+                        _ => None,
+                    })
                 })
             });
             let mut os = next;
