@@ -38,6 +38,11 @@ pub struct ScriptAddresses {
     /// The data commands' values.
     pub data: Vec<ScriptData>,
     pub fills: Vec<ScriptFill>,
+    /// Every symbol the script assigned a value in this pass (outside `SECTIONS` too), for the next pass's
+    /// location counter (`Walk::prior`).
+    pub values: Vec<(String, Value)>,
+    /// A symbol the location counter needed before any pass gave it a value, and where.
+    pub guessed: Option<(String, Pos)>,
 }
 
 /// What a script's layout leaves for the later passes: the symbols its assignments define (with values), those
@@ -87,6 +92,9 @@ pub struct Walk<'a> {
     pub merges: &'a [super::super::MergeGroup],
     /// The linker-made sections' sizes and alignments.
     pub synth: SynthMap,
+    /// The symbols' values from the pass before: an assignment to `.` may name a symbol the script assigns
+    /// later (in `SECTIONS` or after it), as GNU ld's later passes see the values of the earlier.
+    pub prior: HashMap<String, Value>,
 }
 
 pub(super) struct State<'w> {
@@ -121,6 +129,10 @@ pub(super) struct State<'w> {
     forward: std::cell::Cell<bool>,
     data: Vec<ScriptData>,
     fills: Vec<ScriptFill>,
+    /// Evaluating what moves the location counter (an assignment to `.`), at this place: a symbol assigned later
+    /// then has the pass before's value (`Walk::prior`), or 1 in the first pass (`guessed`).
+    moving_dot: std::cell::Cell<Option<Pos>>,
+    guessed: std::cell::RefCell<Option<(String, Pos)>>,
 }
 
 /// A fill pattern (`=fill`, `FILL(...)`) for the gaps of an output section from an offset on.
@@ -147,7 +159,27 @@ impl Env for State<'_> {
             .map(|v| crate::expr::address(self, v))
     }
     fn symbol_value(&self, name: &str) -> Option<Value> {
-        self.symbols.get(name).map(|s| s.0)
+        if let Some(s) = self.symbols.get(name) {
+            return Some(s.0);
+        }
+        let at = self.moving_dot.get()?;
+        // Assigned later: another pass, with this one's value.
+        if let Some(&v) = self.w.prior.get(name) {
+            self.forward.set(true);
+            return Some(v);
+        }
+        let config = self.w.config;
+        let later = (config.section_symbols.iter()).any(|s| s.name == name)
+            || (config.defsyms.iter().chain(&config.provides)).any(|(s, _)| s == name);
+        if later {
+            self.forward.set(true);
+            self.guessed
+                .borrow_mut()
+                .get_or_insert((name.to_string(), at));
+            // 1 rather than 0, which `ALIGN` and `/` refuse.
+            return Some(Value::abs(1));
+        }
+        None
     }
     /// The script's symbols assigned so far, and the others the link defines (the inputs', whose addresses come
     /// later; the linker's own and `--defsym`'s).
@@ -246,13 +278,19 @@ pub fn assign_addresses(
         forward: std::cell::Cell::new(false),
         data: Vec::new(),
         fills: Vec::new(),
+        moving_dot: std::cell::Cell::new(None),
+        guessed: std::cell::RefCell::new(None),
     };
     // Assignments outside `SECTIONS` and `--defsym`s (`Config::defsyms`) that need no symbol of the inputs are
     // visible to the commands, as in GNU ld, whose passes see every assignment.
     for (name, text) in &w.config.defsyms {
-        if let Ok(v) = crate::expr::parse(text).and_then(|e| e.eval(&st)) {
-            st.symbols
-                .insert(name.clone(), (crate::expr::Value::abs(v), NONE));
+        // With its section (`ADDR(.data) + 4` is relative to `.data`).
+        if let Ok(v) = crate::expr::parse(text).and_then(|e| e.eval_value(&st).map(|e| e.value)) {
+            let sec = match v.base {
+                Base::Section(s) => s,
+                _ => NONE,
+            };
+            st.symbols.insert(name.clone(), (v, sec));
         }
     }
     for r in &w.sc.memory {
@@ -319,6 +357,7 @@ pub fn assign_addresses(
         .collect();
     let page = w.config.common_page_size.max(1);
     let relro_misaligned = st.relro_end.get().map_or(0, |e| align_up(e, page) - e);
+    let values = pass_values(&st);
     Ok(ScriptAddresses {
         loads,
         headers,
@@ -331,7 +370,26 @@ pub fn assign_addresses(
         forward: st.forward.get(),
         data: st.data,
         fills: st.fills,
+        values,
+        guessed: st.guessed.into_inner(),
     })
+}
+
+/// The values the script's symbols had at the end of a pass: those `SECTIONS` assigned, and the assignments
+/// outside it (`--defsym`s) evaluated with this pass's addresses, for the next pass (`Walk::prior`).
+fn pass_values(st: &State) -> Vec<(String, Value)> {
+    let mut values: Vec<(String, Value)> = (st.order.iter())
+        .map(|s| (s.clone(), st.symbols[s].0))
+        .collect();
+    for (name, text) in st.w.config.defsyms.iter().chain(&st.w.config.provides) {
+        if st.symbols.contains_key(name) {
+            continue;
+        }
+        if let Ok(v) = crate::expr::parse(text).and_then(|e| e.eval_value(st).map(|e| e.value)) {
+            values.push((name.clone(), v));
+        }
+    }
+    values
 }
 
 /// Whether the next output section after command `k` is a kept unallocated one with contents: GNU ld then puts
@@ -366,7 +424,10 @@ impl State<'_> {
         };
         if a.target == "." {
             self.prefer_next |= inside.is_none();
-            let e = expr.eval_value(self).map_err(|e| sc.error(a.pos, e))?;
+            self.moving_dot.set(Some(a.pos));
+            let e = expr.eval_value(self);
+            self.moving_dot.set(None);
+            let e = e.map_err(|e| sc.error(a.pos, e))?;
             // A number inside an output section is an offset in it.
             let v = match e.value.base {
                 Base::Number => e.value.v.wrapping_add(inside.unwrap_or(0)),
