@@ -92,7 +92,7 @@ fn sections(dir: &Path, file: &str) -> Vec<String> {
         .filter_map(|l| l.split_once(']'))
         .filter(|(n, _)| n.trim().parse::<usize>().is_ok_and(|n| n > 0))
         .map(|(_, rest)| rest.split_whitespace().collect::<Vec<_>>())
-        .filter(|f| f.len() > 2 && f[2].trim_start_matches('0') != "")
+        .filter(|f| f.len() > 2 && !f[2].trim_start_matches('0').is_empty())
         .map(|f| format!("{} {}", f[0], f[2]))
         .collect()
 }
