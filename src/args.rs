@@ -278,6 +278,8 @@ pub struct Config {
     pub provides: Vec<(String, String)>,
     /// Symbols a script assigns with `HIDDEN` or `PROVIDE_HIDDEN`: never exported.
     pub script_hidden: Vec<String>,
+    /// The scripts given with `-T` (the others are named as inputs: `INSERT` there is GNU ld's error).
+    pub script_options: Vec<PathBuf>,
     /// The linker script's `SECTIONS` and `MEMORY`: the layout it asks for instead of the default.
     pub sections: Option<std::sync::Arc<crate::script::sections::SectionsScript>>,
     /// The symbols `SECTIONS` assigns: defined by the layout; a `PROVIDE`d one only when an input refers to it and
@@ -417,6 +419,7 @@ impl Default for Config {
             version_texts: Vec::new(),
             provides: Vec::new(),
             script_hidden: Vec::new(),
+            script_options: Vec::new(),
             sections: None,
             section_symbols: Vec::new(),
             dynamic_list: Vec::new(),
@@ -1226,6 +1229,7 @@ impl Parser {
                         .unwrap_or(named),
                     false => named,
                 };
+                cfg.script_options.push(path.clone());
                 cfg.inputs.push(InputArg::File {
                     path,
                     flags: self.flags,

@@ -430,6 +430,18 @@ impl Loader<'_> {
             Ok(p) => p,
             Err(e) => return self.error(e),
         };
+        // GNU ld reads a script named as an input after its default script is in place, and cannot find the
+        // section an `INSERT` there names ("not found for insert"), whichever it is.
+        if let Some(i) = parsed.settings.inserts.first()
+            && !(self.script_depth == 0 && self.config.script_options.iter().any(|p| p == path))
+        {
+            let how = if i.after { "AFTER" } else { "BEFORE" };
+            return self.error(format!(
+                "{}: INSERT {how} {} in a script named as an input file: GNU ld does not find the section \
+                 (\"{} not found for insert\"); give the script with -T",
+                i.at, i.section, i.section
+            ));
+        }
         if self.script.sections.is_some() && parsed.settings.sections.is_some() {
             return self.error(format!(
                 "{name}: a second script with SECTIONS is not supported yet"

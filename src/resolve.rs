@@ -1334,13 +1334,35 @@ pub fn is_start_stop(name: &[u8]) -> bool {
 }
 
 /// Whether linker-defined symbol `name` stays local to the output: never exported from a shared object or an
-/// executable, as with GNU ld (which makes them local) and lld (hidden). The others (`_end`, `__bss_start`…) are
-/// exported like any definition.
-pub fn linker_symbol_is_local(name: &[u8]) -> bool {
-    matches!(
+/// executable, and a `LOCAL` entry of `.symtab`. GNU ld defines these hidden (its own `_GLOBAL_OFFSET_TABLE_`,
+/// `_DYNAMIC`, `__ehdr_start`, `__GNU_EH_FRAME_HDR`, `_TLS_MODULE_BASE_`; its default scripts'
+/// `PROVIDE_HIDDEN` array and IRELATIVE bounds) and makes hidden definitions local, as it does the symbols a
+/// script assigns with `HIDDEN` or `PROVIDE_HIDDEN`. A name a script or `--defsym` assigns plainly is an ordinary
+/// global. The others (`_end`, `__bss_start`…) are exported like any definition.
+pub fn linker_symbol_is_local(config: &Config, name: &[u8]) -> bool {
+    let own = matches!(
         name,
-        b"_GLOBAL_OFFSET_TABLE_" | b"_DYNAMIC" | b"__ehdr_start" | b"_TLS_MODULE_BASE_"
-    )
+        b"_GLOBAL_OFFSET_TABLE_"
+            | b"_DYNAMIC"
+            | b"__ehdr_start"
+            | b"_TLS_MODULE_BASE_"
+            | b"__GNU_EH_FRAME_HDR"
+            | b"__rela_iplt_start"
+            | b"__rela_iplt_end"
+            | b"__init_array_start"
+            | b"__init_array_end"
+            | b"__fini_array_start"
+            | b"__fini_array_end"
+            | b"__preinit_array_start"
+            | b"__preinit_array_end"
+    );
+    let is = |s: &String| s.as_bytes() == name;
+    if config.script_hidden.iter().any(is) {
+        return true;
+    }
+    own && !(config.defsyms.iter().any(|(s, _)| is(s))
+        || config.provides.iter().any(|(s, _)| is(s))
+        || config.section_symbols.iter().any(|s| is(&s.name)))
 }
 
 /// Symbols the linker defines when a live object refers to them and nothing else defines them.
@@ -1357,7 +1379,15 @@ fn define_linker_symbols(
         b"_DYNAMIC" => dynamic,
         // GNU ld's scripts define it for executables only: a shared object's reference is the executable's.
         b"__executable_start" => config.kind != crate::args::OutputKind::Shared,
-        b"__rela_iplt_start" | b"__rela_iplt_end" => !dynamic,
+        // GNU ld's default scripts: the IRELATIVE bounds in a position-dependent executable's (empty in a dynamic
+        // one, whose IRELATIVE relocations are in `.rela.plt`), the arrays' bounds in an executable's.
+        b"__rela_iplt_start" | b"__rela_iplt_end" => config.kind == crate::args::OutputKind::Exec,
+        b"__init_array_start"
+        | b"__init_array_end"
+        | b"__fini_array_start"
+        | b"__fini_array_end"
+        | b"__preinit_array_start"
+        | b"__preinit_array_end" => config.kind != crate::args::OutputKind::Shared,
         b"__GNU_EH_FRAME_HDR" => config.eh_frame_hdr,
         _ => true,
     });

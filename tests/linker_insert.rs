@@ -357,6 +357,11 @@ fn insert_errors_match_gnu_ld() {
             &["-Wl,-T,tab.lds", "-Wl,--orphan-handling=warn"],
             "tab.lds:1:31: INSERT with --orphan-handling other than place is not supported yet",
         ),
+        // Named as an input file rather than with -T: GNU ld fails it (".data not found for insert").
+        (
+            &["tab.lds"],
+            "tab.lds:1:31: INSERT AFTER .data in a script named as an input file: GNU ld does not find the section",
+        ),
     ] {
         std::fs::write(
             dir.join("bad.lds"),

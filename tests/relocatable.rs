@@ -509,3 +509,85 @@ fn corrupt_first_relocation(obj: &mut [u8]) {
     }
     panic!("no relocations to corrupt");
 }
+
+/// Each member's `.rodata` and `.rodata.*` and the symbols they define, for `load_order_matches_gnu_ld`: `main`
+/// refers to `f3` and `f2`, `m3` to `f1`, `m1` to `f4`, so GNU ld loads m2, m3 (first pass over the archive),
+/// then m1 and m4 (second pass); `g3` in the second archive refers back to the first (a group).
+fn member(i: u32, needs: Option<u32>) -> String {
+    let call = needs.map_or(format!("ro_m{i}"), |n| format!("f{n}()"));
+    let decl = needs.map_or(String::new(), |n| format!("const char *f{n}(void);\n"));
+    format!(
+        "{decl}const char ro_m{i}[] = \"m{i}\";\n\
+         __attribute__((section(\".rodata.tab\"))) const int tab_m{i} = {i};\n\
+         const char *f{i}(void) {{ return {call} ? ro_m{i} : 0; }}\n"
+    )
+}
+
+/// The archive members' sections and symbols in the order GNU ld loads them (not the archive's), within
+/// `.rodata`, `.rodata.tab` and `.text` and in `.symtab` (the kernel's `vmlinux.o` is such a partial link).
+#[test]
+fn load_order_matches_gnu_ld() {
+    let Some((dir, _shim, _bfd)) =
+        common::against_gnu_ld("reloc-load-order", &["gcc", "ar", "readelf"])
+    else {
+        return;
+    };
+    let (linker, _) = common::linker_under_test();
+    let mut sources: Vec<(String, String)> =
+        [(1, Some(4)), (2, None), (3, Some(1)), (4, None), (5, None)]
+            .into_iter()
+            .map(|(i, n)| (format!("m{i}.c"), member(i, n)))
+            .collect();
+    sources.push((
+        "g1.c".into(),
+        "const char ro_g1[] = \"g1\";\nconst char *g1(void) { return ro_g1; }\n".into(),
+    ));
+    sources.push((
+        "g3.c".into(),
+        "const char ro_g3[] = \"g3\";\nconst char *f5(void);\nconst char *g3(void) { return f5() ? ro_g3 : 0; }\n"
+            .into(),
+    ));
+    sources.push((
+        "main.c".into(),
+        "const char ro_main[] = \"main\";\nconst char *f3(void), *f2(void), *g3(void);\n\
+         const char *g(void) { return f3() && g3() ? f2() : ro_main; }\n"
+            .into(),
+    ));
+    let sources: Vec<(&str, &str)> = sources
+        .iter()
+        .map(|(a, b)| (a.as_str(), b.as_str()))
+        .collect();
+    compile(&dir, "gcc", &["-O1"], &sources);
+    common::tool_ok(
+        "ar",
+        &["rcs", "liba.a", "m1.o", "m2.o", "m3.o", "m4.o", "m5.o"],
+        &dir,
+    );
+    common::tool_ok("ar", &["rcs", "libg.a", "g1.o", "g3.o"], &dir);
+    let dump = |obj: &str| -> Vec<String> {
+        let mut v = Vec::new();
+        for sec in [".rodata", ".rodata.tab", ".text"] {
+            v.push(common::tool_ok("readelf", &["-x", sec, obj], &dir));
+        }
+        let syms = common::tool_ok("readelf", &["-sW", obj], &dir);
+        // The files' locals in order, by name and value (the section header order is GNU ld's in broad classes
+        // only, see the README).
+        v.extend(
+            syms.lines()
+                .map(|l| l.split_whitespace().collect::<Vec<_>>())
+                .filter(|f| f.len() == 8 && f[4] == "LOCAL" && f[3] != "SECTION")
+                .map(|f| format!("{} {} {}", f[7], f[1], f[3])),
+        );
+        v
+    };
+    let inputs = ["main.o", "--start-group", "liba.a", "libg.a", "--end-group"];
+    partial_links(&linker, &dir, &inputs, &[]);
+    let (want, got) = (dump("bfd.o"), dump("rivet.o"));
+    assert_eq!(got, want);
+    // The strings in GNU ld's order: main, then m2 and m3, m1 and m4, then g3, then m5 (g3 needs it).
+    assert!(
+        want[0].contains("main.m2.m3.m1.m4") && want[0].contains(".g3.m5."),
+        "{}",
+        want[0]
+    );
+}

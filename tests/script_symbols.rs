@@ -310,3 +310,62 @@ int main(void) {
     assert_eq!(seen[1], seen[0]);
     assert_eq!(seen[0].0, "1 1 0 1234 5678 0\n");
 }
+
+/// The location counter moved by symbols the script assigns after it: later in `SECTIONS`, and after `SECTIONS`
+/// (with section addresses, `_edata = ADDR(.data) + SIZEOF(.data)`), as GNU ld's later passes see them.
+const DOT_FROM_LATER: &str = r#"
+SECTIONS {
+  . = 0x400000;
+  .text : { *(.text*) *(.rodata*) }
+  . = . + SIZEOF(.text) * 2 + pad;
+  .data : { *(.data*) }
+  . = ALIGN(later_align);
+  .bss : { *(.bss*) . = . + (_edata - ADDR(.data)) + extra; }
+  _edata_copy = _edata;
+  pad = 0x100;
+  later_align = 0x100;
+  /DISCARD/ : { *(.comment) *(.note*) *(.eh_frame) }
+}
+_edata = ADDR(.data) + SIZEOF(.data);
+extra = 0x40 + pad;
+"#;
+
+#[test]
+fn location_counter_from_symbols_assigned_later_matches_gnu_ld() {
+    let Some((dir, _, _)) = common::against_gnu_ld("script-symbols-later", &["gcc", "readelf"])
+    else {
+        return;
+    };
+    compile(&dir);
+    std::fs::write(dir.join("later.lds"), DOT_FROM_LATER).unwrap();
+    let [bfd, rivet] = link_both(&dir, "later.lds", &["code.o"]);
+    assert_eq!(sections(&dir, &rivet), sections(&dir, &bfd));
+    assert_eq!(symbols(&dir, &rivet), symbols(&dir, &bfd));
+    let bss = sections(&dir, &rivet)
+        .into_iter()
+        .find(|s| s.starts_with(".bss "))
+        .unwrap();
+    assert_eq!(bss, ".bss NOBITS 0000000000400200 000148 WA", "{bss}");
+
+    // Where the value comes from an input's symbol, whose address the layout decides, rivet refuses (GNU ld
+    // takes the value of a pass that need not be its last).
+    std::fs::write(
+        dir.join("input.lds"),
+        "SECTIONS {\n  . = 0x400000;\n  .text : { *(.text*) }\n  . = . + from_input;\n  .data : { *(.data*) }\n}\nfrom_input = data1;\n",
+    )
+    .unwrap();
+    let (rivet, _) = common::linker_under_test();
+    let o = common::tool(
+        &rivet.display().to_string(),
+        &["-T", "input.lds", "-o", "input.out", "code.o"],
+        Some(&dir),
+    );
+    assert!(!o.success());
+    assert!(
+        o.stderr_str().contains(
+            "input.lds:4:3: the location counter depends on 'from_input', which has no value before the layout"
+        ),
+        "{}",
+        o.stderr_str()
+    );
+}

@@ -39,7 +39,9 @@ pub fn section_order(
     let text = std::fs::read(path).map_err(|e| format!("cannot open {}: {e}", path.display()))?;
     let warn = config.warn_symbol_ordering;
     let names = ordered_names(&text, &path.display().to_string(), warn);
-    let mut rank: Vec<Vec<u32>> = res.runs.map(|f| vec![NONE; res.objects[f.index()].sections.len()]);
+    let mut rank: Vec<Vec<u32>> = res
+        .runs
+        .map(|f| vec![NONE; res.objects[f.index()].sections.len()]);
     let mut found = vec![false; names.len()];
     let mut give = |f: FileId, i: usize, r: u32, found: &mut [bool]| {
         found[r as usize] = true;

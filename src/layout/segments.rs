@@ -470,7 +470,7 @@ impl Addresser<'_> {
                 // SIZEOF_HEADERS counts the program headers, which depend on the loads the addresses make: lay
                 // out again until the count is stable, and until the sections an expression named before their
                 // place (`ADDR(.later)`) have the addresses it saw.
-                let mut before: Vec<u64> = Vec::new();
+                let mut before: (Vec<u64>, Vec<(String, crate::expr::Value)>) = Default::default();
                 for _ in 0..4 {
                     let a = super::script::assign_addresses(
                         w,
@@ -482,12 +482,14 @@ impl Addresser<'_> {
                     let n = w.fixed_headers
                         + a.loads.len()
                         + (w.dynamic && a.headers.is_some()) as usize;
-                    let addrs: Vec<u64> = match a.forward {
-                        true => osecs.iter().map(|o| o.addr).collect(),
-                        false => Vec::new(),
+                    // With the symbols' values too: an assignment to `.` may have named one assigned after it.
+                    let addrs = match a.forward {
+                        true => (osecs.iter().map(|o| o.addr).collect(), a.values.clone()),
+                        false => Default::default(),
                     };
                     let stable = !a.forward || addrs == before;
                     before = addrs;
+                    w.prior = a.values.iter().cloned().collect();
                     let settled =
                         64 + 56 * n as u64 == w.headers && a.relro_misaligned == 0 && stable;
                     w.relro_padding
@@ -497,6 +499,17 @@ impl Addresser<'_> {
                     if settled {
                         break;
                     }
+                }
+                // A symbol no pass gave a value before the location counter needed it (one assigned from the
+                // inputs' symbols, whose addresses come after the layout).
+                if let Some((name, at)) = out.as_ref().and_then(|a| a.guessed.clone()) {
+                    return Err(Errors::one(w.sc.error(
+                        at,
+                        format!(
+                            "the location counter depends on '{name}', which has no value before the layout \
+                             (it is assigned from the inputs' symbols)"
+                        ),
+                    )));
                 }
                 Ok(out.as_ref().map_or(0, |a| a.end))
             }
@@ -543,6 +556,7 @@ pub fn assign_segments<A: Arch>(
                 relro_padding: std::cell::Cell::new(0),
                 merges,
                 synth: map.synth,
+                prior: Default::default(),
             },
             None,
         ))),

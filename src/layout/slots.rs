@@ -171,7 +171,7 @@ fn exported_ids(cx: &Cx) -> Vec<SymId> {
     crate::par::filter_ids(res.num_globals(), |g| {
         (matches!(res.defs[g], Def::Object { .. })
             || res.defs[g] == Def::Linker
-                && !crate::resolve::linker_symbol_is_local(res.name(SymId::new(g)))
+                && !crate::resolve::linker_symbol_is_local(config, res.name(SymId::new(g)))
                 && !(crate::resolve::is_start_stop(res.name(SymId::new(g)))
                     && matches!(
                         config.start_stop_visibility,

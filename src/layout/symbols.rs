@@ -26,9 +26,9 @@ pub fn assign_addresses(
     lay.sec_addr = sec_addr;
     common_addresses(lay, &mut addrs);
     imported_addresses(res, space, lay, &mut addrs);
-    let mut linker = linker_defined_addresses(res, lay, &mut addrs);
-    let headers = 64 + 56 * lay.segments.len() as u64;
     let mut sections = HashMap::default();
+    let mut linker = linker_defined_addresses(res, lay, &mut addrs, &mut sections);
+    let headers = 64 + 56 * lay.segments.len() as u64;
     let dl = DefsymLayout { lay, headers };
     // The script's symbols first: an assignment outside SECTIONS (a --defsym) may name one (the kernel's
     // `init_per_cpu__gdt_page = ABSOLUTE(gdt_page) + __per_cpu_load`); then those SECTIONS assignments that
@@ -203,11 +203,13 @@ fn section_range(lay: &Layout, name: &[u8]) -> Option<(u64, u64)> {
         .map(|o| (o.addr, o.addr + o.size))
 }
 
-/// Linker-defined symbols that no input defines get their addresses; returns them by id.
+/// Linker-defined symbols that no input defines get their addresses, and the sections of those whose address
+/// alone does not tell it (`sections`); returns them by id.
 fn linker_defined_addresses(
     res: &Resolved,
     lay: &Layout,
     addrs: &mut [u64],
+    sections: &mut HashMap<SymId, OsecId>,
 ) -> HashMap<SymId, u64> {
     let mut linker = HashMap::default();
     let bounds = Bounds::of(lay);
@@ -218,9 +220,54 @@ fn linker_defined_addresses(
         if let Some(v) = linker_symbol_value(lay, &bounds, res.name(g)) {
             linker.insert(g, v);
             addrs[g.index()] = v;
+            if let Some(s) = linker_symbol_section(lay, res.name(g), v) {
+                sections.insert(g, s);
+            }
         }
     }
     linker
+}
+
+/// The output section of linker-defined symbol `name` (at `v`) where the last section holding the address is not
+/// GNU ld's: an array's bounds are in their array's section (the end too, where the next section starts), the
+/// IRELATIVE bounds in the section holding `.rela.iplt`, `__ehdr_start` and `__executable_start` in the first
+/// section after the headers, the end of the text or data (`_etext`, `_edata`) in the section it ends,
+/// `_TLS_MODULE_BASE_` in the first TLS section, `__stop_SEC` in `SEC`.
+fn linker_symbol_section(lay: &Layout, name: &[u8], v: u64) -> Option<OsecId> {
+    let kept = || {
+        (lay.osecs.iter().enumerate())
+            .filter(|(_, o)| o.shndx != 0 && o.is_alloc())
+            .map(|(i, o)| (OsecId::new(i), o))
+    };
+    let named = |n: &[u8]| kept().find(|(_, o)| o.name == n).map(|(i, _)| i);
+    match name {
+        b"__init_array_start" | b"__init_array_end" => named(b".init_array"),
+        b"__fini_array_start" | b"__fini_array_end" => named(b".fini_array"),
+        b"__preinit_array_start" | b"__preinit_array_end" => {
+            named(b".preinit_array").or_else(|| {
+                // The section before `.init_array`, where the empty array would be.
+                let init = named(b".init_array")?;
+                kept().map(|(i, _)| i).take_while(|&i| i < init).last()
+            })
+        }
+        b"__rela_iplt_start" | b"__rela_iplt_end" if lay.is_dynamic => {
+            lay.synth.get(Synth::RelaPlt)
+        }
+        b"__rela_iplt_start" | b"__rela_iplt_end" => lay.synth.get(Synth::RelaIplt),
+        b"__ehdr_start" | b"__executable_start" => kept()
+            .filter(|(_, o)| o.addr >= v && !(o.is_tls() && o.is_nobits()))
+            .min_by_key(|(_, o)| o.addr)
+            .map(|(i, _)| i),
+        b"_etext" | b"etext" | b"__etext" | b"_edata" | b"edata" => kept()
+            .filter(|(_, o)| o.addr <= v && v <= o.addr + o.size && !(o.is_tls() && o.is_nobits()))
+            .min_by_key(|(_, o)| o.addr)
+            .map(|(i, _)| i),
+        b"_TLS_MODULE_BASE_" => kept().find(|(_, o)| o.is_tls()).map(|(i, _)| i),
+        _ => {
+            let sec = (name.strip_prefix(b"__start_")).or_else(|| name.strip_prefix(b"__stop_"))?;
+            named(sec)
+        }
+    }
 }
 
 /// The globals that may be linker-defined, sorted. Only these names can be defined here
@@ -266,10 +313,16 @@ fn linker_symbol_value(lay: &Layout, bounds: &Bounds, name: &[u8]) -> Option<u64
         b"__GNU_EH_FRAME_HDR" if lay.synth_sec(Synth::EhFrameHdr).is_some() => {
             Some(lay.synth_addr(Synth::EhFrameHdr))
         }
-        b"__rela_iplt_start" | b"__rela_iplt_end" if !lay.is_dynamic => {
-            let r = lay
-                .synth_part(Synth::RelaIplt)
-                .map_or((0, 0), |o| (o.addr, o.addr + o.size));
+        b"__rela_iplt_start" | b"__rela_iplt_end" => {
+            // A dynamic executable's are both at the end of `.rela.plt`, as in GNU ld's script.
+            let rela_plt = || {
+                lay.synth_part(Synth::RelaPlt)
+                    .map(|o| (o.addr + o.size, o.addr + o.size))
+            };
+            let r = (lay.synth_part(Synth::RelaIplt).filter(|_| !lay.is_dynamic))
+                .map(|o| (o.addr, o.addr + o.size))
+                .or_else(|| rela_plt().filter(|_| lay.is_dynamic))
+                .unwrap_or((0, 0));
             Some(if name == b"__rela_iplt_start" {
                 r.0
             } else {
@@ -282,6 +335,16 @@ fn linker_symbol_value(lay: &Layout, bounds: &Bounds, name: &[u8]) -> Option<u64
             .or_else(|| range_sym(b"__fini_array_end", b".fini_array", true))
             .or_else(|| range_sym(b"__preinit_array_start", b".preinit_array", false))
             .or_else(|| range_sym(b"__preinit_array_end", b".preinit_array", true))
+            .map(|v| match name {
+                // Without a `.preinit_array`, where it would be: before `.init_array` (GNU ld's symbols are
+                // assigned there all the same).
+                b"__preinit_array_start" | b"__preinit_array_end"
+                    if section_range(lay, b".preinit_array").is_none() =>
+                {
+                    section_range(lay, b".init_array").map_or(v, |r| r.0)
+                }
+                _ => v,
+            })
             .or_else(|| {
                 let (sec, is_end) = if let Some(s) = name.strip_prefix(b"__start_") {
                     (s, false)

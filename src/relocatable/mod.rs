@@ -5,6 +5,7 @@
 //! the final link's passes (ARCHITECTURE.md).
 
 mod image;
+mod order;
 mod relocs;
 mod sections;
 mod symbols;

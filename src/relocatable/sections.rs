@@ -66,6 +66,9 @@ pub struct Plan {
     pub commons: HashMap<crate::index::SymId, (OsecId, u64)>,
     /// `.note.GNU-stack` asks for an executable stack.
     pub exec_stack: bool,
+    /// The live objects in the order GNU ld loads them (`order::load_order`): their sections and symbols go in
+    /// that order.
+    pub load_order: Vec<FileId>,
 }
 
 impl Plan {
@@ -82,14 +85,13 @@ pub fn plan<A: crate::arch::Arch>(config: &Config, res: &Resolved) -> Result<Pla
     let strip_debug = config.strip_debug || config.strip_all;
     let mut osecs: Vec<OutSec> = Vec::new();
     let mut by_name: HashMap<Vec<u8>, OsecId> = HashMap::new();
-    let mut place: Vec<Vec<(OsecId, u64)>> = Vec::with_capacity(res.objects.len());
-    for (f, o) in res.objects.iter().enumerate() {
-        let mut here = vec![(OsecId::NONE, 0); o.sections.len()];
-        if !res.object_live[f] {
-            place.push(here);
-            continue;
-        }
-        let f = FileId::new(f);
+    let mut place: Vec<Vec<(OsecId, u64)>> = (res.objects.iter())
+        .map(|o| vec![(OsecId::NONE, 0); o.sections.len()])
+        .collect();
+    let load_order = super::order::load_order(config, res);
+    for &f in &load_order {
+        let o = &res.objects[f.index()];
+        let here = &mut place[f.index()];
         for (s, sec) in o.secs() {
             if !kept(res, o, f, s, strip_debug) {
                 continue;
@@ -122,9 +124,8 @@ pub fn plan<A: crate::arch::Arch>(config: &Config, res: &Resolved) -> Result<Pla
             });
             here[s.index()] = (id, 0);
         }
-        place.push(here);
     }
-    let groups = groups(res, &place)?;
+    let groups = groups(res, &place, &load_order)?;
     let mut plan = Plan {
         osecs,
         order: Vec::new(),
@@ -132,6 +133,7 @@ pub fn plan<A: crate::arch::Arch>(config: &Config, res: &Resolved) -> Result<Pla
         groups,
         commons: HashMap::new(),
         exec_stack: false,
+        load_order,
     };
     lay_out_parts(&mut plan, res);
     if config.define_common {
@@ -365,12 +367,10 @@ fn exec_stack(config: &Config, res: &Resolved) -> bool {
 
 /// The kept section groups of every live object: the COMDAT groups that won (and any other group) with their
 /// members' output sections. A group whose members are all gone (`-S`) is dropped.
-fn groups(res: &Resolved, place: &[Vec<(OsecId, u64)>]) -> Result<Vec<Group>> {
+fn groups(res: &Resolved, place: &[Vec<(OsecId, u64)>], order: &[FileId]) -> Result<Vec<Group>> {
     let mut out = Vec::new();
-    for (f, o) in res.objects.iter().enumerate() {
-        if !res.object_live[f] {
-            continue;
-        }
+    for &f in order {
+        let o = &res.objects[f.index()];
         for (s, sec) in o.secs() {
             if sec.sh_type() != E::SHT_GROUP {
                 continue;
@@ -385,14 +385,14 @@ fn groups(res: &Resolved, place: &[Vec<(OsecId, u64)>]) -> Result<Vec<Group>> {
             let mut members = Vec::new();
             for w in words[4..words.len() & !3].chunks_exact(4) {
                 let m = u32::from_le_bytes(w.try_into().unwrap()) as usize;
-                let (id, _) = *place[f].get(m).ok_or_else(bad)?;
+                let (id, _) = *place[f.index()].get(m).ok_or_else(bad)?;
                 if id.is_some() && !members.contains(&id) {
                     members.push(id);
                 }
             }
             if !members.is_empty() {
                 out.push(Group {
-                    file: FileId::new(f),
+                    file: f,
                     sec: s,
                     sig_sym,
                     flag,

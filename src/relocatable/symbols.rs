@@ -68,19 +68,20 @@ pub fn table(config: &Config, res: &Resolved, plan: &Plan) -> Result<SymbolTable
         });
     }
     let needed = needed_locals(config, res, plan);
-    let mut local_index = Vec::with_capacity(res.objects.len());
-    for (f, o) in res.objects.iter().enumerate() {
-        let mut idx = vec![NONE; o.first_global.min(o.syms.len())];
-        if res.object_live[f] {
-            for (i, slot) in idx.iter_mut().enumerate().skip(1) {
-                let keep = needed.as_ref().is_none_or(|n| n[f][i]) || wanted_local(config, o, i);
-                if let Some(s) = keep.then(|| local(plan, o, FileId::new(f), i)).flatten() {
-                    *slot = syms.len() as u32;
-                    syms.push(s);
-                }
+    let mut local_index: Vec<Vec<u32>> = (res.objects.iter())
+        .map(|o| vec![NONE; o.first_global.min(o.syms.len())])
+        .collect();
+    // Each file's locals in GNU ld's load order, as its sections are.
+    for &f in &plan.load_order {
+        let o = &res.objects[f.index()];
+        for (i, slot) in local_index[f.index()].iter_mut().enumerate().skip(1) {
+            let keep =
+                needed.as_ref().is_none_or(|n| n[f.index()][i]) || wanted_local(config, o, i);
+            if let Some(s) = keep.then(|| local(plan, o, f, i)).flatten() {
+                *slot = syms.len() as u32;
+                syms.push(s);
             }
         }
-        local_index.push(idx);
     }
     let first_global = syms.len();
     let global_index = globals(config, res, plan, &mut syms)?;
@@ -198,11 +199,9 @@ fn globals(
         };
         res.num_globals()
     ];
-    for (f, o) in res.objects.iter().enumerate() {
-        if !res.object_live[f] {
-            continue;
-        }
-        for (k, &g) in res.object_ids[f].iter().enumerate() {
+    for &f in &plan.load_order {
+        let o = &res.objects[f.index()];
+        for (k, &g) in res.object_ids[f.index()].iter().enumerate() {
             let s = &o.syms[o.first_global + k];
             let first = index[g.index()] == NONE;
             if first {

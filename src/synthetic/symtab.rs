@@ -18,6 +18,9 @@ pub struct Contents {
     pub members: Vec<Vec<u64>>,
     /// Globals not defined by an object that go in (linker-defined, imported with a slot).
     pub extra: Vec<SymId>,
+    /// Linker-defined globals that go in as locals (`resolve::linker_symbol_is_local`), after the files' locals
+    /// (GNU ld writes the hidden symbols it made local after the inputs' locals).
+    pub extra_local: Vec<SymId>,
     /// Whether one of them is an IFUNC or a unique global.
     pub gnu_ext: bool,
     /// `--emit-relocs`: the output sections that get a section symbol, first after the null entry (as GNU ld
@@ -28,19 +31,20 @@ pub struct Contents {
 impl Contents {
     /// The number of local entries, the null one included: the index of the first global (`sh_info`).
     pub fn first_global(&self) -> u32 {
-        1 + self.section_syms.len() as u32 + self.counts.iter().map(|c| c.0).sum::<u32>()
+        1 + self.section_syms.len() as u32
+            + self.counts.iter().map(|c| c.0).sum::<u32>()
+            + self.extra_local.len() as u32
     }
 
     /// The sizes of `.symtab` and `.strtab`.
     pub fn sizes(&self, res: &Resolved) -> (u64, u64) {
         let n: u64 = self.counts.iter().map(|c| (c.0 + c.1) as u64).sum::<u64>()
             + self.extra.len() as u64
+            + self.extra_local.len() as u64
             + self.section_syms.len() as u64
             + 1;
         let strs: u64 = self.counts.iter().map(|c| c.2).sum::<u64>()
-            + self
-                .extra
-                .iter()
+            + (self.extra.iter().chain(&self.extra_local))
                 .map(|&g| res.name(g).len() as u64 + 1)
                 .sum::<u64>()
             + 1;
@@ -91,7 +95,7 @@ pub fn contents(
     };
     let gnu_ext = per_file.iter().any(|p| p.2);
     let (counts, members): (Vec<_>, Vec<_>) = per_file.into_iter().map(|(c, b, _)| (c, b)).unzip();
-    let extra: Vec<SymId> = if config.strip_all {
+    let all_extra: Vec<SymId> = if config.strip_all {
         Vec::new()
     } else {
         (0..res.num_globals() as u32)
@@ -105,10 +109,14 @@ pub fn contents(
             })
             .collect()
     };
+    let (extra_local, extra) = all_extra.into_iter().partition(|&g| {
+        res.defs[g.index()] == Def::Linker && linker_entry(config, res, g).0 == E::STB_LOCAL
+    });
     Contents {
         counts,
         members,
         extra,
+        extra_local,
         gnu_ext,
         section_syms: Vec::new(),
     }
@@ -159,8 +167,9 @@ pub trait Places: Sync {
     fn value(&self, f: FileId, i: usize, st_type: u8) -> u64;
     /// `st_size` of symbol `i` of object `f`.
     fn size(&self, f: FileId, i: usize) -> u64;
-    /// A linker-defined global's section index (`SHN_ABS` where no section holds it) and address.
-    fn linker_symbol(&self, g: SymId) -> (u16, u64);
+    /// A linker-defined global's section index (`SHN_ABS` where no section holds it) and `st_value` (its
+    /// address, or for `STT_TLS` its offset in the TLS block).
+    fn linker_symbol(&self, g: SymId, st_type: u8) -> (u16, u64);
     /// An output section's index and address, for its section symbol.
     fn output_section(&self, i: OsecId) -> (u16, u64);
 }
@@ -175,7 +184,7 @@ struct FileOut<'a> {
 }
 
 /// Writes `.symtab` (`sym_out`) and `.strtab` (`str_out`), every byte of both, in parallel per file: the null
-/// symbol, each file's locals, each file's globals, then the extras.
+/// symbol, each file's locals, the local extras, each file's globals, then the global extras.
 pub fn write(
     config: &Config,
     res: &Resolved,
@@ -200,25 +209,37 @@ pub fn write(
         e[6..8].copy_from_slice(&shndx.to_le_bytes());
         e[8..16].copy_from_slice(&addr.to_le_bytes());
     }
-    let (mut files, mut extras) = split_per_file(&contents.counts, sym_out, str_out);
+    let nlocal = contents.extra_local.len();
+    let (mut files, mut extras) = split_per_file(&contents.counts, nlocal, sym_out, str_out);
     res.runs.for_each_mut(&mut files, |f, out| {
         if contents.counts[f.index()] != (0, 0, 0) {
             write_file_symbols(res, f, &contents.members[f.index()], places, out);
         }
     });
-    write_extras(config, res, &contents.extra, places, &mut extras);
+    let (locals, globals) = (&contents.extra_local, &contents.extra);
+    write_extras(
+        config,
+        res,
+        locals.iter().chain(globals),
+        places,
+        &mut extras,
+    );
 }
 
 /// Each file's share of `sym_out` (the entries after the null one and the section symbols) and `str_out` (after
-/// the empty name), and the extras' share, which
-/// follows them (globals only).
+/// the empty name), and the extras' share: `extra_locals` entries after the files' locals, the rest after their
+/// globals (written in that order, so `FileOut::globals` holds both), and the names after theirs.
 fn split_per_file<'a>(
     counts: &[(u32, u32, u64)],
+    extra_locals: usize,
     sym_out: &'a mut [u8],
     str_out: &'a mut [u8],
 ) -> (Vec<FileOut<'a>>, FileOut<'a>) {
     let nlocal: usize = counts.iter().map(|c| c.0 as usize).sum();
-    let (mut locals, mut globals) = sym_out.split_at_mut(24 * nlocal);
+    let nglobal: usize = counts.iter().map(|c| c.1 as usize).sum();
+    let (mut locals, rest) = sym_out.split_at_mut(24 * nlocal);
+    let (extra_local, rest) = rest.split_at_mut((24 * extra_locals).min(rest.len()));
+    let (mut globals, extra_global) = rest.split_at_mut((24 * nglobal).min(rest.len()));
     let (_, mut names) = str_out.split_at_mut(1.min(str_out.len()));
     let mut name_off = 1u64;
     let mut files = Vec::with_capacity(counts.len());
@@ -238,8 +259,8 @@ fn split_per_file<'a>(
         name_off += strs;
     }
     let extras = FileOut {
-        locals: &mut [],
-        globals,
+        locals: extra_local,
+        globals: extra_global,
         names,
         name_off,
     };
@@ -295,37 +316,35 @@ fn write_file_symbols(
     }
 }
 
-/// Writes the linker-defined and imported globals (`extra`) into their share of the sections.
-fn write_extras(
+/// Writes the linker-defined and imported globals (`extra`: those that go in as locals first) into their share of
+/// the sections.
+fn write_extras<'a>(
     config: &Config,
     res: &Resolved,
-    extra: &[SymId],
+    extra: impl Iterator<Item = &'a SymId>,
     places: &impl Places,
     out: &mut FileOut,
 ) {
     let mut so = 0usize;
-    for (k, &gid) in extra.iter().enumerate() {
+    let nlocal = out.locals.len() / 24;
+    for (k, &gid) in extra.enumerate() {
         let name = res.name(gid);
-        let e = &mut out.globals[24 * k..][..24];
-        let (shndx, value, bind) = match res.defs[gid.index()] {
+        let e = if k < nlocal {
+            &mut out.locals[24 * k..][..24]
+        } else {
+            &mut out.globals[24 * (k - nlocal)..][..24]
+        };
+        let (shndx, value, (bind, other, ty)) = match res.defs[gid.index()] {
             Def::Linker => {
-                let (section, v) = places.linker_symbol(gid);
-                (section, v, E::STB_GLOBAL)
+                let entry = linker_entry(config, res, gid);
+                let (section, v) = places.linker_symbol(gid, entry.2);
+                (section, v, entry)
             }
-            _ => (0, 0, E::STB_GLOBAL),
+            _ => (0, 0, (E::STB_GLOBAL, 0, E::STT_NOTYPE)),
         };
         e[0..4].copy_from_slice(&((out.name_off + so as u64) as u32).to_le_bytes());
-        e[4] = bind << 4;
-        e[5] = if !matches!(res.defs[gid.index()], Def::Linker)
-            || config.defsyms.iter().any(|(n, _)| n.as_bytes() == name)
-            || (config.section_symbols.iter()).any(|s| s.name.as_bytes() == name && !s.hidden)
-        {
-            0
-        } else if crate::resolve::is_start_stop(name) {
-            config.start_stop_visibility
-        } else {
-            E::STV_HIDDEN
-        };
+        e[4] = (bind << 4) | ty;
+        e[5] = other;
         e[6..8].copy_from_slice(&shndx.to_le_bytes());
         e[8..16].copy_from_slice(&value.to_le_bytes());
         e[16..24].fill(0);
@@ -334,4 +353,33 @@ fn write_extras(
         sb[name.len()] = 0;
         so += name.len() + 1;
     }
+}
+
+/// A linker-defined symbol's binding, `st_other` and type in `.symtab`, as GNU ld gives them: the ones it makes
+/// local (`resolve::linker_symbol_is_local`) `LOCAL` with default visibility (GNU ld clears a local's
+/// visibility), `_GLOBAL_OFFSET_TABLE_` and `_DYNAMIC` objects and `_TLS_MODULE_BASE_` a TLS symbol;
+/// `__start_`/`__stop_` with `-z start-stop-visibility`'s; the others (`_end`, `--defsym`s, a script's plain
+/// and `PROVIDE`d assignments) global, hidden where an input's reference is.
+fn linker_entry(config: &Config, res: &Resolved, g: SymId) -> (u8, u8, u8) {
+    let name = res.name(g);
+    let assigned = |n: &[u8]| {
+        (config.defsyms.iter().chain(&config.provides)).any(|(s, _)| s.as_bytes() == n)
+            || (config.section_symbols.iter()).any(|s| s.name.as_bytes() == n)
+    };
+    if crate::resolve::linker_symbol_is_local(config, name) {
+        let ty = match name {
+            b"_GLOBAL_OFFSET_TABLE_" | b"_DYNAMIC" if !assigned(name) => E::STT_OBJECT,
+            b"_TLS_MODULE_BASE_" if !assigned(name) => E::STT_TLS,
+            _ => E::STT_NOTYPE,
+        };
+        return (E::STB_LOCAL, E::STV_DEFAULT, ty);
+    }
+    let other = if crate::resolve::is_start_stop(name) && !assigned(name) {
+        config.start_stop_visibility
+    } else if res.hidden[g.index()] {
+        E::STV_HIDDEN
+    } else {
+        E::STV_DEFAULT
+    };
+    (E::STB_GLOBAL, other, E::STT_NOTYPE)
 }

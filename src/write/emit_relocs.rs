@@ -21,7 +21,7 @@ use object::elf as E;
 use rayon::prelude::*;
 
 /// Where the symbols went in `.symtab` (`synthetic::symtab`'s order: the null entry, the section symbols, each
-/// file's locals, each file's globals, the extras).
+/// file's locals, the local extras, each file's globals, the global extras).
 struct SymIndex {
     /// Per file: the index of its first local entry and of its first global entry, and its number of locals.
     starts: Vec<(u32, u32, u32)>,
@@ -80,6 +80,11 @@ impl SymIndex {
         }
         for (k, &g) in st.extra.iter().enumerate() {
             idx.global[g.index()] = global + k as u32;
+        }
+        // The linker's symbols made local follow the files' locals.
+        let first_extra_local = st.first_global() - st.extra_local.len() as u32;
+        for (k, &g) in st.extra_local.iter().enumerate() {
+            idx.global[g.index()] = first_extra_local + k as u32;
         }
         idx
     }

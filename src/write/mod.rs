@@ -1194,7 +1194,7 @@ impl dynsym::Places for DynsymPlaces<'_, '_> {
     #[inline]
     fn assigned_section(&self, id: SymId) -> Option<u16> {
         (self.0.lay.linker_sections.contains_key(&id))
-            .then(|| symtab::Places::linker_symbol(self.0, id).0)
+            .then(|| symtab::Places::linker_symbol(self.0, id, E::STT_NOTYPE).0)
     }
     #[inline]
     fn section_holding(&self, v: u64) -> u16 {
@@ -1310,18 +1310,25 @@ impl symtab::Places for WriteCx<'_> {
             },
         )
     }
-    fn linker_symbol(&self, g: SymId) -> (u16, u64) {
+    fn linker_symbol(&self, g: SymId, st_type: u8) -> (u16, u64) {
         let v = self.lay.addrs[g.index()];
-        // Assigned by a script or --defsym: the section the expression's value is relative to.
+        // Assigned by a script or --defsym: the section the expression's value is relative to; or the section
+        // the layout gave it (`symbols::linker_symbol_section`).
         if let Some(&s) = self.lay.linker_sections.get(&g) {
             let osec = self.lay.osecs.get(s.index()).filter(|o| o.shndx != 0);
-            return (osec.map_or(E::SHN_ABS, |o| o.shndx as u16), v);
+            return (
+                osec.map_or(E::SHN_ABS, |o| o.shndx as u16),
+                self.symbol_value(st_type, v),
+            );
         }
         let sec = (self.lay.osecs.iter())
             .filter(|o| o.shndx != 0 && o.is_alloc() && o.addr <= v && v <= o.addr + o.size)
             .map(|o| o.shndx)
             .next_back();
-        (sec.unwrap_or(E::SHN_ABS as u32) as u16, v)
+        (
+            sec.unwrap_or(E::SHN_ABS as u32) as u16,
+            self.symbol_value(st_type, v),
+        )
     }
     fn output_section(&self, i: OsecId) -> (u16, u64) {
         let o = &self.lay.osecs[i.index()];

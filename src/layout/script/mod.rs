@@ -50,8 +50,10 @@ fn settle_flags(sc: &SectionsScript, d: usize, o: &mut OutputSection) {
 }
 
 /// Output section order under a script: its sections in script order; each orphan (an input or linker-made
-/// section no statement places) after the last script section of its kind (the default rules' segment class:
-/// read-only, code, RELRO, data), or before the first of a later kind; non-allocated orphans last.
+/// section no statement places) where GNU ld puts it: after the script's section named for its kind
+/// (`orphan_place`), even an empty one; without that, after the last script section of its kind (the default
+/// rules' segment class: read-only, code, RELRO, data; zero-fill after zero-fill, other data after other data
+/// where the script has both), or before the first of a later kind; non-allocated orphans last.
 pub fn order_sections(
     sc: &SectionsScript,
     rules: &Rules,
@@ -65,15 +67,24 @@ pub fn order_sections(
             u32::MAX
         }
     };
-    let mut anchors: Vec<(u32, i64)> = Vec::new();
+    let mut anchors: Vec<(u32, i64, bool)> = Vec::new();
     for (i, o) in osecs.iter_mut().enumerate() {
         if let Some(d) = sc.output(&o.name) {
             settle_flags(sc, d, o);
             if o.flags != 0 || !o.parts.is_empty() {
-                anchors.push((class(o), 2 * i as i64));
+                anchors.push((class(o), 2 * i as i64, o.is_nobits()));
             }
         }
     }
+    // The script's sections GNU ld places orphans after, by name.
+    let named = |n: &[u8]| {
+        (sc.output(n).is_some())
+            .then(|| osecs.iter().position(|o| o.name == n))
+            .flatten()
+            .map(|i| 2 * i as i64)
+    };
+    let places: Vec<(&[u8], Option<i64>)> = ORPHAN_PLACES.iter().map(|&n| (n, named(n))).collect();
+    let place_of = |n: &[u8]| places.iter().find(|p| p.0 == n).and_then(|p| p.1);
     // `INSERT`s into rivet's default layout: the layout's own sections by their rank, for the orphans to go where
     // the rules put them without a script.
     let builtin: Vec<(u32, i64)> = match sc.builtin_base {
@@ -96,7 +107,12 @@ pub fn order_sections(
             let after = builtin.iter().rev().find(|a| a.0 <= rank);
             return (after.map_or(-1, |a| a.1 + 1), rank);
         }
-        let same = anchors.iter().rev().find(|a| a.0 == c);
+        if let Some(at) = orphan_place(o).iter().find_map(|&n| place_of(n)) {
+            return (at + 1, rank);
+        }
+        let same = (anchors.iter().rev())
+            .find(|a| a.0 == c && a.2 == o.is_nobits())
+            .or_else(|| anchors.iter().rev().find(|a| a.0 == c));
         let before = anchors.iter().rev().find(|a| a.0 < c);
         match (same, before) {
             (Some(a), _) | (None, Some(a)) => (a.1 + 1, rank),
@@ -104,6 +120,43 @@ pub fn order_sections(
         }
     };
     order.sort_by_key(|&i| key(i as usize, &osecs[i as usize]));
+}
+
+/// The names of the sections GNU ld places orphans after (`orphan_place`).
+const ORPHAN_PLACES: [&[u8]; 8] = [
+    b".interp",
+    b".bss",
+    b".tdata",
+    b".data",
+    b".rela.dyn",
+    b".rela.plt",
+    b".rodata",
+    b".text",
+];
+
+/// The script sections an allocated orphan goes after, the first the script has, as GNU ld chooses by the
+/// orphan's kind: notes after `.interp`, zero-fill after `.bss`, TLS after `.tdata`, writable data after
+/// `.data`, relocations after `.rela.dyn` (or `.rela.plt`), read-only data after `.rodata`, code after `.text`.
+fn orphan_place(o: &OutputSection) -> &'static [&'static [u8]] {
+    let (write, exec) = (
+        o.flags & E::SHF_WRITE as u64 != 0,
+        o.flags & E::SHF_EXECINSTR as u64 != 0,
+    );
+    if o.sh_type == E::SHT_NOTE {
+        &ORPHAN_PLACES[0..1]
+    } else if o.is_tls() {
+        &ORPHAN_PLACES[2..3]
+    } else if o.is_nobits() {
+        &ORPHAN_PLACES[1..2]
+    } else if write {
+        &ORPHAN_PLACES[3..4]
+    } else if matches!(o.sh_type, E::SHT_RELA | E::SHT_REL) {
+        &ORPHAN_PLACES[4..6]
+    } else if !exec {
+        &ORPHAN_PLACES[6..7]
+    } else {
+        &ORPHAN_PLACES[7..8]
+    }
 }
 
 /// The file of a script list's entry for a linker-made section; its section is the `Synth`'s number.

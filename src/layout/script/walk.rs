@@ -38,6 +38,11 @@ pub struct ScriptAddresses {
     /// The data commands' values.
     pub data: Vec<ScriptData>,
     pub fills: Vec<ScriptFill>,
+    /// Every symbol the script assigned a value in this pass (outside `SECTIONS` too), for the next pass's
+    /// location counter (`Walk::prior`).
+    pub values: Vec<(String, Value)>,
+    /// A symbol the location counter needed before any pass gave it a value, and where.
+    pub guessed: Option<(String, Pos)>,
 }
 
 /// What a script's layout leaves for the later passes: the symbols its assignments define (with values), those
@@ -87,6 +92,9 @@ pub struct Walk<'a> {
     pub merges: &'a [super::super::MergeGroup],
     /// The linker-made sections' sizes and alignments.
     pub synth: SynthMap,
+    /// The symbols' values from the pass before: an assignment to `.` may name a symbol the script assigns
+    /// later (in `SECTIONS` or after it), as GNU ld's later passes see the values of the earlier.
+    pub prior: HashMap<String, Value>,
 }
 
 pub(super) struct State<'w> {
@@ -111,6 +119,8 @@ pub(super) struct State<'w> {
     current: Option<usize>,
     prefer_next: bool,
     found_end: bool,
+    /// The first section not laid out yet: an orphan there goes before the next section of the commands.
+    pending: usize,
     deferred: Vec<Deferred>,
     deferred_data: Vec<(usize, Deferred)>,
     /// Where `DATA_SEGMENT_RELRO_END` put the end of RELRO.
@@ -119,6 +129,10 @@ pub(super) struct State<'w> {
     forward: std::cell::Cell<bool>,
     data: Vec<ScriptData>,
     fills: Vec<ScriptFill>,
+    /// Evaluating what moves the location counter (an assignment to `.`), at this place: a symbol assigned later
+    /// then has the pass before's value (`Walk::prior`), or 1 in the first pass (`guessed`).
+    moving_dot: std::cell::Cell<Option<Pos>>,
+    guessed: std::cell::RefCell<Option<(String, Pos)>>,
 }
 
 /// A fill pattern (`=fill`, `FILL(...)`) for the gaps of an output section from an offset on.
@@ -145,7 +159,27 @@ impl Env for State<'_> {
             .map(|v| crate::expr::address(self, v))
     }
     fn symbol_value(&self, name: &str) -> Option<Value> {
-        self.symbols.get(name).map(|s| s.0)
+        if let Some(s) = self.symbols.get(name) {
+            return Some(s.0);
+        }
+        let at = self.moving_dot.get()?;
+        // Assigned later: another pass, with this one's value.
+        if let Some(&v) = self.w.prior.get(name) {
+            self.forward.set(true);
+            return Some(v);
+        }
+        let config = self.w.config;
+        let later = (config.section_symbols.iter()).any(|s| s.name == name)
+            || (config.defsyms.iter().chain(&config.provides)).any(|(s, _)| s == name);
+        if later {
+            self.forward.set(true);
+            self.guessed
+                .borrow_mut()
+                .get_or_insert((name.to_string(), at));
+            // 1 rather than 0, which `ALIGN` and `/` refuse.
+            return Some(Value::abs(1));
+        }
+        None
     }
     /// The script's symbols assigned so far, and the others the link defines (the inputs', whose addresses come
     /// later; the linker's own and `--defsym`'s).
@@ -237,19 +271,26 @@ pub fn assign_addresses(
         current: None,
         prefer_next: false,
         found_end: false,
+        pending: 0,
         deferred: Vec::new(),
         deferred_data: Vec::new(),
         relro_end: std::cell::Cell::new(None),
         forward: std::cell::Cell::new(false),
         data: Vec::new(),
         fills: Vec::new(),
+        moving_dot: std::cell::Cell::new(None),
+        guessed: std::cell::RefCell::new(None),
     };
     // Assignments outside `SECTIONS` and `--defsym`s (`Config::defsyms`) that need no symbol of the inputs are
     // visible to the commands, as in GNU ld, whose passes see every assignment.
     for (name, text) in &w.config.defsyms {
-        if let Ok(v) = crate::expr::parse(text).and_then(|e| e.eval(&st)) {
-            st.symbols
-                .insert(name.clone(), (crate::expr::Value::abs(v), OsecId::NONE));
+        // With its section (`ADDR(.data) + 4` is relative to `.data`).
+        if let Ok(v) = crate::expr::parse(text).and_then(|e| e.eval_value(&st).map(|e| e.value)) {
+            let sec = match v.base {
+                Base::Section(s) => s,
+                _ => OsecId::NONE,
+            };
+            st.symbols.insert(name.clone(), (v, sec));
         }
     }
     for r in &w.sc.memory {
@@ -258,9 +299,24 @@ pub fn assign_addresses(
         st.regions.push((r.name.clone(), origin, length, origin));
     }
     let mut next = 0usize;
+    // The orphans after a section go after the symbol assignments that follow it, before the next assignment to
+    // `.` (which sets up the next section) or the next section, as GNU ld inserts them.
+    let trailing = |st: &mut State, next: &mut usize| -> Result<(), String> {
+        while *next < n && w.script_desc.get(*next).is_none_or(|&d| d == NONE) {
+            st.place_orphan(*next)?;
+            *next += 1;
+        }
+        Ok(())
+    };
     for (k, c) in w.sc.commands.iter().enumerate() {
+        st.pending = next;
         match c {
-            SectionsCommand::Assign(a) => st.assign(a, None, k)?,
+            SectionsCommand::Assign(a) => {
+                if a.target == "." && !before_unallocated(&st, k) {
+                    trailing(&mut st, &mut next)?;
+                }
+                st.assign(a, None, k)?
+            }
             SectionsCommand::Output(o) => {
                 // A second description of a name (`ONLY_IF_RW` after `ONLY_IF_RO`) adds nothing.
                 let Some(i) = st.osecs.iter().position(|x| x.name == o.name.as_bytes()) else {
@@ -276,10 +332,6 @@ pub fn assign_addresses(
                 }
                 st.place(i)?;
                 next = next.max(i + 1);
-                while next < n && w.script_desc.get(next).is_none_or(|&d| d == NONE) {
-                    st.place_orphan(next)?;
-                    next += 1;
-                }
             }
             SectionsCommand::Assert(e, msg, pos) => st.check(e, msg, *pos)?,
             SectionsCommand::Entry(_) | SectionsCommand::Overlay(_) => {}
@@ -305,6 +357,7 @@ pub fn assign_addresses(
         .collect();
     let page = w.config.common_page_size.max(1);
     let relro_misaligned = st.relro_end.get().map_or(0, |e| align_up(e, page) - e);
+    let values = pass_values(&st);
     Ok(ScriptAddresses {
         loads,
         headers,
@@ -317,7 +370,38 @@ pub fn assign_addresses(
         forward: st.forward.get(),
         data: st.data,
         fills: st.fills,
+        values,
+        guessed: st.guessed.into_inner(),
     })
+}
+
+/// The values the script's symbols had at the end of a pass: those `SECTIONS` assigned, and the assignments
+/// outside it (`--defsym`s) evaluated with this pass's addresses, for the next pass (`Walk::prior`).
+fn pass_values(st: &State) -> Vec<(String, Value)> {
+    let mut values: Vec<(String, Value)> = (st.order.iter())
+        .map(|s| (s.clone(), st.symbols[s].0))
+        .collect();
+    for (name, text) in st.w.config.defsyms.iter().chain(&st.w.config.provides) {
+        if st.symbols.contains_key(name) {
+            continue;
+        }
+        if let Ok(v) = crate::expr::parse(text).and_then(|e| e.eval_value(st).map(|e| e.value)) {
+            values.push((name.clone(), v));
+        }
+    }
+    values
+}
+
+/// Whether the next output section after command `k` is a kept unallocated one with contents: GNU ld then puts
+/// the orphans after the assignments to `.` before it too.
+fn before_unallocated(st: &State, k: usize) -> bool {
+    let rest = st.w.sc.commands.get(k + 1..).unwrap_or(&[]);
+    let next = rest.iter().find_map(|c| match c {
+        SectionsCommand::Output(o) => Some(o.name.as_bytes()),
+        _ => None,
+    });
+    next.and_then(|name| st.osecs.iter().position(|x| x.name == name))
+        .is_some_and(|i| st.w.keep[i] && !st.osecs[i].is_alloc() && st.osecs[i].size > 0)
 }
 
 impl State<'_> {
@@ -340,7 +424,10 @@ impl State<'_> {
         };
         if a.target == "." {
             self.prefer_next |= inside.is_none();
-            let e = expr.eval_value(self).map_err(|e| sc.error(a.pos, e))?;
+            self.moving_dot.set(Some(a.pos));
+            let e = expr.eval_value(self);
+            self.moving_dot.set(None);
+            let e = e.map_err(|e| sc.error(a.pos, e))?;
             // A number inside an output section is an offset in it.
             let v = match e.value.base {
                 Base::Number => e.value.v.wrapping_add(inside.unwrap_or(0)),
@@ -396,10 +483,16 @@ impl State<'_> {
             return OsecId::NONE;
         }
         if self.current.is_none() || self.prefer_next {
-            let next = w.sc.commands.get(cmd.saturating_add(1)..).and_then(|rest| {
-                rest.iter().find_map(|c| match c {
-                    SectionsCommand::Output(o) => self.section_id(&o.name).map(OsecId::index),
-                    _ => None,
+            // An orphan waiting to be laid out comes before the next section of the commands.
+            let orphan = (self.pending < n
+                && w.script_desc.get(self.pending).is_none_or(|&d| d == NONE))
+            .then_some(self.pending);
+            let next = orphan.or_else(|| {
+                w.sc.commands.get(cmd.saturating_add(1)..).and_then(|rest| {
+                    rest.iter().find_map(|c| match c {
+                        SectionsCommand::Output(o) => self.section_id(&o.name).map(OsecId::index),
+                        _ => None,
+                    })
                 })
             });
             let mut os = next;
