@@ -1,0 +1,146 @@
+//! Pass 5b: identical code folding (`--icf=all`, `--icf=safe`), after gc and before the relocation scan.
+//!
+//! Input sections that are provably interchangeable are folded into one: the first of each class (in input
+//! order, the leader) is placed, and the others are not, their symbols taking the leader's section at the same
+//! offset. Two sections are identical when their flags, output section, alignment, contents and relocations
+//! (offset, type, and target) are; two relocation targets are equal when they are the same symbol with the same
+//! addend, or equal values in sections that are themselves identical, which makes the relation recursive: the
+//! classes are found by refinement to a fixed point (`partition`), as lld does. The candidates and the sections
+//! whose address is significant are chosen by lld's rules (`significance`).
+//!
+//! The result is in `Liveness`: a folded section is no longer live (so the scan, `.eh_frame` and the writer skip
+//! it), and `Liveness::folded` names its leader, which the layout gives its place to (`layout::layout`), so every
+//! symbol, section-symbol relocation and debug reference into it lands in the leader.
+
+mod keys;
+mod partition;
+mod significance;
+
+use crate::args::{Config, Icf};
+use crate::diag::Result;
+use crate::gc::Liveness;
+use crate::index::{FileId, NONE, SecIdx};
+use crate::parse::SectionKind;
+use crate::resolve::Resolved;
+use object::elf as E;
+
+/// The sections that may be folded, in input order, and each section's number among them.
+pub struct Candidates {
+    /// (file, section), in input order.
+    pub list: Vec<(u32, u32)>,
+    /// Per file, per section: the candidate number, or `NONE`.
+    pub index: Vec<Vec<u32>>,
+}
+
+/// Folds the identical sections of `live` (`config.icf` says which may be folded).
+pub fn fold(config: &Config, res: &Resolved, live: &mut Liveness) -> Result<()> {
+    debug_assert!(config.icf != Icf::None);
+    let span = crate::timing::span;
+    let unique = {
+        let _t = span("address-significant sections");
+        significance::unique_sections(config, res, live)?
+    };
+    let cands = {
+        let _t = span("candidates");
+        candidates(config, res, live, &unique)
+    };
+    drop(unique);
+    let keys = {
+        let _t = span("hash sections");
+        keys::section_keys(config, res, live, &cands)?
+    };
+    let classes = {
+        let _t = span("refine classes");
+        partition::classes(config, res, live, &cands, keys)
+    };
+    if config.print_icf_sections {
+        print_classes(res, &cands, &classes);
+    }
+    for group in &classes {
+        let (lf, ls) = cands.list[group[0] as usize];
+        for &c in &group[1..] {
+            let (f, s) = cands.list[c as usize];
+            live.live[f as usize][s as usize] = false;
+            live.folded.push((
+                FileId(f),
+                SecIdx::new(s as usize),
+                FileId(lf),
+                SecIdx::new(ls as usize),
+            ));
+        }
+    }
+    live.folded.sort_unstable_by_key(|&(f, s, _, _)| (f, s));
+    Ok(())
+}
+
+/// The candidates: live, allocated, read-only sections copied whole (lld's rules: not `SHF_LINK_ORDER`, not
+/// `.init`/`.fini`, not named like a C identifier, which `__start_`/`__stop_` symbols may enumerate), neither kept
+/// by a script's `KEEP` nor `SHF_GNU_RETAIN`, and not `unique` (address-significant, or with an LSDA).
+fn candidates(
+    config: &Config,
+    res: &Resolved,
+    live: &Liveness,
+    unique: &[Vec<bool>],
+) -> Candidates {
+    let script = config.sections.as_deref();
+    let per_file: Vec<Vec<u32>> = res.runs.map(|f| {
+        let o = &res.objects[f];
+        let mut list = Vec::new();
+        if !res.object_live[f] {
+            return list;
+        }
+        for (s, sec) in o.secs() {
+            let flags = sec.flags();
+            let refused = E::SHF_WRITE | E::SHF_LINK_ORDER | E::SHF_GNU_RETAIN;
+            if !live.live[f][s]
+                || unique[f][s]
+                || sec.kind != SectionKind::Regular
+                || flags & E::SHF_ALLOC as u64 == 0
+                || flags & refused as u64 != 0
+                || script.is_some_and(|sc| sc.keeps(live.script[f][s]))
+            {
+                continue;
+            }
+            let name = o.sec_name(s);
+            if name == b".init" || name == b".fini" || o.c_ident_secs.contains(&(s as u32)) {
+                continue;
+            }
+            list.push(s as u32);
+        }
+        list
+    });
+    let mut list = Vec::new();
+    let mut index = Vec::with_capacity(per_file.len());
+    for (f, secs) in per_file.into_iter().enumerate() {
+        let mut idx = vec![NONE; res.objects[f].sections.len()];
+        for s in secs {
+            idx[s as usize] = list.len() as u32;
+            list.push((f as u32, s));
+        }
+        index.push(idx);
+    }
+    Candidates { list, index }
+}
+
+/// `--print-icf-sections`, in lld's words, on standard output: each class of more than one section, its leader
+/// first; the classes in their leaders' input order.
+fn print_classes(res: &Resolved, cands: &Candidates, classes: &[Vec<u32>]) {
+    use std::io::Write;
+    let name = |c: u32| {
+        let (f, s) = cands.list[c as usize];
+        let o = &res.objects[f as usize];
+        format!(
+            "{}:({})",
+            o.name,
+            String::from_utf8_lossy(o.sec_name(s as usize))
+        )
+    };
+    let mut out = String::new();
+    for group in classes {
+        out += &format!("selected section {}\n", name(group[0]));
+        for &c in &group[1..] {
+            out += &format!("  removing identical section {}\n", name(c));
+        }
+    }
+    let _ = std::io::stdout().lock().write_all(out.as_bytes());
+}
