@@ -239,6 +239,14 @@ fn cpp_templates_fold_as_lld_folds_them() {
             "{what}: fill<int*> and fill<long*>:\n{}",
             r.list
         );
+        // A COMDAT member (SHF_GROUP) folds with a plain section of the same code.
+        let pass = (".text._Z4passILi1EEii", ".text._Z10plain_passi");
+        assert_eq!(
+            folds(&r.list, pass.0, pass.1),
+            expect_fill,
+            "{what}: pass<1> and plain_pass:\n{}",
+            r.list
+        );
         // Functions with an LSDA stay apart in every mode.
         let guarded = (".text._Z7guardedILi1EEii", ".text._Z7guardedILi2EEii");
         assert!(!folds(&r.list, guarded.0, guarded.1), "{what}: {}", r.list);

@@ -123,7 +123,7 @@ fn section_hash(cx: Cx, f: usize, s: usize, mut refer: impl FnMut(u32, u32)) -> 
     let sec = o.sec(s);
     let mut h = xxhash_rust::xxh3::xxh3_64(sec.data());
     let (out, stmt) = output_of(cx, f, s);
-    for v in [sec.flags(), u64::from(sec.sh_type()), sec.size()] {
+    for v in [flags(&sec), u64::from(sec.sh_type()), sec.size()] {
         h = mix(h, v);
     }
     h = mix(mix(h, crate::names::hash_name(out)), u64::from(stmt));
@@ -154,7 +154,7 @@ fn section_hash(cx: Cx, f: usize, s: usize, mut refer: impl FnMut(u32, u32)) -> 
 pub fn constant_equal(cx: Cx, (fa, sa): (u32, u32), (fb, sb): (u32, u32)) -> bool {
     let (fa, sa, fb, sb) = (fa as usize, sa as usize, fb as usize, sb as usize);
     let (x, y) = (cx.res.objects[fa].sec(sa), cx.res.objects[fb].sec(sb));
-    if x.flags() != y.flags()
+    if flags(&x) != flags(&y)
         || x.sh_type() != y.sh_type()
         || x.size() != y.size()
         || x.relas().len() != y.relas().len()
@@ -181,6 +181,12 @@ fn output_of(cx: Cx<'_>, f: usize, s: usize) -> (&[u8], u32) {
         crate::layout::rules::output_section_of(o.sec_name(s), &o.name),
         stmt,
     )
+}
+
+/// The flags that matter: not `SHF_GROUP` (a COMDAT member's code is the same as a plain section's) nor
+/// `SHF_INFO_LINK`, which no output keeps.
+fn flags(sec: &crate::parse::Sec) -> u64 {
+    sec.flags() & !u64::from(E::SHF_GROUP | E::SHF_INFO_LINK)
 }
 
 /// One step of the hash: FxHash's.

@@ -15,7 +15,9 @@ int lambdas2() {
 }
 __attribute__((noinline)) void boom(int x) { if (x > 2) throw std::runtime_error("boom"); }
 template <int N> __attribute__((noinline)) int pass(int x) { boom(x); return x + 1; }
-int thrower_path(int x) { return pass<1>(x) + pass<2>(x); }
+/* The same code as pass<N>'s, outside a COMDAT group. */
+__attribute__((noinline)) int plain_pass(int x) { boom(x); return x + 1; }
+int thrower_path(int x) { return pass<1>(x) + pass<2>(x) + plain_pass(x); }
 /* Identical, each with an LSDA: lld keeps them apart (their exception tables are not compared). */
 template <int N> __attribute__((noinline)) int guarded(int x) {
   try { boom(x); } catch (const std::exception &) { return -1; }
