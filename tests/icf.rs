@@ -375,3 +375,45 @@ fn icf_with_relocatable_output_is_refused() {
         o.log()
     );
 }
+
+/// An address-significance table that `objcopy` rewrote (`sh_link` 0: its symbol indices may be stale) is ignored,
+/// with lld's warning under --icf=safe: every section of that object stays unique.
+#[test]
+fn rewritten_address_significance_table_is_ignored() {
+    let Some((dir, ls)) = linkers("icf-objcopy") else {
+        return;
+    };
+    if !common::compilers().contains(&common::Compiler::Clang) || !common::have_tool("objcopy") {
+        eprintln!("skipped: clang-19 and objcopy needed");
+        return;
+    }
+    let src = "int f(int x) { return x * 3 + 1; }\nint g(int x) { return x * 3 + 1; }\n\
+               int main(void) { return f(1) + g(2) - 11; }\n";
+    std::fs::write(dir.join("a.c"), src).unwrap();
+    common::tool_ok(
+        "clang-19",
+        &["-O2", "-ffunction-sections", "-faddrsig", "-c", "a.c"],
+        &dir,
+    );
+    common::tool_ok("objcopy", &["a.o", "b.o"], &dir);
+    for (side, shim) in [("rivet", &ls.rivet), ("lld", &ls.lld)] {
+        let b = format!("-B{}/", shim.display());
+        let args = [
+            b.as_str(),
+            "-Wl,--icf=safe",
+            "-Wl,--print-icf-sections",
+            "b.o",
+            "-o",
+            side,
+        ];
+        let o = common::tool("clang-19", &args, Some(&dir));
+        assert!(o.success(), "{}", o.log());
+        let warning = "b.o: --icf=safe conservatively ignores SHT_LLVM_ADDRSIG [index ";
+        assert!(o.stderr_str().contains(warning), "{side}: {}", o.log());
+        assert!(
+            !folds(&o.stdout_str(), ".text.f", ".text.g"),
+            "{side}: {}",
+            o.log()
+        );
+    }
+}

@@ -88,7 +88,7 @@ pub fn section_keys(
                 continue;
             }
             let before = refs.len();
-            hashes.push(section_hash(cx, f, s, |tf, ts| {
+            hashes.push(section_hash(cx, f, s, cands.out[c as usize], |tf, ts| {
                 let t = cands.index[tf as usize][ts as usize];
                 refs.push(if t == NONE {
                     FIXED | (sec_base[tf as usize] + ts)
@@ -118,11 +118,16 @@ pub fn section_keys(
 
 /// The hash of section `s` of object `f`'s constant part; `refer` is called with the input section of each
 /// relocation that points into one, in order.
-fn section_hash(cx: Cx, f: usize, s: usize, mut refer: impl FnMut(u32, u32)) -> u64 {
+fn section_hash(
+    cx: Cx,
+    f: usize,
+    s: usize,
+    (out, stmt): (&[u8], u32),
+    mut refer: impl FnMut(u32, u32),
+) -> u64 {
     let o = &cx.res.objects[f];
     let sec = o.sec(s);
     let mut h = xxhash_rust::xxh3::xxh3_64(sec.data());
-    let (out, stmt) = output_of(cx, f, s);
     for v in [flags(&sec), u64::from(sec.sh_type()), sec.size()] {
         h = mix(h, v);
     }
@@ -150,15 +155,16 @@ fn section_hash(cx: Cx, f: usize, s: usize, mut refer: impl FnMut(u32, u32)) -> 
     h
 }
 
-/// Whether the constant parts of sections `a` and `b` (each (file, section)) are equal.
-pub fn constant_equal(cx: Cx, (fa, sa): (u32, u32), (fb, sb): (u32, u32)) -> bool {
+/// Whether the constant parts of candidates `a` and `b` are equal.
+pub fn constant_equal(cx: Cx, cands: &Candidates, a: u32, b: u32) -> bool {
+    let ((fa, sa), (fb, sb)) = (cands.list[a as usize], cands.list[b as usize]);
     let (fa, sa, fb, sb) = (fa as usize, sa as usize, fb as usize, sb as usize);
     let (x, y) = (cx.res.objects[fa].sec(sa), cx.res.objects[fb].sec(sb));
     if flags(&x) != flags(&y)
         || x.sh_type() != y.sh_type()
         || x.size() != y.size()
         || x.relas().len() != y.relas().len()
-        || output_of(cx, fa, sa) != output_of(cx, fb, sb)
+        || cands.out[a as usize] != cands.out[b as usize]
         || x.data() != y.data()
     {
         return false;
@@ -173,7 +179,8 @@ pub fn constant_equal(cx: Cx, (fa, sa): (u32, u32), (fb, sb): (u32, u32)) -> boo
     })
 }
 
-/// The output section of section `s` of object `f` by the rules, and its script statement (0 without a script).
+/// The output section of section `s` of object `f` by the rules, and its script statement (0 without a script)
+/// (as `Candidates::out`).
 fn output_of(cx: Cx<'_>, f: usize, s: usize) -> (&[u8], u32) {
     let o = &cx.res.objects[f];
     let stmt = cx.live.script.get(f).map_or(0, |v| v[s]);

@@ -20,6 +20,7 @@ use crate::args::{Config, Icf};
 use crate::diag::Result;
 use crate::gc::Liveness;
 use crate::index::{FileId, NONE, SecIdx};
+use crate::layout::rules::output_section_of;
 use crate::parse::SectionKind;
 use crate::resolve::Resolved;
 use object::elf as E;
@@ -30,6 +31,8 @@ pub struct Candidates {
     pub list: Vec<(u32, u32)>,
     /// Per file, per section: the candidate number, or `NONE`.
     pub index: Vec<Vec<u32>>,
+    /// Per candidate: its output section by the rules, and its script statement (0 without a script).
+    pub out: Vec<(&'static [u8], u32)>,
 }
 
 /// Folds the identical sections of `live` (`config.icf` says which may be folded).
@@ -83,7 +86,8 @@ fn candidates(
     unique: &[Vec<bool>],
 ) -> Candidates {
     let script = config.sections.as_deref();
-    let per_file: Vec<Vec<u32>> = res.runs.map(|f| {
+    type Listed = Vec<(u32, (&'static [u8], u32))>;
+    let per_file: Vec<Listed> = res.runs.map(|f| {
         let o = &res.objects[f];
         let mut list = Vec::new();
         if !res.object_live[f] {
@@ -105,21 +109,23 @@ fn candidates(
             if name == b".init" || name == b".fini" || o.c_ident_secs.contains(&(s as u32)) {
                 continue;
             }
-            list.push(s as u32);
+            let stmt = live.script.get(f).map_or(0, |v| v[s]);
+            list.push((s as u32, (output_section_of(name, &o.name), stmt)));
         }
         list
     });
-    let mut list = Vec::new();
+    let (mut list, mut out) = (Vec::new(), Vec::new());
     let mut index = Vec::with_capacity(per_file.len());
     for (f, secs) in per_file.into_iter().enumerate() {
         let mut idx = vec![NONE; res.objects[f].sections.len()];
-        for s in secs {
+        for (s, o) in secs {
             idx[s as usize] = list.len() as u32;
             list.push((f as u32, s));
+            out.push(o);
         }
         index.push(idx);
     }
-    Candidates { list, index }
+    Candidates { list, index, out }
 }
 
 /// `--print-icf-sections`, in lld's words, on standard output: each class of more than one section, its leader

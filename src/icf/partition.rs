@@ -25,7 +25,9 @@ pub fn classes(
 ) -> Vec<Vec<u32>> {
     let cx = keys::Cx { config, res, live };
     let n = cands.list.len();
+    let t = crate::timing::span("mix hashes");
     let hash = mixed_hashes(&keys);
+    drop(t);
     let mut order: Vec<u32> = (0..n as u32).collect();
     order.par_sort_unstable_by_key(|&c| (hash[c as usize], c));
     // Runs of equal hashes, split by their constant parts.
@@ -39,13 +41,15 @@ pub fn classes(
             begin = p;
         }
     }
-    let constant =
-        |a: u32, b: u32| keys::constant_equal(cx, cands.list[a as usize], cands.list[b as usize]);
+    let constant = |a: u32, b: u32| keys::constant_equal(cx, cands, a, b);
     let mut class: Vec<u32> = vec![0; n];
     for (p, &c) in order.iter().enumerate() {
         class[c as usize] = p as u32;
     }
+    let t = crate::timing::span("split by constant parts");
     let mut groups = split_all(&mut order, &runs, &mut class, &constant);
+    drop(t);
+    let _t = crate::timing::span("split by targets");
     // Then by their targets' classes, to the fixed point.
     loop {
         let prev = &class.clone();

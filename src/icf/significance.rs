@@ -34,7 +34,8 @@ pub fn unique_sections(config: &Config, res: &Resolved, live: &Liveness) -> Resu
             unique[tf.index()][ts].store(true, Relaxed);
         }
     };
-    let errors: Vec<String> = res.runs.flat_map(|f| {
+    // Per file: an error, or the warning of an ignored table (printed in input order).
+    let messages: Vec<(bool, String)> = res.runs.flat_map(|f| {
         let o = &res.objects[f];
         if !res.object_live[f] {
             return None.into_iter();
@@ -48,17 +49,34 @@ pub fn unique_sections(config: &Config, res: &Resolved, live: &Liveness) -> Resu
             }
         };
         match addrsig_table(o) {
-            Some(table) => {
+            Ok(table) => {
                 if let Err(e) = for_each_uleb(table, o.syms.len(), mark) {
-                    return Some(format!("{}: .llvm_addrsig: {e}", o.name)).into_iter();
+                    return Some((true, format!("{}: .llvm_addrsig: {e}", o.name))).into_iter();
                 }
+                None.into_iter()
             }
-            None => (1..o.syms.len()).for_each(mark),
+            Err(ignored) => {
+                (1..o.syms.len()).for_each(mark);
+                let warning = ignored.filter(|_| safe).map(|k| {
+                    format!(
+                        "{}: --icf=safe conservatively ignores SHT_LLVM_ADDRSIG [index {k}] with sh_link=0 \
+                         (likely created using objcopy or ld -r)",
+                        o.name
+                    )
+                });
+                warning.map(|w| (false, w)).into_iter()
+            }
         }
-        None.into_iter()
     });
+    let errors: Vec<String> = (messages.iter())
+        .filter(|m| m.0)
+        .map(|m| m.1.clone())
+        .collect();
     if !errors.is_empty() {
         return Err(Errors(errors));
+    }
+    for (_, w) in messages {
+        crate::diag::warn(&w);
     }
     for g in crate::gc::exported_symbols(config, res) {
         if let Def::Object { file, sym } = res.defs[g.index()] {
@@ -75,17 +93,18 @@ pub fn unique_sections(config: &Config, res: &Resolved, live: &Liveness) -> Resu
         .collect())
 }
 
-/// The object's address-significance table, if it has one that can be trusted: one with `sh_link` 0 was rewritten
-/// by a tool that reorders symbols (`objcopy`, `ld -r`), and lld ignores it (as if there were none).
-fn addrsig_table(o: &ObjectFile) -> Option<&'static [u8]> {
-    let sh = o
-        .shdrs
-        .iter()
-        .find(|sh| sh.sh_type.get(LE) == SHT_LLVM_ADDRSIG)?;
+/// The object's address-significance table; without one that can be trusted, the index of the one ignored, if any:
+/// a table with `sh_link` 0 was rewritten by a tool that reorders symbols (`objcopy`, `ld -r`), and is ignored as
+/// if there were none (under `--icf=safe` with lld's warning).
+fn addrsig_table(o: &ObjectFile) -> std::result::Result<&'static [u8], Option<usize>> {
+    let k = (o.shdrs.iter())
+        .position(|sh| sh.sh_type.get(LE) == SHT_LLVM_ADDRSIG)
+        .ok_or(None)?;
+    let sh = &o.shdrs[k];
     if sh.sh_link.get(LE) == 0 {
-        return None;
+        return Err(Some(k));
     }
-    elf::slice(o.data, sh.sh_offset.get(LE), sh.sh_size.get(LE))
+    elf::slice(o.data, sh.sh_offset.get(LE), sh.sh_size.get(LE)).ok_or(None)
 }
 
 /// Calls `visit` with each ULEB128 number of `table`, each checked to be below `limit`.
