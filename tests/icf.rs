@@ -417,3 +417,52 @@ fn rewritten_address_significance_table_is_ignored() {
         );
     }
 }
+
+/// The `SHF_LINK_ORDER` sections that describe a folded function (clang's `__patchable_function_entries`, one per
+/// function) go with it, as in lld: the table lists each function that stays once.
+#[test]
+fn link_order_sections_of_folded_functions_are_dropped() {
+    let Some((dir, ls)) = linkers("icf-link-order") else {
+        return;
+    };
+    if !common::compilers().contains(&common::Compiler::Clang) {
+        eprintln!("skipped: clang-19 needed");
+        return;
+    }
+    let fl = Flavour {
+        tag: "clang-pfe",
+        cc: "clang-19",
+        cxx: "clang++-19",
+        flags: &["-fpatchable-function-entry=2"],
+    };
+    let objs = compile(&dir, &fl, &["main.c", "same.c", "other.c"], &[]);
+    let args: Vec<&str> = objs.iter().map(String::as_str).collect();
+    let mut sizes = Vec::new();
+    for (side, shim) in [("rivet", &ls.rivet), ("lld", &ls.lld)] {
+        for mode in ["none", "all"] {
+            let exe = format!("pfe.{mode}.{side}");
+            link(&dir, "clang-19", shim, &args, mode, &exe);
+            let out = common::tool_ok("readelf", &["-SW", &exe], &dir);
+            let size = out
+                .lines()
+                .map(|l| l.split_whitespace().collect::<Vec<_>>())
+                .find_map(|f| {
+                    let k = f
+                        .iter()
+                        .position(|&w| w == "__patchable_function_entries")?;
+                    u64::from_str_radix(f.get(k + 4)?, 16).ok()
+                })
+                .unwrap_or_else(|| panic!("no __patchable_function_entries in {exe}:\n{out}"));
+            sizes.push(size);
+        }
+    }
+    assert!(
+        sizes[1] < sizes[0],
+        "rivet's entries without and with ICF: {sizes:?}"
+    );
+    assert_eq!(
+        sizes[..2],
+        sizes[2..],
+        "the entries, rivet's then lld's: {sizes:?}"
+    );
+}

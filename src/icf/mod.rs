@@ -73,7 +73,27 @@ pub fn fold(config: &Config, res: &Resolved, live: &mut Liveness) -> Result<()> 
         }
     }
     live.folded.sort_unstable_by_key(|&(f, s, _, _)| (f, s));
+    drop_link_order_dependents(res, live);
     Ok(())
+}
+
+/// The `SHF_LINK_ORDER` sections that describe a folded section (`__patchable_function_entries`, sanitizer
+/// metadata) go with it, as lld drops them: its leader's describe the code that stays.
+fn drop_link_order_dependents(res: &Resolved, live: &mut Liveness) {
+    let mut k = 0;
+    while k < live.folded.len() {
+        let f = live.folded[k].0;
+        let end = k + live.folded[k..].partition_point(|x| x.0 == f);
+        let folded: Vec<u32> = live.folded[k..end].iter().map(|x| x.1.0).collect();
+        let o = &res.objects[f.index()];
+        for (s, sec) in o.secs() {
+            let link = sec.shdr.sh_link.get(crate::elf::LE);
+            if sec.flags() & E::SHF_LINK_ORDER as u64 != 0 && folded.binary_search(&link).is_ok() {
+                live.live[f.index()][s] = false;
+            }
+        }
+        k = end;
+    }
 }
 
 /// The candidates: live, allocated, read-only sections copied whole (lld's rules: not `SHF_LINK_ORDER`, not

@@ -198,3 +198,19 @@ fn segregate(s: &mut [u32], equal: &(dyn Fn(u32, u32) -> bool + Sync)) -> Vec<us
     }
     cuts
 }
+
+#[cfg(test)]
+mod tests {
+    use super::segregate;
+
+    /// Equal members become contiguous, each group in its members' order, the groups in their first members'.
+    #[test]
+    fn segregate_keeps_order_within_and_between_groups() {
+        let mut s = [10, 21, 12, 31, 23, 14];
+        let cuts = segregate(&mut s, &|a, b| a / 10 == b / 10);
+        assert_eq!(s, [10, 12, 14, 21, 23, 31]);
+        assert_eq!(cuts, [0, 3, 5]);
+        let mut one = [5];
+        assert_eq!(segregate(&mut one, &|_, _| false), [0]);
+    }
+}

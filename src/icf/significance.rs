@@ -194,3 +194,25 @@ fn for_lsda_functions(
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::for_each_uleb;
+
+    #[test]
+    fn address_significance_table_is_uleb128_symbol_indices() {
+        let mut seen = Vec::new();
+        assert!(for_each_uleb(&[1, 0x85, 0x01, 7], 200, |i| seen.push(i)).is_ok());
+        assert_eq!(seen, [1, 133, 7]);
+        assert!(
+            for_each_uleb(&[0x85], 200, |_| {})
+                .unwrap_err()
+                .contains("truncated")
+        );
+        assert!(
+            for_each_uleb(&[0x85, 0x01], 100, |_| {})
+                .unwrap_err()
+                .contains("out of range")
+        );
+    }
+}
