@@ -1,16 +1,17 @@
 //! Pass 5b: identical code folding (`--icf=all`, `--icf=safe`), after gc and before the relocation scan.
 //!
-//! Input sections that are provably interchangeable are folded into one: the first of each class (in input
-//! order, the leader) is placed, and the others are not, their symbols taking the leader's section at the same
-//! offset. Two sections are identical when their flags, output section, alignment, contents and relocations
-//! (offset, type, and target) are; two relocation targets are equal when they are the same symbol with the same
-//! addend, or equal values in sections that are themselves identical, which makes the relation recursive: the
-//! classes are found by refinement to a fixed point (`partition`), as lld does. The candidates and the sections
+//! Input sections that are provably interchangeable are folded into one: one of each class (the leader: the first
+//! in input order of the largest alignment) is placed, and the others are not, their symbols taking the leader's
+//! section at the same offset. Two sections are identical when their flags, output section, contents and
+//! relocations (offset, type, and target) are; two relocation targets are equal when they are the same symbol with
+//! the same addend, or equal values in sections that are themselves identical, which makes the relation recursive:
+//! the classes are found by refinement to a fixed point (`partition`), as lld does. The candidates and the sections
 //! whose address is significant are chosen by lld's rules (`significance`).
 //!
 //! The result is in `Liveness`: a folded section is no longer live (so the scan, `.eh_frame` and the writer skip
-//! it), and `Liveness::folded` names its leader, which the layout gives its place to (`layout::layout`), so every
-//! symbol, section-symbol relocation and debug reference into it lands in the leader.
+//! it, as do the `SHF_LINK_ORDER` sections that describe it), and `Liveness::folded` names its leader, which the
+//! layout gives its place to (`layout::layout`), so every symbol, section-symbol relocation and debug reference
+//! into it lands in the leader.
 
 mod keys;
 mod partition;
