@@ -49,6 +49,17 @@ pub enum DebugCompression {
     Zstd,
 }
 
+/// `--icf`: which identical input sections are folded into one (`icf`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Icf {
+    #[default]
+    None,
+    /// Read-only sections whose address is not significant, and all code.
+    All,
+    /// Only sections whose address is not significant (the inputs' `.llvm_addrsig` tables, exports).
+    Safe,
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum HashStyle {
     Sysv,
@@ -118,6 +129,9 @@ pub struct Config {
     pub soname: Option<String>,
     pub gc_sections: bool,
     pub print_gc_sections: bool,
+    pub icf: Icf,
+    /// `--print-icf-sections`: list the folded sections on standard output.
+    pub print_icf_sections: bool,
     pub eh_frame_hdr: bool,
     pub export_dynamic: bool,
     pub hash_style: HashStyle,
@@ -336,6 +350,8 @@ impl Default for Config {
             soname: None,
             gc_sections: false,
             print_gc_sections: false,
+            icf: Icf::None,
+            print_icf_sections: false,
             eh_frame_hdr: false,
             export_dynamic: false,
             hash_style: HashStyle::Sysv,
@@ -600,6 +616,8 @@ enum Opt {
     DiscardLocals,
     CompressDebugSections,
     Icf,
+    PrintIcfSections,
+    NoPrintIcfSections,
     Optimize,
     Map,
     WhyExtract,
@@ -811,7 +829,9 @@ const OPTIONS: &[OptSpec] = &[
     flag(Opt::DiscardAll, &["-x", "--discard-all"], "Discard all local symbols"),
     flag(Opt::DiscardLocals, &["-X", "--discard-locals"], "Discard temporary (.L) local symbols (always done)"),
     value(Opt::CompressDebugSections, &["--compress-debug-sections"], "none|zlib|zlib-gabi|zstd", "Compress the .debug_* sections (SHF_COMPRESSED; a section compression would not shrink stays as it is); zlib-gnu is refused"),
-    value(Opt::Icf, &["--icf"], "none", "Identical code folding; only none is supported"),
+    value(Opt::Icf, &["--icf"], "all|safe|none", "Fold identical input sections: all (code, and read-only data whose address is not significant), safe (only sections whose address is not significant, by the inputs' .llvm_addrsig tables), none (default)"),
+    flag(Opt::PrintIcfSections, &["--print-icf-sections"], "List the sections --icf folds"),
+    flag(Opt::NoPrintIcfSections, &["--no-print-icf-sections"], "Do not list folded sections (default)"),
     value(Opt::Optimize, &["-O"], "LEVEL", "Optimization level (accepted; same output at every level)"),
     value(Opt::Map, &["-Map"], "FILE", "Write a link map to FILE: output sections, input sections, symbols, archive members"),
     value(Opt::Reproduce, &["--reproduce"], "FILE.tar", "Write the inputs and a response file repeating this link to FILE.tar"),
@@ -1377,7 +1397,9 @@ fn apply_setting(
         Opt::DiscardAll => cfg.discard_all = true,
         Opt::DiscardLocals => cfg.discard_locals = true,
         Opt::CompressDebugSections => cfg.compress_debug = parse_compress_debug(&val())?,
-        Opt::Icf => only_none("--icf", &val())?,
+        Opt::Icf => cfg.icf = parse_icf(&val())?,
+        Opt::PrintIcfSections => cfg.print_icf_sections = true,
+        Opt::NoPrintIcfSections => cfg.print_icf_sections = false,
         Opt::Optimize => {
             let v = val();
             cfg.opt_level = v
@@ -1496,6 +1518,9 @@ fn check_relocatable(cfg: &Config, shared: bool, pie: bool) -> Result<(), String
     if pie {
         return Err("-r and -pie may not be used together".into());
     }
+    if cfg.icf != Icf::None {
+        return Err("-r and --icf may not be used together".into());
+    }
     if cfg.gc_sections && cfg.entry.is_none() && cfg.undefined.is_empty() {
         // GNU ld's rule: nothing would be kept.
         return Err("--gc-sections requires a defined symbol root specified by -e or -u".into());
@@ -1575,14 +1600,16 @@ fn parse_compress_debug(v: &str) -> Result<Option<DebugCompression>, String> {
     }
 }
 
-/// An option of which only the value `none` is supported (`--icf`).
-fn only_none(option: &str, v: &str) -> Result<(), String> {
-    if v != "none" {
-        return Err(format!(
-            "unsupported {option} value: {v} (only 'none' is supported)"
-        ));
+/// `--icf=MODE`.
+fn parse_icf(v: &str) -> Result<Icf, String> {
+    match v {
+        "none" => Ok(Icf::None),
+        "all" => Ok(Icf::All),
+        "safe" => Ok(Icf::Safe),
+        _ => Err(format!(
+            "unknown --icf value: {v} (expected all, safe or none)"
+        )),
     }
-    Ok(())
 }
 
 /// `--threads=N` (written `arg`): a positive number.
@@ -2405,7 +2432,11 @@ mod tests {
             error("--compress-debug-sections=zlib-gnu a.o").contains("zlib-gnu is not supported")
         );
         assert!(error("--compress-debug-sections=lz4 a.o").contains("unknown value 'lz4'"));
-        assert!(error("--icf=all a.o").contains("unsupported"));
+        assert_eq!(link("--icf=all a.o").icf, Icf::All);
+        assert_eq!(link("--icf safe --print-icf-sections a.o").icf, Icf::Safe);
+        assert!(link("--icf=safe --print-icf-sections a.o").print_icf_sections);
+        assert!(error("--icf=most a.o").contains("unknown --icf value"));
+        assert!(error("-r --icf=all a.o").contains("-r and --icf may not be used together"));
         assert!(error("--sort-section=name a.o").contains("not supported"));
         assert!(
             !link("--no-rosegment a.o").z_separate_code && link("--rosegment a.o").z_separate_code

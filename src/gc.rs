@@ -23,6 +23,8 @@ pub struct Liveness {
     /// With a `SECTIONS` script: per object, per section, the statement that places it (`script::sections`'s
     /// `Selection` code); empty without one.
     pub script: Vec<Vec<u32>>,
+    /// With `--icf`: each folded section (no longer live) and the section it was folded into, by the first.
+    pub folded: Vec<(FileId, SecIdx, FileId, SecIdx)>,
 }
 
 impl Liveness {
@@ -175,6 +177,7 @@ fn mark_live(config: &Config, res: &Resolved, script: &[Vec<u32>]) -> Liveness {
             live: all_candidates(res),
             shared_needed: None,
             script: Vec::new(),
+            folded: Vec::new(),
         };
     }
     let marker = Marker::new(res);
@@ -419,6 +422,7 @@ impl<'a> Marker<'a> {
             live,
             shared_needed,
             script: Vec::new(),
+            folded: Vec::new(),
         }
     }
 }
@@ -466,7 +470,7 @@ fn named_root_symbols(config: &Config, res: &Resolved) -> Vec<SymId> {
 }
 
 /// The globals the output exports (or that a needed shared object refers to), in id order.
-fn exported_symbols(config: &Config, res: &Resolved) -> Vec<SymId> {
+pub fn exported_symbols(config: &Config, res: &Resolved) -> Vec<SymId> {
     let export_all = config.export_dynamic || config.kind == OutputKind::Shared;
     crate::par::filter_ids(res.num_globals(), |g| {
         let listed = res.in_dynamic_list.get(g) == Some(&true)

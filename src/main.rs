@@ -18,6 +18,7 @@ mod fork;
 pub mod fuzzing;
 mod gc;
 mod glob;
+mod icf;
 mod index;
 mod input;
 mod intern;
@@ -420,6 +421,10 @@ fn link<A: Arch>(config: &args::Config, release_inputs: bool) -> diag::Result<()
     };
     if let Some(needed) = live.shared_needed.take() {
         resolved.drop_unneeded_shared(needed);
+    }
+    if config.icf != args::Icf::None {
+        let _t = timing::span("icf");
+        icf::fold(config, &resolved, &mut live)?;
     }
     let (space, scanned) = {
         let _t = timing::span("scan relocations");

@@ -32,7 +32,7 @@ pub mod emit_relocs;
 mod order;
 mod output_sections;
 mod place;
-mod rules;
+pub mod rules;
 pub mod script;
 mod section_start;
 mod segments;
@@ -458,8 +458,16 @@ pub fn layout<A: Arch>(
     drop(t);
     let (got_plt, symtab, headers, emit_relocs) = {
         let _t = span("symbol table sizes");
-        let mut symtab =
-            crate::synthetic::symtab::contents(config, res, &live.live, &slots.aux_index);
+        // `--icf`: the symbols of folded sections stay, in their leaders.
+        let with_folded;
+        let listed = match live.folded.is_empty() {
+            true => &live.live,
+            false => {
+                with_folded = live_or_folded(live);
+                &with_folded
+            }
+        };
+        let mut symtab = crate::synthetic::symtab::contents(config, res, listed, &slots.aux_index);
         let emit_relocs = match config.emit_relocs {
             true => Some(emit_relocs::plan(
                 &cx,
@@ -553,6 +561,12 @@ pub fn layout<A: Arch>(
         writes_proven: false,
         emit_relocs,
     };
+    // `--icf`: a folded section is where its leader is (before the offsets become addresses), so its symbols and
+    // the relocations against it (debug information's too) resolve into the leader.
+    for &(f, s, lf, ls) in &live.folded {
+        lay.place_osec[f.index()][s.index()] = lay.place_osec[lf.index()][ls.index()];
+        lay.sec_addr[f.index()][s.index()] = lay.sec_addr[lf.index()][ls.index()];
+    }
     {
         let _t = span("symbol addresses");
         symbols::assign_addresses(config, res, space, &mut lay)?;
@@ -577,6 +591,15 @@ pub fn place_nonalloc_again(lay: &mut Layout) -> Result<()> {
     lay.shoff = crate::elf::align_up(end, 8);
     lay.file_size = lay.shoff + headers;
     Ok(())
+}
+
+/// Per object, per section: live, or folded into a live section by `--icf`.
+fn live_or_folded(live: &Liveness) -> Vec<Vec<bool>> {
+    let mut kept = live.live.clone();
+    for &(f, s, _, _) in &live.folded {
+        kept[f.index()][s.index()] = true;
+    }
+    kept
 }
 
 #[cfg(test)]
