@@ -27,7 +27,7 @@ pub fn assign_addresses(
     common_addresses(lay, &mut addrs);
     imported_addresses(res, space, lay, &mut addrs);
     let mut linker = linker_defined_addresses(res, lay, &mut addrs);
-    let headers = 64 + 56 * lay.segments.len() as u64;
+    let headers = crate::elf::headers_size(lay.segments.len());
     let mut sections = HashMap::default();
     let dl = DefsymLayout { lay, headers };
     // The script's symbols first: an assignment outside SECTIONS (a --defsym) may name one (the kernel's
@@ -422,6 +422,13 @@ fn define_script_symbols(
             dot: Some(d.dot),
             inside: (d.inside != NONE).then_some(d.inside),
         };
+        if let Some(msg) = &d.assert {
+            match d.expr.eval(&env) {
+                Ok(0) => return Err(Errors::one(format!("{}{msg}", d.at))),
+                Ok(_) => continue,
+                Err(e) => return Err(Errors::one(format!("{}{e}", d.at))),
+            }
+        }
         let v = d
             .expr
             .eval_value(&env)
