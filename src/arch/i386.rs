@@ -9,10 +9,15 @@ use object::elf::*;
 
 pub struct I386;
 
-/// `KINDS[r_type]`: the generic kind of every relocation type below 64 that rivet links for i386 (the rest are
-/// unknown, and refused).
+/// `KINDS[r_type]`: the generic kind of every relocation type below 64 that rivet links for i386; the other types
+/// of the psABI (GOT, PLT, TLS, dynamic) are refused as unsupported, the rest as unknown.
 const KINDS: [RelKind; 64] = {
     let mut t = [RelKind::Unknown; 64];
+    let mut r = R_386_GOT32 as usize;
+    while r <= R_386_GOT32X as usize {
+        t[r] = RelKind::Unsupported;
+        r += 1;
+    }
     t[R_386_NONE as usize] = RelKind::None;
     t[R_386_32 as usize] = RelKind::AbsPtr;
     t[R_386_16 as usize] = RelKind::AbsNarrow;
@@ -104,10 +109,7 @@ impl Arch for I386 {
             R_386_GOT32X => "R_386_GOT32X",
             _ => return format!("unknown relocation ({r_type})"),
         };
-        match Self::classify(r_type) {
-            RelKind::Unknown => format!("{n} (not supported by rivet for i386)"),
-            _ => n.to_string(),
-        }
+        n.to_string()
     }
 
     #[inline(always)]
@@ -225,8 +227,10 @@ mod tests {
         // 32-bit fields wrap.
         assert!(I386::write_value(&mut b, 0, R_386_PC32, 0xffff_ffff_0000_0000).is_ok());
         assert!(I386::write_value(&mut b, 2, R_386_32, 0).is_err());
-        assert_eq!(I386::classify(R_386_GOTOFF), RelKind::Unknown);
-        assert!(I386::type_name(R_386_TLS_LE).contains("not supported"));
+        assert_eq!(I386::classify(R_386_GOTOFF), RelKind::Unsupported);
+        assert_eq!(I386::classify(R_386_TLS_LE), RelKind::Unsupported);
+        assert_eq!(I386::classify(12), RelKind::Unsupported);
+        assert_eq!(I386::classify(50), RelKind::Unknown);
         assert_eq!(I386::rel_addend(R_386_16, &[0xfe, 0xff]), Some(-2));
         assert_eq!(I386::rel_addend(R_386_32, &[4, 0, 0, 0x80]), Some(-0x7fff_fffc));
         assert_eq!(I386::rel_addend(R_386_PC32, &[4, 0]), None);

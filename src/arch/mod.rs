@@ -52,6 +52,8 @@ pub enum RelKind {
     Size,
     /// A type the architecture does not know.
     Unknown,
+    /// A type the architecture knows and rivet does not link for it (i386's GOT, PLT and TLS types).
+    Unsupported,
 }
 
 /// An instruction rewrite that the generic policy chose and the architecture performs (`Arch::relax`).
