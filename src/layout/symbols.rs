@@ -413,6 +413,16 @@ fn define_script_symbols(
         set(name, *v, *sec, &mut out);
     }
     for d in &dl.lay.script.deferred {
+        // A PROVIDE no input refers to defines nothing, and GNU ld does not evaluate it (the kernel's setup.ld
+        // `PROVIDE(pecompat_fsize = setup_size - pecompat_fstart)` where nothing defines pecompat_fstart).
+        if d.assert.is_none()
+            && res
+                .names
+                .lookup(d.name.as_bytes())
+                .is_none_or(|g| res.defs[g.index()] != Def::Linker)
+        {
+            continue;
+        }
         let env = DefsymEnv {
             config,
             res,
