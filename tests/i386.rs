@@ -334,3 +334,166 @@ fn what_rivet_does_not_link_for_i386_is_refused() {
         assert!(words.iter().all(|w| e.contains(w)), "{args:?}: {e}");
     }
 }
+
+/// The Linux source the kernel tests take `setup.ld`, `realmode.lds.S` and the `relocs` tool from.
+const KERNEL_TARBALL: &str = "/var/tmp/kernel/linux_6.1.176.orig.tar.xz";
+const KERNEL_DIR: &str = "linux-6.1.176";
+
+/// Extracts `files` of the kernel source into `dir`; false (skipped) without the tarball.
+fn kernel_files(dir: &Path, files: &[&str]) -> bool {
+    if !Path::new(KERNEL_TARBALL).exists() {
+        eprintln!("skipped: {KERNEL_TARBALL} is not here");
+        return false;
+    }
+    let paths: Vec<String> = files.iter().map(|f| format!("{KERNEL_DIR}/{f}")).collect();
+    let args = [&["xf", KERNEL_TARBALL][..], &paths.iter().map(String::as_str).collect::<Vec<_>>()].concat();
+    common::tool_ok("tar", &args, dir);
+    true
+}
+
+/// The kernel's own `arch/x86/boot/setup.ld` (`. = 495` inside `.bstext` with a fill, `PROVIDE` of a symbol
+/// nothing defines, `setup_size`/`setup_sects`, the ASSERTs on `hdr` and `__end_init`), over objects shaped like
+/// the setup code's: the same binary and symbols as GNU ld's.
+#[test]
+fn kernel_setup_ld_matches_gnu_ld() {
+    let Some((rivet, dir)) = setup("i386-kernel-setup") else {
+        return;
+    };
+    if !kernel_files(&dir, &["arch/x86/boot/setup.ld"]) {
+        return;
+    }
+    setup_objects(&dir);
+    // hdr at 0x1f1, after the sentinel, as in the kernel's header.S.
+    let asm = SETUP_ASM.replace("\t.globl hdr\n", "sentinel:\t.byte 0xff, 0xff\n\t.globl hdr\n");
+    std::fs::write(dir.join("k.S"), asm).unwrap();
+    common::tool_ok("as", &["--32", "k.S", "-o", "k.o"], &dir);
+    let script = format!("{KERNEL_DIR}/arch/x86/boot/setup.ld");
+    let args = |out: &'static str| {
+        [&["-m", "elf_i386", "-T", &script][..], &["k.o", "c16.o", "c32.o", "-o", out]].concat()
+    };
+    link_ok(&rivet, &dir, &args("rivet.elf"));
+    link_ok(Path::new("ld.bfd"), &dir, &args("bfd.elf"));
+    for f in ["rivet", "bfd"] {
+        common::tool_ok("objcopy", &["-O", "binary", &format!("{f}.elf"), &format!("{f}.bin")], &dir);
+    }
+    assert!(std::fs::read(dir.join("rivet.bin")).unwrap() == std::fs::read(dir.join("bfd.bin")).unwrap());
+    assert_eq!(symbols(&dir, "rivet.elf"), symbols(&dir, "bfd.elf"));
+    assert_eq!(program_headers(&dir, "rivet.elf"), program_headers(&dir, "bfd.elf"));
+}
+
+/// The real-mode trampoline's link: the kernel's `realmode.lds.S` (preprocessed as kbuild does, `pasyms.h` written
+/// by hand), `-m elf_i386 --emit-relocs`, and the kernel's own `relocs --realmode` reading both outputs: the same
+/// relocation list, binary and symbols as with GNU ld.
+#[test]
+fn kernel_realmode_link_matches_gnu_ld_for_relocs_tool() {
+    let Some((rivet, dir)) = setup("i386-kernel-realmode") else {
+        return;
+    };
+    let files = ["arch/x86/realmode/rm/realmode.lds.S", "arch/x86/tools", "tools/include"];
+    if !kernel_files(&dir, &files) {
+        return;
+    }
+    let k = |f: &str| format!("{KERNEL_DIR}/{f}");
+    let tools = ["relocs_32.c", "relocs_64.c", "relocs_common.c"].map(|f| k(&format!("arch/x86/tools/{f}")));
+    let inc = k("tools/include");
+    let mut gcc = vec!["-O2", "-I", &inc, "-o", "relocs"];
+    gcc.extend(tools.iter().map(String::as_str));
+    common::tool_ok("gcc", &gcc, &dir);
+    let lds = std::fs::read_to_string(dir.join(k("arch/x86/realmode/rm/realmode.lds.S"))).unwrap();
+    std::fs::write(dir.join("rm.lds.S"), lds.replace("#include <asm/page_types.h>", "")).unwrap();
+    std::fs::write(
+        dir.join("pasyms.h"),
+        "pa_trampoline_start = trampoline_start;\npa_startup_32 = startup_32;\n\
+         pa_startup_64 = startup_64;\npa_trampoline_pgd = trampoline_pgd;\n",
+    )
+    .unwrap();
+    let cpp = ["-E", "-P", "-x", "c", "-DPAGE_SIZE=4096", "-I.", "rm.lds.S", "-o", "realmode.lds"];
+    common::tool_ok("gcc", &cpp, &dir);
+    std::fs::write(dir.join("header.S"), REALMODE_HEADER).unwrap();
+    std::fs::write(dir.join("tramp.S"), REALMODE_TRAMPOLINE).unwrap();
+    std::fs::write(
+        dir.join("c16.c"),
+        "int counter; const char name[] = \"rm\";\nint helper(void) { return ++counter + name[0]; }\n",
+    )
+    .unwrap();
+    common::tool_ok("as", &["--32", "header.S", "-o", "header.o"], &dir);
+    common::tool_ok("as", &["--32", "tramp.S", "-o", "tramp.o"], &dir);
+    let c16 = ["-m16", "-ffreestanding", "-fno-pic", "-O2", "-fno-asynchronous-unwind-tables", "-c", "c16.c"];
+    common::tool_ok("gcc", &c16, &dir);
+    let objs = ["header.o", "tramp.o", "c16.o"];
+    let args = |out: &'static str| {
+        [&["-m", "elf_i386", "--emit-relocs", "-T", "realmode.lds"][..], &objs, &["-o", out]].concat()
+    };
+    link_ok(&rivet, &dir, &args("rivet.elf"));
+    link_ok(Path::new("ld.bfd"), &dir, &args("bfd.elf"));
+    let relocs = |f: &str| common::tool_ok("./relocs", &["--realmode", "--text", f], &dir);
+    let r = relocs("rivet.elf");
+    assert!(r.lines().filter(|l| l.contains(".long")).count() > 6, "{r}");
+    assert_eq!(r, relocs("bfd.elf"));
+    assert_eq!(relocations(&dir, "rivet.elf"), relocations(&dir, "bfd.elf"));
+    for f in ["rivet", "bfd"] {
+        common::tool_ok("objcopy", &["-O", "binary", &format!("{f}.elf"), &format!("{f}.bin")], &dir);
+    }
+    assert!(std::fs::read(dir.join("rivet.bin")).unwrap() == std::fs::read(dir.join("bfd.bin")).unwrap());
+    assert_eq!(symbols(&dir, "rivet.elf"), symbols(&dir, "bfd.elf"));
+}
+
+/// The trampoline's header: 32-bit pointers to `pa_` symbols and the segment `real_mode_seg`.
+const REALMODE_HEADER: &str = r#"
+	.section ".header", "a"
+	.balign	16
+	.globl	real_mode_header
+real_mode_header:
+	.long	pa_text_start
+	.long	pa_ro_end
+	.long	pa_trampoline_start
+	.long	pa_startup_32
+	.word	real_mode_seg
+	.section .note.GNU-stack,"",@progbits
+"#;
+
+/// 16-, 32- and 64-bit code in `.text`, `.text32` and `.text64` of one i386 object, as the kernel's trampoline is.
+const REALMODE_TRAMPOLINE: &str = r#"
+	.text
+	.code16
+	.balign	4096
+	.globl	trampoline_start
+trampoline_start:
+	cli
+	.byte	0xea
+	.word	1f
+	.word	real_mode_seg
+1:	mov	%cs, %ax
+	mov	%ax, %ds
+	movl	$rm_stack_end, %esp
+	movl	$pa_startup_32, %eax
+	movw	$trampoline_pgd, %bx
+	call	helper
+	jmp	1b
+	.p2align 4
+	.section ".text32","ax"
+	.code32
+	.balign	4
+	.globl	startup_32
+startup_32:
+	movl	$pa_trampoline_pgd, %eax
+	ljmpl	$0x10, $pa_startup_64
+	.section ".text64","ax"
+	.code64
+	.balign	4
+	.globl	startup_64
+startup_64:
+	jmp	startup_64
+	.data
+	.balign	4
+	.globl	trampoline_pgd
+trampoline_pgd:	.long	0
+	.long	trampoline_start
+	.bss
+	.balign	16
+rm_stack:	.space	64
+rm_stack_end:
+	.section ".signature","a"
+	.long	0x5a5aaa55
+	.section .note.GNU-stack,"",@progbits
+"#;
