@@ -155,8 +155,12 @@ fn widen_symbols(body: &[u8], out: &mut Vec<u8>) {
     for s in body.chunks_exact(SYM32) {
         out.extend_from_slice(&s[0..4]); // st_name
         out.extend_from_slice(&s[12..16]); // st_info, st_other, st_shndx
-        out.extend_from_slice(&(u32::from_le_bytes(s[4..8].try_into().unwrap()) as u64).to_le_bytes());
-        out.extend_from_slice(&(u32::from_le_bytes(s[8..12].try_into().unwrap()) as u64).to_le_bytes());
+        out.extend_from_slice(
+            &(u32::from_le_bytes(s[4..8].try_into().unwrap()) as u64).to_le_bytes(),
+        );
+        out.extend_from_slice(
+            &(u32::from_le_bytes(s[8..12].try_into().unwrap()) as u64).to_le_bytes(),
+        );
     }
 }
 

@@ -108,7 +108,12 @@ SECTIONS
 /// Whether gcc compiles for i386 here (`-m32` without a C library: only `-c` of freestanding code is needed).
 fn have_m32(dir: &Path) -> bool {
     std::fs::write(dir.join("probe.c"), "int probe;\n").unwrap();
-    let ok = common::tool("gcc", &["-m32", "-ffreestanding", "-c", "probe.c"], Some(dir)).success();
+    let ok = common::tool(
+        "gcc",
+        &["-m32", "-ffreestanding", "-c", "probe.c"],
+        Some(dir),
+    )
+    .success();
     if !ok {
         eprintln!("skipped: gcc -m32 -c does not work here");
     }
@@ -127,7 +132,13 @@ fn setup_objects(dir: &Path) {
     std::fs::write(dir.join("c16.c"), SETUP_C16).unwrap();
     std::fs::write(dir.join("c32.c"), SETUP_C32).unwrap();
     std::fs::write(dir.join("setup.ld"), SETUP_LD).unwrap();
-    let cflags = ["-ffreestanding", "-fno-pic", "-O2", "-fno-asynchronous-unwind-tables", "-c"];
+    let cflags = [
+        "-ffreestanding",
+        "-fno-pic",
+        "-O2",
+        "-fno-asynchronous-unwind-tables",
+        "-c",
+    ];
     common::tool_ok("as", &["--32", "s.S", "-o", "s.o"], dir);
     let c16 = [&["-m16"][..], &cflags, &["c16.c"]].concat();
     common::tool_ok("gcc", &c16, dir);
@@ -142,7 +153,12 @@ fn link(linker: &Path, dir: &Path, args: &[&str]) -> common::Outcome {
 
 fn link_ok(linker: &Path, dir: &Path, args: &[&str]) {
     let out = link(linker, dir, args);
-    assert!(out.success(), "{} {args:?} failed:\n{}", linker.display(), out.log());
+    assert!(
+        out.success(),
+        "{} {args:?} failed:\n{}",
+        linker.display(),
+        out.log()
+    );
 }
 
 /// The symbols of `file` but the file symbols (which rivet does not keep yet, for either architecture): "value
@@ -201,23 +217,64 @@ fn setup_script_link_matches_gnu_ld() {
     };
     setup_objects(&dir);
     let objs = ["s.o", "c16.o", "c32.o"];
-    let args = |out: &'static str| [&["-m", "elf_i386", "-T", "setup.ld"][..], &objs, &["-o", out]].concat();
+    let args = |out: &'static str| {
+        [
+            &["-m", "elf_i386", "-T", "setup.ld"][..],
+            &objs,
+            &["-o", out],
+        ]
+        .concat()
+    };
     link_ok(&rivet, &dir, &args("rivet.elf"));
     link_ok(Path::new("ld.bfd"), &dir, &args("bfd.elf"));
     for f in ["rivet", "bfd"] {
-        common::tool_ok("objcopy", &["-O", "binary", &format!("{f}.elf"), &format!("{f}.bin")], &dir);
+        common::tool_ok(
+            "objcopy",
+            &["-O", "binary", &format!("{f}.elf"), &format!("{f}.bin")],
+            &dir,
+        );
     }
-    let (r, b) = (std::fs::read(dir.join("rivet.bin")).unwrap(), std::fs::read(dir.join("bfd.bin")).unwrap());
-    assert!(r == b, "objcopy -O binary outputs differ ({} and {} bytes)", r.len(), b.len());
+    let (r, b) = (
+        std::fs::read(dir.join("rivet.bin")).unwrap(),
+        std::fs::read(dir.join("bfd.bin")).unwrap(),
+    );
+    assert!(
+        r == b,
+        "objcopy -O binary outputs differ ({} and {} bytes)",
+        r.len(),
+        b.len()
+    );
     assert_eq!(symbols(&dir, "rivet.elf"), symbols(&dir, "bfd.elf"));
-    assert_eq!(program_headers(&dir, "rivet.elf"), program_headers(&dir, "bfd.elf"));
+    assert_eq!(
+        program_headers(&dir, "rivet.elf"),
+        program_headers(&dir, "bfd.elf")
+    );
     let header = common::tool_ok("readelf", &["-hW", "rivet.elf"], &dir);
-    assert!(header.contains("ELF32") && header.contains("Intel 80386"), "{header}");
+    assert!(
+        header.contains("ELF32") && header.contains("Intel 80386"),
+        "{header}"
+    );
     // An ASSERT on an input's symbol that fails is GNU ld's error too.
     let bad = SETUP_LD.replace("hdr == 0x1ef", "hdr == 0x1f0");
     std::fs::write(dir.join("bad.ld"), bad).unwrap();
-    let out = link(&rivet, &dir, &[&["-m", "elf_i386", "-T", "bad.ld"][..], &objs, &["-o", "bad.elf"]].concat());
-    assert!(!out.success() && out.stderr_str().contains("The setup header has the wrong offset!"), "{}", out.log());
+    let out = link(
+        &rivet,
+        &dir,
+        &[
+            &["-m", "elf_i386", "-T", "bad.ld"][..],
+            &objs,
+            &["-o", "bad.elf"],
+        ]
+        .concat(),
+    );
+    assert!(
+        !out.success()
+            && out
+                .stderr_str()
+                .contains("The setup header has the wrong offset!"),
+        "{}",
+        out.log()
+    );
 }
 
 #[test]
@@ -228,19 +285,34 @@ fn emitted_relocations_match_gnu_ld() {
     setup_objects(&dir);
     let objs = ["s.o", "c16.o", "c32.o"];
     let args = |out: &'static str| {
-        [&["-m", "elf_i386", "--emit-relocs", "-T", "setup.ld"][..], &objs, &["-o", out]].concat()
+        [
+            &["-m", "elf_i386", "--emit-relocs", "-T", "setup.ld"][..],
+            &objs,
+            &["-o", out],
+        ]
+        .concat()
     };
     link_ok(&rivet, &dir, &args("rivet.elf"));
     link_ok(Path::new("ld.bfd"), &dir, &args("bfd.elf"));
     let r = relocations(&dir, "rivet.elf");
-    assert!(r.iter().any(|l| l.contains("R_386_16")) && r.iter().any(|l| l.contains("R_386_PC16")), "{r:?}");
+    assert!(
+        r.iter().any(|l| l.contains("R_386_16")) && r.iter().any(|l| l.contains("R_386_PC16")),
+        "{r:?}"
+    );
     assert!(r.iter().any(|l| l.starts_with("'.rel.text'")), "{r:?}");
     assert_eq!(r, relocations(&dir, "bfd.elf"));
     // The contents hold the relocated values, as a REL output must.
     for f in ["rivet", "bfd"] {
-        common::tool_ok("objcopy", &["-O", "binary", &format!("{f}.elf"), &format!("{f}.bin")], &dir);
+        common::tool_ok(
+            "objcopy",
+            &["-O", "binary", &format!("{f}.elf"), &format!("{f}.bin")],
+            &dir,
+        );
     }
-    assert!(std::fs::read(dir.join("rivet.bin")).unwrap() == std::fs::read(dir.join("bfd.bin")).unwrap());
+    assert!(
+        std::fs::read(dir.join("rivet.bin")).unwrap()
+            == std::fs::read(dir.join("bfd.bin")).unwrap()
+    );
     assert_eq!(symbols(&dir, "rivet.elf"), symbols(&dir, "bfd.elf"));
 }
 
@@ -267,17 +339,39 @@ void _start(void) {
 "#,
     )
     .unwrap();
-    std::fs::write(dir.join("helper.c"), "int helper(int x) { return x * 3; }\n").unwrap();
-    let cflags = ["-m32", "-ffreestanding", "-fno-pic", "-O2", "-c", "main.c", "helper.c"];
+    std::fs::write(
+        dir.join("helper.c"),
+        "int helper(int x) { return x * 3; }\n",
+    )
+    .unwrap();
+    let cflags = [
+        "-m32",
+        "-ffreestanding",
+        "-fno-pic",
+        "-O2",
+        "-c",
+        "main.c",
+        "helper.c",
+    ];
     common::tool_ok("gcc", &cflags, &dir);
     link_ok(&rivet, &dir, &["main.o", "helper.o", "-o", "rivet.out"]);
-    link_ok(Path::new("ld.bfd"), &dir, &["-m", "elf_i386", "main.o", "helper.o", "-o", "bfd.out"]);
+    link_ok(
+        Path::new("ld.bfd"),
+        &dir,
+        &["-m", "elf_i386", "main.o", "helper.o", "-o", "bfd.out"],
+    );
     let header = common::tool_ok("readelf", &["-hW", "rivet.out"], &dir);
-    assert!(header.contains("ELF32") && header.contains("EXEC"), "{header}");
+    assert!(
+        header.contains("ELF32") && header.contains("EXEC"),
+        "{header}"
+    );
     let run = |f: &str| common::tool(dir.join(f).to_str().unwrap(), &[], Some(&dir));
     let (r, b) = (run("rivet.out"), run("bfd.out"));
     if !b.status_text().ends_with(" 31") {
-        eprintln!("skipped running: this kernel does not run GNU ld's i386 program ({})", b.status_text());
+        eprintln!(
+            "skipped running: this kernel does not run GNU ld's i386 program ({})",
+            b.status_text()
+        );
         return;
     }
     assert_eq!(r.status_text(), b.status_text(), "{}", r.log());
@@ -288,21 +382,44 @@ fn overflowing_16_bit_field_is_refused_as_gnu_ld_does() {
     let Some((rivet, dir)) = setup("i386-overflow") else {
         return;
     };
-    std::fs::write(dir.join("a.s"), ".code16\n.text\n.globl _start\n_start: movw $far, %ax\n").unwrap();
+    std::fs::write(
+        dir.join("a.s"),
+        ".code16\n.text\n.globl _start\n_start: movw $far, %ax\n",
+    )
+    .unwrap();
     std::fs::write(dir.join("b.s"), ".data\n.globl far\nfar: .long 0\n").unwrap();
     common::tool_ok("as", &["--32", "a.s", "-o", "a.o"], &dir);
     common::tool_ok("as", &["--32", "b.s", "-o", "b.o"], &dir);
-    std::fs::write(dir.join("low.ld"), "SECTIONS { . = 0; .text : { *(.text) } . = 0xfff0; .data : { *(.data) } }\n").unwrap();
-    std::fs::write(dir.join("high.ld"), "SECTIONS { . = 0; .text : { *(.text) } . = 0x10000; .data : { *(.data) } }\n").unwrap();
+    std::fs::write(
+        dir.join("low.ld"),
+        "SECTIONS { . = 0; .text : { *(.text) } . = 0xfff0; .data : { *(.data) } }\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("high.ld"),
+        "SECTIONS { . = 0; .text : { *(.text) } . = 0x10000; .data : { *(.data) } }\n",
+    )
+    .unwrap();
     for (script, fits) in [("low.ld", true), ("high.ld", false)] {
         let args = ["-m", "elf_i386", "-T", script, "a.o", "b.o", "-o", "out"];
-        let (r, b) = (link(&rivet, &dir, &args), link(Path::new("ld.bfd"), &dir, &args));
+        let (r, b) = (
+            link(&rivet, &dir, &args),
+            link(Path::new("ld.bfd"), &dir, &args),
+        );
         assert_eq!(b.success(), fits, "{}", b.log());
         assert_eq!(r.success(), fits, "{}", r.log());
         if !fits {
             let e = r.stderr_str();
-            assert!(e.contains("R_386_16") && e.contains("a.o") && e.contains("far"), "{e}");
-            assert!(b.stderr_str().contains("relocation truncated to fit: R_386_16"), "{}", b.log());
+            assert!(
+                e.contains("R_386_16") && e.contains("a.o") && e.contains("far"),
+                "{e}"
+            );
+            assert!(
+                b.stderr_str()
+                    .contains("relocation truncated to fit: R_386_16"),
+                "{}",
+                b.log()
+            );
         }
     }
 }
@@ -312,16 +429,46 @@ fn what_rivet_does_not_link_for_i386_is_refused() {
     let Some((rivet, dir)) = setup("i386-refused") else {
         return;
     };
-    std::fs::write(dir.join("a.c"), "int x; int get(void) { return x; }\nvoid _start(void) { get(); }\n").unwrap();
-    std::fs::write(dir.join("tls.c"), "__thread int t; int get_t(void) { return t; }\n").unwrap();
-    common::tool_ok("gcc", &["-m32", "-ffreestanding", "-fno-pic", "-c", "a.c", "tls.c"], &dir);
-    common::tool_ok("gcc", &["-m32", "-ffreestanding", "-fpic", "-c", "a.c", "-o", "pic.o"], &dir);
+    std::fs::write(
+        dir.join("a.c"),
+        "int x; int get(void) { return x; }\nvoid _start(void) { get(); }\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("tls.c"),
+        "__thread int t; int get_t(void) { return t; }\n",
+    )
+    .unwrap();
+    common::tool_ok(
+        "gcc",
+        &["-m32", "-ffreestanding", "-fno-pic", "-c", "a.c", "tls.c"],
+        &dir,
+    );
+    common::tool_ok(
+        "gcc",
+        &[
+            "-m32",
+            "-ffreestanding",
+            "-fpic",
+            "-c",
+            "a.c",
+            "-o",
+            "pic.o",
+        ],
+        &dir,
+    );
     let cases: [(&[&str], &[&str]); 6] = [
         (&["-m", "elf_i386", "-pie", "a.o"], &["-pie", "i386"]),
         (&["-m", "elf_i386", "-shared", "a.o"], &["-shared", "i386"]),
         (&["-m", "elf_i386", "-r", "a.o"], &["-r", "i386"]),
-        (&["-m", "elf_i386", "pic.o"], &["R_386_", "pic.o", "not supported"]),
-        (&["-m", "elf_i386", "a.o", "tls.o"], &["R_386_TLS", "tls.o", "not supported"]),
+        (
+            &["-m", "elf_i386", "pic.o"],
+            &["R_386_", "pic.o", "not supported"],
+        ),
+        (
+            &["-m", "elf_i386", "a.o", "tls.o"],
+            &["R_386_TLS", "tls.o", "not supported"],
+        ),
         // An x86-64 object in an i386 link.
         (&["-m", "elf_i386", "a.o", "probe64.o"], &["probe64.o"]),
     ];
@@ -330,7 +477,11 @@ fn what_rivet_does_not_link_for_i386_is_refused() {
     for (args, words) in cases {
         let out = link(&rivet, &dir, &[args, &["-o", "out"]].concat());
         let e = out.stderr_str();
-        assert!(!out.success() && !e.contains("panicked"), "{args:?}: {}", out.log());
+        assert!(
+            !out.success() && !e.contains("panicked"),
+            "{args:?}: {}",
+            out.log()
+        );
         assert!(words.iter().all(|w| e.contains(w)), "{args:?}: {e}");
     }
 }
@@ -346,7 +497,11 @@ fn kernel_files(dir: &Path, files: &[&str]) -> bool {
         return false;
     }
     let paths: Vec<String> = files.iter().map(|f| format!("{KERNEL_DIR}/{f}")).collect();
-    let args = [&["xf", KERNEL_TARBALL][..], &paths.iter().map(String::as_str).collect::<Vec<_>>()].concat();
+    let args = [
+        &["xf", KERNEL_TARBALL][..],
+        &paths.iter().map(String::as_str).collect::<Vec<_>>(),
+    ]
+    .concat();
     common::tool_ok("tar", &args, dir);
     true
 }
@@ -364,21 +519,38 @@ fn kernel_setup_ld_matches_gnu_ld() {
     }
     setup_objects(&dir);
     // hdr at 0x1f1, after the sentinel, as in the kernel's header.S.
-    let asm = SETUP_ASM.replace("\t.globl hdr\n", "sentinel:\t.byte 0xff, 0xff\n\t.globl hdr\n");
+    let asm = SETUP_ASM.replace(
+        "\t.globl hdr\n",
+        "sentinel:\t.byte 0xff, 0xff\n\t.globl hdr\n",
+    );
     std::fs::write(dir.join("k.S"), asm).unwrap();
     common::tool_ok("as", &["--32", "k.S", "-o", "k.o"], &dir);
     let script = format!("{KERNEL_DIR}/arch/x86/boot/setup.ld");
     let args = |out: &'static str| {
-        [&["-m", "elf_i386", "-T", &script][..], &["k.o", "c16.o", "c32.o", "-o", out]].concat()
+        [
+            &["-m", "elf_i386", "-T", &script][..],
+            &["k.o", "c16.o", "c32.o", "-o", out],
+        ]
+        .concat()
     };
     link_ok(&rivet, &dir, &args("rivet.elf"));
     link_ok(Path::new("ld.bfd"), &dir, &args("bfd.elf"));
     for f in ["rivet", "bfd"] {
-        common::tool_ok("objcopy", &["-O", "binary", &format!("{f}.elf"), &format!("{f}.bin")], &dir);
+        common::tool_ok(
+            "objcopy",
+            &["-O", "binary", &format!("{f}.elf"), &format!("{f}.bin")],
+            &dir,
+        );
     }
-    assert!(std::fs::read(dir.join("rivet.bin")).unwrap() == std::fs::read(dir.join("bfd.bin")).unwrap());
+    assert!(
+        std::fs::read(dir.join("rivet.bin")).unwrap()
+            == std::fs::read(dir.join("bfd.bin")).unwrap()
+    );
     assert_eq!(symbols(&dir, "rivet.elf"), symbols(&dir, "bfd.elf"));
-    assert_eq!(program_headers(&dir, "rivet.elf"), program_headers(&dir, "bfd.elf"));
+    assert_eq!(
+        program_headers(&dir, "rivet.elf"),
+        program_headers(&dir, "bfd.elf")
+    );
 }
 
 /// The real-mode trampoline's link: the kernel's `realmode.lds.S` (preprocessed as kbuild does, `pasyms.h` written
@@ -389,25 +561,44 @@ fn kernel_realmode_link_matches_gnu_ld_for_relocs_tool() {
     let Some((rivet, dir)) = setup("i386-kernel-realmode") else {
         return;
     };
-    let files = ["arch/x86/realmode/rm/realmode.lds.S", "arch/x86/tools", "tools/include"];
+    let files = [
+        "arch/x86/realmode/rm/realmode.lds.S",
+        "arch/x86/tools",
+        "tools/include",
+    ];
     if !kernel_files(&dir, &files) {
         return;
     }
     let k = |f: &str| format!("{KERNEL_DIR}/{f}");
-    let tools = ["relocs_32.c", "relocs_64.c", "relocs_common.c"].map(|f| k(&format!("arch/x86/tools/{f}")));
+    let tools = ["relocs_32.c", "relocs_64.c", "relocs_common.c"]
+        .map(|f| k(&format!("arch/x86/tools/{f}")));
     let inc = k("tools/include");
     let mut gcc = vec!["-O2", "-I", &inc, "-o", "relocs"];
     gcc.extend(tools.iter().map(String::as_str));
     common::tool_ok("gcc", &gcc, &dir);
     let lds = std::fs::read_to_string(dir.join(k("arch/x86/realmode/rm/realmode.lds.S"))).unwrap();
-    std::fs::write(dir.join("rm.lds.S"), lds.replace("#include <asm/page_types.h>", "")).unwrap();
+    std::fs::write(
+        dir.join("rm.lds.S"),
+        lds.replace("#include <asm/page_types.h>", ""),
+    )
+    .unwrap();
     std::fs::write(
         dir.join("pasyms.h"),
         "pa_trampoline_start = trampoline_start;\npa_startup_32 = startup_32;\n\
          pa_startup_64 = startup_64;\npa_trampoline_pgd = trampoline_pgd;\n",
     )
     .unwrap();
-    let cpp = ["-E", "-P", "-x", "c", "-DPAGE_SIZE=4096", "-I.", "rm.lds.S", "-o", "realmode.lds"];
+    let cpp = [
+        "-E",
+        "-P",
+        "-x",
+        "c",
+        "-DPAGE_SIZE=4096",
+        "-I.",
+        "rm.lds.S",
+        "-o",
+        "realmode.lds",
+    ];
     common::tool_ok("gcc", &cpp, &dir);
     std::fs::write(dir.join("header.S"), REALMODE_HEADER).unwrap();
     std::fs::write(dir.join("tramp.S"), REALMODE_TRAMPOLINE).unwrap();
@@ -418,11 +609,24 @@ fn kernel_realmode_link_matches_gnu_ld_for_relocs_tool() {
     .unwrap();
     common::tool_ok("as", &["--32", "header.S", "-o", "header.o"], &dir);
     common::tool_ok("as", &["--32", "tramp.S", "-o", "tramp.o"], &dir);
-    let c16 = ["-m16", "-ffreestanding", "-fno-pic", "-O2", "-fno-asynchronous-unwind-tables", "-c", "c16.c"];
+    let c16 = [
+        "-m16",
+        "-ffreestanding",
+        "-fno-pic",
+        "-O2",
+        "-fno-asynchronous-unwind-tables",
+        "-c",
+        "c16.c",
+    ];
     common::tool_ok("gcc", &c16, &dir);
     let objs = ["header.o", "tramp.o", "c16.o"];
     let args = |out: &'static str| {
-        [&["-m", "elf_i386", "--emit-relocs", "-T", "realmode.lds"][..], &objs, &["-o", out]].concat()
+        [
+            &["-m", "elf_i386", "--emit-relocs", "-T", "realmode.lds"][..],
+            &objs,
+            &["-o", out],
+        ]
+        .concat()
     };
     link_ok(&rivet, &dir, &args("rivet.elf"));
     link_ok(Path::new("ld.bfd"), &dir, &args("bfd.elf"));
@@ -432,9 +636,16 @@ fn kernel_realmode_link_matches_gnu_ld_for_relocs_tool() {
     assert_eq!(r, relocs("bfd.elf"));
     assert_eq!(relocations(&dir, "rivet.elf"), relocations(&dir, "bfd.elf"));
     for f in ["rivet", "bfd"] {
-        common::tool_ok("objcopy", &["-O", "binary", &format!("{f}.elf"), &format!("{f}.bin")], &dir);
+        common::tool_ok(
+            "objcopy",
+            &["-O", "binary", &format!("{f}.elf"), &format!("{f}.bin")],
+            &dir,
+        );
     }
-    assert!(std::fs::read(dir.join("rivet.bin")).unwrap() == std::fs::read(dir.join("bfd.bin")).unwrap());
+    assert!(
+        std::fs::read(dir.join("rivet.bin")).unwrap()
+            == std::fs::read(dir.join("bfd.bin")).unwrap()
+    );
     assert_eq!(symbols(&dir, "rivet.elf"), symbols(&dir, "bfd.elf"));
 }
 

@@ -164,7 +164,13 @@ impl Arch for I386 {
     fn relaxed_reloc(_r_type: u32, _r: Relax) -> Option<(u32, i64)> {
         None
     }
-    fn relax(out: &mut [u8], at: usize, r_type: u32, _r: Relax, value: u64) -> Result<(), WriteErr> {
+    fn relax(
+        out: &mut [u8],
+        at: usize,
+        r_type: u32,
+        _r: Relax,
+        value: u64,
+    ) -> Result<(), WriteErr> {
         Self::write_value(out, at, r_type, value)
     }
 
@@ -232,7 +238,10 @@ mod tests {
         assert_eq!(I386::classify(12), RelKind::Unsupported);
         assert_eq!(I386::classify(50), RelKind::Unknown);
         assert_eq!(I386::rel_addend(R_386_16, &[0xfe, 0xff]), Some(-2));
-        assert_eq!(I386::rel_addend(R_386_32, &[4, 0, 0, 0x80]), Some(-0x7fff_fffc));
+        assert_eq!(
+            I386::rel_addend(R_386_32, &[4, 0, 0, 0x80]),
+            Some(-0x7fff_fffc)
+        );
         assert_eq!(I386::rel_addend(R_386_PC32, &[4, 0]), None);
     }
 }

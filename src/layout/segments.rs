@@ -482,8 +482,9 @@ impl Addresser<'_> {
                     };
                     let stable = !a.forward || addrs == before;
                     before = addrs;
-                    let settled =
-                        crate::elf::headers_size(n) == w.headers && a.relro_misaligned == 0 && stable;
+                    let settled = crate::elf::headers_size(n) == w.headers
+                        && a.relro_misaligned == 0
+                        && stable;
                     w.relro_padding
                         .set(w.relro_padding.get() + a.relro_misaligned);
                     w.headers = crate::elf::headers_size(n);

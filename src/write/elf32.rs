@@ -44,7 +44,9 @@ pub fn refuse(lay: &Layout) -> Result<(), String> {
             ));
         }
     }
-    if let Some(o) = (lay.osecs.iter()).find(|o| o.shndx != 0 && o.addr.saturating_add(o.size) > LIMIT) {
+    if let Some(o) =
+        (lay.osecs.iter()).find(|o| o.shndx != 0 && o.addr.saturating_add(o.size) > LIMIT)
+    {
         return Err(format!(
             "i386 (elf_i386): section {} at {:#x} (size {:#x}) ends beyond 4 GiB",
             String::from_utf8_lossy(&o.name),
@@ -81,7 +83,15 @@ pub fn write_headers<A: Arch>(cx: &WriteCx, bytes: &mut [u8]) {
     put16(h, 18, A::E_MACHINE);
     put32(h, 20, 1);
     put32(h, 24, lay.entry);
-    put32(h, 28, if lay.segments.is_empty() { 0 } else { EHDR as u64 });
+    put32(
+        h,
+        28,
+        if lay.segments.is_empty() {
+            0
+        } else {
+            EHDR as u64
+        },
+    );
     put32(h, 32, lay.shoff);
     put32(h, 36, 0);
     put16(h, 40, EHDR as u16);
@@ -89,7 +99,11 @@ pub fn write_headers<A: Arch>(cx: &WriteCx, bytes: &mut [u8]) {
     put16(h, 44, lay.segments.len() as u16);
     put16(h, 46, SHDR as u16);
     put16(h, 48, nsec as u16);
-    put16(h, 50, lay.synth_sec(Synth::Shstrtab).map_or(0, |o| o.shndx) as u16);
+    put16(
+        h,
+        50,
+        lay.synth_sec(Synth::Shstrtab).map_or(0, |o| o.shndx) as u16,
+    );
     for (i, s) in lay.segments.iter().enumerate() {
         let p = &mut bytes[EHDR + PHDR * i..][..PHDR];
         put32(p, 0, s.p_type as u64);

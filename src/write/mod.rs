@@ -26,8 +26,8 @@ use object::elf as E;
 use rayon::prelude::*;
 
 mod apply;
-mod emit_relocs;
 pub mod elf32;
+mod emit_relocs;
 
 pub use crate::synthetic::rela::DynRel;
 

@@ -103,7 +103,14 @@ pub fn phdrs_segments(
             let ehdr = crate::elf::headers_size(0);
             (
                 seg.offset, seg.vaddr, seg.paddr, seg.filesz, seg.memsz, seg.align,
-            ) = (ehdr, base + ehdr, base + ehdr, size, size, crate::elf::word_align());
+            ) = (
+                ehdr,
+                base + ehdr,
+                base + ehdr,
+                size,
+                size,
+                crate::elf::word_align(),
+            );
         } else if let (Some(first), Some(last)) = (secs.first(), secs.last()) {
             let end = |o: &&OutputSection| {
                 o.addr
