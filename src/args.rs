@@ -2438,9 +2438,12 @@ mod tests {
         assert_eq!(error("a.o -o"), "missing argument to -o");
         assert_eq!(error("a.o --entry"), "missing argument to --entry");
         assert_eq!(
-            error("-m elf_i386 a.o"),
-            "unsupported emulation: elf_i386 (supported: elf_x86_64)"
+            error("-m elf32_x86_64 a.o"),
+            "unsupported emulation: elf32_x86_64 (supported: elf_x86_64 elf_i386)"
         );
+        assert_eq!(link("-m elf_i386 a.o").elf_i386, Some(true));
+        assert_eq!(link("-melf_x86_64 a.o").elf_i386, Some(false));
+        assert_eq!(link("a.o").elf_i386, None);
         assert_eq!(error("-T"), "missing argument to -T");
         for cmd in [
             "-T link.ld a.o",
