@@ -334,9 +334,16 @@ fn asserts_on_input_symbols_and_unreferenced_provides_match_gnu_ld() {
     let [bfd, rivet] = link_both(&dir, "asserts.lds", &["code.o"]);
     assert_eq!(symbols(&dir, &rivet), symbols(&dir, &bfd));
     std::fs::write(dir.join("fails.lds"), script("== 0")).unwrap();
-    for ld in ["ld.bfd".into(), common::linker_under_test().0.display().to_string()] {
+    for ld in [
+        "ld.bfd".into(),
+        common::linker_under_test().0.display().to_string(),
+    ] {
         let args = ["-T", "fails.lds", "-o", "fails.out", "code.o"];
         let o = common::tool(&ld, &args, Some(&dir));
-        assert!(!o.success() && o.stderr_str().contains("data1 moved"), "{ld}: {}", o.log());
+        assert!(
+            !o.success() && o.stderr_str().contains("data1 moved"),
+            "{ld}: {}",
+            o.log()
+        );
     }
 }
