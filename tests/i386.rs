@@ -457,7 +457,7 @@ fn what_rivet_does_not_link_for_i386_is_refused() {
         ],
         &dir,
     );
-    let cases: [(&[&str], &[&str]); 6] = [
+    let cases: [(&[&str], &[&str]); 7] = [
         (&["-m", "elf_i386", "-pie", "a.o"], &["-pie", "i386"]),
         (&["-m", "elf_i386", "-shared", "a.o"], &["-shared", "i386"]),
         (&["-m", "elf_i386", "-r", "a.o"], &["-r", "i386"]),
@@ -468,6 +468,11 @@ fn what_rivet_does_not_link_for_i386_is_refused() {
         (
             &["-m", "elf_i386", "a.o", "tls.o"],
             &["R_386_TLS", "tls.o", "not supported"],
+        ),
+        // Addresses are 32 bits.
+        (
+            &["-m", "elf_i386", "-Ttext=0x100000000", "a.o"],
+            &[".text", "4 GiB"],
         ),
         // An x86-64 object in an i386 link.
         (&["-m", "elf_i386", "a.o", "probe64.o"], &["probe64.o"]),
