@@ -257,6 +257,9 @@ pub struct Config {
     pub stats: bool,
     /// `-V`: the version line is followed by the supported emulations.
     pub print_emulations: bool,
+    /// `-m`: `Some(true)` for `elf_i386`, `Some(false)` for `elf_x86_64`; unset, the first object's machine
+    /// decides.
+    pub elf_i386: Option<bool>,
     /// `--allow-shlib-undefined` / `--no-allow-shlib-undefined`; unset: allowed for a shared object only, as in
     /// GNU ld and lld.
     pub allow_shlib_undefined: Option<bool>,
@@ -419,6 +422,7 @@ impl Default for Config {
             stats: false,
             dependency_file: None,
             print_emulations: false,
+            elf_i386: None,
             allow_shlib_undefined: None,
             report_undefined: true,
             warn_undefined: false,
@@ -536,9 +540,9 @@ pub fn help_text() -> String {
 }
 
 /// The BFD target names of the output formats rivet writes, as `--help` lists them.
-const TARGETS: &str = "elf64-x86-64";
+const TARGETS: &str = "elf64-x86-64 elf32-i386";
 /// The emulations `-m` accepts, as `--help` and `-V` list them.
-pub const EMULATIONS: &[&str] = &["elf_x86_64"];
+pub const EMULATIONS: &[&str] = &["elf_x86_64", "elf_i386"];
 
 /// Which option an argument is; the handler in [`Parser::apply`] gives it its meaning.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -759,7 +763,7 @@ const OPTIONS: &[OptSpec] = &[
     flag(Opt::Relocatable, &["-r", "--relocatable", "-i"], "Relocatable output: combine the inputs into one object (partial link)"),
     flag(Opt::DefineCommon, &["-d", "-dc", "-dp", "--define-common"], "With -r: allocate common symbols in .bss"),
     flag(Opt::EmitRelocs, &["-q", "--emit-relocs"], "Keep the inputs' relocations in the output, as .rela<section> sections (for post-link optimisers)"),
-    value(Opt::Emulation, &["-m"], "EMULATION", "Target emulation; only elf_x86_64"),
+    value(Opt::Emulation, &["-m"], "EMULATION", "Target emulation: elf_x86_64, or elf_i386 (static executables only)"),
     value(Opt::Library, &["-l", "--library"], "NAME", "Search for libNAME.so / libNAME.a (-l:FILE: exactly FILE)"),
     value(Opt::LibraryPath, &["-L", "--library-path"], "DIR", "Add DIR to the library search path"),
     flag(Opt::AsNeeded, &["--as-needed"], "Only add DT_NEEDED for following shared libraries that are used"),
@@ -1179,7 +1183,10 @@ impl Parser {
             Opt::Pie => (self.pie, self.shared) = (true, false),
             Opt::NoPie => (self.pie, self.shared) = (false, false),
             Opt::Shared => (self.pie, self.shared) = (false, true),
-            Opt::Emulation => check_emulation(&val())?,
+            Opt::Emulation => {
+                check_emulation(&val())?;
+                cfg.elf_i386 = Some(val() == "elf_i386");
+            }
             Opt::Library => {
                 let name = val();
                 if name.is_empty() || name == ":" {
@@ -1547,7 +1554,7 @@ fn check_relocatable(cfg: &Config, shared: bool, pie: bool) -> Result<(), String
     }
 }
 
-/// `-m EMULATION`: only the x86-64 ones are accepted.
+/// `-m EMULATION`: x86-64's, and i386's for static executables.
 fn check_emulation(emulation: &str) -> Result<(), String> {
     if !EMULATIONS.contains(&emulation) {
         return Err(format!(
@@ -2532,9 +2539,12 @@ mod tests {
         assert_eq!(error("a.o -o"), "missing argument to -o");
         assert_eq!(error("a.o --entry"), "missing argument to --entry");
         assert_eq!(
-            error("-m elf_i386 a.o"),
-            "unsupported emulation: elf_i386 (supported: elf_x86_64)"
+            error("-m elf32_x86_64 a.o"),
+            "unsupported emulation: elf32_x86_64 (supported: elf_x86_64 elf_i386)"
         );
+        assert_eq!(link("-m elf_i386 a.o").elf_i386, Some(true));
+        assert_eq!(link("-melf_x86_64 a.o").elf_i386, Some(false));
+        assert_eq!(link("a.o").elf_i386, None);
         assert_eq!(error("-T"), "missing argument to -T");
         for cmd in [
             "-T link.ld a.o",

@@ -58,6 +58,46 @@ pub fn set_target(machine: u16, name: &'static str) {
     let _ = TARGET.set((machine, name));
 }
 
+/// The implicit addend of a REL relocation (`Arch::rel_addend`), which widening an ELF32 input reads.
+pub type AddendFn = fn(r_type: u32, field: &[u8]) -> Option<i64>;
+
+/// Set for a link of an ELF32 architecture, once, before any input is read: its inputs are widened as they are
+/// parsed (`elf32::widen`) and its output narrowed.
+static ELF32: std::sync::OnceLock<AddendFn> = std::sync::OnceLock::new();
+
+/// Makes the link an ELF32 one, whose REL addends `addend` reads.
+pub fn set_elf32(addend: AddendFn) {
+    let _ = ELF32.set(addend);
+}
+
+/// The ELF32 link's addend reader, `None` in an ELF64 link.
+pub fn elf32_addend() -> Option<AddendFn> {
+    ELF32.get().copied()
+}
+
+/// The size of the ELF header and `nphdr` program headers in the output's class (`SIZEOF_HEADERS`).
+pub fn headers_size(nphdr: usize) -> u64 {
+    match ELF32.get() {
+        None => 64 + 56 * nphdr as u64,
+        Some(_) => 52 + 32 * nphdr as u64,
+    }
+}
+
+/// The size of one section header in the output's class.
+pub fn shdr_size() -> u64 {
+    if ELF32.get().is_some() { 40 } else { 64 }
+}
+
+/// The alignment of the output's headers and address-sized words.
+pub fn word_align() -> u64 {
+    if ELF32.get().is_some() { 4 } else { 8 }
+}
+
+/// The size of one program header in the output's class.
+pub fn phdr_size() -> u64 {
+    if ELF32.get().is_some() { 32 } else { 56 }
+}
+
 /// Checks the ELF identification and machine, and returns the file header.
 pub fn file_header(data: Data) -> Result<&'static Ehdr, String> {
     let (eh, _) = pod::from_bytes::<Ehdr>(data)

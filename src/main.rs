@@ -12,6 +12,7 @@ mod compress;
 mod depfile;
 mod diag;
 mod elf;
+mod elf32;
 mod expr;
 mod fork;
 #[cfg(fuzzing)]
@@ -171,7 +172,11 @@ fn run(config: &args::Config, exit_waited: bool) -> u8 {
         return 1;
     }
     let start = std::time::Instant::now();
-    let result = link::<arch::x86_64::X86_64>(config, exit_waited);
+    let result = if links_i386(config) {
+        link::<arch::i386::I386>(config, exit_waited)
+    } else {
+        link::<arch::x86_64::X86_64>(config, exit_waited)
+    };
     if config.print_memory_usage && result.is_ok() {
         // GNU ld's table; its rows are the linker script's MEMORY regions, which rivet does not read yet.
         println!("Memory region         Used Size  Region Size  %age Used");
@@ -327,6 +332,44 @@ fn pin_to_cpu(cpu: usize) {
     let _ = cpu;
 }
 
+/// Whether the link is i386's: `-m elf_i386`, or without `-m` a first object named on the command line that is an
+/// ELF32 i386 one.
+fn links_i386(config: &args::Config) -> bool {
+    use arch::Arch;
+    if let Some(i386) = config.elf_i386 {
+        return i386;
+    }
+    let first = config.inputs.iter().find_map(|i| match i {
+        args::InputArg::File { path, .. } => Some(path),
+        _ => None,
+    });
+    let mut head = [0u8; 20];
+    first
+        .and_then(|p| std::fs::File::open(p).ok())
+        .is_some_and(|mut f| {
+            std::io::Read::read_exact(&mut f, &mut head).is_ok()
+                && head[..4] == *b"\x7fELF"
+                && head[4] == 1
+                && u16::from_le_bytes([head[18], head[19]]) == arch::i386::I386::E_MACHINE
+        })
+}
+
+/// What an ELF32 link refuses before reading its inputs: it makes static executables only.
+fn refuse_elf32_options(config: &args::Config) -> diag::Result<()> {
+    let option = if config.relocatable {
+        "-r"
+    } else if config.kind == args::OutputKind::Pie {
+        "-pie"
+    } else if config.kind == args::OutputKind::Shared {
+        "-shared"
+    } else {
+        return Ok(());
+    };
+    Err(diag::Errors::one(format!(
+        "{option} is not supported for i386 (elf_i386): rivet links static i386 executables only"
+    )))
+}
+
 /// Links. `release_inputs`: drop the inputs' page-table entries at the end on all threads
 /// (`input::release_input_pages`) instead of in the exit, for a process whose exit the caller waits for.
 fn link<A: Arch>(config: &args::Config, release_inputs: bool) -> diag::Result<()> {
@@ -335,6 +378,10 @@ fn link<A: Arch>(config: &args::Config, release_inputs: bool) -> diag::Result<()
     }
     let total = timing::span("link");
     elf::set_target(A::E_MACHINE, A::NAME);
+    if A::ELF32 {
+        refuse_elf32_options(config)?;
+        elf::set_elf32(A::rel_addend);
+    }
     let inputs = {
         let _t = timing::span("load inputs");
         input::load(config)?
@@ -369,6 +416,12 @@ fn link<A: Arch>(config: &args::Config, release_inputs: bool) -> diag::Result<()
         return Err(diag::Errors::one(
             "--symbol-ordering-file with a SECTIONS script is not supported yet",
         ));
+    }
+    if let Some(s) = inputs.shared.first().filter(|_| A::ELF32) {
+        return Err(diag::Errors::one(format!(
+            "{}: shared objects are not supported for i386 (elf_i386): rivet links static i386 executables only",
+            s.name
+        )));
     }
     if let Some(path) = &config.reproduce {
         reproduce::write(path, config, &inputs.files)?;
@@ -440,6 +493,9 @@ fn link<A: Arch>(config: &args::Config, release_inputs: bool) -> diag::Result<()
         let _t = timing::span("layout");
         layout::layout::<A>(config, &resolved, &space, &live, &scanned)?
     };
+    if A::ELF32 {
+        write::elf32::refuse(&lay).map_err(diag::Errors::one)?;
+    }
     if config.fatal_warnings && diag::warnings() > 0 {
         return Err(diag::Errors::one(format!(
             "{} warning(s) treated as errors (--fatal-warnings); no output written",

@@ -408,6 +408,13 @@ fn parse_object(input: ObjectInput) -> std::result::Result<ObjectFile, String> {
         });
     }
     let ctx = |e: String| format!("{name}: {e}");
+    // An ELF32 link's objects, in the ELF64 shape every pass reads.
+    let data = match elf::elf32_addend() {
+        Some(addend) if crate::elf32::is_elf32(data) => {
+            crate::elf32::widen(data, addend).map_err(ctx)?
+        }
+        _ => data,
+    };
     let eh = elf::file_header(data).map_err(ctx)?;
     let shdrs = elf::section_headers(data, eh).map_err(ctx)?;
     let shstr_idx = elf::shstrndx(eh, shdrs);

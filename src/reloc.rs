@@ -305,6 +305,9 @@ pub fn decide<A: Arch>(
         }
         RelKind::Size => Action::Size,
         RelKind::Unknown => Action::Error("is an unknown relocation type"),
+        RelKind::Unsupported => {
+            Action::Error("is not supported by rivet for this architecture (static links only)")
+        }
     }
 }
 

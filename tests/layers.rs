@@ -154,11 +154,13 @@ fn no_import_cycles() {
     );
 }
 
-/// Names and byte sequences that are x86-64 facts: relocation types, the machine, its section types, its dynamic
+/// Names and byte sequences that are x86-64 (and i386) facts: relocation types, the machine, its section types, its dynamic
 /// linker, and instruction bytes of its PLT entries and TLS relaxations.
 const X86_64_FACTS: &[&str] = &[
     "R_X86_64_",
     "EM_X86_64",
+    "R_386_",
+    "EM_386",
     "SHT_X86_64",
     "ld-linux-x86-64",
     "0xff, 0x25",

@@ -369,3 +369,40 @@ fn location_counter_from_symbols_assigned_later_matches_gnu_ld() {
         o.stderr_str()
     );
 }
+
+/// `ASSERT`s naming the inputs' symbols, inside `SECTIONS` and as `. = ASSERT(...)`, are checked with the final
+/// values (the kernel's setup.ld `. = ASSERT(hdr == 0x1f1, ...)`), and a `PROVIDE` no input refers to is not
+/// evaluated, even when it names a symbol nothing defines (setup.ld's `PROVIDE(pecompat_fsize = setup_size -
+/// pecompat_fstart)`): as in GNU ld.
+#[test]
+fn asserts_on_input_symbols_and_unreferenced_provides_match_gnu_ld() {
+    let Some((dir, _, _)) = common::against_gnu_ld("script-symbols-asserts", &["gcc", "readelf"])
+    else {
+        return;
+    };
+    compile(&dir);
+    let script = |data1: &str| {
+        format!(
+            "SECTIONS {{ . = 0x400000; .text : {{ *(.text*) }} \
+             PROVIDE(unused = 1 - nothing_defines_this); \
+             .data : {{ *(.data*) ASSERT(ABSOLUTE(data1) > 0x400000, \"data1 low\"); }} .bss : {{ *(.bss*) }} \
+             . = ASSERT(data1 {data1}, \"data1 moved\"); }}\n"
+        )
+    };
+    std::fs::write(dir.join("asserts.lds"), script("> ADDR(.text)")).unwrap();
+    let [bfd, rivet] = link_both(&dir, "asserts.lds", &["code.o"]);
+    assert_eq!(symbols(&dir, &rivet), symbols(&dir, &bfd));
+    std::fs::write(dir.join("fails.lds"), script("== 0")).unwrap();
+    for ld in [
+        "ld.bfd".into(),
+        common::linker_under_test().0.display().to_string(),
+    ] {
+        let args = ["-T", "fails.lds", "-o", "fails.out", "code.o"];
+        let o = common::tool(&ld, &args, Some(&dir));
+        assert!(
+            !o.success() && o.stderr_str().contains("data1 moved"),
+            "{ld}: {}",
+            o.log()
+        );
+    }
+}

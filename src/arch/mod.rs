@@ -8,6 +8,7 @@
 //!
 //! This module depends on nothing else in the crate.
 
+pub mod i386;
 pub mod x86_64;
 
 /// What a relocation's value is, whatever the architecture calls it.
@@ -51,6 +52,8 @@ pub enum RelKind {
     Size,
     /// A type the architecture does not know.
     Unknown,
+    /// A type the architecture knows and rivet does not link for it (i386's GOT, PLT and TLS types).
+    Unsupported,
 }
 
 /// An instruction rewrite that the generic policy chose and the architecture performs (`Arch::relax`).
@@ -97,6 +100,9 @@ pub trait Arch: Send + Sync + 'static {
     const E_MACHINE: u16;
     /// The architecture's name in messages.
     const NAME: &'static str;
+    /// ELF32 inputs and output (`elf32` widens the inputs to the ELF64 shape the passes read, `write::elf32`
+    /// narrows the image); an ELF32 architecture links static executables only.
+    const ELF32: bool = false;
     /// The "no relocation" type.
     const R_NONE: u32;
     const R_RELATIVE: u32;
@@ -128,6 +134,12 @@ pub trait Arch: Send + Sync + 'static {
     fn type_name(r_type: u32) -> String;
     /// Stores `value` in the field relocation type `r_type` names at `at`, checking that it fits.
     fn write_value(out: &mut [u8], at: usize, r_type: u32, value: u64) -> Result<(), WriteErr>;
+    /// The implicit addend of a REL relocation of type `r_type` whose field starts `field` (ELF32 inputs); `None`
+    /// where the field does not fit.
+    fn rel_addend(r_type: u32, field: &[u8]) -> Option<i64> {
+        let _ = (r_type, field);
+        Some(0)
+    }
     /// The width of the field of relocation type `r_type` in a non-allocated section (debug info), 0 for a type
     /// such a section may not use.
     fn nonalloc_width(r_type: u32) -> u8;

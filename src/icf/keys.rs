@@ -212,8 +212,7 @@ fn target<'a>(cx: Cx<'a>, f: FileId, r: &Rela) -> Target<'a> {
     let o = &res.objects[f];
     let sym = r.r_sym(LE, false) as usize;
     let addend = r.r_addend.get(LE);
-    let local =
-        |k: usize, i: usize| Target::Symbol(LOCAL | (k as u64) << 32 | i as u64, addend);
+    let local = |k: usize, i: usize| Target::Symbol(LOCAL | (k as u64) << 32 | i as u64, addend);
     let (tf, ti) = match sym.checked_sub(o.first_global) {
         _ if sym >= o.syms.len() => return local(f, sym),
         None => (f, sym),

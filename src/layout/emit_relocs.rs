@@ -95,7 +95,11 @@ pub fn plan(
     let mut rela_of = vec![OsecId::NONE; osecs.len()];
     let mut relas = Vec::new();
     for (i, &n) in counts.iter().enumerate().filter(|(_, n)| **n > 0) {
-        let mut name = b".rela".to_vec();
+        // An ELF32 output's are REL tables (`write::elf32` narrows the entries written here).
+        let mut name = match crate::elf::elf32_addend() {
+            Some(_) => b".rel".to_vec(),
+            None => b".rela".to_vec(),
+        };
         name.extend_from_slice(&osecs[i].name);
         let mut o = OutputSection::new(&name, E::SHT_RELA, E::SHF_INFO_LINK as u64);
         o.align = 8;

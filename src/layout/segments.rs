@@ -183,7 +183,7 @@ fn plan<A: Arch>(
         has_property,
         nphdr,
         base,
-        headers: 64 + 56 * nphdr as u64,
+        headers: crate::elf::headers_size(nphdr),
         starts,
         max_page,
         common_page,
@@ -459,7 +459,7 @@ impl Addresser<'_> {
                     }
                     plan.nphdr = plan.nphdr - plan.nloads + n;
                     plan.nloads = n;
-                    plan.headers = 64 + 56 * plan.nphdr as u64;
+                    plan.headers = crate::elf::headers_size(plan.nphdr);
                 }
                 Err(Errors::one(
                     "the --section-start addresses give no stable number of segments".to_string(),
@@ -490,11 +490,12 @@ impl Addresser<'_> {
                     let stable = !a.forward || addrs == before;
                     before = addrs;
                     w.prior = a.values.iter().cloned().collect();
-                    let settled =
-                        64 + 56 * n as u64 == w.headers && a.relro_misaligned == 0 && stable;
+                    let settled = crate::elf::headers_size(n) == w.headers
+                        && a.relro_misaligned == 0
+                        && stable;
                     w.relro_padding
                         .set(w.relro_padding.get() + a.relro_misaligned);
-                    w.headers = 64 + 56 * n as u64;
+                    w.headers = crate::elf::headers_size(n);
                     *out = Some(a);
                     if settled {
                         break;
@@ -598,8 +599,8 @@ pub fn assign_segments<A: Arch>(
         }
     }
     let off = place_nonalloc(osecs, keep, off)?;
-    let shoff = align_up(off, 8);
-    let file_size = shoff + 64 * headers.count as u64;
+    let shoff = align_up(off, crate::elf::word_align());
+    let file_size = shoff + crate::elf::shdr_size() * headers.count as u64;
     // TLS block.
     let (tls_start, tls_end, tls_align) =
         if let (Some(&first), Some(&last)) = (tls.first(), tls.last()) {
@@ -802,17 +803,18 @@ pub fn program_headers(
     let of = |p_type, flags, o: &OutputSection, align| {
         seg(p_type, flags, o.offset, o.addr, o.size, o.size, align)
     };
+    let ehdr = crate::elf::headers_size(0);
     if cx.is_dynamic
         && let Some((base, headers)) = plan.headers
     {
         segments.push(seg(
             E::PT_PHDR,
             E::PF_R,
-            64,
-            base + 64,
-            headers - 64,
-            headers - 64,
-            8,
+            ehdr,
+            base + ehdr,
+            headers - ehdr,
+            headers - ehdr,
+            crate::elf::word_align(),
         ));
     }
     if plan.interp {

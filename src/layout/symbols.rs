@@ -28,7 +28,7 @@ pub fn assign_addresses(
     imported_addresses(res, space, lay, &mut addrs);
     let mut sections = HashMap::default();
     let mut linker = linker_defined_addresses(res, lay, &mut addrs, &mut sections);
-    let headers = 64 + 56 * lay.segments.len() as u64;
+    let headers = crate::elf::headers_size(lay.segments.len());
     let dl = DefsymLayout { lay, headers };
     // The script's symbols first: an assignment outside SECTIONS (a --defsym) may name one (the kernel's
     // `init_per_cpu__gdt_page = ABSOLUTE(gdt_page) + __per_cpu_load`); then those SECTIONS assignments that
@@ -476,6 +476,16 @@ fn define_script_symbols(
         set(name, *v, *sec, &mut out);
     }
     for d in &dl.lay.script.deferred {
+        // A PROVIDE no input refers to defines nothing, and GNU ld does not evaluate it (the kernel's setup.ld
+        // `PROVIDE(pecompat_fsize = setup_size - pecompat_fstart)` where nothing defines pecompat_fstart).
+        if d.assert.is_none()
+            && res
+                .names
+                .lookup(d.name.as_bytes())
+                .is_none_or(|g| res.defs[g.index()] != Def::Linker)
+        {
+            continue;
+        }
         let env = DefsymEnv {
             config,
             res,
@@ -485,6 +495,13 @@ fn define_script_symbols(
             dot: Some(d.dot),
             inside: d.inside.get(),
         };
+        if let Some(msg) = &d.assert {
+            match d.expr.eval(&env) {
+                Ok(0) => return Err(Errors::one(format!("{}{msg}", d.at))),
+                Ok(_) => continue,
+                Err(e) => return Err(Errors::one(format!("{}{e}", d.at))),
+            }
+        }
         let v = d
             .expr
             .eval_value(&env)

@@ -65,18 +65,23 @@ pub fn parse_input(file: &str, text: &str, include: Includer) -> Result<InputScr
     let mut memory = Vec::new();
     let mut phdrs = Vec::new();
     let mut dot_asserts = Vec::new();
+    // The output format and architecture a script may name: the link's (an ELF32 link is i386's).
+    let (format, arch) = match crate::elf::elf32_addend() {
+        Some(_) => ("elf32-i386", "i386"),
+        None => ("elf64-x86-64", "i386:x86-64"),
+    };
     for c in parse(file, text, include)? {
         let at = c.at;
         match c.cmd {
             Command::Input(i) | Command::Group(i) => out.inputs.extend(i),
             Command::SearchDir(d) => out.search_dirs.push(d),
             Command::OutputFormat(f) => {
-                if let Some(bad) = f.iter().find(|f| !f.starts_with("elf64-x86-64")) {
+                if let Some(bad) = f.iter().find(|f| !f.starts_with(format)) {
                     return Err(format!("{at}: unsupported output format '{bad}'"));
                 }
             }
-            Command::Target(t) if t.starts_with("elf64-x86-64") => {}
-            Command::OutputArch(a) if a == "i386:x86-64" => {}
+            Command::Target(t) if t.starts_with(format) => {}
+            Command::OutputArch(a) if a == arch => {}
             Command::OutputArch(a) => {
                 return Err(format!("{at}: unsupported output architecture '{a}'"));
             }

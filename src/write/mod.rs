@@ -27,6 +27,7 @@ use rayon::prelude::*;
 
 mod apply;
 mod compress_debug;
+pub mod elf32;
 mod emit_relocs;
 
 pub use crate::synthetic::rela::DynRel;
@@ -392,7 +393,7 @@ fn untouched(lay: &Layout) -> Vec<std::ops::Range<usize>> {
         .filter(|o| o.shndx != 0 && !o.is_nobits())
         .map(|o| o.offset as usize..(o.offset + o.size) as usize)
         .collect();
-    written.push(0..64 + 56 * lay.segments.len());
+    written.push(0..crate::elf::headers_size(lay.segments.len()) as usize);
     written.push(lay.shoff as usize..lay.file_size as usize);
     let holes = complement(written, lay.file_size as usize);
     // Inside sections, the space a script's `. = . + SIZE` skipped.
@@ -1337,6 +1338,9 @@ impl symtab::Places for WriteCx<'_> {
 }
 
 fn write_headers<A: Arch>(cx: &WriteCx, bytes: &mut [u8]) {
+    if A::ELF32 {
+        return elf32::write_headers::<A>(cx, bytes);
+    }
     let lay = cx.lay;
     let nsec = lay.osecs.iter().filter(|o| o.shndx != 0).count() + 1;
     let e_type = if cx.config.kind == OutputKind::Exec {
@@ -1380,42 +1384,10 @@ fn write_headers<A: Arch>(cx: &WriteCx, bytes: &mut [u8]) {
         shstrtab::write(&mut bytes[r], kept().map(|o| &o.name[..]));
     }
     let name_offs = shstrtab::name_offsets(kept().map(|o| &o.name[..]));
-    let link_of = |s: Synth| lay.synth_sec(s).map_or(0, |o| o.shndx);
     let kept_k = lay.osecs.iter().enumerate().filter(|(_, o)| o.shndx != 0);
     for ((k, o), name_off) in kept_k.zip(name_offs) {
         let sh = &mut bytes[(lay.shoff + 64 * o.shndx as u64) as usize..][..64];
-        let (link, info) = match o.sh_type {
-            // `--emit-relocs`: the relocations of one output section, naming `.symtab`'s symbols.
-            E::SHT_RELA if !o.is_alloc() => (
-                link_of(Synth::Symtab),
-                emit_relocs::target_shndx(lay, OsecId::new(k)),
-            ),
-            E::SHT_SYMTAB => (link_of(Synth::Strtab), lay.symtab.first_global()),
-            E::SHT_DYNSYM => (
-                link_of(Synth::Dynstr),
-                1, // every dynamic symbol is global
-            ),
-            E::SHT_HASH | E::SHT_GNU_HASH | E::SHT_GNU_VERSYM => (link_of(Synth::Dynsym), 0),
-            E::SHT_GNU_VERNEED => (link_of(Synth::Dynstr), lay.verneed.len() as u32),
-            E::SHT_GNU_VERDEF => (link_of(Synth::Dynstr), 1 + cx.res.version_defs.len() as u32),
-            E::SHT_DYNAMIC => (link_of(Synth::Dynstr), 0),
-            // A static executable's IRELATIVE table: linked to .symtab (as GNU ld does) and applying to .got.
-            E::SHT_RELA if !lay.is_dynamic => (link_of(Synth::Symtab), link_of(Synth::Got)),
-            E::SHT_RELA => (
-                link_of(Synth::Dynsym),
-                if o.name == b".rela.plt" {
-                    link_of(Synth::GotPlt)
-                } else {
-                    0
-                },
-            ),
-            // SHF_LINK_ORDER: the output section its first input's linked section went to.
-            _ if o.flags & E::SHF_LINK_ORDER as u64 != 0 => {
-                (link_order_target(cx, OsecId::new(k)), 0)
-            }
-            _ => (0, 0),
-        };
-        let info = if o.sh_type == E::SHT_DYNSYM { 1 } else { info };
+        let (link, info) = link_info(cx, k, o);
         sh[0..4].copy_from_slice(&name_off.to_le_bytes());
         sh[4..8].copy_from_slice(&o.sh_type.to_le_bytes());
         sh[8..16].copy_from_slice(&o.flags.to_le_bytes());
@@ -1426,6 +1398,41 @@ fn write_headers<A: Arch>(cx: &WriteCx, bytes: &mut [u8]) {
         sh[44..48].copy_from_slice(&info.to_le_bytes());
         sh[48..56].copy_from_slice(&o.align.to_le_bytes());
         sh[56..64].copy_from_slice(&o.entsize.to_le_bytes());
+    }
+}
+
+/// The `sh_link` and `sh_info` of kept output section `k`, `o`.
+fn link_info(cx: &WriteCx, k: usize, o: &layout::OutputSection) -> (u32, u32) {
+    let lay = cx.lay;
+    let link_of = |s: Synth| lay.synth_sec(s).map_or(0, |o| o.shndx);
+    match o.sh_type {
+        // `--emit-relocs`: the relocations of one output section, naming `.symtab`'s symbols.
+        E::SHT_RELA if !o.is_alloc() => (
+            link_of(Synth::Symtab),
+            emit_relocs::target_shndx(lay, OsecId::new(k)),
+        ),
+        E::SHT_SYMTAB => (link_of(Synth::Strtab), lay.symtab.first_global()),
+        E::SHT_DYNSYM => (
+            link_of(Synth::Dynstr),
+            1, // every dynamic symbol is global
+        ),
+        E::SHT_HASH | E::SHT_GNU_HASH | E::SHT_GNU_VERSYM => (link_of(Synth::Dynsym), 0),
+        E::SHT_GNU_VERNEED => (link_of(Synth::Dynstr), lay.verneed.len() as u32),
+        E::SHT_GNU_VERDEF => (link_of(Synth::Dynstr), 1 + cx.res.version_defs.len() as u32),
+        E::SHT_DYNAMIC => (link_of(Synth::Dynstr), 0),
+        // A static executable's IRELATIVE table: linked to .symtab (as GNU ld does) and applying to .got.
+        E::SHT_RELA if !lay.is_dynamic => (link_of(Synth::Symtab), link_of(Synth::Got)),
+        E::SHT_RELA => (
+            link_of(Synth::Dynsym),
+            if o.name == b".rela.plt" {
+                link_of(Synth::GotPlt)
+            } else {
+                0
+            },
+        ),
+        // SHF_LINK_ORDER: the output section its first input's linked section went to.
+        _ if o.flags & E::SHF_LINK_ORDER as u64 != 0 => (link_order_target(cx, OsecId::new(k)), 0),
+        _ => (0, 0),
     }
 }
 
@@ -1449,7 +1456,7 @@ fn early_chunks(config: &Config, lay: &Layout, len: usize) -> Vec<usize> {
         .filter(|o| !o.is_nobits())
         .map(|o| o.offset as usize..(o.offset + o.size) as usize)
         .collect();
-    late.push(0..64 + 56 * lay.segments.len());
+    late.push(0..crate::elf::headers_size(lay.segments.len()) as usize);
     // The section header table ends the file.
     late.push(lay.shoff as usize..lay.file_size as usize);
     let mut touched = vec![false; len.div_ceil(BUILD_ID_CHUNK)];

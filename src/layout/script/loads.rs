@@ -99,10 +99,18 @@ pub fn phdrs_segments(
             }
         } else if ty == E::PT_PHDR {
             let base = headers.map_or(0, |h| h.0);
-            let size = 56 * sc.phdrs.len() as u64;
+            let size = crate::elf::phdr_size() * sc.phdrs.len() as u64;
+            let ehdr = crate::elf::headers_size(0);
             (
                 seg.offset, seg.vaddr, seg.paddr, seg.filesz, seg.memsz, seg.align,
-            ) = (64, base + 64, base + 64, size, size, 8);
+            ) = (
+                ehdr,
+                base + ehdr,
+                base + ehdr,
+                size,
+                size,
+                crate::elf::word_align(),
+            );
         } else if let (Some(first), Some(last)) = (secs.first(), secs.last()) {
             let end = |o: &&OutputSection| {
                 o.addr

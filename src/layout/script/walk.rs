@@ -70,6 +70,8 @@ pub struct Deferred {
     pub inside: OsecId,
     pub dot_section: OsecId,
     pub at: String,
+    /// An `ASSERT` naming a symbol of the inputs: its message, for a value of 0 (no symbol is assigned).
+    pub assert: Option<String>,
 }
 
 /// What the walk over the commands reads and writes.
@@ -422,6 +424,14 @@ impl State<'_> {
                 &compound
             }
         };
+        // `. = ASSERT(e, msg)` naming a symbol of the inputs: the check, with the final symbols.
+        if a.target == "."
+            && let Expr::Call("ASSERT", args) = expr
+            && let [crate::expr::Arg::Expr(e), crate::expr::Arg::Name(msg)] = &args[..]
+            && e.eval(self).is_err()
+        {
+            return self.check(e, msg, a.pos);
+        }
         if a.target == "." {
             self.prefer_next |= inside.is_none();
             self.moving_dot.set(Some(a.pos));
@@ -463,6 +473,7 @@ impl State<'_> {
                 inside: self.inside.unwrap_or(OsecId::NONE),
                 dot_section: self.section_for_dot(cmd),
                 at: sc.error(a.pos, ""),
+                assert: None,
             }),
             Err(e) => return Err(sc.error(a.pos, e)),
         }
@@ -520,7 +531,20 @@ impl State<'_> {
         match e.eval(self) {
             Ok(0) => Err(self.w.sc.error(pos, msg)),
             Ok(_) => Ok(()),
-            Err(e) => Err(self.w.sc.error(pos, e)),
+            // It names something that has no address yet (a symbol of the inputs, as the kernel's setup.ld
+            // `ASSERT(hdr == 0x1ef, ...)`): checked with the final symbols, as GNU ld's last pass does.
+            Err(_) => {
+                self.deferred.push(Deferred {
+                    name: String::new(),
+                    expr: e.clone(),
+                    dot: self.dot,
+                    inside: self.inside.unwrap_or(OsecId::NONE),
+                    dot_section: OsecId::NONE,
+                    at: self.w.sc.error(pos, ""),
+                    assert: Some(msg.to_string()),
+                });
+                Ok(())
+            }
         }
     }
 
@@ -761,6 +785,7 @@ impl State<'_> {
                             inside: OsecId::NONE,
                             dot_section: OsecId::NONE,
                             at: w.sc.error(desc.pos, at),
+                            assert: None,
                         };
                         self.deferred_data.push((self.data.len(), d));
                         0
