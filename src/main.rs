@@ -411,12 +411,6 @@ fn link<A: Arch>(config: &args::Config, release_inputs: bool) -> diag::Result<()
             "--orphan-handling=discard without a SECTIONS script is not supported",
         ));
     }
-    if config.symbol_ordering_file.is_some() && config.sections.is_some() {
-        // Ordering inside a script's input section descriptions (lld's rule) is not done yet.
-        return Err(diag::Errors::one(
-            "--symbol-ordering-file with a SECTIONS script is not supported yet",
-        ));
-    }
     if let Some(s) = inputs.shared.first().filter(|_| A::ELF32) {
         return Err(diag::Errors::one(format!(
             "{}: shared objects are not supported for i386 (elf_i386): rivet links static i386 executables only",

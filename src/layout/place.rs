@@ -189,7 +189,15 @@ pub fn place_inputs(
         script_lists: Vec::new(),
     };
     if let Some((sc, selection)) = script {
-        place_script_inputs(res, osecs, map, eh_records, (sc, selection), &mut placement);
+        place_script_inputs(
+            res,
+            osecs,
+            map,
+            eh_records,
+            (sc, selection),
+            &mut placement,
+            order,
+        );
     }
     place_sorted_arrays(res, osecs, map, &sorted_kind, &mut placement);
     place_link_ordered(res, osecs, &mut placement);
@@ -261,6 +269,7 @@ fn place_script_inputs(
     eh_records: &EhRecords,
     (sc, selection): (&crate::script::sections::SectionsScript, &[Vec<u32>]),
     placement: &mut Placement,
+    order: Option<&SectionOrder>,
 ) {
     let script_desc = &map.script_desc;
     let lists = super::script::script_lists(
@@ -268,6 +277,7 @@ fn place_script_inputs(
         selection,
         (&map.sec_osec, script_desc),
         (&map.synth, &map.synth_stmts),
+        order,
     );
     let p = placement;
     super::script::provisional_offsets(

@@ -171,6 +171,7 @@ pub fn script_lists(
     script: &[Vec<u32>],
     (sec_osec, script_desc): (&[Vec<OsecId>], &[u32]),
     (synth, synth_stmts): (&SynthMap, &[(Synth, u32)]),
+    order: Option<&super::order::SectionOrder>,
 ) -> Vec<Vec<(u32, u32, u32)>> {
     let objects = &res.objects;
     // Per file, in input order: (output section, (statement, sort key, name for name sorts, file, section)).
@@ -188,6 +189,9 @@ pub fn script_lists(
             let key = match sort {
                 Sort::InitPriority => init_priority(name).unwrap_or(65536) as u64,
                 Sort::Alignment | Sort::AlignmentName => u64::MAX - o.sec(SecIdx::new(s)).align(),
+                // `--symbol-ordering-file` in a statement without a sort (lld's rule): the ranked sections first,
+                // in rank order, the others (`NONE`, the largest rank) after them in input order.
+                Sort::None => order.map_or(0, |o| u64::from(o.rank(f, SecIdx::new(s)))),
                 _ => 0,
             };
             let by_name: &[u8] = match sort {
@@ -211,7 +215,9 @@ pub fn script_lists(
             Synth::GnuProperty => 0,
             _ => (b.iter().position(|e| e.3 != 0 && e.3 != LINKER_MADE)).unwrap_or(b.len()),
         };
-        b.insert(at, (k, 0, b"", LINKER_MADE, s as u32));
+        // After the ranked sections when an ordering file sorts the statement's inputs.
+        let key = order.map_or(0, |_| u64::from(NONE));
+        b.insert(at, (k, key, b"", LINKER_MADE, s as u32));
     }
     buckets
         .into_par_iter()
