@@ -132,6 +132,8 @@ pub struct Config {
     pub icf: Icf,
     /// `--print-icf-sections`: list the folded sections on standard output.
     pub print_icf_sections: bool,
+    /// `--keep-unique=SYMBOL`: the sections of these symbols are never folded by `--icf`.
+    pub keep_unique: Vec<String>,
     pub eh_frame_hdr: bool,
     pub export_dynamic: bool,
     pub hash_style: HashStyle,
@@ -355,6 +357,7 @@ impl Default for Config {
             print_gc_sections: false,
             icf: Icf::None,
             print_icf_sections: false,
+            keep_unique: Vec::new(),
             eh_frame_hdr: false,
             export_dynamic: false,
             hash_style: HashStyle::Sysv,
@@ -621,6 +624,7 @@ enum Opt {
     CompressDebugSections,
     Icf,
     PrintIcfSections,
+    KeepUnique,
     NoPrintIcfSections,
     Optimize,
     Map,
@@ -835,6 +839,7 @@ const OPTIONS: &[OptSpec] = &[
     value(Opt::CompressDebugSections, &["--compress-debug-sections"], "none|zlib|zlib-gabi|zstd", "Compress the .debug_* sections (SHF_COMPRESSED; a section compression would not shrink stays as it is); zlib-gnu is refused"),
     value(Opt::Icf, &["--icf"], "all|safe|none", "Fold identical input sections: all (code, and read-only data whose address is not significant), safe (only sections whose address is not significant, by the inputs' .llvm_addrsig tables), none (default)"),
     flag(Opt::PrintIcfSections, &["--print-icf-sections"], "List the sections --icf folds"),
+    value(Opt::KeepUnique, &["--keep-unique"], "SYMBOL", "Never fold the section that defines SYMBOL with --icf"),
     flag(Opt::NoPrintIcfSections, &["--no-print-icf-sections"], "Do not list folded sections (default)"),
     value(Opt::Optimize, &["-O"], "LEVEL", "Optimization level (accepted; same output at every level)"),
     value(Opt::Map, &["-Map"], "FILE", "Write a link map to FILE: output sections, input sections, symbols, archive members"),
@@ -1406,6 +1411,7 @@ fn apply_setting(
         Opt::CompressDebugSections => cfg.compress_debug = parse_compress_debug(&val())?,
         Opt::Icf => cfg.icf = parse_icf(&val())?,
         Opt::PrintIcfSections => cfg.print_icf_sections = true,
+        Opt::KeepUnique => cfg.keep_unique.push(val()),
         Opt::NoPrintIcfSections => cfg.print_icf_sections = false,
         Opt::Optimize => {
             let v = val();

@@ -466,3 +466,57 @@ fn link_order_sections_of_folded_functions_are_dropped() {
         "the entries, rivet's then lld's: {sizes:?}"
     );
 }
+
+/// `--keep-unique=SYMBOL` (lld's option): the section defining it is never folded, the others still are; a name no
+/// object defines gets lld's warning. Checked against ld.lld-19.
+#[test]
+fn keep_unique_keeps_a_section_apart_as_lld_does() {
+    let Some((dir, l)) = linkers("icf-keep-unique") else {
+        return;
+    };
+    std::fs::write(
+        dir.join("k.c"),
+        "__attribute__((noinline)) int f(int x) { return x * 3 + 1; }\n\
+         __attribute__((noinline)) int g(int x) { return x * 3 + 1; }\n\
+         __attribute__((noinline)) int h(int x) { return x * 3 + 1; }\n\
+         int main(int c, char **v) { (void)v; return f(c) + g(c) + h(c) == 12 ? 0 : 1; }\n",
+    )
+    .unwrap();
+    common::tool_ok("gcc", &["-O2", "-ffunction-sections", "-c", "k.c"], &dir);
+    let mut got = Vec::new();
+    for (side, shim) in [("rivet", &l.rivet), ("lld", &l.lld)] {
+        let b = format!("-B{}/", shim.display());
+        let out = format!("keep-{side}");
+        let args = [
+            &b[..],
+            "-o",
+            &out,
+            "k.o",
+            "-Wl,--icf=all",
+            "-Wl,--print-icf-sections",
+            "-Wl,--keep-unique=g",
+            "-Wl,--keep-unique=nosuch",
+        ];
+        let o = common::tool("gcc", &args, Some(&dir));
+        assert!(o.success(), "{}", o.log());
+        assert!(
+            o.stderr_str()
+                .contains("could not find symbol nosuch to keep unique"),
+            "{side}: {}",
+            o.log()
+        );
+        assert_eq!(run(&dir, &out), "");
+        got.push(classes(&o.stdout_str()));
+    }
+    assert_eq!(got[0], got[1]);
+    // (The empty `.text` sections of the startup files and k.o fold together too.)
+    let with_f = got[0]
+        .iter()
+        .find(|c| c.iter().any(|s| s == "k.o:(.text.f)"));
+    assert_eq!(with_f.unwrap(), &["k.o:(.text.f)", "k.o:(.text.h)"]);
+    assert!(
+        got[0].iter().flatten().all(|s| s != "k.o:(.text.g)"),
+        "{:?}",
+        got[0]
+    );
+}

@@ -78,6 +78,24 @@ pub fn unique_sections(config: &Config, res: &Resolved, live: &Liveness) -> Resu
     for (_, w) in messages {
         crate::diag::warn(&w);
     }
+    // `--keep-unique`: unique whatever the mode and the section's kind, with lld's warning for a name no object
+    // defines.
+    for name in &config.keep_unique {
+        let def = res
+            .names
+            .lookup(name.as_bytes())
+            .map(|g| res.defs[g.index()]);
+        match def {
+            Some(Def::Object { file, sym }) => {
+                let t = &res.objects[file.index()];
+                let s = t.sym_shndx(sym as usize) as usize;
+                if s != 0 && s < t.sections.len() {
+                    unique[file.index()][s].store(true, Relaxed);
+                }
+            }
+            _ => crate::diag::warn(&format!("could not find symbol {name} to keep unique")),
+        }
+    }
     for g in crate::gc::exported_symbols(config, res) {
         if let Def::Object { file, sym } = res.defs[g.index()] {
             let t = &res.objects[file.index()];
