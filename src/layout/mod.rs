@@ -511,7 +511,7 @@ pub fn layout<A: Arch>(
             &headers,
             &mut place,
             &slots.relr_got,
-            (&eh_records, &merges),
+            &merges,
         )?
     };
     let mut lay = Layout {

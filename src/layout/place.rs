@@ -24,7 +24,7 @@ pub struct Placement {
     /// Per output section: the size of its input sections.
     pub cursor: Vec<u64>,
     /// With a `SECTIONS` script: per output section, its input sections in placing order (`script::script_lists`).
-    pub script_lists: Vec<Vec<(u32, u32, u32)>>,
+    pub script_lists: Vec<Vec<super::script::ScriptInput>>,
 }
 
 pub fn place_inputs(
@@ -272,17 +272,19 @@ fn place_script_inputs(
     order: Option<&SectionOrder>,
 ) {
     let script_desc = &map.script_desc;
+    let t = crate::timing::span("script input lists");
     let lists = super::script::script_lists(
         res,
         selection,
         (&map.sec_osec, script_desc),
         (&map.synth, &map.synth_stmts),
         order,
+        eh_records,
     );
+    drop(t);
+    let _t = crate::timing::span("provisional offsets");
     let p = placement;
     super::script::provisional_offsets(
-        res,
-        eh_records,
         &lists,
         osecs,
         (&mut p.sec_off, &mut p.place_osec, &mut p.cursor),
@@ -296,7 +298,7 @@ fn place_script_inputs(
         o.parts.retain(|p| !matches!(p, Part::Inputs));
         // Kept with inputs, or with commands of its own (`. = . + SIZE`, symbols to define at it); the linker's
         // own contents keep it only when they are not empty.
-        let inputs = lists[i].iter().any(|e| e.1 != super::script::LINKER_MADE);
+        let inputs = lists[i].iter().any(|e| !e.is_linker_made());
         if inputs || sc.has_own_commands(d as usize) {
             placed_in_order(o);
         }

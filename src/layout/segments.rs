@@ -525,7 +525,7 @@ pub fn assign_segments<A: Arch>(
     headers: &SectionHeaders,
     place: &mut Placement,
     relr_got: &[u32],
-    (eh_records, merges): (&super::EhRecords, &[super::MergeGroup]),
+    merges: &[super::MergeGroup],
 ) -> Result<Segments> {
     let mut synth = map.synth;
     let lists = std::mem::take(&mut place.script_lists);
@@ -547,7 +547,6 @@ pub fn assign_segments<A: Arch>(
                 config: cx.config,
                 sc,
                 res: cx.res,
-                eh: eh_records,
                 lists: &lists,
                 script_desc: &map.script_desc,
                 keep,

@@ -8,7 +8,6 @@ use super::slots::Slots;
 use super::{Cx, EhRecords, MergeGroup, NONE, OutputSection, Part, Synth, SynthMap};
 use crate::arch::Arch;
 use crate::elf::align_up;
-use crate::index::SecIdx;
 use crate::synthetic::dynamic::{Dynamic, Facts};
 use crate::synthetic::{
     dynsym, eh_frame_hdr, got_plt, hash, interp, notes, relr, shstrtab, symtab, versions,
@@ -262,18 +261,19 @@ pub fn section_headers(
 fn kept_input(
     cx: &Cx,
     sc: &crate::script::sections::SectionsScript,
-    list: Option<&Vec<(u32, u32, u32)>>,
+    list: Option<&Vec<super::script::ScriptInput>>,
 ) -> bool {
     const SHF_GNU_RETAIN: u64 = 0x20_0000;
     let objects = &cx.res.objects;
     (list.into_iter().flatten())
-        .filter(|e| e.1 != super::script::LINKER_MADE)
-        .any(|&(_, f, s)| {
-            let o = &objects[f as usize];
-            let flags = o.sec(SecIdx(s)).flags();
+        .filter(|e| !e.is_linker_made())
+        .any(|e| {
+            let o = &objects[e.file.index()];
+            let flags = o.sec(e.sec).flags();
             let file = crate::script::sections::InputName::of(&o.name);
             let writable = flags & object::elf::SHF_WRITE as u64 != 0;
-            flags & SHF_GNU_RETAIN != 0 || sc.keep_matches(&file, o.sec_name(s as usize), writable)
+            flags & SHF_GNU_RETAIN != 0
+                || sc.keep_matches(&file, o.sec_name(e.sec.index()), writable)
         })
 }
 

@@ -359,8 +359,17 @@ impl SectionsScript {
     }
 
     /// Whether statement `k` matches the section, and with which pattern's sort.
+    /// The section's name first: it rejects most statements a section is tried against.
     fn matches(&self, k: u32, file: &InputName, name: &[u8], writable: bool) -> Option<Sort> {
         let st = &self.stmts[k as usize];
+        let sort = match st.sections.is_empty() {
+            true => Sort::None,
+            false => {
+                (st.sections.iter())
+                    .find(|(g, ex, _)| g.matches(name) && !ex.iter().any(|e| e.matches(file)))?
+                    .2
+            }
+        };
         if !st.file.matches(file) || st.exclude_files.iter().any(|e| e.matches(file)) {
             return None;
         }
@@ -370,12 +379,7 @@ impl SectionsScript {
         {
             return None;
         }
-        if st.sections.is_empty() {
-            return Some(Sort::None);
-        }
-        (st.sections.iter())
-            .find(|(g, ex, _)| g.matches(name) && !ex.iter().any(|e| e.matches(file)))
-            .map(|s| s.2)
+        Some(sort)
     }
 
     /// The symbols the script's assignments define (not `.`), in script order.

@@ -160,7 +160,31 @@ fn orphan_place(o: &OutputSection) -> &'static [&'static [u8]] {
 }
 
 /// The file of a script list's entry for a linker-made section; its section is the `Synth`'s number.
-pub(in crate::layout) const LINKER_MADE: u32 = NONE;
+pub(in crate::layout) const LINKER_MADE: FileId = FileId(NONE);
+
+/// An input section of a script's output section, in placing order, with the room it takes there (read once, in
+/// parallel, so that the walk over the commands, which is sequential, only adds them up).
+#[derive(Clone, Copy, Debug)]
+pub struct ScriptInput {
+    pub stmt: u32,
+    /// `LINKER_MADE` for a linker-made section, whose `sec` is then its `Synth`'s number.
+    pub file: FileId,
+    pub sec: SecIdx,
+    /// Size and alignment (`input_extent`); 0 and 0 for a merged (`SHF_MERGE`) section or a linker-made one.
+    pub size: u64,
+    pub align: u64,
+}
+
+impl ScriptInput {
+    pub fn is_linker_made(&self) -> bool {
+        self.file == LINKER_MADE
+    }
+
+    /// A merged section: its strings go where the first of the output section's is.
+    pub fn is_merged(&self) -> bool {
+        self.align == 0 && !self.is_linker_made()
+    }
+}
 
 /// Per output section under a script: its input sections as (statement, file, section), in the order they are
 /// placed: statement order, then the statement's sort, then input order, the linker-made sections a statement
@@ -172,12 +196,11 @@ pub fn script_lists(
     (sec_osec, script_desc): (&[Vec<OsecId>], &[u32]),
     (synth, synth_stmts): (&SynthMap, &[(Synth, u32)]),
     order: Option<&super::order::SectionOrder>,
-) -> Vec<Vec<(u32, u32, u32)>> {
+    eh: &EhRecords,
+) -> Vec<Vec<ScriptInput>> {
     let objects = &res.objects;
-    // Per file, in input order: (output section, (statement, sort key, name for name sorts, file, section)).
-    type Item<'a> = (u32, u64, &'a [u8], u32, u32);
-    type Entry<'a> = (u32, Item<'a>);
-    let all: Vec<Entry> = res.runs.flat_map(|f| {
+    // Per file, in input order: (output section, entry). A section's name is read only where a sort needs it.
+    let all: Vec<(u32, ListEntry)> = res.runs.flat_map(|f| {
         let o = &objects[f.index()];
         (0..o.sections.len()).filter_map(move |s| {
             let osec = sec_osec[f.index()][s];
@@ -185,25 +208,26 @@ pub fn script_lists(
                 return None;
             }
             let (k, sort) = unpack_selection(script[f.index()][s]);
-            let name = o.sec_name(s);
             let key = match sort {
-                Sort::InitPriority => init_priority(name).unwrap_or(65536) as u64,
+                Sort::InitPriority => init_priority(o.sec_name(s)).unwrap_or(65536) as u64,
                 Sort::Alignment | Sort::AlignmentName => u64::MAX - o.sec(SecIdx::new(s)).align(),
                 // `--symbol-ordering-file` in a statement without a sort (lld's rule): the ranked sections first,
                 // in rank order, the others (`NONE`, the largest rank) after them in input order.
                 Sort::None => order.map_or(0, |o| u64::from(o.rank(f, SecIdx::new(s)))),
                 _ => 0,
             };
-            let by_name: &[u8] = match sort {
-                Sort::Name | Sort::NameAlignment | Sort::AlignmentName => name,
-                _ => b"",
+            let by_name = matches!(sort, Sort::Name | Sort::NameAlignment | Sort::AlignmentName);
+            let e = ListEntry {
+                stmt: k,
+                key,
+                by_name,
+                file: f,
+                sec: SecIdx::new(s),
             };
-            Some((osec.0, (k, key, by_name, f.0, s as u32)))
+            Some((osec.0, e))
         })
     });
-    // Bucketed by output section in input order, then each bucket sorted stably by statement and sort key (in
-    // parallel; already in order for most), which leaves input order among equals.
-    let mut buckets: Vec<Vec<Item>> = vec![Vec::new(); script_desc.len()];
+    let mut buckets: Vec<Vec<ListEntry>> = vec![Vec::new(); script_desc.len()];
     for (osec, e) in all {
         buckets[osec as usize].push(e);
     }
@@ -213,19 +237,80 @@ pub fn script_lists(
         let b = &mut buckets[synth[s].index()];
         let at = match s {
             Synth::GnuProperty => 0,
-            _ => (b.iter().position(|e| e.3 != 0 && e.3 != LINKER_MADE)).unwrap_or(b.len()),
+            _ => (b
+                .iter()
+                .position(|e| e.file.0 != 0 && e.file != LINKER_MADE))
+            .unwrap_or(b.len()),
         };
         // After the ranked sections when an ordering file sorts the statement's inputs.
         let key = order.map_or(0, |_| u64::from(NONE));
-        b.insert(at, (k, key, b"", LINKER_MADE, s as u32));
+        let sec = SecIdx(s as u32);
+        let e = ListEntry {
+            stmt: k,
+            key,
+            by_name: false,
+            file: LINKER_MADE,
+            sec,
+        };
+        b.insert(at, e);
     }
-    buckets
-        .into_par_iter()
+    (buckets.into_par_iter())
         .map(|mut b| {
-            b.sort_by(|x, y| (x.0, x.1, x.2).cmp(&(y.0, y.1, y.2)));
-            b.into_iter().map(|(k, _, _, f, s)| (k, f, s)).collect()
+            sort_bucket(&mut b, res);
+            // In parallel inside a bucket too: `.text` holds most of a link's sections.
+            (b.into_par_iter())
+                .with_min_len(4096)
+                .map(|e| {
+                    let (file, sec) = (e.file, e.sec);
+                    let merged = file == LINKER_MADE
+                        || res.objects[file.index()].sec(sec).kind == SectionKind::Merge;
+                    let (size, align) = match merged {
+                        true => (0, 0),
+                        false => input_extent(res, eh, file, sec),
+                    };
+                    ScriptInput {
+                        stmt: e.stmt,
+                        file,
+                        sec,
+                        size,
+                        align,
+                    }
+                })
+                .collect()
         })
         .collect()
+}
+
+/// An input section of a script's output section, with what its statement sorts it by.
+#[derive(Clone, Copy)]
+struct ListEntry {
+    stmt: u32,
+    /// The sort's number (priority, alignment, ordering rank); 0 where it has none.
+    key: u64,
+    /// The sort compares names after the key.
+    by_name: bool,
+    file: FileId,
+    sec: SecIdx,
+}
+
+/// One output section's inputs (in input order) into placing order: by statement, then within a statement by
+/// its sort, stably, so that input order stays among equals. Most statements sort nothing, and their inputs
+/// need only the stable sort by statement, which finds the input order's runs.
+fn sort_bucket(b: &mut [ListEntry], res: &Resolved) {
+    if !b.is_sorted_by_key(|e| e.stmt) {
+        b.sort_by_key(|e| e.stmt);
+    }
+    let name = |e: &ListEntry| -> &[u8] {
+        match (e.by_name, e.file) {
+            (true, f) if f != LINKER_MADE => res.objects[f.index()].sec_name(e.sec.index()),
+            _ => b"",
+        }
+    };
+    for run in b.chunk_by_mut(|x, y| x.stmt == y.stmt) {
+        if run.iter().any(|e| e.key != 0 || e.by_name) {
+            run.sort_by(|x, y| (x.key, name(x)).cmp(&(y.key, name(y))));
+        }
+    }
 }
 
 /// The size and alignment an input section takes in its output section.
@@ -242,26 +327,18 @@ fn input_extent(res: &Resolved, eh: &EhRecords, f: FileId, s: SecIdx) -> (u64, u
 /// Places the input sections of script output sections one after another, before addresses are known (their
 /// sizes decide which sections are kept); `assign_addresses` places them again with the script's commands.
 pub fn provisional_offsets(
-    res: &Resolved,
-    eh: &EhRecords,
-    lists: &[Vec<(u32, u32, u32)>],
+    lists: &[Vec<ScriptInput>],
     osecs: &mut [OutputSection],
     (sec_off, place_osec, cursor): (&mut [Vec<u64>], &mut [Vec<OsecId>], &mut [u64]),
 ) {
     for (i, list) in lists.iter().enumerate().filter(|(_, l)| !l.is_empty()) {
         let mut off = 0u64;
-        for &(_, f, s) in list {
-            if f == LINKER_MADE
-                || res.objects[f as usize].sections[s as usize].kind == SectionKind::Merge
-            {
-                continue;
-            }
-            let (size, align) = input_extent(res, eh, FileId(f), SecIdx(s));
-            off = align_up(off, align);
-            osecs[i].align = osecs[i].align.max(align);
-            sec_off[f as usize][s as usize] = off;
-            place_osec[f as usize][s as usize] = OsecId::new(i);
-            off += size;
+        for e in list.iter().filter(|e| e.align != 0) {
+            off = align_up(off, e.align);
+            osecs[i].align = osecs[i].align.max(e.align);
+            sec_off[e.file.index()][e.sec.index()] = off;
+            place_osec[e.file.index()][e.sec.index()] = OsecId::new(i);
+            off += e.size;
         }
         cursor[i] = off;
     }

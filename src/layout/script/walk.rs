@@ -2,14 +2,13 @@
 //! commands and fills (`assign_addresses`).
 
 use super::super::segments::Load;
-use super::super::{EhRecords, OutputSection, Part, Synth, SynthMap};
+use super::super::{OutputSection, Part, Synth, SynthMap};
+use super::ScriptInput;
 use super::loads::{load_keys, loads};
-use super::{LINKER_MADE, input_extent};
 use crate::args::Config;
 use crate::elf::align_up;
 use crate::expr::{Base, Env, Expr, Value};
-use crate::index::{FileId, NONE, OsecId, SecIdx};
-use crate::parse::SectionKind;
+use crate::index::{NONE, OsecId};
 use crate::resolve::Resolved;
 use crate::script::ast::{Assignment, OutputCommand, SectionsCommand};
 use crate::script::lexer::Pos;
@@ -79,8 +78,7 @@ pub struct Walk<'a> {
     pub config: &'a Config,
     pub sc: &'a SectionsScript,
     pub res: &'a Resolved,
-    pub eh: &'a EhRecords,
-    pub lists: &'a [Vec<(u32, u32, u32)>],
+    pub lists: &'a [Vec<ScriptInput>],
     pub script_desc: &'a [u32],
     pub keep: &'a [bool],
     /// SIZEOF_HEADERS: the ELF header and the program headers.
@@ -748,8 +746,8 @@ impl State<'_> {
             match c {
                 OutputCommand::Input(_) => {
                     let k = stmt.unwrap_or(u32::MAX);
-                    while next < list.len() && list[next].0 == k {
-                        self.place_input(i, addr, list[next], subalign, &mut merged_at);
+                    while next < list.len() && list[next].stmt == k {
+                        self.place_input(i, addr, &list[next], subalign, &mut merged_at);
                         next += 1;
                     }
                 }
@@ -797,7 +795,7 @@ impl State<'_> {
             }
         }
         // Sections of a statement of another description of this name (`ONLY_IF_RW` beside `ONLY_IF_RO`).
-        for &entry in &list[next..] {
+        for entry in &list[next..] {
             self.place_input(i, addr, entry, subalign, &mut merged_at);
         }
         // Saturated: the contents reach the end of the address space.
@@ -817,20 +815,20 @@ impl State<'_> {
         Ok(self.osecs[i].size)
     }
 
-    /// Input section `(_, f, s)` of output section `i` (at `addr`) at the location counter; the first merged one
-    /// brings the section's merged strings there.
+    /// Input section `e` of output section `i` (at `addr`) at the location counter; the first merged one brings
+    /// the section's merged strings there.
     fn place_input(
         &mut self,
         i: usize,
         addr: u64,
-        (_, f, s): (u32, u32, u32),
+        e: &ScriptInput,
         subalign: Option<u64>,
         merged_at: &mut Option<u64>,
     ) {
         let w = self.w;
-        if f == LINKER_MADE {
+        if e.is_linker_made() {
             // Where its statement is, at its own alignment.
-            let s = Synth::ALL[s as usize];
+            let s = Synth::ALL[e.sec.index()];
             let at = align_up(self.dot, subalign.unwrap_or(w.synth.align(s)));
             let o = &mut self.osecs[i];
             if let Some(k) = o.parts.iter().position(|p| *p == Part::Synthetic(s)) {
@@ -839,7 +837,7 @@ impl State<'_> {
             self.dot = at.saturating_add(w.synth.size(s));
             return;
         }
-        if w.res.objects[f as usize].sections[s as usize].kind == SectionKind::Merge {
+        if e.is_merged() {
             if merged_at.is_none() {
                 *merged_at = Some(self.dot);
                 let o = &mut self.osecs[i];
@@ -854,10 +852,9 @@ impl State<'_> {
             }
             return;
         }
-        let (size, align) = input_extent(w.res, w.eh, FileId(f), SecIdx(s));
-        let at = align_up(self.dot, subalign.unwrap_or(align));
-        self.sec_off[f as usize][s as usize] = at - addr;
-        self.dot = at.saturating_add(size);
+        let at = align_up(self.dot, subalign.unwrap_or(e.align));
+        self.sec_off[e.file.index()][e.sec.index()] = at - addr;
+        self.dot = at.saturating_add(e.size);
     }
 
     /// The parts after the inputs (linker-made contents no statement placed, commons, merged strings not placed
@@ -896,8 +893,9 @@ impl State<'_> {
 }
 
 /// Whether a script list places linker-made section `s` by a statement.
-fn by_statement(list: &[(u32, u32, u32)], s: Synth) -> bool {
-    list.iter().any(|e| e.1 == LINKER_MADE && e.2 == s as u32)
+fn by_statement(list: &[ScriptInput], s: Synth) -> bool {
+    list.iter()
+        .any(|e| e.is_linker_made() && e.sec.index() == s as usize)
 }
 
 /// The segment flags of a section.
