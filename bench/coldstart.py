@@ -150,7 +150,7 @@ COLUMNS = [
     ("exit ms", lambda m: f"{m['exit_ms']:.1f}"),
     ("major main/all", lambda m: f"{m['majflt_main']:.0f} / {m['majflt']:.0f}"),
     ("minor main/all", lambda m: f"{m['minflt_main']:.0f} / {m['minflt']:.0f}"),
-    ("read MiB main/all", lambda m: f"{m['read_main'] / 2**20:.1f} / {m['read'] / 2**20:.1f}"),
+    ("read MiB main/all", lambda m: f"{m['read_main'] / 2**20:.2f} / {m['read'] / 2**20:.2f}"),
     ("pgpgin MiB", lambda m: f"{m['sys_read'] / 2**20:.1f}"),
 ]
 
@@ -192,7 +192,8 @@ def cmd_run(opts):
             for label, path in labels[k:] + labels[:k]:
                 left = evict(path)
                 if left:
-                    sys.exit(f"coldstart: {path} still has {left} pages in the page cache after eviction")
+                    sys.exit(f"coldstart: {path} still has {left} of its pages in the page cache after "
+                             "fsync and POSIX_FADV_DONTNEED (a tmpfs, or mapped by a running process?)")
                 for lib in libs[path]:
                     n = evict(lib)
                     if n:
