@@ -11,6 +11,11 @@
       Time to main comes from bench/coldstart_main.c, an LD_PRELOAD library that wraps main() (the program is not
       relinked); times count from just before execve().
 
+  coldstart.py where [--cwd DIR] PROGRAM -- ARG...
+      One cold run under `perf record -e major-faults -c 1 -d` (every fault): which sections of the program (by file offset) and which
+      other files the major page faults fell in, before main() and after. Each major fault reads a read-ahead
+      window around it, so this shows what the start-up touches that a layout could bring together.
+
   coldstart.py order [--cwd DIR] [-o FILE] PROGRAM -- ARG...
       Runs PROGRAM once under valgrind's exp-bbv tool, which numbers basic blocks in the order they first run,
       and prints the program's functions in that first-execution order, one symbol name a line: an ordering file
@@ -207,6 +212,67 @@ def cmd_run(opts):
             json.dump({"runs": opts.runs, "args": opts.args, "medians": medians, "samples": samples}, f, indent=1)
 
 
+def file_sections(program):
+    """(file offset, size, name) of the program's loaded sections that occupy the file, by offset."""
+    out = subprocess.run(["readelf", "-SW", program], capture_output=True, text=True, check=True).stdout
+    secs = []
+    row = r"^\s*\[\s*\d+\]\s+(\S+)\s+(\S+)\s+[0-9a-f]+\s+([0-9a-f]+)\s+([0-9a-f]+)\s+[0-9a-f]+\s+([A-Za-z]*)\s"
+    for m in re.finditer(row, out, re.M):
+        name, kind, off, size = m.group(1), m.group(2), int(m.group(3), 16), int(m.group(4), 16)
+        if kind != "NOBITS" and size and "A" in m.group(5):
+            secs.append((off, size, name))
+    return sorted(secs)
+
+
+def cmd_where(opts):
+    program = os.path.abspath(opts.program)
+    if not shutil.which("perf"):
+        sys.exit("coldstart: where needs perf")
+    secs = file_sections(program)
+    with tempfile.TemporaryDirectory(prefix="coldstart.") as tmp:
+        preload = build_preload(tmp)
+        mainfile, data = os.path.join(tmp, "main.txt"), os.path.join(tmp, "perf.data")
+        run_once(program, opts.args, opts.cwd, preload, mainfile)  # warm the rest
+        evict(program)
+        # The preload goes to the program only (through env), not to perf.
+        subprocess.run(["perf", "record", "-q", "-k", "mono", "-e", "major-faults", "-c", "1", "-d", "-o", data, "env",
+                        f"LD_PRELOAD={preload}", f"COLDSTART_OUT={mainfile}", f"COLDSTART_T0={time.monotonic_ns()}",
+                        program] + opts.args, cwd=opts.cwd, check=True, stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL)
+        with open(mainfile) as f:
+            main_s = int(dict(kv.split("=") for kv in f.read().split())["mono_ns"]) / 1e9
+        trace = subprocess.run(["perf", "script", "-i", data, "--show-mmap-events", "-F", "time,addr"],
+                               capture_output=True, text=True, check=True).stdout
+    maps, counts = [], {}
+    for line in trace.splitlines():
+        m = re.search(r"PERF_RECORD_MMAP2? [^\[]*\[0x([0-9a-f]+)\(0x([0-9a-f]+)\) @ (0x[0-9a-f]+|0) .*?\]: \S+ (\S+)$",
+                      line)
+        if m:
+            maps.append((int(m.group(1), 16), int(m.group(2), 16), int(m.group(3), 16), m.group(4)))
+            continue
+        parts = line.replace(":", " ").split()
+        if len(parts) != 2:
+            continue
+        t, addr = float(parts[0]), int(parts[1], 16)
+        where = "(anonymous or unknown)"
+        for start, length, pgoff, path in reversed(maps):
+            if start <= addr < start + length:
+                where = os.path.basename(path)
+                if path == program:
+                    off = pgoff + addr - start
+                    i = bisect.bisect_right([s[0] for s in secs], off) - 1
+                    where = secs[i][2] if i >= 0 and off < secs[i][0] + secs[i][1] else "(headers, padding or .bss)"
+                break
+        c = counts.setdefault(where, [0, 0])
+        c[0 if t < main_s else 1] += 1
+    print(f"major faults of one cold run of {os.path.basename(program)}, by section (file offset) or file:")
+    print("| where | before main | after |")
+    print("|---|---:|---:|")
+    for where, (before, after) in sorted(counts.items(), key=lambda kv: -sum(kv[1])):
+        print(f"| {where} | {before} | {after} |")
+    print(f"| total | {sum(c[0] for c in counts.values())} | {sum(c[1] for c in counts.values())} |")
+
+
 def function_symbols(program):
     """(address, size, name) of the program's defined functions, by address."""
     out = subprocess.run(["nm", "-S", "--defined-only", program], capture_output=True, text=True, check=True).stdout
@@ -276,6 +342,9 @@ def main():
     r.add_argument("--cwd", default=".")
     r.add_argument("--json")
     r.add_argument("programs", nargs="+")
+    w = sub.add_parser("where")
+    w.add_argument("--cwd", default=".")
+    w.add_argument("program")
     o = sub.add_parser("order")
     o.add_argument("--cwd", default=".")
     o.add_argument("-o", "--output")
@@ -287,7 +356,7 @@ def main():
         argv, args = argv[:i], argv[i + 1:]
     opts = ap.parse_args(argv)
     opts.args = args
-    {"run": cmd_run, "order": cmd_order}[opts.cmd](opts)
+    {"run": cmd_run, "where": cmd_where, "order": cmd_order}[opts.cmd](opts)
 
 
 if __name__ == "__main__":

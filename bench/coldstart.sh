@@ -15,6 +15,7 @@
 #               ld.bfd, ld.lld-19, lld-order, mold; or LABEL=COMMAND,ARG,... (run as COMMAND ARG... -o OUT @response)
 #   ORDER     an ordering file to use instead of deriving one (bench/coldstart.py order, under valgrind, ~30 s)
 #   WORK      where outputs, the ordering file and the report go (default $WORKLOAD_DIR/coldstart)
+#   WHERE=1   then, per variant, one cold run under perf: its major faults by section, before main() and after
 #   COLD_LIBS=1  evict the program's shared libraries too (those no other process maps)
 #   RA_KB=N   run the programs from a scratch ext4 file system on a loop device (direct I/O to the backing file,
 #             root only) whose read-ahead is N KiB, instead of from $WORK's device with its own read_ahead_kb: a
@@ -118,3 +119,9 @@ ra=${RA_KB:-$(cat "/sys/block/$dev/queue/read_ahead_kb" 2>/dev/null || echo '?')
     python3 "$HERE/coldstart.py" run -n "$RUNS" "${cold[@]}" --cwd "$WORK" --json "$WORK/report.json" \
         "${programs[@]}" -- "${args[@]}"
 } | tee "$WORK/report.md"
+if [ "${WHERE:-0}" = 1 ]; then
+    for p in "${programs[@]}"; do
+        echo
+        python3 "$HERE/coldstart.py" where --cwd "$WORK" "${p#*=}" -- "${args[@]}"
+    done | tee -a "$WORK/report.md"
+fi
