@@ -9,12 +9,13 @@
       process read from storage (/proc/PID/io read_bytes, read before the child is reaped) until main() and in all,
       and the machine-wide pgpgin delta (noisy on a shared machine: a cross-check of read_bytes).
       Time to main comes from bench/coldstart_main.c, an LD_PRELOAD library that wraps main() (the program is not
-      relinked); times count from just before execve().
+      relinked); both times count from just before the runner forks the child that executes the program.
 
   coldstart.py where [--cwd DIR] PROGRAM -- ARG...
-      One cold run under `perf record -e major-faults -c 1 -d` (every fault): which sections of the program (by file offset) and which
-      other files the major page faults fell in, before main() and after. Each major fault reads a read-ahead
-      window around it, so this shows what the start-up touches that a layout could bring together.
+      One cold run under `perf record -e major-faults -c 1 -d` (every fault): which sections of the program (by
+      file offset) and which other files the major page faults fell in, before main() and after. Each major fault
+      reads a read-ahead window around it, so this shows what the start-up touches that a layout could bring
+      together.
 
   coldstart.py order [--cwd DIR] [-o FILE] PROGRAM -- ARG...
       Runs PROGRAM once under valgrind's exp-bbv tool, which numbers basic blocks in the order they first run,
@@ -112,6 +113,8 @@ def run_once(program, args, cwd, preload, mainfile):
         os.unlink(mainfile)
     env = dict(os.environ, LD_PRELOAD=preload, COLDSTART_OUT=mainfile)
     sys_before = pgpgin_bytes()
+    t0 = time.monotonic_ns()
+    env["COLDSTART_T0"] = str(t0)
     pid = os.fork()
     if pid == 0:
         try:
@@ -119,11 +122,9 @@ def run_once(program, args, cwd, preload, mainfile):
             null = os.open(os.devnull, os.O_RDWR)
             for fd in (0, 1, 2):
                 os.dup2(null, fd)
-            env["COLDSTART_T0"] = str(time.monotonic_ns())
             os.execve(program, [program] + args, env)
         finally:
             os._exit(127)
-    t0 = time.monotonic_ns()  # the child's own stamp is the reference for main; this one for exit
     os.waitid(os.P_PID, pid, os.WEXITED | os.WNOWAIT)
     t_exit = time.monotonic_ns()
     io = proc_io(pid)  # still readable: the child is a zombie until wait4 reaps it
@@ -203,7 +204,10 @@ def cmd_run(opts):
                     n = evict(lib)
                     if n:
                         residue[os.path.basename(lib)] = n
-                samples[label].append(run_once(path, opts.args, cwd, preload, mainfile))
+                try:
+                    samples[label].append(run_once(path, opts.args, cwd, preload, mainfile))
+                except RuntimeError as e:
+                    sys.exit(f"coldstart: {label}: {e}")
         medians = {label: {k: statistics.median(s[k] for s in runs) for k in runs[0]} for label, runs in
                    samples.items()}
     report(labels, medians, opts.runs, residue)

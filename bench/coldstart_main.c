@@ -2,11 +2,11 @@
  *
  * It interposes __libc_start_main (called by _start through the GOT, so the preloaded definition wins) and hands
  * glibc a main that first writes one line to $COLDSTART_OUT: nanoseconds since $COLDSTART_T0 (CLOCK_MONOTONIC,
- * taken by the runner just before execve), this process's minor and major page faults and the bytes it has read
- * from storage so far, and the CLOCK_MONOTONIC time itself (`coldstart.py where` splits a perf trace with it).
- * Everything before that line (the kernel's exec, ld.so mapping and relocating, every constructor of the
- * libraries and of the program) is "start-up". The program under test is not relinked, so the layout being
- * measured is the linker's alone.
+ * taken by the runner just before it forks the child that executes the program), this process's minor and major
+ * page faults and the bytes it has read from storage so far, and the CLOCK_MONOTONIC time itself
+ * (`coldstart.py where` splits a perf trace with it). Everything before that line (the kernel's exec, ld.so
+ * mapping and relocating, every constructor of the libraries and of the program) is "start-up". The program under
+ * test is not relinked, so the layout being measured is the linker's alone.
  *
  * Build: cc -O2 -shared -fPIC -o coldstart_main.so coldstart_main.c -ldl
  */
