@@ -143,6 +143,11 @@ pub trait Arch: Send + Sync + 'static {
     /// The width of the field of relocation type `r_type` in a non-allocated section (debug info), 0 for a type
     /// such a section may not use.
     fn nonalloc_width(r_type: u32) -> u8;
+    /// Fills `gap`, padding inside an executable output section, as GNU ld does for the architecture: with
+    /// no-op instructions where it uses them, zeros otherwise.
+    fn fill_code(gap: &mut [u8]) {
+        gap.fill(0);
+    }
     /// The write proof's entry for relocation type `r_type` (`proof` bits).
     fn write_proof(r_type: u32) -> u8;
 

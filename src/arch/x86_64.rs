@@ -184,6 +184,20 @@ fn tlsld_sequence(data: &[u8], off: u64) -> Option<usize> {
     }
 }
 
+/// The no-op instruction of each length from 1 to 10 bytes that GNU ld pads code with.
+const NOPS: [&[u8]; 10] = [
+    &[0x90],
+    &[0x66, 0x90],
+    &[0x0f, 0x1f, 0x00],
+    &[0x0f, 0x1f, 0x40, 0x00],
+    &[0x0f, 0x1f, 0x44, 0x00, 0x00],
+    &[0x66, 0x0f, 0x1f, 0x44, 0x00, 0x00],
+    &[0x0f, 0x1f, 0x80, 0x00, 0x00, 0x00, 0x00],
+    &[0x0f, 0x1f, 0x84, 0x00, 0x00, 0x00, 0x00, 0x00],
+    &[0x66, 0x0f, 0x1f, 0x84, 0x00, 0x00, 0x00, 0x00, 0x00],
+    &[0x66, 0x2e, 0x0f, 0x1f, 0x84, 0x00, 0x00, 0x00, 0x00, 0x00],
+];
+
 impl Arch for X86_64 {
     const E_MACHINE: u16 = EM_X86_64;
     const NAME: &'static str = "x86-64";
@@ -256,6 +270,18 @@ impl Arch for X86_64 {
     }
 
     #[inline(always)]
+    fn fill_code(gap: &mut [u8]) {
+        // GNU ld's padding: its longest no-op (10 bytes) repeated, then the one of the length left.
+        let mut chunks = gap.chunks_exact_mut(10);
+        for c in &mut chunks {
+            c.copy_from_slice(NOPS[9]);
+        }
+        let rest = chunks.into_remainder();
+        if !rest.is_empty() {
+            rest.copy_from_slice(NOPS[rest.len() - 1]);
+        }
+    }
+
     fn nonalloc_width(r_type: u32) -> u8 {
         NONALLOC_WIDTH.get(r_type as usize).copied().unwrap_or(0)
     }

@@ -438,6 +438,7 @@ impl Addresser<'_> {
                     deferred_data: a.deferred_data,
                     data: a.data,
                     fills: a.fills,
+                    code_gaps: a.code_gaps,
                 };
                 Ok((segments, extras))
             }

@@ -522,6 +522,34 @@ fn write_script_fills(lay: &Layout, bytes: &mut [u8], apart: bool) {
     }
 }
 
+/// Under a script, the padding in executable output sections without a fill pattern of their own: before input
+/// sections (`Layout::pads` covers the default layout's, each written by its section's writer) and the space an
+/// assignment skipped, which GNU ld pads with no-ops too. Skipped space over `MAX_CODE_SKIP` stays a hole of the
+/// file, zeros, so that a huge `. = . + SIZE` costs neither memory nor disk (GNU ld writes it all).
+fn write_code_gaps<A: Arch>(lay: &Layout, bytes: &mut [u8]) {
+    const MAX_CODE_SKIP: u64 = 1 << 20;
+    let code = |osec: OsecId| {
+        let o = &lay.osecs[osec.index()];
+        o.shndx != 0
+            && !o.is_nobits()
+            && !o.written_apart
+            && o.flags & E::SHF_EXECINSTR as u64 != 0
+            && !lay.script.fills.iter().any(|f| f.0 == osec)
+    };
+    let skipped = (lay.script.data.iter())
+        .filter(|d| d.2 == 0 && d.3 <= MAX_CODE_SKIP)
+        .map(|&(osec, off, _, len)| (osec, off, len));
+    for (osec, off, len) in lay.script.code_gaps.iter().copied().chain(skipped) {
+        if !code(osec) {
+            continue;
+        }
+        let at = (lay.osecs[osec.index()].offset + off) as usize;
+        if let Some(gap) = bytes.get_mut(at..at.saturating_add(len as usize)) {
+            A::fill_code(gap);
+        }
+    }
+}
+
 /// Fills the image: the input sections, the merged ones, then the linker-made sections, `.eh_frame_hdr` and the
 /// symbol table at once, then the headers, then the build id over the finished bytes.
 fn fill<A: Arch>(
@@ -544,6 +572,7 @@ fn fill<A: Arch>(
         len: bytes.len(),
     };
     write_script_fills(lay, bytes, false);
+    write_code_gaps::<A>(lay, bytes);
     {
         let _t = crate::timing::span("copy and relocate sections");
         write_input_sections::<A>(&cx, live, img, false)?;
@@ -660,7 +689,13 @@ fn write_input_section<A: Arch>(
         };
         // SAFETY: the padding before an input section and its own range belong to it alone.
         if let Some(z) = unsafe { img.slice(start.wrapping_sub(pad), pad + nobits) } {
-            z.fill(0);
+            let (gap, own) = z.split_at_mut(pad as usize);
+            if osec.flags & E::SHF_EXECINSTR as u64 != 0 {
+                A::fill_code(gap);
+            } else {
+                gap.fill(0);
+            }
+            own.fill(0);
         }
     }
     if sec.sh_type() == E::SHT_NOBITS {

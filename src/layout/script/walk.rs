@@ -37,6 +37,7 @@ pub struct ScriptAddresses {
     /// The data commands' values.
     pub data: Vec<ScriptData>,
     pub fills: Vec<ScriptFill>,
+    pub code_gaps: Vec<CodeGap>,
     /// Every symbol the script assigned a value in this pass (outside `SECTIONS` too), for the next pass's
     /// location counter (`Walk::prior`).
     pub values: Vec<(String, Value)>,
@@ -53,6 +54,7 @@ pub struct ScriptExtras {
     pub deferred_data: Vec<(usize, Deferred)>,
     pub data: Vec<ScriptData>,
     pub fills: Vec<ScriptFill>,
+    pub code_gaps: Vec<CodeGap>,
 }
 
 /// A symbol a script assigns: its name, address, and the output section it is relative to (`NONE`: absolute),
@@ -129,6 +131,7 @@ pub(super) struct State<'w> {
     forward: std::cell::Cell<bool>,
     data: Vec<ScriptData>,
     fills: Vec<ScriptFill>,
+    code_gaps: Vec<CodeGap>,
     /// Evaluating what moves the location counter (an assignment to `.`), at this place: a symbol assigned later
     /// then has the pass before's value (`Walk::prior`), or 1 in the first pass (`guessed`).
     moving_dot: std::cell::Cell<Option<Pos>>,
@@ -152,6 +155,10 @@ fn fill_pattern(e: &Expr, env: &dyn Env) -> Result<Vec<u8>, String> {
 /// A data command's bytes: output section, offset in it, size, value; with size 0, space that the location
 /// counter skipped, `value` bytes that no writer touches.
 pub type ScriptData = (OsecId, u64, u8, u64);
+
+/// Padding before an input section of an executable output section, which GNU ld fills with no-ops (`Arch::
+/// fill_code`): (output section, offset in it, length). Space a command skipped is a `ScriptData` of size 0.
+pub type CodeGap = (OsecId, u64, u64);
 
 impl Env for State<'_> {
     fn symbol(&self, name: &str) -> Option<u64> {
@@ -278,6 +285,7 @@ pub fn assign_addresses(
         forward: std::cell::Cell::new(false),
         data: Vec::new(),
         fills: Vec::new(),
+        code_gaps: Vec::new(),
         moving_dot: std::cell::Cell::new(None),
         guessed: std::cell::RefCell::new(None),
     };
@@ -370,6 +378,7 @@ pub fn assign_addresses(
         forward: st.forward.get(),
         data: st.data,
         fills: st.fills,
+        code_gaps: st.code_gaps,
         values,
         guessed: st.guessed.into_inner(),
     })
@@ -830,6 +839,7 @@ impl State<'_> {
             // Where its statement is, at its own alignment.
             let s = Synth::ALL[e.sec.index()];
             let at = align_up(self.dot, subalign.unwrap_or(w.synth.align(s)));
+            self.code_gap(i, addr, at);
             let o = &mut self.osecs[i];
             if let Some(k) = o.parts.iter().position(|p| *p == Part::Synthetic(s)) {
                 o.part_offsets[k] = at - addr;
@@ -853,8 +863,16 @@ impl State<'_> {
             return;
         }
         let at = align_up(self.dot, subalign.unwrap_or(e.align));
+        self.code_gap(i, addr, at);
         self.sec_off[e.file.index()][e.sec.index()] = at - addr;
         self.dot = at.saturating_add(e.size);
+    }
+
+    /// The padding from the location counter to `at` in section `i` (at `addr`), if the section is code.
+    fn code_gap(&mut self, i: usize, addr: u64, at: u64) {
+        if at > self.dot && self.osecs[i].flags & E::SHF_EXECINSTR as u64 != 0 {
+            (self.code_gaps).push((OsecId::new(i), self.dot - addr, at - self.dot));
+        }
     }
 
     /// The parts after the inputs (linker-made contents no statement placed, commons, merged strings not placed
