@@ -36,6 +36,9 @@ pub struct SectionMap {
     pub script_desc: Vec<u32>,
     /// The linker-made sections a script's statement places, with the statement.
     pub synth_stmts: Vec<(Synth, u32)>,
+    /// Per file, without a script: its input sections of `.text` outside `rules::TEXT_MAIN`, with their group
+    /// (`rules::text_group`), by section; empty for most files.
+    pub text_groups: Vec<Vec<(SecIdx, u8)>>,
 }
 
 pub(super) struct Builder<'a> {
@@ -155,12 +158,18 @@ pub fn output_sections<A: Arch>(cx: &Cx) -> (Vec<OutputSection>, SectionMap) {
     // neither map names nor hash them again. The live merge sections are listed on the way, for the merge pass.
     // `local` holds, per section, the index in the file's list of names until the renumbering below makes it the
     // output section (in place: it is a large table).
-    type FileNames<'a> = (Vec<(&'a [u8], u32, u64)>, Vec<OsecId>, Vec<SecIdx>);
+    type FileNames<'a> = (
+        Vec<(&'a [u8], u32, u64)>,
+        Vec<OsecId>,
+        Vec<SecIdx>,
+        Vec<(SecIdx, u8)>,
+    );
     let names_per_file: Vec<FileNames> = res.runs.map(|f| {
         let o = &objects[f.index()];
         let mut v: Vec<(&[u8], u32, u64)> = Vec::new();
         let mut local = vec![OsecId::NONE; o.sections.len()];
         let mut merge = Vec::new();
+        let mut groups = Vec::new();
         for (s, sec) in o.secs() {
             if !live.is_live(f, s) {
                 continue;
@@ -175,7 +184,17 @@ pub fn output_sections<A: Arch>(cx: &Cx) -> (Vec<OutputSection>, SectionMap) {
                     o.sec_name(s.index()),
                     &o.name,
                 ),
-                None => output_section_of(o.sec_name(s.index()), &o.name),
+                None => {
+                    let name = o.sec_name(s.index());
+                    let n = output_section_of(name, &o.name);
+                    if n == b".text" && name.len() > 5 {
+                        match super::rules::text_group(name) {
+                            super::rules::TEXT_MAIN => {}
+                            g => groups.push((s, g)),
+                        }
+                    }
+                    n
+                }
             };
             // `.ctors` sections join `.init_array` (and `.dtors` `.fini_array`), which keeps its type.
             let sh_type = match n {
@@ -198,10 +217,10 @@ pub fn output_sections<A: Arch>(cx: &Cx) -> (Vec<OutputSection>, SectionMap) {
                 }
             };
         }
-        (v, local, merge)
+        (v, local, merge, groups)
     });
     let mut file_osecs: Vec<Vec<OsecId>> = Vec::with_capacity(objects.len());
-    for (v, _, _) in &names_per_file {
+    for (v, _, _, _) in &names_per_file {
         let mut ids = Vec::with_capacity(v.len());
         for &(n, t, fl) in v {
             let t = if t == A::SHT_PROGBITS_LIKE {
@@ -253,16 +272,18 @@ pub fn output_sections<A: Arch>(cx: &Cx) -> (Vec<OutputSection>, SectionMap) {
         .collect();
     let synth = b.synth.remap(&remap);
     // Per file, per section: the output section (`NONE` for a dead section).
-    let (sec_osec, live_merge): (Vec<Vec<OsecId>>, Vec<Vec<SecIdx>>) = names_per_file
-        .into_par_iter()
-        .zip(file_osecs)
-        .map(|((_, mut local, merge), ids)| {
-            for x in local.iter_mut().filter(|x| x.is_some()) {
-                *x = remap[ids[x.index()].index()];
-            }
-            (local, merge)
-        })
-        .unzip();
+    type Mapped = (Vec<OsecId>, (Vec<SecIdx>, Vec<(SecIdx, u8)>));
+    let (sec_osec, (live_merge, text_groups)): (Vec<Vec<OsecId>>, (Vec<_>, Vec<_>)) =
+        names_per_file
+            .into_par_iter()
+            .zip(file_osecs)
+            .map(|((_, mut local, merge, groups), ids)| -> Mapped {
+                for x in local.iter_mut().filter(|x| x.is_some()) {
+                    *x = remap[ids[x.index()].index()];
+                }
+                (local, (merge, groups))
+            })
+            .unzip();
     // Output sections some input section goes to (those created for an input name come first).
     let has_inputs: Vec<bool> = {
         let mut v = vec![false; osecs.len()];
@@ -281,6 +302,7 @@ pub fn output_sections<A: Arch>(cx: &Cx) -> (Vec<OutputSection>, SectionMap) {
     let map = SectionMap {
         script_desc,
         synth_stmts: b.synth_stmts,
+        text_groups,
         by_name,
         synth,
         sec_osec,

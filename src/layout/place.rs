@@ -1,11 +1,12 @@
 //! Layout pass: input sections placed in their output sections. Each file's sections form one block per output
-//! section (in parallel), and the blocks follow each other in input order (a prefix sum); sorted arrays
-//! (`.init_array.N`) and `SHF_LINK_ORDER` sections are then placed in their own orders.
+//! section (in parallel), and the blocks follow each other in input order (a prefix sum), in `.text` group by
+//! group as GNU ld's default script orders them (`rules::text_group`); sorted arrays (`.init_array.N`) and
+//! `SHF_LINK_ORDER` sections are then placed in their own orders.
 
 use super::eh_frame::eh_block_size;
 use super::order::SectionOrder;
 use super::output_sections::SectionMap;
-use super::rules::{SORTED_NAMES, init_priority};
+use super::rules::{SORTED_NAMES, TEXT_MAIN, TEXT_SORTED, init_priority};
 use super::{EhRecords, MergeGroup, OutputSection, Part};
 use crate::elf::{LE, align_up};
 use crate::index::{FileId, NONE, OsecId, SecIdx};
@@ -45,21 +46,16 @@ pub fn place_inputs(
     } = map;
     let by_script = |i: usize| script_desc.get(i).is_some_and(|&d| d != crate::index::NONE);
     let sorted_kind = sorted_kinds(osecs, script_desc);
-    // Per file: where each section goes, the padding before it in its block, the file's block (output section,
-    // size, alignment) per output section, and the output sections where a padding did not fit 16 bits.
-    type FileBlocks = (
-        Vec<OsecId>,
-        Vec<u64>,
-        Vec<u16>,
-        Vec<(OsecId, u64, u64)>,
-        Vec<OsecId>,
-    );
+    // Per file: where each section goes, the padding before it in its block, the file's blocks, and the output
+    // sections where a padding did not fit 16 bits.
+    type FileBlocks = (Vec<OsecId>, Vec<u64>, Vec<u16>, Vec<Block>, Vec<OsecId>);
     let per_file: Vec<FileBlocks> = res.runs.map(|f| {
         let o = &objects[f.index()];
+        let groups = &map.text_groups[f.index()];
         let mut place_osec = vec![OsecId::NONE; o.sections.len()];
         let mut offsets = vec![0u64; o.sections.len()];
         let mut pads = vec![0u16; o.sections.len()];
-        let mut blocks: Vec<(OsecId, u64, u64)> = Vec::new();
+        let mut blocks: Vec<Block> = Vec::new();
         let mut wide = Vec::new();
         for (s, sec) in o.secs() {
             let osec = sec_osec[f.index()][s.index()];
@@ -76,10 +72,17 @@ pub fn place_inputs(
             } else {
                 sec.size()
             };
-            let i = match blocks.iter().position(|b| b.0 == osec) {
+            let group = text_group_of(groups, s);
+            let i = match blocks.iter().position(|b| b.holds(osec, group, s)) {
                 Some(i) => i,
                 None => {
-                    blocks.push((osec, 0, 1));
+                    blocks.push(Block {
+                        osec,
+                        group,
+                        first: s,
+                        size: 0,
+                        align: 1,
+                    });
                     blocks.len() - 1
                 }
             };
@@ -91,21 +94,21 @@ pub fn place_inputs(
                 sec.align()
             };
             let blk = &mut blocks[i];
-            let off = align_up(blk.1, align);
+            let off = align_up(blk.size, align);
             (place_osec[s.index()], offsets[s.index()]) = (osec, off);
-            match u16::try_from(off - blk.1) {
+            match u16::try_from(off - blk.size) {
                 Ok(pad) => pads[s.index()] = pad,
                 Err(_) => wide.push(osec),
             }
-            blk.1 = off.saturating_add(size);
-            blk.2 = blk.2.max(align);
+            blk.size = off.saturating_add(size);
+            blk.align = blk.align.max(align);
         }
         (place_osec, offsets, pads, blocks, wide)
     });
     let mut place_osec: Vec<Vec<OsecId>> = Vec::with_capacity(objects.len());
     let mut sec_off: Vec<Vec<u64>> = Vec::with_capacity(objects.len());
     let mut pads: Vec<Vec<u16>> = Vec::with_capacity(objects.len());
-    let mut blocks: Vec<Vec<(OsecId, u64, u64)>> = Vec::with_capacity(objects.len());
+    let mut blocks: Vec<Vec<Block>> = Vec::with_capacity(objects.len());
     let mut pads_known = vec![true; osecs.len()];
     for (p, o, pad, bl, wide) in per_file {
         place_osec.push(p);
@@ -129,31 +132,21 @@ pub fn place_inputs(
             &mut pads_known,
         )
     });
-    // Per file, per block: (output section, offset, padding before it).
-    let mut file_base: Vec<Vec<(OsecId, u64, u64)>> = Vec::with_capacity(objects.len());
-    for bl in &blocks {
-        let mut bases = Vec::with_capacity(bl.len());
-        for &(osec, size, align) in bl {
-            let o = &mut osecs[osec.index()];
-            o.align = o.align.max(align);
-            let c = align_up(cursor[osec.index()], align);
-            bases.push((osec, c, c - cursor[osec.index()]));
-            cursor[osec.index()] = c.saturating_add(size);
-        }
-        file_base.push(bases);
-    }
+    let file_base = block_bases(res, osecs, &blocks, &map.text_groups, &mut cursor);
     // Each block's base added to its sections' offsets, and the padding before the block to its first section's.
     let mut offs_pads: Vec<(&mut Vec<u64>, &mut Vec<u16>)> =
         sec_off.iter_mut().zip(pads.iter_mut()).collect();
     let wide: Vec<Vec<OsecId>> = res.runs.map_mut(&mut offs_pads, |f, (offs, pads)| {
         let (p, bases) = (&place_osec[f.index()], &file_base[f.index()]);
+        let (bl, groups) = (&blocks[f.index()], &map.text_groups[f.index()]);
         let mut first = vec![true; bases.len()];
         let mut wide = Vec::new();
-        for ((off, pad), &osec) in offs.iter_mut().zip(pads.iter_mut()).zip(p) {
+        for (s, ((off, pad), &osec)) in offs.iter_mut().zip(pads.iter_mut()).zip(p).enumerate() {
             if osec.is_none() {
                 continue;
             }
-            if let Some(k) = bases.iter().position(|b| b.0 == osec) {
+            let (s, group) = (SecIdx::new(s), text_group_of(groups, SecIdx::new(s)));
+            if let Some(k) = bl.iter().position(|b| b.holds(osec, group, s)) {
                 let (_, base, gap) = bases[k];
                 *off = off.saturating_add(base);
                 if std::mem::take(&mut first[k]) {
@@ -203,6 +196,77 @@ pub fn place_inputs(
     place_link_ordered(res, osecs, &mut placement);
     add_merged(osecs, merges);
     placement
+}
+
+/// A file's input sections of one output section (of one group of `.text`'s, `rules::text_group`), placed
+/// together; a section of `.text.sorted.*` is a block of its own, sorted by name among the others.
+struct Block {
+    osec: OsecId,
+    group: u8,
+    /// Its first section (its only one in `TEXT_SORTED`).
+    first: SecIdx,
+    size: u64,
+    align: u64,
+}
+
+impl Block {
+    /// Whether section `s`, of output section `osec` and `group`, goes in this block.
+    fn holds(&self, osec: OsecId, group: u8, s: SecIdx) -> bool {
+        self.osec == osec && self.group == group && (group != TEXT_SORTED || self.first == s)
+    }
+}
+
+/// The group of section `s` among `.text`'s inputs, given its file's `SectionMap::text_groups`.
+fn text_group_of(groups: &[(SecIdx, u8)], s: SecIdx) -> u8 {
+    if groups.is_empty() {
+        return TEXT_MAIN;
+    }
+    groups
+        .binary_search_by_key(&s, |g| g.0)
+        .map_or(TEXT_MAIN, |k| groups[k].1)
+}
+
+/// Per file, per block: (output section, offset, padding before it). The blocks follow each other in input
+/// order; in `.text`, group by group (`rules::text_group`), as GNU ld's default script places them.
+fn block_bases(
+    res: &Resolved,
+    osecs: &mut [OutputSection],
+    blocks: &[Vec<Block>],
+    text_groups: &[Vec<(SecIdx, u8)>],
+    cursor: &mut [u64],
+) -> Vec<Vec<(OsecId, u64, u64)>> {
+    let mut file_base: Vec<Vec<(OsecId, u64, u64)>> = (blocks.iter())
+        .map(|bl| vec![(OsecId::NONE, 0, 0); bl.len()])
+        .collect();
+    let mut place = |f: usize, k: usize| {
+        let b = &blocks[f][k];
+        let o = &mut osecs[b.osec.index()];
+        o.align = o.align.max(b.align);
+        let c = align_up(cursor[b.osec.index()], b.align);
+        file_base[f][k] = (b.osec, c, c - cursor[b.osec.index()]);
+        cursor[b.osec.index()] = c.saturating_add(b.size);
+    };
+    if text_groups.iter().all(|g| g.is_empty()) {
+        for (f, bl) in blocks.iter().enumerate() {
+            (0..bl.len()).for_each(|k| place(f, k));
+        }
+        return file_base;
+    }
+    for group in 0..=TEXT_MAIN {
+        let mut in_group: Vec<(usize, usize)> = (blocks.iter().enumerate())
+            .flat_map(|(f, bl)| (0..bl.len()).map(move |k| (f, k)))
+            .filter(|&(f, k)| blocks[f][k].group == group)
+            .collect();
+        if group == TEXT_SORTED {
+            let name =
+                |&(f, k): &(usize, usize)| res.objects[f].sec_name(blocks[f][k].first.index());
+            in_group.sort_by(|a, b| name(a).cmp(name(b)));
+        }
+        for (f, k) in in_group {
+            place(f, k);
+        }
+    }
+    file_base
 }
 
 /// The sections `order` ranks, placed from the start of their output sections in rank order (`cursor` advanced

@@ -60,6 +60,38 @@ pub fn output_section_of<'a>(name: &'a [u8], file: &str) -> &'a [u8] {
     }
 }
 
+/// The group of `.text`'s inputs an input section of `.text` belongs to: GNU ld's default script places them
+/// group after group (each in input order, `.text.sorted.*` by name), cold code first and the rest last, so that
+/// start-up and hot code share pages: `.text.unlikely` (and `.text.*_unlikely`), `.text.exit`, `.text.startup`,
+/// `.text.hot`, `.text.sorted.*`, then everything else (`TEXT_MAIN`).
+pub fn text_group(name: &[u8]) -> u8 {
+    let Some(rest) = name.strip_prefix(b".text.") else {
+        return TEXT_MAIN;
+    };
+    let family = |p: &[u8]| {
+        rest.strip_prefix(p)
+            .is_some_and(|r| r.is_empty() || r[0] == b'.')
+    };
+    if family(b"unlikely") || rest.ends_with(b"_unlikely") {
+        0
+    } else if family(b"exit") {
+        1
+    } else if family(b"startup") {
+        2
+    } else if family(b"hot") {
+        3
+    } else if rest.starts_with(b"sorted.") {
+        TEXT_SORTED
+    } else {
+        TEXT_MAIN
+    }
+}
+
+/// `text_group`'s group sorted by name.
+pub const TEXT_SORTED: u8 = 4;
+/// `text_group`'s last group, and the group of every input section of another output section.
+pub const TEXT_MAIN: u8 = 5;
+
 /// What of the configuration the placement rules depend on.
 #[derive(Clone, Copy)]
 pub struct Rules {
