@@ -272,13 +272,14 @@ impl Arch for X86_64 {
     #[inline(always)]
     fn fill_code(gap: &mut [u8]) {
         // GNU ld's padding: its longest no-op (10 bytes) repeated, then the one of the length left.
-        let mut chunks = gap.chunks_exact_mut(10);
-        for c in &mut chunks {
-            c.copy_from_slice(NOPS[9]);
+        let mut rest = gap;
+        while rest.len() > 10 {
+            let (nop, after) = rest.split_at_mut(10);
+            nop.copy_from_slice(NOPS[9]);
+            rest = after;
         }
-        let rest = chunks.into_remainder();
-        if !rest.is_empty() {
-            rest.copy_from_slice(NOPS[rest.len() - 1]);
+        if let Some(n) = rest.len().checked_sub(1) {
+            rest.copy_from_slice(NOPS[n]);
         }
     }
 

@@ -238,28 +238,32 @@ fn block_bases(
     let mut file_base: Vec<Vec<(OsecId, u64, u64)>> = (blocks.iter())
         .map(|bl| vec![(OsecId::NONE, 0, 0); bl.len()])
         .collect();
-    let mut place = |f: usize, k: usize| {
-        let b = &blocks[f][k];
+    let mut place = |f: FileId, k: usize| {
+        let b = &blocks[f.index()][k];
         let o = &mut osecs[b.osec.index()];
         o.align = o.align.max(b.align);
         let c = align_up(cursor[b.osec.index()], b.align);
-        file_base[f][k] = (b.osec, c, c - cursor[b.osec.index()]);
+        file_base[f.index()][k] = (b.osec, c, c - cursor[b.osec.index()]);
         cursor[b.osec.index()] = c.saturating_add(b.size);
     };
     if text_groups.iter().all(|g| g.is_empty()) {
         for (f, bl) in blocks.iter().enumerate() {
-            (0..bl.len()).for_each(|k| place(f, k));
+            (0..bl.len()).for_each(|k| place(FileId::new(f), k));
         }
         return file_base;
     }
-    for group in 0..=TEXT_MAIN {
-        let mut in_group: Vec<(usize, usize)> = (blocks.iter().enumerate())
-            .flat_map(|(f, bl)| (0..bl.len()).map(move |k| (f, k)))
-            .filter(|&(f, k)| blocks[f][k].group == group)
-            .collect();
-        if group == TEXT_SORTED {
-            let name =
-                |&(f, k): &(usize, usize)| res.objects[f].sec_name(blocks[f][k].first.index());
+    // Per group: its blocks, (file, block).
+    let mut groups: Vec<Vec<(FileId, usize)>> = vec![Vec::new(); TEXT_MAIN as usize + 1];
+    for (f, bl) in blocks.iter().enumerate() {
+        for (k, b) in bl.iter().enumerate() {
+            groups[b.group as usize].push((FileId::new(f), k));
+        }
+    }
+    for (group, mut in_group) in groups.into_iter().enumerate() {
+        if group == TEXT_SORTED as usize {
+            let name = |&(f, k): &(FileId, usize)| {
+                res.objects[f.index()].sec_name(blocks[f.index()][k].first.index())
+            };
             in_group.sort_by(|a, b| name(a).cmp(name(b)));
         }
         for (f, k) in in_group {

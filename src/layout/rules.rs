@@ -68,6 +68,10 @@ pub fn text_group(name: &[u8]) -> u8 {
     let Some(rest) = name.strip_prefix(b".text.") else {
         return TEXT_MAIN;
     };
+    // Most names (`.text._Z...`, `.text.main_loop`) are ruled out by a byte at each end.
+    if !matches!(rest.first(), Some(b'u' | b'e' | b's' | b'h')) && rest.last() != Some(&b'y') {
+        return TEXT_MAIN;
+    }
     let family = |p: &[u8]| {
         rest.strip_prefix(p)
             .is_some_and(|r| r.is_empty() || r[0] == b'.')

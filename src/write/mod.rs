@@ -688,7 +688,11 @@ fn write_input_section<A: Arch>(
             0
         };
         // SAFETY: the padding before an input section and its own range belong to it alone.
-        if let Some(z) = unsafe { img.slice(start.wrapping_sub(pad), pad + nobits) } {
+        let z = match pad + nobits {
+            0 => None,
+            n => unsafe { img.slice(start.wrapping_sub(pad), n) },
+        };
+        if let Some(z) = z {
             let (gap, own) = z.split_at_mut(pad as usize);
             if osec.flags & E::SHF_EXECINSTR as u64 != 0 {
                 A::fill_code(gap);
