@@ -52,22 +52,25 @@ impl Edges {
     }
 }
 
-/// Why a symbol has no section to order (lld's warning words).
+/// Why a symbol has no section to order (lld's warning words), and the file that defines it (a shared object
+/// by its soname) or, for an undefined one, that names it.
 enum Unorderable {
-    Undefined,
-    Shared,
-    Absolute,
-    Discarded,
+    Undefined(FileId),
+    Shared(crate::index::SharedId),
+    Absolute(FileId),
+    Discarded(FileId),
 }
 
 impl Unorderable {
-    fn word(&self) -> &'static str {
-        match self {
-            Unorderable::Undefined => "undefined",
-            Unorderable::Shared => "shared",
-            Unorderable::Absolute => "absolute",
-            Unorderable::Discarded => "discarded",
-        }
+    fn warning(&self, res: &Resolved, name: &[u8]) -> String {
+        let (file, word) = match *self {
+            Unorderable::Undefined(f) => (&res.objects[f.index()].name, "undefined"),
+            Unorderable::Shared(s) => (&res.shared[s.index()].soname, "shared"),
+            Unorderable::Absolute(f) => (&res.objects[f.index()].name, "absolute"),
+            Unorderable::Discarded(f) => (&res.objects[f.index()].name, "discarded"),
+        };
+        let name = String::from_utf8_lossy(name);
+        format!("{file}: unable to order {word} symbol: {name}")
     }
 }
 
@@ -84,17 +87,17 @@ fn section_of(
         None => (f, i),
         Some(g) => match res.defs[res.object_ids[f.index()][g].index()] {
             Def::Object { file, sym } => (file, sym as usize),
-            Def::Shared { .. } => return Err(Unorderable::Shared),
-            _ => return Err(Unorderable::Undefined),
+            Def::Shared { file, .. } => return Err(Unorderable::Shared(file)),
+            _ => return Err(Unorderable::Undefined(f)),
         },
     };
     let def = &res.objects[file.index()];
     let shndx = def.sym_shndx(sym);
     if shndx == 0 {
-        return Err(Unorderable::Undefined);
+        return Err(Unorderable::Undefined(file));
     }
     if shndx == E::SHN_ABS as u32 || shndx as usize >= def.sections.len() {
-        return Err(Unorderable::Absolute);
+        return Err(Unorderable::Absolute(file));
     }
     let s = SecIdx(shndx);
     if live.is_live(file, s) {
@@ -102,7 +105,7 @@ fn section_of(
     }
     match (live.folded).binary_search_by_key(&(file, s), |&(f, s, _, _)| (f, s)) {
         Ok(k) => Ok((live.folded[k].2, live.folded[k].3)),
-        Err(_) => Err(Unorderable::Discarded),
+        Err(_) => Err(Unorderable::Discarded(file)),
     }
 }
 
@@ -239,12 +242,7 @@ fn read_ordering_file(
             Ok((f, s)) => Some(key(f, s)),
             Err(why) => {
                 if warn {
-                    diag::warn(&format!(
-                        "{}: unable to order {} symbol: {}",
-                        res.objects[f.index()].name,
-                        why.word(),
-                        String::from_utf8_lossy(name)
-                    ));
+                    diag::warn(&why.warning(res, name));
                 }
                 None
             }
