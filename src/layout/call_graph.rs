@@ -120,10 +120,12 @@ pub fn call_graph_order(
     if config.call_graph_sort == CallGraphSort::None {
         return Ok(None);
     }
-    let profiled = |f: usize| res.object_live[f] && res.objects[f].cg_profile_rel != 0;
+    let profiled =
+        |f: &FileId| res.object_live[f.index()] && res.objects[f.index()].cg_profile_rel != 0;
+    let files = || (0..res.objects.len()).map(FileId::new);
     if config.call_graph_ordering_file.is_none()
         && config.print_symbol_order.is_none()
-        && !(0..res.objects.len()).any(profiled)
+        && !files().any(|f| profiled(&f))
     {
         return Ok(None);
     }
@@ -131,8 +133,8 @@ pub fn call_graph_order(
     if let Some(path) = &config.call_graph_ordering_file {
         read_ordering_file(config, res, live, path, &mut edges)?;
     }
-    for f in (0..res.objects.len()).filter(|&f| profiled(f)) {
-        read_profile(res, live, FileId::new(f), &mut edges)?;
+    for f in files().filter(profiled) {
+        read_profile(res, live, f, &mut edges)?;
     }
     // The graph: nodes numbered as their edges are met, edges across output sections left out.
     let osec = |k: SecKey| {
@@ -407,4 +409,34 @@ fn print_symbol_order(
         }
     }
     std::fs::write(path, out).map_err(|e| format!("cannot open {}: {e}", path.display()).into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn c3_follows_the_heaviest_callers() {
+        // Nodes as met: a, c, d, start, b; edges a->c 100, c->d 50, start->b 10, b->d 1000. d joins b (its
+        // heaviest caller), c joins a, then b's cluster joins start's; start's cluster is the denser.
+        let sizes = [16, 16, 16, 1, 16];
+        let graph = [(0, 1, 100), (1, 2, 50), (3, 4, 10), (4, 2, 1000)];
+        assert_eq!(hfsort(&sizes, &graph), [3, 4, 2, 0, 1]);
+        // A caller's edge of a tenth of the callee's weight or less does not join them.
+        let graph = [(0, 1, 10), (2, 1, 90)];
+        assert_eq!(hfsort(&[16, 16, 16], &graph), [2, 1, 0]);
+        let graph = [(0, 1, 9), (2, 1, 91)];
+        assert_eq!(hfsort(&[16, 16, 16], &graph), [2, 1, 0]);
+        // Past the size limit clusters stay apart; a section of size 0 has a place in a cluster with others only.
+        let graph = [(0, 1, 5), (2, 3, 1), (4, 4, 7)];
+        let sizes = [600_000, 600_000, 8, 0, 0];
+        assert_eq!(hfsort(&sizes, &graph), [2, 3, 1, 0]);
+    }
+
+    #[test]
+    fn leaders_are_found_with_path_halving() {
+        let mut leader = vec![0, 0, 1, 2];
+        assert_eq!(find_leader(&mut leader, 3), 0);
+        assert_eq!(leader, [0, 0, 1, 1]);
+    }
 }

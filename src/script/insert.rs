@@ -141,6 +141,7 @@ mod tests {
             commands,
             memory: Vec::new(),
             phdrs: Vec::new(),
+            joined: Vec::new(),
         }
     }
 
