@@ -55,8 +55,10 @@ pub enum DebugCompression {
 pub enum CallGraphSort {
     None,
     /// lld's Call-Chain Clustering (C3).
-    #[default]
     Hfsort,
+    /// lld's default: LLVM's cache-directed sort.
+    #[default]
+    Cdsort,
 }
 
 /// `--icf`: which identical input sections are folded into one (`icf`).
@@ -459,7 +461,7 @@ impl Default for Config {
             version_script: Vec::new(),
             symbol_ordering_file: None,
             warn_symbol_ordering: true,
-            call_graph_sort: CallGraphSort::Hfsort,
+            call_graph_sort: CallGraphSort::Cdsort,
             call_graph_ordering_file: None,
             print_symbol_order: None,
             section_ordering_file: None,
@@ -821,7 +823,7 @@ const OPTIONS: &[OptSpec] = &[
     value(Opt::SymbolOrderingFile, &["--symbol-ordering-file"], "FILE", "Place the sections of the symbols FILE lists (one per line) first, in its order"),
     flag(Opt::WarnSymbolOrdering, &["--warn-symbol-ordering"], "Warn about ordering-file symbols that order nothing (default)"),
     flag(Opt::NoWarnSymbolOrdering, &["--no-warn-symbol-ordering"], "Do not warn about ordering-file symbols that order nothing"),
-    optional(Opt::CallGraphProfileSort, &["--call-graph-profile-sort"], "none|hfsort", "Order input sections by the call graph (the inputs' .llvm.call-graph-profile and --call-graph-ordering-file): hfsort (lld's C3 clustering; the default when a profile exists and no --symbol-ordering-file is given) or none; cdsort is refused"),
+    optional(Opt::CallGraphProfileSort, &["--call-graph-profile-sort"], "none|hfsort|cdsort", "Order input sections by the call graph (the inputs' .llvm.call-graph-profile and --call-graph-ordering-file): cdsort (lld's cache-directed sort, the default when a profile exists and no --symbol-ordering-file is given), hfsort (lld's C3 clustering) or none"),
     flag(Opt::NoCallGraphProfileSort, &["--no-call-graph-profile-sort"], "Same as --call-graph-profile-sort=none"),
     value(Opt::CallGraphOrderingFile, &["--call-graph-ordering-file"], "FILE", "Add the call graph edges FILE lists (lines 'caller callee weight') to the call graph sort"),
     value(Opt::PrintSymbolOrder, &["--print-symbol-order"], "FILE", "Write the symbols of the sections the call graph sort ordered, in their order, to FILE"),
@@ -1678,15 +1680,11 @@ fn parse_call_graph_sort(v: Option<&str>) -> Result<CallGraphSort, String> {
     match v {
         Some("none") => Ok(CallGraphSort::None),
         Some("hfsort") => Ok(CallGraphSort::Hfsort),
-        Some("cdsort") => Err(
-            "--call-graph-profile-sort=cdsort is not supported yet (lld's cache-directed sort); \
-             use hfsort or none"
-                .into(),
-        ),
+        Some("cdsort") => Ok(CallGraphSort::Cdsort),
         Some(v) => Err(format!(
             "unknown --call-graph-profile-sort= value: {v} (expected none, hfsort or cdsort)"
         )),
-        None => Err("--call-graph-profile-sort needs a value: =none or =hfsort".into()),
+        None => Err("--call-graph-profile-sort needs a value: =none, =hfsort or =cdsort".into()),
     }
 }
 

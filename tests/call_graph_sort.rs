@@ -1,12 +1,11 @@
 //! `--call-graph-profile-sort` (issue 35, start-up layout) against lld 19, whose option it is: the call graph of
 //! the inputs' `.llvm.call-graph-profile` sections (written by clang's PGO builds and by the assembler's
-//! `.cg_profile`) and of `--call-graph-ordering-file` orders the functions by lld's C3 clustering (`hfsort`). The
-//! order (`nm -n`) and `--print-symbol-order`'s file are lld's with `--call-graph-profile-sort=hfsort`, on a
-//! generated graph of 60 functions (globals and locals, weights that add up, self and cross-section edges, edges to
-//! undefined symbols, sections past lld's 1 MiB cluster limit) and on a sample-profile PGO build; the programs
-//! run. rivet's default algorithm is hfsort: lld 19's default, cdsort, is refused, so a link without the option
-//! differs from lld's default one. `--symbol-ordering-file` turns the sort off, as in lld; GNU-ld-style links
-//! (gcc with rivet as `ld`) sort too.
+//! `.cg_profile`) and of `--call-graph-ordering-file` orders the functions by lld's cache-directed sort (`cdsort`,
+//! the default) or its C3 clustering (`hfsort`). The order (`nm -n`) is lld's for both, and `--print-symbol-order`'s
+//! file lld's for hfsort, on a generated graph of 60 functions (globals and locals, weights that add up, self and
+//! cross-section edges, edges to undefined symbols, sections past lld's 1 MiB cluster limit), on several more
+//! generated graphs, and on a sample-profile PGO build; the programs run. `--symbol-ordering-file` turns the sort
+//! off, as in lld; GNU-ld-style links (gcc with rivet as `ld`) sort too.
 
 mod common;
 
@@ -125,7 +124,7 @@ fn linked(dir: &Path, side: &str, objs: &[&str], out: &str, flags: &[&str]) -> V
 }
 
 #[test]
-fn generated_profile_orders_as_lld_hfsort() {
+fn generated_profile_orders_as_lld() {
     let Some((dir, _, _)) =
         common::against_gnu_ld("cg-sort", &["gcc", "nm", "clang-19", "ld.lld-19"])
     else {
@@ -154,16 +153,12 @@ fn generated_profile_orders_as_lld_hfsort() {
     let print = |side: &str| format!("-Wl,--print-symbol-order=order-{side}.txt");
     let mut got = Vec::new();
     for side in ["lld", "rivet"] {
-        let default = match side {
-            "lld" => hf,
-            _ => "-Wl,--warn-symbol-ordering",
-        };
         let sorted = linked(
             &dir,
             side,
             &objs,
             &format!("hf-{side}"),
-            &[default, &print(side)],
+            &[hf, &print(side)],
         );
         let none = linked(
             &dir,
@@ -192,13 +187,11 @@ fn generated_profile_orders_as_lld_hfsort() {
         let warnings: Vec<String> = (with_file.stderr_str().lines())
             .filter_map(|l| l.split_once("warning: ").map(|(_, w)| w.to_string()))
             .collect();
-        got.push((
-            sorted,
-            none,
-            by_address(&dir, &format!("file-{side}")),
-            printed,
-            warnings,
-        ));
+        let cd = linked(&dir, side, &objs, &format!("cd-{side}"), &[]);
+        let cg = "-Wl,--call-graph-ordering-file=cg.txt";
+        let cd_file = linked(&dir, side, &objs, &format!("cd-file-{side}"), &[cg]);
+        let file = by_address(&dir, &format!("file-{side}"));
+        got.push((sorted, none, file, printed, warnings, cd, cd_file));
     }
     let (lld, ours) = (&got[0], &got[1]);
     assert_eq!(ours.0, lld.0, "hfsort order");
@@ -212,9 +205,65 @@ fn generated_profile_orders_as_lld_hfsort() {
         .map(|w| w.replace("/lib/x86_64-linux-gnu/libc.so.6", "libc.so.6"))
         .collect();
     assert_eq!(ours.4, lld_warnings);
+    assert_eq!(ours.5, lld.5, "cdsort (the default)");
+    assert_eq!(ours.6, lld.6, "cdsort with --call-graph-ordering-file");
+    assert_ne!(ours.5, ours.0, "cdsort is not hfsort");
     // The same order every time.
     let again = linked(&dir, "rivet", &objs, "again", &[]);
-    assert_eq!(again, ours.0);
+    assert_eq!(again, ours.5);
+}
+
+/// More generated graphs, each linked by both linkers with both algorithms: the same orders.
+#[test]
+fn more_generated_profiles_order_as_lld() {
+    let Some((dir, _, _)) =
+        common::against_gnu_ld("cg-sort-more", &["gcc", "nm", "clang-19", "ld.lld-19"])
+    else {
+        return;
+    };
+    let (rivet, _) = common::linker_under_test();
+    shims(&dir, &rivet);
+    std::fs::write(dir.join("main.c"), MAIN_C).unwrap();
+    common::tool_ok("gcc", &["-c", "main.c"], &dir);
+    for seed in 1..=6 {
+        let mut rng = Lcg(1000 + seed);
+        let mut objs = vec!["main.o".to_string()];
+        for k in 0..FUNCS / PER_FILE {
+            let (s, o) = (format!("s{seed}-{k}.s"), format!("s{seed}-{k}.o"));
+            std::fs::write(dir.join(&s), asm_file(k, &mut rng)).unwrap();
+            common::tool_ok("clang-19", &["-c", &s, "-o", &o], &dir);
+            objs.push(o);
+        }
+        let objs: Vec<&str> = objs.iter().map(String::as_str).collect();
+        // With --gc-sections every third global function is kept: edges between collected sections still count
+        // in lld's graph.
+        let kept: Vec<String> = (0..FUNCS)
+            .filter(|i| i % 3 == 0 && !is_local(*i))
+            .map(|i| format!("-Wl,-u,f{i}"))
+            .collect();
+        let mut gc: Vec<&str> = kept.iter().map(String::as_str).collect();
+        gc.push("-Wl,--gc-sections");
+        for algorithm in ["cdsort", "hfsort"] {
+            let flag = format!("-Wl,--call-graph-profile-sort={algorithm}");
+            for (tag, extra) in [("", &[][..]), ("-gc", &gc[..])] {
+                let mut flags = vec![&flag[..]];
+                flags.extend_from_slice(extra);
+                let name = format!("{seed}-{algorithm}{tag}");
+                let print = |side: &str| format!("-Wl,--print-symbol-order={name}-{side}.txt");
+                let mut got = Vec::new();
+                for side in ["lld", "rivet"] {
+                    let mut flags = flags.clone();
+                    let p = print(side);
+                    flags.push(&p);
+                    let order = linked(&dir, side, &objs, &format!("{name}-{side}"), &flags);
+                    let printed = std::fs::read_to_string(dir.join(format!("{name}-{side}.txt")));
+                    got.push((order, printed.ok()));
+                }
+                assert_eq!(got[1], got[0], "seed {seed}, {algorithm}{tag}");
+                assert_eq!(got[1].1.is_some(), algorithm == "hfsort");
+            }
+        }
+    }
 }
 
 const M_C: &str = r#"
@@ -272,7 +321,7 @@ fn plain_gcc_link(dir: &Path, bin: &Path, exe: &str, objs: &[&str]) -> Vec<Strin
 }
 
 #[test]
-fn pgo_builds_order_as_lld_hfsort() {
+fn pgo_builds_order_as_lld() {
     let Some((dir, _, bfd)) =
         common::against_gnu_ld("cg-sort-pgo", &["gcc", "nm", "clang-19", "ld.lld-19"])
     else {
@@ -299,15 +348,13 @@ fn pgo_builds_order_as_lld_hfsort() {
         "{sections}"
     );
     let objs = ["m.o", "f.o"];
-    let lld = linked(
-        &dir,
-        "lld",
-        &objs,
-        "pgo-lld",
-        &["-Wl,--call-graph-profile-sort=hfsort"],
-    );
+    let hf = "-Wl,--call-graph-profile-sort=hfsort";
+    let lld = linked(&dir, "lld", &objs, "pgo-lld", &[]);
     let ours = linked(&dir, "rivet", &objs, "pgo-rivet", &[]);
     assert_eq!(ours, lld);
+    let lld_hf = linked(&dir, "lld", &objs, "pgo-lld-hf", &[hf]);
+    let ours_hf = linked(&dir, "rivet", &objs, "pgo-rivet-hf", &[hf]);
+    assert_eq!(ours_hf, lld_hf);
     let lld_none = linked(
         &dir,
         "lld",
@@ -324,9 +371,11 @@ fn pgo_builds_order_as_lld_hfsort() {
     );
     assert_eq!(none, lld_none);
     assert_ne!(ours, none);
-    // hot_a calls hot_b most: the two are next to each other.
-    let at = |n: &str| ours.iter().position(|x| x == n).unwrap();
-    assert_eq!(at("hot_b"), at("hot_a") + 1, "{ours:?}");
+    // hot_a calls hot_b most: the two are next to each other with either algorithm.
+    for order in [&ours, &ours_hf] {
+        let at = |n: &str| order.iter().position(|x| x == n).unwrap();
+        assert_eq!(at("hot_b"), at("hot_a") + 1, "{order:?}");
+    }
     // A GNU-ld-style link sorts as lld does; GNU ld keeps input order. Both programs run.
     let gnu_style = plain_gcc_link(&dir, &dir.join("bin-rivet"), "pgo-gcc", &objs);
     assert_eq!(gnu_style, ours);
@@ -401,15 +450,14 @@ fn instrumented_pgo_round_trip() {
     ];
     common::tool_ok("clang-19", &cc, &dir);
     let objs = ["m.o", "f.o"];
-    let lld = linked(
-        &dir,
-        "lld",
-        &objs,
-        "instr-lld",
-        &["-Wl,--call-graph-profile-sort=hfsort"],
-    );
-    let ours = linked(&dir, "rivet", &objs, "instr-rivet", &[]);
-    assert_eq!(ours, lld);
+    for flag in [
+        "-Wl,--call-graph-profile-sort=hfsort",
+        "-Wl,--call-graph-profile-sort=cdsort",
+    ] {
+        let lld = linked(&dir, "lld", &objs, "instr-lld", &[flag]);
+        let ours = linked(&dir, "rivet", &objs, "instr-rivet", &[flag]);
+        assert_eq!(ours, lld, "{flag}");
+    }
 }
 
 #[test]
@@ -435,10 +483,6 @@ fn refusals_and_errors() {
         "out",
     ];
     let cases: &[(&[&str], &str)] = &[
-        (
-            &["--call-graph-profile-sort=cdsort"],
-            "--call-graph-profile-sort=cdsort is not supported yet",
-        ),
         (
             &["--call-graph-profile-sort=c3"],
             "unknown --call-graph-profile-sort= value: c3",
@@ -471,9 +515,11 @@ fn refusals_and_errors() {
         assert_eq!(r.code, Some(1), "{flags:?}: {}", r.log());
         assert!(r.stderr_str().contains(message), "{flags:?}: {}", r.log());
     }
-    // Accepted: the ordering file alone, and the sort off.
+    // Accepted: the ordering file alone, each algorithm, and the sort off.
     for flags in [
         &["--call-graph-ordering-file=cg.txt"][..],
+        &["--call-graph-profile-sort=cdsort"],
+        &["--call-graph-profile-sort=hfsort"],
         &["--no-call-graph-profile-sort"],
     ] {
         let mut args = flags.to_vec();

@@ -75,13 +75,15 @@ impl Unorderable {
 }
 
 /// The section symbol `i` of object `f` stands for: a global's by its winning definition, a section folded by
-/// `--icf` as the section it was folded into.
+/// `--icf` as the section it was folded into; and whether that section is live. A section `--gc-sections` or a
+/// script dropped is still a node, as in lld (edges between two such sections count in cdsort's totals); a local
+/// of a COMDAT group another file's replaced is not (lld makes it undefined).
 fn section_of(
     res: &Resolved,
     live: &Liveness,
     f: FileId,
     i: usize,
-) -> std::result::Result<(FileId, SecIdx), Unorderable> {
+) -> std::result::Result<(FileId, SecIdx, bool), Unorderable> {
     let o = &res.objects[f.index()];
     let (file, sym) = match i.checked_sub(o.first_global) {
         None => (f, i),
@@ -101,11 +103,14 @@ fn section_of(
     }
     let s = SecIdx(shndx);
     if live.is_live(file, s) {
-        return Ok((file, s));
+        return Ok((file, s, true));
     }
     match (live.folded).binary_search_by_key(&(file, s), |&(f, s, _, _)| (f, s)) {
-        Ok(k) => Ok((live.folded[k].2, live.folded[k].3)),
-        Err(_) => Err(Unorderable::Discarded(file)),
+        Ok(k) => Ok((live.folded[k].2, live.folded[k].3, true)),
+        Err(_) if res.comdat_discarded[file.index()][s.index()] => {
+            Err(Unorderable::Discarded(file))
+        }
+        Err(_) => Ok((file, s, false)),
     }
 }
 
@@ -136,7 +141,57 @@ pub fn call_graph_order(
     for f in files().filter(profiled) {
         read_profile(res, live, f, &mut edges)?;
     }
-    // The graph: nodes numbered as their edges are met, edges across output sections left out.
+    // cdsort leaves out the edges of weight 0 before it numbers the nodes, and the self edges after.
+    let cdsort = config.call_graph_sort == CallGraphSort::Cdsort;
+    let (sections, graph) = numbered(&edges, sec_osec, cdsort);
+    let sizes: Vec<u64> = (sections.iter())
+        .map(|&k| {
+            let (f, s) = unkey(k);
+            res.objects[f.index()].sec(s).size()
+        })
+        .collect();
+    let order = match cdsort {
+        false => hfsort(&sizes, &graph),
+        true => {
+            let calls: Vec<(u32, u32, u64)> = graph.into_iter().filter(|e| e.0 != e.1).collect();
+            let mut counts = vec![0u64; sizes.len()];
+            for &(_, to, w) in &calls {
+                counts[to as usize] = counts[to as usize].wrapping_add(w);
+            }
+            // The profile has no call sites: each call is taken to be in the middle of its caller.
+            let offsets: Vec<u64> = (calls.iter())
+                .map(|&(from, _, _)| sizes[from as usize].div_ceil(2))
+                .collect();
+            super::cdsort::cdsort(&sizes, &counts, &calls, &offsets)
+        }
+    };
+    // lld writes the file for hfsort only.
+    if let Some(path) = config.print_symbol_order.as_ref().filter(|_| !cdsort) {
+        print_symbol_order(
+            res,
+            sec_osec,
+            path,
+            order.iter().map(|&n| sections[n as usize]),
+        )?;
+    }
+    let mut rank: Vec<Vec<u32>> = res
+        .runs
+        .map(|f| vec![NONE; res.objects[f.index()].sections.len()]);
+    for (r, &n) in order.iter().enumerate() {
+        let (f, s) = unkey(sections[n as usize]);
+        rank[f.index()][s.index()] = r as u32;
+    }
+    Ok(Some(SectionOrder { rank }))
+}
+
+/// The graph's nodes (the sections, numbered as their edges are met) and edges, the edges across output sections
+/// left out, and with `skip_zero` those of weight 0. An edge between two sections not in the output stays (lld's
+/// test compares their output sections, none for both): it orders nothing but counts in cdsort's totals.
+fn numbered(
+    edges: &Edges,
+    sec_osec: &[Vec<OsecId>],
+    skip_zero: bool,
+) -> (Vec<SecKey>, Vec<(u32, u32, u64)>) {
     let osec = |k: SecKey| {
         let (f, s) = unkey(k);
         sec_osec[f.index()][s.index()]
@@ -145,8 +200,7 @@ pub fn call_graph_order(
     let mut sections: Vec<SecKey> = Vec::new();
     let mut graph: Vec<(u32, u32, u64)> = Vec::new();
     for &(from, to, weight) in &edges.list {
-        let o = osec(from);
-        if o.is_none() || o != osec(to) {
+        if osec(from) != osec(to) || (skip_zero && weight == 0) {
             continue;
         }
         let mut id = |k: SecKey| {
@@ -158,24 +212,7 @@ pub fn call_graph_order(
         let (a, b) = (id(from), id(to));
         graph.push((a, b, weight));
     }
-    let sizes: Vec<u64> = (sections.iter())
-        .map(|&k| {
-            let (f, s) = unkey(k);
-            res.objects[f.index()].sec(s).size()
-        })
-        .collect();
-    let order = hfsort(&sizes, &graph);
-    if let Some(path) = &config.print_symbol_order {
-        print_symbol_order(res, path, order.iter().map(|&n| sections[n as usize]))?;
-    }
-    let mut rank: Vec<Vec<u32>> = res
-        .runs
-        .map(|f| vec![NONE; res.objects[f.index()].sections.len()]);
-    for (r, &n) in order.iter().enumerate() {
-        let (f, s) = unkey(sections[n as usize]);
-        rank[f.index()][s.index()] = r as u32;
-    }
-    Ok(Some(SectionOrder { rank }))
+    (sections, graph)
 }
 
 /// The edges of one object's `.llvm.call-graph-profile`: its `n` weights and the `2n` relocations naming each
@@ -200,7 +237,7 @@ fn read_profile(res: &Resolved, live: &Liveness, f: FileId, edges: &mut Edges) -
         if i >= o.syms.len() {
             return Err(ctx(format!("invalid symbol index {i}")).into());
         }
-        Ok(section_of(res, live, f, i).ok().map(|(f, s)| key(f, s)))
+        Ok(section_of(res, live, f, i).ok().map(|(f, s, _)| key(f, s)))
     };
     for (pair, w) in rels.chunks_exact(2).zip(weights) {
         if let (Some(from), Some(to)) = (sym(&pair[0])?, sym(&pair[1])?) {
@@ -241,7 +278,14 @@ fn read_ordering_file(
             return None;
         };
         match section_of(res, live, f, i) {
-            Ok((f, s)) => Some(key(f, s)),
+            Ok((f, s, true)) => Some(key(f, s)),
+            // lld warns and keeps the section.
+            Ok((f, s, false)) => {
+                if warn {
+                    diag::warn(&Unorderable::Discarded(f).warning(res, name));
+                }
+                Some(key(f, s))
+            }
             Err(why) => {
                 if warn {
                     diag::warn(&why.warning(res, name));
@@ -384,12 +428,17 @@ fn join(c: &mut [Cluster], into: usize, from: usize) {
 /// globals, in symbol table order, section symbols left out) defined in it, a line each.
 fn print_symbol_order(
     res: &Resolved,
+    sec_osec: &[Vec<OsecId>],
     path: &std::path::Path,
     sections: impl Iterator<Item = SecKey>,
 ) -> Result<()> {
     let mut out = Vec::new();
     for k in sections {
         let (f, s) = unkey(k);
+        // lld has made the symbols of sections not in the output undefined by then.
+        if sec_osec[f.index()][s.index()].is_none() {
+            continue;
+        }
         let o = &res.objects[f.index()];
         for i in 1..o.syms.len() {
             if o.syms[i].st_type() == E::STT_SECTION {

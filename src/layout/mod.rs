@@ -26,6 +26,7 @@ pub use crate::synthetic::versions::Verneed;
 pub use crate::synthetic::{DynSymbol, Synth, SynthMap};
 
 mod call_graph;
+mod cdsort;
 pub mod default_script;
 mod dynsym;
 mod eh_frame;
