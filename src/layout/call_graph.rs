@@ -2,10 +2,10 @@
 //! a profile exists). The call graph's nodes are input sections and its edges (caller, callee, weight) come from
 //! `--call-graph-ordering-file` (`caller callee weight` lines, first) and the inputs' `.llvm.call-graph-profile`
 //! sections (a weight per entry, the caller and callee the entry's two `SHT_REL` relocations' symbols), weights
-//! of the same pair of sections added up. Edges between sections of different output sections, or to a section
-//! not in the output, are left out, as lld leaves them out. The sections are then clustered by lld's Call-Chain
-//! Clustering (C3, `hfsort`), and each clustered section's rank is its place in the clusters' order. Nothing here
-//! runs unless an input has a profile or one of the options names a file.
+//! of the same pair of sections added up. Edges between sections of different output sections are left out, as
+//! lld leaves them out. The sections are then ordered by LLVM's cache-directed sort (`cdsort`, lld 19's default)
+//! or by lld's Call-Chain Clustering (C3, `hfsort`), and each ordered section's rank is its place in that order.
+//! Nothing here runs unless an input has a profile or one of the options names a file.
 
 use super::order::SectionOrder;
 use crate::args::{CallGraphSort, Config};
