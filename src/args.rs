@@ -826,7 +826,7 @@ const OPTIONS: &[OptSpec] = &[
     optional(Opt::CallGraphProfileSort, &["--call-graph-profile-sort"], "none|hfsort|cdsort", "Order input sections by the call graph (the inputs' .llvm.call-graph-profile and --call-graph-ordering-file): cdsort (lld's cache-directed sort, the default when a profile exists and no --symbol-ordering-file is given), hfsort (lld's C3 clustering) or none"),
     flag(Opt::NoCallGraphProfileSort, &["--no-call-graph-profile-sort"], "Same as --call-graph-profile-sort=none"),
     value(Opt::CallGraphOrderingFile, &["--call-graph-ordering-file"], "FILE", "Add the call graph edges FILE lists (lines 'caller callee weight') to the call graph sort"),
-    value(Opt::PrintSymbolOrder, &["--print-symbol-order"], "FILE", "Write the symbols of the sections the call graph sort ordered, in their order, to FILE"),
+    value(Opt::PrintSymbolOrder, &["--print-symbol-order"], "FILE", "Write the symbols of the sections the call graph sort ordered, in their order, to FILE (hfsort only, as lld)"),
     value(Opt::SectionOrderingFile, &["--section-ordering-file"], "FILE", "Read output section statements (GNU ld 2.43) whose input section descriptions go first in the same-named output sections of the link's script"),
     value(Opt::DynamicList, &["--dynamic-list"], "FILE", "Symbols to export (executable) or keep preemptible (shared)"),
     flag(Opt::ExportDynamic, &["-E", "--export-dynamic"], "Export all global symbols"),
