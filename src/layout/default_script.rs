@@ -100,9 +100,9 @@ pub fn apply_inserts<A: Arch>(
             ..settings.clone()
         });
     }
-    let what = match (settings.inserts.first(), ordering) {
-        (Some(ins), _) => format!("{}: INSERT", ins.at),
-        (None, _) => "--section-ordering-file without a SECTIONS script".to_string(),
+    let what = match settings.inserts.first() {
+        Some(ins) => format!("{}: INSERT", ins.at),
+        None => "--section-ordering-file without a SECTIONS script".to_string(),
     };
     if config.relocatable {
         return Err(format!("{what} with -r is not supported yet"));
