@@ -823,7 +823,7 @@ const OPTIONS: &[OptSpec] = &[
     value(Opt::SymbolOrderingFile, &["--symbol-ordering-file"], "FILE", "Place the sections of the symbols FILE lists (one per line) first, in its order"),
     flag(Opt::WarnSymbolOrdering, &["--warn-symbol-ordering"], "Warn about ordering-file symbols that order nothing (default)"),
     flag(Opt::NoWarnSymbolOrdering, &["--no-warn-symbol-ordering"], "Do not warn about ordering-file symbols that order nothing"),
-    optional(Opt::CallGraphProfileSort, &["--call-graph-profile-sort"], "none|hfsort|cdsort", "Order input sections by the call graph (the inputs' .llvm.call-graph-profile and --call-graph-ordering-file): cdsort (lld's cache-directed sort, the default when a profile exists and no --symbol-ordering-file is given), hfsort (lld's C3 clustering) or none"),
+    value(Opt::CallGraphProfileSort, &["--call-graph-profile-sort"], "none|hfsort|cdsort", "Order input sections by the call graph (the inputs' .llvm.call-graph-profile and --call-graph-ordering-file): cdsort (lld's cache-directed sort, the default when a profile exists and no --symbol-ordering-file is given), hfsort (lld's C3 clustering) or none"),
     flag(Opt::NoCallGraphProfileSort, &["--no-call-graph-profile-sort"], "Same as --call-graph-profile-sort=none"),
     value(Opt::CallGraphOrderingFile, &["--call-graph-ordering-file"], "FILE", "Add the call graph edges FILE lists (lines 'caller callee weight') to the call graph sort"),
     value(Opt::PrintSymbolOrder, &["--print-symbol-order"], "FILE", "Write the symbols of the sections the call graph sort ordered, in their order, to FILE (hfsort only, as lld)"),
@@ -1393,7 +1393,7 @@ fn apply_setting(
         Opt::SymbolOrderingFile => cfg.symbol_ordering_file = Some(PathBuf::from(val())),
         Opt::WarnSymbolOrdering => cfg.warn_symbol_ordering = true,
         Opt::NoWarnSymbolOrdering => cfg.warn_symbol_ordering = false,
-        Opt::CallGraphProfileSort => cfg.call_graph_sort = parse_call_graph_sort(value.as_deref())?,
+        Opt::CallGraphProfileSort => cfg.call_graph_sort = parse_call_graph_sort(&val())?,
         Opt::NoCallGraphProfileSort => cfg.call_graph_sort = CallGraphSort::None,
         Opt::CallGraphOrderingFile => cfg.call_graph_ordering_file = Some(PathBuf::from(val())),
         Opt::PrintSymbolOrder => cfg.print_symbol_order = Some(PathBuf::from(val())),
@@ -1675,16 +1675,15 @@ fn parse_compress_debug(v: &str) -> Result<Option<DebugCompression>, String> {
     }
 }
 
-/// `--call-graph-profile-sort=ALGORITHM`: lld 19 takes only the `=` form.
-fn parse_call_graph_sort(v: Option<&str>) -> Result<CallGraphSort, String> {
+/// `--call-graph-profile-sort=ALGORITHM` (lld 19 has no flag form: the value is required).
+fn parse_call_graph_sort(v: &str) -> Result<CallGraphSort, String> {
     match v {
-        Some("none") => Ok(CallGraphSort::None),
-        Some("hfsort") => Ok(CallGraphSort::Hfsort),
-        Some("cdsort") => Ok(CallGraphSort::Cdsort),
-        Some(v) => Err(format!(
+        "none" => Ok(CallGraphSort::None),
+        "hfsort" => Ok(CallGraphSort::Hfsort),
+        "cdsort" => Ok(CallGraphSort::Cdsort),
+        _ => Err(format!(
             "unknown --call-graph-profile-sort= value: {v} (expected none, hfsort or cdsort)"
         )),
-        None => Err("--call-graph-profile-sort needs a value: =none, =hfsort or =cdsort".into()),
     }
 }
 

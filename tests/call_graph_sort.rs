@@ -487,7 +487,10 @@ fn refusals_and_errors() {
             &["--call-graph-profile-sort=c3"],
             "unknown --call-graph-profile-sort= value: c3",
         ),
-        (&["--call-graph-profile-sort"], "needs a value"),
+        (
+            &["--call-graph-profile-sort"],
+            "unknown --call-graph-profile-sort= value: g.o",
+        ),
         (
             &[
                 "--symbol-ordering-file=order.txt",
