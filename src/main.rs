@@ -388,10 +388,12 @@ fn link<A: Arch>(config: &args::Config, release_inputs: bool) -> diag::Result<()
     };
     // The scripts read may act like options (`ENTRY`, `VERSION`, assignments): from here on the configuration
     // includes them.
+    // An ordering file without statements changes nothing: the default layout stays the rules'.
     let ordering = (config.section_ordering_file.as_deref())
         .map(script::ordering::read)
         .transpose()
-        .map_err(diag::Errors::one)?;
+        .map_err(diag::Errors::one)?
+        .filter(|o| !o.outputs.is_empty());
     let with_scripts;
     let config = if inputs.script.is_empty() && ordering.is_none() {
         config

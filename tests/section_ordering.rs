@@ -112,6 +112,7 @@ fn ordering_file_puts_its_sections_first() {
         .map(|(n, d)| format!("{n} : {{ {d} }}\n"))
         .collect();
     std::fs::write(dir.join("order.lds"), &file).unwrap();
+    std::fs::write(dir.join("empty.lds"), "/* nothing to order */\n").unwrap();
     std::fs::write(
         dir.join("sections.lds"),
         format!("/* whole */ SECTIONS\n{{\n{file}}}\n"),
@@ -141,6 +142,15 @@ fn ordering_file_puts_its_sections_first() {
         assert_eq!(with_script, reference, "{kind} with GNU ld's script");
         let default = link_run(&dir, &rivet, &format!("default{kind}"), &[kind, order]);
         assert_eq!(default, reference, "{kind} with rivet's default layout");
+        // An empty file changes nothing.
+        let empty = "-Wl,--section-ordering-file=empty.lds";
+        link_run(&dir, &rivet, &format!("empty{kind}"), &[kind, empty]);
+        link_run(&dir, &rivet, &format!("none{kind}"), &[kind]);
+        let (a, b) = (format!("empty{kind}"), format!("none{kind}"));
+        assert_eq!(
+            std::fs::read(dir.join(a)).unwrap(),
+            std::fs::read(dir.join(b)).unwrap()
+        );
         let whole = "-Wl,--section-ordering-file=sections.lds";
         let wrapped = link_run(&dir, &rivet, &format!("whole{kind}"), &[kind, whole]);
         assert_eq!(wrapped, reference, "{kind} with SECTIONS {{ }} around");
