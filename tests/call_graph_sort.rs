@@ -376,6 +376,19 @@ fn pgo_builds_order_as_lld() {
         let at = |n: &str| order.iter().position(|x| x == n).unwrap();
         assert_eq!(at("hot_b"), at("hot_a") + 1, "{order:?}");
     }
+    // Under GNU ld's default PIE script given with -T: each statement's inputs in lld's order.
+    let verbose = common::tool_ok("ld.bfd", &["-pie", "--verbose"], &dir);
+    let script: String = (verbose.lines())
+        .skip_while(|l| !l.starts_with("====="))
+        .skip(1)
+        .take_while(|l| !l.starts_with("====="))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    std::fs::write(dir.join("gnu-pie.lds"), script).unwrap();
+    let t = "-Wl,-T,gnu-pie.lds";
+    let lld_t = linked(&dir, "lld", &objs, "pgo-lld-t", &[t]);
+    let ours_t = linked(&dir, "rivet", &objs, "pgo-rivet-t", &[t]);
+    assert_eq!(ours_t, lld_t);
     // A GNU-ld-style link sorts as lld does; GNU ld keeps input order. Both programs run.
     let gnu_style = plain_gcc_link(&dir, &dir.join("bin-rivet"), "pgo-gcc", &objs);
     assert_eq!(gnu_style, ours);
@@ -529,5 +542,47 @@ fn refusals_and_errors() {
         args.extend_from_slice(&base);
         let r = common::tool(rivet, &args, Some(&dir));
         assert!(r.success(), "{flags:?}: {}", r.log());
+    }
+}
+
+/// With `--icf=all` a folded section's edges are its leader's, as lld reads the graph after folding.
+#[test]
+fn folded_sections_count_as_their_leaders() {
+    let Some((dir, _, _)) = common::against_gnu_ld("cg-sort-icf", &["nm", "clang-19", "ld.lld-19"])
+    else {
+        return;
+    };
+    let (rivet, _) = common::linker_under_test();
+    let mut asm = String::new();
+    for (name, body) in [
+        ("a", "movl $1, %eax"),
+        ("b", "movl $1, %eax"),
+        ("c", "movl $2, %eax\n\t.zero 30"),
+    ] {
+        asm += &format!(
+            "\t.section .text.{name},\"ax\",@progbits\n\t.globl {name}\n{name}:\t{body}\n\tret\n"
+        );
+    }
+    asm +=
+        "\t.section .text.d,\"ax\",@progbits\n\t.globl d\nd:\tmovl $3, %eax\n\t.zero 50\n\tret\n";
+    asm += "\t.section .text._start,\"ax\",@progbits\n\t.globl _start\n_start:\tcall a\n\tcall b\n\tcall c\n\tcall d\n\tret\n";
+    asm += "\t.cg_profile _start, d, 100\n\t.cg_profile b, c, 500\n\t.cg_profile c, d, 40\n\t.cg_profile a, d, 300\n";
+    std::fs::write(dir.join("i.s"), asm).unwrap();
+    common::tool_ok("clang-19", &["-c", "i.s", "-o", "i.o"], &dir);
+    for algorithm in ["cdsort", "hfsort"] {
+        let flag = format!("--call-graph-profile-sort={algorithm}");
+        let mut got = Vec::new();
+        for ld in [Path::new("/usr/bin/ld.lld-19"), &rivet] {
+            let out = format!("icf-{algorithm}");
+            let args = ["--icf=all", &flag, "i.o", "-o", &out];
+            let r = common::tool(ld.to_str().unwrap(), &args, Some(&dir));
+            assert!(r.success(), "{}", r.log());
+            let nm = common::tool_ok("nm", &["-n", &out], &dir);
+            let names: Vec<String> = (nm.lines())
+                .filter_map(|l| Some(l.split_whitespace().nth(2)?.to_string()))
+                .collect();
+            got.push(names);
+        }
+        assert_eq!(got[1], got[0], "{algorithm}");
     }
 }
