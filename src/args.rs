@@ -49,6 +49,18 @@ pub enum DebugCompression {
     Zstd,
 }
 
+/// `--call-graph-profile-sort=`: how the call graph (the inputs' `.llvm.call-graph-profile`, and
+/// `--call-graph-ordering-file`) orders input sections (`layout::call_graph`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum CallGraphSort {
+    None,
+    /// lld's Call-Chain Clustering (C3).
+    Hfsort,
+    /// lld's default: LLVM's cache-directed sort.
+    #[default]
+    Cdsort,
+}
+
 /// `--icf`: which identical input sections are folded into one (`icf`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Icf {
@@ -290,6 +302,16 @@ pub struct Config {
     pub symbol_ordering_file: Option<PathBuf>,
     /// `--no-warn-symbol-ordering` clears it: warn about the ordering file's names that order nothing.
     pub warn_symbol_ordering: bool,
+    /// `--call-graph-profile-sort=` (`--no-call-graph-profile-sort`: none); off when a symbol ordering file is
+    /// given, as in lld.
+    pub call_graph_sort: CallGraphSort,
+    /// `--call-graph-ordering-file FILE`: `caller callee weight` lines added to the inputs' call graph.
+    pub call_graph_ordering_file: Option<PathBuf>,
+    /// `--print-symbol-order=FILE`: the symbols of the sections the call graph sort ordered, in their order.
+    pub print_symbol_order: Option<PathBuf>,
+    /// `--section-ordering-file FILE` (GNU ld 2.43): output section statements whose input descriptions go
+    /// first in the same-named statements of the link's script (`script::ordering`).
+    pub section_ordering_file: Option<PathBuf>,
     /// `VERSION { ... }` of the linker scripts read: (where, the version script's text).
     pub version_texts: Vec<(String, String)>,
     /// Linker scripts' `PROVIDE(SYM = EXPR)` outside `SECTIONS`: defined as a `--defsym` is, but only when an input
@@ -439,6 +461,10 @@ impl Default for Config {
             version_script: Vec::new(),
             symbol_ordering_file: None,
             warn_symbol_ordering: true,
+            call_graph_sort: CallGraphSort::Cdsort,
+            call_graph_ordering_file: None,
+            print_symbol_order: None,
+            section_ordering_file: None,
             version_texts: Vec::new(),
             provides: Vec::new(),
             script_hidden: Vec::new(),
@@ -583,6 +609,11 @@ enum Opt {
     SymbolOrderingFile,
     WarnSymbolOrdering,
     NoWarnSymbolOrdering,
+    CallGraphProfileSort,
+    NoCallGraphProfileSort,
+    CallGraphOrderingFile,
+    PrintSymbolOrder,
+    SectionOrderingFile,
     DynamicList,
     ExportDynamic,
     NoExportDynamic,
@@ -792,6 +823,11 @@ const OPTIONS: &[OptSpec] = &[
     value(Opt::SymbolOrderingFile, &["--symbol-ordering-file"], "FILE", "Place the sections of the symbols FILE lists (one per line) first, in its order"),
     flag(Opt::WarnSymbolOrdering, &["--warn-symbol-ordering"], "Warn about ordering-file symbols that order nothing (default)"),
     flag(Opt::NoWarnSymbolOrdering, &["--no-warn-symbol-ordering"], "Do not warn about ordering-file symbols that order nothing"),
+    value(Opt::CallGraphProfileSort, &["--call-graph-profile-sort"], "none|hfsort|cdsort", "Order input sections by the call graph (the inputs' .llvm.call-graph-profile and --call-graph-ordering-file): cdsort (lld's cache-directed sort, the default when a profile exists and no --symbol-ordering-file is given), hfsort (lld's C3 clustering) or none"),
+    flag(Opt::NoCallGraphProfileSort, &["--no-call-graph-profile-sort"], "Same as --call-graph-profile-sort=none"),
+    value(Opt::CallGraphOrderingFile, &["--call-graph-ordering-file"], "FILE", "Add the call graph edges FILE lists (lines 'caller callee weight') to the call graph sort"),
+    value(Opt::PrintSymbolOrder, &["--print-symbol-order"], "FILE", "Write the symbols of the sections the call graph sort ordered, in their order, to FILE (hfsort only, as lld)"),
+    value(Opt::SectionOrderingFile, &["--section-ordering-file"], "FILE", "Read output section statements (GNU ld 2.43) whose input section descriptions go first in the same-named output sections of the link's script"),
     value(Opt::DynamicList, &["--dynamic-list"], "FILE", "Symbols to export (executable) or keep preemptible (shared)"),
     flag(Opt::ExportDynamic, &["-E", "--export-dynamic"], "Export all global symbols"),
     flag(Opt::NoExportDynamic, &["--no-export-dynamic"], "Turn off --export-dynamic (default)"),
@@ -1032,7 +1068,9 @@ pub fn arg_role(arg: &str) -> ArgRole {
         | Opt::Script
         | Opt::VersionScript
         | Opt::DynamicList
-        | Opt::SymbolOrderingFile => ArgRole::InputPath { glued },
+        | Opt::SymbolOrderingFile
+        | Opt::CallGraphOrderingFile
+        | Opt::SectionOrderingFile => ArgRole::InputPath { glued },
         Opt::Output | Opt::Map | Opt::WhyExtract => ArgRole::OutputPath { glued },
         Opt::Reproduce => ArgRole::Reproduce { glued },
         _ => ArgRole::Other {
@@ -1292,6 +1330,17 @@ impl Parser {
         if cfg.relocatable {
             check_relocatable(cfg, self.shared, self.pie)?;
         }
+        // lld's rules: the two files are refused together, and a symbol ordering file turns the call graph
+        // sort off without a word.
+        if cfg.symbol_ordering_file.is_some() {
+            if cfg.call_graph_ordering_file.is_some() {
+                return Err(
+                    "--symbol-ordering-file and --call-graph-ordering-file may not be used together"
+                        .into(),
+                );
+            }
+            cfg.call_graph_sort = CallGraphSort::None;
+        }
         cfg.kind = if self.shared {
             OutputKind::Shared
         } else if self.pie {
@@ -1344,6 +1393,11 @@ fn apply_setting(
         Opt::SymbolOrderingFile => cfg.symbol_ordering_file = Some(PathBuf::from(val())),
         Opt::WarnSymbolOrdering => cfg.warn_symbol_ordering = true,
         Opt::NoWarnSymbolOrdering => cfg.warn_symbol_ordering = false,
+        Opt::CallGraphProfileSort => cfg.call_graph_sort = parse_call_graph_sort(&val())?,
+        Opt::NoCallGraphProfileSort => cfg.call_graph_sort = CallGraphSort::None,
+        Opt::CallGraphOrderingFile => cfg.call_graph_ordering_file = Some(PathBuf::from(val())),
+        Opt::PrintSymbolOrder => cfg.print_symbol_order = Some(PathBuf::from(val())),
+        Opt::SectionOrderingFile => cfg.section_ordering_file = Some(PathBuf::from(val())),
         Opt::DynamicList => cfg.dynamic_list.push(PathBuf::from(val())),
         Opt::ExportDynamic => cfg.export_dynamic = true,
         Opt::NoExportDynamic => cfg.export_dynamic = false,
@@ -1543,6 +1597,14 @@ fn check_relocatable(cfg: &Config, shared: bool, pie: bool) -> Result<(), String
         (!cfg.defsyms.is_empty(), "--defsym"),
         (!cfg.version_script.is_empty(), "--version-script"),
         (cfg.symbol_ordering_file.is_some(), "--symbol-ordering-file"),
+        (
+            cfg.call_graph_ordering_file.is_some(),
+            "--call-graph-ordering-file",
+        ),
+        (
+            cfg.section_ordering_file.is_some(),
+            "--section-ordering-file",
+        ),
         (cfg.map.is_some(), "-Map/-M"),
         (
             !cfg.section_start.is_empty(),
@@ -1609,6 +1671,18 @@ fn parse_compress_debug(v: &str) -> Result<Option<DebugCompression>, String> {
         ),
         _ => Err(format!(
             "--compress-debug-sections: unknown value '{v}' (none, zlib, zlib-gabi or zstd)"
+        )),
+    }
+}
+
+/// `--call-graph-profile-sort=ALGORITHM` (lld 19 has no flag form: the value is required).
+fn parse_call_graph_sort(v: &str) -> Result<CallGraphSort, String> {
+    match v {
+        "none" => Ok(CallGraphSort::None),
+        "hfsort" => Ok(CallGraphSort::Hfsort),
+        "cdsort" => Ok(CallGraphSort::Cdsort),
+        _ => Err(format!(
+            "unknown --call-graph-profile-sort= value: {v} (expected none, hfsort or cdsort)"
         )),
     }
 }

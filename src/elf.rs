@@ -19,6 +19,10 @@ pub const DT_RELRSZ: u64 = 35;
 pub const DT_RELR: u64 = 36;
 pub const DT_RELRENT: u64 = 37;
 
+/// `SHT_LLVM_CALL_GRAPH_PROFILE`: a weight (8 bytes) per call graph edge, whose caller and callee symbols are the
+/// two `SHT_REL` relocations of the edge's entry.
+pub const SHT_LLVM_CALL_GRAPH_PROFILE: u32 = 0x6fff_4c09;
+
 pub type Dyn = object::elf::Dyn64<LE>;
 
 /// Asks the CPU to start loading the cache line at `p`: a hint for loops whose next iterations read scattered

@@ -388,17 +388,27 @@ fn link<A: Arch>(config: &args::Config, release_inputs: bool) -> diag::Result<()
     };
     // The scripts read may act like options (`ENTRY`, `VERSION`, assignments): from here on the configuration
     // includes them.
+    // An ordering file without statements changes nothing: the default layout stays the rules'.
+    let ordering = (config.section_ordering_file.as_deref())
+        .map(script::ordering::read)
+        .transpose()
+        .map_err(diag::Errors::one)?
+        .filter(|o| !o.outputs.is_empty());
     let with_scripts;
-    let config = if inputs.script.is_empty() {
+    let config = if inputs.script.is_empty() && ordering.is_none() {
         config
     } else {
-        // `INSERT`: the scripts' SECTIONS spliced into the layout they go into.
+        // `INSERT` and `--section-ordering-file`: the scripts' SECTIONS spliced into the layout they go into.
         let spliced;
-        let settings = match inputs.script.inserts.is_empty() {
+        let settings = match inputs.script.inserts.is_empty() && ordering.is_none() {
             true => &inputs.script,
             false => {
-                spliced = layout::default_script::apply_inserts::<A>(config, &inputs.script)
-                    .map_err(diag::Errors::one)?;
+                spliced = layout::default_script::apply_inserts::<A>(
+                    config,
+                    &inputs.script,
+                    ordering.as_ref(),
+                )
+                .map_err(diag::Errors::one)?;
                 &spliced
             }
         };

@@ -177,6 +177,9 @@ pub struct ObjectFile {
     pub symvers: Vec<(u32, Data, bool)>,
     /// The 4-byte program properties of its `.note.gnu.property` (type, value), or `None` without that note.
     pub gnu_props: Option<Vec<(u32, u32)>>,
+    /// The `SHT_REL` section of its `.llvm.call-graph-profile` (clang PGO, `.cg_profile`), 0 without one: read
+    /// only by the call graph sort (`layout::call_graph`).
+    pub cg_profile_rel: u32,
     /// An archive member not read yet (everything above empty), and the names its archive's symbol index says
     /// it defines: [`ObjectFile::read_indexed`] reads it when resolution pulls it in.
     pub indexed: Option<(IndexedMember, Vec<Name>)>,
@@ -491,6 +494,7 @@ fn parse_object(input: ObjectInput) -> std::result::Result<ObjectFile, String> {
         c_ident_secs: Vec::new(),
         symvers,
         gnu_props: None,
+        cg_profile_rel: 0,
         lazy_defined: Vec::new(),
         indexed: None,
     };
@@ -624,6 +628,10 @@ impl ObjectFile {
                 // `.llvm.call-graph-profile`'s (PGO builds) as REL on every target; they only name symbols.
                 let target = sections.get(sh.sh_info.get(LE) as usize);
                 if target.is_some_and(|t| t.kind == SectionKind::Ignored) {
+                    let target_sh = &self.shdrs[sh.sh_info.get(LE) as usize];
+                    if target_sh.sh_type.get(LE) == elf::SHT_LLVM_CALL_GRAPH_PROFILE {
+                        self.cg_profile_rel = i as u32;
+                    }
                     continue;
                 }
                 return Err(ctx(format!(

@@ -10,9 +10,11 @@
 use super::rules::{NAMED, Rules, SORTED_NAMES, segment_class};
 use crate::arch::Arch;
 use crate::args::{Config, OutputKind};
+use crate::script::ast::SectionsCommand;
 use crate::script::input::ScriptSettings;
 use crate::script::insert::{Base, splice};
-use crate::script::sections::SectionsScript;
+use crate::script::ordering::Fragment;
+use crate::script::sections::{BASE, SectionsScript};
 use std::fmt::Write;
 
 /// The name the default layout's places are given in errors.
@@ -80,41 +82,61 @@ fn inputs(name: &str) -> String {
     format!("*({}{others}) ", sorted(name))
 }
 
-/// The scripts' settings with their `INSERT`s spliced into the default layout (`text`).
+/// The scripts' settings with their `INSERT`s spliced into the default layout (`text`), and a
+/// `--section-ordering-file`'s statements put into the link's script (a `-T` script's `SECTIONS`, or the default
+/// layout, which then lays the output out as under `INSERT`).
 pub fn apply_inserts<A: Arch>(
     config: &Config,
     settings: &ScriptSettings,
+    ordering: Option<&Fragment>,
 ) -> Result<ScriptSettings, String> {
+    if let (Some(frag), Some(sc), true) =
+        (ordering, &settings.sections, settings.inserts.is_empty())
+    {
+        return Ok(ScriptSettings {
+            sections: Some(std::sync::Arc::new(crate::script::ordering::apply(
+                sc, frag,
+            )?)),
+            ..settings.clone()
+        });
+    }
+    let what = match settings.inserts.first() {
+        Some(ins) => format!("{}: INSERT", ins.at),
+        None => "--section-ordering-file without a SECTIONS script".to_string(),
+    };
     if config.relocatable {
-        return Err(format!(
-            "{}: INSERT with -r is not supported yet",
-            settings.inserts[0].at
-        ));
+        return Err(format!("{what} with -r is not supported yet"));
     }
     // The script walk does not read them (the default addresser does).
     if let Some((name, _)) = config.section_start.first() {
         return Err(format!(
-            "{}: INSERT with --section-start, -Ttext, -Tdata or -Tbss ({name}) is not supported yet",
-            settings.inserts[0].at
+            "{what} with --section-start, -Ttext, -Tdata or -Tbss ({name}) is not supported yet"
         ));
     }
     // The default layout's descriptions name no inputs (the rules place them), so every input would count as an
     // orphan; GNU ld's orphans are those its default script does not name.
     if config.orphan_handling != crate::args::OrphanHandling::Place {
         return Err(format!(
-            "{}: INSERT with --orphan-handling other than place is not supported yet",
-            settings.inserts[0].at
+            "{what} with --orphan-handling other than place is not supported yet"
         ));
     }
     // GNU ld finds no section to insert at in a script that replaces the default one (2.40: "not found for
     // insert"); lld inserts there. Refused, as GNU ld refuses it.
     if let Some(sc) = &settings.sections {
         return Err(format!(
-            "{}: INSERT with {}, a script whose SECTIONS replace the default layout, is not supported",
-            settings.inserts[0].at, sc.file
+            "{what} with {}, a script whose SECTIONS replace the default layout, is not supported",
+            sc.file
         ));
     }
-    let sc: SectionsScript = splice(builtin::<A>(config)?, &settings.inserts)?;
+    let mut base = builtin::<A>(config)?;
+    if let Some(frag) = ordering {
+        let start = crate::script::ordering::join_text(&mut base.text, &mut base.joined, frag)?;
+        let mut commands: Vec<(u32, SectionsCommand)> =
+            base.commands.into_iter().map(|c| (BASE, c)).collect();
+        crate::script::ordering::prepend(&mut commands, frag, start, "rivet's default layout")?;
+        base.commands = commands.into_iter().map(|(_, c)| c).collect();
+    }
+    let sc: SectionsScript = splice(base, &settings.inserts)?;
     Ok(ScriptSettings {
         sections: Some(std::sync::Arc::new(sc)),
         inserts: Vec::new(),
@@ -140,6 +162,7 @@ fn builtin<A: Arch>(config: &Config) -> Result<Base, String> {
         commands,
         memory: Vec::new(),
         phdrs: Vec::new(),
+        joined: Vec::new(),
     })
 }
 

@@ -25,6 +25,8 @@ pub use crate::synthetic::got_plt::Aux;
 pub use crate::synthetic::versions::Verneed;
 pub use crate::synthetic::{DynSymbol, Synth, SynthMap};
 
+mod call_graph;
+mod cdsort;
 pub mod default_script;
 mod dynsym;
 mod eh_frame;
@@ -434,7 +436,7 @@ pub fn layout<A: Arch>(
         (recs, redirect)
     };
     drop(t);
-    let order = order::section_order(config, res, live)?;
+    let order = order::section_order(config, res, live, &map.sec_osec)?;
     let mut place = {
         let _t = span("place input sections");
         let script = config.sections.as_deref().map(|sc| (sc, &live.script[..]));

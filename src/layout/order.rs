@@ -1,8 +1,10 @@
-//! Layout pass: `--symbol-ordering-file` (lld's option). The input sections that define the symbols the file lists
-//! go first in their output sections, in the file's order, ahead of the others, which keep input order; a section
-//! defining several listed symbols goes where the first of them is listed. Globals and every object's named locals
-//! are looked up, as lld does; mergeable strings, `.eh_frame`, the sorted init and fini arrays and the sections a
-//! script places are not reordered (lld leaves the first three alone too). Read only when the option is given.
+//! Layout pass: the section order, from `--symbol-ordering-file` or else from the call graph (`call_graph`,
+//! `--call-graph-profile-sort`), as lld takes one or the other. `--symbol-ordering-file` (lld's option): the input
+//! sections that define the symbols the file lists go first in their output sections, in the file's order, ahead
+//! of the others, which keep input order; a section defining several listed symbols goes where the first of them
+//! is listed. Globals and every object's named locals are looked up, as lld does; mergeable strings, `.eh_frame`,
+//! the sorted init and fini arrays and the sections a script places are not reordered (lld leaves the first three
+//! alone too). Read only when the option is given.
 
 use crate::args::Config;
 use crate::diag::{self, Result};
@@ -25,17 +27,46 @@ impl SectionOrder {
     }
 }
 
-/// The ranks the ordering file gives, with lld's warnings (unless `--no-warn-symbol-ordering`): duplicates, names
-/// no input defines, and symbols that have no section to move (undefined, a shared object's, absolute, or in a
-/// discarded section).
+/// The ranks of the link's section order: the symbol ordering file's, or the call graph sort's (`None` when
+/// neither orders anything). Sections the placement does not reorder have no rank.
 pub fn section_order(
     config: &Config,
     res: &Resolved,
     live: &Liveness,
+    sec_osec: &[Vec<crate::index::OsecId>],
 ) -> Result<Option<SectionOrder>> {
-    let Some(path) = &config.symbol_ordering_file else {
+    let order = match &config.symbol_ordering_file {
+        Some(path) => Some(symbol_order(config, res, live, path)?),
+        None => super::call_graph::call_graph_order(config, res, live, sec_osec)?,
+    };
+    let Some(mut order) = order else {
         return Ok(None);
     };
+    // Sections the placement does not reorder keep their place.
+    for (f, ranks) in order.rank.iter_mut().enumerate() {
+        for (s, k) in ranks.iter_mut().enumerate() {
+            if *k != NONE
+                && matches!(
+                    res.objects[f].sections[s].kind,
+                    SectionKind::Merge | SectionKind::EhFrame
+                )
+            {
+                *k = NONE;
+            }
+        }
+    }
+    Ok(Some(order))
+}
+
+/// The ranks the ordering file gives, with lld's warnings (unless `--no-warn-symbol-ordering`): duplicates, names
+/// no input defines, and symbols that have no section to move (undefined, a shared object's, absolute, or in a
+/// discarded section).
+fn symbol_order(
+    config: &Config,
+    res: &Resolved,
+    live: &Liveness,
+    path: &std::path::Path,
+) -> Result<SectionOrder> {
     let text = std::fs::read(path).map_err(|e| format!("cannot open {}: {e}", path.display()))?;
     let warn = config.warn_symbol_ordering;
     let names = ordered_names(&text, &path.display().to_string(), warn);
@@ -120,20 +151,7 @@ pub fn section_order(
             ));
         }
     }
-    // Sections the placement does not reorder keep their place.
-    for (f, ranks) in rank.iter_mut().enumerate() {
-        for (s, k) in ranks.iter_mut().enumerate() {
-            if *k != NONE
-                && matches!(
-                    res.objects[f].sections[s].kind,
-                    SectionKind::Merge | SectionKind::EhFrame
-                )
-            {
-                *k = NONE;
-            }
-        }
-    }
-    Ok(Some(SectionOrder { rank }))
+    Ok(SectionOrder { rank })
 }
 
 /// The file's names in order, one per line (blank lines and lines starting with `#` skipped, as lld reads it),

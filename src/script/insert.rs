@@ -28,6 +28,8 @@ pub struct Base {
     pub commands: Vec<SectionsCommand>,
     pub memory: Vec<Region>,
     pub phdrs: Vec<super::ast::Phdr>,
+    /// Texts joined to `text` (a `--section-ordering-file`'s): where each starts, and its file.
+    pub joined: Vec<(u32, String)>,
 }
 
 /// `base` (rivet's default layout) with each of `inserts` (in the order read) spliced after or before its
@@ -35,6 +37,7 @@ pub struct Base {
 /// section it does not describe is an error, as in GNU ld.
 pub fn splice(base: Base, inserts: &[std::sync::Arc<Insertion>]) -> Result<SectionsScript, String> {
     let mut sources = vec![(0u32, base.file.clone())];
+    sources.extend(base.joined);
     let mut text = base.text;
     let mut commands: Vec<(u32, SectionsCommand)> =
         base.commands.into_iter().map(|c| (BASE, c)).collect();
@@ -89,7 +92,7 @@ pub fn splice(base: Base, inserts: &[std::sync::Arc<Insertion>]) -> Result<Secti
 }
 
 /// Moves every place in `cmds` by `by` bytes.
-fn shift(cmds: &mut [SectionsCommand], by: u32) {
+pub(super) fn shift(cmds: &mut [SectionsCommand], by: u32) {
     let output = |o: &mut OutputSection| {
         o.pos.0 += by;
         for c in &mut o.commands {
@@ -138,6 +141,7 @@ mod tests {
             commands,
             memory: Vec::new(),
             phdrs: Vec::new(),
+            joined: Vec::new(),
         }
     }
 

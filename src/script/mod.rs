@@ -5,6 +5,7 @@ pub mod ast;
 pub mod input;
 pub mod insert;
 pub mod lexer;
+pub mod ordering;
 pub mod parse;
 pub mod sections;
 

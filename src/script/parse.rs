@@ -20,6 +20,20 @@ pub fn parse(file: &str, text: &str, include: Includer) -> Result<Vec<Located>, 
     Parser::new(file, text, include, 0).script()
 }
 
+/// The commands of a `SECTIONS` body without the `SECTIONS { }` around them (`--section-ordering-file`).
+pub fn parse_sections_body(
+    file: &str,
+    text: &str,
+    include: Includer,
+) -> Result<Vec<SectionsCommand>, String> {
+    let mut p = Parser::new(file, text, include, 0);
+    let mut out = Vec::new();
+    while p.peek()?.is_some() {
+        p.sections_command(&mut out)?;
+    }
+    Ok(out)
+}
+
 const ASSIGN_OPS: &[&str] = &["=", "+=", "-=", "*=", "/=", "<<=", ">>=", "&=", "|=", "^="];
 
 impl<'a, 'i> Parser<'a, 'i> {

@@ -147,7 +147,7 @@ pub struct SectionsScript {
     pub file: String,
     pub text: String,
     /// Where each script's text starts in `text`, and its file: the first is `file`'s, at 0.
-    sources: Vec<(u32, String)>,
+    pub(super) sources: Vec<(u32, String)>,
     /// Per output description, the script it comes from: `BASE` for the script the others are inserted into.
     pub groups: Vec<u32>,
     /// The script `INSERT`s went into is rivet's default layout (`layout::default_script`): the orphans go where
