@@ -11,11 +11,10 @@ use std::path::Path;
 use std::process::Command;
 
 /// `_start` calls through functions whose sections leave gaps of every length from 1 to 23 bytes before the
-/// next 32-byte aligned one, then exits with 0.
-fn source() -> String {
-    let mut s = String::from(
-        "\t.section .text.start,\"ax\",@progbits\n\t.globl _start\n_start:\n\tcall f1\n\
-         \tmov $60, %eax\n\txor %edi, %edi\n\tsyscall\n",
+/// next 32-byte aligned one, then exits with 0 (`exit` is x86-64's system call or i386's).
+fn source(exit: &str) -> String {
+    let mut s = format!(
+        "\t.section .text.start,\"ax\",@progbits\n\t.globl _start\n_start:\n\tcall f1\n{exit}",
     );
     for n in 1..=23 {
         // A function of 32 - n bytes (a `ret` and the rest filled with `int3`) in a 32-byte aligned section.
@@ -33,9 +32,18 @@ fn source() -> String {
     s
 }
 
+const EXIT64: &str = "\tmov $60, %eax\n\txor %edi, %edi\n\tsyscall\n";
+const EXIT32: &str = "\tmov $1, %eax\n\txor %ebx, %ebx\n\tint $0x80\n";
+
 fn link(ld: &Path, dir: &Path, exe: &str, opts: &[&str]) {
+    link_only(ld, dir, exe, "f.o", opts);
+    let run = Command::new(dir.join(exe)).status().unwrap();
+    assert!(run.success(), "{exe} {opts:?}: {run}");
+}
+
+fn link_only(ld: &Path, dir: &Path, exe: &str, obj: &str, opts: &[&str]) {
     let o = Command::new(ld)
-        .args(["-static", "-nostdlib", "-o", exe, "f.o"])
+        .args(["-static", "-nostdlib", "-o", exe, obj])
         .args(opts)
         .current_dir(dir)
         .output()
@@ -46,8 +54,6 @@ fn link(ld: &Path, dir: &Path, exe: &str, opts: &[&str]) {
         ld.display(),
         String::from_utf8_lossy(&o.stderr)
     );
-    let run = Command::new(dir.join(exe)).status().unwrap();
-    assert!(run.success(), "{exe} {opts:?}: {run}");
 }
 
 /// The bytes of section `name` of `exe`.
@@ -67,7 +73,7 @@ fn code_padding_is_gnu_ld_no_ops() {
     ) else {
         return;
     };
-    std::fs::write(dir.join("f.s"), source()).unwrap();
+    std::fs::write(dir.join("f.s"), source(EXIT64)).unwrap();
     common::tool_ok("gcc", &["-c", "f.s", "-o", "f.o"], &dir);
     // GNU ld's default script, as a script.
     let verbose = common::tool_ok("ld.bfd", &["--verbose"], &dir);
@@ -107,4 +113,27 @@ fn code_padding_is_gnu_ld_no_ops() {
             );
         }
     }
+}
+
+/// i386 (`-m elf_i386`, the kernel's 32-bit links): GNU ld pads code with `66 90` pairs and a `90`.
+#[test]
+fn i386_code_padding_is_gnu_ld_no_ops() {
+    let Some((linker, dir)) = common::rivet_only(
+        "code-fill-i386",
+        &["gcc", "ld.bfd", "objcopy"],
+        "compares with GNU ld",
+    ) else {
+        return;
+    };
+    std::fs::write(dir.join("f32.s"), source(EXIT32)).unwrap();
+    common::tool_ok("gcc", &["-m32", "-c", "f32.s", "-o", "f32.o"], &dir);
+    let bfd = common::which("ld.bfd").unwrap();
+    let opts = ["-m", "elf_i386"];
+    link_only(&bfd, &dir, "i386-bfd", "f32.o", &opts);
+    link_only(&linker, &dir, "i386-rivet", "f32.o", &opts);
+    assert_eq!(
+        contents(&dir, "i386-rivet", ".text"),
+        contents(&dir, "i386-bfd", ".text"),
+        "i386: .text differs from GNU ld's"
+    );
 }

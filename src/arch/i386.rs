@@ -140,6 +140,17 @@ impl Arch for I386 {
         Some(((u32::from_le_bytes(b) << shift) as i32 >> shift) as i64)
     }
 
+    fn fill_code(gap: &mut [u8]) {
+        // GNU ld's padding for the plain i386: `xchg %ax,%ax` (66 90) repeated, a `nop` (90) for an odd byte.
+        let mut pairs = gap.chunks_exact_mut(2);
+        for p in &mut pairs {
+            p.copy_from_slice(&[0x66, 0x90]);
+        }
+        if let [last] = pairs.into_remainder() {
+            *last = 0x90;
+        }
+    }
+
     fn nonalloc_width(r_type: u32) -> u8 {
         nonalloc(r_type)
     }

@@ -186,8 +186,7 @@ impl ScriptInput {
     }
 }
 
-/// Per output section under a script: its input sections as (statement, file, section), in the order they are
-/// placed: statement order, then the statement's sort, then input order, the linker-made sections a statement
+/// Per output section under a script: its input sections, in the order they are placed: statement order, then the statement's sort, then input order, the linker-made sections a statement
 /// matches among the first object's. Merged (`SHF_MERGE`) sections are listed too: the output section's
 /// merged strings go where the first of them is.
 pub fn script_lists(
