@@ -56,6 +56,21 @@ fn link_only(ld: &Path, dir: &Path, exe: &str, obj: &str, opts: &[&str]) {
     );
 }
 
+/// The linker under test (`RIVET_TEST_LINKER` too: the test compares with GNU ld) and a fresh work directory;
+/// `None` when a tool is missing.
+fn setup(name: &str) -> Option<(std::path::PathBuf, std::path::PathBuf)> {
+    if !["gcc", "ld.bfd", "objcopy"]
+        .iter()
+        .all(|t| common::have_tool(t))
+    {
+        eprintln!("skipped: gcc, ld.bfd and objcopy needed");
+        return None;
+    }
+    let dir = common::work_root().join(name);
+    common::fresh_dir(&dir);
+    Some((common::linker_under_test().0, dir))
+}
+
 /// The bytes of section `name` of `exe`.
 fn contents(dir: &Path, exe: &str, name: &str) -> Vec<u8> {
     let out = dir.join(format!("{exe}{name}.bin"));
@@ -66,11 +81,7 @@ fn contents(dir: &Path, exe: &str, name: &str) -> Vec<u8> {
 
 #[test]
 fn code_padding_is_gnu_ld_no_ops() {
-    let Some((linker, dir)) = common::rivet_only(
-        "code-fill",
-        &["gcc", "ld.bfd", "objcopy"],
-        "compares with GNU ld",
-    ) else {
+    let Some((linker, dir)) = setup("code-fill") else {
         return;
     };
     std::fs::write(dir.join("f.s"), source(EXIT64)).unwrap();
@@ -118,11 +129,7 @@ fn code_padding_is_gnu_ld_no_ops() {
 /// i386 (`-m elf_i386`, the kernel's 32-bit links): GNU ld pads code with `66 90` pairs and a `90`.
 #[test]
 fn i386_code_padding_is_gnu_ld_no_ops() {
-    let Some((linker, dir)) = common::rivet_only(
-        "code-fill-i386",
-        &["gcc", "ld.bfd", "objcopy"],
-        "compares with GNU ld",
-    ) else {
+    let Some((linker, dir)) = setup("code-fill-i386") else {
         return;
     };
     std::fs::write(dir.join("f32.s"), source(EXIT32)).unwrap();
