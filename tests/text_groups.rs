@@ -1,6 +1,6 @@
 //! `.text`'s inputs in GNU ld's groups: its default script places `.text.unlikely` (and `.text.*_unlikely`),
 //! `.text.exit`, `.text.startup`, `.text.hot` and `SORT(.text.sorted.*)` before the rest, each group in input
-//! order across all files, so that gcc's cold code (`cold` functions, the split-off cold parts) is out of the way
+//! order across all files (also under an `INSERT` script, which goes into the default layout), so that gcc's cold code (`cold` functions, the split-off cold parts) is out of the way
 //! and start-up and hot code share pages. Without the groups rivet kept input order, and gcc -O2's `main` (in
 //! `.text.startup`) landed among the other functions. The functions' order (`nm -n`) must be GNU ld's, with and
 //! without `-ffunction-sections`, and the programs run.
@@ -64,7 +64,12 @@ fn text_groups_follow_gnu_ld() {
     std::fs::write(dir.join("b.c"), B).unwrap();
     std::fs::write(dir.join("c.s"), C).unwrap();
     common::tool_ok("gcc", &["-c", "c.s", "-o", "c.o"], &dir);
-    for sections in [false, true] {
+    std::fs::write(
+        dir.join("insert.lds"),
+        "SECTIONS { .mine : { *(.mine) } } INSERT AFTER .data;\n",
+    )
+    .unwrap();
+    for (sections, insert) in [(false, false), (true, false), (true, true)] {
         let mut flags = vec!["-O2", "-c"];
         if sections {
             flags.push("-ffunction-sections");
@@ -75,9 +80,13 @@ fn text_groups_follow_gnu_ld() {
         }
         let mut orders = Vec::new();
         for (side, shim) in [("ref", &bfd), ("test", &shim)] {
-            let exe = format!("groups-{side}-{sections}");
+            let exe = format!("groups-{side}-{sections}-{insert}");
             let b = format!("-B{}/", shim.display());
-            let o = common::tool("gcc", &[&b, "-o", &exe, "a.o", "b.o", "c.o"], Some(&dir));
+            let mut args = vec![&b[..], "-o", &exe, "a.o", "b.o", "c.o"];
+            if insert {
+                args.push("-Wl,-T,insert.lds");
+            }
+            let o = common::tool("gcc", &args, Some(&dir));
             assert!(o.success(), "{side}: {}", o.log());
             let run = std::process::Command::new(dir.join(&exe)).output().unwrap();
             assert!(run.status.success(), "{exe}: {run:?}");
@@ -86,7 +95,7 @@ fn text_groups_follow_gnu_ld() {
         assert!(orders[0].iter().any(|f| f == "main"), "{:?}", orders[0]);
         assert_eq!(
             orders[1], orders[0],
-            "function order (-ffunction-sections: {sections}): rivet, then GNU ld"
+            "function order (-ffunction-sections: {sections}, INSERT: {insert}): rivet, then GNU ld"
         );
     }
 }

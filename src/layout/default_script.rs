@@ -1,8 +1,8 @@
 //! The default layout written as a linker script, for `INSERT` (`script::insert`) to go into, as GNU ld inserts
 //! into its default script. It is made from the rules (`rules`), not from GNU
 //! ld's script text: the output sections `rules::NAMED` in rank order, each segment class on a page of its own
-//! from the image base on, as `segments` lays them out. Its descriptions place no input section themselves but the
-//! priority-sorted arrays: under a script an input section no statement takes goes to its output section by the
+//! from the image base on, as `segments` lays them out. Its descriptions place no input section themselves but
+//! `.text`'s groups and the priority-sorted arrays: under a script an input section no statement takes goes to its output section by the
 //! rules (`rules::output_section_of`), which is then the description of that name; and the orphans the rules do
 //! not name go where their rank puts them (`script::order_sections`). The script engine then lays the whole
 //! output out, with the inserted commands among these.
@@ -63,9 +63,16 @@ pub fn text<A: Arch>(config: &Config) -> String {
 const MAX: &str = "CONSTANT(MAXPAGESIZE)";
 const COMMON: &str = "CONSTANT(COMMONPAGESIZE)";
 
-/// The statement of a description: none, but for the arrays sorted by priority, which the rules sort (with the
-/// `.ctors`/`.dtors` that join `.init_array`/`.fini_array`: those of files other than `crtbegin*.o`/`crtend*.o`).
+/// The statements of a description: none, but for `.text`'s groups before its other inputs (`rules::text_group`)
+/// and the arrays sorted by priority, which the rules sort (with the `.ctors`/`.dtors` that join
+/// `.init_array`/`.fini_array`: those of files other than `crtbegin*.o`/`crtend*.o`).
 fn inputs(name: &str) -> String {
+    if name == ".text" {
+        return String::from(
+            "*(.text.unlikely .text.*_unlikely .text.unlikely.*) *(.text.exit .text.exit.*) \
+             *(.text.startup .text.startup.*) *(.text.hot .text.hot.*) *(SORT(.text.sorted.*)) ",
+        );
+    }
     if !SORTED_NAMES.contains(&name.as_bytes()) {
         return String::new();
     }
