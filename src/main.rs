@@ -18,6 +18,7 @@ mod fork;
 #[cfg(fuzzing)]
 pub mod fuzzing;
 mod gc;
+mod gdb_index;
 mod glob;
 mod icf;
 mod index;

@@ -18,6 +18,7 @@ use crate::index::{OsecId, SymId};
 pub mod dynamic;
 pub mod dynsym;
 pub mod eh_frame_hdr;
+pub mod gdb_index;
 pub mod got_plt;
 pub mod hash;
 pub mod interp;
@@ -77,6 +78,7 @@ linker_made! {
     Symtab => b".symtab",
     Strtab => b".strtab",
     Shstrtab => b".shstrtab",
+    GdbIndex => b".gdb_index",
 }
 
 impl Synth {

@@ -319,6 +319,8 @@ pub fn write<A: Arch>(
     live: &Liveness,
     lay: &mut Layout,
 ) -> Result<()> {
+    // Before the debug sections are compressed: its size places them again, and it is never compressed itself.
+    let gdb_index = crate::gdb_index::build(res, live, lay)?;
     let apart = match config.compress_debug {
         Some(how) => Some(compress_debug::compress::<A>(
             config, res, space, live, lay, how,
@@ -371,6 +373,7 @@ pub fn write<A: Arch>(
         lay,
         (out.bytes(), mapped),
         apart.as_ref(),
+        gdb_index.as_deref(),
     );
     if let Some(trim) = trim {
         let _ = trim.join();
@@ -532,6 +535,7 @@ fn fill<A: Arch>(
     lay: &Layout,
     (bytes, mapped): (&mut [u8], bool),
     apart: Option<&compress_debug::Apart>,
+    gdb_index: Option<&[u8]>,
 ) -> Result<()> {
     let cx = WriteCx {
         config,
@@ -555,6 +559,12 @@ fn fill<A: Arch>(
     if let Some(apart) = apart {
         let _t = crate::timing::span("compressed debug sections");
         apart.write(lay, img);
+    }
+    if let (Some(index), Some(range)) = (
+        gdb_index,
+        lay.synth_part(Synth::GdbIndex).and_then(|o| o.range()),
+    ) {
+        bytes[range].copy_from_slice(index);
     }
     if let Some(plan) = &lay.emit_relocs {
         let _t = crate::timing::span("emitted relocations");
