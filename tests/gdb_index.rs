@@ -5,9 +5,9 @@
 //! start at a function of rivet's output) and the same names with the same units and attributes as lld's, as
 //! `readelf --debug-dump=gdb_index` prints them; gdb must load the index (its `dwarf-read` debug output says so, no
 //! warning), stop at a breakpoint and print variables and types as it does for GNU ld's output (which has no
-//! index). With `--gc-sections` the removed functions' ranges are gone, as in lld's index. An object without name
+//! index). With `--gc-sections` the removed functions' ranges are gone, as in lld's index. A C object without name
 //! tables gets its names from its DIEs (lld and mold leave them out, and gdb then fails to find its types and
-//! statics). `-r` is refused (lld's error), `-S` leaves the index out, `--compress-debug-sections` does not
+//! statics); with a C++ one, the index has no names, so gdb reads the DWARF itself. `-r` is refused (lld's error), `-S` leaves the index out, `--compress-debug-sections` does not
 //! compress it, and the bytes are the same for one thread and several.
 
 mod common;
@@ -405,6 +405,31 @@ fn an_object_without_name_tables_gets_names_from_its_dies() {
     let answers = gdb(&dir, "rivet", &q, true);
     assert_eq!(answers, gdb(&dir, "bfd", &q, false));
     assert!(answers.contains("q = 3, r = 4"), "{answers}");
+    // A C++ unit without name tables: rivet does not guess C++ names from DIEs, and leaves every name out, so that
+    // gdb ignores the index and reads the DWARF (lld's index keeps m.o's names, and gdb misses the C++ type).
+    compile(&dir, "g++", &["-g"], "main.cc", MAIN_CXX, "cxx.o");
+    compile(
+        &dir,
+        "gcc",
+        &["-g", "-ggnu-pubnames"],
+        "helper.c",
+        HELPER_C,
+        "helper.o",
+    );
+    let objs = ["cxx.o", "helper.o"];
+    link(&dir, "g++", &rivet, &objs, &["--gdb-index"], "rivet-cxx");
+    link(&dir, "g++", &bfd, &objs, &[], "bfd-cxx");
+    let ix = read_index(&dir, "rivet-cxx");
+    assert_eq!((ix.units.len(), ix.names.len()), (2, 0), "{ix:?}");
+    let q = [
+        "ptype geo::Square",
+        "print geo::shapes_made",
+        "ptype pair_t",
+    ];
+    assert_eq!(
+        gdb(&dir, "rivet-cxx", &q, false),
+        gdb(&dir, "bfd-cxx", &q, false)
+    );
 }
 
 #[test]

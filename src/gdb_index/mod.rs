@@ -1,7 +1,8 @@
 //! `--gdb-index`: the `.gdb_index` section (`synthetic::gdb_index` has the format), built once the addresses are
 //! known and before the output is opened: per input in parallel (`read`: its compile units at their offsets in the
 //! output's `.debug_info`, their code ranges at output addresses, their names from `.debug_gnu_pubnames` and
-//! `.debug_gnu_pubtypes`, or from the units' DIEs where the input has neither), then the names merged by hash shard
+//! `.debug_gnu_pubtypes`, or from the units' DIEs where the input has neither and is C; with a unit of another
+//! language without them, no names at all, which makes gdb read the DWARF itself), then the names merged by hash shard
 //! in input order, so the bytes are the same for every thread count. Its size then places the non-allocated
 //! sections again, as compressed debug sections do (`layout::place_nonalloc_again`).
 
@@ -28,6 +29,8 @@ pub(crate) struct FileIndex {
     names: Vec<Name>,
     /// Where each shard's names start in `names` (and where the last ends).
     shard_starts: Vec<u32>,
+    /// A unit of this input has no names the index can give (no name tables, not C).
+    unnamed: bool,
 }
 
 impl FileIndex {
@@ -128,6 +131,11 @@ fn merge(files: Vec<FileIndex>) -> (Vec<Unit>, Vec<Area>, Vec<Symbol>) {
             })
         })
         .collect();
+    // gdb trusts an index that has names to list every unit's, and reads the DWARF itself for one without any: a
+    // unit whose names are unknown leaves them all out, so gdb still finds that unit's names.
+    if files.iter().any(|x| x.unnamed) {
+        return (units, areas, Vec::new());
+    }
     let shards: Vec<Vec<Symbol>> = (0..SHARDS)
         .into_par_iter()
         .map(|shard| merge_shard(&files, &first_unit, shard))

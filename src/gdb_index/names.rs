@@ -44,26 +44,48 @@ pub(super) fn from_pubnames(
     Ok(())
 }
 
-/// Reads the names of unit `no` from its DIEs.
+/// Reads the names of unit `no` from its DIEs, for a C unit; returns false, reading nothing, for a unit of
+/// another language, whose names gdb looks up in forms this walk does not make (C++ members and nested types,
+/// Rust's paths).
 pub(super) fn from_dies(
     dwarf: &Dwarf,
     unit: &gimli::Unit<Reader>,
     no: u32,
     out: &mut Vec<Name>,
-) -> gimli::Result<()> {
+) -> gimli::Result<bool> {
     let mut tree = unit.entries_tree(None)?;
     let root = tree.root()?;
-    let cpp = matches!(
-        root.entry().attr_value(gimli::DW_AT_language),
-        Some(gimli::AttributeValue::Language(l)) if is_cpp(l)
-    );
+    let lang = match root.entry().attr_value(gimli::DW_AT_language) {
+        Some(gimli::AttributeValue::Language(l)) => Some(l),
+        _ => None,
+    };
+    if lang == Some(gimli::DW_LANG_Mips_Assembler) {
+        // Assembler units name nothing gdb looks up through an index.
+        return Ok(true);
+    }
+    if !lang.is_some_and(is_c) {
+        return Ok(false);
+    }
+    let cpp = lang.is_some_and(is_cpp);
     let walk = Walk {
         dwarf,
         unit,
         no,
         cpp,
     };
-    walk.children(root, &[], out)
+    walk.children(root, &[], out)?;
+    Ok(true)
+}
+
+fn is_c(l: gimli::DwLang) -> bool {
+    matches!(
+        l,
+        gimli::DW_LANG_C89
+            | gimli::DW_LANG_C
+            | gimli::DW_LANG_C99
+            | gimli::DW_LANG_C11
+            | gimli::DW_LANG_C17
+    )
 }
 
 fn is_cpp(l: gimli::DwLang) -> bool {

@@ -248,8 +248,8 @@ fn units(
         in_offsets.push(in_off);
         let unit = dwarf.unit(header)?;
         unit_ranges(dwarf, &unit, no, &mut out.areas)?;
-        if !has_pubnames {
-            super::names::from_dies(dwarf, &unit, no, &mut out.names)?;
+        if !has_pubnames && !super::names::from_dies(dwarf, &unit, no, &mut out.names)? {
+            out.unnamed = true;
         }
     }
     Ok(in_offsets)

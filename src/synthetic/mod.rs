@@ -1,6 +1,6 @@
 //! Linker-made sections: which exist (`Synth`, and where each went, `SynthMap`), the entries of the dynamic symbol
 //! table (`DynSymbol`), and one module per section or family whose size and bytes come from the same data:
-//! `dynamic`, `dynsym` (`.dynsym`, `.dynstr`), `hash` (`.hash`, `.gnu.hash`), `versions` (`.gnu.version`, `.gnu.version_d`, `.gnu.version_r`),
+//! `dynamic`, `dynsym` (`.dynsym`, `.dynstr`), `gdb_index` (`.gdb_index`'s format), `hash` (`.hash`, `.gnu.hash`), `versions` (`.gnu.version`, `.gnu.version_d`, `.gnu.version_r`),
 //! `notes` (`.note.package`, the build id note's header), `property` (`.note.gnu.property`), `interp`, `got_plt`
 //! (`.got`, `.got.plt`, `.plt`, `.iplt` and their slots' dynamic relocations), `rela` (a dynamic relocation
 //! entry), `relr` (`.relr.dyn`'s encoding), `shstrtab`, `eh_frame_hdr` and `symtab` (`.symtab`, `.strtab`, and
