@@ -357,6 +357,11 @@ fn links_i386(config: &args::Config) -> bool {
 
 /// What an ELF32 link refuses before reading its inputs: it makes static executables only.
 fn refuse_elf32_options(config: &args::Config) -> diag::Result<()> {
+    if config.gdb_index {
+        return Err(diag::Errors::one(
+            "--gdb-index is not supported for i386 (elf_i386)",
+        ));
+    }
     let option = if config.relocatable {
         "-r"
     } else if config.kind == args::OutputKind::Pie {

@@ -344,24 +344,49 @@ fn c_and_cxx_programs_index_as_lld_does() {
     }
 }
 
+/// Dead functions first, then live ones: a dead range must not hide the ranges after it (in DWARF 4's
+/// `.debug_ranges` an address of -1 would select a new base address).
+const GC_C: &str = r#"int dead_one(int v) { return v * 3; }
+int dead_two(int v) { return v * 5; }
+int live_one(int v) { return v + 1; }
+int dead_three(int v) { return v * 7; }
+int live_two(int v) { return live_one(v) * 2; }
+int main(void) { return live_two(1) - 4; }
+"#;
+
 #[test]
 fn gc_sections_drops_the_removed_functions_ranges() {
     let Some((dir, rivet, _bfd, lld)) = setup("gdb-index-gc") else {
         return;
     };
-    let flags = ["-g", "-ggnu-pubnames", "-ffunction-sections"];
-    compile(&dir, "gcc", &flags, "main.c", MAIN_C, "main.o");
-    compile(&dir, "gcc", &flags, "helper.c", HELPER_C, "helper.o");
-    let objs = ["main.o", "helper.o"];
-    let opts = ["--gdb-index", "--gc-sections"];
-    link(&dir, "gcc", &rivet, &objs, &opts, "rivet");
-    link(&dir, "gcc", &lld, &objs, &opts, "lld");
-    link(&dir, "gcc", &rivet, &objs, &["--gdb-index"], "rivet-all");
-    let (gc, all) = (read_index(&dir, "rivet"), read_index(&dir, "rivet-all"));
-    check_same_index(&gc, &read_index(&dir, "lld"), "--gc-sections");
-    // helper.o's unit: helper and unused_fn without gc, helper alone with it.
-    let of_unit = |ix: &Index| ix.areas.iter().filter(|a| a.0 == 1).count();
-    assert_eq!((of_unit(&all), of_unit(&gc)), (2, 1), "{all:x?}\n{gc:x?}");
+    for (cc, dwarf) in [
+        ("gcc", "-gdwarf-4"),
+        ("gcc", "-gdwarf-5"),
+        ("clang-19", "-gdwarf-4"),
+        ("clang-19", "-gdwarf-5"),
+    ] {
+        if !common::have_tool(cc) {
+            continue;
+        }
+        let what = format!("{cc} {dwarf}");
+        let flags = [dwarf, "-ggnu-pubnames", "-ffunction-sections"];
+        compile(&dir, cc, &flags, "gc.c", GC_C, "gc.o");
+        compile(&dir, cc, &flags, "helper.c", HELPER_C, "helper.o");
+        let objs = ["gc.o", "helper.o"];
+        let opts = ["--gdb-index", "--gc-sections"];
+        link(&dir, cc, &rivet, &objs, &opts, "rivet");
+        link(&dir, cc, &lld, &objs, &opts, "lld");
+        link(&dir, cc, &rivet, &objs, &["--gdb-index"], "rivet-all");
+        let (gc, all) = (read_index(&dir, "rivet"), read_index(&dir, "rivet-all"));
+        check_same_index(&gc, &read_index(&dir, "lld"), &what);
+        // gc.o's unit: six functions without gc, the three live ones with it; helper.o's none (nothing calls it).
+        let of_unit = |ix: &Index, u: u32| ix.areas.iter().filter(|a| a.0 == u).count();
+        assert_eq!(
+            (of_unit(&all, 0), of_unit(&gc, 0), of_unit(&gc, 1)),
+            (6, 3, 0),
+            "{what}\n{all:x?}\n{gc:x?}"
+        );
+    }
 }
 
 #[test]

@@ -19,9 +19,11 @@ pub(super) type Slice = EndianSlice<'static, LittleEndian>;
 pub(super) type Reader<'a> = RelocateReader<Slice, Relocs<'a>>;
 pub(super) type Dwarf<'a> = gimli::Dwarf<Reader<'a>>;
 
-/// The address a relocation against a symbol whose section is not in the output reads as: gimli skips range list
-/// entries from it (and from a base address of it), and `push_range` drops a unit's single range.
-const DEAD: u64 = u64::MAX;
+/// The address a relocation against a symbol whose section is not in the output reads as: DWARF 5's tombstone
+/// -2, which gimli skips in range lists (and every offset pair after a base address of it), and `push_range` drops
+/// in a unit's single range. Not -1: in `.debug_ranges` (DWARF 4) a begin of -1 selects a new base address, which
+/// would make the dead range's end the base of the entries after it.
+const DEAD: u64 = u64::MAX - 1;
 
 /// The debug sections the index reads, by name.
 const WANTED: [&[u8]; 11] = [
@@ -301,7 +303,7 @@ fn unit_ranges(
 }
 
 fn push_range(out: &mut Vec<Area>, low: u64, high: u64, unit: u32) {
-    if low != DEAD && high != DEAD && low < high && low != 0 {
+    if low < DEAD && high <= DEAD && low < high && low != 0 {
         out.push(Area { low, high, unit });
     }
 }
