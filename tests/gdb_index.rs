@@ -7,7 +7,8 @@
 //! warning), stop at a breakpoint and print variables and types as it does for GNU ld's output (which has no
 //! index). With `--gc-sections` the removed functions' ranges are gone, as in lld's index. A C object without name
 //! tables gets its names from its DIEs (lld and mold leave them out, and gdb then fails to find its types and
-//! statics); with a C++ one, the index has no names, so gdb reads the DWARF itself. `-r` is refused (lld's error), `-S` leaves the index out, `--compress-debug-sections` does not
+//! statics); with a C++ one, the index has no names, so gdb reads the DWARF itself. The inputs' name tables are
+//! left out of the output, as lld leaves them. `-r` is refused (lld's error), `-S` leaves the index out, `--compress-debug-sections` does not
 //! compress it, and the bytes are the same for one thread and several.
 
 mod common;
@@ -499,6 +500,11 @@ fn composes_with_other_options() {
         "{s}"
     );
     link(&dir, "gcc", &rivet, &objs, &["--gdb-index"], "plain");
+    // The name tables the index replaces are left out, as lld and mold leave them; kept without the option.
+    link(&dir, "gcc", &rivet, &objs, &[], "no-index");
+    assert!(!sections("plain").contains(".debug_gnu_pub"));
+    assert!(sections("no-index").contains(".debug_gnu_pubnames"));
+    assert!(sections("no-index").contains(".debug_gnu_pubtypes"));
     assert_eq!(read_index(&dir, "z"), read_index(&dir, "plain"));
     let answers = gdb(&dir, "z", &["break helper", "run", "print v"], true);
     assert!(answers.contains("$1 = 1"), "{answers}");
