@@ -17,8 +17,6 @@ use crate::par::FileRuns;
 use crate::resolve::Resolved;
 use crate::synthetic::gdb_index::{self as format, Area, Symbol, Unit};
 use rayon::prelude::*;
-use rustc_hash::FxHashMap as HashMap;
-use std::borrow::Cow;
 
 /// What one input contributes: its units, their ranges and their names (unit numbers local to the input).
 #[derive(Default)]
@@ -34,17 +32,23 @@ pub(crate) struct FileIndex {
 }
 
 impl FileIndex {
-    /// Puts the names in shard order.
+    /// Puts the names in shard order (a counting sort: stable, so each shard keeps the input's order).
     fn shard_names(&mut self) {
-        self.names.sort_by_key(|nm| nm.hash as usize % SHARDS);
-        let mut starts = Vec::with_capacity(SHARDS + 1);
-        for shard in 0..=SHARDS {
-            starts.push(
-                self.names
-                    .partition_point(|nm| (nm.hash as usize % SHARDS) < shard)
-                    as u32,
-            );
+        let mut starts = vec![0u32; SHARDS + 1];
+        for nm in &self.names {
+            starts[nm.hash as usize % SHARDS + 1] += 1;
         }
+        for k in 0..SHARDS {
+            starts[k + 1] += starts[k];
+        }
+        let mut next = starts.clone();
+        let mut sorted = vec![Name::default(); self.names.len()];
+        for nm in &self.names {
+            let at = &mut next[nm.hash as usize % SHARDS];
+            sorted[*at as usize] = *nm;
+            *at += 1;
+        }
+        self.names = sorted;
         self.shard_starts = starts;
     }
     fn shard(&self, shard: usize) -> &[Name] {
@@ -56,8 +60,9 @@ impl FileIndex {
 }
 
 /// A name of unit `unit` of its input with its attribute byte, and its hash.
+#[derive(Clone, Copy, Default)]
 pub(crate) struct Name {
-    name: Cow<'static, [u8]>,
+    name: &'static [u8],
     hash: u32,
     attrs: u8,
     unit: u32,
@@ -73,8 +78,22 @@ pub fn build(res: &Resolved, live: &Liveness, lay: &mut Layout) -> Result<Option
         let _t = crate::timing::span("gdb index: read inputs");
         read_inputs(res, live, lay)?
     };
-    let _t = crate::timing::span("gdb index: merge");
-    let (units, areas, symbols) = merge(files);
+    let t = crate::timing::span("gdb index: merge names");
+    let (units, areas, shards) = merge(&files);
+    let symbols: Vec<Symbol> = (shards.iter())
+        .flat_map(|sh| {
+            sh.names
+                .iter()
+                .enumerate()
+                .map(|(k, &(name, hash))| Symbol {
+                    name,
+                    hash,
+                    units: &sh.entries[sh.starts[k] as usize..sh.starts[k + 1] as usize],
+                })
+        })
+        .collect();
+    drop(t);
+    let _t = crate::timing::span("gdb index: bytes");
     let bytes = format::build(&units, &areas, &symbols);
     let o = &mut lay.osecs[osec.index()];
     o.size = bytes.len() as u64;
@@ -88,7 +107,7 @@ pub fn build(res: &Resolved, live: &Liveness, lay: &mut Layout) -> Result<Option
 
 /// Every input's part, in input order, read in parallel runs weighted by the size of its `.debug_info`.
 fn read_inputs(res: &Resolved, live: &Liveness, lay: &Layout) -> Result<Vec<FileIndex>> {
-    let weights = (0..res.objects.len()).map(|f| read::weight(res, live, FileId::new(f)));
+    let weights = (0..res.objects.len()).map(|f| read::weight(res, FileId::new(f)));
     let runs = FileRuns::new(weights);
     let results = runs.map(|f| read::file(res, live, lay, f));
     let mut files = Vec::with_capacity(results.len());
@@ -113,12 +132,20 @@ fn read_inputs(res: &Resolved, live: &Liveness, lay: &Layout) -> Result<Vec<File
 /// input order on a thread of its own.
 const SHARDS: usize = 64;
 
-/// The units and ranges of all inputs with their global unit numbers, and the names deduplicated: each name once,
-/// with the sorted, deduplicated list of its units' entries.
-fn merge(files: Vec<FileIndex>) -> (Vec<Unit>, Vec<Area>, Vec<Symbol>) {
+/// The names of one shard, deduplicated: each name once, in order of first appearance, and its entries
+/// (`unit | attributes << 24`, in unit order, duplicates dropped) at `entries[starts[k]..starts[k + 1]]`.
+#[derive(Default)]
+struct Shard<'a> {
+    names: Vec<(&'a [u8], u32)>,
+    starts: Vec<u32>,
+    entries: Vec<u32>,
+}
+
+/// The units and ranges of all inputs with their global unit numbers, and the names merged by shard.
+fn merge(files: &[FileIndex]) -> (Vec<Unit>, Vec<Area>, Vec<Shard<'_>>) {
     let mut first_unit = Vec::with_capacity(files.len());
     let mut n = 0u32;
-    for x in &files {
+    for x in files {
         first_unit.push(n);
         n += x.units.len() as u32;
     }
@@ -136,37 +163,65 @@ fn merge(files: Vec<FileIndex>) -> (Vec<Unit>, Vec<Area>, Vec<Symbol>) {
     if files.iter().any(|x| x.unnamed) {
         return (units, areas, Vec::new());
     }
-    let shards: Vec<Vec<Symbol>> = (0..SHARDS)
+    let shards: Vec<Shard> = (0..SHARDS)
         .into_par_iter()
-        .map(|shard| merge_shard(&files, &first_unit, shard))
+        .map(|shard| merge_shard(files, &first_unit, shard))
         .collect();
-    (units, areas, shards.into_iter().flatten().collect())
+    (units, areas, shards)
 }
 
-/// The names of one shard, in order of first appearance.
-fn merge_shard(files: &[FileIndex], first_unit: &[u32], shard: usize) -> Vec<Symbol> {
-    let mut at: HashMap<&[u8], usize> = HashMap::default();
-    let mut out: Vec<Symbol> = Vec::new();
+/// A name keyed by the hash the index stores (computed once, in `read`): the map hashes nothing again.
+#[derive(PartialEq, Eq)]
+struct Key<'a>(u32, &'a [u8]);
+
+impl std::hash::Hash for Key<'_> {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        h.write_u32(self.0);
+    }
+}
+
+/// Spreads a stored hash over 64 bits (the table reads its top bits; a shard's names share their low bits).
+#[derive(Default)]
+struct Spread(u64);
+
+impl std::hash::Hasher for Spread {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, _: &[u8]) {
+        unreachable!("only write_u32")
+    }
+    fn write_u32(&mut self, v: u32) {
+        self.0 = (v as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    }
+}
+
+/// Merges the names of one shard, in input order.
+fn merge_shard<'a>(files: &'a [FileIndex], first_unit: &[u32], shard: usize) -> Shard<'a> {
+    let mut at: std::collections::HashMap<Key, u32, std::hash::BuildHasherDefault<Spread>> =
+        Default::default();
+    let mut out = Shard::default();
+    // (name, entry) pairs, grouped by name below.
+    let mut pairs: Vec<(u32, u32)> = Vec::new();
     for (x, &base) in files.iter().zip(first_unit) {
         for nm in x.shard(shard) {
-            let entry = (nm.unit + base) | (nm.attrs as u32) << 24;
-            match at.get(&nm.name[..]) {
-                Some(&k) => out[k].units.push(entry),
-                None => {
-                    at.insert(&nm.name[..], out.len());
-                    out.push(Symbol {
-                        name: nm.name.clone(),
-                        hash: nm.hash,
-                        units: vec![entry],
-                    });
-                }
-            }
+            let k = *at.entry(Key(nm.hash, nm.name)).or_insert_with(|| {
+                out.names.push((nm.name, nm.hash));
+                out.names.len() as u32 - 1
+            });
+            pairs.push((k, (nm.unit + base) | (nm.attrs as u32) << 24));
         }
     }
-    for s in &mut out {
-        // In unit order, as gdb lists them.
-        s.units.sort_unstable_by_key(|&e| (e & 0xff_ffff, e >> 24));
-        s.units.dedup();
+    // By name, then in unit order (as gdb lists them).
+    pairs.sort_unstable_by_key(|&(k, e)| (k, e & 0xff_ffff, e >> 24));
+    pairs.dedup();
+    out.starts = Vec::with_capacity(out.names.len() + 1);
+    for (i, &(k, e)) in pairs.iter().enumerate() {
+        if i == 0 || pairs[i - 1].0 != k {
+            out.starts.push(i as u32);
+        }
+        out.entries.push(e);
     }
+    out.starts.push(pairs.len() as u32);
     out
 }

@@ -13,7 +13,6 @@ use crate::resolve::Resolved;
 use crate::synthetic::gdb_index::{Area, Unit, hash};
 use gimli::{EndianSlice, LittleEndian, RelocateReader, UnitType};
 use object::elf as E;
-use std::borrow::Cow;
 
 pub(super) type Slice = EndianSlice<'static, LittleEndian>;
 pub(super) type Reader<'a> = RelocateReader<Slice, Relocs<'a>>;
@@ -134,7 +133,7 @@ fn wanted_sections(res: &Resolved, f: FileId) -> [SecIdx; WANTED.len()] {
 }
 
 /// The work of reading input `f`, for splitting the inputs among threads: the size of its `.debug_info`.
-pub(super) fn weight(res: &Resolved, _live: &Liveness, f: FileId) -> u64 {
+pub(super) fn weight(res: &Resolved, f: FileId) -> u64 {
     let info = wanted_sections(res, f)[0];
     if info == SecIdx::NONE {
         return 1;
@@ -309,9 +308,9 @@ fn push_range(out: &mut Vec<Area>, low: u64, high: u64, unit: u32) {
 }
 
 /// A name and its hash.
-pub(super) fn name(name: Cow<'static, [u8]>, attrs: u8, unit: u32) -> Name {
+pub(super) fn name(name: &'static [u8], attrs: u8, unit: u32) -> Name {
     Name {
-        hash: hash(&name),
+        hash: hash(name),
         name,
         attrs,
         unit,
