@@ -36,7 +36,7 @@ impl FileIndex {
     fn shard_names(&mut self) {
         let mut starts = vec![0u32; SHARDS + 1];
         for nm in &self.names {
-            starts[nm.hash as usize % SHARDS + 1] += 1;
+            starts[nm.key as usize % SHARDS + 1] += 1;
         }
         for k in 0..SHARDS {
             starts[k + 1] += starts[k];
@@ -44,7 +44,7 @@ impl FileIndex {
         let mut next = starts.clone();
         let mut sorted = vec![Name::default(); self.names.len()];
         for nm in &self.names {
-            let at = &mut next[nm.hash as usize % SHARDS];
+            let at = &mut next[nm.key as usize % SHARDS];
             sorted[*at as usize] = *nm;
             *at += 1;
         }
@@ -59,11 +59,12 @@ impl FileIndex {
     }
 }
 
-/// A name of unit `unit` of its input with its attribute byte, and its hash.
+/// A name of unit `unit` of its input with its attribute byte, and its hash for the merge (`names::hash_name`;
+/// gdb's is computed once per distinct name).
 #[derive(Clone, Copy, Default)]
 pub(crate) struct Name {
     name: &'static [u8],
-    hash: u32,
+    key: u64,
     attrs: u8,
     unit: u32,
 }
@@ -170,17 +171,17 @@ fn merge(files: &[FileIndex]) -> (Vec<Unit>, Vec<Area>, Vec<Shard<'_>>) {
     (units, areas, shards)
 }
 
-/// A name keyed by the hash the index stores (computed once, in `read`): the map hashes nothing again.
+/// A name keyed by its hash (`names::hash_name`, computed once in `read`): the map hashes nothing again.
 #[derive(PartialEq, Eq)]
-struct Key<'a>(u32, &'a [u8]);
+struct Key<'a>(u64, &'a [u8]);
 
 impl std::hash::Hash for Key<'_> {
     fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
-        h.write_u32(self.0);
+        h.write_u64(self.0);
     }
 }
 
-/// Spreads a stored hash over 64 bits (the table reads its top bits; a shard's names share their low bits).
+/// Passes a stored hash on, spread (the table reads its top bits; a shard's names share their low bits).
 #[derive(Default)]
 struct Spread(u64);
 
@@ -189,14 +190,14 @@ impl std::hash::Hasher for Spread {
         self.0
     }
     fn write(&mut self, _: &[u8]) {
-        unreachable!("only write_u32")
+        unreachable!("only write_u64")
     }
-    fn write_u32(&mut self, v: u32) {
-        self.0 = (v as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    fn write_u64(&mut self, v: u64) {
+        self.0 = v.wrapping_mul(0x9e37_79b9_7f4a_7c15);
     }
 }
 
-/// Merges the names of one shard, in input order.
+/// Merges the names of one shard, in input order; gdb's hash is computed once per distinct name.
 fn merge_shard<'a>(files: &'a [FileIndex], first_unit: &[u32], shard: usize) -> Shard<'a> {
     let mut at: std::collections::HashMap<Key, u32, std::hash::BuildHasherDefault<Spread>> =
         Default::default();
@@ -205,23 +206,48 @@ fn merge_shard<'a>(files: &'a [FileIndex], first_unit: &[u32], shard: usize) -> 
     let mut pairs: Vec<(u32, u32)> = Vec::new();
     for (x, &base) in files.iter().zip(first_unit) {
         for nm in x.shard(shard) {
-            let k = *at.entry(Key(nm.hash, nm.name)).or_insert_with(|| {
-                out.names.push((nm.name, nm.hash));
+            let k = *at.entry(Key(nm.key, nm.name)).or_insert_with(|| {
+                out.names.push((nm.name, format::hash(nm.name)));
                 out.names.len() as u32 - 1
             });
             pairs.push((k, (nm.unit + base) | (nm.attrs as u32) << 24));
         }
     }
-    // By name, then in unit order (as gdb lists them).
-    pairs.sort_unstable_by_key(|&(k, e)| (k, e & 0xff_ffff, e >> 24));
-    pairs.dedup();
-    out.starts = Vec::with_capacity(out.names.len() + 1);
-    for (i, &(k, e)) in pairs.iter().enumerate() {
-        if i == 0 || pairs[i - 1].0 != k {
-            out.starts.push(i as u32);
-        }
-        out.entries.push(e);
-    }
-    out.starts.push(pairs.len() as u32);
+    group_entries(&mut out, &pairs);
     out
+}
+
+/// Each name's entries from the (name, entry) pairs: grouped by name by a counting sort, which keeps them in
+/// input order, that is in unit order (as gdb lists them); a group out of order (one unit naming a name twice
+/// with different attributes) is sorted, and duplicates dropped.
+fn group_entries(out: &mut Shard, pairs: &[(u32, u32)]) {
+    let order = |e: u32| (e & 0xff_ffff, e >> 24);
+    let mut starts = vec![0u32; out.names.len() + 1];
+    for &(k, _) in pairs {
+        starts[k as usize + 1] += 1;
+    }
+    for k in 0..out.names.len() {
+        starts[k + 1] += starts[k];
+    }
+    let mut next = starts.clone();
+    let mut grouped = vec![0u32; pairs.len()];
+    for &(k, e) in pairs {
+        grouped[next[k as usize] as usize] = e;
+        next[k as usize] += 1;
+    }
+    out.starts = Vec::with_capacity(starts.len());
+    out.entries = Vec::with_capacity(grouped.len());
+    for w in starts.windows(2) {
+        let group = &mut grouped[w[0] as usize..w[1] as usize];
+        if !group.is_sorted_by_key(|&e| order(e)) {
+            group.sort_unstable_by_key(|&e| order(e));
+        }
+        out.starts.push(out.entries.len() as u32);
+        for (i, &e) in group.iter().enumerate() {
+            if i == 0 || group[i - 1] != e {
+                out.entries.push(e);
+            }
+        }
+    }
+    out.starts.push(out.entries.len() as u32);
 }

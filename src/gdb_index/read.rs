@@ -10,7 +10,7 @@ use crate::gc::Liveness;
 use crate::index::{FileId, SecIdx};
 use crate::layout::Layout;
 use crate::resolve::Resolved;
-use crate::synthetic::gdb_index::{Area, Unit, hash};
+use crate::synthetic::gdb_index::{Area, Unit};
 use gimli::{EndianSlice, LittleEndian, RelocateReader, UnitType};
 use object::elf as E;
 
@@ -310,7 +310,7 @@ fn push_range(out: &mut Vec<Area>, low: u64, high: u64, unit: u32) {
 /// A name and its hash.
 pub(super) fn name(name: &'static [u8], attrs: u8, unit: u32) -> Name {
     Name {
-        hash: hash(name),
+        key: crate::names::hash_name(name),
         name,
         attrs,
         unit,
