@@ -209,7 +209,9 @@ pub(super) fn file(
     })
     .map_err(|e| e.to_string())?;
     let has_pubnames = secs[9] != SecIdx::NONE || secs[10] != SecIdx::NONE;
-    let in_offsets = units(&dwarf, base, has_pubnames, &mut out).map_err(|e| e.to_string())?;
+    let abbrev = (secs[1] != SecIdx::NONE).then(|| o.sec(secs[1]).data());
+    let in_offsets =
+        units(&dwarf, abbrev, base, has_pubnames, &mut out).map_err(|e| e.to_string())?;
     if has_pubnames {
         for k in [9, 10] {
             if secs[k] != SecIdx::NONE {
@@ -227,6 +229,7 @@ pub(super) fn file(
 /// the input's `.debug_info`, which the name tables refer to.
 fn units(
     dwarf: &Dwarf,
+    abbrev: Option<&[u8]>,
     base: u64,
     has_pubnames: bool,
     out: &mut FileIndex,
@@ -247,13 +250,58 @@ fn units(
             length: header.length_including_self() as u64,
         });
         in_offsets.push(in_off);
-        let unit = dwarf.unit(header)?;
+        // Only the root DIE is read where the names come from the name tables: its abbreviation alone is parsed
+        // (a C++ unit's table holds hundreds).
+        let unit = match abbrev.filter(|_| has_pubnames) {
+            Some(data) => {
+                let abbrevs = root_abbreviation(data, &header)?;
+                gimli::Unit::new_with_abbreviations(dwarf, header, std::sync::Arc::new(abbrevs))?
+            }
+            None => dwarf.unit(header)?,
+        };
         unit_ranges(dwarf, &unit, no, &mut out.areas)?;
         if !has_pubnames && !super::names::from_dies(dwarf, &unit, no, &mut out.names)? {
             out.unnamed = true;
         }
     }
     Ok(in_offsets)
+}
+
+/// The abbreviation of a unit's root DIE, alone: the table is read from the unit's offset only up to the entry of
+/// the root's code (compilers give it the first), and that entry parsed by gimli as a table of one.
+fn root_abbreviation(
+    data: &[u8],
+    header: &gimli::UnitHeader<Reader>,
+) -> gimli::Result<gimli::Abbreviations> {
+    use gimli::Reader as _;
+    let code = header.range_from(header.root_offset()..)?.read_uleb128()?;
+    let start = header.debug_abbrev_offset().0;
+    let mut r = EndianSlice::new(data.get(start..).unwrap_or(&[]), LittleEndian);
+    loop {
+        let entry = r;
+        let this = r.read_uleb128()?;
+        if this == 0 {
+            return Err(gimli::Error::InvalidAbbreviationCode(code));
+        }
+        r.read_uleb128()?; // tag
+        r.read_u8()?; // children
+        loop {
+            let (name, form) = (r.read_uleb128()?, r.read_uleb128()?);
+            if form == gimli::DW_FORM_implicit_const.0 as u64 {
+                r.read_sleb128()?;
+            }
+            if name == 0 && form == 0 {
+                break;
+            }
+        }
+        if this == code {
+            let len = r.offset_from(entry);
+            let mut one = entry.slice()[..len].to_vec();
+            one.push(0);
+            return gimli::DebugAbbrev::new(&one, LittleEndian)
+                .abbreviations(gimli::DebugAbbrevOffset(0));
+        }
+    }
 }
 
 /// The code ranges of a unit's root DIE: `DW_AT_low_pc` with `DW_AT_high_pc` (an address or a length), or
