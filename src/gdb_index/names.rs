@@ -38,28 +38,47 @@ pub(super) fn from_pubnames(
     Ok(())
 }
 
-/// Reads the names of unit `no` from its DIEs, for a C unit; returns false, reading nothing, for a unit of
-/// another language, whose names gdb looks up in forms this walk does not make (C++'s qualified names, members and
-/// nested types, Rust's paths).
+/// What the index can name of a unit without name tables.
+pub(super) enum Language {
+    /// Its DIEs' names (`from_dies`).
+    C,
+    /// Nothing gdb looks up through an index.
+    Assembler,
+    /// Names gdb looks up in forms the DIE walk does not make (C++'s qualified names, members and nested types,
+    /// Rust's paths): the index leaves every name out.
+    Other,
+}
+
+/// The unit's language, from its root DIE.
+pub(super) fn language(unit: &gimli::Unit<Reader>) -> gimli::Result<Language> {
+    let mut cursor = unit.entries();
+    let lang = match cursor
+        .next_dfs()?
+        .map(|root| root.attr_value(gimli::DW_AT_language))
+    {
+        Some(Some(gimli::AttributeValue::Language(l))) => l,
+        _ => return Ok(Language::Other),
+    };
+    Ok(match lang {
+        gimli::DW_LANG_C89
+        | gimli::DW_LANG_C
+        | gimli::DW_LANG_C99
+        | gimli::DW_LANG_C11
+        | gimli::DW_LANG_C17 => Language::C,
+        gimli::DW_LANG_Mips_Assembler => Language::Assembler,
+        _ => Language::Other,
+    })
+}
+
+/// Reads the names of C unit `no` from its DIEs (`unit` with its whole abbreviation table).
 pub(super) fn from_dies(
     dwarf: &Dwarf,
     unit: &gimli::Unit<Reader>,
     no: u32,
     out: &mut Vec<Name>,
-) -> gimli::Result<bool> {
+) -> gimli::Result<()> {
     let mut tree = unit.entries_tree(None)?;
     let root = tree.root()?;
-    let lang = match root.entry().attr_value(gimli::DW_AT_language) {
-        Some(gimli::AttributeValue::Language(l)) => Some(l),
-        _ => None,
-    };
-    if lang == Some(gimli::DW_LANG_Mips_Assembler) {
-        // Assembler units name nothing gdb looks up through an index.
-        return Ok(true);
-    }
-    if !lang.is_some_and(is_c) {
-        return Ok(false);
-    }
     let mut children = root.children();
     while let Some(child) = children.next()? {
         let e = child.entry();
@@ -92,18 +111,7 @@ pub(super) fn from_dies(
         };
         out.push(name(text, attrs, no));
     }
-    Ok(true)
-}
-
-fn is_c(l: gimli::DwLang) -> bool {
-    matches!(
-        l,
-        gimli::DW_LANG_C89
-            | gimli::DW_LANG_C
-            | gimli::DW_LANG_C99
-            | gimli::DW_LANG_C11
-            | gimli::DW_LANG_C17
-    )
+    Ok(())
 }
 
 /// An enumeration's enumerators, named in the enclosing scope (static variables, as gdb's own index has them).

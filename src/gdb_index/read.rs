@@ -4,6 +4,7 @@
 //! its symbol, or to a tombstone where the symbol's section is not in the output (`--gc-sections`, a COMDAT group
 //! that lost), whose ranges are dropped; an offset into another debug section to its offset in the input's.
 
+use super::names::Language;
 use super::{FileIndex, Name};
 use crate::elf::{LE, Rela};
 use crate::gc::Liveness;
@@ -250,9 +251,9 @@ fn units(
             length: header.length_including_self() as u64,
         });
         in_offsets.push(in_off);
-        // Only the root DIE is read where the names come from the name tables: its abbreviation alone is parsed
-        // (a C++ unit's table holds hundreds).
-        let unit = match abbrev.filter(|_| has_pubnames) {
+        // The root DIE is read with its abbreviation alone (a C++ unit's table holds hundreds); the whole table
+        // only for a C unit whose names come from its DIEs.
+        let unit = match abbrev {
             Some(data) => {
                 let abbrevs = root_abbreviation(data, &header)?;
                 gimli::Unit::new_with_abbreviations(dwarf, header, std::sync::Arc::new(abbrevs))?
@@ -260,8 +261,16 @@ fn units(
             None => dwarf.unit(header)?,
         };
         unit_ranges(dwarf, &unit, no, &mut out.areas)?;
-        if !has_pubnames && !super::names::from_dies(dwarf, &unit, no, &mut out.names)? {
-            out.unnamed = true;
+        if has_pubnames {
+            continue;
+        }
+        match super::names::language(&unit)? {
+            Language::C => {
+                let whole = dwarf.unit(unit.header.clone())?;
+                super::names::from_dies(dwarf, &whole, no, &mut out.names)?;
+            }
+            Language::Assembler => {}
+            Language::Other => out.unnamed = true,
         }
     }
     Ok(in_offsets)
