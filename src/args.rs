@@ -2458,6 +2458,12 @@ mod tests {
             error("--compress-debug-sections=zlib-gnu a.o").contains("zlib-gnu is not supported")
         );
         assert!(error("--compress-debug-sections=lz4 a.o").contains("unknown value 'lz4'"));
+        assert!(link("--gdb-index a.o").gdb_index);
+        assert!(!link("--gdb-index --no-gdb-index a.o").gdb_index);
+        assert!(!link("a.o").gdb_index);
+        assert!(
+            error("-r --gdb-index a.o").contains("-r and --gdb-index may not be used together")
+        );
         assert_eq!(link("--icf=all a.o").icf, Icf::All);
         assert_eq!(link("--icf safe --print-icf-sections a.o").icf, Icf::Safe);
         assert!(link("--icf=safe --print-icf-sections a.o").print_icf_sections);

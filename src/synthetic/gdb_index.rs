@@ -3,7 +3,7 @@
 //! of code, each with its unit), an open-addressing hash table of names, and the constant pool (each name's
 //! vector of units with the GDB index attributes, then the names).
 //!
-//! What goes in is plain data (`Unit`, `Area`, `Symbol`); `crate::gdb_index` reads it from the inputs.
+//! What goes in is plain data (`Unit`, `Area`, `Symbol`), which the `--gdb-index` pass reads from the inputs.
 
 /// The header: version and five offsets, `u32` each.
 pub const HEADER_SIZE: u64 = 24;

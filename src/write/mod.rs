@@ -527,6 +527,7 @@ fn write_script_fills(lay: &Layout, bytes: &mut [u8], apart: bool) {
 
 /// Fills the image: the input sections, the merged ones, then the linker-made sections, `.eh_frame_hdr` and the
 /// symbol table at once, then the headers, then the build id over the finished bytes.
+#[allow(clippy::too_many_arguments)]
 fn fill<A: Arch>(
     config: &Config,
     res: &Resolved,
