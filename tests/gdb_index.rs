@@ -7,7 +7,8 @@
 //! warning), stop at a breakpoint and print variables and types as it does for GNU ld's output (which has no
 //! index). With `--gc-sections` the removed functions' ranges are gone, as in lld's index. A C object without name
 //! tables gets its names from its DIEs (lld and mold leave them out, and gdb then fails to find its types and
-//! statics); with a C++ one, the index has no names, so gdb reads the DWARF itself. The inputs' name tables are
+//! statics); with a C++ one, the index has no names, so gdb reads the DWARF itself, and so with type units
+//! (`-fdebug-types-section`, DWARF 4 and 5), which lld's index leaves gdb unable to print. The inputs' name tables are
 //! left out of the output, as lld leaves them. `-r` is refused (lld's error), `-S` leaves the index out, `--compress-debug-sections` does not
 //! compress it, and the bytes are the same for one thread and several.
 
@@ -386,6 +387,51 @@ fn gc_sections_drops_the_removed_functions_ranges() {
             (of_unit(&all, 0), of_unit(&gc, 0), of_unit(&gc, 1)),
             (6, 3, 0),
             "{what}\n{all:x?}\n{gc:x?}"
+        );
+    }
+}
+
+/// Two units sharing a type, built with `-fdebug-types-section`: with DWARF 5 the type unit is in a `.debug_info`
+/// section of a COMDAT group, beside each object's compile unit; with DWARF 4 in `.debug_types`.
+const TYPES_A: &str = "struct Shared { int a; long b; };\nint use1(Shared *s) { return s->a; }\n";
+const TYPES_B: &str = "struct Shared { int a; long b; };\nint use1(Shared *s);\n\
+                       int main() { Shared s{1, 2}; return use1(&s) - 1; }\n";
+
+#[test]
+fn type_units_leave_the_index_without_names() {
+    let Some((dir, rivet, bfd, lld)) = setup("gdb-index-type-units") else {
+        return;
+    };
+    for (cxx, dwarf) in [
+        ("g++", "-gdwarf-5"),
+        ("g++", "-gdwarf-4"),
+        ("clang++-19", "-gdwarf-5"),
+    ] {
+        if !common::have_tool(cxx) {
+            continue;
+        }
+        let flags = [dwarf, "-ggnu-pubnames", "-fdebug-types-section"];
+        compile(&dir, cxx, &flags, "a.cc", TYPES_A, "a.o");
+        compile(&dir, cxx, &flags, "b.cc", TYPES_B, "b.o");
+        let objs = ["a.o", "b.o"];
+        link(&dir, cxx, &rivet, &objs, &["--gdb-index"], "rivet");
+        link(&dir, cxx, &lld, &objs, &["--gdb-index"], "lld");
+        link(&dir, cxx, &bfd, &objs, &[], "bfd");
+        let (ours, theirs) = (read_index(&dir, "rivet"), read_index(&dir, "lld"));
+        let what = format!("{cxx} {dwarf}");
+        assert_eq!(
+            ours.units, theirs.units,
+            "{what}: the compile units, without the type units"
+        );
+        assert_eq!(ours.area_lengths(), theirs.area_lengths(), "{what}");
+        // lld's index names them, and gdb then prints `*s` as of an unknown type; rivet's has no names, so gdb
+        // reads the DWARF itself and answers as for GNU ld's output.
+        assert!(ours.names.is_empty(), "{what}: {:?}", ours.names);
+        let q = ["break use1", "run", "print *s", "ptype Shared"];
+        assert_eq!(
+            gdb(&dir, "rivet", &q, false),
+            gdb(&dir, "bfd", &q, false),
+            "{what}"
         );
     }
 }

@@ -27,7 +27,8 @@ pub(crate) struct FileIndex {
     names: Vec<Name>,
     /// Where each shard's names start in `names` (and where the last ends).
     shard_starts: Vec<u32>,
-    /// A unit of this input has no names the index can give (no name tables, not C).
+    /// The index cannot name this input's units as gdb looks them up: a unit without name tables not in C, or
+    /// type units (the index then carries no names at all).
     unnamed: bool,
 }
 

@@ -111,31 +111,39 @@ impl Target<'_> {
     }
 }
 
-/// The input's debug sections the index reads (`WANTED`'s order; `NONE` where it has none): the first of each
-/// name that is in the link.
-fn wanted_sections(res: &Resolved, f: FileId) -> [SecIdx; WANTED.len()] {
+/// The input's debug sections the index reads (`WANTED`'s order; `NONE` where it has none): of each name, the
+/// first in the link that is in no section group. A section in a group is taken only where the name has no other:
+/// DWARF 5 type units (`-fdebug-types-section`) come in `.debug_info` sections of COMDAT groups, beside the
+/// compile unit's own, and the index lists compile units only (as lld's does). Also whether the input has type
+/// units (there, or in `.debug_types`).
+fn wanted_sections(res: &Resolved, f: FileId) -> ([SecIdx; WANTED.len()], bool) {
     let mut found = [SecIdx::NONE; WANTED.len()];
+    let mut grouped = [true; WANTED.len()];
+    let mut type_units = false;
     let o = &res.objects[f.index()];
     if !res.object_live[f.index()] {
-        return found;
+        return (found, false);
     }
-    for (s, _) in o.secs() {
+    for (s, sec) in o.secs() {
         let name = o.sec_name(s.index());
         if !name.starts_with(b".debug_") || res.comdat_discarded[f.index()][s.index()] {
             continue;
         }
+        let in_group = sec.flags() & E::SHF_GROUP as u64 != 0;
+        type_units |= name == b".debug_types" || (in_group && name == b".debug_info");
         if let Some(k) = WANTED.iter().position(|w| *w == name)
-            && found[k] == SecIdx::NONE
+            && (found[k] == SecIdx::NONE || (grouped[k] && !in_group))
         {
             found[k] = s;
+            grouped[k] = in_group;
         }
     }
-    found
+    (found, type_units)
 }
 
 /// The work of reading input `f`, for splitting the inputs among threads: the size of its `.debug_info`.
 pub(super) fn weight(res: &Resolved, f: FileId) -> u64 {
-    let info = wanted_sections(res, f)[0];
+    let info = wanted_sections(res, f).0[0];
     if info == SecIdx::NONE {
         return 1;
     }
@@ -149,9 +157,15 @@ pub(super) fn file(
     lay: &Layout,
     f: FileId,
 ) -> Result<FileIndex, String> {
-    let secs = wanted_sections(res, f);
+    let (secs, type_units) = wanted_sections(res, f);
     let info = secs[0];
-    let mut out = FileIndex::default();
+    // gdb resolves a type unit's signature through the index's type unit list, which version 7 fills from
+    // `.debug_types` only (lld leaves it empty, and gdb then prints such types as unknown): with type units the
+    // index carries no names, so that gdb reads the DWARF itself.
+    let mut out = FileIndex {
+        unnamed: type_units,
+        ..FileIndex::default()
+    };
     if info == SecIdx::NONE || !live.is_live(f, info) {
         return Ok(out);
     }
