@@ -842,7 +842,7 @@ const OPTIONS: &[OptSpec] = &[
     flag(Opt::DiscardAll, &["-x", "--discard-all"], "Discard all local symbols"),
     flag(Opt::DiscardLocals, &["-X", "--discard-locals"], "Discard temporary (.L) local symbols (always done)"),
     value(Opt::CompressDebugSections, &["--compress-debug-sections"], "none|zlib|zlib-gabi|zstd", "Compress the .debug_* sections (SHF_COMPRESSED; a section compression would not shrink stays as it is); zlib-gnu is refused"),
-    flag(Opt::GdbIndex, &["--gdb-index"], "Add .gdb_index, gdb's index of the compile units, their address ranges and their names (from .debug_gnu_pubnames/.debug_gnu_pubtypes, or the units' top-level DIEs where an input has none); not with -r"),
+    flag(Opt::GdbIndex, &["--gdb-index"], "Add .gdb_index, gdb's index of the compile units, their address ranges and their names (from .debug_gnu_pubnames/.debug_gnu_pubtypes, or a C unit's top-level DIEs where it has none; no names at all where a unit of another language has none, or with type units); not with -r"),
     flag(Opt::NoGdbIndex, &["--no-gdb-index"], "Do not add .gdb_index (default)"),
     value(Opt::Icf, &["--icf"], "all|safe|none", "Fold identical input sections: all (code, and read-only data whose address is not significant), safe (only sections whose address is not significant, by the inputs' .llvm_addrsig tables), none (default)"),
     flag(Opt::PrintIcfSections, &["--print-icf-sections"], "List the sections --icf folds"),
