@@ -502,6 +502,11 @@ fn link<A: Arch>(config: &args::Config, release_inputs: bool) -> diag::Result<()
             diag::warnings()
         )));
     }
+    // `--gdb-index`: made once the addresses are known, before the map, which lists its size.
+    let gdb_index = {
+        let _t = timing::span("gdb index");
+        gdb_index::build(&resolved, &live, &mut lay)?
+    };
     // The map comes from the layout alone; written first, a map that cannot be written fails the link before
     // the output is replaced (a build tool would otherwise take the new output as up to date).
     if let Some(path) = &config.map {
@@ -510,7 +515,7 @@ fn link<A: Arch>(config: &args::Config, release_inputs: bool) -> diag::Result<()
     }
     {
         let _t = timing::span("write output");
-        write::write::<A>(config, &resolved, &space, &live, &mut lay)?;
+        write::write::<A>(config, &resolved, &space, &live, &mut lay, gdb_index)?;
     }
     finish_link(config, &read_files, total, release_inputs)?;
     // Leave without dropping the big structures (ARCHITECTURE.md, performance rule 5).

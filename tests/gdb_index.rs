@@ -554,6 +554,32 @@ fn composes_with_other_options() {
     assert_eq!(read_index(&dir, "z"), read_index(&dir, "plain"));
     let answers = gdb(&dir, "z", &["break helper", "run", "print v"], true);
     assert!(answers.contains("$1 = 1"), "{answers}");
+    // -Map lists the index at its size (it is made before the map).
+    link(
+        &dir,
+        "gcc",
+        &rivet,
+        &objs,
+        &["--gdb-index", "-Map=out.map"],
+        "mapped",
+    );
+    let mapped = sections("mapped");
+    let size = mapped
+        .lines()
+        .find(|l| l.contains(".gdb_index"))
+        .and_then(|l| l.split_whitespace().nth(5).map(str::to_string))
+        .unwrap();
+    let map = std::fs::read_to_string(dir.join("out.map")).unwrap();
+    let line = map
+        .lines()
+        .find(|l| l.ends_with(" .gdb_index"))
+        .expect("map line");
+    let listed = line.split_whitespace().nth(1).unwrap();
+    assert_eq!(
+        u64::from_str_radix(listed, 16).unwrap(),
+        u64::from_str_radix(&size, 16).unwrap(),
+        "{line}"
+    );
     // One thread and several: the same bytes.
     link(
         &dir,

@@ -1,5 +1,5 @@
 //! `--gdb-index`: the `.gdb_index` section (`synthetic::gdb_index` has the format), built once the addresses are
-//! known and before the output is opened: per input in parallel (`read`: its compile units at their offsets in the
+//! known, before the link map and the output: per input in parallel (`read`: its compile units at their offsets in the
 //! output's `.debug_info`, their code ranges at output addresses, their names from `.debug_gnu_pubnames` and
 //! `.debug_gnu_pubtypes`, or from the units' DIEs where the input has neither and is C; with a unit of another
 //! language without them, no names at all, which makes gdb read the DWARF itself), then the names merged by hash shard

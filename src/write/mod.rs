@@ -312,15 +312,15 @@ impl std::ops::IndexMut<std::ops::RangeFrom<usize>> for Parts<'_> {
 }
 
 /// Writes the output: its file opened (`output_file`), the image filled by the writers, then put in place.
+/// `gdb_index`: the `.gdb_index` section's bytes (`crate::gdb_index`, already sized and placed), copied in.
 pub fn write<A: Arch>(
     config: &Config,
     res: &Resolved,
     space: &SymbolSpace,
     live: &Liveness,
     lay: &mut Layout,
+    gdb_index: Option<Vec<u8>>,
 ) -> Result<()> {
-    // Before the debug sections are compressed: its size places them again, and it is never compressed itself.
-    let gdb_index = crate::gdb_index::build(res, live, lay)?;
     let apart = match config.compress_debug {
         Some(how) => Some(compress_debug::compress::<A>(
             config, res, space, live, lay, how,
