@@ -3,7 +3,8 @@
 # determinism rule), on the corpus workloads: each is linked at --threads=1, 2, 3, 4, 8 and 16 and once more at
 # the default, and the outputs' SHA-256 compared.
 #
-# Usage: bench/determinism.sh RIVET [WORKLOAD...]   (default: all five workloads)
+# Usage: bench/determinism.sh RIVET [WORKLOAD...]   (default: all five workloads); EXTRA="--gdb-index" (for
+# example) adds options to every link.
 # Needs the corpus from ../shared/bench/corpus.sh. Prints one line per workload; exits 1 on any difference.
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -19,7 +20,7 @@ for w in "${workloads[@]}"; do
     sums=()
     for threads in --threads=1 --threads=2 --threads=3 --threads=4 --threads=8 --threads=16 "" ""; do
         rm -f out.determinism
-        "$rivet" $threads --no-fork -o out.determinism @response.determinism.txt
+        "$rivet" $threads ${EXTRA:-} --no-fork -o out.determinism @response.determinism.txt
         sums+=("$(sha256sum out.determinism | cut -c1-16)")
     done
     if [ "$(printf '%s\n' "${sums[@]}" | sort -u | wc -l)" = 1 ]; then

@@ -190,6 +190,8 @@ pub struct Config {
     pub strip_debug: bool,
     /// `--compress-debug-sections`: how the output's `.debug_*` sections are compressed (`None`: not).
     pub compress_debug: Option<DebugCompression>,
+    /// `--gdb-index`: add a `.gdb_index` section (gdb's symbol and address index) built from the inputs' DWARF.
+    pub gdb_index: bool,
     /// `-q` / `--emit-relocs`: keep the inputs' relocations in the output (`.rela<section>`, non-allocated).
     pub emit_relocs: bool,
     /// `--threads=N`; `None` means one thread per 6 MiB of input, up to all cores (`default_threads` in main.rs).
@@ -407,6 +409,7 @@ impl Default for Config {
             emit_relocs: false,
             strip_debug: false,
             compress_debug: None,
+            gdb_index: false,
             threads: None,
             mmap_output: true,
             update_in_place: true,
@@ -653,6 +656,8 @@ enum Opt {
     DiscardAll,
     DiscardLocals,
     CompressDebugSections,
+    GdbIndex,
+    NoGdbIndex,
     Icf,
     PrintIcfSections,
     KeepUnique,
@@ -873,6 +878,8 @@ const OPTIONS: &[OptSpec] = &[
     flag(Opt::DiscardAll, &["-x", "--discard-all"], "Discard all local symbols"),
     flag(Opt::DiscardLocals, &["-X", "--discard-locals"], "Discard temporary (.L) local symbols (always done)"),
     value(Opt::CompressDebugSections, &["--compress-debug-sections"], "none|zlib|zlib-gabi|zstd", "Compress the .debug_* sections (SHF_COMPRESSED; a section compression would not shrink stays as it is); zlib-gnu is refused"),
+    flag(Opt::GdbIndex, &["--gdb-index"], "Add .gdb_index, gdb's index of the compile units, their address ranges and their names (from .debug_gnu_pubnames/.debug_gnu_pubtypes, or a C unit's top-level DIEs where it has none; no names at all where a unit of another language has none, or with type units); not with -r"),
+    flag(Opt::NoGdbIndex, &["--no-gdb-index"], "Do not add .gdb_index (default)"),
     value(Opt::Icf, &["--icf"], "all|safe|none", "Fold identical input sections: all (code, and read-only data whose address is not significant), safe (only sections whose address is not significant, by the inputs' .llvm_addrsig tables), none (default)"),
     flag(Opt::PrintIcfSections, &["--print-icf-sections"], "List the sections --icf folds"),
     value(Opt::KeepUnique, &["--keep-unique"], "SYMBOL", "Never fold the section that defines SYMBOL with --icf"),
@@ -1462,6 +1469,8 @@ fn apply_setting(
         Opt::StripDebug => cfg.strip_debug = true,
         Opt::DiscardAll => cfg.discard_all = true,
         Opt::DiscardLocals => cfg.discard_locals = true,
+        Opt::GdbIndex => cfg.gdb_index = true,
+        Opt::NoGdbIndex => cfg.gdb_index = false,
         Opt::CompressDebugSections => cfg.compress_debug = parse_compress_debug(&val())?,
         Opt::Icf => cfg.icf = parse_icf(&val())?,
         Opt::PrintIcfSections => cfg.print_icf_sections = true,
@@ -1587,6 +1596,10 @@ fn check_relocatable(cfg: &Config, shared: bool, pie: bool) -> Result<(), String
     }
     if cfg.icf != Icf::None {
         return Err("-r and --icf may not be used together".into());
+    }
+    if cfg.gdb_index {
+        // lld's error: the index describes a final output's addresses.
+        return Err("-r and --gdb-index may not be used together".into());
     }
     if cfg.gc_sections && cfg.entry.is_none() && cfg.undefined.is_empty() {
         // GNU ld's rule: nothing would be kept.
@@ -2519,6 +2532,12 @@ mod tests {
             error("--compress-debug-sections=zlib-gnu a.o").contains("zlib-gnu is not supported")
         );
         assert!(error("--compress-debug-sections=lz4 a.o").contains("unknown value 'lz4'"));
+        assert!(link("--gdb-index a.o").gdb_index);
+        assert!(!link("--gdb-index --no-gdb-index a.o").gdb_index);
+        assert!(!link("a.o").gdb_index);
+        assert!(
+            error("-r --gdb-index a.o").contains("-r and --gdb-index may not be used together")
+        );
         assert_eq!(link("--icf=all a.o").icf, Icf::All);
         assert_eq!(link("--icf safe --print-icf-sections a.o").icf, Icf::Safe);
         assert!(link("--icf=safe --print-icf-sections a.o").print_icf_sections);

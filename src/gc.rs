@@ -38,7 +38,8 @@ impl Liveness {
 }
 
 /// Whether section `s` of object `f` can be in the output at all: its file is linked, it is not a
-/// link-time-only table, its COMDAT group won, and `-S` does not strip it (debug sections).
+/// link-time-only table, its COMDAT group won, `-S` does not strip it (debug sections), and `--gdb-index` does not
+/// take its place (the GNU name tables).
 fn candidate(res: &Resolved, f: FileId, s: SecIdx) -> bool {
     let o = &res.objects[f.index()];
     let sec = o.sec(s);
@@ -46,6 +47,13 @@ fn candidate(res: &Resolved, f: FileId, s: SecIdx) -> bool {
         && sec.kind != SectionKind::Ignored
         && !res.comdat_discarded[f.index()][s.index()]
         && !(res.strip_debug && !sec.is_alloc() && is_debug_section(o.sec_name(s.index())))
+        && !(res.drop_gnu_pubnames && !sec.is_alloc() && is_gnu_pubnames(o.sec_name(s.index())))
+}
+
+/// `.debug_gnu_pubnames` and `.debug_gnu_pubtypes`, which `--gdb-index` reads into `.gdb_index` and leaves out of
+/// the output, as lld and mold do.
+fn is_gnu_pubnames(name: &[u8]) -> bool {
+    name == b".debug_gnu_pubnames" || name == b".debug_gnu_pubtypes"
 }
 
 /// Whether `name` is a debug section's, which `-S` leaves out.

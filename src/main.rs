@@ -18,6 +18,7 @@ mod fork;
 #[cfg(fuzzing)]
 pub mod fuzzing;
 mod gc;
+mod gdb_index;
 mod glob;
 mod icf;
 mod index;
@@ -356,6 +357,11 @@ fn links_i386(config: &args::Config) -> bool {
 
 /// What an ELF32 link refuses before reading its inputs: it makes static executables only.
 fn refuse_elf32_options(config: &args::Config) -> diag::Result<()> {
+    if config.gdb_index {
+        return Err(diag::Errors::one(
+            "--gdb-index is not supported for i386 (elf_i386)",
+        ));
+    }
     let option = if config.relocatable {
         "-r"
     } else if config.kind == args::OutputKind::Pie {
@@ -506,6 +512,11 @@ fn link<A: Arch>(config: &args::Config, release_inputs: bool) -> diag::Result<()
             diag::warnings()
         )));
     }
+    // `--gdb-index`: made once the addresses are known, before the map, which lists its size.
+    let gdb_index = {
+        let _t = timing::span("gdb index");
+        gdb_index::build(&resolved, &live, &mut lay)?
+    };
     // The map comes from the layout alone; written first, a map that cannot be written fails the link before
     // the output is replaced (a build tool would otherwise take the new output as up to date).
     if let Some(path) = &config.map {
@@ -514,7 +525,7 @@ fn link<A: Arch>(config: &args::Config, release_inputs: bool) -> diag::Result<()
     }
     {
         let _t = timing::span("write output");
-        write::write::<A>(config, &resolved, &space, &live, &mut lay)?;
+        write::write::<A>(config, &resolved, &space, &live, &mut lay, gdb_index)?;
     }
     finish_link(config, &read_files, total, release_inputs)?;
     // Leave without dropping the big structures (ARCHITECTURE.md, performance rule 5).

@@ -68,6 +68,8 @@ pub struct Resolved {
     pub common_defs: Vec<SymId>,
     /// `-S`: debug sections are left out.
     pub strip_debug: bool,
+    /// `--gdb-index`: the inputs' `.debug_gnu_pubnames`/`.debug_gnu_pubtypes` are left out.
+    pub drop_gnu_pubnames: bool,
     /// With `--dynamic-list`: whether each global is listed; empty without a list.
     pub in_dynamic_list: Vec<bool>,
     /// Per global: named by `--export-dynamic-symbol(-list)` (empty when neither was given).
@@ -242,6 +244,7 @@ pub fn resolve(config: &Config, parsed: Parsed) -> Result<Resolved> {
         common,
         common_defs,
         strip_debug: config.strip_debug,
+        drop_gnu_pubnames: config.gdb_index,
         in_dynamic_list,
         exported_by_option,
         sym_version,

@@ -406,6 +406,14 @@ fn add_synthetic_sections<A: Arch>(
     if copies && copies_read_only_data(cx) {
         b.get_or_add(b".data.rel.ro", E::SHT_PROGBITS, aw);
     }
+    // `--gdb-index`: sized and filled once the addresses are known (`write`), after the debug sections it indexes.
+    if config.gdb_index
+        && !config.strip_debug
+        && !config.strip_all
+        && b.by_name.contains_key(&b".debug_info"[..])
+    {
+        b.add_synth(Synth::GdbIndex, E::SHT_PROGBITS, 0, 4, 0);
+    }
     if !config.strip_all {
         b.add_synth(Synth::Symtab, E::SHT_SYMTAB, 0, 8, 24);
         b.add_synth(Synth::Strtab, E::SHT_STRTAB, 0, 1, 0);

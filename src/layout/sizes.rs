@@ -46,6 +46,11 @@ pub fn synthetic_sizes<A: Arch>(
     if synth.get(Synth::EhFrameHdr).is_some() {
         synth.set_size(Synth::EhFrameHdr, eh_frame_hdr::size(live_fdes(eh_records)));
     }
+    if synth.get(Synth::GdbIndex).is_some() {
+        // A stand-in that keeps the section: `write` builds the index once the addresses are known, then sets its
+        // size and places the non-allocated sections again.
+        synth.set_size(Synth::GdbIndex, crate::synthetic::gdb_index::HEADER_SIZE);
+    }
     if synth.get(Synth::Symtab).is_some() {
         let (symtab_size, strtab_size) = symtab.sizes(cx.res);
         synth.set_size(Synth::Symtab, symtab_size);

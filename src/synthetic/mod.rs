@@ -1,6 +1,6 @@
 //! Linker-made sections: which exist (`Synth`, and where each went, `SynthMap`), the entries of the dynamic symbol
 //! table (`DynSymbol`), and one module per section or family whose size and bytes come from the same data:
-//! `dynamic`, `dynsym` (`.dynsym`, `.dynstr`), `hash` (`.hash`, `.gnu.hash`), `versions` (`.gnu.version`, `.gnu.version_d`, `.gnu.version_r`),
+//! `dynamic`, `dynsym` (`.dynsym`, `.dynstr`), `gdb_index` (`.gdb_index`'s format), `hash` (`.hash`, `.gnu.hash`), `versions` (`.gnu.version`, `.gnu.version_d`, `.gnu.version_r`),
 //! `notes` (`.note.package`, the build id note's header), `property` (`.note.gnu.property`), `interp`, `got_plt`
 //! (`.got`, `.got.plt`, `.plt`, `.iplt` and their slots' dynamic relocations), `rela` (a dynamic relocation
 //! entry), `relr` (`.relr.dyn`'s encoding), `shstrtab`, `eh_frame_hdr` and `symtab` (`.symtab`, `.strtab`, and
@@ -18,6 +18,7 @@ use crate::index::{OsecId, SymId};
 pub mod dynamic;
 pub mod dynsym;
 pub mod eh_frame_hdr;
+pub mod gdb_index;
 pub mod got_plt;
 pub mod hash;
 pub mod interp;
@@ -77,6 +78,7 @@ linker_made! {
     Symtab => b".symtab",
     Strtab => b".strtab",
     Shstrtab => b".shstrtab",
+    GdbIndex => b".gdb_index",
 }
 
 impl Synth {

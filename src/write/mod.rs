@@ -312,12 +312,14 @@ impl std::ops::IndexMut<std::ops::RangeFrom<usize>> for Parts<'_> {
 }
 
 /// Writes the output: its file opened (`output_file`), the image filled by the writers, then put in place.
+/// `gdb_index`: the `.gdb_index` section's bytes (`crate::gdb_index`, already sized and placed), copied in.
 pub fn write<A: Arch>(
     config: &Config,
     res: &Resolved,
     space: &SymbolSpace,
     live: &Liveness,
     lay: &mut Layout,
+    gdb_index: Option<Vec<u8>>,
 ) -> Result<()> {
     let apart = match config.compress_debug {
         Some(how) => Some(compress_debug::compress::<A>(
@@ -371,6 +373,7 @@ pub fn write<A: Arch>(
         lay,
         (out.bytes(), mapped),
         apart.as_ref(),
+        gdb_index.as_deref(),
     );
     if let Some(trim) = trim {
         let _ = trim.join();
@@ -552,6 +555,7 @@ fn write_code_gaps<A: Arch>(lay: &Layout, bytes: &mut [u8]) {
 
 /// Fills the image: the input sections, the merged ones, then the linker-made sections, `.eh_frame_hdr` and the
 /// symbol table at once, then the headers, then the build id over the finished bytes.
+#[allow(clippy::too_many_arguments)]
 fn fill<A: Arch>(
     config: &Config,
     res: &Resolved,
@@ -560,6 +564,7 @@ fn fill<A: Arch>(
     lay: &Layout,
     (bytes, mapped): (&mut [u8], bool),
     apart: Option<&compress_debug::Apart>,
+    gdb_index: Option<&[u8]>,
 ) -> Result<()> {
     let cx = WriteCx {
         config,
@@ -584,6 +589,12 @@ fn fill<A: Arch>(
     if let Some(apart) = apart {
         let _t = crate::timing::span("compressed debug sections");
         apart.write(lay, img);
+    }
+    if let (Some(index), Some(range)) = (
+        gdb_index,
+        lay.synth_part(Synth::GdbIndex).and_then(|o| o.range()),
+    ) {
+        bytes[range].copy_from_slice(index);
     }
     if let Some(plan) = &lay.emit_relocs {
         let _t = crate::timing::span("emitted relocations");

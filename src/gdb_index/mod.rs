@@ -1,0 +1,254 @@
+//! `--gdb-index`: the `.gdb_index` section (`synthetic::gdb_index` has the format), built once the addresses are
+//! known, before the link map and the output: per input in parallel (`read`: its compile units at their offsets in the
+//! output's `.debug_info`, their code ranges at output addresses, their names from `.debug_gnu_pubnames` and
+//! `.debug_gnu_pubtypes`, or from the units' DIEs where the input has neither and is C; with a unit of another
+//! language without them, no names at all, which makes gdb read the DWARF itself), then the names merged by hash shard
+//! in input order, so the bytes are the same for every thread count. Its size then places the non-allocated
+//! sections again, as compressed debug sections do (`layout::place_nonalloc_again`).
+
+mod names;
+mod read;
+
+use crate::diag::{Errors, Result};
+use crate::gc::Liveness;
+use crate::index::FileId;
+use crate::layout::{Layout, Synth};
+use crate::par::FileRuns;
+use crate::resolve::Resolved;
+use crate::synthetic::gdb_index::{self as format, Area, Symbol, Unit};
+use rayon::prelude::*;
+
+/// What one input contributes: its units, their ranges and their names (unit numbers local to the input).
+#[derive(Default)]
+pub(crate) struct FileIndex {
+    units: Vec<Unit>,
+    areas: Vec<Area>,
+    /// Sorted by shard (`SHARDS`), so each shard's merge reads only its own.
+    names: Vec<Name>,
+    /// Where each shard's names start in `names` (and where the last ends).
+    shard_starts: Vec<u32>,
+    /// The index cannot name this input's units as gdb looks them up: a unit without name tables not in C, or
+    /// type units (the index then carries no names at all).
+    unnamed: bool,
+}
+
+impl FileIndex {
+    /// Puts the names in shard order (a counting sort: stable, so each shard keeps the input's order).
+    fn shard_names(&mut self) {
+        let mut starts = vec![0u32; SHARDS + 1];
+        for nm in &self.names {
+            starts[nm.key as usize % SHARDS + 1] += 1;
+        }
+        for k in 0..SHARDS {
+            starts[k + 1] += starts[k];
+        }
+        let mut next = starts.clone();
+        let mut sorted = vec![Name::default(); self.names.len()];
+        for nm in &self.names {
+            let at = &mut next[nm.key as usize % SHARDS];
+            sorted[*at as usize] = *nm;
+            *at += 1;
+        }
+        self.names = sorted;
+        self.shard_starts = starts;
+    }
+    fn shard(&self, shard: usize) -> &[Name] {
+        match self.shard_starts.get(shard..shard + 2) {
+            Some(&[a, b]) => &self.names[a as usize..b as usize],
+            _ => &[],
+        }
+    }
+}
+
+/// A name of unit `unit` of its input with its attribute byte, and its hash for the merge (`names::hash_name`;
+/// gdb's is computed once per distinct name).
+#[derive(Clone, Copy, Default)]
+pub(crate) struct Name {
+    name: &'static [u8],
+    key: u64,
+    attrs: u8,
+    unit: u32,
+}
+
+/// Builds the index of the layout's `.gdb_index` section, if it has one, sets the section's size and places the
+/// non-allocated sections again. Returns the bytes for the writer.
+pub fn build(res: &Resolved, live: &Liveness, lay: &mut Layout) -> Result<Option<Vec<u8>>> {
+    let Some(osec) = lay.synth.get(Synth::GdbIndex) else {
+        return Ok(None);
+    };
+    let files = {
+        let _t = crate::timing::span("gdb index: read inputs");
+        read_inputs(res, live, lay)?
+    };
+    let t = crate::timing::span("gdb index: merge names");
+    let (units, areas, shards) = merge(&files);
+    let symbols: Vec<Symbol> = (shards.iter())
+        .flat_map(|sh| {
+            sh.names
+                .iter()
+                .enumerate()
+                .map(|(k, &(name, hash))| Symbol {
+                    name,
+                    hash,
+                    units: &sh.entries[sh.starts[k] as usize..sh.starts[k + 1] as usize],
+                })
+        })
+        .collect();
+    drop(t);
+    let _t = crate::timing::span("gdb index: bytes");
+    let bytes = format::build(&units, &areas, &symbols);
+    let o = &mut lay.osecs[osec.index()];
+    o.size = bytes.len() as u64;
+    if let Some(s) = o.part_sizes.first_mut() {
+        *s = o.size;
+    }
+    lay.synth.set_size(Synth::GdbIndex, bytes.len() as u64);
+    crate::layout::place_nonalloc_again(lay)?;
+    Ok(Some(bytes))
+}
+
+/// Every input's part, in input order, read in parallel runs weighted by the size of its `.debug_info`.
+fn read_inputs(res: &Resolved, live: &Liveness, lay: &Layout) -> Result<Vec<FileIndex>> {
+    let weights = (0..res.objects.len()).map(|f| read::weight(res, FileId::new(f)));
+    let runs = FileRuns::new(weights);
+    let results = runs.map(|f| read::file(res, live, lay, f));
+    let mut files = Vec::with_capacity(results.len());
+    let mut errors = Vec::new();
+    for (f, r) in results.into_iter().enumerate() {
+        match r {
+            Ok(x) => files.push(x),
+            Err(e) => errors.push(format!(
+                "--gdb-index: {}: cannot read the debug information: {e}",
+                res.objects[f].name
+            )),
+        }
+    }
+    if errors.is_empty() {
+        Ok(files)
+    } else {
+        Err(Errors(errors))
+    }
+}
+
+/// Shards of the name table: each name goes to the shard of its hash, and each shard deduplicates its names in
+/// input order on a thread of its own.
+const SHARDS: usize = 64;
+
+/// The names of one shard, deduplicated: each name once, in order of first appearance, and its entries
+/// (`unit | attributes << 24`, in unit order, duplicates dropped) at `entries[starts[k]..starts[k + 1]]`.
+#[derive(Default)]
+struct Shard<'a> {
+    names: Vec<(&'a [u8], u32)>,
+    starts: Vec<u32>,
+    entries: Vec<u32>,
+}
+
+/// The units and ranges of all inputs with their global unit numbers, and the names merged by shard.
+fn merge(files: &[FileIndex]) -> (Vec<Unit>, Vec<Area>, Vec<Shard<'_>>) {
+    let mut first_unit = Vec::with_capacity(files.len());
+    let mut n = 0u32;
+    for x in files {
+        first_unit.push(n);
+        n += x.units.len() as u32;
+    }
+    let units: Vec<Unit> = files.iter().flat_map(|x| x.units.iter().copied()).collect();
+    let areas: Vec<Area> = (files.iter().zip(&first_unit))
+        .flat_map(|(x, &base)| {
+            x.areas.iter().map(move |a| Area {
+                unit: a.unit + base,
+                ..*a
+            })
+        })
+        .collect();
+    // gdb trusts an index that has names to list every unit's, and reads the DWARF itself for one without any: a
+    // unit whose names are unknown leaves them all out, so gdb still finds that unit's names.
+    if files.iter().any(|x| x.unnamed) {
+        return (units, areas, Vec::new());
+    }
+    let shards: Vec<Shard> = (0..SHARDS)
+        .into_par_iter()
+        .map(|shard| merge_shard(files, &first_unit, shard))
+        .collect();
+    (units, areas, shards)
+}
+
+/// A name keyed by its hash (`names::hash_name`, computed once in `read`): the map hashes nothing again.
+#[derive(PartialEq, Eq)]
+struct Key<'a>(u64, &'a [u8]);
+
+impl std::hash::Hash for Key<'_> {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        h.write_u64(self.0);
+    }
+}
+
+/// Passes a stored hash on, spread (the table reads its top bits; a shard's names share their low bits).
+#[derive(Default)]
+struct Spread(u64);
+
+impl std::hash::Hasher for Spread {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, _: &[u8]) {
+        unreachable!("only write_u64")
+    }
+    fn write_u64(&mut self, v: u64) {
+        self.0 = v.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    }
+}
+
+/// Merges the names of one shard, in input order; gdb's hash is computed once per distinct name.
+fn merge_shard<'a>(files: &'a [FileIndex], first_unit: &[u32], shard: usize) -> Shard<'a> {
+    let mut at: std::collections::HashMap<Key, u32, std::hash::BuildHasherDefault<Spread>> =
+        Default::default();
+    let mut out = Shard::default();
+    // (name, entry) pairs, grouped by name below.
+    let mut pairs: Vec<(u32, u32)> = Vec::new();
+    for (x, &base) in files.iter().zip(first_unit) {
+        for nm in x.shard(shard) {
+            let k = *at.entry(Key(nm.key, nm.name)).or_insert_with(|| {
+                out.names.push((nm.name, format::hash(nm.name)));
+                out.names.len() as u32 - 1
+            });
+            pairs.push((k, (nm.unit + base) | (nm.attrs as u32) << 24));
+        }
+    }
+    group_entries(&mut out, &pairs);
+    out
+}
+
+/// Each name's entries from the (name, entry) pairs: grouped by name by a counting sort, which keeps them in
+/// input order, that is in unit order (as gdb lists them); a group out of order (one unit naming a name twice
+/// with different attributes) is sorted, and duplicates dropped.
+fn group_entries(out: &mut Shard, pairs: &[(u32, u32)]) {
+    let order = |e: u32| (e & 0xff_ffff, e >> 24);
+    let mut starts = vec![0u32; out.names.len() + 1];
+    for &(k, _) in pairs {
+        starts[k as usize + 1] += 1;
+    }
+    for k in 0..out.names.len() {
+        starts[k + 1] += starts[k];
+    }
+    let mut next = starts.clone();
+    let mut grouped = vec![0u32; pairs.len()];
+    for &(k, e) in pairs {
+        grouped[next[k as usize] as usize] = e;
+        next[k as usize] += 1;
+    }
+    out.starts = Vec::with_capacity(starts.len());
+    out.entries = Vec::with_capacity(grouped.len());
+    for w in starts.windows(2) {
+        let group = &mut grouped[w[0] as usize..w[1] as usize];
+        if !group.is_sorted_by_key(|&e| order(e)) {
+            group.sort_unstable_by_key(|&e| order(e));
+        }
+        out.starts.push(out.entries.len() as u32);
+        for (i, &e) in group.iter().enumerate() {
+            if i == 0 || group[i - 1] != e {
+                out.entries.push(e);
+            }
+        }
+    }
+    out.starts.push(out.entries.len() as u32);
+}

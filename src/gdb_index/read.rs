@@ -1,0 +1,389 @@
+//! One input's part of the index, read with gimli from its own debug sections (decompressed where they were
+//! `SHF_COMPRESSED`): the input's DWARF holds zeros and addends where the relocations go, so every address and
+//! offset gimli reads is resolved through the input's relocations (`Relocs`): an address to the output address of
+//! its symbol, or to a tombstone where the symbol's section is not in the output (`--gc-sections`, a COMDAT group
+//! that lost), whose ranges are dropped; an offset into another debug section to its offset in the input's.
+
+use super::names::Language;
+use super::{FileIndex, Name};
+use crate::elf::{LE, Rela};
+use crate::gc::Liveness;
+use crate::index::{FileId, SecIdx};
+use crate::layout::Layout;
+use crate::resolve::Resolved;
+use crate::synthetic::gdb_index::{Area, Unit};
+use gimli::{EndianSlice, LittleEndian, RelocateReader, UnitType};
+use object::elf as E;
+
+pub(super) type Slice = EndianSlice<'static, LittleEndian>;
+pub(super) type Reader<'a> = RelocateReader<Slice, Relocs<'a>>;
+pub(super) type Dwarf<'a> = gimli::Dwarf<Reader<'a>>;
+
+/// The address a relocation against a symbol whose section is not in the output reads as: DWARF 5's tombstone
+/// -2, which gimli skips in range lists (and every offset pair after a base address of it), and `push_range` drops
+/// in a unit's single range. Not -1: in `.debug_ranges` (DWARF 4) a begin of -1 selects a new base address, which
+/// would make the dead range's end the base of the entries after it.
+const DEAD: u64 = u64::MAX - 1;
+
+/// The debug sections the index reads, by name.
+const WANTED: [&[u8]; 11] = [
+    b".debug_info",
+    b".debug_abbrev",
+    b".debug_str",
+    b".debug_line",
+    b".debug_line_str",
+    b".debug_str_offsets",
+    b".debug_addr",
+    b".debug_ranges",
+    b".debug_rnglists",
+    b".debug_gnu_pubnames",
+    b".debug_gnu_pubtypes",
+];
+
+/// Where an input's relocations resolve: the layout's addresses of its sections.
+pub(super) struct Target<'a> {
+    res: &'a Resolved,
+    lay: &'a Layout,
+    f: FileId,
+}
+
+/// The relocations of one input section, sorted by offset, for gimli's `RelocateReader`.
+#[derive(Clone, Copy)]
+pub(super) struct Relocs<'a> {
+    target: &'a Target<'a>,
+    relas: &'a [Rela],
+}
+
+impl std::fmt::Debug for Relocs<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} relocations", self.relas.len())
+    }
+}
+
+impl Relocs<'_> {
+    fn at(&self, offset: usize) -> Option<&Rela> {
+        let k = self
+            .relas
+            .partition_point(|r| r.r_offset.get(LE) < offset as u64);
+        self.relas
+            .get(k)
+            .filter(|r| r.r_offset.get(LE) == offset as u64)
+    }
+}
+
+impl gimli::Relocate<usize> for Relocs<'_> {
+    fn relocate_address(&self, offset: usize, value: u64) -> gimli::Result<u64> {
+        Ok(self.at(offset).map_or(value, |r| self.target.address(r)))
+    }
+    fn relocate_offset(&self, offset: usize, value: usize) -> gimli::Result<usize> {
+        Ok(self
+            .at(offset)
+            .map_or(value, |r| self.target.offset(r) as usize))
+    }
+}
+
+impl Target<'_> {
+    /// The output address a relocation in the input's DWARF stands for (`DEAD` where its symbol's section is
+    /// discarded or it names none).
+    fn address(&self, r: &Rela) -> u64 {
+        let o = &self.res.objects[self.f.index()];
+        let i = r.r_sym(LE, false) as usize;
+        let addend = r.r_addend.get(LE) as u64;
+        let Some(sym) = o.syms.get(i) else {
+            return DEAD;
+        };
+        let value = sym.st_value.get(LE).wrapping_add(addend);
+        match o.sym_shndx(i) {
+            shndx if shndx == E::SHN_ABS as u32 => value,
+            0 => DEAD,
+            shndx => crate::layout::section_offset_addr(self.lay, self.f, SecIdx(shndx), value)
+                .filter(|_| (shndx as usize) < o.sections.len())
+                .unwrap_or(DEAD),
+        }
+    }
+    /// The offset a relocation into another debug section of the input stands for: its symbol's value (the
+    /// section symbol's 0) plus the addend.
+    fn offset(&self, r: &Rela) -> u64 {
+        let o = &self.res.objects[self.f.index()];
+        let i = r.r_sym(LE, false) as usize;
+        let value = o.syms.get(i).map_or(0, |s| s.st_value.get(LE));
+        value.wrapping_add(r.r_addend.get(LE) as u64)
+    }
+}
+
+/// The input's debug sections the index reads (`WANTED`'s order; `NONE` where it has none): of each name, the
+/// first in the link that is in no section group. A section in a group is taken only where the name has no other:
+/// DWARF 5 type units (`-fdebug-types-section`) come in `.debug_info` sections of COMDAT groups, beside the
+/// compile unit's own, and the index lists compile units only (as lld's does). Also whether the input has type
+/// units (there, or in `.debug_types`).
+fn wanted_sections(res: &Resolved, f: FileId) -> ([SecIdx; WANTED.len()], bool) {
+    let mut found = [SecIdx::NONE; WANTED.len()];
+    let mut grouped = [true; WANTED.len()];
+    let mut type_units = false;
+    let o = &res.objects[f.index()];
+    if !res.object_live[f.index()] {
+        return (found, false);
+    }
+    for (s, sec) in o.secs() {
+        let name = o.sec_name(s.index());
+        if !name.starts_with(b".debug_") || res.comdat_discarded[f.index()][s.index()] {
+            continue;
+        }
+        let in_group = sec.flags() & E::SHF_GROUP as u64 != 0;
+        type_units |= name == b".debug_types" || (in_group && name == b".debug_info");
+        if let Some(k) = WANTED.iter().position(|w| *w == name)
+            && (found[k] == SecIdx::NONE || (grouped[k] && !in_group))
+        {
+            found[k] = s;
+            grouped[k] = in_group;
+        }
+    }
+    (found, type_units)
+}
+
+/// The work of reading input `f`, for splitting the inputs among threads: the size of its `.debug_info`.
+pub(super) fn weight(res: &Resolved, f: FileId) -> u64 {
+    let info = wanted_sections(res, f).0[0];
+    if info == SecIdx::NONE {
+        return 1;
+    }
+    1 + res.objects[f.index()].sec(info).size() / 64
+}
+
+/// Reads input `f`'s part of the index.
+pub(super) fn file(
+    res: &Resolved,
+    live: &Liveness,
+    lay: &Layout,
+    f: FileId,
+) -> Result<FileIndex, String> {
+    let (secs, type_units) = wanted_sections(res, f);
+    let info = secs[0];
+    // gdb resolves a type unit's signature through the index's type unit list, which version 7 fills from
+    // `.debug_types` only (lld leaves it empty, and gdb then prints such types as unknown): with type units the
+    // index carries no names, so that gdb reads the DWARF itself.
+    let mut out = FileIndex {
+        unnamed: type_units,
+        ..FileIndex::default()
+    };
+    if info == SecIdx::NONE || !live.is_live(f, info) {
+        return Ok(out);
+    }
+    let Some((osec, base)) = lay.place(f, info) else {
+        return Ok(out);
+    };
+    if lay.osecs[osec.index()].name != b".debug_info" {
+        return Ok(out);
+    }
+    let o = &res.objects[f.index()];
+    let target = Target { res, lay, f };
+    // Relocations sorted by offset (as compilers write them; sorted here where they are not).
+    let sorted: Vec<Vec<Rela>> = secs
+        .iter()
+        .map(|&s| {
+            let r = if s == SecIdx::NONE {
+                &[][..]
+            } else {
+                o.sec(s).relas()
+            };
+            if r.is_sorted_by_key(|r| r.r_offset.get(LE)) {
+                Vec::new()
+            } else {
+                let mut v = r.to_vec();
+                v.sort_by_key(|r| r.r_offset.get(LE));
+                v
+            }
+        })
+        .collect();
+    let reader = |k: usize| -> Reader {
+        let s = secs.get(k).copied().unwrap_or(SecIdx::NONE);
+        let (data, relas) = if s == SecIdx::NONE {
+            (&[][..], &[][..])
+        } else {
+            let sec = o.sec(s);
+            let relas = if sorted[k].is_empty() {
+                sec.relas()
+            } else {
+                &sorted[k][..]
+            };
+            (sec.data(), relas)
+        };
+        RelocateReader::new(
+            EndianSlice::new(data, LittleEndian),
+            Relocs {
+                target: &target,
+                relas,
+            },
+        )
+    };
+    let dwarf: Dwarf = gimli::Dwarf::load(|id| -> gimli::Result<Reader> {
+        let name = id.name().as_bytes();
+        Ok(reader(
+            WANTED.iter().position(|w| *w == name).unwrap_or(usize::MAX),
+        ))
+    })
+    .map_err(|e| e.to_string())?;
+    let has_pubnames = secs[9] != SecIdx::NONE || secs[10] != SecIdx::NONE;
+    let abbrev = (secs[1] != SecIdx::NONE).then(|| o.sec(secs[1]).data());
+    let in_offsets =
+        units(&dwarf, abbrev, base, has_pubnames, &mut out).map_err(|e| e.to_string())?;
+    if has_pubnames {
+        for k in [9, 10] {
+            if secs[k] != SecIdx::NONE {
+                super::names::from_pubnames(reader(k), &in_offsets, &mut out.names)
+                    .map_err(|e| format!("{}: {e}", String::from_utf8_lossy(WANTED[k])))?;
+            }
+        }
+    }
+    out.shard_names();
+    Ok(out)
+}
+
+/// Reads the compile units (type units left out, as lld does): each one's offset in the output and length, its
+/// code ranges, and where the input has no name tables, its names from its DIEs. Returns the units' offsets in
+/// the input's `.debug_info`, which the name tables refer to.
+fn units(
+    dwarf: &Dwarf,
+    abbrev: Option<&[u8]>,
+    base: u64,
+    has_pubnames: bool,
+    out: &mut FileIndex,
+) -> gimli::Result<Vec<u64>> {
+    let mut in_offsets = Vec::new();
+    let mut headers = dwarf.units();
+    while let Some(header) = headers.next()? {
+        if matches!(
+            header.type_(),
+            UnitType::Type { .. } | UnitType::SplitType { .. }
+        ) {
+            continue;
+        }
+        let in_off = header.offset().0 as u64;
+        let no = out.units.len() as u32;
+        out.units.push(Unit {
+            offset: base + in_off,
+            length: header.length_including_self() as u64,
+        });
+        in_offsets.push(in_off);
+        // The root DIE is read with its abbreviation alone (a C++ unit's table holds hundreds); the whole table
+        // only for a C unit whose names come from its DIEs.
+        let unit = match abbrev {
+            Some(data) => {
+                let abbrevs = root_abbreviation(data, &header)?;
+                gimli::Unit::new_with_abbreviations(dwarf, header, std::sync::Arc::new(abbrevs))?
+            }
+            None => dwarf.unit(header)?,
+        };
+        unit_ranges(dwarf, &unit, no, &mut out.areas)?;
+        if has_pubnames {
+            continue;
+        }
+        match super::names::language(&unit)? {
+            Language::C => {
+                let whole = dwarf.unit(unit.header.clone())?;
+                super::names::from_dies(dwarf, &whole, no, &mut out.names)?;
+            }
+            Language::Assembler => {}
+            Language::Other => out.unnamed = true,
+        }
+    }
+    Ok(in_offsets)
+}
+
+/// The abbreviation of a unit's root DIE, alone: the table is read from the unit's offset only up to the entry of
+/// the root's code (compilers give it the first), and that entry parsed by gimli as a table of one.
+fn root_abbreviation(
+    data: &[u8],
+    header: &gimli::UnitHeader<Reader>,
+) -> gimli::Result<gimli::Abbreviations> {
+    use gimli::Reader as _;
+    let code = header.range_from(header.root_offset()..)?.read_uleb128()?;
+    let start = header.debug_abbrev_offset().0;
+    let mut r = EndianSlice::new(data.get(start..).unwrap_or(&[]), LittleEndian);
+    loop {
+        let entry = r;
+        let this = r.read_uleb128()?;
+        if this == 0 {
+            return Err(gimli::Error::InvalidAbbreviationCode(code));
+        }
+        r.read_uleb128()?; // tag
+        r.read_u8()?; // children
+        loop {
+            let (name, form) = (r.read_uleb128()?, r.read_uleb128()?);
+            if form == gimli::DW_FORM_implicit_const.0 as u64 {
+                r.read_sleb128()?;
+            }
+            if name == 0 && form == 0 {
+                break;
+            }
+        }
+        if this == code {
+            let len = r.offset_from(entry);
+            let mut one = entry.slice()[..len].to_vec();
+            one.push(0);
+            return gimli::DebugAbbrev::new(&one, LittleEndian)
+                .abbreviations(gimli::DebugAbbrevOffset(0));
+        }
+    }
+}
+
+/// The code ranges of a unit's root DIE: `DW_AT_low_pc` with `DW_AT_high_pc` (an address or a length), or
+/// `DW_AT_ranges` (`.debug_ranges`, `.debug_rnglists`, `DW_FORM_rnglistx`); addresses through `.debug_addr` for
+/// `DW_FORM_addrx`. Ranges in discarded sections are dropped, and so are empty ones.
+fn unit_ranges(
+    dwarf: &Dwarf,
+    unit: &gimli::Unit<Reader>,
+    no: u32,
+    out: &mut Vec<Area>,
+) -> gimli::Result<()> {
+    let mut cursor = unit.entries();
+    let Some(root) = cursor.next_dfs()? else {
+        return Ok(());
+    };
+    let (mut low, mut high, mut len) = (None, None, None);
+    for attr in root.attrs() {
+        match attr.name() {
+            gimli::DW_AT_low_pc => low = dwarf.attr_address(unit, attr.value())?,
+            gimli::DW_AT_high_pc => match attr.value() {
+                gimli::AttributeValue::Udata(n) => len = Some(n),
+                v => high = dwarf.attr_address(unit, v)?,
+            },
+            gimli::DW_AT_ranges => {
+                if let Some(mut list) = dwarf.attr_ranges(unit, attr.value())? {
+                    while let Some(r) = list.next()? {
+                        push_range(out, r.begin, r.end, no);
+                    }
+                }
+                return Ok(());
+            }
+            _ => {}
+        }
+    }
+    if let Some(low) = low {
+        let end = match (high, len) {
+            (_, Some(n)) => low.checked_add(n),
+            (Some(h), None) => Some(h),
+            (None, None) => None,
+        };
+        if let Some(end) = end {
+            push_range(out, low, end, no);
+        }
+    }
+    Ok(())
+}
+
+fn push_range(out: &mut Vec<Area>, low: u64, high: u64, unit: u32) {
+    if low < DEAD && high <= DEAD && low < high && low != 0 {
+        out.push(Area { low, high, unit });
+    }
+}
+
+/// A name and its hash.
+pub(super) fn name(name: &'static [u8], attrs: u8, unit: u32) -> Name {
+    Name {
+        key: crate::names::hash_name(name),
+        name,
+        attrs,
+        unit,
+    }
+}
