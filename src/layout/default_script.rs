@@ -208,7 +208,12 @@ mod tests {
              EXCLUDE_FILE(*crtbegin*.o *crtend*.o) SORT_BY_INIT_PRIORITY(.ctors) \
              EXCLUDE_FILE(*crtbegin*.o *crtend*.o) SORT_BY_INIT_PRIORITY(.ctors.*)) }"
         );
-        assert_eq!(l[at(".text")], ".text : { }");
+        assert_eq!(
+            l[at(".text")],
+            ".text : { *(.text.unlikely .text.*_unlikely .text.unlikely.*) *(.text.exit .text.exit.*) \
+             *(.text.startup .text.startup.*) *(.text.hot .text.hot.*) *(SORT(.text.sorted.*)) }"
+        );
+        assert_eq!(l[at(".rodata")], ".rodata : { }");
         // -pie -z now -z noseparate-code: from 0, .got.plt in RELRO, code with the headers.
         let pie = Config {
             kind: OutputKind::Pie,
