@@ -6,7 +6,7 @@ use super::symbols::is_common_def;
 use super::{Cx, OutputSection, Part, Synth, SynthMap};
 use crate::arch::Arch;
 use crate::args::{HashStyle, OutputKind};
-use crate::index::{OsecId, SecIdx, SymId};
+use crate::index::{FileId, OsecId, SecIdx, SymId};
 use crate::parse::SectionKind;
 use crate::scan;
 use crate::script::sections::{DISCARD, InputName, SectionsScript};
@@ -137,10 +137,76 @@ fn script_output_name<'a>(
     }
 }
 
+/// One file's output section names (name, type, flags, first-seen order), its sections' indices in that list,
+/// its live merge sections, and its `.text` inputs outside `rules::TEXT_MAIN` (`SectionMap::text_groups`).
+type FileNames<'a> = (
+    Vec<(&'a [u8], u32, u64)>,
+    Vec<OsecId>,
+    Vec<SecIdx>,
+    Vec<(SecIdx, u8)>,
+);
+
+/// `FileNames` of file `f`: each live section's output section by name, as a script's statement or the rules
+/// give it.
+fn file_names<'a>(cx: &Cx<'a>, f: FileId) -> FileNames<'a> {
+    let (live, script) = (cx.live, cx.config.sections.as_deref());
+    let o = &cx.res.objects[f.index()];
+    let mut v: Vec<(&[u8], u32, u64)> = Vec::new();
+    let mut local = vec![OsecId::NONE; o.sections.len()];
+    let mut merge = Vec::new();
+    let mut groups = Vec::new();
+    for (s, sec) in o.secs() {
+        if !live.is_live(f, s) {
+            continue;
+        }
+        if sec.kind == SectionKind::Merge {
+            merge.push(s);
+        }
+        let n = match script {
+            Some(sc) => script_output_name(
+                sc,
+                live.script[f.index()][s.index()],
+                o.sec_name(s.index()),
+                &o.name,
+            ),
+            None => {
+                let name = o.sec_name(s.index());
+                let n = output_section_of(name, &o.name);
+                if n == b".text" && name.len() > 5 {
+                    match super::rules::text_group(name) {
+                        super::rules::TEXT_MAIN => {}
+                        g => groups.push((s, g)),
+                    }
+                }
+                n
+            }
+        };
+        // `.ctors` sections join `.init_array` (and `.dtors` `.fini_array`), which keeps its type.
+        let sh_type = match n {
+            b".init_array" => E::SHT_INIT_ARRAY,
+            b".fini_array" => E::SHT_FINI_ARRAY,
+            _ => sec.sh_type(),
+        };
+        local[s.index()] = match v.iter().position(|(m, _, _)| *m == n) {
+            Some(k) => {
+                let e = &mut v[k];
+                if sh_type != E::SHT_NOBITS {
+                    e.1 = sh_type;
+                }
+                e.2 |= sec.flags();
+                OsecId::new(k)
+            }
+            None => {
+                v.push((n, sh_type, sec.flags()));
+                OsecId::new(v.len() - 1)
+            }
+        };
+    }
+    (v, local, merge, groups)
+}
+
 pub fn output_sections<A: Arch>(cx: &Cx) -> (Vec<OutputSection>, SectionMap) {
-    let Cx {
-        config, res, live, ..
-    } = *cx;
+    let Cx { config, res, .. } = *cx;
     let objects = &res.objects;
     let script = config.sections.as_deref();
     let mut b = Builder {
@@ -158,67 +224,7 @@ pub fn output_sections<A: Arch>(cx: &Cx) -> (Vec<OutputSection>, SectionMap) {
     // neither map names nor hash them again. The live merge sections are listed on the way, for the merge pass.
     // `local` holds, per section, the index in the file's list of names until the renumbering below makes it the
     // output section (in place: it is a large table).
-    type FileNames<'a> = (
-        Vec<(&'a [u8], u32, u64)>,
-        Vec<OsecId>,
-        Vec<SecIdx>,
-        Vec<(SecIdx, u8)>,
-    );
-    let names_per_file: Vec<FileNames> = res.runs.map(|f| {
-        let o = &objects[f.index()];
-        let mut v: Vec<(&[u8], u32, u64)> = Vec::new();
-        let mut local = vec![OsecId::NONE; o.sections.len()];
-        let mut merge = Vec::new();
-        let mut groups = Vec::new();
-        for (s, sec) in o.secs() {
-            if !live.is_live(f, s) {
-                continue;
-            }
-            if sec.kind == SectionKind::Merge {
-                merge.push(s);
-            }
-            let n = match script {
-                Some(sc) => script_output_name(
-                    sc,
-                    live.script[f.index()][s.index()],
-                    o.sec_name(s.index()),
-                    &o.name,
-                ),
-                None => {
-                    let name = o.sec_name(s.index());
-                    let n = output_section_of(name, &o.name);
-                    if n == b".text" && name.len() > 5 {
-                        match super::rules::text_group(name) {
-                            super::rules::TEXT_MAIN => {}
-                            g => groups.push((s, g)),
-                        }
-                    }
-                    n
-                }
-            };
-            // `.ctors` sections join `.init_array` (and `.dtors` `.fini_array`), which keeps its type.
-            let sh_type = match n {
-                b".init_array" => E::SHT_INIT_ARRAY,
-                b".fini_array" => E::SHT_FINI_ARRAY,
-                _ => sec.sh_type(),
-            };
-            local[s.index()] = match v.iter().position(|(m, _, _)| *m == n) {
-                Some(k) => {
-                    let e = &mut v[k];
-                    if sh_type != E::SHT_NOBITS {
-                        e.1 = sh_type;
-                    }
-                    e.2 |= sec.flags();
-                    OsecId::new(k)
-                }
-                None => {
-                    v.push((n, sh_type, sec.flags()));
-                    OsecId::new(v.len() - 1)
-                }
-            };
-        }
-        (v, local, merge, groups)
-    });
+    let names_per_file: Vec<FileNames> = res.runs.map(|f| file_names(cx, f));
     let mut file_osecs: Vec<Vec<OsecId>> = Vec::with_capacity(objects.len());
     for (v, _, _, _) in &names_per_file {
         let mut ids = Vec::with_capacity(v.len());
