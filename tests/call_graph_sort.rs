@@ -374,13 +374,7 @@ fn pgo_builds_order_as_lld() {
         assert_eq!(at("hot_b"), at("hot_a") + 1, "{order:?}");
     }
     // Under GNU ld's default PIE script given with -T: each statement's inputs in lld's order.
-    let verbose = common::tool_ok("ld.bfd", &["-pie", "--verbose"], &dir);
-    let script: String = (verbose.lines())
-        .skip_while(|l| !l.starts_with("====="))
-        .skip(1)
-        .take_while(|l| !l.starts_with("====="))
-        .map(|l| format!("{l}\n"))
-        .collect();
+    let script = common::gnu_default_script(&["-pie"], &dir);
     std::fs::write(dir.join("gnu-pie.lds"), script).unwrap();
     let t = "-Wl,-T,gnu-pie.lds";
     let lld_t = linked(&dir, "lld", &objs, "pgo-lld-t", &[t]);

@@ -87,13 +87,11 @@ fn code_padding_is_gnu_ld_no_ops() {
     std::fs::write(dir.join("f.s"), source(EXIT64)).unwrap();
     common::tool_ok("gcc", &["-c", "f.s", "-o", "f.o"], &dir);
     // GNU ld's default script, as a script.
-    let verbose = common::tool_ok("ld.bfd", &["--verbose"], &dir);
-    let default_script = verbose
-        .split("==================================================")
-        .nth(1)
-        .unwrap()
-        .to_string();
-    std::fs::write(dir.join("default.lds"), default_script).unwrap();
+    std::fs::write(
+        dir.join("default.lds"),
+        common::gnu_default_script(&[], &dir),
+    )
+    .unwrap();
     // Padding statements of a script: `. = . + 13` and `ALIGN` in code, and a fill pattern that wins over the
     // no-ops.
     std::fs::write(

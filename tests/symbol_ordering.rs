@@ -68,13 +68,7 @@ fn symbols_order_their_sections_as_lld_does() {
     std::fs::write(dir.join("a.c"), A_C).unwrap();
     std::fs::write(dir.join("b.c"), B_C).unwrap();
     std::fs::write(dir.join("order.txt"), ORDER).unwrap();
-    let verbose = common::tool_ok("ld.bfd", &["-pie", "--verbose"], &dir);
-    let script: String = (verbose.lines())
-        .skip_while(|l| !l.starts_with("====="))
-        .skip(1)
-        .take_while(|l| !l.starts_with("====="))
-        .map(|l| format!("{l}\n"))
-        .collect();
+    let script = common::gnu_default_script(&["-pie"], &dir);
     std::fs::write(dir.join("gnu-pie.lds"), script).unwrap();
     for (side, ld) in [("lld", Path::new("/usr/bin/ld.lld-19")), ("rivet", &rivet)] {
         let bin = dir.join(format!("bin-{side}"));

@@ -472,3 +472,15 @@ pub fn dynamic_exports(dir: &Path, file: &str) -> Vec<String> {
     v.sort();
     v
 }
+
+/// GNU ld's default linker script for the output `kind` options (`["-pie"]`, `[]`), as `ld.bfd --verbose` prints it
+/// between its `=====` lines.
+pub fn gnu_default_script(kind: &[&str], dir: &Path) -> String {
+    let verbose = tool_ok("ld.bfd", &[kind, &["--verbose"]].concat(), dir);
+    (verbose.lines())
+        .skip_while(|l| !l.starts_with("====="))
+        .skip(1)
+        .take_while(|l| !l.starts_with("====="))
+        .map(|l| format!("{l}\n"))
+        .collect()
+}
