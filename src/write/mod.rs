@@ -531,19 +531,26 @@ fn write_script_fills(lay: &Layout, bytes: &mut [u8], apart: bool) {
 /// file, zeros, so that a huge `. = . + SIZE` costs neither memory nor disk (GNU ld writes it all).
 fn write_code_gaps<A: Arch>(lay: &Layout, bytes: &mut [u8]) {
     const MAX_CODE_SKIP: u64 = 1 << 20;
-    let code = |osec: OsecId| {
-        let o = &lay.osecs[osec.index()];
-        o.shndx != 0
-            && !o.is_nobits()
-            && !o.written_apart
-            && o.flags & E::SHF_EXECINSTR as u64 != 0
-            && !lay.script.fills.iter().any(|f| f.0 == osec)
-    };
+    if lay.script.code_gaps.is_empty() && lay.script.data.is_empty() {
+        return;
+    }
+    // Per output section, once: whether its gaps are code (not per gap, of which a large link has many).
+    let mut code: Vec<bool> = (lay.osecs.iter())
+        .map(|o| {
+            o.shndx != 0
+                && !o.is_nobits()
+                && !o.written_apart
+                && o.flags & E::SHF_EXECINSTR as u64 != 0
+        })
+        .collect();
+    for f in &lay.script.fills {
+        code[f.0.index()] = false;
+    }
     let skipped = (lay.script.data.iter())
         .filter(|d| d.2 == 0 && d.3 <= MAX_CODE_SKIP)
         .map(|&(osec, off, _, len)| (osec, off, len));
     for (osec, off, len) in lay.script.code_gaps.iter().copied().chain(skipped) {
-        if !code(osec) {
+        if !code[osec.index()] {
             continue;
         }
         let at = (lay.osecs[osec.index()].offset + off) as usize;
