@@ -1,5 +1,9 @@
 //! `SHF_MERGE` sections, part of pass 8 (layout): every live merge section is split into pieces (strings, or
-//! fixed-size constants), and equal pieces of one group (output section, entry size, alignment) share one copy.
+//! fixed-size constants), and equal pieces of one group share one copy. A group is an output section's merge
+//! sections of one entry size, and for strings of one alignment too; constants of any alignment share a group
+//! aligned to the most aligned of them, so that an `.rodata.cst16` of alignment 1 and one of 16 keep one copy of
+//! each constant (as lld does; GNU ld keeps a group per alignment), which also lets ICF fold functions that load
+//! the same constant from either.
 //!
 //! Three parallel passes, each over data laid out for the next:
 //! 1. Split, per chunk of consecutive sections of a group: each piece is hashed, and the chunk's pieces are sorted
@@ -29,7 +33,8 @@ use crate::resolve::Resolved;
 use object::elf as E;
 use rayon::prelude::*;
 
-/// A deduplicated `SHF_MERGE` group: all input pieces with the same output section, entry size and alignment.
+/// A deduplicated `SHF_MERGE` group: all input pieces with the same output section and entry size (and alignment,
+/// for strings); `align` is the largest of its sections'.
 pub struct MergeGroup {
     pub osec: OsecId,
     pub align: u64,
@@ -148,7 +153,7 @@ pub fn build_merges(
     Ok((groups, inputs.merge_secs, piece_maps))
 }
 
-/// A group's key: (output section, entsize, strings, align).
+/// A group's key: (output section, entsize, strings, the alignment of strings or 0 for constants).
 type Key = (OsecId, u64, bool, u64);
 
 /// The merge groups' keys and members.
@@ -156,6 +161,8 @@ struct MergeInputs<'a> {
     objects: &'a [ObjectFile],
     /// Per group: its key, in first-seen input order.
     keys: Vec<Key>,
+    /// Per group: the largest alignment of its sections, which every piece gets.
+    aligns: Vec<u64>,
     /// Per file: its merge sections as (section, group), by slot.
     merge_secs: Vec<Vec<(SecIdx, u32)>>,
     /// Per group: its sections in input order as (file, slot).
@@ -183,7 +190,8 @@ impl<'a> MergeInputs<'a> {
                     }
                     let sec = o.sec(s);
                     let strings = sec.flags() & E::SHF_STRINGS as u64 != 0;
-                    Some((s, (osec, sec.entsize(), strings, sec.align())))
+                    let align = if strings { sec.align() } else { 0 };
+                    Some((s, (osec, sec.entsize(), strings, align)))
                 })
                 .collect()
         });
@@ -207,14 +215,18 @@ impl<'a> MergeInputs<'a> {
         }
         drop(found);
         let mut members: Vec<Vec<(FileId, usize)>> = vec![Vec::new(); keys.len()];
+        let mut aligns = vec![1u64; keys.len()];
         for (f, m) in merge_secs.iter().enumerate() {
-            for (slot, &(_, k)) in m.iter().enumerate() {
+            for (slot, &(s, k)) in m.iter().enumerate() {
                 members[k as usize].push((FileId::new(f), slot));
+                let a = &mut aligns[k as usize];
+                *a = (*a).max(objects[f].sec(s).align());
             }
         }
         MergeInputs {
             objects,
             keys,
+            aligns,
             merge_secs,
             members,
         }
@@ -353,7 +365,7 @@ fn deduplicate_shards(
         .with_max_len(1)
         .map(|gs| {
             let (k, s) = (gs / SHARDS, gs % SHARDS);
-            deduplicate_shard(&chunks[group_chunks[k].clone()], s, inputs.keys[k].3)
+            deduplicate_shard(&chunks[group_chunks[k].clone()], s, inputs.aligns[k])
         })
         .collect()
 }
@@ -398,7 +410,8 @@ fn place_shards(
     let mut groups: Vec<MergeGroup> = inputs
         .keys
         .iter()
-        .map(|&(osec, entsize, _strings, align)| MergeGroup {
+        .zip(&inputs.aligns)
+        .map(|(&(osec, entsize, _, _), &align)| MergeGroup {
             osec,
             align,
             entsize,

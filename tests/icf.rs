@@ -520,3 +520,76 @@ fn keep_unique_keeps_a_section_apart_as_lld_does() {
         got[0]
     );
 }
+
+/// Constants of one entry size share one merge group whatever their sections' alignment, as in lld: a 16-byte
+/// constant in an `.rodata.cst16` of alignment 1 and the same in one of alignment 16 keep one copy, so the
+/// functions that load it from either fold. Without ICF the program prints what GNU ld's prints (which keeps
+/// a copy per alignment).
+#[test]
+fn constants_of_different_alignment_share_a_piece() {
+    let Some((dir, l)) = linkers("icf-cst-align") else {
+        return;
+    };
+    let asm = |func: &str, align: u32| {
+        format!(
+            ".section .text.{func},\"ax\",@progbits\n.globl {func}\n.type {func},@function\n\
+             {func}:\n movq .LC0(%rip), %rax\n addq .LC0+8(%rip), %rax\n ret\n\
+             .section .rodata.cst16,\"aM\",@progbits,16\n.p2align {align}\n\
+             .LC0:\n .quad 0x1122334455667788, 0x99\n.section .note.GNU-stack,\"\",@progbits\n"
+        )
+    };
+    std::fs::write(dir.join("a.s"), asm("fa", 4)).unwrap();
+    std::fs::write(dir.join("b.s"), asm("fb", 0)).unwrap();
+    std::fs::write(
+        dir.join("m.c"),
+        "#include <stdio.h>\nlong fa(void), fb(void);\n\
+         int main(void) { printf(\"%lx %lx\\n\", fa(), fb()); return 0; }\n",
+    )
+    .unwrap();
+    for src in ["a.s", "b.s", "m.c"] {
+        common::tool_ok("gcc", &["-O2", "-c", src], &dir);
+    }
+    let expected = "1122334455667821\n".repeat(2).replacen('\n', " ", 1);
+    let mut got = Vec::new();
+    for (side, shim) in [("rivet", &l.rivet), ("lld", &l.lld), ("bfd", &l.bfd)] {
+        for mode in ["none", "all"] {
+            if side == "bfd" && mode == "all" {
+                continue;
+            }
+            let out = format!("cst-{side}-{mode}");
+            let list = link(&dir, "gcc", shim, &["m.o", "a.o", "b.o"], mode, &out);
+            assert_eq!(run(&dir, &out), expected, "{out}");
+            if mode == "all" {
+                got.push(classes(&list));
+            }
+            // One copy of the constant in the output, but in GNU ld's.
+            let bytes = std::fs::read(dir.join(&out)).unwrap();
+            let constant = [
+                &0x1122334455667788u64.to_le_bytes()[..],
+                &[0x99, 0, 0, 0, 0, 0, 0, 0],
+            ]
+            .concat();
+            let copies = bytes.windows(16).filter(|w| *w == &constant[..]).count();
+            let want = if side == "bfd" { 2 } else { 1 };
+            assert_eq!(copies, want, "{out}: copies of the constant");
+        }
+    }
+    assert_eq!(got[0], got[1], "rivet's classes, then lld's");
+    assert!(
+        folds(&list_of(&got[0]), ".text.fa", ".text.fb"),
+        "{:?}",
+        got[0]
+    );
+}
+
+/// `--print-icf-sections` lines again from `classes`' sets, for `folds`.
+fn list_of(classes: &[Vec<String>]) -> String {
+    let mut out = String::new();
+    for c in classes {
+        out += &format!("selected section {}\n", c[0]);
+        for s in &c[1..] {
+            out += &format!("  removing identical section {s}\n");
+        }
+    }
+    out
+}

@@ -58,7 +58,8 @@ enum Target<'a> {
 }
 
 /// What places two sections in one output section and merge group: the output section by the rules, the script
-/// statement (0 without a script), and for merge sections the entry size, strings flag and alignment.
+/// statement (0 without a script), and for merge sections the entry size, strings flag and alignment of strings
+/// (0 for constants, which share a group whatever their alignment: `crate::merge`).
 #[derive(PartialEq, Eq, Hash)]
 struct GroupKey<'a>(&'a [u8], u32, u64, bool, u64);
 
@@ -306,8 +307,9 @@ fn piece_at<'a>(
     };
     let bytes = d.get(start..end)?;
     let (out, stmt) = output_of(cx, f, s);
+    let align = if strings { sec.align() } else { 0 };
     Some((
-        GroupKey(out, stmt, sec.entsize(), strings, sec.align()),
+        GroupKey(out, stmt, sec.entsize(), strings, align),
         bytes,
         start as u64,
     ))
