@@ -47,11 +47,17 @@ pub(super) struct Target<'a> {
     f: FileId,
 }
 
-/// The relocations of one input section, sorted by offset, for gimli's `RelocateReader`.
+/// The relocations of one input section, for gimli's `RelocateReader`, found by their offsets as lld finds them:
+/// assemblers write them in offset order, so a binary search finds each, and the entry after the last one found
+/// is tried first (range lists are read in order). A table out of order (no known tool makes one) can only make
+/// the index wrong, never the program. Checking every table's order first read all of the inputs'
+/// `.rela.debug_info` and `.rela.debug_ranges`, most of the index's time, for the few entries the index needs.
 #[derive(Clone, Copy)]
 pub(super) struct Relocs<'a> {
     target: &'a Target<'a>,
     relas: &'a [Rela],
+    /// Where the next lookup starts.
+    next: &'a std::cell::Cell<usize>,
 }
 
 impl std::fmt::Debug for Relocs<'_> {
@@ -62,12 +68,18 @@ impl std::fmt::Debug for Relocs<'_> {
 
 impl Relocs<'_> {
     fn at(&self, offset: usize) -> Option<&Rela> {
-        let k = self
-            .relas
-            .partition_point(|r| r.r_offset.get(LE) < offset as u64);
-        self.relas
-            .get(k)
-            .filter(|r| r.r_offset.get(LE) == offset as u64)
+        let offset = offset as u64;
+        let off = |k: usize| self.relas.get(k).map(|r| r.r_offset.get(LE));
+        let hint = self.next.get();
+        // The hint's entry, or none at all where the offset falls between it and the one before.
+        let k = match off(hint) {
+            Some(o) if o == offset => hint,
+            Some(o) if o > offset && (hint == 0 || off(hint - 1) < Some(offset)) => return None,
+            _ => self.relas.partition_point(|r| r.r_offset.get(LE) < offset),
+        };
+        let r = self.relas.get(k).filter(|r| r.r_offset.get(LE) == offset);
+        self.next.set(k + usize::from(r.is_some()));
+        r
     }
 }
 
@@ -178,42 +190,20 @@ pub(super) fn file(
     }
     let o = &res.objects[f.index()];
     let target = Target { res, lay, f };
-    // Relocations sorted by offset (as compilers write them; sorted here where they are not).
-    let sorted: Vec<Vec<Rela>> = secs
-        .iter()
-        .map(|&s| {
-            let r = if s == SecIdx::NONE {
-                &[][..]
-            } else {
-                o.sec(s).relas()
-            };
-            if r.is_sorted_by_key(|r| r.r_offset.get(LE)) {
-                Vec::new()
-            } else {
-                let mut v = r.to_vec();
-                v.sort_by_key(|r| r.r_offset.get(LE));
-                v
-            }
-        })
-        .collect();
+    // Per section, and one for the sections gimli asks for that the index does not read.
+    let next: [std::cell::Cell<usize>; WANTED.len() + 1] = Default::default();
     let reader = |k: usize| -> Reader {
         let s = secs.get(k).copied().unwrap_or(SecIdx::NONE);
-        let (data, relas) = if s == SecIdx::NONE {
-            (&[][..], &[][..])
-        } else {
-            let sec = o.sec(s);
-            let relas = if sorted[k].is_empty() {
-                sec.relas()
-            } else {
-                &sorted[k][..]
-            };
-            (sec.data(), relas)
+        let (data, relas) = match s {
+            SecIdx::NONE => (&[][..], &[][..]),
+            s => (o.sec(s).data(), o.sec(s).relas()),
         };
         RelocateReader::new(
             EndianSlice::new(data, LittleEndian),
             Relocs {
                 target: &target,
                 relas,
+                next: &next[k.min(WANTED.len())],
             },
         )
     };
@@ -271,7 +261,7 @@ fn units(
         let unit = match abbrev {
             Some(data) => {
                 let abbrevs = root_abbreviation(data, &header)?;
-                gimli::Unit::new_with_abbreviations(dwarf, header, std::sync::Arc::new(abbrevs))?
+                bare_unit(dwarf, header, std::sync::Arc::new(abbrevs))?
             }
             None => dwarf.unit(header)?,
         };
@@ -289,6 +279,53 @@ fn units(
         }
     }
     Ok(in_offsets)
+}
+
+/// A unit with what its ranges and language are read by: the bases of its offsets into `.debug_addr`,
+/// `.debug_rnglists` and `.debug_str_offsets`, and its low pc (the base address of its ranges). gimli's
+/// `Unit::new` also reads the unit's name, directory and line program header, which the index does not use: a
+/// Rust unit's file table made that a tenth of the index's time.
+fn bare_unit<'a>(
+    dwarf: &Dwarf<'a>,
+    header: gimli::UnitHeader<Reader<'a>>,
+    abbreviations: std::sync::Arc<gimli::Abbreviations>,
+) -> gimli::Result<gimli::Unit<Reader<'a>>> {
+    use gimli::AttributeValue as V;
+    let (encoding, file) = (header.encoding(), dwarf.file_type);
+    let mut unit = gimli::Unit {
+        abbreviations,
+        name: None,
+        comp_dir: None,
+        low_pc: 0,
+        str_offsets_base: gimli::DebugStrOffsetsBase::default_for_encoding_and_file(encoding, file),
+        addr_base: gimli::DebugAddrBase(0),
+        loclists_base: gimli::DebugLocListsBase::default_for_encoding_and_file(encoding, file),
+        rnglists_base: gimli::DebugRngListsBase::default_for_encoding_and_file(encoding, file),
+        line_program: None,
+        dwo_id: None,
+        header,
+    };
+    let mut low_pc = None;
+    {
+        let mut cursor = unit.header.entries(&unit.abbreviations);
+        let root = cursor.next_dfs()?.ok_or(gimli::Error::MissingUnitDie)?;
+        for attr in root.attrs() {
+            match (attr.name(), attr.value()) {
+                (gimli::DW_AT_low_pc, v) => low_pc = Some(v),
+                (_, V::DebugStrOffsetsBase(b)) => unit.str_offsets_base = b,
+                (_, V::DebugAddrBase(b)) => unit.addr_base = b,
+                (_, V::DebugLocListsBase(b)) => unit.loclists_base = b,
+                (_, V::DebugRngListsBase(b)) => unit.rnglists_base = b,
+                _ => {}
+            }
+        }
+    }
+    if let Some(v) = low_pc
+        && let Some(addr) = dwarf.attr_address(&unit, v)?
+    {
+        unit.low_pc = addr;
+    }
+    Ok(unit)
 }
 
 /// The abbreviation of a unit's root DIE, alone: the table is read from the unit's offset only up to the entry of
