@@ -114,6 +114,24 @@ SECTIONS {
 }
 "#;
 
+/// Dropped sections between kept ones of other kinds: their symbols go to the neighbour GNU ld's
+/// `_bfd_nearby_section` picks, by flags (a section of assignments alone has none: not read-only, so the data
+/// after code, not the code before it).
+const EMPTY_BETWEEN: &str = r#"
+SECTIONS {
+  . = 0x400000;
+  .text : { *(.text*) *(.rodata*) }
+  .e1 : { e1sym = .; }
+  after_text = .;
+  . = ALIGN(0x1000);
+  .data : { *(.data*) }
+  .e2 : { e2sym = .; *(.nosuch) }
+  .bss : { *(.bss*) }
+  .e3 : { e3sym = .; }
+  /DISCARD/ : { *(.comment) *(.note*) *(.eh_frame) }
+}
+"#;
+
 const EMPTY_INPUTS: &str = ".section .empty_input,\"a\"\n.section .empty_plain,\"a\"\n.section .note.GNU-stack,\"\",@progbits\n";
 
 const USE_P: &str = "extern char p[];\nchar *q = p;\n";
@@ -248,6 +266,10 @@ fn empty_output_sections_match_gnu_ld() {
             ".text", ".a1", ".a2", ".a3", ".k5", ".a5", ".b1", ".data", ".bss"
         ]
     );
+    assert_eq!(symbols(&dir, &rivet), symbols(&dir, &bfd));
+    std::fs::write(dir.join("between.lds"), EMPTY_BETWEEN).unwrap();
+    let [bfd, rivet] = link_both(&dir, "between.lds", &["code.o"]);
+    assert_eq!(sections(&dir, &rivet), sections(&dir, &bfd));
     assert_eq!(symbols(&dir, &rivet), symbols(&dir, &bfd));
 }
 

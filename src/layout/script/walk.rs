@@ -950,8 +950,15 @@ pub fn nearby_section(
     if sec.is_none() || keep(s) {
         return sec;
     }
-    let prev = (0..s).rev().find(|&i| keep(i));
-    let next = (s + 1..osecs.len()).find(|&i| keep(i));
+    // GNU ld writes the symbol tables outside its list of sections, so they are no one's neighbour.
+    let listed = |i: usize| {
+        let o = &osecs[i];
+        keep(i)
+            && !(o.sh_type == E::SHT_SYMTAB
+                || o.sh_type == E::SHT_STRTAB && matches!(&o.name[..], b".strtab" | b".shstrtab"))
+    };
+    let prev = (0..s).rev().find(|&i| listed(i));
+    let next = (s + 1..osecs.len()).find(|&i| listed(i));
     let flags = |i: usize| {
         let o = &osecs[i];
         let load = o.is_alloc() && !o.is_nobits();
@@ -967,10 +974,14 @@ pub fn nearby_section(
         (Some(p), None) => p,
         (None, Some(n)) => n,
         (Some(p), Some(n)) => {
-            // A section of commands alone has no flags of its own in GNU ld (rivet's are writable space).
+            // A section of commands alone has no flags of its own in GNU ld (rivet's are writable space): not
+            // allocated, and not read-only either, which is what the write flag stands for here.
             let bare =
                 osecs[s].is_nobits() && osecs[s].flags == (E::SHF_ALLOC | E::SHF_WRITE) as u64;
-            let fs = if bare { (0, false, 0, 0) } else { flags(s) };
+            let fs = match bare {
+                true => (0, false, E::SHF_WRITE as u64, 0),
+                false => flags(s),
+            };
             let (fp, fn_) = (flags(p), flags(n));
             let prev_wins = if (fp.0, fp.1) != (fn_.0, fn_.1) {
                 fn_.0 != fs.0 || (fp.1 && !fn_.1)
