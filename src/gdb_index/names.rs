@@ -49,25 +49,19 @@ pub(super) enum Language {
     Other,
 }
 
-/// The unit's language, from its root DIE.
-pub(super) fn language(unit: &gimli::Unit<Reader>) -> gimli::Result<Language> {
-    let mut cursor = unit.entries();
-    let lang = match cursor
-        .next_dfs()?
-        .map(|root| root.attr_value(gimli::DW_AT_language))
-    {
-        Some(Some(gimli::AttributeValue::Language(l))) => l,
-        _ => return Ok(Language::Other),
-    };
-    Ok(match lang {
-        gimli::DW_LANG_C89
-        | gimli::DW_LANG_C
-        | gimli::DW_LANG_C99
-        | gimli::DW_LANG_C11
-        | gimli::DW_LANG_C17 => Language::C,
-        gimli::DW_LANG_Mips_Assembler => Language::Assembler,
+/// The kind of a unit's language (`DW_AT_language` of its root DIE).
+pub(super) fn language(lang: Option<gimli::DwLang>) -> Language {
+    match lang {
+        Some(
+            gimli::DW_LANG_C89
+            | gimli::DW_LANG_C
+            | gimli::DW_LANG_C99
+            | gimli::DW_LANG_C11
+            | gimli::DW_LANG_C17,
+        ) => Language::C,
+        Some(gimli::DW_LANG_Mips_Assembler) => Language::Assembler,
         _ => Language::Other,
-    })
+    }
 }
 
 /// Reads the names of C unit `no` from its DIEs (`unit` with its whole abbreviation table).

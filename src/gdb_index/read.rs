@@ -137,6 +137,10 @@ fn wanted_sections(res: &Resolved, f: FileId) -> ([SecIdx; WANTED.len()], bool) 
         return (found, false);
     }
     for (s, sec) in o.secs() {
+        // The header's flags before the name: most of a large object's sections are allocated code and data.
+        if sec.flags() & E::SHF_ALLOC as u64 != 0 {
+            continue;
+        }
         let name = o.sec_name(s.index());
         if !name.starts_with(b".debug_") || res.comdat_discarded[f.index()][s.index()] {
             continue;
@@ -258,18 +262,16 @@ fn units(
         in_offsets.push(in_off);
         // The root DIE is read with its abbreviation alone (a C++ unit's table holds hundreds); the whole table
         // only for a C unit whose names come from its DIEs.
-        let unit = match abbrev {
-            Some(data) => {
-                let abbrevs = root_abbreviation(data, &header)?;
-                bare_unit(dwarf, header, std::sync::Arc::new(abbrevs))?
-            }
-            None => dwarf.unit(header)?,
+        let abbrevs = match abbrev {
+            Some(data) => std::sync::Arc::new(root_abbreviation(data, &header)?),
+            None => dwarf.abbreviations(&header)?,
         };
-        unit_ranges(dwarf, &unit, no, &mut out.areas)?;
+        let (unit, root) = bare_unit(dwarf, header, abbrevs)?;
+        unit_ranges(dwarf, &unit, &root, no, &mut out.areas)?;
         if has_pubnames {
             continue;
         }
-        match super::names::language(&unit)? {
+        match super::names::language(root.language) {
             Language::C => {
                 let whole = dwarf.unit(unit.header.clone())?;
                 super::names::from_dies(dwarf, &whole, no, &mut out.names)?;
@@ -281,15 +283,25 @@ fn units(
     Ok(in_offsets)
 }
 
-/// A unit with what its ranges and language are read by: the bases of its offsets into `.debug_addr`,
-/// `.debug_rnglists` and `.debug_str_offsets`, and its low pc (the base address of its ranges). gimli's
-/// `Unit::new` also reads the unit's name, directory and line program header, which the index does not use: a
-/// Rust unit's file table made that a tenth of the index's time.
+/// What the index reads of a unit's root DIE besides the unit's bases: its code ranges and its language.
+#[derive(Default)]
+struct Root<'a> {
+    low: Option<gimli::AttributeValue<Reader<'a>>>,
+    high: Option<gimli::AttributeValue<Reader<'a>>>,
+    ranges: Option<gimli::AttributeValue<Reader<'a>>>,
+    language: Option<gimli::DwLang>,
+}
+
+/// A unit with what its ranges are read by (the bases of its offsets into `.debug_addr`, `.debug_rnglists` and
+/// `.debug_str_offsets`, and its low pc, the base address of its ranges), and what the index needs of its root
+/// DIE, read once: each reading looks its relocations up again. gimli's `Unit::new` also reads the unit's name,
+/// directory and line program header, which the index does not use: a Rust unit's file table made that a tenth
+/// of the index's time.
 fn bare_unit<'a>(
     dwarf: &Dwarf<'a>,
     header: gimli::UnitHeader<Reader<'a>>,
     abbreviations: std::sync::Arc<gimli::Abbreviations>,
-) -> gimli::Result<gimli::Unit<Reader<'a>>> {
+) -> gimli::Result<(gimli::Unit<Reader<'a>>, Root<'a>)> {
     use gimli::AttributeValue as V;
     let (encoding, file) = (header.encoding(), dwarf.file_type);
     let mut unit = gimli::Unit {
@@ -305,13 +317,16 @@ fn bare_unit<'a>(
         dwo_id: None,
         header,
     };
-    let mut low_pc = None;
+    let mut root = Root::default();
     {
         let mut cursor = unit.header.entries(&unit.abbreviations);
-        let root = cursor.next_dfs()?.ok_or(gimli::Error::MissingUnitDie)?;
-        for attr in root.attrs() {
+        let die = cursor.next_dfs()?.ok_or(gimli::Error::MissingUnitDie)?;
+        for attr in die.attrs() {
             match (attr.name(), attr.value()) {
-                (gimli::DW_AT_low_pc, v) => low_pc = Some(v),
+                (gimli::DW_AT_low_pc, v) => root.low = Some(v),
+                (gimli::DW_AT_high_pc, v) => root.high = Some(v),
+                (gimli::DW_AT_ranges, v) => root.ranges = Some(v),
+                (_, V::Language(l)) => root.language = Some(l),
                 (_, V::DebugStrOffsetsBase(b)) => unit.str_offsets_base = b,
                 (_, V::DebugAddrBase(b)) => unit.addr_base = b,
                 (_, V::DebugLocListsBase(b)) => unit.loclists_base = b,
@@ -320,12 +335,12 @@ fn bare_unit<'a>(
             }
         }
     }
-    if let Some(v) = low_pc
+    if let Some(v) = root.low.clone()
         && let Some(addr) = dwarf.attr_address(&unit, v)?
     {
         unit.low_pc = addr;
     }
-    Ok(unit)
+    Ok((unit, root))
 }
 
 /// The abbreviation of a unit's root DIE, alone: the table is read from the unit's offset only up to the entry of
@@ -371,41 +386,28 @@ fn root_abbreviation(
 fn unit_ranges(
     dwarf: &Dwarf,
     unit: &gimli::Unit<Reader>,
+    root: &Root,
     no: u32,
     out: &mut Vec<Area>,
 ) -> gimli::Result<()> {
-    let mut cursor = unit.entries();
-    let Some(root) = cursor.next_dfs()? else {
+    if let Some(v) = root.ranges.clone() {
+        if let Some(mut list) = dwarf.attr_ranges(unit, v)? {
+            while let Some(r) = list.next()? {
+                push_range(out, r.begin, r.end, no);
+            }
+        }
+        return Ok(());
+    }
+    let Some(low) = root.low.is_some().then_some(unit.low_pc) else {
         return Ok(());
     };
-    let (mut low, mut high, mut len) = (None, None, None);
-    for attr in root.attrs() {
-        match attr.name() {
-            gimli::DW_AT_low_pc => low = dwarf.attr_address(unit, attr.value())?,
-            gimli::DW_AT_high_pc => match attr.value() {
-                gimli::AttributeValue::Udata(n) => len = Some(n),
-                v => high = dwarf.attr_address(unit, v)?,
-            },
-            gimli::DW_AT_ranges => {
-                if let Some(mut list) = dwarf.attr_ranges(unit, attr.value())? {
-                    while let Some(r) = list.next()? {
-                        push_range(out, r.begin, r.end, no);
-                    }
-                }
-                return Ok(());
-            }
-            _ => {}
-        }
-    }
-    if let Some(low) = low {
-        let end = match (high, len) {
-            (_, Some(n)) => low.checked_add(n),
-            (Some(h), None) => Some(h),
-            (None, None) => None,
-        };
-        if let Some(end) = end {
-            push_range(out, low, end, no);
-        }
+    let end = match root.high.clone() {
+        Some(gimli::AttributeValue::Udata(n)) => low.checked_add(n),
+        Some(v) => dwarf.attr_address(unit, v)?,
+        None => None,
+    };
+    if let Some(end) = end {
+        push_range(out, low, end, no);
     }
     Ok(())
 }
