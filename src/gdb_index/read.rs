@@ -136,8 +136,14 @@ fn wanted_sections(res: &Resolved, f: FileId) -> ([SecIdx; WANTED.len()], bool) 
     if !res.object_live[f.index()] {
         return (found, false);
     }
-    for (s, sec) in o.secs() {
-        // The header's flags before the name: most of a large object's sections are allocated code and data.
+    for s in (0..o.sections.len()).map(SecIdx::new) {
+        // Every non-allocated section is a root of the section GC (`names::root_by_header`), and most of a large
+        // object's sections are not: that class is read from the compact section list, before the header and
+        // the name, which would be two cache misses per section.
+        if o.gc_root(s) != crate::names::GcRoot::Yes {
+            continue;
+        }
+        let sec = o.sec(s);
         if sec.flags() & E::SHF_ALLOC as u64 != 0 {
             continue;
         }
