@@ -165,7 +165,7 @@ fn symtab(dir: &Path, file: &str) -> (Vec<String>, bool) {
         } else {
             first_global.get_or_insert(idx);
         }
-        // Defined ones only: rivet's `.symtab` leaves out undefined symbols, which GNU ld's lists.
+        // Defined ones only (`undefined_symbols_are_listed_as_with_gnu_ld` compares the others).
         if compared(f[7]) && f[6] != "UND" {
             let sec = match f[6].parse::<usize>() {
                 Ok(i) => names.get(i).cloned().unwrap_or_default(),
@@ -327,4 +327,78 @@ fn script_hidden_symbols_are_local_as_with_gnu_ld() {
         );
     }
     assert_eq!(seen[0].1.len(), 7, "{:#?}", seen[0].1);
+}
+
+/// What a dynamic output refers to and no object defines, as GNU ld lists it in `.symtab`: each import and each
+/// weak undefined symbol once, undefined, with the binding of the link's references (weak only when all are), the
+/// library's type, and a value of 0 but for a function whose address a position-dependent executable takes (its
+/// PLT entry); a position-dependent executable's weak undefined symbols are not dynamic and not listed. GNU ld
+/// appends the version to an import's name (`puts@GLIBC_2.2.5`); rivet writes the plain name,
+/// as lld does, so the comparison leaves the version out. A static executable lists none, as with GNU ld.
+#[test]
+fn undefined_symbols_are_listed_as_with_gnu_ld() {
+    let Some((dir, shim, bfd)) = common::against_gnu_ld("symtab-undefined", &["gcc", "readelf"])
+    else {
+        return;
+    };
+    let src = "#include <stdio.h>\n#include <stdlib.h>\n\
+               extern void maybe(void) __attribute__((weak));\n\
+               extern int wdata __attribute__((weak));\n\
+               extern int lib_only(void);\n\
+               void *take = (void *)puts;\n\
+               int use_lib(void) { return lib_only(); }\n\
+               int main(void) { if (maybe) maybe(); printf(\"%d %d\\n\", &wdata != 0, take != 0); \
+               return 0; }\n";
+    std::fs::write(dir.join("und.c"), src).unwrap();
+    common::tool_ok("gcc", &["-c", "-O1", "-fPIC", "und.c"], &dir);
+    common::tool_ok(
+        "gcc",
+        &["-c", "-O1", "-fno-pie", "-o", "und-nopie.o", "und.c"],
+        &dir,
+    );
+    let undefined = |file: &str| -> Vec<String> {
+        let out = common::tool_ok("readelf", &["-sW", file], &dir);
+        let table = out.split("Symbol table '.symtab'").nth(1).unwrap_or("");
+        let mut v: Vec<String> = (table.lines())
+            .map(|l| l.split_whitespace().collect::<Vec<_>>())
+            .filter(|f| f.len() >= 8 && f[6] == "UND")
+            .map(|f| {
+                let name = f[7].split('@').next().unwrap_or("");
+                format!("{name} {} {} {}", f[4], f[3], f[1])
+            })
+            .collect();
+        v.sort();
+        v
+    };
+    for (kind, obj) in [
+        ("-pie", "und.o"),
+        ("-no-pie", "und-nopie.o"),
+        ("-shared", "und.o"),
+        ("-static", "und-nopie.o"),
+    ] {
+        let mut args = vec![kind, obj];
+        if kind != "-shared" {
+            args.push("-Wl,--defsym=lib_only=0");
+        }
+        let [b, r] = link_both(&dir, [&bfd, &shim], &format!("und{kind}"), &args);
+        let want = undefined(&b);
+        assert_eq!(undefined(&r), want, "{kind}");
+        match kind {
+            "-static" => assert!(want.is_empty(), "{want:?}"),
+            "-shared" => assert!(
+                want.iter()
+                    .any(|s| s.starts_with("lib_only GLOBAL NOTYPE 0")),
+                "{want:?}"
+            ),
+            // A position-dependent executable resolves its weak undefined symbols to 0 (they stay out).
+            "-no-pie" => assert!(
+                want.iter().any(|s| s.starts_with("printf GLOBAL FUNC")),
+                "{want:?}"
+            ),
+            _ => assert!(
+                want.iter().any(|s| s.starts_with("maybe WEAK NOTYPE")),
+                "{want:?}"
+            ),
+        }
+    }
 }

@@ -469,7 +469,8 @@ pub fn layout<A: Arch>(
                 &with_folded
             }
         };
-        let mut symtab = crate::synthetic::symtab::contents(config, res, listed, &slots.aux_index);
+        let mut symtab =
+            crate::synthetic::symtab::contents(config, res, listed, &slots.aux_index, &slots.aux);
         let emit_relocs = match config.emit_relocs {
             true => Some(emit_relocs::plan(
                 &cx,

@@ -129,9 +129,10 @@ fn write_entry(e: &mut [u8], d: &DynSymbol, res: &Resolved, config: &Config, p: 
     e[16..24].copy_from_slice(&size.to_le_bytes());
 }
 
-/// The binding, type and size of an entry for a symbol defined at `target`, with slots `x`.
+/// The binding, type and size of an entry for a symbol defined at `target`, with slots `x` (`.symtab`'s entries
+/// of imports take theirs from here too).
 #[inline]
-fn binding(res: &Resolved, target: Target, x: &Aux) -> (u8, u8, u64) {
+pub fn binding(res: &Resolved, target: Target, x: &Aux) -> (u8, u8, u64) {
     match target {
         Target::Object { file, sym } => {
             let s = &res.objects[file.index()].syms[sym as usize];

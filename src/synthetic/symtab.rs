@@ -53,12 +53,13 @@ impl Contents {
 }
 
 /// Which symbols go in `.symtab`, counted per file in parallel, and the linker-made extras (`aux_index`: per
-/// symbol, `NONE` unless it has GOT or PLT slots; `live`: per file, per section, whether it is kept).
+/// symbol, `NONE` unless it has slots, which are in `aux`; `live`: per file, per section, whether it is kept).
 pub fn contents(
     config: &Config,
     res: &Resolved,
     live: &[Vec<bool>],
     aux_index: &[u32],
+    aux: &[crate::synthetic::got_plt::Aux],
 ) -> Contents {
     let objects = &res.objects;
     // Symbol table sizes per file (locals, globals, string bytes), and the linker-made extras.
@@ -103,8 +104,11 @@ pub fn contents(
             .map(SymId)
             .filter(|&g| match res.defs[g.index()] {
                 Def::Linker => true,
-                Def::Shared { .. } => aux_index[g.index()] != NONE,
-                Def::Undefined => false,
+                // What a dynamic output refers to (`.dynsym`'s imports, weak undefined ones included), as
+                // GNU ld lists them; a static one's weak undefined symbols are not dynamic and stay out, as there.
+                Def::Shared { .. } | Def::Undefined => {
+                    (aux.get(aux_index[g.index()] as usize)).is_some_and(|x| x.dynsym != NONE)
+                }
                 Def::Object { .. } => false,
             })
             .collect()
@@ -172,6 +176,9 @@ pub trait Places: Sync {
     fn linker_symbol(&self, g: SymId, st_type: u8) -> (u16, u64);
     /// An output section's index and address, for its section symbol.
     fn output_section(&self, i: OsecId) -> (u16, u64);
+    /// A global no object defines (imported, or left undefined in a dynamic output), which has slots: its
+    /// binding and type as in `.dynsym`, and its value (a canonical PLT entry's address, else 0).
+    fn import(&self, g: SymId) -> (u8, u8, u64);
 }
 
 /// One file's share of the two sections: its local entries, its global entries, and its names, which start at
@@ -340,7 +347,10 @@ fn write_extras<'a>(
                 let (section, v) = places.linker_symbol(gid, entry.2);
                 (section, v, entry)
             }
-            _ => (0, 0, (E::STB_GLOBAL, 0, E::STT_NOTYPE)),
+            _ => {
+                let (bind, ty, value) = places.import(gid);
+                (E::SHN_UNDEF as u16, value, (bind, E::STV_DEFAULT, ty))
+            }
         };
         e[0..4].copy_from_slice(&((out.name_off + so as u64) as u32).to_le_bytes());
         e[4] = (bind << 4) | ty;

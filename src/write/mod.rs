@@ -1392,6 +1392,23 @@ impl symtab::Places for WriteCx<'_> {
         let o = &self.lay.osecs[i.index()];
         (o.shndx as u16, o.addr)
     }
+    fn import(&self, g: SymId) -> (u8, u8, u64) {
+        let Some(x) = self.lay.aux_of(g) else {
+            return (E::STB_GLOBAL, E::STT_NOTYPE, 0);
+        };
+        let (bind, ty, _) =
+            dynsym::binding(self.res, layout::target_of(self.res, self.space, g), x);
+        let canonical = x.plt != NONE && x.canonical && self.config.kind != OutputKind::Shared;
+        (
+            bind,
+            ty,
+            if canonical {
+                self.lay.addrs[g.index()]
+            } else {
+                0
+            },
+        )
+    }
 }
 
 fn write_headers<A: Arch>(cx: &WriteCx, bytes: &mut [u8]) {
