@@ -349,7 +349,7 @@ fn write_extras<'a>(
             }
             _ => {
                 let (bind, ty, value) = places.import(gid);
-                (E::SHN_UNDEF as u16, value, (bind, E::STV_DEFAULT, ty))
+                (E::SHN_UNDEF, value, (bind, E::STV_DEFAULT, ty))
             }
         };
         e[0..4].copy_from_slice(&((out.name_off + so as u64) as u32).to_le_bytes());
