@@ -93,8 +93,21 @@ pub struct Inputs {
     pub files: Vec<(PathBuf, Data)>,
     /// The objects of each `--start-group` ... `--end-group`, as a range of indices into `objects`.
     pub groups: Vec<std::ops::Range<usize>>,
+    /// The lazy objects, run by run, in command-line order.
+    pub lazy_runs: Vec<LazyRun>,
     /// What the linker scripts read say that acts like options (`ENTRY`, `VERSION`, assignments...).
     pub script: script::input::ScriptSettings,
+}
+
+/// A run of lazy objects in `Inputs::objects`: one archive's members, or the files between `--start-lib` and
+/// `--end-lib`. GNU ld reads an archive's members pass by pass at its place on the command line
+/// (`load_order`).
+#[derive(Clone, Debug)]
+pub struct LazyRun {
+    pub files: std::ops::Range<usize>,
+    /// The first run of the same archive (its own index if it is the first): an archive named twice has its
+    /// members twice, and resolution links those of the first copy.
+    pub first: u32,
 }
 
 pub fn load(config: &Config) -> Result<Inputs> {
@@ -117,6 +130,8 @@ pub fn load(config: &Config) -> Result<Inputs> {
     let split: std::sync::Mutex<Vec<(usize, Vec<Item>)>> = std::sync::Mutex::new(Vec::new());
     // Groups as ranges of items, made ranges of objects once the archives are split.
     let mut groups: Vec<std::ops::Range<usize>> = Vec::new();
+    // Each archive's path, in the order found (the order of `Item::Split`s).
+    let mut archive_paths: Vec<PathBuf> = Vec::new();
     rayon::scope(|scope| {
         let mut seen = 0;
         let mut archives = 0;
@@ -148,6 +163,7 @@ pub fn load(config: &Config) -> Result<Inputs> {
                     } => {
                         let (k, split) = (archives, &split);
                         archives += 1;
+                        archive_paths.push(path.clone());
                         scope.spawn(move |_| {
                             let items = archive_items(&path, &name, data, thin, flags, reproducing);
                             split
@@ -173,11 +189,14 @@ pub fn load(config: &Config) -> Result<Inputs> {
     let mut errors = Vec::new();
     // The number of objects before each item of the command line, for the shared objects' `objects_before`.
     let mut objects_at_item = Vec::with_capacity(loader.items.len() + 1);
+    let mut runs = LazyRuns::default();
+    let mut archive_paths = archive_paths.into_iter();
     for item in loader.items {
-        objects_at_item.push(inputs.objects.len());
-        let items = match item {
-            Item::Split => split.next().unwrap_or_default(),
-            other => vec![other],
+        let start = inputs.objects.len();
+        objects_at_item.push(start);
+        let (items, archive) = match item {
+            Item::Split => (split.next().unwrap_or_default(), archive_paths.next()),
+            other => (vec![other], None),
         };
         for item in items {
             match item {
@@ -187,7 +206,9 @@ pub fn load(config: &Config) -> Result<Inputs> {
                 Item::Archive { .. } | Item::Split => unreachable!("archives were split"),
             }
         }
+        runs.add(&inputs.objects, start, archive);
     }
+    inputs.lazy_runs = runs.runs;
     objects_at_item.push(inputs.objects.len());
     let at = |item: usize| objects_at_item[item.min(objects_at_item.len() - 1)];
     for s in &mut inputs.shared {
@@ -198,6 +219,44 @@ pub fn load(config: &Config) -> Result<Inputs> {
         Ok(inputs)
     } else {
         Err(Errors(errors))
+    }
+}
+
+/// `Inputs::lazy_runs` as they are found.
+#[derive(Default)]
+struct LazyRuns {
+    runs: Vec<LazyRun>,
+    /// Per archive path: its first run.
+    first: std::collections::HashMap<PathBuf, u32>,
+    /// The last run is of `--start-lib` files, which the next one extends.
+    start_lib: bool,
+}
+
+impl LazyRuns {
+    /// Notes the objects from `start` on, which one command-line item (`archive`, if it was one) added.
+    fn add(&mut self, objects: &[ObjectInput], start: usize, archive: Option<PathBuf>) {
+        let files = start..objects.len();
+        if files.is_empty() || !objects[start].lazy {
+            return;
+        }
+        let own = self.runs.len() as u32;
+        match archive {
+            Some(path) => {
+                let first = *self.first.entry(path).or_insert(own);
+                // The same file twice has the same members (a file changed in between is a new archive).
+                let same = (self.runs.get(first as usize)).is_some_and(|r| r.files.len() == files.len());
+                let first = if same { first } else { own };
+                self.runs.push(LazyRun { files, first });
+                self.start_lib = false;
+            }
+            None => match self.runs.last_mut() {
+                Some(r) if self.start_lib && r.files.end == start => r.files.end = files.end,
+                _ => {
+                    self.runs.push(LazyRun { files, first: own });
+                    self.start_lib = true;
+                }
+            },
+        }
     }
 }
 

@@ -25,6 +25,7 @@ mod index;
 mod input;
 mod intern;
 mod layout;
+mod load_order;
 mod map;
 mod merge;
 mod names;
@@ -470,9 +471,14 @@ fn link<A: Arch>(config: &args::Config, release_inputs: bool) -> diag::Result<()
     if config.cref && config.map.is_none() {
         print!("{}", map::cref(&resolved));
     }
+    // Where the archive members go among the other objects, as GNU ld loads them.
+    let order = {
+        let _t = timing::span("load order");
+        load_order::load_order(config, &resolved)
+    };
     if config.relocatable {
         let _t = timing::span("write relocatable output");
-        relocatable::link::<A>(config, &resolved)?;
+        relocatable::link::<A>(config, &resolved, &order)?;
         drop(_t);
         finish_link(config, &read_files, total, release_inputs)?;
         leave(resolved);
@@ -501,7 +507,7 @@ fn link<A: Arch>(config: &args::Config, release_inputs: bool) -> diag::Result<()
     };
     let mut lay = {
         let _t = timing::span("layout");
-        layout::layout::<A>(config, &resolved, &space, &live, &scanned)?
+        layout::layout::<A>(config, &resolved, &space, &live, &scanned, &order)?
     };
     if A::ELF32 {
         write::elf32::refuse(&lay).map_err(diag::Errors::one)?;
@@ -529,7 +535,7 @@ fn link<A: Arch>(config: &args::Config, release_inputs: bool) -> diag::Result<()
     }
     finish_link(config, &read_files, total, release_inputs)?;
     // Leave without dropping the big structures (ARCHITECTURE.md, performance rule 5).
-    leave((resolved, live, space, scanned, lay));
+    leave((resolved, live, space, scanned, lay, order));
     Ok(())
 }
 

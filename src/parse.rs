@@ -309,6 +309,8 @@ pub struct Parsed {
     pub shared: Vec<SharedFile>,
     /// `input::Inputs::groups`.
     pub groups: Vec<std::ops::Range<usize>>,
+    /// `input::Inputs::lazy_runs`.
+    pub lazy_runs: Vec<crate::input::LazyRun>,
 }
 
 pub fn parse(inputs: Inputs) -> Result<Parsed> {
@@ -316,6 +318,7 @@ pub fn parse(inputs: Inputs) -> Result<Parsed> {
         objects,
         shared,
         groups,
+        lazy_runs,
         ..
     } = inputs;
     let (objects, shared) = rayon::join(
@@ -336,6 +339,7 @@ pub fn parse(inputs: Inputs) -> Result<Parsed> {
             objects,
             shared,
             groups,
+            lazy_runs,
         })
     } else {
         Err(Errors(errors))

@@ -80,6 +80,9 @@ pub struct Resolved {
     pub version_defs: Vec<(String, Vec<String>)>,
     /// The objects cut into runs of about equal work, for per-file passes (`crate::par`).
     pub runs: FileRuns,
+    /// `input::Inputs::groups` and `lazy_runs`: where GNU ld reads the members it loads (`load_order`).
+    pub groups: Vec<std::ops::Range<usize>>,
+    pub lazy_runs: Vec<crate::input::LazyRun>,
 }
 
 impl Resolved {
@@ -155,6 +158,7 @@ pub fn resolve(config: &Config, parsed: Parsed) -> Result<Resolved> {
         mut objects,
         shared,
         groups,
+        lazy_runs,
     } = parsed;
 
     let (extra, roots_len) = command_line_names(config);
@@ -250,6 +254,8 @@ pub fn resolve(config: &Config, parsed: Parsed) -> Result<Resolved> {
         sym_version,
         version_defs,
         runs,
+        groups,
+        lazy_runs,
     })
 }
 

@@ -3,8 +3,8 @@
 //! wanted by one loaded in the same pass comes after it when it lies after it in the archive, and in the next pass
 //! otherwise; a group's archives are gone over again after the group. What users see is the order of static
 //! constructors (`.init_array` entries) and of the members' code. Each case is linked with GNU ld and with the
-//! linker under test: the programs print the same constructor order, and `nm -n` lists the members' functions in
-//! the same order.
+//! linker under test: the programs print the same constructor order, `nm -n` lists the members' functions in
+//! the same order, and `.symtab` their local symbols.
 
 mod common;
 
@@ -54,7 +54,11 @@ fn same_as_gnu_ld(dir: &Path, shim: &Path, bfd: &Path, case: &str, args: &[&str]
         assert!(o.success(), "{case} ({side}): {}", o.log());
         let run = common::tool(dir.join(&exe).to_str().unwrap(), &[], Some(dir));
         assert!(run.success(), "{case} ({side}): {}", run.log());
-        seen.push((run.stdout_str(), function_order(dir, &exe)));
+        seen.push((
+            run.stdout_str(),
+            function_order(dir, &exe),
+            symtab_locals(dir, &exe),
+        ));
     }
     assert_eq!(
         seen[1].0, seen[0].0,
@@ -64,7 +68,21 @@ fn same_as_gnu_ld(dir: &Path, shim: &Path, bfd: &Path, case: &str, args: &[&str]
         seen[1].1, seen[0].1,
         "{case}: functions in another order than GNU ld's"
     );
+    assert_eq!(
+        seen[1].2, seen[0].2,
+        "{case}: .symtab lists the members' locals in another order than GNU ld"
+    );
     seen.remove(0).0
+}
+
+/// The members' constructors (local symbols) in `.symtab` order, which is the files' order.
+fn symtab_locals(dir: &Path, exe: &str) -> Vec<String> {
+    common::tool_ok("nm", &["-p", exe], dir)
+        .lines()
+        .filter_map(|l| l.split_whitespace().nth(2))
+        .filter(|n| n.starts_with("ctor_"))
+        .map(str::to_string)
+        .collect()
 }
 
 fn main_calling(dir: &Path, callees: &[&str]) {

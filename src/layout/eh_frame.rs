@@ -11,11 +11,12 @@ use crate::parse::SectionKind;
 use crate::resolve::Resolved;
 use rustc_hash::FxHashMap as HashMap;
 
-/// Drops CIEs no kept FDE uses, and CIEs identical (bytes and relocation targets) to one earlier in input order,
+/// Drops CIEs no kept FDE uses, and CIEs identical (bytes and relocation targets) to one earlier in load order,
 /// whose FDEs then point at that one (GNU ld and lld do the same; C++ and Rust objects each repeat the same few
 /// CIEs). Output offsets of the affected sections are recomputed.
 pub fn dedup_cies(
     res: &Resolved,
+    order: &crate::load_order::FileOrder,
     recs: &mut EhRecords,
 ) -> HashMap<(FileId, SecIdx, u64), (FileId, SecIdx, u64)> {
     type CieKey = (Vec<u8>, Vec<(u64, u32, u64, i64)>);
@@ -75,12 +76,15 @@ pub fn dedup_cies(
         }
         (keys, changed)
     });
-    // In input order: the first CIE of each key is kept, later equal ones point at it.
+    // In load order, as the blocks are placed: the first CIE of each key is kept, later equal ones point at it
+    // (an FDE's CIE is before it).
     let mut seen: HashMap<CieKey, (FileId, SecIdx, u64)> = HashMap::default();
     let mut redirect = HashMap::default();
-    let mut changes = Vec::with_capacity(per_file.len());
-    for (f, (keys, changed)) in per_file.into_iter().enumerate() {
-        let f = FileId::new(f);
+    let mut per_file = per_file;
+    let mut changes: Vec<(Vec<SecIdx>, Vec<(SecIdx, u64)>)> = Vec::new();
+    changes.resize_with(per_file.len(), Default::default);
+    for f in order.files(per_file.len()) {
+        let (keys, changed) = std::mem::take(&mut per_file[f.index()]);
         let mut dropped = Vec::new();
         for (s, in_off, key) in keys {
             match seen.entry(key) {
@@ -93,7 +97,7 @@ pub fn dedup_cies(
                 }
             }
         }
-        changes.push((changed, dropped));
+        changes[f.index()] = (changed, dropped);
     }
     // Drop the duplicates and lay out again the sections that lost records, in parallel.
     res.runs.for_each_mut(&mut recs.0, |f, per_sec| {

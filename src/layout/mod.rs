@@ -9,6 +9,7 @@ use crate::arch::Arch;
 use crate::args::{Config, OutputKind};
 use crate::diag::Result;
 use crate::gc::Liveness;
+use crate::load_order::FileOrder;
 use crate::resolve::Resolved;
 use crate::scan::Scan;
 use crate::symbols::SymbolSpace;
@@ -398,6 +399,7 @@ pub fn layout<A: Arch>(
     space: &SymbolSpace,
     live: &Liveness,
     scan: &Scan,
+    order: &FileOrder,
 ) -> Result<Layout> {
     let pic = config.kind != OutputKind::Exec;
     let any_shared = res.shared_needed.iter().any(|&n| n);
@@ -432,25 +434,25 @@ pub fn layout<A: Arch>(
     let (eh_records, cie_redirect) = {
         let _t = span("split .eh_frame");
         let mut recs = eh_frame::split_eh_frames::<A>(res, live)?;
-        let redirect = eh_frame::dedup_cies(res, &mut recs);
+        let redirect = eh_frame::dedup_cies(res, order, &mut recs);
         (recs, redirect)
     };
     drop(t);
-    let order = order::section_order(config, res, live, &map.sec_osec)?;
+    let sec_order = order::section_order(config, res, live, &map.sec_osec)?;
     let mut place = {
         let _t = span("place input sections");
         let script = config.sections.as_deref().map(|sc| (sc, &live.script[..]));
         place::place_inputs(
-            res,
+            (res, order),
             &mut osecs,
             &map,
             &eh_records,
             &merges,
             script,
-            order.as_ref(),
+            sec_order.as_ref(),
         )
     };
-    drop(order);
+    drop(sec_order);
     let t = span("GOT, PLT, dynamic symbols");
     let mut slots = {
         let _t = span("GOT and PLT slots");
@@ -469,8 +471,14 @@ pub fn layout<A: Arch>(
                 &with_folded
             }
         };
-        let mut symtab =
-            crate::synthetic::symtab::contents(config, res, listed, &slots.aux_index, &slots.aux);
+        let mut symtab = crate::synthetic::symtab::contents(
+            config,
+            res,
+            order,
+            listed,
+            &slots.aux_index,
+            &slots.aux,
+        );
         let emit_relocs = match config.emit_relocs {
             true => Some(emit_relocs::plan(
                 &cx,

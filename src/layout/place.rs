@@ -1,5 +1,5 @@
 //! Layout pass: input sections placed in their output sections. Each file's sections form one block per output
-//! section (in parallel), and the blocks follow each other in input order (a prefix sum), in `.text` group by
+//! section (in parallel), and the blocks follow each other in load order (`FileOrder`, a prefix sum), in `.text` group by
 //! group as GNU ld's default script orders them (`rules::text_group`); sorted arrays (`.init_array.N`) and
 //! `SHF_LINK_ORDER` sections are then placed in their own orders.
 
@@ -10,6 +10,7 @@ use super::rules::{SORTED_NAMES, TEXT_MAIN, TEXT_SORTED, init_priority};
 use super::{EhRecords, MergeGroup, OutputSection, Part};
 use crate::elf::{LE, align_up};
 use crate::index::{FileId, NONE, OsecId, SecIdx};
+use crate::load_order::FileOrder;
 use crate::parse::SectionKind;
 use crate::resolve::Resolved;
 use object::elf as E;
@@ -29,7 +30,7 @@ pub struct Placement {
 }
 
 pub fn place_inputs(
-    res: &Resolved,
+    (res, order_of_files): (&Resolved, &FileOrder),
     osecs: &mut [OutputSection],
     map: &SectionMap,
     eh_records: &EhRecords,
@@ -123,7 +124,7 @@ pub fn place_inputs(
     // The sections `--symbol-ordering-file` orders go first, before every file's block.
     let ordered = order.map(|order| {
         place_ordered(
-            res,
+            (res, order_of_files),
             order,
             osecs,
             map,
@@ -132,7 +133,13 @@ pub fn place_inputs(
             &mut pads_known,
         )
     });
-    let file_base = block_bases(res, osecs, &blocks, &map.text_groups, &mut cursor);
+    let file_base = block_bases(
+        (res, order_of_files),
+        osecs,
+        &blocks,
+        &map.text_groups,
+        &mut cursor,
+    );
     // Each block's base added to its sections' offsets, and the padding before the block to its first section's.
     let mut offs_pads: Vec<(&mut Vec<u64>, &mut Vec<u16>)> =
         sec_off.iter_mut().zip(pads.iter_mut()).collect();
@@ -183,7 +190,7 @@ pub fn place_inputs(
     };
     if let Some((sc, selection)) = script {
         place_script_inputs(
-            res,
+            (res, order_of_files),
             osecs,
             map,
             eh_records,
@@ -192,8 +199,8 @@ pub fn place_inputs(
             order,
         );
     }
-    place_sorted_arrays(res, osecs, map, &sorted_kind, &mut placement);
-    place_link_ordered(res, osecs, &mut placement);
+    place_sorted_arrays((res, order_of_files), osecs, map, &sorted_kind, &mut placement);
+    place_link_ordered((res, order_of_files), osecs, &mut placement);
     add_merged(osecs, merges);
     placement
 }
@@ -226,10 +233,11 @@ fn text_group_of(groups: &[(SecIdx, u8)], s: SecIdx) -> u8 {
         .map_or(TEXT_MAIN, |k| groups[k].1)
 }
 
-/// Per file, per block: (output section, offset, padding before it). The blocks follow each other in input
-/// order; in `.text`, group by group (`rules::text_group`), as GNU ld's default script places them.
+/// Per file, per block: (output section, offset, padding before it). The blocks follow each other in the files'
+/// load order (`FileOrder`); in `.text`, group by group (`rules::text_group`), as GNU ld's default script places
+/// them.
 fn block_bases(
-    res: &Resolved,
+    (res, order): (&Resolved, &FileOrder),
     osecs: &mut [OutputSection],
     blocks: &[Vec<Block>],
     text_groups: &[Vec<(SecIdx, u8)>],
@@ -247,16 +255,16 @@ fn block_bases(
         cursor[b.osec.index()] = c.saturating_add(b.size);
     };
     if text_groups.iter().all(|g| g.is_empty()) {
-        for (f, bl) in blocks.iter().enumerate() {
-            (0..bl.len()).for_each(|k| place(FileId::new(f), k));
+        for f in order.files(blocks.len()) {
+            (0..blocks[f.index()].len()).for_each(|k| place(f, k));
         }
         return file_base;
     }
     // Per group: its blocks, (file, block).
     let mut groups: Vec<Vec<(FileId, usize)>> = vec![Vec::new(); TEXT_MAIN as usize + 1];
-    for (f, bl) in blocks.iter().enumerate() {
-        for (k, b) in bl.iter().enumerate() {
-            groups[b.group as usize].push((FileId::new(f), k));
+    for f in order.files(blocks.len()) {
+        for (k, b) in blocks[f.index()].iter().enumerate() {
+            groups[b.group as usize].push((f, k));
         }
     }
     for (group, mut in_group) in groups.into_iter().enumerate() {
@@ -276,7 +284,7 @@ fn block_bases(
 /// The sections `order` ranks, placed from the start of their output sections in rank order (`cursor` advanced
 /// past them): (file, section, output section, offset, padding before it).
 fn place_ordered(
-    res: &Resolved,
+    (res, files): (&Resolved, &FileOrder),
     order: &SectionOrder,
     osecs: &mut [OutputSection],
     map: &SectionMap,
@@ -297,7 +305,7 @@ fn place_ordered(
             })
             .map(move |(s, &r)| (r, f, SecIdx::new(s), osec_of[s]))
     });
-    ranked.sort_unstable_by_key(|e| (e.0, e.1, e.2));
+    ranked.sort_unstable_by_key(|e| (e.0, files.rank(e.1), e.2));
     let mut out = Vec::with_capacity(ranked.len());
     for (_, f, s, osec) in ranked {
         let sec = res.objects[f.index()].sec(s);
@@ -331,7 +339,7 @@ fn sorted_kinds(osecs: &[OutputSection], script_desc: &[u32]) -> Vec<Option<usiz
 /// A script's output sections: their inputs listed in statement order and placed one after another until the
 /// addresses pass places them by the commands; a section with inputs or commands of its own is kept.
 fn place_script_inputs(
-    res: &Resolved,
+    (res, files): (&Resolved, &FileOrder),
     osecs: &mut [OutputSection],
     map: &SectionMap,
     eh_records: &EhRecords,
@@ -342,7 +350,7 @@ fn place_script_inputs(
     let script_desc = &map.script_desc;
     let t = crate::timing::span("script input lists");
     let lists = super::script::script_lists(
-        res,
+        (res, files),
         selection,
         (&map.sec_osec, script_desc),
         (&map.synth, &map.synth_stmts),
@@ -375,9 +383,9 @@ fn place_script_inputs(
 }
 
 /// Sorted init/fini arrays (`sorted_kind[osec]`: which of `SORTED_NAMES` an output section is): priority first,
-/// then input order; unnumbered sections last.
+/// then load order; unnumbered sections last.
 fn place_sorted_arrays(
-    res: &Resolved,
+    (res, files): (&Resolved, &FileOrder),
     osecs: &mut [OutputSection],
     map: &SectionMap,
     sorted_kind: &[Option<usize>],
@@ -420,15 +428,15 @@ fn place_sorted_arrays(
         else {
             continue;
         };
-        let mut list: Vec<(u32, FileId, SecIdx)> = sorted_inputs
+        let mut list: Vec<(u32, u32, FileId, SecIdx)> = sorted_inputs
             .iter()
             .filter(|x| x.0 == k)
-            .map(|&(_, prio, f, s)| (prio, f, s))
+            .map(|&(_, prio, f, s)| (prio, files.rank(f), f, s))
             .collect();
-        list.sort();
+        list.sort_unstable();
         let mut off = 0u64;
         let o = &mut osecs[osec.index()];
-        for &(_, f, s) in &list {
+        for &(_, _, f, s) in &list {
             let sec = objects[f.index()].sec(s);
             off = align_up(off, sec.align());
             o.align = o.align.max(sec.align());
@@ -442,8 +450,12 @@ fn place_sorted_arrays(
 }
 
 /// SHF_LINK_ORDER inputs (`__patchable_function_entries`, sanitizer tables) follow the order of the sections
-/// they are linked to, as in GNU ld and lld; other inputs of the same output section go first, in input order.
-fn place_link_ordered(res: &Resolved, osecs: &mut [OutputSection], p: &mut Placement) {
+/// they are linked to, as in GNU ld and lld; other inputs of the same output section go first, in load order.
+fn place_link_ordered(
+    (res, files): (&Resolved, &FileOrder),
+    osecs: &mut [OutputSection],
+    p: &mut Placement,
+) {
     let objects = &res.objects;
     let Placement {
         place_osec,
@@ -471,10 +483,10 @@ fn place_link_ordered(res: &Resolved, osecs: &mut [OutputSection], p: &mut Place
         {
             continue;
         }
-        // (linked?, linked section's output section (NONE if dropped) and offset, file, section), in input order.
+        // (linked?, linked section's output section (NONE if dropped) and offset, file, section), in load order.
         let mut list: Vec<(bool, OsecId, u64, FileId, SecIdx)> = Vec::new();
-        for (f, o) in objects.iter().enumerate() {
-            for (s, sec) in o.secs() {
+        for f in files.files(objects.len()).map(FileId::index) {
+            for (s, sec) in objects[f].secs() {
                 if place_osec[f][s.index()] != osec || sec.kind == SectionKind::EhFrame {
                     continue;
                 }

@@ -5,7 +5,6 @@
 //! the final link's passes (ARCHITECTURE.md).
 
 mod image;
-mod order;
 mod relocs;
 mod sections;
 mod symbols;
@@ -17,9 +16,13 @@ use crate::output_file::OutputFile;
 use crate::resolve::Resolved;
 
 /// Writes the partial link of `res` to the output.
-pub fn link<A: Arch>(config: &Config, res: &Resolved) -> Result<()> {
+pub fn link<A: Arch>(
+    config: &Config,
+    res: &Resolved,
+    order: &crate::load_order::FileOrder,
+) -> Result<()> {
     check(config, res)?;
-    let plan = sections::plan::<A>(config, res)?;
+    let plan = sections::plan::<A>(config, res, order)?;
     let syms = symbols::table(config, res, &plan)?;
     let relas = relocs::collect::<A>(res, &plan, &syms)?;
     let image = image::build(config, res, &plan, &syms, &relas, A::E_MACHINE)?;

@@ -66,7 +66,7 @@ pub struct Plan {
     pub commons: HashMap<crate::index::SymId, (OsecId, u64)>,
     /// `.note.GNU-stack` asks for an executable stack.
     pub exec_stack: bool,
-    /// The live objects in the order GNU ld loads them (`order::load_order`): their sections and symbols go in
+    /// The live objects in the order GNU ld loads them (`crate::load_order`): their sections and symbols go in
     /// that order.
     pub load_order: Vec<FileId>,
 }
@@ -81,14 +81,20 @@ impl Plan {
 }
 
 /// Decides the output sections of a partial link of `res`'s live objects.
-pub fn plan<A: crate::arch::Arch>(config: &Config, res: &Resolved) -> Result<Plan> {
+pub fn plan<A: crate::arch::Arch>(
+    config: &Config,
+    res: &Resolved,
+    files: &crate::load_order::FileOrder,
+) -> Result<Plan> {
     let strip_debug = config.strip_debug || config.strip_all;
     let mut osecs: Vec<OutSec> = Vec::new();
     let mut by_name: HashMap<Vec<u8>, OsecId> = HashMap::new();
     let mut place: Vec<Vec<(OsecId, u64)>> = (res.objects.iter())
         .map(|o| vec![(OsecId::NONE, 0); o.sections.len()])
         .collect();
-    let load_order = super::order::load_order(config, res);
+    let load_order: Vec<FileId> = (files.files(res.objects.len()))
+        .filter(|f| res.object_live[f.index()])
+        .collect();
     for &f in &load_order {
         let o = &res.objects[f.index()];
         let here = &mut place[f.index()];

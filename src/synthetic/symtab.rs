@@ -6,6 +6,7 @@
 use crate::args::Config;
 use crate::elf::LE;
 use crate::index::{FileId, NONE, OsecId, SymId};
+use crate::load_order::FileOrder;
 use crate::resolve::{Def, Resolved};
 use object::elf as E;
 use rayon::prelude::*;
@@ -26,9 +27,17 @@ pub struct Contents {
     /// `--emit-relocs`: the output sections that get a section symbol, first after the null entry (as GNU ld
     /// writes them when it keeps relocations, which name them).
     pub section_syms: Vec<OsecId>,
+    /// The files in the order their symbols are listed (GNU ld's load order, `FileOrder`); empty for input order.
+    pub order: Vec<FileId>,
 }
 
 impl Contents {
+    /// The files in the order their symbols are listed.
+    pub fn files(&self) -> impl Iterator<Item = FileId> + '_ {
+        let input = if self.order.is_empty() { self.counts.len() } else { 0 };
+        (0..input).map(FileId::new).chain(self.order.iter().copied())
+    }
+
     /// The number of local entries, the null one included: the index of the first global (`sh_info`).
     pub fn first_global(&self) -> u32 {
         1 + self.section_syms.len() as u32
@@ -57,6 +66,7 @@ impl Contents {
 pub fn contents(
     config: &Config,
     res: &Resolved,
+    order: &FileOrder,
     live: &[Vec<bool>],
     aux_index: &[u32],
     aux: &[crate::synthetic::got_plt::Aux],
@@ -123,6 +133,7 @@ pub fn contents(
         extra_local,
         gnu_ext,
         section_syms: Vec::new(),
+        order: order.sequence(),
     }
 }
 
@@ -183,6 +194,7 @@ pub trait Places: Sync {
 
 /// One file's share of the two sections: its local entries, its global entries, and its names, which start at
 /// offset `name_off` of `.strtab`.
+#[derive(Default)]
 struct FileOut<'a> {
     locals: &'a mut [u8],
     globals: &'a mut [u8],
@@ -217,7 +229,7 @@ pub fn write(
         e[8..16].copy_from_slice(&addr.to_le_bytes());
     }
     let nlocal = contents.extra_local.len();
-    let (mut files, mut extras) = split_per_file(&contents.counts, nlocal, sym_out, str_out);
+    let (mut files, mut extras) = split_per_file(contents, nlocal, sym_out, str_out);
     res.runs.for_each_mut(&mut files, |f, out| {
         if contents.counts[f.index()] != (0, 0, 0) {
             write_file_symbols(res, f, &contents.members[f.index()], places, out);
@@ -234,14 +246,16 @@ pub fn write(
 }
 
 /// Each file's share of `sym_out` (the entries after the null one and the section symbols) and `str_out` (after
-/// the empty name), and the extras' share: `extra_locals` entries after the files' locals, the rest after their
-/// globals (written in that order, so `FileOut::globals` holds both), and the names after theirs.
+/// the empty name), the files in `Contents::files`' order, and the extras' share: `extra_locals` entries after the
+/// files' locals, the rest after their globals (written in that order, so `FileOut::globals` holds both), and the
+/// names after theirs.
 fn split_per_file<'a>(
-    counts: &[(u32, u32, u64)],
+    contents: &Contents,
     extra_locals: usize,
     sym_out: &'a mut [u8],
     str_out: &'a mut [u8],
 ) -> (Vec<FileOut<'a>>, FileOut<'a>) {
+    let counts = &contents.counts[..];
     let nlocal: usize = counts.iter().map(|c| c.0 as usize).sum();
     let nglobal: usize = counts.iter().map(|c| c.1 as usize).sum();
     let (mut locals, rest) = sym_out.split_at_mut(24 * nlocal);
@@ -249,20 +263,22 @@ fn split_per_file<'a>(
     let (mut globals, extra_global) = rest.split_at_mut((24 * nglobal).min(rest.len()));
     let (_, mut names) = str_out.split_at_mut(1.min(str_out.len()));
     let mut name_off = 1u64;
-    let mut files = Vec::with_capacity(counts.len());
-    for &(nl, ng, strs) in counts {
+    let mut files: Vec<FileOut> = Vec::with_capacity(counts.len());
+    files.resize_with(counts.len(), FileOut::default);
+    for f in contents.files() {
+        let (nl, ng, strs) = counts[f.index()];
         let (l, rest) = std::mem::take(&mut locals).split_at_mut(24 * nl as usize);
         locals = rest;
         let (g, rest) = std::mem::take(&mut globals).split_at_mut(24 * ng as usize);
         globals = rest;
         let (n, rest) = std::mem::take(&mut names).split_at_mut(strs as usize);
         names = rest;
-        files.push(FileOut {
+        files[f.index()] = FileOut {
             locals: l,
             globals: g,
             names: n,
             name_off,
-        });
+        };
         name_off += strs;
     }
     let extras = FileOut {

@@ -41,9 +41,10 @@ impl SymIndex {
             section[o.index()] = 1 + k as u32;
         }
         let (mut local, mut global) = (1 + st.section_syms.len() as u32, st.first_global());
-        let mut starts = Vec::with_capacity(st.counts.len());
-        for &(nl, ng, _) in &st.counts {
-            starts.push((local, global, nl));
+        let mut starts = vec![(0, 0, 0); st.counts.len()];
+        for f in st.files() {
+            let (nl, ng, _) = st.counts[f.index()];
+            starts[f.index()] = (local, global, nl);
             local += nl;
             global += ng;
         }

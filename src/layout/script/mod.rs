@@ -10,6 +10,7 @@ use super::{EhRecords, OutputSection, Synth, SynthMap};
 use crate::args::Config;
 use crate::elf::align_up;
 use crate::index::{FileId, NONE, OsecId, SecIdx};
+use crate::load_order::FileOrder;
 use crate::parse::SectionKind;
 use crate::resolve::Resolved;
 use crate::scan::{self, Scan};
@@ -186,11 +187,11 @@ impl ScriptInput {
     }
 }
 
-/// Per output section under a script: its input sections, in the order they are placed: statement order, then the statement's sort, then input order, the linker-made sections a statement
+/// Per output section under a script: its input sections, in the order they are placed: statement order, then the statement's sort, then load order (`FileOrder`), the linker-made sections a statement
 /// matches among the first object's. Merged (`SHF_MERGE`) sections are listed too: the output section's
 /// merged strings go where the first of them is.
 pub fn script_lists(
-    res: &Resolved,
+    (res, files): (&Resolved, &FileOrder),
     script: &[Vec<u32>],
     (sec_osec, script_desc): (&[Vec<OsecId>], &[u32]),
     (synth, synth_stmts): (&SynthMap, &[(Synth, u32)]),
@@ -226,10 +227,8 @@ pub fn script_lists(
             Some((osec.0, e))
         })
     });
-    let mut buckets: Vec<Vec<ListEntry>> = vec![Vec::new(); script_desc.len()];
-    for (osec, e) in all {
-        buckets[osec as usize].push(e);
-    }
+    let mut buckets = in_load_order(all, files, objects.len(), script_desc.len());
+    let first_file = files.files(objects.len()).next();
     // GNU ld makes its own sections inputs of the first object: those a statement matches go after that object's
     // sections (the merged `.note.gnu.property` in place of its first one), before the other objects'.
     for &(s, k) in synth_stmts {
@@ -238,7 +237,7 @@ pub fn script_lists(
             Synth::GnuProperty => 0,
             _ => (b
                 .iter()
-                .position(|e| e.file.0 != 0 && e.file != LINKER_MADE))
+                .position(|e| Some(e.file) != first_file && e.file != LINKER_MADE))
             .unwrap_or(b.len()),
         };
         // After the ranked sections when an ordering file sorts the statement's inputs.
@@ -278,6 +277,36 @@ pub fn script_lists(
                 .collect()
         })
         .collect()
+}
+
+/// The entries `all` (output section, entry), in input order, into one list per output section (of `n_osecs`), in
+/// load order: each file's entries are a run of `all`, taken in the order `files` lists the `n` files.
+fn in_load_order(
+    all: Vec<(u32, ListEntry)>,
+    files: &FileOrder,
+    n: usize,
+    n_osecs: usize,
+) -> Vec<Vec<ListEntry>> {
+    let mut buckets: Vec<Vec<ListEntry>> = vec![Vec::new(); n_osecs];
+    if files.is_input_order() {
+        for (osec, e) in all {
+            buckets[osec as usize].push(e);
+        }
+        return buckets;
+    }
+    let mut start = vec![0usize; n + 1];
+    for (_, e) in &all {
+        start[e.file.index() + 1] += 1;
+    }
+    for f in 0..n {
+        start[f + 1] += start[f];
+    }
+    for f in files.files(n).map(FileId::index) {
+        for &(osec, e) in &all[start[f]..start[f + 1]] {
+            buckets[osec as usize].push(e);
+        }
+    }
+    buckets
 }
 
 /// An input section of a script's output section, with what its statement sorts it by.
