@@ -244,7 +244,8 @@ impl LazyRuns {
             Some(path) => {
                 let first = *self.first.entry(path).or_insert(own);
                 // The same file twice has the same members (a file changed in between is a new archive).
-                let same = (self.runs.get(first as usize)).is_some_and(|r| r.files.len() == files.len());
+                let same =
+                    (self.runs.get(first as usize)).is_some_and(|r| r.files.len() == files.len());
                 let first = if same { first } else { own };
                 self.runs.push(LazyRun { files, first });
                 self.start_lib = false;

@@ -10,13 +10,14 @@
 //! only orders them. Per linked file, in parallel, the members it wants: those holding the winning definition of
 //! a name it refers to (not weakly) or has as a common. Then one walk over the command line simulates GNU ld's
 //! passes with, per archive, the set of members wanted and not loaded yet and a cursor, so that its work is
-//! proportional to those wants, not to the names times the passes. Members wanted only by files after their
-//! archive (rivet links them, as lld does; GNU ld would not find them) come after everything else, each archive
-//! gone over again as a group's are.
+//! proportional to those wants, not to the names times the passes. A member wanted only once its archive will not
+//! be gone over again (GNU ld would not find it; rivet links it, as lld does) comes right after the file that
+//! wants it, as lld extracts it, so that crtend.o and crtn.o stay last.
 
 use crate::args::Config;
 use crate::elf::LE;
 use crate::index::{FileId, NONE};
+use crate::input::LazyRun;
 use crate::resolve::{Def, Resolved};
 use object::elf as E;
 use std::collections::BTreeSet;
@@ -32,7 +33,7 @@ pub struct FileOrder {
 }
 
 impl FileOrder {
-    /// The order of `files` given as a sequence (each file once).
+    /// The order `seq` (every object once).
     fn new(seq: Vec<FileId>) -> FileOrder {
         let mut rank = vec![0u32; seq.len()];
         for (k, &f) in seq.iter().enumerate() {
@@ -89,18 +90,20 @@ pub fn load_order(config: &Config, res: &Resolved) -> FileOrder {
         loaded: vec![false; n],
         queued: vec![false; n],
         pending: vec![BTreeSet::new(); res.lazy_runs.len()],
+        passed: vec![false; res.lazy_runs.len()],
         seq: Vec::with_capacity(n),
+        now: Vec::new(),
     };
     for g in config.undefined.iter().chain(&config.entry) {
         if let Some(g) = res.names.lookup(g.as_bytes())
             && let Def::Object { file, .. } = res.defs[g.index()]
         {
-            sim.want(file);
+            sim.wanted_here(file);
         }
     }
     // Other names the command line or a script refers to (`--defsym`, `EXTERN`...).
     for e in res.extracted.iter().filter(|e| e.by == NONE) {
-        sim.want(e.member);
+        sim.wanted_here(e.member);
     }
     sim.command_line(res);
     // The rest, linked for no reference (none that GNU ld would see), then the files not linked.
@@ -158,25 +161,48 @@ struct Simulation<'a> {
     queued: Vec<bool>,
     /// Per archive (its first run): the members wanted and not loaded yet.
     pending: Vec<BTreeSet<FileId>>,
+    /// Per archive (its first run): it will not be gone over again (GNU ld would not find what is wanted from it
+    /// from now on; rivet links it as lld does, after the file that wants it).
+    passed: Vec<bool>,
     seq: Vec<FileId>,
+    /// `load`'s stack, kept between calls.
+    now: Vec<FileId>,
 }
 
 impl Simulation<'_> {
+    /// Loads `f`, and right after it (depth first, as lld extracts them) the members it wants from archives
+    /// that will not be gone over again.
     fn load(&mut self, f: FileId) {
-        self.loaded[f.index()] = true;
-        self.seq.push(f);
-        for &m in &self.wants[f.index()] {
-            self.want(m);
+        let mut now = std::mem::take(&mut self.now);
+        now.push(f);
+        while let Some(f) = now.pop() {
+            if std::mem::replace(&mut self.loaded[f.index()], true) {
+                continue;
+            }
+            self.seq.push(f);
+            let from = now.len();
+            for &m in &self.wants[f.index()] {
+                if self.want(m) {
+                    now.push(m);
+                }
+            }
+            now[from..].reverse();
         }
+        self.now = now;
     }
 
-    /// Member `m` is wanted: loaded when its archive is next gone over.
-    fn want(&mut self, m: FileId) {
+    /// Member `m` is wanted: loaded when its archive is next gone over; or, if it will not be, right away (true).
+    fn want(&mut self, m: FileId) -> bool {
         let a = self.archive[m.index()];
-        if a != NONE && !self.loaded[m.index()] && !self.queued[m.index()] {
-            self.queued[m.index()] = true;
-            self.pending[a as usize].insert(m);
+        if a == NONE || self.loaded[m.index()] || self.queued[m.index()] {
+            return false;
         }
+        if self.passed[a as usize] {
+            return true;
+        }
+        self.queued[m.index()] = true;
+        self.pending[a as usize].insert(m);
+        false
     }
 
     /// Goes over archive `a` (its first run) until a pass loads nothing; whether any member was loaded.
@@ -201,7 +227,7 @@ impl Simulation<'_> {
     }
 
     /// The objects and archives in command-line order, the shared objects' wants where they are, each group's
-    /// archives gone over again at its end, and at last every archive again.
+    /// archives gone over again at its end, and at last every archive again (nothing should be left by then).
     fn command_line(&mut self, res: &Resolved) {
         let n = res.objects.len();
         // The members that shared objects' references pulled in, by the shared object's place.
@@ -211,17 +237,27 @@ impl Simulation<'_> {
             .collect();
         by_shared.sort_unstable();
         let mut by_shared = by_shared.into_iter().peekable();
-        let mut runs = res.lazy_runs.iter().peekable();
+        // Per archive, its last run.
+        let mut last = vec![0; res.lazy_runs.len()];
+        for (k, r) in res.lazy_runs.iter().enumerate() {
+            last[r.first as usize] = k;
+        }
+        let grouped = |r: &LazyRun| {
+            (res.groups.iter()).any(|g| g.start <= r.files.start && r.files.end <= g.end)
+        };
+        let mut runs = res.lazy_runs.iter().enumerate().peekable();
         let mut groups = res.groups.iter().filter(|g| !g.is_empty()).peekable();
         let mut f = 0;
         while f < n {
             while let Some((_, m)) = by_shared.next_if(|&(at, _)| at <= f) {
-                self.want(m);
+                self.wanted_here(m);
             }
-            match runs.next_if(|r| r.files.start == f) {
-                Some(run) => {
+            match runs.next_if(|(_, r)| r.files.start == f) {
+                Some((k, run)) => {
                     self.passes(run.first);
                     f = run.files.end;
+                    self.passed[run.first as usize] |=
+                        last[run.first as usize] == k && !grouped(run);
                 }
                 None => {
                     if res.object_live[f] && self.archive[f] == NONE {
@@ -231,15 +267,26 @@ impl Simulation<'_> {
                 }
             }
             while let Some(g) = groups.next_if(|g| g.end <= f) {
-                let inside = (res.lazy_runs.iter())
-                    .filter(|r| g.start <= r.files.start && r.files.end <= g.end)
-                    .map(|r| r.first);
-                self.again(inside);
+                let inside =
+                    |(_, r): &(usize, &LazyRun)| g.start <= r.files.start && r.files.end <= g.end;
+                let inside: Vec<(usize, &LazyRun)> =
+                    res.lazy_runs.iter().enumerate().filter(inside).collect();
+                self.again(inside.iter().map(|(_, r)| r.first));
+                for (k, r) in inside {
+                    self.passed[r.first as usize] |= last[r.first as usize] == k;
+                }
             }
         }
         for (_, m) in by_shared {
-            self.want(m);
+            self.wanted_here(m);
         }
         self.again(res.lazy_runs.iter().map(|r| r.first));
+    }
+
+    /// Member `m` is wanted where the walk is (not by a file it loads).
+    fn wanted_here(&mut self, m: FileId) {
+        if self.want(m) {
+            self.load(m);
+        }
     }
 }

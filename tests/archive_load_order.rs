@@ -12,7 +12,10 @@ use std::path::Path;
 
 /// A member `name`.o: a constructor printing `name`, a function `f<name>` calling `f<callee>` for each callee.
 fn member(dir: &Path, name: &str, callees: &[&str]) {
-    let decls: String = callees.iter().map(|c| format!("int f{c}(void);\n")).collect();
+    let decls: String = callees
+        .iter()
+        .map(|c| format!("int f{c}(void);\n"))
+        .collect();
     let calls: String = callees.iter().map(|c| format!(" + f{c}()")).collect();
     let src = format!(
         "#include <stdio.h>\n{decls}__attribute__((constructor)) static void ctor_{name}(void) {{ puts(\"{name}\"); }}\n\
@@ -41,11 +44,18 @@ fn function_order(dir: &Path, exe: &str) -> Vec<String> {
         .collect()
 }
 
-/// Links `main.o` and `args` with GNU ld and with the linker under test, runs both, and compares what they print
-/// and their functions' order; returns what GNU ld's program printed.
-fn same_as_gnu_ld(dir: &Path, shim: &Path, bfd: &Path, case: &str, args: &[&str]) -> String {
+/// Links `main.o` and `args` with the reference linker (`reference`: GNU ld, or lld where GNU ld cannot link) and
+/// with the linker under test, runs both, and compares what they print and their functions' and locals' order;
+/// returns what the reference's program printed.
+fn same_as_reference(
+    dir: &Path,
+    shim: &Path,
+    reference: &Path,
+    case: &str,
+    args: &[&str],
+) -> String {
     let mut seen = Vec::new();
-    for (side, shim) in [("ref", bfd), ("test", shim)] {
+    for (side, shim) in [("ref", reference), ("test", shim)] {
         let b = format!("-B{}/", shim.display());
         let exe = format!("{case}-{side}");
         let mut all = vec![b.as_str(), "-o", &exe, "main.o"];
@@ -62,15 +72,15 @@ fn same_as_gnu_ld(dir: &Path, shim: &Path, bfd: &Path, case: &str, args: &[&str]
     }
     assert_eq!(
         seen[1].0, seen[0].0,
-        "{case}: constructors ran in another order than with GNU ld"
+        "{case}: constructors ran in another order than with the reference linker"
     );
     assert_eq!(
         seen[1].1, seen[0].1,
-        "{case}: functions in another order than GNU ld's"
+        "{case}: functions in another order than the reference linker's"
     );
     assert_eq!(
         seen[1].2, seen[0].2,
-        "{case}: .symtab lists the members' locals in another order than GNU ld"
+        "{case}: .symtab lists the members' locals in another order than the reference linker"
     );
     seen.remove(0).0
 }
@@ -86,7 +96,10 @@ fn symtab_locals(dir: &Path, exe: &str) -> Vec<String> {
 }
 
 fn main_calling(dir: &Path, callees: &[&str]) {
-    let decls: String = callees.iter().map(|c| format!("int f{c}(void);\n")).collect();
+    let decls: String = callees
+        .iter()
+        .map(|c| format!("int f{c}(void);\n"))
+        .collect();
     let calls: String = callees.iter().map(|c| format!(" + f{c}()")).collect();
     std::fs::write(
         dir.join("main.c"),
@@ -110,7 +123,7 @@ fn member_before_its_user_loads_in_the_next_pass() {
     member(&dir, "b", &["a"]);
     archive(&dir, "foo", &["a", "b"]);
     main_calling(&dir, &["b"]);
-    let out = same_as_gnu_ld(&dir, &shim, &bfd, "next-pass", &["libfoo.a"]);
+    let out = same_as_reference(&dir, &shim, &bfd, "next-pass", &["libfoo.a"]);
     assert_eq!(out, "b\na\n", "GNU ld's order changed");
 }
 
@@ -128,9 +141,9 @@ fn same_pass_after_next_pass_before() {
     member(&dir, "e", &[]);
     archive(&dir, "foo", &["a", "b", "c", "d", "e"]);
     main_calling(&dir, &["c"]);
-    let out = same_as_gnu_ld(&dir, &shim, &bfd, "passes", &["libfoo.a"]);
+    let out = same_as_reference(&dir, &shim, &bfd, "passes", &["libfoo.a"]);
     assert_eq!(out, "c\nd\na\nb\n", "GNU ld's order changed");
-    let out = same_as_gnu_ld(&dir, &shim, &bfd, "undefined", &["-Wl,-u,fe", "libfoo.a"]);
+    let out = same_as_reference(&dir, &shim, &bfd, "undefined", &["-Wl,-u,fe", "libfoo.a"]);
     assert_eq!(out, "c\nd\ne\na\nb\n", "GNU ld's order changed");
 }
 
@@ -148,13 +161,8 @@ fn group_goes_over_its_archives_again() {
     archive(&dir, "x", &["x2", "x1"]);
     archive(&dir, "y", &["y1", "y2"]);
     main_calling(&dir, &["x1", "y2"]);
-    let args = [
-        "-Wl,--start-group",
-        "libx.a",
-        "liby.a",
-        "-Wl,--end-group",
-    ];
-    let out = same_as_gnu_ld(&dir, &shim, &bfd, "group", &args);
+    let args = ["-Wl,--start-group", "libx.a", "liby.a", "-Wl,--end-group"];
+    let out = same_as_reference(&dir, &shim, &bfd, "group", &args);
     assert_eq!(out, "x1\ny1\ny2\nx2\n", "GNU ld's order changed");
 }
 
@@ -172,7 +180,7 @@ fn member_wanted_by_a_later_object() {
     archive(&dir, "foo", &["d", "c"]);
     main_calling(&dir, &["c", "late", "end"]);
     let args = ["libfoo.a", "late.o", "libfoo.a", "end.o"];
-    let out = same_as_gnu_ld(&dir, &shim, &bfd, "again", &args);
+    let out = same_as_reference(&dir, &shim, &bfd, "again", &args);
     assert_eq!(out, "c\nlate\nd\nend\n", "GNU ld's order changed");
     let args = [
         "-Wl,--start-group",
@@ -181,6 +189,36 @@ fn member_wanted_by_a_later_object() {
         "-Wl,--end-group",
         "end.o",
     ];
-    let out = same_as_gnu_ld(&dir, &shim, &bfd, "in-group", &args);
+    let out = same_as_reference(&dir, &shim, &bfd, "in-group", &args);
     assert_eq!(out, "c\nlate\nd\nend\n", "GNU ld's order changed");
+}
+
+/// A member that only an object after its archive wants, and no later archive supplies: GNU ld does not find it
+/// (an undefined reference); rivet links it as lld does, right after the object that wants it and before the
+/// objects after that (crtend.o and crtn.o stay last).
+#[test]
+fn backward_reference_goes_where_lld_puts_it() {
+    let Some((dir, shim, _)) = setup("load-order-backward") else {
+        return;
+    };
+    if !common::have_tool("ld.lld-19") {
+        eprintln!("skipped: ld.lld-19 needed");
+        return;
+    }
+    let lld = common::ld_shim_dir(&common::which("ld.lld-19").unwrap(), "load-order-lld");
+    member(&dir, "c", &[]);
+    member(&dir, "d", &["e"]);
+    member(&dir, "e", &[]);
+    member(&dir, "late", &["d"]);
+    member(&dir, "end", &[]);
+    archive(&dir, "foo", &["e", "d", "c"]);
+    main_calling(&dir, &["c", "late", "end"]);
+    let out = same_as_reference(
+        &dir,
+        &shim,
+        &lld,
+        "backward",
+        &["libfoo.a", "late.o", "end.o"],
+    );
+    assert_eq!(out, "c\nlate\nd\ne\nend\n", "lld's order changed");
 }

@@ -81,7 +81,9 @@ pub fn dedup_cies(
     let mut seen: HashMap<CieKey, (FileId, SecIdx, u64)> = HashMap::default();
     let mut redirect = HashMap::default();
     let mut per_file = per_file;
-    let mut changes: Vec<(Vec<SecIdx>, Vec<(SecIdx, u64)>)> = Vec::new();
+    // Per file: the sections that lost unused CIEs, and the duplicate CIEs dropped.
+    type Changes = (Vec<SecIdx>, Vec<(SecIdx, u64)>);
+    let mut changes: Vec<Changes> = Vec::new();
     changes.resize_with(per_file.len(), Default::default);
     for f in order.files(per_file.len()) {
         let (keys, changed) = std::mem::take(&mut per_file[f.index()]);

@@ -199,7 +199,13 @@ pub fn place_inputs(
             order,
         );
     }
-    place_sorted_arrays((res, order_of_files), osecs, map, &sorted_kind, &mut placement);
+    place_sorted_arrays(
+        (res, order_of_files),
+        osecs,
+        map,
+        &sorted_kind,
+        &mut placement,
+    );
     place_link_ordered((res, order_of_files), osecs, &mut placement);
     add_merged(osecs, merges);
     placement

@@ -34,8 +34,14 @@ pub struct Contents {
 impl Contents {
     /// The files in the order their symbols are listed.
     pub fn files(&self) -> impl Iterator<Item = FileId> + '_ {
-        let input = if self.order.is_empty() { self.counts.len() } else { 0 };
-        (0..input).map(FileId::new).chain(self.order.iter().copied())
+        let input = if self.order.is_empty() {
+            self.counts.len()
+        } else {
+            0
+        };
+        (0..input)
+            .map(FileId::new)
+            .chain(self.order.iter().copied())
     }
 
     /// The number of local entries, the null one included: the index of the first global (`sh_info`).
