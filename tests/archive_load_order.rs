@@ -128,7 +128,8 @@ fn member_before_its_user_loads_in_the_next_pass() {
 }
 
 /// c.o (wanted by main) wants a.o and d.o, d.o wants b.o: d.o follows c.o in the first pass, a.o and b.o come in
-/// the second; e.o, wanted by nobody but `-u`, is loaded in the first pass at its place in the archive.
+/// the second; e.o, wanted by nobody but `-u`, is loaded in the first pass at its place in the archive. The same
+/// under a linker script.
 #[test]
 fn same_pass_after_next_pass_before() {
     let Some((dir, shim, bfd)) = setup("load-order-passes") else {
@@ -144,6 +145,12 @@ fn same_pass_after_next_pass_before() {
     let out = same_as_reference(&dir, &shim, &bfd, "passes", &["libfoo.a"]);
     assert_eq!(out, "c\nd\na\nb\n", "GNU ld's order changed");
     let out = same_as_reference(&dir, &shim, &bfd, "undefined", &["-Wl,-u,fe", "libfoo.a"]);
+    assert_eq!(out, "c\nd\ne\na\nb\n", "GNU ld's order changed");
+    // Under GNU ld's default script given with -T: each statement's inputs in the same order.
+    let script = common::gnu_default_script(&["-pie"], &dir);
+    std::fs::write(dir.join("gnu-pie.lds"), script).unwrap();
+    let args = ["-Wl,-T,gnu-pie.lds", "-Wl,-u,fe", "libfoo.a"];
+    let out = same_as_reference(&dir, &shim, &bfd, "script", &args);
     assert_eq!(out, "c\nd\ne\na\nb\n", "GNU ld's order changed");
 }
 

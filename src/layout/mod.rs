@@ -1,9 +1,10 @@
 //! Pass 8: layout.
 //!
-//! Input: resolution, liveness and scan results. Output: [`Layout`]: the output sections in order with their
-//! addresses and file offsets, the place of every live input section (prefix sums over per-file block sizes, so
-//! files are placed in parallel and in input order), merged-string pieces, `.eh_frame` records, GOT/PLT slots,
-//! the dynamic symbol table, and the address of every symbol.
+//! Input: resolution, liveness and scan results, and the files' load order. Output: [`Layout`]: the output sections
+//! in order with their addresses and file offsets, the place of every live input section (prefix sums over
+//! per-file block sizes, so files are placed in parallel and in load order, `load_order::FileOrder`),
+//! merged-string pieces, `.eh_frame` records, GOT/PLT slots, the dynamic symbol table, and the address of every
+//! symbol.
 
 use crate::arch::Arch;
 use crate::args::{Config, OutputKind};
@@ -54,7 +55,7 @@ pub const NO_ADDR: u64 = u64::MAX;
 /// What fills an output section, in order.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Part {
-    /// The input sections of every file mapped here, file blocks in input order.
+    /// The input sections of every file mapped here, file blocks in load order (`FileOrder`).
     Inputs,
     /// Input sections in a given order (`.init_array.NNNNN` priorities), placed by `places`.
     Sorted,

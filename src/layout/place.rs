@@ -1,7 +1,7 @@
 //! Layout pass: input sections placed in their output sections. Each file's sections form one block per output
-//! section (in parallel), and the blocks follow each other in load order (`FileOrder`, a prefix sum), in `.text` group by
-//! group as GNU ld's default script orders them (`rules::text_group`); sorted arrays (`.init_array.N`) and
-//! `SHF_LINK_ORDER` sections are then placed in their own orders.
+//! section (in parallel), and the blocks follow each other in the files' load order (`FileOrder`, a prefix sum),
+//! in `.text` group by group as GNU ld's default script orders them (`rules::text_group`); sorted arrays
+//! (`.init_array.N`) and `SHF_LINK_ORDER` sections are then placed in their own orders, ties in load order.
 
 use super::eh_frame::eh_block_size;
 use super::order::SectionOrder;

@@ -187,9 +187,10 @@ impl ScriptInput {
     }
 }
 
-/// Per output section under a script: its input sections, in the order they are placed: statement order, then the statement's sort, then load order (`FileOrder`), the linker-made sections a statement
-/// matches among the first object's. Merged (`SHF_MERGE`) sections are listed too: the output section's
-/// merged strings go where the first of them is.
+/// Per output section under a script: its input sections, in the order they are placed: statement order, then
+/// the statement's sort, then load order (`FileOrder`), the linker-made sections a statement matches among the
+/// first object's. Merged (`SHF_MERGE`) sections are listed too: the output section's merged strings go where the
+/// first of them is.
 pub fn script_lists(
     (res, files): (&Resolved, &FileOrder),
     script: &[Vec<u32>],
