@@ -227,7 +227,7 @@ pub fn load(config: &Config) -> Result<Inputs> {
 struct LazyRuns {
     runs: Vec<LazyRun>,
     /// Per archive path: its first run.
-    first: std::collections::HashMap<PathBuf, u32>,
+    first: rustc_hash::FxHashMap<std::ffi::OsString, u32>,
     /// The last run is of `--start-lib` files, which the next one extends.
     start_lib: bool,
 }
@@ -242,7 +242,7 @@ impl LazyRuns {
         let own = self.runs.len() as u32;
         match archive {
             Some(path) => {
-                let first = *self.first.entry(path).or_insert(own);
+                let first = *self.first.entry(path.into_os_string()).or_insert(own);
                 // The same file twice has the same members (a file changed in between is a new archive).
                 let same =
                     (self.runs.get(first as usize)).is_some_and(|r| r.files.len() == files.len());

@@ -9,7 +9,7 @@
 //! Resolution (`resolve`) has decided which members are linked, and each global's winning definition; this pass
 //! only orders them. Per linked file, in parallel, the members it wants: those holding the winning definition of
 //! a name it refers to (not weakly) or has as a common. Then one walk over the command line simulates GNU ld's
-//! passes with, per archive, the set of members wanted and not loaded yet and a cursor, so that its work is
+//! passes with the members wanted and not loaded yet (a bit each) and, per archive, a cursor, so that its work is
 //! proportional to those wants, not to the names times the passes. A member wanted only once its archive will not
 //! be gone over again (GNU ld would not find it; rivet links it, as lld does) comes right after the file that
 //! wants it, as lld extracts it, so that crtend.o and crtn.o stay last.
@@ -20,7 +20,6 @@ use crate::index::{FileId, NONE};
 use crate::input::LazyRun;
 use crate::resolve::{Def, Resolved};
 use object::elf as E;
-use std::collections::BTreeSet;
 
 /// The order in which the objects' contents are laid out.
 #[derive(Default)]
@@ -88,8 +87,8 @@ pub fn load_order(config: &Config, res: &Resolved) -> FileOrder {
         wants: &wants,
         archive: &archive,
         loaded: vec![false; n],
-        queued: vec![false; n],
-        pending: vec![BTreeSet::new(); res.lazy_runs.len()],
+        pending: vec![0; n.div_ceil(64)],
+        pending_in: vec![0; res.lazy_runs.len()],
         passed: vec![false; res.lazy_runs.len()],
         seq: Vec::with_capacity(n),
         now: Vec::new(),
@@ -131,17 +130,16 @@ fn wanted_members(res: &Resolved, archive: &[u32], f: FileId) -> Vec<FileId> {
     let o = &res.objects[f.index()];
     let syms = &o.syms[o.first_global..];
     for (s, &g) in syms.iter().zip(&res.object_ids[f.index()]) {
-        let shndx = s.st_shndx.get(LE);
-        let refers = match shndx {
+        let refers = match s.st_shndx.get(LE) {
             E::SHN_UNDEF => s.st_bind() != E::STB_WEAK,
             E::SHN_COMMON => true,
             _ => false,
         };
+        // `get`: no id (NONE) is no definition, and a file outside every archive has no run.
         if refers
-            && g.is_some()
-            && let Def::Object { file, .. } = res.defs[g.index()]
+            && let Some(&Def::Object { file, .. }) = res.defs.get(g.index())
+            && archive.get(file.index()).is_some_and(|&a| a != NONE)
             && file != f
-            && archive[file.index()] != NONE
             && out.last() != Some(&file)
         {
             out.push(file);
@@ -157,10 +155,10 @@ struct Simulation<'a> {
     /// Per object, the first run of its archive (`LazyRun::first`), or `NONE`.
     archive: &'a [u32],
     loaded: Vec<bool>,
-    /// Per object: in `pending`.
-    queued: Vec<bool>,
-    /// Per archive (its first run): the members wanted and not loaded yet.
-    pending: Vec<BTreeSet<FileId>>,
+    /// A bit per object: a member wanted and not loaded yet.
+    pending: Vec<u64>,
+    /// Per archive (its first run): how many of its members are pending.
+    pending_in: Vec<u32>,
     /// Per archive (its first run): it will not be gone over again (GNU ld would not find what is wanted from it
     /// from now on; rivet links it as lld does, after the file that wants it).
     passed: Vec<bool>,
@@ -193,37 +191,59 @@ impl Simulation<'_> {
 
     /// Member `m` is wanted: loaded when its archive is next gone over; or, if it will not be, right away (true).
     fn want(&mut self, m: FileId) -> bool {
-        let a = self.archive[m.index()];
-        if a == NONE || self.loaded[m.index()] || self.queued[m.index()] {
+        let (a, bit) = (self.archive[m.index()], 1u64 << (m.0 % 64));
+        let word = &mut self.pending[m.index() / 64];
+        if a == NONE || self.loaded[m.index()] || *word & bit != 0 {
             return false;
         }
         if self.passed[a as usize] {
             return true;
         }
-        self.queued[m.index()] = true;
-        self.pending[a as usize].insert(m);
+        *word |= bit;
+        self.pending_in[a as usize] += 1;
         false
     }
 
-    /// Goes over archive `a` (its first run) until a pass loads nothing; whether any member was loaded.
-    fn passes(&mut self, a: u32) -> bool {
-        let mut any = false;
-        while !self.pending[a as usize].is_empty() {
+    /// The first pending member in `from..end`.
+    fn next_pending(&self, from: usize, end: usize) -> Option<usize> {
+        let mut w = from / 64;
+        let mut bits = self.pending.get(w)? & (u64::MAX << (from % 64));
+        loop {
+            if bits != 0 {
+                let m = w * 64 + bits.trailing_zeros() as usize;
+                return (m < end).then_some(m);
+            }
+            w += 1;
+            if w * 64 >= end {
+                return None;
+            }
+            bits = self.pending[w];
+        }
+    }
+
+    /// Goes over archive `a` (its first run in `runs`) until a pass loads nothing; whether any member was loaded.
+    fn passes(&mut self, a: u32, runs: &[LazyRun]) -> bool {
+        let files = runs[a as usize].files.clone();
+        let any = self.pending_in[a as usize] > 0;
+        while self.pending_in[a as usize] > 0 {
             // One pass: the members wanted after the last one loaded are loaded in it, the others in the next.
-            let mut from = FileId(0);
-            while let Some(m) = self.pending[a as usize].range(from..).next().copied() {
-                self.pending[a as usize].remove(&m);
-                from = FileId(m.0 + 1);
-                self.load(m);
-                any = true;
+            let mut from = files.start;
+            while let Some(m) = self.next_pending(from, files.end) {
+                self.pending[m / 64] &= !(1 << (m % 64));
+                self.pending_in[a as usize] -= 1;
+                from = m + 1;
+                self.load(FileId::new(m));
             }
         }
         any
     }
 
-    /// Goes over archives `runs` (by their first runs) again and again until nothing is loaded.
-    fn again(&mut self, runs: impl Iterator<Item = u32> + Clone) {
-        while runs.clone().fold(false, |any, a| self.passes(a) | any) {}
+    /// Goes over the archives of `runs` again and again until nothing is loaded.
+    fn again<'r>(&mut self, all: &[LazyRun], runs: impl Iterator<Item = &'r LazyRun> + Clone) {
+        while runs
+            .clone()
+            .fold(false, |any, r| self.passes(r.first, all) | any)
+        {}
     }
 
     /// The objects and archives in command-line order, the shared objects' wants where they are, each group's
@@ -254,7 +274,7 @@ impl Simulation<'_> {
             }
             match runs.next_if(|(_, r)| r.files.start == f) {
                 Some((k, run)) => {
-                    self.passes(run.first);
+                    self.passes(run.first, &res.lazy_runs);
                     f = run.files.end;
                     self.passed[run.first as usize] |=
                         last[run.first as usize] == k && !grouped(run);
@@ -271,7 +291,7 @@ impl Simulation<'_> {
                     |(_, r): &(usize, &LazyRun)| g.start <= r.files.start && r.files.end <= g.end;
                 let inside: Vec<(usize, &LazyRun)> =
                     res.lazy_runs.iter().enumerate().filter(inside).collect();
-                self.again(inside.iter().map(|(_, r)| r.first));
+                self.again(&res.lazy_runs, inside.iter().map(|(_, r)| *r));
                 for (k, r) in inside {
                     self.passed[r.first as usize] |= last[r.first as usize] == k;
                 }
@@ -280,7 +300,7 @@ impl Simulation<'_> {
         for (_, m) in by_shared {
             self.wanted_here(m);
         }
-        self.again(res.lazy_runs.iter().map(|r| r.first));
+        self.again(&res.lazy_runs, res.lazy_runs.iter());
     }
 
     /// Member `m` is wanted where the walk is (not by a file it loads).
@@ -288,5 +308,38 @@ impl Simulation<'_> {
         if self.want(m) {
             self.load(m);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn next_pending_finds_the_first_bit_in_range() {
+        let (wants, archive) = (vec![Vec::new(); 200], vec![0; 200]);
+        let mut sim = Simulation {
+            wants: &wants,
+            archive: &archive,
+            loaded: vec![false; 200],
+            pending: vec![0; 4],
+            pending_in: vec![0],
+            passed: vec![false],
+            seq: Vec::new(),
+            now: Vec::new(),
+        };
+        for m in [3, 64, 130, 199] {
+            assert!(!sim.want(FileId::new(m)));
+        }
+        assert_eq!(sim.pending_in[0], 4);
+        assert_eq!(sim.next_pending(0, 200), Some(3));
+        assert_eq!(sim.next_pending(4, 200), Some(64));
+        assert_eq!(sim.next_pending(65, 130), None);
+        assert_eq!(sim.next_pending(65, 131), Some(130));
+        assert_eq!(sim.next_pending(131, 200), Some(199));
+        assert_eq!(sim.next_pending(200, 200), None);
+        // Taken once: a member already pending is not counted again.
+        assert!(!sim.want(FileId::new(64)));
+        assert_eq!(sim.pending_in[0], 4);
     }
 }
