@@ -129,7 +129,7 @@ fn wanted_members(res: &Resolved, archive: &[u32], f: FileId) -> Vec<FileId> {
     }
     let o = &res.objects[f.index()];
     let syms = &o.syms[o.first_global..];
-    for (s, &g) in syms.iter().zip(&res.object_ids[f.index()]) {
+    for (k, (s, &g)) in syms.iter().zip(&res.object_ids[f.index()]).enumerate() {
         let refers = match s.st_shndx.get(LE) {
             E::SHN_UNDEF => s.st_bind() != E::STB_WEAK,
             E::SHN_COMMON => true,
@@ -142,6 +142,10 @@ fn wanted_members(res: &Resolved, archive: &[u32], f: FileId) -> Vec<FileId> {
             && file != f
             && out.last() != Some(&file)
         {
+            if out.is_empty() {
+                // Room for all it could want: one allocation, where growing was a good part of the pass.
+                out.reserve_exact(syms.len() - k);
+            }
             out.push(file);
         }
     }
