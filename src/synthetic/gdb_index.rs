@@ -5,6 +5,8 @@
 //!
 //! What goes in is plain data (`Unit`, `Area`, `Symbol`), which the `--gdb-index` pass reads from the inputs.
 
+use rayon::prelude::*;
+
 /// The header: version and five offsets, `u32` each.
 pub const HEADER_SIZE: u64 = 24;
 
@@ -97,38 +99,60 @@ pub fn build(units: &[Unit], areas: &[Area], symbols: &[Symbol<'_>]) -> Vec<u8> 
         put(&mut out, &mut at, &a.high.to_le_bytes());
         put(&mut out, &mut at, &a.unit.to_le_bytes());
     }
-    // The pool: every unit vector, then every name; each symbol's two offsets go in its slot.
+    // The pool: every unit vector, then every name; each symbol's two offsets go in its slot. The slots are
+    // filled in symbol order (a name's slot depends on the names before it), the pool's bytes in parallel runs of
+    // symbols: a large index is megabytes of them.
+    let (head, pool_bytes) = out.split_at_mut(pool);
+    let (vectors, names) = pool_bytes.split_at_mut(vectors_size);
     let mask = nslots - 1;
     let (mut vector_at, mut name_at) = (0usize, vectors_size);
-    let (mut vec_out, mut name_out) = (pool, pool + vectors_size);
-    for s in symbols {
+    // Per run of symbols: its first symbol, and where its vectors and names start in the pool.
+    let mut runs: Vec<(usize, usize, usize)> = Vec::new();
+    for (i, s) in symbols.iter().enumerate() {
+        if i % POOL_RUN == 0 {
+            runs.push((i, vector_at, name_at - vectors_size));
+        }
         let mut k = s.hash as usize & mask;
         let step = (s.hash.wrapping_mul(17) as usize & mask) | 1;
         loop {
             let slot = table + 8 * k;
-            if out[slot..slot + 8] == [0; 8] {
+            if head[slot..slot + 8] == [0; 8] {
                 let mut at = slot;
-                put(&mut out, &mut at, &(name_at as u32).to_le_bytes());
-                put(&mut out, &mut at, &(vector_at as u32).to_le_bytes());
+                put(head, &mut at, &(name_at as u32).to_le_bytes());
+                put(head, &mut at, &(vector_at as u32).to_le_bytes());
                 break;
             }
             k = (k + step) & mask;
         }
-        put(
-            &mut out,
-            &mut vec_out,
-            &(s.units.len() as u32).to_le_bytes(),
-        );
-        for u in s.units {
-            put(&mut out, &mut vec_out, &u.to_le_bytes());
-        }
-        put(&mut out, &mut name_out, s.name);
-        name_out += 1;
         vector_at += 4 + 4 * s.units.len();
         name_at += s.name.len() + 1;
     }
+    runs.push((symbols.len(), vectors_size, names_size));
+    // Each run's share of the two regions, cut in order.
+    let mut shares = Vec::with_capacity(runs.len());
+    let (mut vrest, mut nrest) = (vectors, names);
+    for w in runs.windows(2) {
+        let (v, vr) = std::mem::take(&mut vrest).split_at_mut(w[1].1 - w[0].1);
+        let (n, nr) = std::mem::take(&mut nrest).split_at_mut(w[1].2 - w[0].2);
+        (vrest, nrest) = (vr, nr);
+        shares.push((&symbols[w[0].0..w[1].0], v, n));
+    }
+    shares.into_par_iter().for_each(|(run, v, n)| {
+        let (mut va, mut na) = (0, 0);
+        for s in run {
+            put(v, &mut va, &(s.units.len() as u32).to_le_bytes());
+            for u in s.units {
+                put(v, &mut va, &u.to_le_bytes());
+            }
+            put(n, &mut na, s.name);
+            na += 1;
+        }
+    });
     out
 }
+
+/// Symbols per run of the pool's parallel fill.
+const POOL_RUN: usize = 4096;
 
 /// Writes `bytes` at `*at` and moves `at` past them.
 fn put(out: &mut [u8], at: &mut usize, bytes: &[u8]) {
