@@ -22,7 +22,7 @@ use crate::resolve::{Def, Resolved};
 use object::elf as E;
 
 /// The order in which the objects' contents are laid out.
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub struct FileOrder {
     /// Every object: the linked ones in load order, then the others in input order. Empty when that is input
     /// order (no archive member was pulled in).
@@ -57,11 +57,6 @@ impl FileOrder {
             Some(&r) => r,
             None => f.0,
         }
-    }
-
-    /// The objects in this order, or nothing for input order.
-    pub fn sequence(&self) -> Vec<FileId> {
-        self.seq.clone()
     }
 
     /// All `n` objects in this order.

@@ -105,7 +105,7 @@ fn write_entry(e: &mut [u8], d: &DynSymbol, res: &Resolved, config: &Config, p: 
         .unwrap_or_else(|| p.section_holding(v));
         let value = if ty == E::STT_TLS { p.dtp_offset(v) } else { v };
         (sec, value)
-    } else if x.plt != NONE && x.canonical && config.kind != OutputKind::Shared {
+    } else if has_canonical_plt(config, x) {
         (0, p.address(d.id))
     } else {
         (0, 0)
@@ -127,6 +127,12 @@ fn write_entry(e: &mut [u8], d: &DynSymbol, res: &Resolved, config: &Config, p: 
     e[6..8].copy_from_slice(&shndx.to_le_bytes());
     e[8..16].copy_from_slice(&value.to_le_bytes());
     e[16..24].copy_from_slice(&size.to_le_bytes());
+}
+
+/// Whether an import's address is its PLT entry (an executable takes it directly), which its entries give as
+/// their value.
+pub fn has_canonical_plt(config: &Config, x: &Aux) -> bool {
+    x.plt != NONE && x.canonical && config.kind != OutputKind::Shared
 }
 
 /// The binding, type and size of an entry for a symbol defined at `target`, with slots `x` (`.symtab`'s entries

@@ -27,21 +27,14 @@ pub struct Contents {
     /// `--emit-relocs`: the output sections that get a section symbol, first after the null entry (as GNU ld
     /// writes them when it keeps relocations, which name them).
     pub section_syms: Vec<OsecId>,
-    /// The files in the order their symbols are listed (GNU ld's load order, `FileOrder`); empty for input order.
-    pub order: Vec<FileId>,
+    /// The order the files' symbols are listed in (GNU ld's load order).
+    pub order: FileOrder,
 }
 
 impl Contents {
     /// The files in the order their symbols are listed.
     pub fn files(&self) -> impl Iterator<Item = FileId> + '_ {
-        let input = if self.order.is_empty() {
-            self.counts.len()
-        } else {
-            0
-        };
-        (0..input)
-            .map(FileId::new)
-            .chain(self.order.iter().copied())
+        self.order.files(self.counts.len())
     }
 
     /// The number of local entries, the null one included: the index of the first global (`sh_info`).
@@ -139,7 +132,7 @@ pub fn contents(
         extra_local,
         gnu_ext,
         section_syms: Vec::new(),
-        order: order.sequence(),
+        order: order.clone(),
     }
 }
 
