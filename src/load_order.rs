@@ -6,20 +6,22 @@
 //! next. The archives of a group (`--start-group`) are gone over again after it until nothing is loaded, and an
 //! archive named a second time is gone over again there.
 //!
-//! Resolution (`resolve`) has decided which members are linked, and each global's winning definition; this pass
-//! only orders them. Per linked file, in parallel, the members it wants: those holding the winning definition of
-//! a name it refers to (not weakly) or has as a common. Then one walk over the command line simulates GNU ld's
-//! passes with the members wanted and not loaded yet (a bit each) and, per archive, a cursor, so that its work is
-//! proportional to those wants, not to the names times the passes. A member wanted only once its archive will not
-//! be gone over again (GNU ld would not find it; rivet links it, as lld does) comes right after the file that
-//! wants it, as lld extracts it, so that crtend.o and crtn.o stay last.
+//! Resolution (`resolve`) runs this once it knows which members are linked, before it chooses COMDAT groups and
+//! definitions: GNU ld keeps the first group and the first of equal definitions it loads. Per linked file, in
+//! parallel, the members it wants: for each name it refers to (not weakly) or has as a common, the member that
+//! resolution pulls in for that name, unless a file outside the archives defines it. Then one walk over the command
+//! line simulates GNU ld's passes with the members wanted and not loaded yet (a bit each) and, per archive, a
+//! cursor, so that its work is proportional to those wants, not to the names times the passes. A member wanted only
+//! once its archive will not be gone over again (GNU ld would not find it; rivet links it, as lld does) comes right
+//! after the file that wants it, as lld extracts it, so that crtend.o and crtn.o stay last.
 
-use crate::args::Config;
 use crate::elf::LE;
-use crate::index::{FileId, NONE};
+use crate::index::{FileId, NONE, SymId};
 use crate::input::LazyRun;
-use crate::resolve::{Def, Resolved};
+use crate::par::FileRuns;
+use crate::parse::ObjectFile;
 use object::elf as E;
+use std::ops::Range;
 
 /// The order in which the objects' contents are laid out.
 #[derive(Clone, Default)]
@@ -59,6 +61,15 @@ impl FileOrder {
         }
     }
 
+    /// The object at place `rank` (the inverse of `rank`).
+    #[inline]
+    pub fn at(&self, rank: u32) -> FileId {
+        match self.seq.get(rank as usize) {
+            Some(&f) => f,
+            None => FileId(rank),
+        }
+    }
+
     /// All `n` objects in this order.
     pub fn files(&self, n: usize) -> impl Iterator<Item = FileId> + '_ {
         let input = if self.seq.is_empty() { n } else { 0 };
@@ -66,82 +77,99 @@ impl FileOrder {
     }
 }
 
-/// The linked objects' load order (see the module comment); the `-u` names and the entry symbol are referred to
-/// first.
-pub fn load_order(config: &Config, res: &Resolved) -> FileOrder {
-    let n = res.objects.len();
-    if res.extracted.is_empty() {
+/// The linked files as resolution has pulled them in: what their load order follows from.
+pub struct Linked<'a> {
+    pub objects: &'a [ObjectFile],
+    pub object_ids: &'a [Vec<SymId>],
+    pub live: &'a [bool],
+    pub runs: &'a FileRuns,
+    pub lazy_runs: &'a [LazyRun],
+    pub groups: &'a [Range<usize>],
+    /// The members that the command line's names (`-u`, the entry, `--defsym`, a script's) pulled in, in that
+    /// order: GNU ld refers to them before it reads any file.
+    pub roots: Vec<FileId>,
+    /// The members that shared objects' references pulled in, each with the number of objects before its shared
+    /// object on the command line.
+    pub by_shared: Vec<(usize, FileId)>,
+}
+
+/// The linked objects' load order (see the module comment). `provider(g)` is the member that a reference to name
+/// `g` makes GNU ld load, if any: the one resolution pulled in for it when no file outside the archives defines it.
+pub fn load_order(l: &Linked, provider: impl Fn(SymId) -> Option<FileId> + Sync) -> FileOrder {
+    let n = l.objects.len();
+    if l.live
+        .iter()
+        .zip(l.objects)
+        .all(|(&live, o)| !o.lazy || !live)
+    {
         return FileOrder::default();
     }
     let mut archive = vec![NONE; n];
-    for run in &res.lazy_runs {
+    for run in l.lazy_runs {
         archive[run.files.clone()].fill(run.first);
     }
-    let wants: Vec<Vec<FileId>> = res.runs.map(|f| wanted_members(res, &archive, f));
+    let wants: Vec<Vec<FileId>> = l.runs.map(|f| wanted_members(l, &archive, &provider, f));
     let mut sim = Simulation {
         wants: &wants,
         archive: &archive,
         loaded: vec![false; n],
         pending: vec![0; n.div_ceil(64)],
-        pending_in: vec![0; res.lazy_runs.len()],
-        passed: vec![false; res.lazy_runs.len()],
+        pending_in: vec![0; l.lazy_runs.len()],
+        passed: vec![false; l.lazy_runs.len()],
         seq: Vec::with_capacity(n),
         now: Vec::new(),
     };
-    for g in config.undefined.iter().chain(&config.entry) {
-        if let Some(g) = res.names.lookup(g.as_bytes())
-            && let Def::Object { file, .. } = res.defs[g.index()]
-        {
-            sim.wanted_here(file);
-        }
+    for &m in &l.roots {
+        sim.wanted_here(m);
     }
-    // Other names the command line or a script refers to (`--defsym`, `EXTERN`...).
-    for e in res.extracted.iter().filter(|e| e.by == NONE) {
-        sim.wanted_here(e.member);
-    }
-    sim.command_line(res);
+    sim.command_line(l);
     // The rest, linked for no reference (none that GNU ld would see), then the files not linked.
     for f in (0..n).map(FileId::new) {
-        if res.object_live[f.index()] && !sim.loaded[f.index()] {
+        if l.live[f.index()] && !sim.loaded[f.index()] {
             sim.load(f);
         }
     }
     for f in (0..n).map(FileId::new) {
-        if !res.object_live[f.index()] {
+        if !l.live[f.index()] {
             sim.seq.push(f);
         }
     }
     FileOrder::new(sim.seq)
 }
 
-/// The archive members (`archive[m]` not `NONE`) that linked object `f` makes GNU ld load: those with the winning
-/// definition of a name `f` refers to (not weakly) or has as a common. A member may be listed more than once
+/// The linked archive members (`archive[m]` not `NONE`) that linked object `f` makes GNU ld load: the `provider` of
+/// each name `f` refers to (not weakly) or has as a common. A member may be listed more than once
 /// (`Simulation::want` takes it once): sorting each list cost more than the repeats.
-fn wanted_members(res: &Resolved, archive: &[u32], f: FileId) -> Vec<FileId> {
+fn wanted_members(
+    l: &Linked,
+    archive: &[u32],
+    provider: &impl Fn(SymId) -> Option<FileId>,
+    f: FileId,
+) -> Vec<FileId> {
     let mut out = Vec::new();
-    if !res.object_live[f.index()] {
+    if !l.live[f.index()] {
         return out;
     }
-    let o = &res.objects[f.index()];
+    let o = &l.objects[f.index()];
     let syms = &o.syms[o.first_global..];
-    for (k, (s, &g)) in syms.iter().zip(&res.object_ids[f.index()]).enumerate() {
+    for (k, (s, &g)) in syms.iter().zip(&l.object_ids[f.index()]).enumerate() {
         let refers = match s.st_shndx.get(LE) {
             E::SHN_UNDEF => s.st_bind() != E::STB_WEAK,
             E::SHN_COMMON => true,
             _ => false,
         };
-        // `get`: no id (NONE) is no definition, and a file outside every archive has no run.
         if refers
-            && let Some(&Def::Object { file, .. }) = res.defs.get(g.index())
-            && archive.get(file.index()).is_some_and(|&a| a != NONE)
-            && file != f
-            && out.last() != Some(&file)
+            && let Some(m) = provider(g)
+            && archive[m.index()] != NONE
+            && l.live[m.index()]
+            && m != f
+            && out.last() != Some(&m)
         {
             if out.is_empty() {
                 // Room for all it could want: one allocation, where growing was a good part of the pass.
                 out.reserve_exact(syms.len() - k);
             }
-            out.push(file);
+            out.push(m);
         }
     }
     out
@@ -247,25 +275,22 @@ impl Simulation<'_> {
 
     /// The objects and archives in command-line order, the shared objects' wants where they are, each group's
     /// archives gone over again at its end, and at last every archive again (nothing should be left by then).
-    fn command_line(&mut self, res: &Resolved) {
-        let n = res.objects.len();
+    fn command_line(&mut self, l: &Linked) {
+        let n = l.objects.len();
         // The members that shared objects' references pulled in, by the shared object's place.
-        let mut by_shared: Vec<(usize, FileId)> = (res.extracted.iter())
-            .filter(|e| e.by != NONE && e.by as usize >= n)
-            .filter_map(|e| Some((res.shared.get(e.by as usize - n)?.objects_before, e.member)))
-            .collect();
+        let mut by_shared = l.by_shared.clone();
         by_shared.sort_unstable();
         let mut by_shared = by_shared.into_iter().peekable();
         // Per archive, its last run.
-        let mut last = vec![0; res.lazy_runs.len()];
-        for (k, r) in res.lazy_runs.iter().enumerate() {
+        let mut last = vec![0; l.lazy_runs.len()];
+        for (k, r) in l.lazy_runs.iter().enumerate() {
             last[r.first as usize] = k;
         }
         let grouped = |r: &LazyRun| {
-            (res.groups.iter()).any(|g| g.start <= r.files.start && r.files.end <= g.end)
+            (l.groups.iter()).any(|g| g.start <= r.files.start && r.files.end <= g.end)
         };
-        let mut runs = res.lazy_runs.iter().enumerate().peekable();
-        let mut groups = res.groups.iter().filter(|g| !g.is_empty()).peekable();
+        let mut runs = l.lazy_runs.iter().enumerate().peekable();
+        let mut groups = l.groups.iter().filter(|g| !g.is_empty()).peekable();
         let mut f = 0;
         while f < n {
             while let Some((_, m)) = by_shared.next_if(|&(at, _)| at <= f) {
@@ -273,13 +298,13 @@ impl Simulation<'_> {
             }
             match runs.next_if(|(_, r)| r.files.start == f) {
                 Some((k, run)) => {
-                    self.passes(run.first, &res.lazy_runs);
+                    self.passes(run.first, l.lazy_runs);
                     f = run.files.end;
                     self.passed[run.first as usize] |=
                         last[run.first as usize] == k && !grouped(run);
                 }
                 None => {
-                    if res.object_live[f] && self.archive[f] == NONE {
+                    if l.live[f] && self.archive[f] == NONE {
                         self.load(FileId::new(f));
                     }
                     f += 1;
@@ -289,8 +314,8 @@ impl Simulation<'_> {
                 let inside =
                     |(_, r): &(usize, &LazyRun)| g.start <= r.files.start && r.files.end <= g.end;
                 let inside: Vec<(usize, &LazyRun)> =
-                    res.lazy_runs.iter().enumerate().filter(inside).collect();
-                self.again(&res.lazy_runs, inside.iter().map(|(_, r)| *r));
+                    l.lazy_runs.iter().enumerate().filter(inside).collect();
+                self.again(l.lazy_runs, inside.iter().map(|(_, r)| *r));
                 for (k, r) in inside {
                     self.passed[r.first as usize] |= last[r.first as usize] == k;
                 }
@@ -299,7 +324,7 @@ impl Simulation<'_> {
         for (_, m) in by_shared {
             self.wanted_here(m);
         }
-        self.again(&res.lazy_runs, res.lazy_runs.iter());
+        self.again(l.lazy_runs, l.lazy_runs.iter());
     }
 
     /// Member `m` is wanted where the walk is (not by a file it loads).

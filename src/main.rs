@@ -471,11 +471,7 @@ fn link<A: Arch>(config: &args::Config, release_inputs: bool) -> diag::Result<()
     if config.cref && config.map.is_none() {
         print!("{}", map::cref(&resolved));
     }
-    // Where the archive members go among the other objects, as GNU ld loads them.
-    let order = {
-        let _t = timing::span("load order");
-        load_order::load_order(config, &resolved)
-    };
+    let order = std::mem::take(&mut resolved.order);
     if config.relocatable {
         let _t = timing::span("write relocatable output");
         relocatable::link::<A>(config, &resolved, &order)?;

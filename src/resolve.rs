@@ -5,7 +5,8 @@
 //! sections are discarded), and which shared objects are needed.
 //!
 //! Rules (those of lld and GNU ld): a defined symbol in an object beats a common one, which beats a shared-object
-//! definition; strong beats weak; among equals the first in input order wins. An archive member is pulled in when
+//! definition; strong beats weak; among equals the first in GNU ld's load order (`load_order`) wins, and so does
+//! the first COMDAT group of a signature. An archive member is pulled in when
 //! a live file has a non-weak undefined reference that no live object or shared object defines; members are pulled
 //! in rounds until a round adds none, so the result is independent of thread timing and of group boundaries. A
 //! member of an archive with a symbol index is known by the names the index lists for it until a round pulls it
@@ -16,6 +17,7 @@ use crate::diag::{Errors, Result, demangle};
 use crate::elf::LE;
 use crate::index::{FileId, NONE, SharedId, SymId};
 use crate::intern::{Interned, intern};
+use crate::load_order::FileOrder;
 use crate::names::Name;
 use crate::par::{FileRuns, per_symbol};
 use crate::parse::{ObjectFile, Parsed, SharedFile};
@@ -80,9 +82,8 @@ pub struct Resolved {
     pub version_defs: Vec<(String, Vec<String>)>,
     /// The objects cut into runs of about equal work, for per-file passes (`crate::par`).
     pub runs: FileRuns,
-    /// `input::Inputs::groups` and `lazy_runs`: where GNU ld reads the members it loads (`load_order`).
-    pub groups: Vec<std::ops::Range<usize>>,
-    pub lazy_runs: Vec<crate::input::LazyRun>,
+    /// The order GNU ld loads the objects in: their sections' and symbols' order in the output.
+    pub order: FileOrder,
 }
 
 impl Resolved {
@@ -173,7 +174,11 @@ pub fn resolve(config: &Config, parsed: Parsed) -> Result<Resolved> {
     drop(t);
 
     let t = crate::timing::span("archive members");
-    let (object_live, extracted) = pull_archive_members(
+    let Pulled {
+        live: object_live,
+        extracted,
+        providers,
+    } = pull_archive_members(
         &mut objects,
         &shared,
         &mut object_ids,
@@ -191,8 +196,23 @@ pub fn resolve(config: &Config, parsed: Parsed) -> Result<Resolved> {
     parse_pulled_members(&mut objects, &object_live)?;
     drop(t);
     let runs = file_runs(&objects, &object_live);
+    let t = crate::timing::span("load order");
+    let order = load_order(
+        config,
+        &objects,
+        &shared,
+        &object_ids,
+        &object_live,
+        &runs,
+        &extracted,
+        &providers,
+        &names,
+        (&lazy_runs, &groups),
+    );
+    drop((t, providers));
     let t = crate::timing::span("COMDAT groups");
-    let comdat_discarded = choose_comdats(&runs, &objects, &object_live, &object_ids, &names);
+    let comdat_discarded =
+        choose_comdats(&runs, &order, &objects, &object_live, &object_ids, &names);
     drop(t);
 
     let _t = crate::timing::span("definitions");
@@ -205,6 +225,7 @@ pub fn resolve(config: &Config, parsed: Parsed) -> Result<Resolved> {
         comdat_discarded: &comdat_discarded,
         names: &names,
         runs: &runs,
+        order: &order,
     };
     let Definitions {
         defs,
@@ -254,9 +275,49 @@ pub fn resolve(config: &Config, parsed: Parsed) -> Result<Resolved> {
         sym_version,
         version_defs,
         runs,
-        groups,
-        lazy_runs,
+        order,
     })
+}
+
+/// The objects' load order (`crate::load_order`), from the members pulled in and what pulled them.
+#[allow(clippy::too_many_arguments)]
+fn load_order(
+    config: &Config,
+    objects: &[ObjectFile],
+    shared: &[SharedFile],
+    object_ids: &[Vec<SymId>],
+    live: &[bool],
+    runs: &FileRuns,
+    extracted: &[Extraction],
+    providers: &Providers,
+    names: &Interned,
+    (lazy_runs, groups): (&[crate::input::LazyRun], &[std::ops::Range<usize>]),
+) -> FileOrder {
+    if extracted.is_empty() {
+        return FileOrder::default();
+    }
+    let n = objects.len();
+    // `-u` names and the entry are referred to first, then the other names of the command line and scripts.
+    let named = (config.undefined.iter().chain(&config.entry))
+        .filter_map(|s| providers.of(names.lookup(s.as_bytes())?));
+    let roots = named
+        .chain(extracted.iter().filter(|e| e.by == NONE).map(|e| e.member))
+        .collect();
+    let by_shared = (extracted.iter())
+        .filter(|e| e.by != NONE && e.by as usize >= n)
+        .filter_map(|e| Some((shared.get(e.by as usize - n)?.objects_before, e.member)))
+        .collect();
+    let linked = crate::load_order::Linked {
+        objects,
+        object_ids,
+        live,
+        runs,
+        lazy_runs,
+        groups,
+        roots,
+        by_shared,
+    };
+    crate::load_order::load_order(&linked, |g| providers.of(g))
 }
 
 /// Names the command line or the linker itself may refer to, interned first so that they always have ids: the
@@ -455,12 +516,13 @@ struct LinkedFiles<'a> {
     comdat_discarded: &'a [Vec<bool>],
     names: &'a Interned,
     runs: &'a FileRuns,
+    order: &'a FileOrder,
 }
 
 impl LinkedFiles<'_> {
-    /// The rank of symbol `i` of object `o` (file `f`) as a definition, `rank << 32 | f` (lower wins: 0 strong,
-    /// 1 weak, 2 common; 3 is a shared object's), or None when it defines nothing (undefined, or in a discarded
-    /// COMDAT section).
+    /// The rank of symbol `i` of object `o` (file `f`) as a definition, `rank << 32 | place` (lower wins: 0
+    /// strong, 1 weak, 2 common, 3 is a shared object's; `place` is `f`'s in the load order), or None when it
+    /// defines nothing (undefined, or in a discarded COMDAT section).
     #[inline]
     fn rank(&self, o: &ObjectFile, f: FileId, i: usize) -> Option<u64> {
         let shndx = o.sym_shndx(i);
@@ -477,7 +539,7 @@ impl LinkedFiles<'_> {
         } else {
             0
         };
-        Some(rank << 32 | u64::from(f.0))
+        Some(rank << 32 | u64::from(self.order.rank(f)))
     }
 
     /// Whether the shared objects' passes are worth a task each (not when they hold few symbols).
@@ -642,8 +704,7 @@ fn unbind_linker_defined(names: &Interned, best: &[AtomicU64]) {
 
 /// Records each global's winning definition (objects first, then shared objects) and, on the same walk, which
 /// shared objects are used (`--as-needed`). Duplicate strong definitions are errors unless
-/// `--allow-multiple-definition` (the first definition is the winner either way: the lowest file index among
-/// equals).
+/// `--allow-multiple-definition` (the first definition is the winner either way: the first loaded among equals).
 fn record_winners(
     config: &Config,
     link: &LinkedFiles,
@@ -713,7 +774,7 @@ fn record_object_winners(
             if b == key {
                 winners[g.index()].store(u64::from(f.0) << 32 | i as u64, Relaxed);
             } else if key >> 32 == 0 && b >> 32 == 0 && o.sym_shndx(i) != E::SHN_ABS as u32 {
-                let other = FileId::new((b & 0xffff_ffff) as usize);
+                let other = link.order.at(b as u32);
                 errs.push(duplicate_symbol(link, g, other, f, i));
             }
         }
@@ -1452,9 +1513,41 @@ fn warn_backrefs(
     }
 }
 
-/// `pull_archive_members`'s states of a name.
+/// `pull_archive_members`'s states of a name (`Pulls::defined`), in the order `fetch_max` keeps.
 const COMMON_ONLY: u8 = 1;
 const DEFINED: u8 = 2;
+/// Defined by a file outside the archives (or a shared object before the members that define it).
+const DEFINED_OUTSIDE: u8 = 3;
+
+/// What `pull_archive_members` decides.
+struct Pulled {
+    /// Per object: linked.
+    live: Vec<bool>,
+    extracted: Vec<Extraction>,
+    providers: Providers,
+}
+
+/// Which member a reference to each name pulls in, for the load order.
+struct Providers {
+    /// `Pulls::first_lazy`.
+    first_lazy: Vec<AtomicU32>,
+    /// `Pulls::defined`.
+    defined: Vec<AtomicU8>,
+}
+
+impl Providers {
+    /// The member that a reference to `g` makes GNU ld load: the one pulled in for it (if any), unless a file
+    /// outside the archives defines it. Names interned after the pull (`intern_pulled_references`) pulled in
+    /// nothing.
+    #[inline]
+    fn of(&self, g: SymId) -> Option<FileId> {
+        let defined = self.defined.get(g.index())?.load(Relaxed);
+        if defined == DEFINED_OUTSIDE {
+            return None;
+        }
+        Some(FileId(self.first_lazy[g.index()].load(Relaxed))).filter(|m| m.is_some())
+    }
+}
 
 /// Decides which archive members are live, in rounds (see the module comment).
 fn pull_archive_members(
@@ -1465,15 +1558,17 @@ fn pull_archive_members(
     extra_ids: &[SymId],
     names: &crate::intern::Interned,
     wrap: &HashMap<SymId, SymId>,
-) -> Result<(Vec<bool>, Vec<Extraction>)> {
+) -> Result<Pulled> {
     let pulls = Pulls::new(objects, shared, object_ids, shared_ids, names.unique.len());
     let mut roots = round_zero_roots(objects.len(), shared, shared_ids, extra_ids);
     let mut extracted: Vec<Extraction> = Vec::new();
     let mut frontier: Vec<usize> = (0..objects.len()).filter(|&f| !objects[f].lazy).collect();
+    let mut how = DEFINED_OUTSIDE;
     loop {
         read_indexed_members(objects, object_ids, &frontier)?;
         fill_member_ids(objects, object_ids, &frontier, names, wrap);
-        pulls.note_definitions(objects, object_ids, &frontier);
+        pulls.note_definitions(objects, object_ids, &frontier, how);
+        how = DEFINED;
         let next = pulls.next_round(objects, object_ids, &frontier, &mut roots, names);
         if next.is_empty() {
             break;
@@ -1491,7 +1586,15 @@ fn pull_archive_members(
             object_ids[f] = Vec::new();
         }
     }
-    Ok((live, extracted))
+    let providers = Providers {
+        first_lazy: pulls.first_lazy,
+        defined: pulls.defined,
+    };
+    Ok(Pulled {
+        live,
+        extracted,
+        providers,
+    })
 }
 
 /// What `pull_archive_members` knows of each file and name between rounds.
@@ -1499,7 +1602,8 @@ struct Pulls {
     /// Per object: linked (not an archive member, or pulled in).
     live: Vec<AtomicBool>,
     /// Per name: 0 undefined, `COMMON_ONLY` defined by linked objects only as a common symbol (which an archive
-    /// member's data definition replaces, `common_extractions`), `DEFINED` otherwise.
+    /// member's data definition replaces, `common_extractions`), `DEFINED_OUTSIDE` otherwise when a file outside
+    /// the archives defines it, `DEFINED` otherwise.
     defined: Vec<AtomicU8>,
     /// Per name: the first archive member, in input order, that defines it.
     first_lazy: Vec<AtomicU32>,
@@ -1537,7 +1641,7 @@ impl Pulls {
                 if s.syms[i].st_shndx.get(LE) != E::SHN_UNDEF && !s.is_hidden_version(i) {
                     let m = first_lazy[g.index()].load(Relaxed);
                     if m == NONE || s.objects_before as u32 <= m {
-                        defined[g.index()].store(DEFINED, Relaxed);
+                        defined[g.index()].store(DEFINED_OUTSIDE, Relaxed);
                     }
                 }
             }
@@ -1549,12 +1653,14 @@ impl Pulls {
         }
     }
 
-    /// Records the definitions of the newly linked files `frontier`.
+    /// Records the definitions of the newly linked files `frontier`, `DEFINED` or `DEFINED_OUTSIDE` (`defined`)
+    /// when not common.
     fn note_definitions(
         &self,
         objects: &[ObjectFile],
         object_ids: &[Vec<SymId>],
         frontier: &[usize],
+        defined: u8,
     ) {
         frontier.par_iter().for_each(|&f| {
             let o = &objects[f];
@@ -1565,7 +1671,7 @@ impl Pulls {
                     let how = if shndx == E::SHN_COMMON as u32 {
                         COMMON_ONLY
                     } else {
-                        DEFINED
+                        defined
                     };
                     self.defined[g.index()].fetch_max(how, Relaxed);
                 }
@@ -1870,8 +1976,8 @@ pub struct Extraction {
     pub sym: SymId,
 }
 
-/// COMDAT groups: the first live file (in input order) with a signature keeps its group; the others' member
-/// sections are discarded.
+/// COMDAT groups: the first live file in load order with a signature keeps its group, as in GNU ld, which decides
+/// as it loads each file; the others' member sections are discarded.
 ///
 /// A group is keyed by its signature's global id when the signature symbol is one of the file's defined globals,
 /// as for C++ inline functions, templates and vtables: no name is hashed or compared again (interning every
@@ -1879,6 +1985,7 @@ pub struct Extraction {
 /// the globals' names, and those that are no global's name are interned among themselves, with ids after them.
 fn choose_comdats(
     runs: &FileRuns,
+    order: &FileOrder,
     objects: &[ObjectFile],
     live: &[bool],
     object_ids: &[Vec<SymId>],
@@ -1947,14 +2054,15 @@ fn choose_comdats(
     let owner: Vec<AtomicU32> = per_symbol(n as usize + unnamed, || AtomicU32::new(NONE));
     runs.for_each(|f| {
         for &g in &keyed[f.index()].0 {
-            owner[g.index()].fetch_min(f.0, Relaxed);
+            owner[g.index()].fetch_min(order.rank(f), Relaxed);
         }
     });
     runs.map(|f| {
         let o = &objects[f.index()];
         let mut discarded = vec![false; o.sections.len()];
         for (k, group) in o.comdats.iter().enumerate() {
-            if !live[f.index()] || owner[(keyed[f.index()].0[k]).index()].load(Relaxed) != f.0 {
+            let kept = owner[(keyed[f.index()].0[k]).index()].load(Relaxed);
+            if !live[f.index()] || kept != order.rank(f) {
                 for s in group.sections() {
                     discarded[s as usize] = true;
                 }

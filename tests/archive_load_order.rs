@@ -229,3 +229,35 @@ fn backward_reference_goes_where_lld_puts_it() {
     );
     assert_eq!(out, "c\nlate\nd\ne\nend\n", "lld's order changed");
 }
+
+/// Two members with their own copy of an inline function (a COMDAT group) and of a weak function: GNU ld keeps
+/// the copies of the member it loads first, not of the first in the archive. main wants b.o, b.o wants a.o (before
+/// it in the archive, so loaded in the next pass): b.o's copies win, and a.o's calls go to them too.
+#[test]
+fn first_loaded_copy_wins() {
+    let Some((dir, shim, bfd)) = setup("load-order-comdat") else {
+        return;
+    };
+    for (name, value, calls) in [("a", 1, ""), ("b", 2, " * 100 + fa()")] {
+        let src = format!(
+            "int fa();\ninline __attribute__((noinline)) int which() {{ return {value}; }}\n\
+             __attribute__((weak)) int weak_one() {{ return {value}; }}\n\
+             int f{name}() {{ return which() * 10 + weak_one(){calls}; }}\n"
+        );
+        std::fs::write(dir.join(format!("{name}.cc")), src).unwrap();
+        common::tool_ok(
+            "g++",
+            &["-c", "-O1", "-fno-exceptions", &format!("{name}.cc")],
+            &dir,
+        );
+    }
+    archive(&dir, "foo", &["a", "b"]);
+    std::fs::write(
+        dir.join("main.c"),
+        "#include <stdio.h>\nint _Z2fbv(void);\nint main(void) { printf(\"%d\\n\", _Z2fbv()); return 0; }\n",
+    )
+    .unwrap();
+    common::tool_ok("gcc", &["-c", "main.c"], &dir);
+    let out = same_as_reference(&dir, &shim, &bfd, "comdat", &["libfoo.a"]);
+    assert_eq!(out, "242\n", "GNU ld's choice changed");
+}

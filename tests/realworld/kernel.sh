@@ -14,7 +14,9 @@
 # and reboots.
 #
 # Knobs: RIVET, RIVET_RW_DIR (see lib.sh); RIVET_KERNEL_SRC (directory holding linux_6.1.176.orig.tar.xz, default
-# /var/tmp/kernel); RIVET_KERNEL_JOBS (make -j, default 2); RIVET_KERNEL_BOOT_TIMEOUT (seconds, default 300).
+# /var/tmp/kernel); RIVET_KERNEL_JOBS (make -j, default 2); RIVET_KERNEL_BOOT_TIMEOUT (seconds, default 300);
+# RIVET_KERNEL_FETCH=1 fetches what is missing first: the source with `apt-get source` (adding a deb-src entry for
+# bookworm when apt has none) and Debian's qemu-system-x86 (CI does this, .ci/run).
 # Skipped (exit 0, with a message) when the source tarball or qemu-system-x86_64 is missing.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
@@ -22,6 +24,23 @@ source "$(dirname "$0")/lib.sh"
 KVER=6.1.176
 KSRC="${RIVET_KERNEL_SRC:-/var/tmp/kernel}"
 TARBALL="$KSRC/linux_$KVER.orig.tar.xz"
+if [ "${RIVET_KERNEL_FETCH:-0}" = 1 ]; then
+    sudo=""
+    [ "$(id -u)" -ne 0 ] && sudo="sudo"
+    if [ ! -f "$TARBALL" ]; then
+        if ! grep -rqs '^deb-src\|^Types:.*deb-src' /etc/apt/sources.list /etc/apt/sources.list.d/; then
+            log "adding a deb-src entry for bookworm"
+            echo "deb-src http://deb.debian.org/debian bookworm main" |
+                $sudo tee /etc/apt/sources.list.d/rivet-deb-src.list >/dev/null
+        fi
+        $sudo apt-get update -q >/dev/null
+        mkdir -p "$KSRC"
+        log "fetching Debian's linux $KVER-1 source into $KSRC"
+        (cd "$KSRC" && apt-get source --download-only -q "linux=$KVER-1" >/dev/null) ||
+            log "could not fetch the source (the archive may have dropped $KVER-1)"
+    fi
+    apt_need qemu-system-x86
+fi
 if [ ! -f "$TARBALL" ]; then
     echo "kernel.sh: skipped: no kernel source ($TARBALL; set RIVET_KERNEL_SRC to its directory)"
     exit 0
