@@ -27,17 +27,27 @@ TARBALL="$KSRC/linux_$KVER.orig.tar.xz"
 if [ "${RIVET_KERNEL_FETCH:-0}" = 1 ]; then
     sudo=""
     [ "$(id -u)" -ne 0 ] && sudo="sudo"
-    if [ ! -f "$TARBALL" ]; then
+    # A deb-src twin of Debian's own entry (its Signed-By must match), or a one-line entry.
+    deb_src() {
+        local own=/etc/apt/sources.list.d/debian.sources
+        if [ -f "$own" ]; then
+            sed 's/^Types: deb$/Types: deb-src/' "$own" | $sudo tee /etc/apt/sources.list.d/rivet-deb-src.sources
+        else
+            echo "deb-src http://deb.debian.org/debian bookworm main" |
+                $sudo tee /etc/apt/sources.list.d/rivet-deb-src.list
+        fi >/dev/null
+    }
+    fetch_source() {
         if ! grep -rqs '^deb-src\|^Types:.*deb-src' /etc/apt/sources.list /etc/apt/sources.list.d/; then
             log "adding a deb-src entry for bookworm"
-            echo "deb-src http://deb.debian.org/debian bookworm main" |
-                $sudo tee /etc/apt/sources.list.d/rivet-deb-src.list >/dev/null
+            deb_src || return 1
         fi
-        $sudo apt-get update -q >/dev/null
-        mkdir -p "$KSRC"
+        $sudo apt-get update -q >/dev/null && mkdir -p "$KSRC" &&
+            (cd "$KSRC" && apt-get source --download-only -q "linux=$KVER-1" >/dev/null)
+    }
+    if [ ! -f "$TARBALL" ]; then
         log "fetching Debian's linux $KVER-1 source into $KSRC"
-        (cd "$KSRC" && apt-get source --download-only -q "linux=$KVER-1" >/dev/null) ||
-            log "could not fetch the source (the archive may have dropped $KVER-1)"
+        fetch_source || log "could not fetch the source (the archive may have dropped $KVER-1)"
     fi
     apt_need qemu-system-x86
 fi
