@@ -27,6 +27,11 @@ pub(crate) struct FileIndex {
     names: Vec<Name>,
     /// Where each shard's names start in `names` (and where the last ends).
     shard_starts: Vec<u32>,
+    /// The names' bytes, one after the other in `names`' order, copied while the input's are in the cache: the
+    /// merge then reads each input's names of a shard as one block, not scattered over its name tables.
+    text: Vec<u8>,
+    /// Where each shard's bytes start in `text` (and where the last ends).
+    text_starts: Vec<u32>,
     /// The index cannot name this input's units as gdb looks them up: a unit without name tables not in C, or
     /// type units (the index then carries no names at all).
     unnamed: bool,
@@ -44,18 +49,36 @@ impl FileIndex {
         }
         let mut next = starts.clone();
         let mut sorted = vec![Name::default(); self.names.len()];
+        let mut text_starts = vec![0u32; SHARDS + 1];
         for nm in &self.names {
-            let at = &mut next[nm.key as usize % SHARDS];
-            sorted[*at as usize] = *nm;
-            *at += 1;
+            let shard = nm.key as usize % SHARDS;
+            sorted[next[shard] as usize] = *nm;
+            next[shard] += 1;
+            text_starts[shard + 1] += nm.name.len() as u32;
+        }
+        for k in 0..SHARDS {
+            text_starts[k + 1] += text_starts[k];
+        }
+        let mut text = Vec::with_capacity(text_starts[SHARDS] as usize);
+        for nm in &sorted {
+            text.extend_from_slice(nm.name);
         }
         self.names = sorted;
         self.shard_starts = starts;
+        self.text = text;
+        self.text_starts = text_starts;
     }
-    fn shard(&self, shard: usize) -> &[Name] {
-        match self.shard_starts.get(shard..shard + 2) {
-            Some(&[a, b]) => &self.names[a as usize..b as usize],
-            _ => &[],
+    /// The names of a shard, and their bytes one after the other.
+    fn shard(&self, shard: usize) -> (&[Name], &[u8]) {
+        match (
+            self.shard_starts.get(shard..shard + 2),
+            self.text_starts.get(shard..shard + 2),
+        ) {
+            (Some(&[a, b]), Some(&[ta, tb])) => (
+                &self.names[a as usize..b as usize],
+                &self.text[ta as usize..tb as usize],
+            ),
+            _ => (&[], &[]),
         }
     }
 }
@@ -87,8 +110,8 @@ pub fn build(res: &Resolved, live: &Liveness, lay: &mut Layout) -> Result<Option
             sh.names
                 .iter()
                 .enumerate()
-                .map(|(k, &(name, hash))| Symbol {
-                    name,
+                .map(|(k, &(at, len, hash))| Symbol {
+                    name: &sh.text[at as usize..(at + len) as usize],
                     hash,
                     units: &sh.entries[sh.starts[k] as usize..sh.starts[k + 1] as usize],
                 })
@@ -134,17 +157,35 @@ fn read_inputs(res: &Resolved, live: &Liveness, lay: &Layout) -> Result<Vec<File
 /// input order on a thread of its own.
 const SHARDS: usize = 64;
 
-/// The names of one shard, deduplicated: each name once, in order of first appearance, and its entries
-/// (`unit | attributes << 24`, in unit order, duplicates dropped) at `entries[starts[k]..starts[k + 1]]`.
+/// The names of one shard, deduplicated: each name once, in order of first appearance, as (its place in `text`,
+/// its length, gdb's hash), and its entries (`unit | attributes << 24`, in unit order, duplicates dropped) at
+/// `entries[starts[k]..starts[k + 1]]`.
 #[derive(Default)]
-struct Shard<'a> {
-    names: Vec<(&'a [u8], u32)>,
+struct Shard {
+    /// The names' bytes, copied when first seen: a later occurrence is compared with this shard's own small
+    /// block, not with the first input's bytes, which a large link has long evicted from the cache.
+    text: Vec<u8>,
+    names: Vec<(u32, u32, u32)>,
     starts: Vec<u32>,
     entries: Vec<u32>,
 }
 
+impl Shard {
+    /// Adds a name seen for the first time; its number.
+    fn add(&mut self, name: &[u8]) -> u32 {
+        let at = self.text.len() as u32;
+        self.text.extend_from_slice(name);
+        (self.names).push((at, name.len() as u32, format::hash(name)));
+        self.names.len() as u32 - 1
+    }
+    fn name(&self, k: u32) -> &[u8] {
+        let (at, len, _) = self.names[k as usize];
+        &self.text[at as usize..(at + len) as usize]
+    }
+}
+
 /// The units and ranges of all inputs with their global unit numbers, and the names merged by shard.
-fn merge(files: &[FileIndex]) -> (Vec<Unit>, Vec<Area>, Vec<Shard<'_>>) {
+fn merge(files: &[FileIndex]) -> (Vec<Unit>, Vec<Area>, Vec<Shard>) {
     let mut first_unit = Vec::with_capacity(files.len());
     let mut n = 0u32;
     for x in files {
@@ -172,16 +213,6 @@ fn merge(files: &[FileIndex]) -> (Vec<Unit>, Vec<Area>, Vec<Shard<'_>>) {
     (units, areas, shards)
 }
 
-/// A name keyed by its hash (`names::hash_name`, computed once in `read`): the map hashes nothing again.
-#[derive(PartialEq, Eq)]
-struct Key<'a>(u64, &'a [u8]);
-
-impl std::hash::Hash for Key<'_> {
-    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
-        h.write_u64(self.0);
-    }
-}
-
 /// Passes a stored hash on, spread (the table reads its top bits; a shard's names share their low bits).
 #[derive(Default)]
 struct Spread(u64);
@@ -198,19 +229,44 @@ impl std::hash::Hasher for Spread {
     }
 }
 
-/// Merges the names of one shard, in input order; gdb's hash is computed once per distinct name.
-fn merge_shard<'a>(files: &'a [FileIndex], first_unit: &[u32], shard: usize) -> Shard<'a> {
-    let mut at: std::collections::HashMap<Key, u32, std::hash::BuildHasherDefault<Spread>> =
-        Default::default();
+/// Merges the names of one shard, in input order; gdb's hash is computed once per distinct name. Names are found
+/// by their hash (`names::hash_name`, computed once in `read`), then compared: a name whose hash an earlier,
+/// different name has is looked up by its bytes in a second map.
+fn merge_shard(files: &[FileIndex], first_unit: &[u32], shard: usize) -> Shard {
+    type ByHash = std::collections::HashMap<u64, u32, std::hash::BuildHasherDefault<Spread>>;
+    let mut by_hash = ByHash::default();
+    let mut by_name: std::collections::HashMap<&[u8], u32> = Default::default();
     let mut out = Shard::default();
+    let (mut count, mut bytes) = (0, 0);
+    for x in files {
+        let (names, text) = x.shard(shard);
+        count += names.len();
+        bytes += text.len();
+    }
+    // Room for every name, were all new: the text is never copied as it grows.
+    out.text.reserve_exact(bytes);
+    by_hash.reserve(count / 4);
     // (name, entry) pairs, grouped by name below.
-    let mut pairs: Vec<(u32, u32)> = Vec::new();
+    let mut pairs: Vec<(u32, u32)> = Vec::with_capacity(count);
     for (x, &base) in files.iter().zip(first_unit) {
-        for nm in x.shard(shard) {
-            let k = *at.entry(Key(nm.key, nm.name)).or_insert_with(|| {
-                out.names.push((nm.name, format::hash(nm.name)));
-                out.names.len() as u32 - 1
-            });
+        let (names, mut text) = x.shard(shard);
+        for nm in names {
+            let name;
+            (name, text) = text.split_at(nm.name.len());
+            let k = match by_hash.entry(nm.key) {
+                std::collections::hash_map::Entry::Vacant(v) => *v.insert(out.add(name)),
+                std::collections::hash_map::Entry::Occupied(o) if out.name(*o.get()) == name => {
+                    *o.get()
+                }
+                std::collections::hash_map::Entry::Occupied(_) => match by_name.get(name) {
+                    Some(&k) => k,
+                    None => {
+                        let k = out.add(name);
+                        by_name.insert(name, k);
+                        k
+                    }
+                },
+            };
             pairs.push((k, (nm.unit + base) | (nm.attrs as u32) << 24));
         }
     }
