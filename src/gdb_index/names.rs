@@ -10,7 +10,8 @@ use gimli::Reader as _;
 
 /// Reads a name table: sets of (offset of the unit in the input's `.debug_info`, its length, then entries of
 /// (DIE offset, attribute byte, name) ended by a zero offset). A set whose unit is not one the index lists (a type
-/// unit) is skipped.
+/// unit) is skipped. The set's header is read through the input's relocations (its unit offset has one); its
+/// entries, which have none, straight from the bytes: a large C++ input has tens of thousands of them.
 pub(super) fn from_pubnames(
     mut r: Reader,
     in_offsets: &[u64],
@@ -23,19 +24,33 @@ pub(super) fn from_pubnames(
         let unit_off = set.read_offset(format)? as u64;
         let _unit_len = set.read_offset(format)?;
         let unit = in_offsets.binary_search(&unit_off).ok();
-        loop {
-            let die = set.read_offset(format)?;
-            if die == 0 {
-                break;
-            }
-            let attrs = set.read_u8()?;
-            let text = set.read_null_terminated_slice()?;
-            if let Some(unit) = unit {
-                out.push(name(text.inner().slice(), attrs, unit as u32));
-            }
-        }
+        let entries = set.inner().slice();
+        let Some(unit) = unit else {
+            continue;
+        };
+        read_entries(entries, format.word_size() as usize, unit as u32, out)?;
     }
     Ok(())
+}
+
+/// The entries of one set (`from_pubnames`), offsets `word` bytes long.
+fn read_entries(
+    mut entries: &'static [u8],
+    word: usize,
+    unit: u32,
+    out: &mut Vec<Name>,
+) -> gimli::Result<()> {
+    let eof = || gimli::Error::UnexpectedEof(gimli::ReaderOffsetId(0));
+    loop {
+        let (die, rest) = entries.split_at_checked(word).ok_or_else(eof)?;
+        if die.iter().all(|&b| b == 0) {
+            return Ok(());
+        }
+        let (&attrs, rest) = rest.split_first().ok_or_else(eof)?;
+        let end = memchr::memchr(0, rest).ok_or_else(eof)?;
+        out.push(name(&rest[..end], attrs, unit));
+        entries = &rest[end + 1..];
+    }
 }
 
 /// What the index can name of a unit without name tables.
