@@ -471,10 +471,9 @@ fn link<A: Arch>(config: &args::Config, release_inputs: bool) -> diag::Result<()
     if config.cref && config.map.is_none() {
         print!("{}", map::cref(&resolved));
     }
-    let order = std::mem::take(&mut resolved.order);
     if config.relocatable {
         let _t = timing::span("write relocatable output");
-        relocatable::link::<A>(config, &resolved, &order)?;
+        relocatable::link::<A>(config, &resolved)?;
         drop(_t);
         finish_link(config, &read_files, total, release_inputs)?;
         leave(resolved);
@@ -503,7 +502,7 @@ fn link<A: Arch>(config: &args::Config, release_inputs: bool) -> diag::Result<()
     };
     let mut lay = {
         let _t = timing::span("layout");
-        layout::layout::<A>(config, &resolved, &space, &live, &scanned, &order)?
+        layout::layout::<A>(config, &resolved, &space, &live, &scanned)?
     };
     if A::ELF32 {
         write::elf32::refuse(&lay).map_err(diag::Errors::one)?;
@@ -531,7 +530,7 @@ fn link<A: Arch>(config: &args::Config, release_inputs: bool) -> diag::Result<()
     }
     finish_link(config, &read_files, total, release_inputs)?;
     // Leave without dropping the big structures (ARCHITECTURE.md, performance rule 5).
-    leave((resolved, live, space, scanned, lay, order));
+    leave((resolved, live, space, scanned, lay));
     Ok(())
 }
 

@@ -261,3 +261,36 @@ fn first_loaded_copy_wins() {
     let out = same_as_reference(&dir, &shim, &bfd, "comdat", &["libfoo.a"]);
     assert_eq!(out, "242\n", "GNU ld's choice changed");
 }
+
+/// Sections no rule places (orphans) come in the order GNU ld first meets them, which is the load order: b.o's
+/// before a.o's, although a.o comes first in the archive.
+#[test]
+fn orphans_in_load_order() {
+    let Some((dir, shim, bfd)) = setup("load-order-orphans") else {
+        return;
+    };
+    for (name, callees) in [("a", ""), ("b", " + fa()")] {
+        let src = format!(
+            "int fa(void);\n__attribute__((section(\".orph_{name}\"), used)) int v{name} = 1;\n\
+             int f{name}(void) {{ return v{name}{callees}; }}\n"
+        );
+        std::fs::write(dir.join(format!("{name}.c")), src).unwrap();
+        common::tool_ok("gcc", &["-c", &format!("{name}.c")], &dir);
+    }
+    archive(&dir, "foo", &["a", "b"]);
+    main_calling(&dir, &["b"]);
+    let mut orders = Vec::new();
+    for (side, shim) in [("ref", &bfd), ("test", &shim)] {
+        let b = format!("-B{}/", shim.display());
+        let exe = format!("orphans-{side}");
+        common::tool_ok("gcc", &[&b, "-o", &exe, "main.o", "libfoo.a"], &dir);
+        let sections: Vec<String> = common::tool_ok("readelf", &["-SW", &exe], &dir)
+            .lines()
+            .filter_map(|l| l.split_whitespace().find(|w| w.starts_with(".orph_")))
+            .map(str::to_string)
+            .collect();
+        orders.push(sections);
+    }
+    assert_eq!(orders[0], [".orph_b", ".orph_a"], "GNU ld's order changed");
+    assert_eq!(orders[1], orders[0], "orphans in another order than GNU ld's");
+}

@@ -10,7 +10,6 @@ use crate::arch::Arch;
 use crate::args::{Config, OutputKind};
 use crate::diag::Result;
 use crate::gc::Liveness;
-use crate::load_order::FileOrder;
 use crate::resolve::Resolved;
 use crate::scan::Scan;
 use crate::symbols::SymbolSpace;
@@ -400,8 +399,8 @@ pub fn layout<A: Arch>(
     space: &SymbolSpace,
     live: &Liveness,
     scan: &Scan,
-    order: &FileOrder,
 ) -> Result<Layout> {
+    let order = &res.order;
     let pic = config.kind != OutputKind::Exec;
     let any_shared = res.shared_needed.iter().any(|&n| n);
     let linked: Vec<&crate::parse::ObjectFile> = (res.objects.iter().zip(&res.object_live))

@@ -225,8 +225,10 @@ pub fn output_sections<A: Arch>(cx: &Cx) -> (Vec<OutputSection>, SectionMap) {
     // `local` holds, per section, the index in the file's list of names until the renumbering below makes it the
     // output section (in place: it is a large table).
     let names_per_file: Vec<FileNames> = res.runs.map(|f| file_names(cx, f));
-    let mut file_osecs: Vec<Vec<OsecId>> = Vec::with_capacity(objects.len());
-    for (v, _, _, _) in &names_per_file {
+    let mut file_osecs: Vec<Vec<OsecId>> = vec![Vec::new(); objects.len()];
+    // Met in load order, as GNU ld meets its orphans.
+    for f in res.order.files(objects.len()) {
+        let v = &names_per_file[f.index()].0;
         let mut ids = Vec::with_capacity(v.len());
         for &(n, t, fl) in v {
             let t = if t == A::SHT_PROGBITS_LIKE {
@@ -236,7 +238,7 @@ pub fn output_sections<A: Arch>(cx: &Cx) -> (Vec<OutputSection>, SectionMap) {
             };
             ids.push(b.get_or_add(n, t, fl));
         }
-        file_osecs.push(ids);
+        file_osecs[f.index()] = ids;
     }
     let with_inputs = b.osecs.len();
     // Commons that are still the definition (a shared library's or the linker's may have replaced one).
@@ -249,7 +251,7 @@ pub fn output_sections<A: Arch>(cx: &Cx) -> (Vec<OutputSection>, SectionMap) {
 
     let (interp, build_id_size) = add_synthetic_sections::<A>(cx, &mut b, !common_ids.is_empty());
 
-    // Renumber by rank (stable: ties keep first-seen order, which follows input order), or in the script's
+    // Renumber by rank (stable: ties keep first-seen order, which follows load order), or in the script's
     // order with the orphans among its sections.
     let rules = Rules::of(config);
     let mut order: Vec<u32> = (0..b.osecs.len() as u32).collect();

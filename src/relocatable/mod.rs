@@ -16,13 +16,9 @@ use crate::output_file::OutputFile;
 use crate::resolve::Resolved;
 
 /// Writes the partial link of `res` to the output.
-pub fn link<A: Arch>(
-    config: &Config,
-    res: &Resolved,
-    order: &crate::load_order::FileOrder,
-) -> Result<()> {
+pub fn link<A: Arch>(config: &Config, res: &Resolved) -> Result<()> {
     check(config, res)?;
-    let plan = sections::plan::<A>(config, res, order)?;
+    let plan = sections::plan::<A>(config, res, &res.order)?;
     let syms = symbols::table(config, res, &plan)?;
     let relas = relocs::collect::<A>(res, &plan, &syms)?;
     let image = image::build(config, res, &plan, &syms, &relas, A::E_MACHINE)?;
