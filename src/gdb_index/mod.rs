@@ -93,9 +93,40 @@ pub(crate) struct Name {
     unit: u32,
 }
 
+/// The index's contents, made once the addresses are known; the writer puts them in the output (`write`).
+pub struct Index {
+    units: Vec<Unit>,
+    areas: Vec<Area>,
+    shards: Vec<Shard>,
+}
+
+impl Index {
+    /// The names, each with gdb's hash and its unit vector.
+    fn symbols(&self) -> Vec<Symbol<'_>> {
+        (self.shards.iter())
+            .flat_map(|sh| {
+                sh.names
+                    .iter()
+                    .enumerate()
+                    .map(|(k, &(at, len, hash))| Symbol {
+                        name: &sh.text[at as usize..(at + len) as usize],
+                        hash,
+                        units: &sh.entries[sh.starts[k] as usize..sh.starts[k + 1] as usize],
+                    })
+            })
+            .collect()
+    }
+
+    /// Writes the section's bytes into `out`, the section's place in the output.
+    pub fn write(&self, out: &mut [u8]) {
+        format::write(&self.units, &self.areas, &self.symbols(), out);
+    }
+}
+
 /// Builds the index of the layout's `.gdb_index` section, if it has one, sets the section's size and places the
-/// non-allocated sections again. Returns the bytes for the writer.
-pub fn build(res: &Resolved, live: &Liveness, lay: &mut Layout) -> Result<Option<Vec<u8>>> {
+/// non-allocated sections again. The writer writes its bytes straight into the output (`Index::write`), in
+/// parallel with the other sections.
+pub fn build(res: &Resolved, live: &Liveness, lay: &mut Layout) -> Result<Option<Index>> {
     let Some(osec) = lay.synth.get(Synth::GdbIndex) else {
         return Ok(None);
     };
@@ -105,29 +136,21 @@ pub fn build(res: &Resolved, live: &Liveness, lay: &mut Layout) -> Result<Option
     };
     let t = crate::timing::span("gdb index: merge names");
     let (units, areas, shards) = merge(&files);
-    let symbols: Vec<Symbol> = (shards.iter())
-        .flat_map(|sh| {
-            sh.names
-                .iter()
-                .enumerate()
-                .map(|(k, &(at, len, hash))| Symbol {
-                    name: &sh.text[at as usize..(at + len) as usize],
-                    hash,
-                    units: &sh.entries[sh.starts[k] as usize..sh.starts[k + 1] as usize],
-                })
-        })
-        .collect();
+    let index = Index {
+        units,
+        areas,
+        shards,
+    };
+    let size = format::size(index.units.len(), index.areas.len(), &index.symbols()) as u64;
     drop(t);
-    let _t = crate::timing::span("gdb index: bytes");
-    let bytes = format::build(&units, &areas, &symbols);
     let o = &mut lay.osecs[osec.index()];
-    o.size = bytes.len() as u64;
+    o.size = size;
     if let Some(s) = o.part_sizes.first_mut() {
-        *s = o.size;
+        *s = size;
     }
-    lay.synth.set_size(Synth::GdbIndex, bytes.len() as u64);
+    lay.synth.set_size(Synth::GdbIndex, size);
     crate::layout::place_nonalloc_again(lay)?;
-    Ok(Some(bytes))
+    Ok(Some(index))
 }
 
 /// Every input's part, in input order, read in parallel runs weighted by the size of its `.debug_info`.

@@ -73,36 +73,77 @@ fn slots(n: usize) -> usize {
     (n * 4 / 3 + 1).next_power_of_two()
 }
 
-/// The section's bytes.
-pub fn build(units: &[Unit], areas: &[Area], symbols: &[Symbol<'_>]) -> Vec<u8> {
-    let nslots = slots(symbols.len());
-    let cu_list = HEADER_SIZE as usize;
-    let types = cu_list + 16 * units.len();
-    let area_at = types;
-    let table = area_at + 20 * areas.len();
-    let pool = table + 8 * nslots;
-    let vectors_size: usize = symbols.iter().map(|s| 4 + 4 * s.units.len()).sum();
-    let names_size: usize = symbols.iter().map(|s| s.name.len() + 1).sum();
-    let mut out = vec![0u8; pool + vectors_size + names_size];
-    let mut at = 0;
-    for v in [VERSION, cu_list as u32, types as u32, area_at as u32] {
-        put(&mut out, &mut at, &v.to_le_bytes());
+/// Where the parts of the section start: the CU list, the (empty) type unit list, the address area, the hash
+/// table of `nslots` slots, and the constant pool (every unit vector, then every name); and the section's size.
+struct Offsets {
+    cu_list: usize,
+    types: usize,
+    table: usize,
+    nslots: usize,
+    pool: usize,
+    vectors_size: usize,
+    size: usize,
+}
+
+impl Offsets {
+    fn of(units: usize, areas: usize, symbols: &[Symbol<'_>]) -> Offsets {
+        let nslots = slots(symbols.len());
+        let cu_list = HEADER_SIZE as usize;
+        let types = cu_list + 16 * units;
+        let table = types + 20 * areas;
+        let pool = table + 8 * nslots;
+        let vectors_size: usize = symbols.iter().map(|s| 4 + 4 * s.units.len()).sum();
+        let names_size: usize = symbols.iter().map(|s| s.name.len() + 1).sum();
+        Offsets {
+            cu_list,
+            types,
+            table,
+            nslots,
+            pool,
+            vectors_size,
+            size: pool + vectors_size + names_size,
+        }
     }
-    put(&mut out, &mut at, &(table as u32).to_le_bytes());
-    put(&mut out, &mut at, &(pool as u32).to_le_bytes());
+}
+
+/// The section's size.
+pub fn size(units: usize, areas: usize, symbols: &[Symbol<'_>]) -> usize {
+    Offsets::of(units, areas, symbols).size
+}
+
+/// Writes the section into `out`, `size` bytes (every byte of it: the output's may not be zero).
+pub fn write(units: &[Unit], areas: &[Area], symbols: &[Symbol<'_>], out: &mut [u8]) {
+    let Offsets {
+        cu_list,
+        types,
+        table,
+        nslots,
+        pool,
+        vectors_size,
+        size,
+    } = Offsets::of(units.len(), areas.len(), symbols);
+    let out = &mut out[..size];
+    let mut at = 0;
+    // The address area follows the type unit list, which is empty.
+    for v in [VERSION, cu_list as u32, types as u32, types as u32] {
+        put(out, &mut at, &v.to_le_bytes());
+    }
+    put(out, &mut at, &(table as u32).to_le_bytes());
+    put(out, &mut at, &(pool as u32).to_le_bytes());
     for u in units {
-        put(&mut out, &mut at, &u.offset.to_le_bytes());
-        put(&mut out, &mut at, &u.length.to_le_bytes());
+        put(out, &mut at, &u.offset.to_le_bytes());
+        put(out, &mut at, &u.length.to_le_bytes());
     }
     for a in areas {
-        put(&mut out, &mut at, &a.low.to_le_bytes());
-        put(&mut out, &mut at, &a.high.to_le_bytes());
-        put(&mut out, &mut at, &a.unit.to_le_bytes());
+        put(out, &mut at, &a.low.to_le_bytes());
+        put(out, &mut at, &a.high.to_le_bytes());
+        put(out, &mut at, &a.unit.to_le_bytes());
     }
     // The pool: every unit vector, then every name; each symbol's two offsets go in its slot. The slots are
     // filled in symbol order (a name's slot depends on the names before it), the pool's bytes in parallel runs of
     // symbols: a large index is megabytes of them.
     let (head, pool_bytes) = out.split_at_mut(pool);
+    head[table..].fill(0);
     let (vectors, names) = pool_bytes.split_at_mut(vectors_size);
     let mask = nslots - 1;
     let (mut vector_at, mut name_at) = (0usize, vectors_size);
@@ -127,7 +168,7 @@ pub fn build(units: &[Unit], areas: &[Area], symbols: &[Symbol<'_>]) -> Vec<u8> 
         vector_at += 4 + 4 * s.units.len();
         name_at += s.name.len() + 1;
     }
-    runs.push((symbols.len(), vectors_size, names_size));
+    runs.push((symbols.len(), vectors_size, names.len()));
     // Each run's share of the two regions, cut in order.
     let mut shares = Vec::with_capacity(runs.len());
     let (mut vrest, mut nrest) = (vectors, names);
@@ -145,10 +186,9 @@ pub fn build(units: &[Unit], areas: &[Area], symbols: &[Symbol<'_>]) -> Vec<u8> 
                 put(v, &mut va, &u.to_le_bytes());
             }
             put(n, &mut na, s.name);
-            na += 1;
+            put(n, &mut na, &[0]);
         }
     });
-    out
 }
 
 /// Symbols per run of the pool's parallel fill.
@@ -209,7 +249,8 @@ mod tests {
             hash: hash(b"main"),
             units: &[(KIND_FUNCTION as u32) << 24],
         }];
-        let b = build(&units, &areas, &symbols);
+        let mut b = vec![0xaa; size(units.len(), areas.len(), &symbols)];
+        write(&units, &areas, &symbols, &mut b);
         let word = |at: usize| u32::from_le_bytes(b[at..at + 4].try_into().unwrap());
         assert_eq!(word(0), 7);
         assert_eq!(word(4), 24);

@@ -311,15 +311,19 @@ impl std::ops::IndexMut<std::ops::RangeFrom<usize>> for Parts<'_> {
     }
 }
 
+/// What writes `.gdb_index` into its place in the output (`crate::gdb_index::Index::write`).
+pub type GdbIndexWriter<'a> = dyn Fn(&mut [u8]) + Sync + 'a;
+
 /// Writes the output: its file opened (`output_file`), the image filled by the writers, then put in place.
-/// `gdb_index`: the `.gdb_index` section's bytes (`crate::gdb_index`, already sized and placed), copied in.
+/// `gdb_index`: writes the `.gdb_index` section's bytes (`crate::gdb_index`, already sized and placed) into its
+/// place.
 pub fn write<A: Arch>(
     config: &Config,
     res: &Resolved,
     space: &SymbolSpace,
     live: &Liveness,
     lay: &mut Layout,
-    gdb_index: Option<Vec<u8>>,
+    gdb_index: Option<&GdbIndexWriter<'_>>,
 ) -> Result<()> {
     let apart = match config.compress_debug {
         Some(how) => Some(compress_debug::compress::<A>(
@@ -373,7 +377,7 @@ pub fn write<A: Arch>(
         lay,
         (out.bytes(), mapped),
         apart.as_ref(),
-        gdb_index.as_deref(),
+        gdb_index,
     );
     if let Some(trim) = trim {
         let _ = trim.join();
@@ -571,7 +575,7 @@ fn fill<A: Arch>(
     lay: &Layout,
     (bytes, mapped): (&mut [u8], bool),
     apart: Option<&compress_debug::Apart>,
-    gdb_index: Option<&[u8]>,
+    gdb_index: Option<&GdbIndexWriter<'_>>,
 ) -> Result<()> {
     let cx = WriteCx {
         config,
@@ -587,7 +591,20 @@ fn fill<A: Arch>(
     write_code_gaps::<A>(lay, bytes);
     {
         let _t = crate::timing::span("copy and relocate sections");
-        write_input_sections::<A>(&cx, live, img, false)?;
+        // `.gdb_index` beside the input sections: megabytes for a large C++ program, partly sequential.
+        let index = gdb_index.zip(lay.synth_part(Synth::GdbIndex).and_then(|o| o.range()));
+        let (copied, ()) = rayon::join(
+            || write_input_sections::<A>(&cx, live, img, false),
+            || {
+                // SAFETY: the section's range is its own (`Image::slice`).
+                if let Some((write, range)) = index
+                    && let Some(part) = unsafe { img.slice(range.start as u64, range.len() as u64) }
+                {
+                    write(part);
+                }
+            },
+        );
+        copied?;
     }
     {
         let _t = crate::timing::span("merged sections");
@@ -596,12 +613,6 @@ fn fill<A: Arch>(
     if let Some(apart) = apart {
         let _t = crate::timing::span("compressed debug sections");
         apart.write(lay, img);
-    }
-    if let (Some(index), Some(range)) = (
-        gdb_index,
-        lay.synth_part(Synth::GdbIndex).and_then(|o| o.range()),
-    ) {
-        bytes[range].copy_from_slice(index);
     }
     if let Some(plan) = &lay.emit_relocs {
         let _t = crate::timing::span("emitted relocations");
