@@ -321,6 +321,8 @@ pub struct Config {
     pub provides: Vec<(String, String)>,
     /// Symbols a script assigns with `HIDDEN` or `PROVIDE_HIDDEN`: never exported.
     pub script_hidden: Vec<String>,
+    /// The scripts' `NOCROSSREFS` lists: references between their output sections are errors.
+    pub nocrossrefs: Vec<crate::script::input::NoCrossRefs>,
     /// The scripts given with `-T` (the others are named as inputs: `INSERT` there is GNU ld's error).
     pub script_options: Vec<PathBuf>,
     /// The linker script's `SECTIONS` and `MEMORY`: the layout it asks for instead of the default.
@@ -471,6 +473,7 @@ impl Default for Config {
             version_texts: Vec::new(),
             provides: Vec::new(),
             script_hidden: Vec::new(),
+            nocrossrefs: Vec::new(),
             script_options: Vec::new(),
             sections: None,
             section_symbols: Vec::new(),
@@ -1773,6 +1776,7 @@ impl Config {
             }
         }
         c.version_texts.extend(s.versions.iter().cloned());
+        c.nocrossrefs.extend(s.nocrossrefs.iter().cloned());
         if let Some(sections) = &s.sections {
             c.section_symbols = sections.symbols();
             c.script_hidden.extend(

@@ -526,7 +526,9 @@ fn link<A: Arch>(config: &args::Config, release_inputs: bool) -> diag::Result<()
     }
     {
         let _t = timing::span("write output");
-        let index = gdb_index.as_ref().map(|i| move |out: &mut [u8]| i.write(out));
+        let index = gdb_index
+            .as_ref()
+            .map(|i| move |out: &mut [u8]| i.write(out));
         let index = index.as_ref().map(|w| w as &write::GdbIndexWriter);
         write::write::<A>(config, &resolved, &space, &live, &mut lay, index)?;
     }

@@ -292,5 +292,8 @@ fn orphans_in_load_order() {
         orders.push(sections);
     }
     assert_eq!(orders[0], [".orph_b", ".orph_a"], "GNU ld's order changed");
-    assert_eq!(orders[1], orders[0], "orphans in another order than GNU ld's");
+    assert_eq!(
+        orders[1], orders[0],
+        "orphans in another order than GNU ld's"
+    );
 }

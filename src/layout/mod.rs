@@ -428,6 +428,7 @@ pub fn layout<A: Arch>(
     };
     script::report_orphans(config, res, live, (&osecs, &map))?;
     script::check_linker_made_places(config, &osecs, &map)?;
+    script::check_crossrefs(config, res, &osecs, &map)?;
     let t = span("merge sections, split .eh_frame");
     let (merges, merge_secs, piece_maps) =
         crate::merge::build_merges(res, &map.live_merge, &map.sec_osec)?;

@@ -33,6 +33,16 @@ pub struct ScriptSettings {
     pub sections: Option<std::sync::Arc<SectionsScript>>,
     /// `SECTIONS` that `INSERT` puts into the layout, in the order read.
     pub inserts: Vec<std::sync::Arc<Insertion>>,
+    /// `NOCROSSREFS`, `NOCROSSREFS_TO` and `OVERLAY ... NOCROSSREFS`, in the order read.
+    pub nocrossrefs: Vec<NoCrossRefs>,
+}
+
+/// Output sections whose contents must not refer to one another (`NOCROSSREFS`, and an overlay's with
+/// `NOCROSSREFS`), or, with `to`, whose first section the others' contents must not refer to (`NOCROSSREFS_TO`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct NoCrossRefs {
+    pub to: bool,
+    pub sections: Vec<String>,
 }
 
 impl ScriptSettings {
@@ -51,6 +61,7 @@ impl ScriptSettings {
             self.sections = other.sections;
         }
         self.inserts.extend(other.inserts);
+        self.nocrossrefs.extend(other.nocrossrefs);
     }
 }
 
@@ -119,6 +130,17 @@ pub fn parse_input(file: &str, text: &str, include: Includer) -> Result<InputScr
                     Some(_) => second_sections = second_sections.or(Some(at)),
                     None => pending_at = Some(at),
                 }
+                for c in &s {
+                    if let SectionsCommand::Overlay(ov) = c
+                        && ov.nocrossrefs
+                    {
+                        let names = ov.sections.iter().map(|o| o.name.clone()).collect();
+                        out.settings.nocrossrefs.push(NoCrossRefs {
+                            to: false,
+                            sections: names,
+                        });
+                    }
+                }
                 sections.get_or_insert_with(Vec::new).extend(s);
             }
             Command::Insert { after, section } => {
@@ -133,6 +155,9 @@ pub fn parse_input(file: &str, text: &str, include: Includer) -> Result<InputScr
                     section,
                     at,
                 });
+            }
+            Command::NoCrossRefs { to, sections } => {
+                out.settings.nocrossrefs.push(NoCrossRefs { to, sections })
             }
             Command::Memory(m) => memory.extend(m),
             Command::Phdrs(p) => phdrs.extend(p),

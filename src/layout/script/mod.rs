@@ -19,9 +19,11 @@ use crate::script::sections::{BASE, DISCARD, InputName, ORPHAN, SectionsScript, 
 use object::elf as E;
 use rayon::prelude::*;
 
+mod crossrefs;
 mod loads;
 mod walk;
 
+pub use crossrefs::check as check_crossrefs;
 pub use loads::phdrs_segments;
 pub use walk::{ScriptAddresses, ScriptExtras, Walk, assign_addresses, nearby_section};
 
