@@ -1,7 +1,8 @@
 //! Layout with a linker script's `SECTIONS`: the script's output sections in its order with the orphans among
 //! them (`order_sections`), the input sections of each in statement order (`script_lists`), and the addresses:
 //! the commands evaluated in order with the location counter, `MEMORY` regions and load addresses
-//! (`assign_addresses`), then the `PT_LOAD`s the addresses ask for (`loads`).
+//! (`assign_addresses`), then the `PT_LOAD`s the addresses ask for (`loads`). `NOCROSSREFS` is checked once the
+//! input sections have their output sections (`crossrefs`).
 
 use super::eh_frame::eh_block_size;
 use super::output_sections::Builder;
