@@ -331,3 +331,59 @@ fn group_entries(out: &mut Shard, pairs: &[(u32, u32)]) {
     }
     out.starts.push(out.entries.len() as u32);
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An input whose one unit names `names`, each with the given merge hash.
+    fn input(names: &[(&'static [u8], u64)]) -> FileIndex {
+        let mut x = FileIndex {
+            units: vec![Unit {
+                offset: 0,
+                length: 16,
+            }],
+            ..FileIndex::default()
+        };
+        for &(name, key) in names {
+            x.names.push(Name {
+                name,
+                key,
+                attrs: format::KIND_FUNCTION,
+                unit: 0,
+            });
+        }
+        x.shard_names();
+        x
+    }
+
+    /// Names of equal merge hash stay apart when they differ, and merge when they are equal, across inputs.
+    #[test]
+    fn equal_hashes_of_different_names_stay_apart() {
+        let files = [
+            input(&[(b"alpha", 7), (b"beta", 7)]),
+            input(&[(b"beta", 7), (b"alpha", 7), (b"gamma", 9)]),
+        ];
+        let (_, _, shards) = merge(&files);
+        let index = Index {
+            units: Vec::new(),
+            areas: Vec::new(),
+            shards,
+        };
+        let mut seen: Vec<(Vec<u8>, Vec<u32>)> = (index.symbols().iter())
+            .map(|s| {
+                (
+                    s.name.to_vec(),
+                    s.units.iter().map(|e| e & 0xff_ffff).collect(),
+                )
+            })
+            .collect();
+        seen.sort();
+        let want: Vec<(Vec<u8>, Vec<u32>)> = [("alpha", [0, 1]), ("beta", [0, 1])]
+            .into_iter()
+            .map(|(n, u)| (n.as_bytes().to_vec(), u.to_vec()))
+            .chain([(b"gamma".to_vec(), vec![1])])
+            .collect();
+        assert_eq!(seen, want);
+    }
+}
