@@ -82,11 +82,11 @@ fn file_errors(
         return out;
     }
     let o = &res.objects[f.index()];
-    let osec_of = |file: FileId, shndx: u32| {
-        (sec_osec.get(file.index())?.get(shndx as usize).copied()).filter(|i| i.is_some())
+    let osec_of = |file: FileId, sec: SecIdx| {
+        (sec_osec.get(file.index())?.get(sec.index()).copied()).filter(|i| i.is_some())
     };
     for s in (0..o.sections.len()).map(SecIdx::new) {
-        let Some(from) = osec_of(f, s.0) else {
+        let Some(from) = osec_of(f, s) else {
             continue;
         };
         let ruled: Vec<&Rule> = rules.iter().filter(|r| r.from.contains(&from)).collect();
@@ -99,7 +99,7 @@ fn file_errors(
                 continue;
             };
             let t = &res.objects[file.index()];
-            let Some(to) = osec_of(file, t.sym_shndx(sym)) else {
+            let Some(to) = osec_of(file, SecIdx(t.sym_shndx(sym))) else {
                 continue;
             };
             if to == from || !ruled.iter().any(|rule| rule.to.contains(&to)) {
