@@ -49,7 +49,7 @@ if [ "${RIVET_KERNEL_FETCH:-0}" = 1 ]; then
         log "fetching Debian's linux $KVER-1 source into $KSRC"
         fetch_source || log "could not fetch the source (the archive may have dropped $KVER-1)"
     fi
-    apt_need qemu-system-x86
+    apt_need qemu-system-x86 || log "could not install qemu-system-x86"
 fi
 if [ ! -f "$TARBALL" ]; then
     echo "kernel.sh: skipped: no kernel source ($TARBALL; set RIVET_KERNEL_SRC to its directory)"
