@@ -95,15 +95,9 @@ pub struct Linked<'a> {
 
 /// The linked objects' load order (see the module comment). `provider(g)` is the member that a reference to name
 /// `g` makes GNU ld load, if any: the one resolution pulled in for it when no file outside the archives defines it.
+/// Resolution calls this only when it pulled members in (input order otherwise).
 pub fn load_order(l: &Linked, provider: impl Fn(SymId) -> Option<FileId> + Sync) -> FileOrder {
     let n = l.objects.len();
-    if l.live
-        .iter()
-        .zip(l.objects)
-        .all(|(&live, o)| !o.lazy || !live)
-    {
-        return FileOrder::default();
-    }
     let mut archive = vec![NONE; n];
     for run in l.lazy_runs {
         archive[run.files.clone()].fill(run.first);

@@ -31,7 +31,7 @@ pub(crate) struct FileIndex {
     /// merge then reads each input's names of a shard as one block, not scattered over its name tables.
     text: Vec<u8>,
     /// Where each shard's bytes start in `text` (and where the last ends).
-    text_starts: Vec<u32>,
+    text_starts: Vec<usize>,
     /// The index cannot name this input's units as gdb looks them up: a unit without name tables not in C, or
     /// type units (the index then carries no names at all).
     unnamed: bool,
@@ -49,17 +49,17 @@ impl FileIndex {
         }
         let mut next = starts.clone();
         let mut sorted = vec![Name::default(); self.names.len()];
-        let mut text_starts = vec![0u32; SHARDS + 1];
+        let mut text_starts = vec![0usize; SHARDS + 1];
         for nm in &self.names {
             let shard = nm.key as usize % SHARDS;
             sorted[next[shard] as usize] = *nm;
             next[shard] += 1;
-            text_starts[shard + 1] += nm.name.len() as u32;
+            text_starts[shard + 1] += nm.name.len();
         }
         for k in 0..SHARDS {
             text_starts[k + 1] += text_starts[k];
         }
-        let mut text = Vec::with_capacity(text_starts[SHARDS] as usize);
+        let mut text = Vec::with_capacity(text_starts[SHARDS]);
         for nm in &sorted {
             text.extend_from_slice(nm.name);
         }
@@ -74,10 +74,9 @@ impl FileIndex {
             self.shard_starts.get(shard..shard + 2),
             self.text_starts.get(shard..shard + 2),
         ) {
-            (Some(&[a, b]), Some(&[ta, tb])) => (
-                &self.names[a as usize..b as usize],
-                &self.text[ta as usize..tb as usize],
-            ),
+            (Some(&[a, b]), Some(&[ta, tb])) => {
+                (&self.names[a as usize..b as usize], &self.text[ta..tb])
+            }
             _ => (&[], &[]),
         }
     }
