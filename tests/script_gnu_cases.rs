@@ -1,0 +1,299 @@
+//! Linker scripts as embedded projects, bootloaders and older custom scripts write them (issue 33): each case is an
+//! assembly source and a script linked by GNU ld and by the linker under test, which must agree on the output's
+//! sections (address, load address, size), program headers, the symbols the case names, and on success or failure.
+//! The cases are the classes a review of the script language against GNU ld 2.40 found different: forward
+//! `LOADADDR`, symbols after `*(COMMON)`, `PHDRS` with `SIZEOF_HEADERS`, RELRO without `DATA_SEGMENT_RELRO_END`,
+//! regions chosen by `MEMORY` attributes, load addresses of aligned sections, commands outside `SECTIONS`, orphans
+//! under their own names and `KEEP` in a later statement.
+
+mod common;
+
+use std::path::Path;
+
+/// One comparison: the source, the script, extra arguments, the symbols to compare.
+struct Case<'a> {
+    name: &'a str,
+    asm: &'a str,
+    script: &'a str,
+    args: &'a [&'a str],
+    symbols: &'a [&'a str],
+}
+
+/// What a link made: its sections (name, size, VMA, LMA), program headers (type, vaddr, paddr, memsz, flags; not
+/// `PT_GNU_STACK`), the case's symbols (value, name).
+fn facts(dir: &Path, out: &str, symbols: &[&str]) -> Vec<String> {
+    let mut v = Vec::new();
+    let h = common::tool_ok("objdump", &["-h", "-w", out], dir);
+    for l in h.lines() {
+        let f: Vec<&str> = l.split_whitespace().collect();
+        if f.len() > 6 && f[0].parse::<u32>().is_ok() && !f[1].starts_with(".comment") {
+            v.push(format!("section {} size {} vma {} lma {}", f[1], f[2], f[3], f[4]));
+        }
+    }
+    let l = common::tool_ok("readelf", &["-lW", out], dir);
+    for line in l.lines() {
+        let f: Vec<&str> = line.split_whitespace().collect();
+        // rivet, as lld and mold, marks the stack non-executable where the inputs say nothing.
+        if f.len() >= 7 && f[1].starts_with("0x") && f[2].starts_with("0x") && f[0] != "GNU_STACK" {
+            let flags = f[6..f.len() - 1].join("");
+            v.push(format!("phdr {} vaddr {} paddr {} memsz {} flags {flags}", f[0], f[2], f[3], f[5]));
+        }
+    }
+    let s = common::tool_ok("readelf", &["-sW", out], dir);
+    let mut syms: Vec<String> = (s.lines())
+        .map(|line| line.split_whitespace().collect::<Vec<&str>>())
+        .filter(|f| f.len() == 8 && symbols.contains(&f[7]))
+        .map(|f| format!("symbol {} = {}", f[7], f[1]))
+        .collect();
+    syms.sort();
+    v.extend(syms);
+    v
+}
+
+/// Links the case with GNU ld and the linker under test; the differences, empty where they agree.
+fn compare(c: &Case) -> Vec<String> {
+    let Some((dir, _, _)) = common::against_gnu_ld(&format!("script-gnu-{}", c.name), &["as"])
+    else {
+        return Vec::new();
+    };
+    let (linker, _) = common::linker_under_test();
+    std::fs::write(dir.join("a.s"), c.asm).unwrap();
+    std::fs::write(dir.join("link.ld"), c.script).unwrap();
+    common::tool_ok("as", &["a.s", "-o", "a.o"], &dir);
+    let link = |ld: &Path, out: &str| {
+        let mut args: Vec<&str> = c.args.to_vec();
+        args.extend(["-T", "link.ld", "a.o", "-o", out]);
+        let o = common::tool(ld.to_str().unwrap(), &args, Some(&dir));
+        match o.success() {
+            true => facts(&dir, out, c.symbols),
+            // Both must fail; the messages are the linkers' own.
+            false => {
+                eprintln!("{}: {}", c.name, String::from_utf8_lossy(&o.stderr).trim());
+                vec!["failed".to_string()]
+            }
+        }
+    };
+    let gnu = link(&common::which("ld.bfd").unwrap(), "out.bfd");
+    let test = link(&linker, "out.test");
+    if gnu == test {
+        return Vec::new();
+    }
+    let mut d = vec![format!("case {}: GNU ld | linker under test", c.name)];
+    for k in 0..gnu.len().max(test.len()) {
+        let (a, b) = (gnu.get(k), test.get(k));
+        if a != b {
+            d.push(format!("  {a:?} | {b:?}"));
+        }
+    }
+    d
+}
+
+fn check(cases: &[Case]) {
+    let diffs: Vec<String> = cases.iter().flat_map(compare).collect();
+    assert!(diffs.is_empty(), "{}", diffs.join("\n"));
+}
+
+/// `_sidata = LOADADDR(.data)` before `.data` (STM32 projects' scripts), `LOADADDR` in a data command of the section
+/// itself, and after it.
+#[test]
+fn forward_loadaddr_matches_gnu_ld() {
+    check(&[Case {
+        name: "loadaddr",
+        asm: ".globl _start\n.text\n_start: ret\n.data\n.quad 1\n",
+        script: "MEMORY { ROM (rx) : ORIGIN = 0x8000000, LENGTH = 64K\n\
+                 RAM (rwx) : ORIGIN = 0x20000000, LENGTH = 8K }\n\
+                 SECTIONS {\n  .text : { *(.text*) } >ROM\n  _sidata = LOADADDR(.data);\n  \
+                 .data : { *(.data*) LONG(LOADADDR(.data)) } >RAM AT>ROM\n  _after = LOADADDR(.data);\n}\n",
+        args: &[],
+        symbols: &["_sidata", "_after"],
+    }]);
+}
+
+/// `_ebss = .` after `*(COMMON)` counts the common symbols, which the statement places there.
+#[test]
+fn symbols_after_common_match_gnu_ld() {
+    check(&[
+        Case {
+            name: "common",
+            asm: ".globl _start\n.text\n_start: ret\n.bss\nb: .zero 16\n.comm cm,64,8\n.comm cn,4,4\n",
+            script: "SECTIONS {\n  . = 0x10000;\n  .text : { *(.text*) }\n  \
+                     .bss : { _sbss = .; *(.bss*) *(COMMON) _ebss = .; }\n  _end = .;\n}\n",
+            args: &[],
+            symbols: &["_sbss", "_ebss", "_end", "cm", "cn"],
+        },
+        Case {
+            name: "common-between",
+            asm: ".globl _start\n.text\n_start: ret\n.bss\nb: .zero 16\n.comm cm,64,8\n",
+            script: "SECTIONS {\n  . = 0x10000;\n  .text : { *(.text*) }\n  \
+                     .bss : { *(COMMON) _mid = .; *(.bss*) _ebss = .; }\n}\n",
+            args: &[],
+            symbols: &["_mid", "_ebss", "cm"],
+        },
+    ]);
+}
+
+/// `SIZEOF_HEADERS` with `PHDRS` counts the script's program headers.
+#[test]
+fn phdrs_and_sizeof_headers_match_gnu_ld() {
+    check(&[Case {
+        name: "phdrs-headers",
+        asm: ".globl _start\n.text\n_start: mov $60,%eax; xor %edi,%edi; syscall\n",
+        script: "PHDRS {\n  hdr PT_PHDR PHDRS;\n  text PT_LOAD FILEHDR PHDRS;\n  n1 PT_NOTE;\n  n2 PT_NOTE;\n  \
+                 n3 PT_NOTE;\n}\nENTRY(_start)\nSECTIONS {\n  . = 0x400000 + SIZEOF_HEADERS;\n  \
+                 .text : { *(.text) } :text\n}\n",
+        args: &[],
+        symbols: &["_start"],
+    }]);
+}
+
+/// A script without `DATA_SEGMENT_RELRO_END` has no `PT_GNU_RELRO`, whatever its sections are called.
+#[test]
+fn relro_only_where_the_script_ends_it() {
+    check(&[
+        Case {
+            name: "no-relro-end",
+            asm: ".globl _start\n.text\n_start: ret\n.data\nd: .quad 1\n\
+                  .section .init_array,\"aw\",@init_array\n.quad 0\n.section .data.rel.ro,\"aw\"\n.quad 2\n",
+            script: "SECTIONS {\n  . = 0x10000;\n  .text : { *(.text) }\n  . = ALIGN(0x1000);\n  \
+                     .data : { *(.data) }\n  .init_array : { *(.init_array) }\n  \
+                     .data.rel.ro : { *(.data.rel.ro) }\n}\n",
+            args: &["-z", "relro"],
+            symbols: &["d"],
+        },
+        Case {
+            name: "relro-end",
+            asm: ".globl _start\n.text\n_start: ret\n.data\nd: .quad 1\n\
+                  .section .data.rel.ro,\"aw\"\n.quad 2\n",
+            script: "SECTIONS {\n  . = 0x10000;\n  .text : { *(.text) }\n  \
+                     . = DATA_SEGMENT_ALIGN(0x1000, 0x1000);\n  .data.rel.ro : { *(.data.rel.ro) }\n  \
+                     . = DATA_SEGMENT_RELRO_END(0, .);\n  .data : { *(.data) }\n  . = DATA_SEGMENT_END(.);\n}\n",
+            args: &["-z", "relro"],
+            symbols: &["d"],
+        },
+    ]);
+}
+
+/// Sections without `>region` go to the first region whose attributes accept them, orphans too.
+#[test]
+fn memory_attributes_choose_regions_as_gnu_ld() {
+    check(&[Case {
+        name: "attributes",
+        asm: ".globl _start\n.text\n_start: ret\n.data\nd: .quad 7\n.section .ramfunc,\"awx\"\nrf: ret\n\
+              .section .rodata\nr: .long 3\n",
+        script: "MEMORY {\n  FLASH (rx) : ORIGIN = 0x08000000, LENGTH = 64K\n  \
+                 RAM (rw!x) : ORIGIN = 0x20000000, LENGTH = 8K\n}\nENTRY(_start)\nSECTIONS {\n  \
+                 .text : { *(.text) }\n  .data : { *(.data) }\n}\n",
+        args: &[],
+        symbols: &["_start", "d", "rf", "r"],
+    }]);
+}
+
+/// Load addresses in a region after an aligned section: `ALIGN_WITH_INPUT` keeps the distance to the address,
+/// an output section's `ALIGN` aligns the load address too.
+#[test]
+fn load_addresses_are_aligned_as_gnu_ld() {
+    check(&[Case {
+        name: "lma-align",
+        asm: ".text\n.byte 1,2,3\n.data\n.p2align 3\n.quad 1\n.section .data2,\"aw\"\n.quad 2\n",
+        script: "MEMORY { FLASH (rx) : ORIGIN = 0x08000000, LENGTH = 64K\n\
+                 RAM (xrw) : ORIGIN = 0x20000001, LENGTH = 8K }\nSECTIONS {\n  .text : { *(.text) } >FLASH\n  \
+                 .data : ALIGN_WITH_INPUT { *(.data) } >RAM AT> FLASH\n  _sidata = LOADADDR(.data);\n  \
+                 .data2 : ALIGN(16) { *(.data2) } >RAM AT> FLASH\n  _sidata2 = LOADADDR(.data2);\n}\n",
+        args: &["-e", "0"],
+        symbols: &["_sidata", "_sidata2"],
+    }]);
+}
+
+/// Commands GNU ld takes outside `SECTIONS`: `ASSERT` (cortex-m-rt's `link.x`), `REGION_ALIAS` (riscv-rt's
+/// `memory.x`), a second `SECTIONS`, compound assignments and `.`.
+#[test]
+fn commands_outside_sections_match_gnu_ld() {
+    let asm = ".globl _start\n.text\n_start: ret\n.data\nd: .quad 1\n";
+    check(&[
+        Case {
+            name: "assert",
+            asm,
+            script: "SECTIONS { .text 0x10000 : { *(.text) } }\n\
+                     ASSERT(ADDR(.text) % 4 == 0, \"text misaligned\")\n",
+            args: &[],
+            symbols: &["_start"],
+        },
+        Case {
+            name: "assert-fails",
+            asm,
+            script: "SECTIONS { .text 0x10001 : { *(.text) } }\n\
+                     ASSERT(ADDR(.text) % 4 == 0, \"text misaligned\")\n",
+            args: &[],
+            symbols: &["_start"],
+        },
+        Case {
+            name: "alias",
+            asm,
+            script: "MEMORY { FLASH (rx) : ORIGIN = 0x08000000, LENGTH = 64K }\n\
+                     REGION_ALIAS(\"REGION_TEXT\", FLASH);\nSECTIONS { .text : { *(.text) } > REGION_TEXT\n  \
+                     .data : { *(.data) } > REGION_TEXT }\n",
+            args: &[],
+            symbols: &["_start", "d"],
+        },
+        Case {
+            name: "two-sections",
+            asm,
+            script: "SECTIONS { .text 0x10000 : { *(.text) } }\nSECTIONS { .data : { *(.data) } }\n",
+            args: &[],
+            symbols: &["_start", "d"],
+        },
+        Case {
+            name: "compound",
+            asm,
+            script: "stack_size = 0x400;\nstack_size += 0x100;\nstack_size <<= 1;\n\
+                     SECTIONS { .text 0x10000 : { *(.text) } }\n",
+            args: &[],
+            symbols: &["stack_size"],
+        },
+        Case {
+            name: "dot-outside",
+            asm,
+            script: ". = 0x10000;\nSECTIONS { .text : { *(.text) } .data : { *(.data) } }\n",
+            args: &[],
+            symbols: &["_start", "d"],
+        },
+    ]);
+}
+
+/// Orphans keep their own names (an orphan `.ctors.NNNNN` must not become an `.init_array` entry), and an orphan
+/// with data goes before `.bss` where the script has no `.data`.
+#[test]
+fn orphans_keep_their_names_as_in_gnu_ld() {
+    check(&[
+        Case {
+            name: "orphan-names",
+            asm: ".globl _start\n.text\n_start: ret\n.section .text.foo,\"ax\"\nfoo: ret\n\
+                  .section .ctors.00100,\"aw\"\n.quad 0xc7\n.section .init_array,\"aw\",@init_array\n.quad 0x1a\n",
+            script: "ENTRY(_start)\nSECTIONS {\n  . = 0x10000;\n  .text : { *(.text) }\n  \
+                     .init_array : { *(.init_array) }\n}\n",
+            args: &[],
+            symbols: &["_start", "foo"],
+        },
+        Case {
+            name: "orphan-data",
+            asm: ".globl _start\n.text\n_start: ret\n.data\n.quad 7\n.bss\n.zero 0x10000\n",
+            script: "ENTRY(_start)\nSECTIONS {\n  . = 0x10000;\n  .text : { *(.text) }\n  \
+                     . = ALIGN(0x1000);\n  .bss : { *(.bss) }\n}\n",
+            args: &[],
+            symbols: &["_start"],
+        },
+    ]);
+}
+
+/// `KEEP` in a statement after the one that places a section still keeps it under `--gc-sections`.
+#[test]
+fn keep_in_a_later_statement_matches_gnu_ld() {
+    check(&[Case {
+        name: "late-keep",
+        asm: ".globl _start\n.text\n_start: ret\n.section .rodata.keep,\"a\"\nk: .long 0x11223344\n",
+        script: "ENTRY(_start)\nSECTIONS {\n  . = 0x10000;\n  .text : { *(.text) }\n  \
+                 .rodata : { *(.rodata*) }\n  .keep : { KEEP(*(.rodata.keep)) }\n}\n",
+        args: &["--gc-sections"],
+        symbols: &["k"],
+    }]);
+}
