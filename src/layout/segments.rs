@@ -485,12 +485,16 @@ impl Addresser<'_> {
                         + (w.dynamic && a.headers.is_some()) as usize;
                     // With the symbols' values too: an assignment to `.` may have named one assigned after it.
                     let addrs = match a.forward {
-                        true => (osecs.iter().map(|o| o.addr).collect(), a.values.clone()),
+                        true => (
+                            osecs.iter().map(|o| o.addr).chain(a.lma.iter().copied()).collect(),
+                            a.values.clone(),
+                        ),
                         false => Default::default(),
                     };
                     let stable = !a.forward || addrs == before;
                     before = addrs;
                     w.prior = a.values.iter().cloned().collect();
+                    w.prior_lma = a.lma.clone();
                     let settled = crate::elf::headers_size(n) == w.headers
                         && a.relro_misaligned == 0
                         && stable;
@@ -558,6 +562,7 @@ pub fn assign_segments<A: Arch>(
                 merges,
                 synth: map.synth,
                 prior: Default::default(),
+                prior_lma: Vec::new(),
             },
             None,
         ))),

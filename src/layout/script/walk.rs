@@ -34,6 +34,8 @@ pub struct ScriptAddresses {
     pub relro_end: Option<u64>,
     /// Some expression named a section placed after it, whose address the pass took from the pass before.
     pub forward: bool,
+    /// The sections' load addresses (for the next pass's `Walk::prior_lma`).
+    pub lma: Vec<u64>,
     /// The data commands' values.
     pub data: Vec<ScriptData>,
     pub fills: Vec<ScriptFill>,
@@ -97,6 +99,9 @@ pub struct Walk<'a> {
     /// The symbols' values from the pass before: an assignment to `.` may name a symbol the script assigns
     /// later (in `SECTIONS` or after it), as GNU ld's later passes see the values of the earlier.
     pub prior: HashMap<String, Value>,
+    /// The sections' load addresses from the pass before: `LOADADDR(.data)` ahead of `.data` (the STM32 scripts'
+    /// `_sidata`) sees them, as it sees the addresses.
+    pub prior_lma: Vec<u64>,
 }
 
 pub(super) struct State<'w> {
@@ -267,7 +272,10 @@ pub fn assign_addresses(
         osecs,
         sec_off,
         cursor,
-        lma: vec![0; n],
+        lma: match w.prior_lma.len() == n {
+            true => w.prior_lma.clone(),
+            false => vec![0; n],
+        },
         placed: vec![false; n],
         dot: 0,
         regions: Vec::new(),
@@ -376,6 +384,7 @@ pub fn assign_addresses(
         relro_misaligned,
         relro_end: st.relro_end.get(),
         forward: st.forward.get(),
+        lma: std::mem::take(&mut st.lma),
         data: st.data,
         fills: st.fills,
         code_gaps: st.code_gaps,
@@ -635,6 +644,7 @@ impl State<'_> {
             ));
         }
         let mut align = self.osecs[i].align.max(1);
+        let mut given_align = None;
         if let Some(e) = &desc.align {
             // Rounded up to a power of two, and the section's own alignment too (GNU ld's `sh_addralign`).
             let v = e.eval(self).map_err(|e| w.sc.error(desc.pos, e))?;
@@ -645,25 +655,38 @@ impl State<'_> {
                 )
             })?;
             align = align.max(v);
+            given_align = Some(v);
             self.osecs[i].align = align;
         }
         // --section-start (-Ttext, -Tdata, -Tbss) overrides the script's address, as in GNU ld.
         let fixed = section_start(w.config, desc.name.as_bytes()).filter(|_| alloc);
+        // The padding the alignment put before the address, for `ALIGN_WITH_INPUT`'s load address.
+        let mut padding = 0;
         let addr = match (fixed, &desc.address) {
             (Some(a), _) => a,
             (None, Some(e)) => e.eval(self).map_err(|e| w.sc.error(desc.pos, e))?,
             (None, None) if !alloc => 0,
             (None, None) => {
                 let from = region.map_or(self.dot, |r| self.regions[r].3);
-                align_up(from, align)
+                let addr = align_up(from, align);
+                padding = addr - from;
+                addr
             }
         };
         let lma = if let Some(e) = &desc.lma {
             e.eval(self).map_err(|e| w.sc.error(desc.pos, e))?
         } else if let Some(r) = &desc.lma_region {
-            // Where the region is, not aligned (GNU ld's; lld aligns it to the section).
+            // Where the region is: with `ALIGN_WITH_INPUT` padded as the address was; in the section's own region
+            // aligned as the address; in another aligned only to the description's `ALIGN` (GNU ld's; lld
+            // aligns it to the section).
             let r = self.region(r, desc.pos)?;
-            self.regions[r].3
+            let next = self.regions[r].3;
+            match (desc.align_with_input, Some(r) == region, given_align) {
+                (true, _, _) => next.wrapping_add(padding),
+                (false, true, _) => align_up(next, align),
+                (false, false, Some(a)) => align_up(next, a),
+                (false, false, None) => next,
+            }
         } else if desc.address.is_none() && fixed.is_none() && self.prev_delta.1 == region {
             // The previous section's load offset kept, the load address aligned as the section is (GNU ld's).
             align_up(addr.wrapping_add(self.prev_delta.0), align)
