@@ -459,6 +459,20 @@ impl Expr {
         }
     }
 
+    /// Whether the expression calls the built-in function `f`.
+    pub fn calls(&self, f: &str) -> bool {
+        match self {
+            Expr::Unary(_, e) => e.calls(f),
+            Expr::Binary(_, a, b) => a.calls(f) || b.calls(f),
+            Expr::Cond(a, b, c) => a.calls(f) || b.calls(f) || c.calls(f),
+            Expr::Call(g, args) => {
+                *g == f
+                    || (args.iter()).any(|a| matches!(a, Arg::Expr(e) if e.calls(f)))
+            }
+            Expr::Sym(_) | Expr::Num(_) | Expr::Dot => false,
+        }
+    }
+
     /// Whether the value is a number the expression itself fixes (no symbol, section, `.` or page size), as GNU
     /// ld's parser folds such an expression into a number.
     pub fn is_constant(&self) -> bool {

@@ -663,16 +663,17 @@ fn fixed_headers(
         + 1
 }
 
-/// A script layout's RELRO range: from the first non-empty kept section the default rules call RELRO data to the
-/// end of the run of such sections that follows it, or to where the script's `DATA_SEGMENT_RELRO_END` says
-/// (not rounded to a page: the loader protects the whole pages inside).
+/// A script layout's RELRO range, where the script has `DATA_SEGMENT_RELRO_END` (GNU ld makes none without, and
+/// a script may put writable data among sections of RELRO names): from the first non-empty kept section the
+/// default rules call RELRO data to the end of the run of such sections that follows it, or to where
+/// `DATA_SEGMENT_RELRO_END` says (not rounded to a page: the loader protects the whole pages inside).
 fn script_relro(
     cx: &Cx,
     osecs: &[OutputSection],
     keep: &[bool],
     relro_end: Option<u64>,
 ) -> Option<(u64, u64, u64, u64)> {
-    if !cx.config.relro {
+    if !cx.config.relro || !cx.config.sections.as_deref().is_some_and(|sc| sc.ends_relro) {
         return None;
     }
     let rules = Rules::of(cx.config);

@@ -153,6 +153,8 @@ pub struct SectionsScript {
     /// The script `INSERT`s went into is rivet's default layout (`layout::default_script`): the orphans go where
     /// the default rules put them.
     pub builtin_base: bool,
+    /// Some assignment calls `DATA_SEGMENT_RELRO_END`: GNU ld makes a `PT_GNU_RELRO` only then.
+    pub ends_relro: bool,
     pub commands: Vec<SectionsCommand>,
     pub memory: Vec<Region>,
     /// `PHDRS`: when given, the output's program headers exactly.
@@ -205,6 +207,7 @@ impl SectionsScript {
             sources,
             groups: Vec::new(),
             builtin_base: false,
+            ends_relro: false,
             commands: Vec::new(),
             memory,
             phdrs,
@@ -236,6 +239,13 @@ impl SectionsScript {
             }
         }
         s.commands = commands.into_iter().map(|(_, c)| c).collect();
+        let relro_end = |a: &Assignment| a.expr.calls("DATA_SEGMENT_RELRO_END");
+        s.ends_relro = s.commands.iter().any(|c| match c {
+            SectionsCommand::Assign(a) => relro_end(a),
+            SectionsCommand::Output(o) => (o.commands.iter())
+                .any(|c| matches!(c, OutputCommand::Assign(a) if relro_end(a))),
+            _ => false,
+        });
         Ok(s)
     }
 
