@@ -480,9 +480,15 @@ impl Addresser<'_> {
                         &mut place.cursor,
                     )
                     .map_err(Errors::one)?;
-                    let n = w.fixed_headers
-                        + a.loads.len()
-                        + (w.dynamic && a.headers.is_some()) as usize;
+                    // With `PHDRS`, the script's list exactly.
+                    let n = match w.sc.phdrs.len() {
+                        0 => {
+                            w.fixed_headers
+                                + a.loads.len()
+                                + (w.dynamic && a.headers.is_some()) as usize
+                        }
+                        listed => listed,
+                    };
                     // With the symbols' values too: an assignment to `.` may have named one assigned after it.
                     let addrs = match a.forward {
                         true => (

@@ -76,10 +76,13 @@ pub fn phdrs_segments(
             .filter(|&i| keep[i] && members[i].contains(&k))
             .map(|i| &osecs[i])
             .collect();
-        // Without sections or FLAGS, no flags and the word's alignment, as GNU ld writes them.
+        // Without sections or FLAGS, no flags (read for the headers) and the word's alignment, as GNU ld writes
+        // them.
         let mut seg = crate::elf::Segment {
             p_type: ty,
+            // Readable where it maps the headers (GNU ld's `FILEHDR`/`PHDRS`).
             flags: match secs.is_empty() {
+                true if p.filehdr || p.phdrs => E::PF_R,
                 true => 0,
                 false => secs.iter().fold(E::PF_R, |f, o| f | flags_of(o)),
             },
