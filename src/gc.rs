@@ -158,7 +158,7 @@ fn select_script_statements(
     script: &crate::script::sections::SectionsScript,
     orphans: crate::args::OrphanHandling,
 ) -> Vec<Vec<u32>> {
-    use crate::script::sections::{DISCARD, InputName, ORPHAN, pack_selection};
+    use crate::script::sections::{DISCARD, InputName, LATE_KEEP, ORPHAN, pack_selection};
     let discard_orphans = orphans == crate::args::OrphanHandling::Discard;
     res.runs.map(|f| {
         let o = &res.objects[f.index()];
@@ -169,11 +169,14 @@ fn select_script_statements(
                     return ORPHAN;
                 }
                 let writable = sec.flags() & E::SHF_WRITE as u64 != 0;
-                let (k, sort) = script.select(&file, o.sec_name(s.index()), writable);
+                let name = o.sec_name(s.index());
+                let (k, sort) = script.select(&file, name, writable);
                 if k == ORPHAN && discard_orphans {
                     return DISCARD;
                 }
-                pack_selection(k, sort)
+                let late_keep =
+                    k < DISCARD && !script.keeps(k) && script.keep_matches(&file, name, writable);
+                pack_selection(k, sort) | if late_keep { LATE_KEEP } else { 0 }
             })
             .collect()
     })

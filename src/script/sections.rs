@@ -17,6 +17,10 @@ pub const DISCARD: u32 = u32::MAX - 1;
 /// The group of the statements of the script that `INSERT`s go into (or of the only script).
 pub const BASE: u32 = u32::MAX;
 
+/// In a packed selection: a `KEEP` statement other than the one that places the section matches it too, which
+/// makes it a root of `--gc-sections`, as GNU ld marks every section a `KEEP` pattern names.
+pub const LATE_KEEP: u32 = 1 << 27;
+
 /// A section's statement and the sort of the pattern that matched it, in one word: the sort in the top 4 bits.
 pub fn pack_selection(k: u32, sort: Sort) -> u32 {
     if k >= DISCARD {
@@ -39,7 +43,7 @@ pub fn unpack_selection(v: u32) -> (u32, Sort) {
         6 => Sort::Reverse,
         _ => Sort::None,
     };
-    (v & 0x0fff_ffff, sort)
+    (v & (LATE_KEEP - 1), sort)
 }
 
 fn sort_code(s: Sort) -> u32 {
@@ -168,6 +172,8 @@ pub struct SectionsScript {
     /// leading dot) it is: most patterns start with a literal `.x`, so each name is tried against a few
     /// statements instead of all of a default script's two hundred.
     by_lead: Vec<Vec<u32>>,
+    /// `by_lead`'s `KEEP` statements only.
+    keep_by_lead: Vec<Vec<u32>>,
 }
 
 impl PartialEq for SectionsScript {
@@ -215,6 +221,7 @@ impl SectionsScript {
             stmts: Vec::new(),
             stmt_of: Vec::new(),
             by_lead: vec![Vec::new(); 256],
+            keep_by_lead: vec![Vec::new(); 256],
         };
         let commands: Vec<(u32, SectionsCommand)> = commands
             .into_iter()
@@ -238,6 +245,10 @@ impl SectionsScript {
                 l.sort_by_key(|&k| stmts[k as usize].group);
             }
         }
+        let stmts = &s.stmts;
+        s.keep_by_lead = (s.by_lead.iter())
+            .map(|l| l.iter().copied().filter(|&k| stmts[k as usize].keep).collect())
+            .collect();
         s.commands = commands.into_iter().map(|(_, c)| c).collect();
         let relro_end = |a: &Assignment| a.expr.calls("DATA_SEGMENT_RELRO_END");
         s.ends_relro = s.commands.iter().any(|c| match c {
@@ -363,9 +374,7 @@ impl SectionsScript {
     /// section a `KEEP` pattern names as kept, and an output section holding one stays even when empty.
     pub fn keep_matches(&self, file: &InputName, name: &[u8], writable: bool) -> bool {
         let lead = name.get(1).copied().unwrap_or(0) as usize;
-        (self.by_lead[lead].iter()).any(|&k| {
-            self.stmts[k as usize].keep && self.matches(k, file, name, writable).is_some()
-        })
+        (self.keep_by_lead[lead].iter()).any(|&k| self.matches(k, file, name, writable).is_some())
     }
 
     /// Whether statement `k` matches the section, and with which pattern's sort.
@@ -479,7 +488,7 @@ impl SectionsScript {
     /// Whether a packed selection is a `KEEP` statement's.
     pub fn keeps(&self, v: u32) -> bool {
         let (k, _) = unpack_selection(v);
-        self.stmts.get(k as usize).is_some_and(|st| st.keep)
+        self.stmts.get(k as usize).is_some_and(|st| st.keep) || (v < DISCARD && v & LATE_KEEP != 0)
     }
 
     /// The output description named `name`.
