@@ -109,6 +109,11 @@ impl Builder<'_> {
     }
 }
 
+/// The output section of the common symbols: `.bss`, or where a script's `*(COMMON)` puts them.
+pub(super) fn commons_output(config: &crate::args::Config) -> &[u8] {
+    config.sections.as_deref().map_or(b".bss", |sc| sc.common_output())
+}
+
 /// Whether a copy relocation copies a shared library's read-only data, which goes to `.data.rel.ro`.
 fn copies_read_only_data(cx: &Cx) -> bool {
     let res = cx.res;
@@ -408,7 +413,10 @@ fn add_synthetic_sections<A: Arch>(
         b.add_synth(Synth::EhFrameHdr, E::SHT_PROGBITS, a, 4, 0);
     }
     let copies = is_dynamic && scan.flags.iter().any(|&f| f & scan::NEEDS_COPY != 0);
-    if has_common || copies {
+    if has_common {
+        b.get_or_add(commons_output(config), E::SHT_NOBITS, aw);
+    }
+    if copies {
         b.get_or_add(b".bss", E::SHT_NOBITS, aw);
     }
     if copies && copies_read_only_data(cx) {

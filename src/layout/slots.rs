@@ -426,16 +426,18 @@ fn place_in_bss(
             }
         }
     }
-    if !commons.is_empty() || copy_off > 0 {
+    if !commons.is_empty() {
+        let name = super::output_sections::commons_output(cx.config);
+        let i = *by_name.get(name).expect("the commons' section was created");
+        let o = &mut osecs[i.index()];
+        o.align = o.align.max(bss_align);
+        o.parts.push(Part::Commons);
+    }
+    if copy_off > 0 {
         let bss = *by_name.get(&b".bss"[..]).expect(".bss was created above");
         let o = &mut osecs[bss.index()];
         o.align = o.align.max(bss_align);
-        if !commons.is_empty() {
-            o.parts.push(Part::Commons);
-        }
-        if copy_off > 0 {
-            o.parts.push(Part::CopyRel);
-        }
+        o.parts.push(Part::CopyRel);
     }
     if relro_off > 0 {
         let rel_ro = *by_name

@@ -159,6 +159,9 @@ pub struct SectionsScript {
     pub builtin_base: bool,
     /// Some assignment calls `DATA_SEGMENT_RELRO_END`: GNU ld makes a `PT_GNU_RELRO` only then.
     pub ends_relro: bool,
+    /// The statement that places the common symbols (`*(COMMON)`), if one does: they go there, not after the
+    /// output section's inputs.
+    pub common_stmt: Option<u32>,
     pub commands: Vec<SectionsCommand>,
     pub memory: Vec<Region>,
     /// `PHDRS`: when given, the output's program headers exactly.
@@ -214,6 +217,7 @@ impl SectionsScript {
             groups: Vec::new(),
             builtin_base: false,
             ends_relro: false,
+            common_stmt: None,
             commands: Vec::new(),
             memory,
             phdrs,
@@ -250,6 +254,10 @@ impl SectionsScript {
             .map(|l| l.iter().copied().filter(|&k| stmts[k as usize].keep).collect())
             .collect();
         s.commands = commands.into_iter().map(|(_, c)| c).collect();
+        s.common_stmt = match s.select(&InputName::of(""), b"COMMON", true).0 {
+            k if k < DISCARD => Some(k),
+            _ => None,
+        };
         let relro_end = |a: &Assignment| a.expr.calls("DATA_SEGMENT_RELRO_END");
         s.ends_relro = s.commands.iter().any(|c| match c {
             SectionsCommand::Assign(a) => relro_end(a),
@@ -489,6 +497,12 @@ impl SectionsScript {
     pub fn keeps(&self, v: u32) -> bool {
         let (k, _) = unpack_selection(v);
         self.stmts.get(k as usize).is_some_and(|st| st.keep) || (v < DISCARD && v & LATE_KEEP != 0)
+    }
+
+    /// The output section the common symbols go to: their statement's, or `.bss`.
+    pub fn common_output(&self) -> &[u8] {
+        let d = self.common_stmt.and_then(|k| self.stmts[k as usize].output);
+        d.map_or(b".bss", |d| self.outputs[d as usize].name.as_bytes())
     }
 
     /// The output description named `name`.

@@ -769,6 +769,7 @@ impl State<'_> {
         let list = &w.lists[i];
         let mut next = 0usize;
         let mut merged_at = None;
+        let mut commons_placed = false;
         self.dot = addr;
         if let Some(e) = &desc.fill {
             let p = fill_pattern(e, self).map_err(|e| w.sc.error(desc.pos, e))?;
@@ -781,6 +782,9 @@ impl State<'_> {
                     while next < list.len() && list[next].stmt == k {
                         self.place_input(i, addr, &list[next], subalign, &mut merged_at);
                         next += 1;
+                    }
+                    if stmt.is_some() && *stmt == w.sc.common_stmt {
+                        commons_placed = self.place_commons(i, addr);
                     }
                 }
                 OutputCommand::Assign(a) => {
@@ -843,7 +847,7 @@ impl State<'_> {
         let inputs = self.dot - addr;
         self.cursor[i] = inputs;
         self.osecs[i].inputs_size = inputs;
-        self.settle_parts(i, inputs, merged_at.is_some());
+        self.settle_parts(i, inputs, merged_at.is_some(), commons_placed);
         Ok(self.osecs[i].size)
     }
 
@@ -891,6 +895,20 @@ impl State<'_> {
         self.dot = at.saturating_add(e.size);
     }
 
+    /// The common symbols where their statement (`*(COMMON)`) is in section `i` (at `addr`), after its other
+    /// inputs, at the commons' largest alignment.
+    fn place_commons(&mut self, i: usize, addr: u64) -> bool {
+        let o = &mut self.osecs[i];
+        let Some(k) = o.parts.iter().position(|p| *p == Part::Commons) else {
+            return false;
+        };
+        let align = (self.w.res.common.values()).map(|&(_, a)| a).max().unwrap_or(1);
+        let at = align_up(self.dot, align.max(1));
+        o.part_offsets[k] = at - addr;
+        self.dot = at.saturating_add(o.part_sizes[k]);
+        true
+    }
+
     /// The padding from the location counter to `at` in section `i` (at `addr`), if the section is code.
     fn code_gap(&mut self, i: usize, addr: u64, at: u64) {
         if at > self.dot && self.osecs[i].flags & E::SHF_EXECINSTR as u64 != 0 {
@@ -902,7 +920,7 @@ impl State<'_> {
     /// among the inputs), each at its alignment after the inputs' `inputs` bytes; the section's size. In a section
     /// of linker-made parts only, those no statement placed go after those placed (a fuzzer finding: `.eh_frame_hdr`
     /// taken into `.rela.dyn` by a statement was put over `.rela.dyn`'s own entries).
-    fn settle_parts(&mut self, i: usize, inputs: u64, merged_placed: bool) {
+    fn settle_parts(&mut self, i: usize, inputs: u64, merged_placed: bool, commons_placed: bool) {
         let (merges, synth, list) = (self.w.merges, &self.w.synth, &self.w.lists[i]);
         let o = &mut self.osecs[i];
         let (first, only_linker_made) = match o.parts.iter().position(|p| matches!(p, Part::Sorted))
@@ -915,6 +933,7 @@ impl State<'_> {
             let (size, align) = match o.parts[j] {
                 Part::Inputs | Part::Sorted => continue,
                 Part::Merged(_) if merged_placed => continue,
+                Part::Commons if commons_placed => continue,
                 Part::Merged(m) => (merges[m as usize].size, merges[m as usize].align),
                 // Placed at its statement, or else here.
                 Part::Synthetic(s) if by_statement(list, s) => continue,
