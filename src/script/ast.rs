@@ -59,7 +59,7 @@ pub enum Command {
     },
     RegionAlias(String, String),
     LdFeature(String),
-    Assert(Expr, String),
+    Assert(Expr, String, Pos),
     Assign(Assignment),
     /// The text of a `VERSION { ... }` block: a version script.
     Version(String),

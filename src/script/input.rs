@@ -75,7 +75,10 @@ pub fn parse_input(file: &str, text: &str, include: Includer) -> Result<InputScr
     let mut inserts: Vec<Insertion> = Vec::new();
     let mut memory = Vec::new();
     let mut phdrs = Vec::new();
-    let mut dot_asserts = Vec::new();
+    // Assignments to `.` and `ASSERT`s outside `SECTIONS`: GNU ld runs them in order with its commands, so those
+    // before the first `SECTIONS` go before its commands and the others after them.
+    let (mut before_sections, mut dot_asserts) = (Vec::new(), Vec::new());
+    let mut aliases = Vec::new();
     // The output format and architecture a script may name: the link's (an ELF32 link is i386's).
     let (format, arch) = match crate::elf::elf32_addend() {
         Some(_) => ("elf32-i386", "i386"),
@@ -103,28 +106,47 @@ pub fn parse_input(file: &str, text: &str, include: Includer) -> Result<InputScr
             // expressions inside `SECTIONS` are evaluated.
             Command::ForceCommonAllocation | Command::LdFeature(_) => {}
             // `. = ASSERT(...)` after SECTIONS (the kernel's, for old linkers): the check, with the final values.
-            Command::Assign(a) if a.target == "." => match (a.op, a.expr) {
-                ("=", Expr::Call("ASSERT", args)) if args.len() == 2 => {
-                    let mut args = args.into_iter();
-                    match (args.next(), args.next()) {
-                        (Some(Arg::Expr(e)), Some(Arg::Name(msg))) => {
-                            dot_asserts.push(SectionsCommand::Assert(e, msg, a.pos))
+            Command::Assign(a) if a.target == "." => {
+                let c = match (a.op, a.expr) {
+                    ("=", Expr::Call("ASSERT", args)) if args.len() == 2 => {
+                        let mut args = args.into_iter();
+                        match (args.next(), args.next()) {
+                            (Some(Arg::Expr(e)), Some(Arg::Name(msg))) => {
+                                SectionsCommand::Assert(e, msg, a.pos)
+                            }
+                            _ => return Err(format!("{at}: malformed ASSERT")),
                         }
-                        _ => return Err(format!("{at}: malformed ASSERT")),
                     }
+                    (op, expr) => SectionsCommand::Assign(Assignment { op, expr, ..a }),
+                };
+                match sections.is_none() && inserts.is_empty() {
+                    true => before_sections.push(c),
+                    false => dot_asserts.push(c),
                 }
-                _ => {
-                    return Err(format!(
-                        "{at}: an assignment to . outside SECTIONS is not supported yet"
-                    ));
-                }
-            },
-            Command::Assign(a) if a.op == "=" => out.settings.assignments.push((at, a)),
-            Command::Assign(_) => {
-                return Err(format!(
-                    "{at}: a compound assignment outside SECTIONS is not supported yet"
-                ));
             }
+            Command::Assert(e, msg, pos) => {
+                let c = SectionsCommand::Assert(e, msg, pos);
+                match sections.is_none() && inserts.is_empty() {
+                    true => before_sections.push(c),
+                    false => dot_asserts.push(c),
+                }
+            }
+            Command::Assign(a) if a.op == "=" => out.settings.assignments.push((at, a)),
+            // `x op= e` after `x = v`: `x = v op e`, the value GNU ld's in-order evaluation gives.
+            Command::Assign(a) => {
+                let Some((_, prior)) =
+                    (out.settings.assignments.iter_mut()).rfind(|(_, p)| p.target == a.target)
+                else {
+                    return Err(format!(
+                        "{at}: {} {}= before any assignment to it outside SECTIONS is not supported",
+                        a.target, a.op
+                    ));
+                };
+                let left = std::mem::replace(&mut prior.expr, Expr::Num(0));
+                prior.expr = Expr::Binary(a.op, Box::new(left), Box::new(a.expr));
+                prior.text = format!("({}) {} ({})", prior.text, a.op, a.text);
+            }
+            Command::RegionAlias(alias, region) => aliases.push((alias, region)),
             Command::Sections(s) => {
                 match sections {
                     Some(_) => second_sections = second_sections.or(Some(at)),
@@ -181,28 +203,30 @@ pub fn parse_input(file: &str, text: &str, include: Includer) -> Result<InputScr
                 "{file}: MEMORY or PHDRS in a script with INSERT is not supported"
             ));
         }
-        if !dot_asserts.is_empty() {
+        if !dot_asserts.is_empty() || !before_sections.is_empty() || !aliases.is_empty() {
             return Err(format!(
-                "{file}: an assignment to . outside SECTIONS in a script with INSERT is not supported yet"
+                "{file}: an assignment to . or ASSERT outside SECTIONS, or REGION_ALIAS, in a script with INSERT \
+                 is not supported yet"
             ));
         }
         out.settings.inserts = inserts.into_iter().map(std::sync::Arc::new).collect();
         return Ok(out);
     }
-    if let Some(at) = second_sections {
-        return Err(format!(
-            "{at}: a second SECTIONS command is not supported yet"
-        ));
-    }
+    // A second `SECTIONS` continues the first, as in GNU ld.
+    let _ = second_sections;
     match sections {
-        Some(mut s) => {
-            s.extend(dot_asserts);
-            let s = SectionsScript::new(file, text, s, memory, phdrs)?;
+        Some(s) => {
+            let s: Vec<SectionsCommand> = (before_sections.into_iter())
+                .chain(s)
+                .chain(dot_asserts)
+                .collect();
+            let mut s = SectionsScript::new(file, text, s, memory, phdrs)?;
+            s.region_aliases = aliases;
             out.settings.sections = Some(std::sync::Arc::new(s));
         }
-        None if !dot_asserts.is_empty() => {
+        None if !dot_asserts.is_empty() || !before_sections.is_empty() => {
             return Err(format!(
-                "{file}: an assignment to . without SECTIONS is not supported yet"
+                "{file}: an assignment to . or ASSERT without SECTIONS is not supported yet"
             ));
         }
         None if !memory.is_empty() || !phdrs.is_empty() => {

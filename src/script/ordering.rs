@@ -165,6 +165,7 @@ pub fn apply(sc: &SectionsScript, frag: &Fragment) -> Result<SectionsScript, Str
     let mut out =
         SectionsScript::build(sources, text, commands, sc.memory.clone(), sc.phdrs.clone())?;
     out.builtin_base = sc.builtin_base;
+    out.region_aliases = sc.region_aliases.clone();
     Ok(out)
 }
 

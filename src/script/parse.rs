@@ -210,8 +210,8 @@ impl<'a, 'i> Parser<'a, 'i> {
             }
             "LD_FEATURE" => Command::LdFeature(self.paren_name("a feature")?),
             "ASSERT" => {
-                let (e, msg, _) = self.assert(p)?;
-                Command::Assert(e, msg)
+                let (e, msg, pos) = self.assert(p)?;
+                Command::Assert(e, msg, pos)
             }
             "INCLUDE" => {
                 let name = self.name("a file name")?;

@@ -164,6 +164,8 @@ pub struct SectionsScript {
     pub common_stmt: Option<u32>,
     pub commands: Vec<SectionsCommand>,
     pub memory: Vec<Region>,
+    /// `REGION_ALIAS(alias, region)`s.
+    pub region_aliases: Vec<(String, String)>,
     /// `PHDRS`: when given, the output's program headers exactly.
     pub phdrs: Vec<Phdr>,
     /// The output section descriptions, in script order.
@@ -220,6 +222,7 @@ impl SectionsScript {
             common_stmt: None,
             commands: Vec::new(),
             memory,
+            region_aliases: Vec::new(),
             phdrs,
             outputs: Vec::new(),
             stmts: Vec::new(),

@@ -158,9 +158,12 @@ fn load_at(loads: &[Load], addr: u64) -> Option<&Load> {
 
 pub(super) fn loads(st: &State, w: &Walk, keys: &[Option<usize>]) -> Result<Loads, String> {
     let page = w.config.max_page_size;
-    let alloc: Vec<usize> = (0..st.osecs.len())
+    // By load address, as GNU ld maps sections to segments: regions put a later section below an earlier one
+    // (an orphan of code after `.data` in RAM goes to FLASH after `.text`), which then shares `.text`'s load.
+    let mut alloc: Vec<usize> = (0..st.osecs.len())
         .filter(|&i| w.keep[i] && st.osecs[i].is_alloc())
         .collect();
+    alloc.sort_by_key(|&i| st.lma[i]);
     let mut loads: Vec<Load> = Vec::new();
     let mut offsets = Vec::with_capacity(alloc.len());
     let mut headers = None;

@@ -22,6 +22,7 @@ use rayon::prelude::*;
 
 mod crossrefs;
 mod loads;
+mod regions;
 mod walk;
 
 pub use crossrefs::check as check_crossrefs;

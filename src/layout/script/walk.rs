@@ -5,6 +5,7 @@ use super::super::segments::Load;
 use super::super::{OutputSection, Part, Synth, SynthMap};
 use super::ScriptInput;
 use super::loads::{load_keys, loads};
+use super::regions::Regions;
 use crate::args::Config;
 use crate::elf::align_up;
 use crate::expr::{Base, Env, Expr, Value};
@@ -112,8 +113,7 @@ pub(super) struct State<'w> {
     pub(super) lma: Vec<u64>,
     placed: Vec<bool>,
     dot: u64,
-    /// `MEMORY` regions: (name, origin, length, next free address).
-    regions: Vec<(String, u64, u64, u64)>,
+    regions: Regions,
     /// The previous allocated section's load offset (LMA - VMA) and region, for sections without `AT`.
     prev_delta: (u64, Option<usize>),
     /// The symbols assigned so far, as expressions see them, and the output section each belongs to.
@@ -244,8 +244,8 @@ impl Env for State<'_> {
         Some(self.dot)
     }
     fn memory(&self, name: &str) -> Option<(u64, u64)> {
-        let r = self.regions.iter().find(|r| r.0 == name)?;
-        Some((r.1, r.2))
+        let r = self.regions.get(self.regions.find(name)?);
+        Some((r.origin, r.length))
     }
     fn relro_padding(&self) -> u64 {
         self.w.relro_padding.get()
@@ -278,7 +278,7 @@ pub fn assign_addresses(
         },
         placed: vec![false; n],
         dot: 0,
-        regions: Vec::new(),
+        regions: Regions::new(&w.sc.region_aliases),
         prev_delta: (0, None),
         symbols: HashMap::default(),
         order: Vec::new(),
@@ -312,7 +312,7 @@ pub fn assign_addresses(
     for r in &w.sc.memory {
         let origin = r.origin.eval(&st).map_err(|e| w.sc.error(r.pos, e))?;
         let length = r.length.eval(&st).map_err(|e| w.sc.error(r.pos, e))?;
-        st.regions.push((r.name.clone(), origin, length, origin));
+        st.regions.add(r, origin, length);
     }
     let mut next = 0usize;
     // The orphans after a section go after the symbol assignments that follow it, before the next assignment to
@@ -582,11 +582,14 @@ impl State<'_> {
         }
         (self.current, self.prefer_next) = (Some(i), false);
         let fixed = section_start(self.w.config, &o.name);
-        let addr = fixed.unwrap_or_else(|| align_up(self.dot, o.align.max(1)));
+        // In the first region whose attributes take it, as a description without `>region`.
+        let region = fixed.is_none().then(|| self.regions.by_attributes(o)).flatten();
+        let from = region.map_or(self.dot, |r| self.regions.get(r).next);
+        let addr = fixed.unwrap_or_else(|| align_up(from, o.align.max(1)));
         o.addr = addr;
         self.lma[i] = match fixed {
-            Some(_) => addr,
-            None => addr.wrapping_add(self.prev_delta.0),
+            None if region == self.prev_delta.1 => addr.wrapping_add(self.prev_delta.0),
+            _ => addr,
         };
         if !(o.is_tls() && o.is_nobits()) {
             self.dot = addr.checked_add(o.size).ok_or_else(|| {
@@ -595,6 +598,10 @@ impl State<'_> {
                     String::from_utf8_lossy(&o.name)
                 )
             })?;
+        }
+        if let Some(r) = region {
+            let name = String::from_utf8_lossy(&self.osecs[i].name).into_owned();
+            self.fill_region(r, &name)?;
         }
         Ok(())
     }
@@ -622,11 +629,15 @@ impl State<'_> {
                 ),
             ));
         }
+        let kept = w.keep[i];
+        // Without `>region` or an address, the first region whose attributes take the section (GNU ld's).
         let region = match &desc.region {
             Some(r) => Some(self.region(r, desc.pos)?),
+            None if desc.address.is_none() && kept && self.osecs[i].is_alloc() => {
+                self.regions.by_attributes(&self.osecs[i])
+            }
             None => None,
         };
-        let kept = w.keep[i];
         // A dropped section is laid out where it would be, for the symbols its commands and its empty inputs
         // define, and then leaves the location counter as it was (GNU ld's).
         // So is a section kept empty for its commands (`settle_empty`, on an earlier pass).
@@ -667,7 +678,7 @@ impl State<'_> {
             (None, Some(e)) => e.eval(self).map_err(|e| w.sc.error(desc.pos, e))?,
             (None, None) if !alloc => 0,
             (None, None) => {
-                let from = region.map_or(self.dot, |r| self.regions[r].3);
+                let from = region.map_or(self.dot, |r| self.regions.get(r).next);
                 let addr = align_up(from, align);
                 padding = addr - from;
                 addr
@@ -680,7 +691,7 @@ impl State<'_> {
             // aligned as the address; in another aligned only to the description's `ALIGN` (GNU ld's; lld
             // aligns it to the section).
             let r = self.region(r, desc.pos)?;
-            let next = self.regions[r].3;
+            let next = self.regions.get(r).next;
             match (desc.align_with_input, Some(r) == region, given_align) {
                 (true, _, _) => next.wrapping_add(padding),
                 (false, true, _) => align_up(next, align),
@@ -727,33 +738,34 @@ impl State<'_> {
         }
         self.dot = if tbss { addr } else { end };
         if let Some(r) = region {
-            self.regions[r].3 = self.dot;
-            let (_, origin, length, _) = self.regions[r];
-            if self.dot > origin.saturating_add(length) {
-                return Err(w.sc.error(
-                    desc.pos,
-                    format!(
-                        "section {} does not fit in region {}: {:#x} bytes past its end",
-                        desc.name,
-                        self.regions[r].0,
-                        self.dot - origin - length
-                    ),
-                ));
-            }
+            self.fill_region(r, &desc.name).map_err(|e| w.sc.error(desc.pos, e))?;
         }
         if let Some(r) = &desc.lma_region
             && !self.osecs[i].is_nobits()
         {
             let r = self.region(r, desc.pos)?;
-            self.regions[r].3 = lma + size;
+            self.regions.get_mut(r).next = lma + size;
+        }
+        Ok(())
+    }
+
+    /// Region `r` filled up to the location counter by section `name`, which must fit.
+    fn fill_region(&mut self, r: usize, name: &str) -> Result<(), String> {
+        let dot = self.dot;
+        let reg = self.regions.get_mut(r);
+        reg.next = dot;
+        if dot > reg.origin.saturating_add(reg.length) {
+            return Err(format!(
+                "section {name} does not fit in region {}: {:#x} bytes past its end",
+                reg.name,
+                dot - reg.origin - reg.length
+            ));
         }
         Ok(())
     }
 
     fn region(&self, name: &str, pos: Pos) -> Result<usize, String> {
-        self.regions
-            .iter()
-            .position(|r| r.0 == name)
+        (self.regions.find(name))
             .ok_or_else(|| self.w.sc.error(pos, format!("no memory region {name}")))
     }
 
