@@ -466,8 +466,7 @@ impl Expr {
             Expr::Binary(_, a, b) => a.calls(f) || b.calls(f),
             Expr::Cond(a, b, c) => a.calls(f) || b.calls(f) || c.calls(f),
             Expr::Call(g, args) => {
-                *g == f
-                    || (args.iter()).any(|a| matches!(a, Arg::Expr(e) if e.calls(f)))
+                *g == f || (args.iter()).any(|a| matches!(a, Arg::Expr(e) if e.calls(f)))
             }
             Expr::Sym(_) | Expr::Num(_) | Expr::Dot => false,
         }

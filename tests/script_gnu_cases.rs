@@ -27,7 +27,10 @@ fn facts(dir: &Path, out: &str, symbols: &[&str]) -> Vec<String> {
     for l in h.lines() {
         let f: Vec<&str> = l.split_whitespace().collect();
         if f.len() > 6 && f[0].parse::<u32>().is_ok() && !f[1].starts_with(".comment") {
-            v.push(format!("section {} size {} vma {} lma {}", f[1], f[2], f[3], f[4]));
+            v.push(format!(
+                "section {} size {} vma {} lma {}",
+                f[1], f[2], f[3], f[4]
+            ));
         }
     }
     let l = common::tool_ok("readelf", &["-lW", out], dir);
@@ -36,7 +39,10 @@ fn facts(dir: &Path, out: &str, symbols: &[&str]) -> Vec<String> {
         // rivet, as lld and mold, marks the stack non-executable where the inputs say nothing.
         if f.len() >= 7 && f[1].starts_with("0x") && f[2].starts_with("0x") && f[0] != "GNU_STACK" {
             let flags = f[6..f.len() - 1].join("");
-            v.push(format!("phdr {} vaddr {} paddr {} memsz {} flags {flags}", f[0], f[2], f[3], f[5]));
+            v.push(format!(
+                "phdr {} vaddr {} paddr {} memsz {} flags {flags}",
+                f[0], f[2], f[3], f[5]
+            ));
         }
     }
     let s = common::tool_ok("readelf", &["-sW", out], dir);

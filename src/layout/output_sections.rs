@@ -111,7 +111,10 @@ impl Builder<'_> {
 
 /// The output section of the common symbols: `.bss`, or where a script's `*(COMMON)` puts them.
 pub(super) fn commons_output(config: &crate::args::Config) -> &[u8] {
-    config.sections.as_deref().map_or(b".bss", |sc| sc.common_output())
+    config
+        .sections
+        .as_deref()
+        .map_or(b".bss", |sc| sc.common_output())
 }
 
 /// Whether a copy relocation copies a shared library's read-only data, which goes to `.data.rel.ro`.
@@ -128,7 +131,9 @@ fn copies_read_only_data(cx: &Cx) -> bool {
         })
 }
 
-/// The output section a script puts an input section in: its statement's, or for an orphan the default rules'.
+/// The output section a script puts an input section in: its statement's, or for an orphan one of its own name
+/// (GNU ld's: an orphan `.ctors.00100` must not join `.init_array`); the default rules' where the script was
+/// inserted into rivet's default layout, whose rules stand for GNU ld's default script there.
 fn script_output_name<'a>(
     sc: &'a crate::script::sections::SectionsScript,
     selection: u32,
@@ -138,7 +143,8 @@ fn script_output_name<'a>(
     let (k, _) = crate::script::sections::unpack_selection(selection);
     match sc.stmts.get(k as usize).and_then(|st| st.output) {
         Some(d) => sc.outputs[d as usize].name.as_bytes(),
-        None => output_section_of(name, file),
+        None if sc.builtin_base => output_section_of(name, file),
+        None => name,
     }
 }
 

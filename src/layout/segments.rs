@@ -492,7 +492,11 @@ impl Addresser<'_> {
                     // With the symbols' values too: an assignment to `.` may have named one assigned after it.
                     let addrs = match a.forward {
                         true => (
-                            osecs.iter().map(|o| o.addr).chain(a.lma.iter().copied()).collect(),
+                            osecs
+                                .iter()
+                                .map(|o| o.addr)
+                                .chain(a.lma.iter().copied())
+                                .collect(),
                             a.values.clone(),
                         ),
                         false => Default::default(),
@@ -679,7 +683,13 @@ fn script_relro(
     keep: &[bool],
     relro_end: Option<u64>,
 ) -> Option<(u64, u64, u64, u64)> {
-    if !cx.config.relro || !cx.config.sections.as_deref().is_some_and(|sc| sc.ends_relro) {
+    if !cx.config.relro
+        || !cx
+            .config
+            .sections
+            .as_deref()
+            .is_some_and(|sc| sc.ends_relro)
+    {
         return None;
     }
     let rules = Rules::of(cx.config);

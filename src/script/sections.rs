@@ -254,7 +254,12 @@ impl SectionsScript {
         }
         let stmts = &s.stmts;
         s.keep_by_lead = (s.by_lead.iter())
-            .map(|l| l.iter().copied().filter(|&k| stmts[k as usize].keep).collect())
+            .map(|l| {
+                l.iter()
+                    .copied()
+                    .filter(|&k| stmts[k as usize].keep)
+                    .collect()
+            })
             .collect();
         s.commands = commands.into_iter().map(|(_, c)| c).collect();
         s.common_stmt = match s.select(&InputName::of(""), b"COMMON", true).0 {
@@ -264,8 +269,9 @@ impl SectionsScript {
         let relro_end = |a: &Assignment| a.expr.calls("DATA_SEGMENT_RELRO_END");
         s.ends_relro = s.commands.iter().any(|c| match c {
             SectionsCommand::Assign(a) => relro_end(a),
-            SectionsCommand::Output(o) => (o.commands.iter())
-                .any(|c| matches!(c, OutputCommand::Assign(a) if relro_end(a))),
+            SectionsCommand::Output(o) => {
+                (o.commands.iter()).any(|c| matches!(c, OutputCommand::Assign(a) if relro_end(a)))
+            }
             _ => false,
         });
         Ok(s)

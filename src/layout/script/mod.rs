@@ -72,12 +72,13 @@ pub fn order_sections(
             u32::MAX
         }
     };
-    let mut anchors: Vec<(u32, i64, bool)> = Vec::new();
+    // The script's sections: class, place, NOBITS, type.
+    let mut anchors: Vec<(u32, i64, bool, u32)> = Vec::new();
     for (i, o) in osecs.iter_mut().enumerate() {
         if let Some(d) = sc.output(&o.name) {
             settle_flags(sc, d, o);
             if o.flags != 0 || !o.parts.is_empty() {
-                anchors.push((class(o), 2 * i as i64, o.is_nobits()));
+                anchors.push((class(o), 2 * i as i64, o.is_nobits(), o.sh_type));
             }
         }
     }
@@ -115,8 +116,17 @@ pub fn order_sections(
         if let Some(at) = orphan_place(o).iter().find_map(|&n| place_of(n)) {
             return (at + 1, rank);
         }
+        // Data with contents where no script section of its kind has any: after the last allocated one of its
+        // type that has (GNU ld's `lang_output_section_find_by_flags`), not after zero-fill, which would then
+        // take file space.
+        let data = !o.is_nobits()
+            && !o.is_tls()
+            && o.flags & (E::SHF_WRITE | E::SHF_EXECINSTR) as u64 == E::SHF_WRITE as u64;
+        let loaded =
+            || (anchors.iter().rev()).find(|a| data && a.0 != u32::MAX && !a.2 && a.3 == o.sh_type);
         let same = (anchors.iter().rev())
             .find(|a| a.0 == c && a.2 == o.is_nobits())
+            .or_else(loaded)
             .or_else(|| anchors.iter().rev().find(|a| a.0 == c));
         let before = anchors.iter().rev().find(|a| a.0 < c);
         match (same, before) {

@@ -583,7 +583,10 @@ impl State<'_> {
         (self.current, self.prefer_next) = (Some(i), false);
         let fixed = section_start(self.w.config, &o.name);
         // In the first region whose attributes take it, as a description without `>region`.
-        let region = fixed.is_none().then(|| self.regions.by_attributes(o)).flatten();
+        let region = fixed
+            .is_none()
+            .then(|| self.regions.by_attributes(o))
+            .flatten();
         let from = region.map_or(self.dot, |r| self.regions.get(r).next);
         let addr = fixed.unwrap_or_else(|| align_up(from, o.align.max(1)));
         o.addr = addr;
@@ -738,7 +741,8 @@ impl State<'_> {
         }
         self.dot = if tbss { addr } else { end };
         if let Some(r) = region {
-            self.fill_region(r, &desc.name).map_err(|e| w.sc.error(desc.pos, e))?;
+            self.fill_region(r, &desc.name)
+                .map_err(|e| w.sc.error(desc.pos, e))?;
         }
         if let Some(r) = &desc.lma_region
             && !self.osecs[i].is_nobits()
@@ -914,7 +918,10 @@ impl State<'_> {
         let Some(k) = o.parts.iter().position(|p| *p == Part::Commons) else {
             return false;
         };
-        let align = (self.w.res.common.values()).map(|&(_, a)| a).max().unwrap_or(1);
+        let align = (self.w.res.common.values())
+            .map(|&(_, a)| a)
+            .max()
+            .unwrap_or(1);
         let at = align_up(self.dot, align.max(1));
         o.part_offsets[k] = at - addr;
         self.dot = at.saturating_add(o.part_sizes[k]);
