@@ -187,8 +187,19 @@ pub trait Places: Sync {
     /// An output section's index and address, for its section symbol.
     fn output_section(&self, i: OsecId) -> (u16, u64);
     /// A global no object defines (imported, or left undefined in a dynamic output), which has slots: its
-    /// binding and type as in `.dynsym`, and its value (a canonical PLT entry's address, else 0).
-    fn import(&self, g: SymId) -> (u8, u8, u64);
+    /// binding and type as in `.dynsym`, its section index (`SHN_UNDEF`, or for data copied into the output the
+    /// section of the copy, as GNU ld lists it), its value (the copy's or a canonical PLT entry's address, else 0)
+    /// and size (the copy's).
+    fn import(&self, g: SymId) -> Import;
+}
+
+/// `.symtab`'s entry of an imported symbol (`Places::import`).
+pub struct Import {
+    pub bind: u8,
+    pub ty: u8,
+    pub shndx: u16,
+    pub value: u64,
+    pub size: u64,
 }
 
 /// One file's share of the two sections: its local entries, its global entries, and its names, which start at
@@ -356,15 +367,15 @@ fn write_extras<'a>(
         } else {
             &mut out.globals[24 * (k - nlocal)..][..24]
         };
-        let (shndx, value, (bind, other, ty)) = match res.defs[gid.index()] {
+        let (shndx, value, size, (bind, other, ty)) = match res.defs[gid.index()] {
             Def::Linker => {
                 let entry = linker_entry(config, res, gid);
                 let (section, v) = places.linker_symbol(gid, entry.2);
-                (section, v, entry)
+                (section, v, 0, entry)
             }
             _ => {
-                let (bind, ty, value) = places.import(gid);
-                (E::SHN_UNDEF, value, (bind, E::STV_DEFAULT, ty))
+                let i = places.import(gid);
+                (i.shndx, i.value, i.size, (i.bind, E::STV_DEFAULT, i.ty))
             }
         };
         e[0..4].copy_from_slice(&((out.name_off + so as u64) as u32).to_le_bytes());
@@ -372,7 +383,7 @@ fn write_extras<'a>(
         e[5] = other;
         e[6..8].copy_from_slice(&shndx.to_le_bytes());
         e[8..16].copy_from_slice(&value.to_le_bytes());
-        e[16..24].fill(0);
+        e[16..24].copy_from_slice(&size.to_le_bytes());
         let sb = &mut out.names[so..][..name.len() + 1];
         sb[..name.len()].copy_from_slice(name);
         sb[name.len()] = 0;

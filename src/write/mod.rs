@@ -1403,22 +1403,32 @@ impl symtab::Places for WriteCx<'_> {
         let o = &self.lay.osecs[i.index()];
         (o.shndx as u16, o.addr)
     }
-    fn import(&self, g: SymId) -> (u8, u8, u64) {
+    fn import(&self, g: SymId) -> symtab::Import {
         let Some(x) = self.lay.aux_of(g) else {
-            return (E::STB_GLOBAL, E::STT_NOTYPE, 0);
+            return symtab::Import {
+                bind: E::STB_GLOBAL,
+                ty: E::STT_NOTYPE,
+                shndx: E::SHN_UNDEF,
+                value: 0,
+                size: 0,
+            };
         };
-        let (bind, ty, _) =
+        let (bind, ty, size) =
             dynsym::binding(self.res, layout::target_of(self.res, self.space, g), x);
+        let addr = self.lay.addrs[g.index()];
         let canonical = x.plt != NONE && x.canonical && self.config.kind != OutputKind::Shared;
-        (
+        let (shndx, value, size) = match (x.copied, canonical) {
+            (true, _) => (dynsym::Places::section_holding(&DynsymPlaces(self), addr), addr, size),
+            (false, true) => (E::SHN_UNDEF, addr, 0),
+            (false, false) => (E::SHN_UNDEF, 0, 0),
+        };
+        symtab::Import {
             bind,
             ty,
-            if canonical {
-                self.lay.addrs[g.index()]
-            } else {
-                0
-            },
-        )
+            shndx,
+            value,
+            size,
+        }
     }
 }
 
