@@ -591,3 +591,33 @@ fn load_order_matches_gnu_ld() {
         want[0]
     );
 }
+
+/// GNU ld's `-r` of two C++ objects with one inline function each keeps one COMDAT copy and leaves an
+/// `R_X86_64_NONE` where it dropped the other's FDE, at a record's start: the linker under test links that object
+/// into the program GNU ld makes of it.
+#[test]
+fn links_gnu_partial_links_of_duplicate_comdats() {
+    let Some((dir, shim, bfd)) = common::against_gnu_ld("reloc-gnu-none", &["g++"]) else {
+        return;
+    };
+    let inline = "inline __attribute__((noinline)) int inl(int x) { static int calls; calls++; \
+                  return x * 3 + calls; }\n";
+    let objs = compile(
+        &dir,
+        "g++",
+        &["-O1"],
+        &[
+            ("i1.cc", &format!("{inline}int f1(int x) {{ return inl(x); }}\n")),
+            ("i2.cc", &format!("{inline}int f2(int x) {{ return inl(x); }}\n")),
+            (
+                "main.cc",
+                "#include <cstdio>\nint f1(int); int f2(int);\n\
+                 int main() { std::printf(\"%d %d\\n\", f1(1), f2(2)); }\n",
+            ),
+        ],
+    );
+    common::tool_ok("ld.bfd", &["-r", &objs[0], &objs[1], "-o", "part.o"], &dir);
+    let expected = run_program(&dir, "g++", &bfd, &["part.o", &objs[2]], "by-bfd");
+    assert_eq!(expected, "5 7\n");
+    assert_eq!(run_program(&dir, "g++", &shim, &["part.o", &objs[2]], "by-test"), expected);
+}

@@ -235,11 +235,18 @@ fn split_section<A: Arch>(
             }
         };
         // This record's relocations: each field inside its body; the first is an FDE's pc_begin.
-        let first = rel_i;
+        let mut first = rel_i;
         while let Some(r) = relas.get(rel_i) {
             let at = r.r_offset.get(LE);
             if at >= (off + size) as u64 {
                 break;
+            }
+            // Type 0, `NONE` in every ELF psABI, does nothing wherever it is: GNU ld's `-r` leaves one where it
+            // dropped a duplicate COMDAT's FDE, at the record's start.
+            if r.r_type(LE, false) == 0 && rel_i == first {
+                first += 1;
+                rel_i += 1;
+                continue;
             }
             let width = (A::write_proof(r.r_type(LE, false)) & proof::WIDTH).max(1) as u64;
             if at < (off + 8) as u64 || at + width > (off + size) as u64 {
