@@ -209,7 +209,7 @@ fn unsupported_commands_and_syntax_errors_name_the_place() {
         ),
         (
             "x += 1;",
-            "s.lds:1:1: a compound assignment outside SECTIONS is not supported yet",
+            "s.lds:1:1: `x += ...' before any assignment to x outside SECTIONS is not supported",
         ),
         ("x = (1 + ;", "s.lds:1:10: unexpected end of expression"),
         ("GROUP(a.o b.o", "s.lds:1:14: unexpected end of script"),

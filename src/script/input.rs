@@ -138,7 +138,7 @@ pub fn parse_input(file: &str, text: &str, include: Includer) -> Result<InputScr
                     (out.settings.assignments.iter_mut()).rfind(|(_, p)| p.target == a.target)
                 else {
                     return Err(format!(
-                        "{at}: {} {}= before any assignment to it outside SECTIONS is not supported",
+                        "{at}: `{0} {1}= ...' before any assignment to {0} outside SECTIONS is not supported",
                         a.target, a.op
                     ));
                 };
