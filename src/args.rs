@@ -99,6 +99,8 @@ pub struct InputFlags {
     /// Between `--start-lib` and `--end-lib`: objects are linked only when they define a needed symbol, like
     /// archive members.
     pub lazy: bool,
+    /// `-b binary`: files are raw bytes (`input::binary`), until `-b` names an ELF format again.
+    pub binary: bool,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -591,6 +593,7 @@ enum Opt {
     Relocatable,
     DefineCommon,
     Emulation,
+    Format,
     // Inputs and positional state.
     Library,
     LibraryPath,
@@ -807,6 +810,7 @@ const OPTIONS: &[OptSpec] = &[
     flag(Opt::DefineCommon, &["-d", "-dc", "-dp", "--define-common"], "With -r: allocate common symbols in .bss"),
     flag(Opt::EmitRelocs, &["-q", "--emit-relocs"], "Keep the inputs' relocations in the output, as .rela<section> sections (for post-link optimisers)"),
     value(Opt::Emulation, &["-m"], "EMULATION", "Target emulation: elf_x86_64, or elf_i386 (static executables only)"),
+    value(Opt::Format, &["-b", "--format"], "FORMAT", "Format of the following input files: binary (raw bytes, as GNU ld's), or an ELF target or default"),
     value(Opt::Library, &["-l", "--library"], "NAME", "Search for libNAME.so / libNAME.a (-l:FILE: exactly FILE)"),
     value(Opt::LibraryPath, &["-L", "--library-path"], "DIR", "Add DIR to the library search path"),
     flag(Opt::AsNeeded, &["--as-needed"], "Only add DT_NEEDED for following shared libraries that are used"),
@@ -1239,6 +1243,19 @@ impl Parser {
             Opt::Emulation => {
                 check_emulation(&val())?;
                 cfg.elf_i386 = Some(val() == "elf_i386");
+            }
+            Opt::Format => {
+                let f = val();
+                self.flags.binary = match f.as_str() {
+                    "binary" => true,
+                    "default" => false,
+                    _ if f.starts_with("elf") => false,
+                    _ => {
+                        return Err(format!(
+                            "{arg}: unsupported input format '{f}' (binary or ELF)"
+                        ));
+                    }
+                };
             }
             Opt::Library => {
                 let name = val();
@@ -2096,18 +2113,21 @@ mod tests {
         as_needed: false,
         static_only: false,
         lazy: false,
+        binary: false,
     };
     const AS_NEEDED: InputFlags = InputFlags {
         whole_archive: false,
         as_needed: true,
         static_only: false,
         lazy: false,
+        binary: false,
     };
     const STATIC_AS_NEEDED: InputFlags = InputFlags {
         whole_archive: false,
         as_needed: true,
         static_only: true,
         lazy: false,
+        binary: false,
     };
 
     /// A unique scratch path for a test's files.
@@ -2264,6 +2284,7 @@ mod tests {
             as_needed: false,
             static_only: true,
             lazy: false,
+            binary: false,
         };
         assert_eq!(
             cfg.inputs,
@@ -2736,6 +2757,7 @@ mod tests {
             as_needed: true,
             static_only: false,
             lazy: false,
+            binary: false,
         };
         assert_eq!(cfg.output, PathBuf::from("out put"));
         assert_eq!(

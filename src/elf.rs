@@ -62,6 +62,11 @@ pub fn set_target(machine: u16, name: &'static str) {
     let _ = TARGET.set((machine, name));
 }
 
+/// The link's machine (`e_machine`).
+pub fn target_machine() -> u16 {
+    TARGET.get().map_or(0, |t| t.0)
+}
+
 /// The implicit addend of a REL relocation (`Arch::rel_addend`), which widening an ELF32 input reads.
 pub type AddendFn = fn(r_type: u32, field: &[u8]) -> Option<i64>;
 

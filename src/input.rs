@@ -9,6 +9,8 @@
 //! File mappings are never unmapped: every later pass borrows from them for the rest of the process
 //! (ARCHITECTURE.md, performance rule 5), so they are leaked as `&'static [u8]`.
 
+mod binary;
+
 use crate::args::{Config, InputArg, InputFlags};
 use crate::diag::{Errors, Result};
 use crate::elf::Data;
@@ -381,6 +383,23 @@ fn map_file(path: &Path) -> std::result::Result<Data, String> {
     Ok(&map[..])
 }
 
+/// The object `-b binary` makes of file `path` with contents `data` (`binary`), kept for the whole link as a
+/// mapping is.
+fn binary_object(path: &Path, data: Data) -> std::result::Result<Data, String> {
+    if crate::elf::elf32_addend().is_some() {
+        return Err(format!(
+            "{}: -b binary is not supported in an ELF32 link",
+            path.display()
+        ));
+    }
+    let o = binary::object(
+        &path.display().to_string(),
+        data,
+        crate::elf::target_machine(),
+    );
+    Ok(Box::leak(o.into_boxed_slice()))
+}
+
 /// Whether `data` is LLVM bitcode (raw, or in its wrapper), which `-flto` puts in objects and archives.
 pub fn is_bitcode(data: &[u8]) -> bool {
     data.starts_with(b"BC\xc0\xde") || data.starts_with(b"\xde\xc0\x17\x0b")
@@ -406,7 +425,11 @@ impl Loader<'_> {
     /// Adds a file named by its path.
     fn add_path(&mut self, path: &Path, flags: InputFlags) {
         let needed = path.display().to_string();
-        self.add_mapped(path, map_file(path), flags, needed);
+        let data = match flags.binary {
+            true => map_file(path).and_then(|d| binary_object(path, d)),
+            false => map_file(path),
+        };
+        self.add_mapped(path, data, flags, needed);
     }
 
     /// Adds a file found by searching directories (`-l`, a linker script's relative `INPUT`).

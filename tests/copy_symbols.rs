@@ -60,7 +60,11 @@ fn copied_data_is_defined_in_symtab_as_gnu_ld() {
     };
     std::fs::write(dir.join("lib.c"), "int lib_data = 42;\n").unwrap();
     std::fs::write(dir.join("m.c"), MAIN).unwrap();
-    common::tool_ok("gcc", &["-fPIC", "-shared", "-o", "liblib.so", "lib.c"], &dir);
+    common::tool_ok(
+        "gcc",
+        &["-fPIC", "-shared", "-o", "liblib.so", "lib.c"],
+        &dir,
+    );
     for (pie, cflag) in [("-no-pie", "-fno-pie"), ("-pie", "-fPIE")] {
         let obj = format!("m{pie}.o");
         common::tool_ok("gcc", &["-O1", "-g", cflag, "-c", "m.c", "-o", &obj], &dir);
@@ -68,7 +72,16 @@ fn copied_data_is_defined_in_symtab_as_gnu_ld() {
             let b = format!("-B{}/", shim.display());
             common::tool_ok(
                 "gcc",
-                &[&b, pie, &obj, "-L.", "-llib", "-Wl,-rpath,$ORIGIN", "-o", exe],
+                &[
+                    &b,
+                    pie,
+                    &obj,
+                    "-L.",
+                    "-llib",
+                    "-Wl,-rpath,$ORIGIN",
+                    "-o",
+                    exe,
+                ],
                 &dir,
             );
             let run = common::tool(&dir.join(exe).display().to_string(), &[], Some(&dir));
@@ -87,7 +100,11 @@ fn copied_data_is_defined_in_symtab_as_gnu_ld() {
                 })
                 .collect()
         };
-        assert_eq!(shape(&ours), shape(&gnu), "{pie}: ours {ours:?}, GNU ld's {gnu:?}");
+        assert_eq!(
+            shape(&ours),
+            shape(&gnu),
+            "{pie}: ours {ours:?}, GNU ld's {gnu:?}"
+        );
         // The value is the copy's address, the one `.dynsym` gives.
         let dynsym = common::tool_ok("readelf", &["--dyn-syms", "-W", "test"], &dir);
         for e in &ours {
@@ -100,10 +117,24 @@ fn copied_data_is_defined_in_symtab_as_gnu_ld() {
         if common::have_tool("gdb") {
             let out = common::tool_ok(
                 "gdb",
-                &["-batch", "-ex", "break done", "-ex", "run", "-ex", "print optind", "-ex", "print lib_data", "./test"],
+                &[
+                    "-batch",
+                    "-ex",
+                    "break done",
+                    "-ex",
+                    "run",
+                    "-ex",
+                    "print optind",
+                    "-ex",
+                    "print lib_data",
+                    "./test",
+                ],
                 &dir,
             );
-            assert!(out.contains("$1 = 41") && out.contains("$2 = 43"), "{pie}: gdb says {out}");
+            assert!(
+                out.contains("$1 = 41") && out.contains("$2 = 43"),
+                "{pie}: gdb says {out}"
+            );
         }
     }
 }

@@ -607,8 +607,14 @@ fn links_gnu_partial_links_of_duplicate_comdats() {
         "g++",
         &["-O1"],
         &[
-            ("i1.cc", &format!("{inline}int f1(int x) {{ return inl(x); }}\n")),
-            ("i2.cc", &format!("{inline}int f2(int x) {{ return inl(x); }}\n")),
+            (
+                "i1.cc",
+                &format!("{inline}int f1(int x) {{ return inl(x); }}\n"),
+            ),
+            (
+                "i2.cc",
+                &format!("{inline}int f2(int x) {{ return inl(x); }}\n"),
+            ),
             (
                 "main.cc",
                 "#include <cstdio>\nint f1(int); int f2(int);\n\
@@ -619,5 +625,59 @@ fn links_gnu_partial_links_of_duplicate_comdats() {
     common::tool_ok("ld.bfd", &["-r", &objs[0], &objs[1], "-o", "part.o"], &dir);
     let expected = run_program(&dir, "g++", &bfd, &["part.o", &objs[2]], "by-bfd");
     assert_eq!(expected, "5 7\n");
-    assert_eq!(run_program(&dir, "g++", &shim, &["part.o", &objs[2]], "by-test"), expected);
+    assert_eq!(
+        run_program(&dir, "g++", &shim, &["part.o", &objs[2]], "by-test"),
+        expected
+    );
+}
+
+/// `ld -r -b binary FILE` (build systems embedding a blob) makes GNU ld's object: the bytes in `.data`, and
+/// `_binary_NAME_start`, `_end` and `_size` (`nm` lists the same); a program that prints the blob through them
+/// prints it, with the object made by either linker, and `-b binary` among other inputs of a final link too.
+#[test]
+fn binary_input_as_gnu_ld() {
+    let Some((dir, shim, bfd)) = common::against_gnu_ld("reloc-binary", &["gcc", "nm"]) else {
+        return;
+    };
+    let (linker, _) = common::linker_under_test();
+    std::fs::create_dir_all(dir.join("sub")).unwrap();
+    std::fs::write(dir.join("sub/blob-1.txt"), "hello from a blob\n").unwrap();
+    let objs = compile(
+        &dir,
+        "gcc",
+        &["-O1"],
+        &[(
+            "main.c",
+            "#include <stdio.h>\nextern const char _binary_sub_blob_1_txt_start[], _binary_sub_blob_1_txt_end[];\n\
+             int main(void) { fwrite(_binary_sub_blob_1_txt_start, 1, \
+             _binary_sub_blob_1_txt_end - _binary_sub_blob_1_txt_start, stdout); return 0; }\n",
+        )],
+    );
+    let args = ["-r", "-b", "binary", "sub/blob-1.txt", "-o"];
+    common::tool_ok("ld.bfd", &[&args[..], &["blob-bfd.o"]].concat(), &dir);
+    link_ok(&linker, &[&args[..], &["blob-test.o"]].concat(), &dir);
+    let nm = |o: &str| common::tool_ok("nm", &[o], &dir);
+    assert_eq!(nm("blob-test.o"), nm("blob-bfd.o"));
+    let expected = "hello from a blob\n";
+    for (side, s) in [("bfd", &bfd), ("test", &shim)] {
+        for blob in ["blob-bfd.o", "blob-test.o"] {
+            let out = run_program(&dir, "gcc", s, &[&objs[0], blob], &format!("{side}-{blob}"));
+            assert_eq!(out, expected, "{blob} linked by {side}");
+        }
+    }
+    // In a final link, between other inputs; `-b default` ends it.
+    let b = format!("-B{}/", shim.display());
+    common::tool_ok(
+        "gcc",
+        &[
+            &b,
+            "-o",
+            "direct",
+            &objs[0],
+            "-Wl,-b,binary,sub/blob-1.txt,-b,default",
+        ],
+        &dir,
+    );
+    let run = common::tool(dir.join("direct").to_str().unwrap(), &[], Some(&dir));
+    assert_eq!(run.stdout_str(), expected);
 }

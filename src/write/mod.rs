@@ -1418,7 +1418,11 @@ impl symtab::Places for WriteCx<'_> {
         let addr = self.lay.addrs[g.index()];
         let canonical = x.plt != NONE && x.canonical && self.config.kind != OutputKind::Shared;
         let (shndx, value, size) = match (x.copied, canonical) {
-            (true, _) => (dynsym::Places::section_holding(&DynsymPlaces(self), addr), addr, size),
+            (true, _) => (
+                dynsym::Places::section_holding(&DynsymPlaces(self), addr),
+                addr,
+                size,
+            ),
             (false, true) => (E::SHN_UNDEF, addr, 0),
             (false, false) => (E::SHN_UNDEF, 0, 0),
         };
