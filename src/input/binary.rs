@@ -52,66 +52,82 @@ pub fn object(path: &str, data: &[u8], machine: u16) -> Vec<u8> {
     put(&mut out, strtab_off as usize, &strtab);
     put(&mut out, shstrtab_off as usize, shstrtab);
     use object::elf::{SHF_ALLOC, SHF_WRITE, SHT_PROGBITS, SHT_STRTAB, SHT_SYMTAB};
-    // (name, type, flags, offset, size, link, info, alignment, entry size)
-    let headers: [(u32, u32, u64, u64, u64, u32, u32, u64, u64); 4] = [
-        (
-            1,
-            SHT_PROGBITS,
-            (SHF_ALLOC | SHF_WRITE) as u64,
-            data_off,
+    let strtab_size = strtab.len() as u64;
+    let headers = [
+        Shdr {
+            name: 1,
+            ty: SHT_PROGBITS,
+            flags: (SHF_ALLOC | SHF_WRITE) as u64,
+            offset: data_off,
             size,
-            0,
-            0,
-            1,
-            0,
-        ),
-        (
-            7,
-            SHT_SYMTAB,
-            0,
-            symtab_off,
-            strtab_off - symtab_off,
-            3,
-            2,
-            8,
-            24,
-        ),
-        (
-            15,
-            SHT_STRTAB,
-            0,
-            strtab_off,
-            strtab.len() as u64,
-            0,
-            0,
-            1,
-            0,
-        ),
-        (
-            23,
-            SHT_STRTAB,
-            0,
-            shstrtab_off,
-            shstrtab.len() as u64,
-            0,
-            0,
-            1,
-            0,
-        ),
+            ..Shdr::ZERO
+        },
+        Shdr {
+            name: 7,
+            ty: SHT_SYMTAB,
+            offset: symtab_off,
+            size: strtab_off - symtab_off,
+            link: 3,
+            info: 2,
+            align: 8,
+            entsize: 24,
+            ..Shdr::ZERO
+        },
+        Shdr {
+            name: 15,
+            ty: SHT_STRTAB,
+            offset: strtab_off,
+            size: strtab_size,
+            ..Shdr::ZERO
+        },
+        Shdr {
+            name: 23,
+            ty: SHT_STRTAB,
+            offset: shstrtab_off,
+            size: shstrtab.len() as u64,
+            ..Shdr::ZERO
+        },
     ];
     for (k, h) in headers.iter().enumerate() {
         let at = shdr_off as usize + 64 * (k + 1);
-        put(&mut out, at, &h.0.to_le_bytes());
-        put(&mut out, at + 4, &h.1.to_le_bytes());
-        put(&mut out, at + 8, &h.2.to_le_bytes());
-        put(&mut out, at + 24, &h.3.to_le_bytes());
-        put(&mut out, at + 32, &h.4.to_le_bytes());
-        put(&mut out, at + 40, &h.5.to_le_bytes());
-        put(&mut out, at + 44, &h.6.to_le_bytes());
-        put(&mut out, at + 48, &h.7.to_le_bytes());
-        put(&mut out, at + 56, &h.8.to_le_bytes());
+        put(&mut out, at, &h.name.to_le_bytes());
+        put(&mut out, at + 4, &h.ty.to_le_bytes());
+        put(&mut out, at + 8, &h.flags.to_le_bytes());
+        put(&mut out, at + 24, &h.offset.to_le_bytes());
+        put(&mut out, at + 32, &h.size.to_le_bytes());
+        put(&mut out, at + 40, &h.link.to_le_bytes());
+        put(&mut out, at + 44, &h.info.to_le_bytes());
+        put(&mut out, at + 48, &h.align.to_le_bytes());
+        put(&mut out, at + 56, &h.entsize.to_le_bytes());
     }
     out
+}
+
+/// A section header's fields (`sh_addr` is 0 in an object).
+struct Shdr {
+    name: u32,
+    ty: u32,
+    flags: u64,
+    offset: u64,
+    size: u64,
+    link: u32,
+    info: u32,
+    align: u64,
+    entsize: u64,
+}
+
+impl Shdr {
+    const ZERO: Shdr = Shdr {
+        name: 0,
+        ty: 0,
+        flags: 0,
+        offset: 0,
+        size: 0,
+        link: 0,
+        info: 0,
+        align: 1,
+        entsize: 0,
+    };
 }
 
 fn put(out: &mut [u8], at: usize, bytes: &[u8]) {
