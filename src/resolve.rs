@@ -2060,11 +2060,24 @@ fn choose_comdats(
     runs.map(|f| {
         let o = &objects[f.index()];
         let mut discarded = vec![false; o.sections.len()];
+        let mut any = false;
         for (k, group) in o.comdats.iter().enumerate() {
             let kept = owner[(keyed[f.index()].0[k]).index()].load(Relaxed);
             if !live[f.index()] || kept != order.rank(f) {
                 for s in group.sections() {
                     discarded[s as usize] = true;
+                    any = true;
+                }
+            }
+        }
+        // A `SHF_LINK_ORDER` section outside the group whose section it follows (GCC 12's
+        // `__patchable_function_entries` of an inline function) goes with that section, as in GNU ld and lld.
+        if any {
+            for (s, sec) in o.secs() {
+                let link = sec.shdr.sh_link.get(crate::elf::LE) as usize;
+                if sec.flags() & E::SHF_LINK_ORDER as u64 != 0 && discarded.get(link) == Some(&true)
+                {
+                    discarded[s.index()] = true;
                 }
             }
         }

@@ -681,3 +681,65 @@ fn binary_input_as_gnu_ld() {
     let run = common::tool(dir.join("direct").to_str().unwrap(), &[], Some(&dir));
     assert_eq!(run.stdout_str(), expected);
 }
+
+/// `-fpatchable-function-entry` with an inline function in two objects: GCC 12 puts each function's entry in a
+/// `SHF_LINK_ORDER` section outside the function's COMDAT group, which goes with the copy it follows. The final
+/// link of the objects, and of the linker's `-r` of them, has GNU ld's entries: one per kept function, none null.
+#[test]
+fn link_order_sections_of_discarded_comdat_copies() {
+    let Some((dir, shim, bfd)) = common::against_gnu_ld("reloc-patchable", &["g++"]) else {
+        return;
+    };
+    let (linker, _) = common::linker_under_test();
+    let inline = "inline int __attribute__((noinline)) pinl(int x) { return x * 5; }\n";
+    let pf = |name: &str, body: &str| {
+        std::fs::write(dir.join(name), format!("{inline}{body}")).unwrap();
+        let obj = name.replace(".cc", ".o");
+        common::tool_ok(
+            "g++",
+            &[
+                "-O2",
+                "-fpatchable-function-entry=2",
+                "-c",
+                name,
+                "-o",
+                &obj,
+            ],
+            &dir,
+        );
+        obj
+    };
+    let one = pf(
+        "pf1.cc",
+        "__attribute__((noinline)) int pa(int x) { return x + 1; }\nint pb(int x) { return pa(x) + pinl(x); }\n",
+    );
+    let two = pf("pf2.cc", "int pc(int x) { return pinl(x) + 3; }\n");
+    let main = compile(
+        &dir,
+        "g++",
+        &["-O2"],
+        &[(
+            "main.cc",
+            "#include <cstdio>\nextern \"C\" void *__start___patchable_function_entries[], \
+             *__stop___patchable_function_entries[];\nint pb(int), pc(int);\n\
+             int main() { int n = 0, null = 0; std::printf(\"%d %d\\n\", pb(1), pc(2));\n\
+             for (void **p = __start___patchable_function_entries; p < __stop___patchable_function_entries; p++)\n\
+             { n++; null += !*p; }\nstd::printf(\"%d entries, %d null\\n\", n, null); }\n",
+        )],
+    );
+    let objs = [one.as_str(), two.as_str(), main[0].as_str()];
+    let expected = run_program(&dir, "g++", &bfd, &objs, "by-bfd");
+    assert!(expected.ends_with("3 entries, 0 null\n"), "{expected}");
+    assert_eq!(run_program(&dir, "g++", &shim, &objs, "by-test"), expected);
+    link_ok(&linker, &["-r", &one, &two, "-o", "part.o"], &dir);
+    for (side, s) in [("bfd", &bfd), ("test", &shim)] {
+        let out = run_program(
+            &dir,
+            "g++",
+            s,
+            &["part.o", &main[0]],
+            &format!("part-{side}"),
+        );
+        assert_eq!(out, expected, "-r output linked by {side}");
+    }
+}
