@@ -555,10 +555,11 @@ impl Loader<'_> {
                 p = root.join(p.strip_prefix("/").unwrap_or(&p));
             }
             // GNU ld: an absolute path is used as is; a relative one is tried in the current directory, then
-            // beside the script, then on the search path.
+            // beside the script, then on the search path (the script's `SEARCH_DIR`s last).
             let candidates = std::iter::once(p.clone())
                 .chain(path.parent().map(|d| d.join(&p)))
-                .chain(self.config.search_paths.iter().map(|d| d.join(&p)));
+                .chain(self.config.search_paths.iter().map(|d| d.join(&p)))
+                .chain(dirs.iter().map(|d| d.join(&p)));
             match candidates.into_iter().find(|c| c.is_file()) {
                 Some(c) if p.is_absolute() => self.add_path(&c, f),
                 Some(c) => self.add_searched(&c, f),

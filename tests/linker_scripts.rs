@@ -301,3 +301,47 @@ fn provide_and_hidden_match_gnu_ld() {
     assert_eq!(seen[1], seen[0]);
     assert_eq!(seen[1].1, ["defined_here", "used_provide"], "{:?}", seen[1]);
 }
+
+/// A script's `SEARCH_DIR` is on the search path of its `GROUP`/`INPUT` files and of `INCLUDE`, as in GNU ld:
+/// both links succeed, with the inputs' symbols at the same addresses.
+#[test]
+fn search_dir_finds_group_files_and_includes() {
+    let Some((dir, _, _)) = common::against_gnu_ld("script-search-dir", &["as", "ar", "nm"]) else {
+        return;
+    };
+    let (linker, _) = common::linker_under_test();
+    std::fs::create_dir_all(dir.join("libs")).unwrap();
+    std::fs::create_dir_all(dir.join("inc")).unwrap();
+    std::fs::write(dir.join("u.s"), ".globl _start\n_start: call c_fn\n").unwrap();
+    std::fs::write(dir.join("c.s"), ".globl c_fn\nc_fn: ret\n").unwrap();
+    common::tool_ok("as", &["u.s", "-o", "u.o"], &dir);
+    common::tool_ok("as", &["c.s", "-o", "c.o"], &dir);
+    common::tool_ok("ar", &["rcs", "libs/libcc.a", "c.o"], &dir);
+    std::fs::write(dir.join("group.ld"), "SEARCH_DIR(libs)\nGROUP(libcc.a)\n").unwrap();
+    std::fs::write(dir.join("inc/part.ld"), ".text : { *(.text) }\n").unwrap();
+    std::fs::write(
+        dir.join("include.ld"),
+        "SEARCH_DIR(inc)\nSECTIONS {\n  . = 0x10000;\n  INCLUDE part.ld\n}\n",
+    )
+    .unwrap();
+    for (what, args) in [
+        ("GROUP", &["u.o", "group.ld"][..]),
+        ("INCLUDE", &["u.o", "c.o", "-T", "include.ld"]),
+    ] {
+        let mut symbols = Vec::new();
+        for ld in [common::which("ld.bfd").unwrap(), linker.clone()] {
+            let mut a = args.to_vec();
+            a.extend(["-o", "out"]);
+            let o = common::tool(ld.to_str().unwrap(), &a, Some(&dir));
+            assert!(o.success(), "{what}: {}", o.log());
+            // The inputs' symbols (GNU ld's default script also defines `_end` and friends unreferenced).
+            let nm = common::tool_ok("nm", &["out"], &dir);
+            let ours: Vec<String> = (nm.lines())
+                .filter(|l| l.ends_with(" _start") || l.ends_with(" c_fn"))
+                .map(str::to_string)
+                .collect();
+            symbols.push(ours);
+        }
+        assert_eq!(symbols[0], symbols[1], "{what}");
+    }
+}

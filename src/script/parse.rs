@@ -13,6 +13,9 @@ pub struct Parser<'a, 'i> {
     file: &'a str,
     include: Includer<'i>,
     depth: u32,
+    /// The `SEARCH_DIR`s read so far, where `INCLUDE` looks after the link's search path (GNU ld adds them to
+    /// it).
+    search_dirs: Vec<String>,
 }
 
 /// Parses a whole script named `file` (for errors).
@@ -43,6 +46,7 @@ impl<'a, 'i> Parser<'a, 'i> {
             file,
             include,
             depth,
+            search_dirs: Vec::new(),
         }
     }
 
@@ -178,7 +182,11 @@ impl<'a, 'i> Parser<'a, 'i> {
                 }
             }
             "OUTPUT" => Command::Output(self.paren_name("a file name")?),
-            "SEARCH_DIR" => Command::SearchDir(self.paren_name("a directory")?),
+            "SEARCH_DIR" => {
+                let d = self.paren_name("a directory")?;
+                self.search_dirs.push(d.clone());
+                Command::SearchDir(d)
+            }
             "STARTUP" => Command::Startup(self.paren_name("a file name")?),
             "OUTPUT_FORMAT" => {
                 self.expect("(")?;
@@ -216,7 +224,8 @@ impl<'a, 'i> Parser<'a, 'i> {
             "INCLUDE" => {
                 let name = self.name("a file name")?;
                 let (path, text) = self.included(&name, p)?;
-                let sub = Parser::new(&path, &text, self.include, self.depth + 1);
+                let mut sub = Parser::new(&path, &text, self.include, self.depth + 1);
+                sub.search_dirs = self.search_dirs.clone();
                 out.extend(sub.script()?);
                 return Ok(());
             }
@@ -265,7 +274,17 @@ impl<'a, 'i> Parser<'a, 'i> {
         if self.depth >= 16 {
             return Err(self.error_at(p, "INCLUDE nests too deeply"));
         }
-        (self.include)(name).map_err(|e| self.error_at(p, e))
+        (self.include)(name)
+            .or_else(|e: String| -> Result<(String, String), String> {
+                let found = (self.search_dirs.iter())
+                    .map(|d| std::path::Path::new(d).join(name))
+                    .find(|c| c.is_file())
+                    .ok_or(e)?;
+                let text = std::fs::read_to_string(&found)
+                    .map_err(|e| format!("cannot read {}: {e}", found.display()))?;
+                Ok((found.display().to_string(), text))
+            })
+            .map_err(|e| self.error_at(p, e))
     }
 
     /// `INPUT(`/`GROUP(` contents up to `)`, with `AS_NEEDED(...)`.
@@ -372,6 +391,7 @@ impl<'a, 'i> Parser<'a, 'i> {
                     // The file holds region lines: read them as a MEMORY block's body.
                     let wrapped = format!("{{{text}\n}}");
                     let mut sub = Parser::new(&path, &wrapped, self.include, self.depth + 1);
+                    sub.search_dirs = self.search_dirs.clone();
                     out.extend(sub.memory()?);
                     continue;
                 }
@@ -457,6 +477,7 @@ impl<'a, 'i> Parser<'a, 'i> {
                 let name = self.name("a file name")?;
                 let (path, text) = self.included(&name, p)?;
                 let mut sub = Parser::new(&path, &text, self.include, self.depth + 1);
+                sub.search_dirs = self.search_dirs.clone();
                 while sub.peek()?.is_some() {
                     sub.sections_command(out)?;
                 }
@@ -692,6 +713,7 @@ impl<'a, 'i> Parser<'a, 'i> {
                 let name = self.name("a file name")?;
                 let (path, text) = self.included(&name, p)?;
                 let mut sub = Parser::new(&path, &text, self.include, self.depth + 1);
+                sub.search_dirs = self.search_dirs.clone();
                 while sub.peek()?.is_some() {
                     sub.output_command(out)?;
                 }
