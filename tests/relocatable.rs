@@ -743,3 +743,78 @@ fn link_order_sections_of_discarded_comdat_copies() {
         assert_eq!(out, expected, "-r output linked by {side}");
     }
 }
+
+/// `ld -r -T module.lds` (how the Linux kernel links a module; the script is its `scripts/module.lds.S`, cut to
+/// what a user-space program can run): `/DISCARD/` drops sections and their symbols, `SORT` orders
+/// `___ksymtab+*` by name and `.init_array.*` by priority, one `__patchable_function_entries` gathers every
+/// input's. The sections' contents are GNU ld's, and the program of either object runs as GNU ld's does.
+#[test]
+fn module_script_in_partial_link_as_gnu_ld() {
+    let Some((dir, shim, bfd)) = common::against_gnu_ld("reloc-module-lds", &["gcc", "objdump"])
+    else {
+        return;
+    };
+    let (linker, _) = common::linker_under_test();
+    std::fs::write(
+        dir.join("module.lds"),
+        "SECTIONS {\n  /DISCARD/ : { *(.discard) *(.discard.*) }\n\
+         __ksymtab 0 : { *(SORT(___ksymtab+*)) }\n\
+         .ctors 0 : ALIGN(8) { *(SORT(.ctors.*)) *(.ctors) }\n\
+         .init_array 0 : ALIGN(8) { *(SORT(.init_array.*)) *(.init_array) }\n\
+         __bug_table 0 : ALIGN(8) { KEEP(*(__bug_table)) }\n\
+         __patchable_function_entries : { *(__patchable_function_entries) }\n}\n",
+    )
+    .unwrap();
+    let a = "#include <stdio.h>\n__attribute__((section(\"___ksymtab+zeta\"))) int kz = 3;\n\
+             __attribute__((section(\"___ksymtab+alpha\"))) int ka = 1;\n\
+             __attribute__((section(\".discard.x\"))) int dropped = 9;\n\
+             __attribute__((constructor(200))) static void c200(void) { puts(\"ctor 200\"); }\n\
+             __attribute__((constructor(101))) static void c101(void) { puts(\"ctor 101\"); }\n\
+             int fa(int x) { return x + 1; }\n";
+    let b = "#include <stdio.h>\n__attribute__((section(\"___ksymtab+beta\"))) int kb = 2;\n\
+             __attribute__((constructor(150))) static void c150(void) { puts(\"ctor 150\"); }\n\
+             int fb(int x) { return x * 2; }\n";
+    let m = "#include <stdio.h>\nextern int fa(int), fb(int);\n\
+             extern void *__start___patchable_function_entries[], *__stop___patchable_function_entries[];\n\
+             int main(void) { printf(\"%d %d %ld\\n\", fa(1), fb(2), (long)(__stop___patchable_function_entries \
+             - __start___patchable_function_entries)); return 0; }\n";
+    let objs = compile(
+        &dir,
+        "gcc",
+        &["-O1", "-fpatchable-function-entry=1"],
+        &[("a.c", a), ("b.c", b)],
+    );
+    let main = compile(&dir, "gcc", &["-O1"], &[("m.c", m)]);
+    let args = ["-r", "-T", "module.lds", &objs[0], &objs[1], "-o"];
+    common::tool_ok("ld.bfd", &[&args[..], &["bfd.o"]].concat(), &dir);
+    link_ok(&linker, &[&args[..], &["test.o"]].concat(), &dir);
+    let contents = |o: &str, sec: &str| {
+        let d = common::tool_ok("objdump", &["-s", "-j", sec, o], &dir);
+        d.lines()
+            .skip_while(|l| !l.starts_with("Contents"))
+            .skip(1)
+            // The bytes, not the offsets objdump prints (GNU ld gives a section without `0` the location
+            // counter).
+            .map(|l| {
+                l.split_whitespace()
+                    .skip(1)
+                    .take(4)
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    for sec in ["__ksymtab", "__patchable_function_entries", ".init_array"] {
+        assert_eq!(contents("test.o", sec), contents("bfd.o", sec), "{sec}");
+    }
+    let nm = common::tool_ok("nm", &["test.o"], &dir);
+    assert!(!nm.contains("dropped"), "{nm}");
+    let expected = "ctor 101\nctor 150\nctor 200\n2 4 5\n";
+    for (side, s) in [("bfd", &bfd), ("test", &shim)] {
+        for o in ["bfd.o", "test.o"] {
+            let out = run_program(&dir, "gcc", s, &[o, &main[0]], &format!("{side}-{o}"));
+            assert_eq!(out, expected, "{o} linked by {side}");
+        }
+    }
+}

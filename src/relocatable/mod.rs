@@ -6,6 +6,7 @@
 
 mod image;
 mod relocs;
+mod script;
 mod sections;
 mod symbols;
 
@@ -41,8 +42,9 @@ pub fn link<A: Arch>(config: &Config, res: &Resolved) -> Result<()> {
     out.commit()
 }
 
-/// What a partial link refuses: shared objects (GNU ld's "attempted static link of dynamic object"), and a
-/// script's `SECTIONS` and symbol assignments, which rivet does not apply to `-r` yet.
+/// What a partial link refuses: shared objects (GNU ld's "attempted static link of dynamic object"), what of a
+/// script's `SECTIONS` needs addresses (`script::check`), and symbol assignments, which rivet does not apply to
+/// `-r` yet.
 fn check(config: &Config, res: &Resolved) -> Result<()> {
     if let Some(s) = res.shared.first() {
         return Err(Errors::one(format!(
@@ -50,10 +52,8 @@ fn check(config: &Config, res: &Resolved) -> Result<()> {
             s.soname
         )));
     }
-    if config.sections.is_some() {
-        return Err(Errors::one(
-            "a linker script's SECTIONS with -r is not supported yet",
-        ));
+    if let Some(sc) = config.sections.as_deref() {
+        script::check(sc).map_err(Errors::one)?;
     }
     if !config.provides.is_empty() || !config.defsyms.is_empty() {
         return Err(Errors::one(

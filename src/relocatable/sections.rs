@@ -66,6 +66,8 @@ pub struct Plan {
     pub commons: HashMap<crate::index::SymId, (OsecId, u64)>,
     /// `.note.GNU-stack` asks for an executable stack.
     pub exec_stack: bool,
+    /// The input sections a script's `/DISCARD/` drops: their symbols go too, as in GNU ld.
+    pub discarded: std::collections::HashSet<(FileId, SecIdx)>,
     /// The live objects in the order GNU ld loads them (`crate::load_order`): their sections and symbols go in
     /// that order.
     pub load_order: Vec<FileId>,
@@ -87,6 +89,8 @@ pub fn plan<A: crate::arch::Arch>(
     files: &crate::load_order::FileOrder,
 ) -> Result<Plan> {
     let strip_debug = config.strip_debug || config.strip_all;
+    let script = config.sections.as_deref();
+    let mut discarded = std::collections::HashSet::new();
     let mut osecs: Vec<OutSec> = Vec::new();
     let mut by_name: HashMap<Vec<u8>, OsecId> = HashMap::new();
     let mut place: Vec<Vec<(OsecId, u64)>> = (res.objects.iter())
@@ -102,14 +106,34 @@ pub fn plan<A: crate::arch::Arch>(
             if !kept(res, o, f, s, strip_debug) {
                 continue;
             }
-            let name = o.sec_name(s.index());
+            let mut name = o.sec_name(s.index());
             // Group members and link-order sections stay apart: their group or linked section is their own.
-            let apart = sec.flags() & (E::SHF_GROUP | E::SHF_LINK_ORDER) as u64 != 0;
+            let mut apart = sec.flags() & (E::SHF_GROUP | E::SHF_LINK_ORDER) as u64 != 0;
+            // A script's statement: its output section (link-order sections of one name join, as the kernel's
+            // module loader finds `__patchable_function_entries` by name); group members keep their own.
+            if let Some(sc) = script
+                && sec.flags() & E::SHF_GROUP as u64 == 0
+            {
+                match super::script::target(sc, res, f, s) {
+                    super::script::Target::Discard => {
+                        discarded.insert((f, s));
+                        continue;
+                    }
+                    super::script::Target::Orphan => {}
+                    super::script::Target::Output(out, _, _) => {
+                        (name, apart) = (out, false);
+                    }
+                }
+            }
             let id = match by_name.get(name) {
                 Some(&id) if !apart => id,
                 _ => {
                     let id = OsecId::new(osecs.len());
-                    osecs.push(new_osec(name, sec.shdr));
+                    let mut out = new_osec(name, sec.shdr);
+                    if let Some(sc) = script {
+                        out.align = out.align.max(super::script::align(sc, name));
+                    }
+                    osecs.push(out);
                     if !apart {
                         by_name.insert(name.to_vec(), id);
                     }
@@ -120,7 +144,7 @@ pub fn plan<A: crate::arch::Arch>(
             if !out.parts.is_empty() {
                 combine(out, sec.shdr);
             }
-            if sec.flags() & E::SHF_LINK_ORDER as u64 != 0 {
+            if sec.flags() & E::SHF_LINK_ORDER as u64 != 0 && out.link_to.is_none() {
                 out.link_to = Some((f, SecIdx(sec.shdr.sh_link.get(LE))));
             }
             out.parts.push(Part {
@@ -131,6 +155,12 @@ pub fn plan<A: crate::arch::Arch>(
             here[s.index()] = (id, 0);
         }
     }
+    if let Some(sc) = script {
+        for out in &mut osecs {
+            out.parts
+                .sort_by_cached_key(|p| super::script::sort_key(sc, res, p.file, p.sec));
+        }
+    }
     let groups = groups(res, &place, &load_order)?;
     let mut plan = Plan {
         osecs,
@@ -139,6 +169,7 @@ pub fn plan<A: crate::arch::Arch>(
         groups,
         commons: HashMap::new(),
         exec_stack: false,
+        discarded,
         load_order,
     };
     lay_out_parts(&mut plan, res);

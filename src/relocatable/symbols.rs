@@ -235,7 +235,9 @@ fn globals(
     for g in order {
         index[g.index()] = syms.len() as u32;
         match global(res, plan, g, seen[g.index()]) {
-            Ok(s) => syms.push(s),
+            Ok(Some(s)) => syms.push(s),
+            // Relocations against it are dropped, as those against a lost COMDAT's locals.
+            Ok(None) => index[g.index()] = NONE,
             Err(e) => errors.push(e),
         }
     }
@@ -245,13 +247,13 @@ fn globals(
     Ok(index)
 }
 
-/// Global `g`'s output symbol.
+/// Global `g`'s output symbol; `None` for one defined in a section a script discards.
 fn global(
     res: &Resolved,
     plan: &Plan,
     g: SymId,
     seen: Seen,
-) -> std::result::Result<OutSym, String> {
+) -> std::result::Result<Option<OutSym>, String> {
     let Def::Object { file, sym } = res.defs[g.index()] else {
         // Undefined, or a name a final link would define (`_GLOBAL_OFFSET_TABLE_`, `__start_SEC`, `_end`):
         // the final link gives it its value.
@@ -260,14 +262,14 @@ fn global(
         } else {
             E::STB_WEAK
         };
-        return Ok(OutSym {
+        return Ok(Some(OutSym {
             name: res.name(g),
             value: 0,
             size: 0,
             info: bind << 4 | seen.ref_type,
             other: seen.vis,
             place: Place::Undef,
-        });
+        }));
     };
     let o = &res.objects[file.index()];
     let i = sym as usize;
@@ -301,6 +303,9 @@ fn global(
                 }
             }
         }
+        x if x < E::SHN_LORESERVE as u32 && plan.discarded.contains(&(file, SecIdx(x))) => {
+            return Ok(None);
+        }
         x if x < E::SHN_LORESERVE as u32 => {
             let (id, off) = plan.place(file, SecIdx(x)).ok_or_else(|| {
                 format!(
@@ -321,5 +326,5 @@ fn global(
             ));
         }
     }
-    Ok(out)
+    Ok(Some(out))
 }

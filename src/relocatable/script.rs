@@ -1,0 +1,108 @@
+//! A linker script's `SECTIONS` in a partial link (`ld -r -T module.lds`, as the Linux kernel links its modules):
+//! each input section a statement matches goes to that statement's output section, in statement order and then
+//! the statement's sort, ties in load order; `/DISCARD/` drops it; one no statement matches keeps its own name,
+//! as without a script. Nothing gets an address in `-r`, so what a script says about addresses, regions,
+//! program headers and symbols is refused rather than ignored.
+
+use crate::index::{FileId, SecIdx};
+use crate::resolve::Resolved;
+use crate::script::ast::{OutputCommand, SectionsCommand, Sort};
+use crate::script::sections::{DISCARD, InputName, ORPHAN, SectionsScript};
+
+/// Where a script puts an input section in `-r`.
+pub enum Target<'s> {
+    Discard,
+    /// No statement matches: the section's own name.
+    Orphan,
+    /// A statement's output section: its name, the statement and the sort of the pattern that matched.
+    Output(&'s [u8], u32, Sort),
+}
+
+/// What of the script a partial link cannot apply: an error naming the first such command and its place.
+pub fn check(sc: &SectionsScript) -> Result<(), String> {
+    let refuse = |what: &str, pos| Err(sc.error(pos, format!("{what} with -r is not supported")));
+    if let Some(r) = sc.memory.first() {
+        return refuse("MEMORY", r.pos);
+    }
+    if let Some(p) = sc.phdrs.first() {
+        return refuse("PHDRS", p.pos);
+    }
+    for c in &sc.commands {
+        match c {
+            SectionsCommand::Output(o) => {
+                // `0` is the address every section of an object has.
+                if o.address
+                    .as_ref()
+                    .is_some_and(|a| !a.is_constant() || a != &crate::expr::Expr::Num(0))
+                {
+                    return refuse("an output section address other than 0", o.pos);
+                }
+                if o.lma.is_some() || o.region.is_some() || o.lma_region.is_some() {
+                    return refuse("a load address or region", o.pos);
+                }
+                if let Some(c) = o
+                    .commands
+                    .iter()
+                    .find(|c| !matches!(c, OutputCommand::Input(_)))
+                {
+                    let what = match c {
+                        OutputCommand::Assign(_) => "an assignment in an output section",
+                        OutputCommand::Data(..) => "a data command",
+                        OutputCommand::Fill(_) => "FILL",
+                        _ => "a command other than input sections",
+                    };
+                    return refuse(what, o.pos);
+                }
+            }
+            SectionsCommand::Assign(a) => return refuse("a symbol assignment", a.pos),
+            SectionsCommand::Overlay(o) => return refuse("OVERLAY", o.pos),
+            SectionsCommand::Entry(_) | SectionsCommand::Assert(..) => {}
+        }
+    }
+    Ok(())
+}
+
+/// Where the script puts section `s` of object `f`.
+pub fn target<'s>(sc: &'s SectionsScript, res: &Resolved, f: FileId, s: SecIdx) -> Target<'s> {
+    let o = &res.objects[f.index()];
+    let sec = o.sec(s);
+    let writable = sec.flags() & object::elf::SHF_WRITE as u64 != 0;
+    let (k, sort) = sc.select(&InputName::of(&o.name), o.sec_name(s.index()), writable);
+    match k {
+        DISCARD => Target::Discard,
+        ORPHAN => Target::Orphan,
+        k => match sc.stmts[k as usize].output {
+            Some(d) => Target::Output(sc.outputs[d as usize].name.as_bytes(), k, sort),
+            None => Target::Discard,
+        },
+    }
+}
+
+/// The alignment a description's `ALIGN(n)` asks for its output section named `name` (1 without).
+pub fn align(sc: &SectionsScript, name: &[u8]) -> u64 {
+    let env = crate::script::sections::NoEnv;
+    (sc.output(name))
+        .and_then(|d| sc.outputs[d].align.as_ref())
+        .and_then(|e| e.eval(&env).ok())
+        .map_or(1, |v| v.max(1).next_power_of_two())
+}
+
+/// The order of an output section's inputs under its statements: statement, then the statement's sort key, then
+/// load order (the order they were added in, which a stable sort keeps).
+pub fn sort_key(sc: &SectionsScript, res: &Resolved, f: FileId, s: SecIdx) -> (u32, u64, Vec<u8>) {
+    let o = &res.objects[f.index()];
+    let name = o.sec_name(s.index());
+    match target(sc, res, f, s) {
+        Target::Output(_, k, sort) => match sort {
+            Sort::InitPriority => (
+                k,
+                crate::layout::rules::init_priority(name).unwrap_or(65536) as u64,
+                Vec::new(),
+            ),
+            Sort::Alignment | Sort::AlignmentName => (k, u64::MAX - o.sec(s).align(), Vec::new()),
+            Sort::Name | Sort::NameAlignment => (k, 0, name.to_vec()),
+            _ => (k, 0, Vec::new()),
+        },
+        _ => (u32::MAX, 0, Vec::new()),
+    }
+}
