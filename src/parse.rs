@@ -171,6 +171,8 @@ pub struct ObjectFile {
     /// The sections named like C identifiers (`__start_`/`__stop_` candidates), found by the parse: most objects
     /// have none, and reading every section's name again for them was a measurable serial cost on clang-so.
     pub c_ident_secs: Vec<u32>,
+    /// Some section is `SHF_LINK_ORDER` (seen by the parse, so that resolution looks for them only then).
+    pub link_order: bool,
     /// Defined globals with a version in their name (`.symver`): (index in `global_names`, version name,
     /// default). A default one (`name@@VERSION`) is renamed `name` here, so plain references bind to it; a
     /// non-default one (`name@VERSION`) keeps its full name and binds nothing.
@@ -496,6 +498,7 @@ fn parse_object(input: ObjectInput) -> std::result::Result<ObjectFile, String> {
         global_names,
         comdats: Vec::new(),
         c_ident_secs: Vec::new(),
+        link_order: false,
         symvers,
         gnu_props: None,
         cg_profile_rel: 0,
@@ -610,6 +613,7 @@ impl ObjectFile {
             if is_c_identifier(sname) {
                 self.c_ident_secs.push(i as u32);
             }
+            self.link_order |= sh.sh_flags.get(LE) & E::SHF_LINK_ORDER as u64 != 0;
             if sname == b".note.gnu.property" && sh.sh_type.get(LE) == E::SHT_NOTE {
                 let d = elf::section_data(data, sh).map_err(&ctx)?;
                 let props = elf::note_properties(d)

@@ -2072,7 +2072,7 @@ fn choose_comdats(
         }
         // A `SHF_LINK_ORDER` section outside the group whose section it follows (GCC 12's
         // `__patchable_function_entries` of an inline function) goes with that section, as in GNU ld and lld.
-        if any {
+        if any && o.link_order {
             for (s, sec) in o.secs() {
                 let link = sec.shdr.sh_link.get(crate::elf::LE) as usize;
                 if sec.flags() & E::SHF_LINK_ORDER as u64 != 0 && discarded.get(link) == Some(&true)
