@@ -62,6 +62,36 @@ pub fn set_target(machine: u16, name: &'static str) {
     let _ = TARGET.set((machine, name));
 }
 
+/// A section header of a relocatable object rivet writes (`-r`'s output, `-b binary`'s object): `sh_addr` is 0.
+pub struct ObjHeader {
+    pub name: u32,
+    pub sh_type: u32,
+    pub flags: u64,
+    pub offset: u64,
+    pub size: u64,
+    pub link: u32,
+    pub info: u32,
+    pub align: u64,
+    pub entsize: u64,
+}
+
+impl ObjHeader {
+    /// The ELF64 header's bytes.
+    pub fn bytes(&self) -> [u8; 64] {
+        let mut b = [0u8; 64];
+        b[0..4].copy_from_slice(&self.name.to_le_bytes());
+        b[4..8].copy_from_slice(&self.sh_type.to_le_bytes());
+        b[8..16].copy_from_slice(&self.flags.to_le_bytes());
+        b[24..32].copy_from_slice(&self.offset.to_le_bytes());
+        b[32..40].copy_from_slice(&self.size.to_le_bytes());
+        b[40..44].copy_from_slice(&self.link.to_le_bytes());
+        b[44..48].copy_from_slice(&self.info.to_le_bytes());
+        b[48..56].copy_from_slice(&self.align.to_le_bytes());
+        b[56..64].copy_from_slice(&self.entsize.to_le_bytes());
+        b
+    }
+}
+
 /// The link's machine (`e_machine`).
 pub fn target_machine() -> u16 {
     TARGET.get().map_or(0, |t| t.0)

@@ -3,6 +3,8 @@
 //! `_binary_NAME_end` at its ends and `_binary_NAME_size` (absolute), NAME being the path as given with every
 //! character other than a letter or digit made `_`. Build systems embed blobs this way (`ld -r -b binary`).
 
+use crate::elf::ObjHeader;
+
 /// The object GNU ld makes of file `path` (as given) with contents `data`, for machine `machine`.
 pub fn object(path: &str, data: &[u8], machine: u16) -> Vec<u8> {
     let stem: String = (path.chars())
@@ -52,82 +54,40 @@ pub fn object(path: &str, data: &[u8], machine: u16) -> Vec<u8> {
     put(&mut out, strtab_off as usize, &strtab);
     put(&mut out, shstrtab_off as usize, shstrtab);
     use object::elf::{SHF_ALLOC, SHF_WRITE, SHT_PROGBITS, SHT_STRTAB, SHT_SYMTAB};
-    let strtab_size = strtab.len() as u64;
-    let headers = [
-        Shdr {
-            name: 1,
-            ty: SHT_PROGBITS,
-            flags: (SHF_ALLOC | SHF_WRITE) as u64,
-            offset: data_off,
-            size,
-            ..Shdr::ZERO
-        },
-        Shdr {
-            name: 7,
-            ty: SHT_SYMTAB,
-            offset: symtab_off,
-            size: strtab_off - symtab_off,
-            link: 3,
-            info: 2,
-            align: 8,
-            entsize: 24,
-            ..Shdr::ZERO
-        },
-        Shdr {
-            name: 15,
-            ty: SHT_STRTAB,
-            offset: strtab_off,
-            size: strtab_size,
-            ..Shdr::ZERO
-        },
-        Shdr {
-            name: 23,
-            ty: SHT_STRTAB,
-            offset: shstrtab_off,
-            size: shstrtab.len() as u64,
-            ..Shdr::ZERO
-        },
-    ];
-    for (k, h) in headers.iter().enumerate() {
-        let at = shdr_off as usize + 64 * (k + 1);
-        put(&mut out, at, &h.name.to_le_bytes());
-        put(&mut out, at + 4, &h.ty.to_le_bytes());
-        put(&mut out, at + 8, &h.flags.to_le_bytes());
-        put(&mut out, at + 24, &h.offset.to_le_bytes());
-        put(&mut out, at + 32, &h.size.to_le_bytes());
-        put(&mut out, at + 40, &h.link.to_le_bytes());
-        put(&mut out, at + 44, &h.info.to_le_bytes());
-        put(&mut out, at + 48, &h.align.to_le_bytes());
-        put(&mut out, at + 56, &h.entsize.to_le_bytes());
-    }
-    out
-}
-
-/// A section header's fields (`sh_addr` is 0 in an object).
-struct Shdr {
-    name: u32,
-    ty: u32,
-    flags: u64,
-    offset: u64,
-    size: u64,
-    link: u32,
-    info: u32,
-    align: u64,
-    entsize: u64,
-}
-
-impl Shdr {
-    const ZERO: Shdr = Shdr {
-        name: 0,
-        ty: 0,
-        flags: 0,
-        offset: 0,
-        size: 0,
+    // (name, type, flags, offset, size): `.data`, `.strtab`, `.shstrtab`; `.symtab` links and counts besides.
+    let header = |name, sh_type, flags, offset, size| ObjHeader {
+        name,
+        sh_type,
+        flags,
+        offset,
+        size,
         link: 0,
         info: 0,
         align: 1,
         entsize: 0,
     };
+    let headers = [
+        header(
+            1,
+            SHT_PROGBITS,
+            (SHF_ALLOC | SHF_WRITE) as u64,
+            data_off,
+            size,
+        ),
+        ObjHeader {
+            link: 3,
+            info: 2,
+            align: 8,
+            entsize: 24,
+            ..header(7, SHT_SYMTAB, 0, symtab_off, strtab_off - symtab_off)
+        },
+        header(15, SHT_STRTAB, 0, strtab_off, strtab.len() as u64),
+        header(23, SHT_STRTAB, 0, shstrtab_off, shstrtab.len() as u64),
+    ];
+    for (k, h) in headers.iter().enumerate() {
+        put(&mut out, shdr_off as usize + 64 * (k + 1), &h.bytes());
+    }
+    out
 }
 
 fn put(out: &mut [u8], at: usize, bytes: &[u8]) {

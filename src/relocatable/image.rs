@@ -7,6 +7,7 @@ use super::symbols::{Place, SymbolTable};
 use crate::args::{BuildId, Config};
 use crate::diag::{Errors, Result};
 use crate::elf;
+use crate::elf::ObjHeader as Header;
 use crate::index::SecIdx;
 use crate::resolve::Resolved;
 use object::elf as E;
@@ -39,19 +40,6 @@ impl StrTab {
         self.seen.insert(s.to_vec(), at);
         at
     }
-}
-
-/// A section header being built, with where its contents come from.
-struct Header {
-    name: u32,
-    sh_type: u32,
-    flags: u64,
-    offset: u64,
-    size: u64,
-    link: u32,
-    info: u32,
-    align: u64,
-    entsize: u64,
 }
 
 /// Section header numbers: each output section's and its relocation section's (0: none).
@@ -184,7 +172,7 @@ pub fn build(
     let shoff = elf::align_up(image.len() as u64, 8);
     image.resize(shoff as usize, 0);
     for h in &headers {
-        image.extend_from_slice(&header_bytes(h));
+        image.extend_from_slice(&h.bytes());
     }
     let entry = entry_value(config, res, syms);
     write_ehdr(&mut image, res, machine, entry, shoff, headers.len());
@@ -316,21 +304,6 @@ fn symtab_bytes(syms: &SymbolTable, num: &Numbering) -> (Vec<u8>, Vec<u8>) {
         v.extend_from_slice(&s.size.to_le_bytes());
     }
     (v, strtab.bytes)
-}
-
-fn header_bytes(h: &Header) -> [u8; 64] {
-    let mut b = [0u8; 64];
-    b[0..4].copy_from_slice(&h.name.to_le_bytes());
-    b[4..8].copy_from_slice(&h.sh_type.to_le_bytes());
-    b[8..16].copy_from_slice(&h.flags.to_le_bytes());
-    // sh_addr (16..24) is 0 in a relocatable object.
-    b[24..32].copy_from_slice(&h.offset.to_le_bytes());
-    b[32..40].copy_from_slice(&h.size.to_le_bytes());
-    b[40..44].copy_from_slice(&h.link.to_le_bytes());
-    b[44..48].copy_from_slice(&h.info.to_le_bytes());
-    b[48..56].copy_from_slice(&h.align.to_le_bytes());
-    b[56..64].copy_from_slice(&h.entsize.to_le_bytes());
-    b
 }
 
 /// `-e SYM`: the symbol's value (section-relative, as GNU ld writes it), else 0.
