@@ -818,3 +818,42 @@ fn module_script_in_partial_link_as_gnu_ld() {
         }
     }
 }
+
+/// `.note.GNU-stack` of `-r`'s output as GNU ld's, for inputs with a plain note, an executable one, none, and a
+/// mix, under no option, `-z execstack` and `-z noexecstack`: the inputs' notes decide where one has a note, the
+/// options only where none has, and without them such an output has no note.
+#[test]
+fn stack_note_as_gnu_ld() {
+    let Some((dir, _, _)) = common::against_gnu_ld("reloc-stack-note", &["gcc", "as"]) else {
+        return;
+    };
+    let (linker, _) = common::linker_under_test();
+    std::fs::write(dir.join("s.c"), "int f(void) { return 1; }\n").unwrap();
+    common::tool_ok("gcc", &["-c", "s.c", "-o", "plain.o"], &dir);
+    common::tool_ok(
+        "gcc",
+        &["-c", "-Wa,--execstack", "s.c", "-o", "exec.o"],
+        &dir,
+    );
+    std::fs::write(dir.join("empty.s"), "").unwrap();
+    common::tool_ok("as", &["empty.s", "-o", "none.o"], &dir);
+    // The note's presence and whether it is executable.
+    let note = |o: &str| {
+        let s = common::tool_ok("readelf", &["-SW", o], &dir);
+        let line = s.lines().find(|l| l.contains(".note.GNU-stack"));
+        line.map(|l| l.split_whitespace().rev().nth(3) == Some("X"))
+    };
+    for inputs in [
+        &["plain.o"][..],
+        &["exec.o"],
+        &["none.o"],
+        &["plain.o", "none.o"],
+    ] {
+        for z in [&[][..], &["-z", "execstack"], &["-z", "noexecstack"]] {
+            let args = [&["-r"][..], z, inputs].concat();
+            common::tool_ok("ld.bfd", &[&args[..], &["-o", "bfd.o"]].concat(), &dir);
+            link_ok(&linker, &[&args[..], &["-o", "test.o"]].concat(), &dir);
+            assert_eq!(note("test.o"), note("bfd.o"), "{inputs:?} {z:?}");
+        }
+    }
+}

@@ -360,46 +360,59 @@ fn made_sections<A: crate::arch::Arch>(
             Made::Properties(props),
         ));
     }
-    plan.exec_stack = exec_stack(config, res);
-    let flags = if plan.exec_stack {
-        E::SHF_EXECINSTR as u64
-    } else {
-        0
-    };
-    plan.osecs.push(made(
-        b".note.GNU-stack",
-        E::SHT_PROGBITS,
-        flags,
-        1,
-        0,
-        Made::Inputs,
-    ));
+    // GNU ld's `-r` writes no note where no input has one and no `-z execstack`/`noexecstack` asks for one.
+    if let Some(exec) = exec_stack(config, res) {
+        plan.exec_stack = exec;
+        let flags = if exec { E::SHF_EXECINSTR as u64 } else { 0 };
+        plan.osecs.push(made(
+            b".note.GNU-stack",
+            E::SHT_PROGBITS,
+            flags,
+            1,
+            0,
+            Made::Inputs,
+        ));
+    }
     Ok(())
 }
 
-/// Whether the output's `.note.GNU-stack` asks for an executable stack, as GNU ld decides it for `-r`: an input
-/// without the note, or with an executable one, asks for it (with a warning), unless `-z noexecstack`;
-/// `-z execstack` always does.
-fn exec_stack(config: &Config, res: &Resolved) -> bool {
-    let mut exec = config.execstack;
+/// The output's `.note.GNU-stack`, as GNU ld's `-r` makes it: where some input has the note, an executable stack
+/// if one's note asks for it, or (with GNU ld's warning) one lacks the note and no `-z execstack`/`noexecstack`
+/// is given; the `-z` options count only where no input has the note (`None`: then no note without them).
+fn exec_stack(config: &Config, res: &Resolved) -> Option<bool> {
+    let mut notes = Vec::new();
     for (f, o) in res.objects.iter().enumerate() {
         if !res.object_live[f] {
             continue;
         }
         let note = (0..o.sections.len()).find(|&s| o.sec_name(s) == b".note.GNU-stack");
+        notes.push((
+            o,
+            note.map(|s| o.sec(SecIdx::new(s)).flags() & E::SHF_EXECINSTR as u64 != 0),
+        ));
+    }
+    if notes.iter().all(|(_, n)| n.is_none()) {
+        return match (config.execstack, config.noexecstack) {
+            (true, _) => Some(true),
+            (false, true) => Some(false),
+            (false, false) => None,
+        };
+    }
+    let mut exec = false;
+    for (o, note) in notes {
         let why = match note {
-            None => "missing .note.GNU-stack section implies executable stack",
-            Some(s) if o.sec(SecIdx::new(s)).flags() & E::SHF_EXECINSTR as u64 != 0 => {
+            Some(true) => {
                 "requires executable stack (because the .note.GNU-stack section is executable)"
             }
-            Some(_) => continue,
+            None if !config.execstack && !config.noexecstack => {
+                "missing .note.GNU-stack section implies executable stack"
+            }
+            _ => continue,
         };
-        if !config.noexecstack {
-            crate::diag::warn(&format!("{}: {why}", o.name));
-            exec = true;
-        }
+        crate::diag::warn(&format!("{}: {why}", o.name));
+        exec = true;
     }
-    exec
+    Some(exec)
 }
 
 /// The kept section groups of every live object: the COMDAT groups that won (and any other group) with their
