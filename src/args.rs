@@ -806,7 +806,7 @@ const OPTIONS: &[OptSpec] = &[
     flag(Opt::Pie, &["-pie", "--pic-executable"], "Create a position-independent executable"),
     flag(Opt::NoPie, &["-no-pie", "--no-pic-executable"], "Create a position-dependent executable (default)"),
     flag(Opt::Shared, &["-shared", "-Bshareable"], "Create a shared library"),
-    flag(Opt::Relocatable, &["-r", "--relocatable", "-i"], "Relocatable output: combine the inputs into one object (partial link)"),
+    flag(Opt::Relocatable, &["-r", "--relocatable", "-i", "-Ur"], "Relocatable output: combine the inputs into one object (partial link; -Ur is the same for ELF, as in GNU ld)"),
     flag(Opt::DefineCommon, &["-d", "-dc", "-dp", "--define-common"], "With -r: allocate common symbols in .bss"),
     flag(Opt::EmitRelocs, &["-q", "--emit-relocs"], "Keep the inputs' relocations in the output, as .rela<section> sections (for post-link optimisers)"),
     value(Opt::Emulation, &["-m"], "EMULATION", "Target emulation: elf_x86_64, or elf_i386 (static executables only)"),
@@ -2685,6 +2685,7 @@ mod tests {
         assert!(error("-q -s a.o").contains("--strip-all"));
         assert!(error("--emit-relocs --strip-all a.o").contains("--strip-all"));
         assert!(link("-r a.o").relocatable && link("-i -dc a.o").define_common);
+        assert!(link("-Ur a.o").relocatable);
         assert_eq!(
             error("-r -shared a.o"),
             "-r and -shared may not be used together"
