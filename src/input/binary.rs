@@ -98,7 +98,9 @@ fn put(out: &mut [u8], at: usize, bytes: &[u8]) {
 mod tests {
     #[test]
     fn symbols_and_section() {
-        let o = super::object("sub/blob.txt", b"hello blob\n", object::elf::EM_X86_64);
+        use crate::arch::Arch;
+        let machine = crate::arch::x86_64::X86_64::E_MACHINE;
+        let o = super::object("sub/blob.txt", b"hello blob\n", machine);
         let f = object::read::elf::ElfFile64::<object::Endianness>::parse(&o[..]).unwrap();
         use object::{Object, ObjectSection, ObjectSymbol};
         let data = f.section_by_name(".data").unwrap();

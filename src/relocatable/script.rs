@@ -37,6 +37,16 @@ pub fn check(sc: &SectionsScript) -> Result<(), String> {
                 {
                     return refuse("an output section address other than 0", o.pos);
                 }
+                // `align` reads it: a constant, which a power of two can hold.
+                let env = crate::script::sections::NoEnv;
+                if (o.align.as_ref()).is_some_and(|e| {
+                    e.eval(&env)
+                        .ok()
+                        .and_then(|v| v.max(1).checked_next_power_of_two())
+                        .is_none()
+                }) {
+                    return refuse("an ALIGN other than a constant below 2^63", o.pos);
+                }
                 if o.lma.is_some() || o.region.is_some() || o.lma_region.is_some() {
                     return refuse("a load address or region", o.pos);
                 }
@@ -84,25 +94,36 @@ pub fn align(sc: &SectionsScript, name: &[u8]) -> u64 {
     (sc.output(name))
         .and_then(|d| sc.outputs[d].align.as_ref())
         .and_then(|e| e.eval(&env).ok())
-        .map_or(1, |v| v.max(1).next_power_of_two())
+        .and_then(|v| v.max(1).checked_next_power_of_two())
+        .unwrap_or(1)
 }
 
-/// The order of an output section's inputs under its statements: statement, then the statement's sort key, then
-/// load order (the order they were added in, which a stable sort keeps).
-pub fn sort_key(sc: &SectionsScript, res: &Resolved, f: FileId, s: SecIdx) -> (u32, u64, Vec<u8>) {
+/// Where a section goes among its output section's inputs: statement, then the statement's sort (a number, or the
+/// name), then load order (the order the sections were added in, which a stable sort keeps). Orphans, placed by
+/// no statement, keep the default, after every statement's.
+#[derive(Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct SortKey(u32, u64, Vec<u8>);
+
+impl Default for SortKey {
+    fn default() -> SortKey {
+        SortKey(u32::MAX, 0, Vec::new())
+    }
+}
+
+/// Section `s` of object `f`'s key, placed by statement `k` with sort `sort`.
+pub fn sort_key(res: &Resolved, f: FileId, s: SecIdx, k: u32, sort: Sort) -> SortKey {
     let o = &res.objects[f.index()];
     let name = o.sec_name(s.index());
-    match target(sc, res, f, s) {
-        Target::Output(_, k, sort) => match sort {
-            Sort::InitPriority => (
-                k,
-                crate::layout::rules::init_priority(name).unwrap_or(65536) as u64,
-                Vec::new(),
-            ),
-            Sort::Alignment | Sort::AlignmentName => (k, u64::MAX - o.sec(s).align(), Vec::new()),
-            Sort::Name | Sort::NameAlignment => (k, 0, name.to_vec()),
-            _ => (k, 0, Vec::new()),
-        },
-        _ => (u32::MAX, 0, Vec::new()),
+    match sort {
+        Sort::InitPriority => SortKey(
+            k,
+            crate::layout::rules::init_priority(name).unwrap_or(65536) as u64,
+            Vec::new(),
+        ),
+        Sort::Alignment | Sort::AlignmentName => {
+            SortKey(k, u64::MAX - o.sec(s).align(), Vec::new())
+        }
+        Sort::Name | Sort::NameAlignment => SortKey(k, 0, name.to_vec()),
+        _ => SortKey(k, 0, Vec::new()),
     }
 }

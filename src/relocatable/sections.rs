@@ -91,6 +91,8 @@ pub fn plan<A: crate::arch::Arch>(
     let strip_debug = config.strip_debug || config.strip_all;
     let script = config.sections.as_deref();
     let mut discarded = std::collections::HashSet::new();
+    // Per output section, its parts' sort keys under a script.
+    let mut keys: Vec<Vec<super::script::SortKey>> = Vec::new();
     let mut osecs: Vec<OutSec> = Vec::new();
     let mut by_name: HashMap<Vec<u8>, OsecId> = HashMap::new();
     let mut place: Vec<Vec<(OsecId, u64)>> = (res.objects.iter())
@@ -107,6 +109,8 @@ pub fn plan<A: crate::arch::Arch>(
                 continue;
             }
             let mut name = o.sec_name(s.index());
+            // Where a script's statement puts it among the output section's inputs (`script::sort_key`).
+            let mut key = super::script::SortKey::default();
             // Group members and link-order sections stay apart: their group or linked section is their own.
             let mut apart = sec.flags() & (E::SHF_GROUP | E::SHF_LINK_ORDER) as u64 != 0;
             // A script's statement: its output section (link-order sections of one name join, as the kernel's
@@ -120,8 +124,9 @@ pub fn plan<A: crate::arch::Arch>(
                         continue;
                     }
                     super::script::Target::Orphan => {}
-                    super::script::Target::Output(out, _, _) => {
+                    super::script::Target::Output(out, k, sort) => {
                         (name, apart) = (out, false);
+                        key = super::script::sort_key(res, f, s, k, sort);
                     }
                 }
             }
@@ -134,6 +139,7 @@ pub fn plan<A: crate::arch::Arch>(
                         out.align = out.align.max(super::script::align(sc, name));
                     }
                     osecs.push(out);
+                    keys.push(Vec::new());
                     if !apart {
                         by_name.insert(name.to_vec(), id);
                     }
@@ -152,13 +158,17 @@ pub fn plan<A: crate::arch::Arch>(
                 sec: s,
                 offset: 0,
             });
+            keys[id.index()].push(key);
             here[s.index()] = (id, 0);
         }
     }
-    if let Some(sc) = script {
-        for out in &mut osecs {
-            out.parts
-                .sort_by_cached_key(|p| super::script::sort_key(sc, res, p.file, p.sec));
+    // Stable: equal keys keep load order.
+    if script.is_some() {
+        for (out, keys) in osecs.iter_mut().zip(keys) {
+            let mut keyed: Vec<(super::script::SortKey, Part)> =
+                keys.into_iter().zip(out.parts.drain(..)).collect();
+            keyed.sort_by(|a, b| a.0.cmp(&b.0));
+            out.parts = keyed.into_iter().map(|(_, p)| p).collect();
         }
     }
     let groups = groups(res, &place, &load_order)?;
