@@ -78,10 +78,16 @@ fn is_root_section(res: &Resolved, o: &ObjectFile, s: SecIdx) -> bool {
 
 pub fn gc(config: &Config, res: &Resolved) -> Result<Liveness, crate::diag::Errors> {
     let script = match &config.sections {
-        Some(s) => select_script_statements(res, s, config.orphan_handling),
+        Some(s) => {
+            let _t = crate::timing::span("script statements");
+            select_script_statements(res, s, config.orphan_handling)
+        }
         None => Vec::new(),
     };
-    let mut liveness = mark_live(config, res, &script);
+    let mut liveness = {
+        let _t = crate::timing::span("mark live");
+        mark_live(config, res, &script)
+    };
     // `/DISCARD/`: out of the output, and an error where the output refers to them.
     let mut discarded_live = false;
     for (live, sel) in liveness.live.iter_mut().zip(&script) {

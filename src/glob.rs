@@ -33,7 +33,7 @@ fn is_wild(c: u8) -> bool {
 
 /// A name's first 8 bytes as a little-endian word, zeros past its end.
 #[inline]
-fn first8(name: &[u8]) -> u64 {
+pub fn first8(name: &[u8]) -> u64 {
     match name.first_chunk::<8>() {
         Some(c) => u64::from_le_bytes(*c),
         None => {
@@ -84,6 +84,11 @@ impl Glob {
             (Some(&a), None) if !is_wild(a) && matches!(self.shape, Shape::Exact(_)) => Some(0),
             _ => None,
         }
+    }
+
+    /// The pattern's literal head and its mask: a name `n` can match only if `first8(n) & mask == head`.
+    pub fn head(&self) -> (u64, u64) {
+        (self.head, self.mask)
     }
 
     #[inline]

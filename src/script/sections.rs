@@ -173,12 +173,23 @@ pub struct SectionsScript {
     pub stmts: Vec<Stmt>,
     /// Per output description, per command: the statement index of an input description there.
     pub stmt_of: Vec<Vec<Option<u32>>>,
-    /// Per byte: the statements (in order) that may match a section name whose second byte (the one after the
-    /// leading dot) it is: most patterns start with a literal `.x`, so each name is tried against a few
-    /// statements instead of all of a default script's two hundred.
-    by_lead: Vec<Vec<u32>>,
+    /// Per byte: the patterns (in statement order) that may match a section name whose second byte (the one
+    /// after the leading dot) it is: most patterns start with a literal `.x`, so each name is tried against a
+    /// few statements instead of all of a default script's two hundred, and of those only the ones with a
+    /// pattern whose literal head the name starts with.
+    by_lead: Vec<Vec<Lead>>,
     /// `by_lead`'s `KEEP` statements only.
-    keep_by_lead: Vec<Vec<u32>>,
+    keep_by_lead: Vec<Vec<Lead>>,
+}
+
+/// A pattern of statement `stmt` in a `by_lead` list, with its `Glob::head`: one compare of a name's first
+/// eight bytes rejects most statements (GNU ld's default script tries `.text.NAME` against six statements of
+/// `.text`, five of them for other prefixes) before `SectionsScript::matches` looks at files and shapes.
+#[derive(Debug, Clone, Copy)]
+struct Lead {
+    stmt: u32,
+    head: u64,
+    mask: u64,
 }
 
 impl PartialEq for SectionsScript {
@@ -249,7 +260,7 @@ impl SectionsScript {
         if s.stmts.iter().any(|st| st.group != BASE) {
             let stmts = &s.stmts;
             for l in &mut s.by_lead {
-                l.sort_by_key(|&k| stmts[k as usize].group);
+                l.sort_by_key(|e| stmts[e.stmt as usize].group);
             }
         }
         let stmts = &s.stmts;
@@ -257,7 +268,7 @@ impl SectionsScript {
             .map(|l| {
                 l.iter()
                     .copied()
-                    .filter(|&k| stmts[k as usize].keep)
+                    .filter(|e| stmts[e.stmt as usize].keep)
                     .collect()
             })
             .collect();
@@ -356,11 +367,26 @@ impl SectionsScript {
                 .collect(),
         };
         let k = self.stmts.len() as u32;
-        let leads: Vec<Option<u8>> = stmt.sections.iter().map(|(g, _, _)| g.lead()).collect();
-        for b in 0..256usize {
-            if leads.is_empty() || leads.iter().any(|l| l.is_none_or(|l| l as usize == b)) {
-                self.by_lead[b].push(k);
+        // A statement without section patterns takes every section of its files.
+        let every = [Lead {
+            stmt: k,
+            head: 0,
+            mask: 0,
+        }];
+        let patterns: Vec<(Option<u8>, Lead)> = (stmt.sections.iter())
+            .map(|(g, _, _)| {
+                let (head, mask) = g.head();
+                let lead = g.lead();
+                (lead, Lead { stmt: k, head, mask })
+            })
+            .collect();
+        for (b, list) in self.by_lead.iter_mut().enumerate() {
+            if patterns.is_empty() {
+                list.extend(every);
             }
+            (patterns.iter())
+                .filter(|(l, _)| l.is_none_or(|l| l as usize == b))
+                .for_each(|(_, e)| list.push(*e));
         }
         stmt
     }
@@ -377,21 +403,42 @@ impl SectionsScript {
     /// The statement that places section `name` of `file` (first match in script order), `DISCARD` or `ORPHAN`;
     /// with the sort of the pattern that matched.
     pub fn select(&self, file: &InputName, name: &[u8], writable: bool) -> (u32, Sort) {
-        let lead = name.get(1).copied().unwrap_or(0) as usize;
-        for &k in &self.by_lead[lead] {
-            if let Some(sort) = self.matches(k, file, name, writable) {
+        match self.first_match(&self.by_lead, file, name, writable) {
+            Some((k, sort)) => {
                 let st = &self.stmts[k as usize];
-                return (if st.output.is_none() { DISCARD } else { k }, sort);
+                (if st.output.is_none() { DISCARD } else { k }, sort)
+            }
+            None => (ORPHAN, Sort::None),
+        }
+    }
+
+    /// The first statement of `lists` (`by_lead` or `keep_by_lead`) that matches the section, with its sort.
+    fn first_match(
+        &self,
+        lists: &[Vec<Lead>],
+        file: &InputName,
+        name: &[u8],
+        writable: bool,
+    ) -> Option<(u32, Sort)> {
+        let lead = name.get(1).copied().unwrap_or(0) as usize;
+        let head = crate::glob::first8(name);
+        let mut tried = u32::MAX;
+        for e in &lists[lead] {
+            if head & e.mask != e.head || e.stmt == tried {
+                continue;
+            }
+            tried = e.stmt;
+            if let Some(sort) = self.matches(e.stmt, file, name, writable) {
+                return Some((e.stmt, sort));
             }
         }
-        (ORPHAN, Sort::None)
+        None
     }
 
     /// Whether a `KEEP` statement matches the section, whichever statement places it: GNU ld marks every
     /// section a `KEEP` pattern names as kept, and an output section holding one stays even when empty.
     pub fn keep_matches(&self, file: &InputName, name: &[u8], writable: bool) -> bool {
-        let lead = name.get(1).copied().unwrap_or(0) as usize;
-        (self.keep_by_lead[lead].iter()).any(|&k| self.matches(k, file, name, writable).is_some())
+        (self.first_match(&self.keep_by_lead, file, name, writable)).is_some()
     }
 
     /// Whether statement `k` matches the section, and with which pattern's sort.
