@@ -47,11 +47,6 @@ impl FileOrder {
         FileOrder { seq, rank }
     }
 
-    /// Whether this is input order.
-    pub fn is_input_order(&self) -> bool {
-        self.seq.is_empty()
-    }
-
     /// Where object `f` comes: objects sort by it.
     #[inline]
     pub fn rank(&self, f: FileId) -> u32 {

@@ -369,7 +369,30 @@ fn junk_in_the_old_output_is_all_replaced() {
     // The assembly first: its 8-byte-aligned strings make the first merge group of `.rodata`.
     let objects = ["gaps_data.o", "gaps.o"];
     let prints = "merged-one two after-the-aligned-ones 4 6 23 0";
-    for (kind, extra) in [("pie", &[][..]), ("static", &["-static"][..])] {
+    // Under a script the inputs' writers pad before them where a statement's sections fill the section's range
+    // alone: GNU ld's own script, and one with space skipped among code and merged strings among other inputs.
+    std::fs::write(
+        env.dir.join("gnu-pie.ld"),
+        common::gnu_default_script(&["-pie"], &env.dir),
+    )
+    .unwrap();
+    let own = common::gnu_default_script(&["-pie"], &env.dir)
+        .replace(
+            "*(.text.unlikely .text.*_unlikely .text.unlikely.*)",
+            "*(.text.unlikely .text.*_unlikely .text.unlikely.*) . = . + 13;",
+        )
+        .replace(
+            "*(.rodata .rodata.* .gnu.linkonce.r.*)",
+            "*(.rodata) *(.rodata.str1.1) *(.rodata.* .gnu.linkonce.r.*) . = ALIGN(64);",
+        );
+    assert!(own.contains(". = . + 13;") && own.contains(". = ALIGN(64);"));
+    std::fs::write(env.dir.join("own.ld"), own).unwrap();
+    for (kind, extra) in [
+        ("pie", &[][..]),
+        ("static", &["-static"][..]),
+        ("gnu-script", &["-Wl,-T,gnu-pie.ld"][..]),
+        ("own-script", &["-Wl,-T,own.ld"][..]),
+    ] {
         let fresh = format!("gaps.{kind}.fresh");
         env.link_ok(
             &fresh,

@@ -527,6 +527,18 @@ impl Addresser<'_> {
                         ),
                     )));
                 }
+                if let Some(a) = out.as_mut() {
+                    let placed = super::script::Placed {
+                        at: &a.run_at,
+                        runs_only: &a.runs_only,
+                    };
+                    super::script::place_runs(
+                        (w.lists, w.runs, placed),
+                        osecs,
+                        (&mut place.sec_off, &mut place.pads),
+                        &mut a.code_gaps,
+                    );
+                }
                 Ok(out.as_ref().map_or(0, |a| a.end))
             }
         }
@@ -544,6 +556,10 @@ pub fn assign_segments<A: Arch>(
 ) -> Result<Segments> {
     let mut synth = map.synth;
     let lists = std::mem::take(&mut place.script_lists);
+    let runs = match cx.config.sections {
+        Some(_) => super::script::list_runs(&lists),
+        None => Vec::new(),
+    };
     let keep = &headers.keep;
     let listed = |pred: &dyn Fn(&OutputSection) -> bool| -> Vec<usize> {
         (0..osecs.len())
@@ -563,6 +579,7 @@ pub fn assign_segments<A: Arch>(
                 sc,
                 res: cx.res,
                 lists: &lists,
+                runs: &runs,
                 script_desc: &map.script_desc,
                 keep,
                 headers: 64,

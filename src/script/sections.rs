@@ -377,7 +377,14 @@ impl SectionsScript {
             .map(|(g, _, _)| {
                 let (head, mask) = g.head();
                 let lead = g.lead();
-                (lead, Lead { stmt: k, head, mask })
+                (
+                    lead,
+                    Lead {
+                        stmt: k,
+                        head,
+                        mask,
+                    },
+                )
             })
             .collect();
         for (b, list) in self.by_lead.iter_mut().enumerate() {

@@ -481,7 +481,7 @@ fn zero_ranges(lay: &Layout, dynstr: std::ops::Range<usize>) -> Vec<std::ops::Ra
         }
         for (p, &at) in o.parts.iter().zip(&o.part_offsets) {
             let size = match p {
-                Part::Inputs if o.pads_known => o.inputs_size,
+                Part::Inputs | Part::Sorted if o.pads_known => o.inputs_size,
                 Part::Merged(m) => lay.merges[*m as usize].size,
                 _ => continue,
             };

@@ -23,10 +23,12 @@ use rayon::prelude::*;
 mod crossrefs;
 mod loads;
 mod regions;
+mod runs;
 mod walk;
 
 pub use crossrefs::check as check_crossrefs;
 pub use loads::phdrs_segments;
+pub use runs::{Placed, list_runs, place_runs};
 pub use walk::{ScriptAddresses, ScriptExtras, Walk, assign_addresses, nearby_section};
 
 /// An output section for every description of the script (but `/DISCARD/`), in its order, before any input's:
@@ -214,63 +216,54 @@ pub fn script_lists(
     eh: &EhRecords,
 ) -> Vec<Vec<ScriptInput>> {
     let objects = &res.objects;
-    // Per file, in input order: (output section, entry). A section's name is read only where a sort needs it.
-    let all: Vec<(u32, ListEntry)> = res.runs.flat_map(|f| {
+    // Per file: (output section, entry), grouped by output section, in section order within each.
+    let per_file: Vec<Vec<(u32, ListEntry)>> = res.runs.map(|f| {
         let o = &objects[f.index()];
-        (0..o.sections.len()).filter_map(move |s| {
-            let osec = sec_osec[f.index()][s];
-            if osec.is_none() || script_desc[osec.index()] == NONE {
-                return None;
-            }
-            let (k, sort) = unpack_selection(script[f.index()][s]);
-            let key = match sort {
-                Sort::InitPriority => init_priority(o.sec_name(s)).unwrap_or(65536) as u64,
-                Sort::Alignment | Sort::AlignmentName => u64::MAX - o.sec(SecIdx::new(s)).align(),
-                // `--symbol-ordering-file` in a statement without a sort (lld's rule): the ranked sections first,
-                // in rank order, the others (`NONE`, the largest rank) after them in input order.
-                Sort::None => order.map_or(0, |o| u64::from(o.rank(f, SecIdx::new(s)))),
-                _ => 0,
-            };
-            let by_name = matches!(sort, Sort::Name | Sort::NameAlignment | Sort::AlignmentName);
-            let e = ListEntry {
-                stmt: k,
-                key,
-                by_name,
-                file: f,
-                sec: SecIdx::new(s),
-            };
-            Some((osec.0, e))
-        })
+        let mut v: Vec<(u32, ListEntry)> = (0..o.sections.len())
+            .filter_map(|s| {
+                let osec = sec_osec[f.index()][s];
+                if osec.is_none() || script_desc[osec.index()] == NONE {
+                    return None;
+                }
+                let e = ListEntry {
+                    selection: script[f.index()][s],
+                    file: f,
+                    sec: SecIdx::new(s),
+                };
+                Some((osec.0, e))
+            })
+            .collect();
+        if !v.is_sorted_by_key(|e| e.0) {
+            v.sort_by_key(|e| e.0);
+        }
+        v
     });
-    let mut buckets = in_load_order(all, files, objects.len(), script_desc.len());
     let first_file = files.files(objects.len()).next();
-    // GNU ld makes its own sections inputs of the first object: those a statement matches go after that object's
-    // sections (the merged `.note.gnu.property` in place of its first one), before the other objects'.
-    for &(s, k) in synth_stmts {
-        let b = &mut buckets[synth[s].index()];
-        let at = match s {
-            Synth::GnuProperty => 0,
-            _ => (b
-                .iter()
-                .position(|e| Some(e.file) != first_file && e.file != LINKER_MADE))
-            .unwrap_or(b.len()),
-        };
-        // After the ranked sections when an ordering file sorts the statement's inputs.
-        let key = order.map_or(0, |_| u64::from(NONE));
-        let sec = SecIdx(s as u32);
-        let e = ListEntry {
-            stmt: k,
-            key,
-            by_name: false,
-            file: LINKER_MADE,
-            sec,
-        };
-        b.insert(at, e);
-    }
+    let buckets = in_load_order(&per_file, files, script_desc.len());
+    drop(per_file);
     (buckets.into_par_iter())
-        .map(|mut b| {
-            sort_bucket(&mut b, res);
-            // In parallel inside a bucket too: `.text` holds most of a link's sections.
+        .with_max_len(1)
+        .enumerate()
+        .map(|(i, mut b)| {
+            // GNU ld makes its own sections inputs of the first object: those a statement matches go after that
+            // object's sections (the merged `.note.gnu.property` in place of its first one), before the other
+            // objects'.
+            for &(s, k) in synth_stmts.iter().filter(|(s, _)| synth[*s].index() == i) {
+                let at = match s {
+                    Synth::GnuProperty => 0,
+                    _ => (b.iter())
+                        .position(|e| Some(e.file) != first_file && e.file != LINKER_MADE)
+                        .unwrap_or(b.len()),
+                };
+                let e = ListEntry {
+                    selection: k,
+                    file: LINKER_MADE,
+                    sec: SecIdx(s as u32),
+                };
+                b.insert(at, e);
+            }
+            let b = sort_bucket(b, res, order);
+            // In parallel inside a list too: `.text` holds most of a link's sections.
             (b.into_par_iter())
                 .with_min_len(4096)
                 .map(|e| {
@@ -282,7 +275,7 @@ pub fn script_lists(
                         false => input_extent(res, eh, file, sec),
                     };
                     ScriptInput {
-                        stmt: e.stmt,
+                        stmt: unpack_selection(e.selection).0,
                         file,
                         sec,
                         size,
@@ -294,66 +287,125 @@ pub fn script_lists(
         .collect()
 }
 
-/// The entries `all` (output section, entry), in input order, into one list per output section (of `n_osecs`), in
-/// load order: each file's entries are a run of `all`, taken in the order `files` lists the `n` files.
+/// The entries of `per_file` (each file's grouped by output section) into one list per output section (of
+/// `n_osecs`), the files taken in load order: each list sized first, then filled a file's group at a time.
 fn in_load_order(
-    all: Vec<(u32, ListEntry)>,
+    per_file: &[Vec<(u32, ListEntry)>],
     files: &FileOrder,
-    n: usize,
     n_osecs: usize,
 ) -> Vec<Vec<ListEntry>> {
-    let mut buckets: Vec<Vec<ListEntry>> = vec![Vec::new(); n_osecs];
-    if files.is_input_order() {
-        for (osec, e) in all {
-            buckets[osec as usize].push(e);
-        }
-        return buckets;
-    }
-    let mut start = vec![0usize; n + 1];
-    for (_, e) in &all {
-        start[e.file.index() + 1] += 1;
-    }
-    for f in 0..n {
-        start[f + 1] += start[f];
-    }
-    for f in files.files(n).map(FileId::index) {
-        for &(osec, e) in &all[start[f]..start[f + 1]] {
-            buckets[osec as usize].push(e);
+    let counts = (per_file.par_iter())
+        .fold(
+            || vec![0usize; n_osecs],
+            |mut c, v| {
+                v.iter().for_each(|e| c[e.0 as usize] += 1);
+                c
+            },
+        )
+        .reduce(
+            || vec![0usize; n_osecs],
+            |mut a, b| {
+                a.iter_mut().zip(b).for_each(|(a, b)| *a += b);
+                a
+            },
+        );
+    let mut buckets: Vec<Vec<ListEntry>> = counts.into_iter().map(Vec::with_capacity).collect();
+    for f in files.files(per_file.len()) {
+        for group in per_file[f.index()].chunk_by(|x, y| x.0 == y.0) {
+            buckets[group[0].0 as usize].extend(group.iter().map(|e| e.1));
         }
     }
     buckets
 }
 
-/// An input section of a script's output section, with what its statement sorts it by.
+/// An input section of a script's output section, with its statement and that statement's sort (packed as
+/// `pack_selection` does; a linker-made section's is its statement alone).
 #[derive(Clone, Copy)]
 struct ListEntry {
-    stmt: u32,
-    /// The sort's number (priority, alignment, ordering rank); 0 where it has none.
-    key: u64,
-    /// The sort compares names after the key.
-    by_name: bool,
+    selection: u32,
     file: FileId,
     sec: SecIdx,
 }
 
+impl ListEntry {
+    fn stmt(&self) -> u32 {
+        unpack_selection(self.selection).0
+    }
+}
+
 /// One output section's inputs (in input order) into placing order: by statement, then within a statement by
 /// its sort, stably, so that input order stays among equals. Most statements sort nothing, and their inputs
-/// need only the stable sort by statement, which finds the input order's runs.
-fn sort_bucket(b: &mut [ListEntry], res: &Resolved) {
-    if !b.is_sorted_by_key(|e| e.stmt) {
-        b.sort_by_key(|e| e.stmt);
-    }
-    let name = |e: &ListEntry| -> &[u8] {
-        match (e.by_name, e.file) {
-            (true, f) if f != LINKER_MADE => res.objects[f.index()].sec_name(e.sec.index()),
-            _ => b"",
-        }
+/// need only the stable sort by statement: a counting sort, one pass to count and one to place (a comparison
+/// sort of `.text`'s hundreds of thousands of entries was most of the lists' time).
+fn sort_bucket(
+    b: Vec<ListEntry>,
+    res: &Resolved,
+    order: Option<&super::order::SectionOrder>,
+) -> Vec<ListEntry> {
+    let mut b = match b.is_sorted_by_key(|e| e.stmt()) {
+        true => b,
+        false => by_statement(b),
     };
-    for run in b.chunk_by_mut(|x, y| x.stmt == y.stmt) {
-        if run.iter().any(|e| e.key != 0 || e.by_name) {
-            run.sort_by(|x, y| (x.key, name(x)).cmp(&(y.key, name(y))));
+    // What a sort orders by: a number (priority, alignment, ordering rank), then the name where it sorts by
+    // name. A section's name is read only there.
+    let key = |e: &ListEntry| -> (u64, &[u8]) {
+        if e.file == LINKER_MADE {
+            // After the ranked sections when an ordering file sorts the statement's inputs.
+            return (order.map_or(0, |_| u64::from(NONE)), b"");
+        }
+        let o = &res.objects[e.file.index()];
+        let sort = unpack_selection(e.selection).1;
+        let number = match sort {
+            Sort::InitPriority => init_priority(o.sec_name(e.sec.index())).unwrap_or(65536) as u64,
+            Sort::Alignment | Sort::AlignmentName => u64::MAX - o.sec(e.sec).align(),
+            // `--symbol-ordering-file` in a statement without a sort (lld's rule): the ranked sections first, in
+            // rank order, the others (`NONE`, the largest rank) after them in input order.
+            Sort::None => order.map_or(0, |o| u64::from(o.rank(e.file, e.sec))),
+            _ => 0,
+        };
+        let by_name = matches!(sort, Sort::Name | Sort::NameAlignment | Sort::AlignmentName);
+        (
+            number,
+            if by_name {
+                o.sec_name(e.sec.index())
+            } else {
+                b""
+            },
+        )
+    };
+    let sorts =
+        |e: &ListEntry| e.file != LINKER_MADE && unpack_selection(e.selection).1 != Sort::None;
+    for run in b.chunk_by_mut(|x, y| x.stmt() == y.stmt()) {
+        if order.is_some() || run.iter().any(sorts) {
+            // Stable: equal keys keep input order.
+            run.sort_by_cached_key(key);
         }
     }
+    b
+}
+
+/// `b` stably sorted by statement. Statements number a script's input descriptions (a few hundred at most); an
+/// orphan that joins a script's section of its name has `ORPHAN`, after them.
+fn by_statement(mut b: Vec<ListEntry>) -> Vec<ListEntry> {
+    let stmts = b.iter().map(|e| e.stmt() as usize + 1).max().unwrap_or(0);
+    if stmts > 1 << 16 {
+        b.sort_by_key(|e| e.stmt());
+        return b;
+    }
+    let mut at = vec![0usize; stmts + 1];
+    for e in &b {
+        at[e.stmt() as usize + 1] += 1;
+    }
+    for k in 0..stmts {
+        at[k + 1] += at[k];
+    }
+    let mut out = vec![b[0]; b.len()];
+    for e in b {
+        let k = &mut at[e.stmt() as usize];
+        out[*k] = e;
+        *k += 1;
+    }
+    out
 }
 
 /// The size and alignment an input section takes in its output section.

@@ -6,6 +6,7 @@ use super::super::{OutputSection, Part, Synth, SynthMap};
 use super::ScriptInput;
 use super::loads::{load_keys, loads};
 use super::regions::Regions;
+use super::runs::{APART, Run, RunAt};
 use crate::args::Config;
 use crate::elf::align_up;
 use crate::expr::{Base, Env, Expr, Value};
@@ -41,6 +42,9 @@ pub struct ScriptAddresses {
     pub data: Vec<ScriptData>,
     pub fills: Vec<ScriptFill>,
     pub code_gaps: Vec<CodeGap>,
+    /// Per output section, per run: where it goes (`runs::place_runs` writes its sections' offsets).
+    pub run_at: Vec<Vec<RunAt>>,
+    pub runs_only: Vec<bool>,
     /// Every symbol the script assigned a value in this pass (outside `SECTIONS` too), for the next pass's
     /// location counter (`Walk::prior`).
     pub values: Vec<(String, Value)>,
@@ -84,6 +88,8 @@ pub struct Walk<'a> {
     pub sc: &'a SectionsScript,
     pub res: &'a Resolved,
     pub lists: &'a [Vec<ScriptInput>],
+    /// The lists' runs (`runs::list_runs`).
+    pub runs: &'a [Vec<Run>],
     pub script_desc: &'a [u32],
     pub keep: &'a [bool],
     /// SIZEOF_HEADERS: the ELF header and the program headers.
@@ -137,6 +143,13 @@ pub(super) struct State<'w> {
     data: Vec<ScriptData>,
     fills: Vec<ScriptFill>,
     code_gaps: Vec<CodeGap>,
+    /// Per output section, per run of its list: where this pass placed it whole, or `runs::APART`.
+    run_at: Vec<Vec<RunAt>>,
+    /// Per output section: its inputs' range holds its runs alone, placed whole (no section placed on its own,
+    /// no data, fill or skipped space among them), so each input's writer can pad before it (`runs::place_runs`).
+    runs_only: Vec<bool>,
+    /// Sections placed on their own so far, in this pass.
+    loose: usize,
     /// Evaluating what moves the location counter (an assignment to `.`), at this place: a symbol assigned later
     /// then has the pass before's value (`Walk::prior`), or 1 in the first pass (`guessed`).
     moving_dot: std::cell::Cell<Option<Pos>>,
@@ -294,6 +307,9 @@ pub fn assign_addresses(
         data: Vec::new(),
         fills: Vec::new(),
         code_gaps: Vec::new(),
+        run_at: (w.runs.iter()).map(|r| vec![APART; r.len()]).collect(),
+        runs_only: vec![false; w.runs.len()],
+        loose: 0,
         moving_dot: std::cell::Cell::new(None),
         guessed: std::cell::RefCell::new(None),
     };
@@ -388,6 +404,8 @@ pub fn assign_addresses(
         data: st.data,
         fills: st.fills,
         code_gaps: st.code_gaps,
+        run_at: st.run_at,
+        runs_only: st.runs_only,
         values,
         guessed: st.guessed.into_inner(),
     })
@@ -784,8 +802,10 @@ impl State<'_> {
         };
         let list = &w.lists[i];
         let mut next = 0usize;
+        let mut run = 0usize;
         let mut merged_at = None;
         let mut commons_placed = false;
+        let (loose, mut moved) = (self.loose, false);
         self.dot = addr;
         if let Some(e) = &desc.fill {
             let p = fill_pattern(e, self).map_err(|e| w.sc.error(desc.pos, e))?;
@@ -796,8 +816,7 @@ impl State<'_> {
                 OutputCommand::Input(_) => {
                     let k = stmt.unwrap_or(u32::MAX);
                     while next < list.len() && list[next].stmt == k {
-                        self.place_input(i, addr, &list[next], subalign, &mut merged_at);
-                        next += 1;
+                        next = self.place_next(i, addr, (next, &mut run), subalign, &mut merged_at);
                     }
                     if stmt.is_some() && *stmt == w.sc.common_stmt {
                         commons_placed = self.place_commons(i, addr);
@@ -817,6 +836,7 @@ impl State<'_> {
                         self.data
                             .push((OsecId::new(i), from - addr, 0, self.dot - from));
                     }
+                    moved |= self.dot != from;
                 }
                 OutputCommand::Assert(e, msg, pos) => self.check(e, msg, *pos)?,
                 OutputCommand::Fill(e) => {
@@ -841,14 +861,15 @@ impl State<'_> {
                         0
                     });
                     self.data.push((OsecId::new(i), self.dot - addr, *size, v));
+                    moved = true;
                     self.dot = self.dot.saturating_add(*size as u64);
                 }
                 _ => {}
             }
         }
         // Sections of a statement of another description of this name (`ONLY_IF_RW` beside `ONLY_IF_RO`).
-        for entry in &list[next..] {
-            self.place_input(i, addr, entry, subalign, &mut merged_at);
+        while next < list.len() {
+            next = self.place_next(i, addr, (next, &mut run), subalign, &mut merged_at);
         }
         // Saturated: the contents reach the end of the address space.
         if self.dot == u64::MAX {
@@ -861,10 +882,44 @@ impl State<'_> {
             ));
         }
         let inputs = self.dot - addr;
+        let filled = self.fills.iter().any(|f| f.0 == OsecId::new(i));
+        self.runs_only[i] =
+            !list.is_empty() && self.loose == loose && !moved && !filled && !commons_placed;
         self.cursor[i] = inputs;
         self.osecs[i].inputs_size = inputs;
         self.settle_parts(i, inputs, merged_at.is_some(), commons_placed);
         Ok(self.osecs[i].size)
+    }
+
+    /// Entry `next` of section `i`'s list (at `addr`) at the location counter, or the run that starts there
+    /// (`runs`, the next of which is `run`) where no `SUBALIGN` changes its sections' alignments; returns the
+    /// entry after.
+    fn place_next(
+        &mut self,
+        i: usize,
+        addr: u64,
+        (next, run): (usize, &mut usize),
+        subalign: Option<u64>,
+        merged_at: &mut Option<u64>,
+    ) -> usize {
+        let runs = &self.w.runs[i];
+        while runs.get(*run).is_some_and(|r| (r.first as usize) < next) {
+            *run += 1;
+        }
+        if let Some(r) = runs.get(*run)
+            && r.first as usize == next
+            && subalign.is_none()
+        {
+            self.run_at[i][*run] = (self.dot, addr);
+            self.dot = self
+                .dot
+                .saturating_add(r.size_from(&self.w.lists[i], self.dot));
+            return r.end as usize;
+        }
+        let w = self.w;
+        self.loose += 1;
+        self.place_input(i, addr, &w.lists[i][next], subalign, merged_at);
+        next + 1
     }
 
     /// Input section `e` of output section `i` (at `addr`) at the location counter; the first merged one brings
