@@ -612,7 +612,7 @@ impl Evaluator<'_> {
         let v = match op {
             "MAX" => a.v.max(b.v),
             "MIN" => a.v.min(b.v),
-            "ALIGN" => align_up(a.v, b.v)?,
+            "ALIGN" => align_n(a.v, b.v),
             _ => binary(op, a.v, b.v)?,
         };
         let base = if LOGICAL.contains(&op) {
@@ -665,13 +665,13 @@ impl Evaluator<'_> {
             }
             "ALIGN" | "BLOCK" => {
                 let n = self.arg(name, args, 0)?.v;
-                let v = align_up(self.dot(name)?, n)?;
+                let v = align_n(self.dot(name)?, n);
                 self.dot_value(v)
             }
             "NEXT" => {
                 let x = self.arg(name, args, 0)?;
                 let n = self.make_abs(x).v;
-                Value::abs(align_up(self.dot(name)?, n)?)
+                Value::abs(align_n(self.dot(name)?, n))
             }
             "ASSERT" => match self.arg(name, args, 0)? {
                 x if x.v == 0 => return Err(named(1)?.to_string()),
@@ -766,6 +766,16 @@ fn binary(op: &str, a: u64, b: u64) -> Result<u64, String> {
     })
 }
 
+/// `ALIGN`, `BLOCK` and `NEXT`: `v` rounded up to a multiple of `a`, which need not be a power of two (GNU ld's
+/// `align_n`; 0 and 1 leave it as it is). It wraps past the top of the address space as GNU ld's does.
+fn align_n(v: u64, a: u64) -> u64 {
+    match a {
+        0 | 1 => v,
+        _ => v.wrapping_add(a - 1) / a * a,
+    }
+}
+
+/// A page alignment of `DATA_SEGMENT_*`, which must be a power of two.
 fn align_up(v: u64, a: u64) -> Result<u64, String> {
     if a == 0 || !a.is_power_of_two() {
         return Err(format!("ALIGN: {a:#x} is not a power of 2"));
@@ -884,7 +894,9 @@ mod tests {
                 .unwrap_err()
                 .contains("undefined symbol 'nothing'")
         );
-        assert!(eval("ALIGN(1, 3)").is_err());
+        // GNU ld's rounding to any multiple: 0x10001 up to 0x10002 = 3 * 21846; 0 and 1 leave the value.
+        assert_eq!(eval("ALIGN(0x10001, 3)"), Ok(0x10002));
+        assert_eq!(eval("ALIGN(7, 0) + ALIGN(7, 1)"), Ok(14));
         assert!(eval("MAX(1)").is_err());
         assert!(eval("1 +").is_err() && eval("(1").is_err() && eval("1 2").is_err());
         let mut syms = Vec::new();

@@ -4,7 +4,8 @@
 //! The cases are the classes a review of the script language against GNU ld 2.40 found different: forward
 //! `LOADADDR`, symbols after `*(COMMON)`, `PHDRS` with `SIZEOF_HEADERS`, RELRO without `DATA_SEGMENT_RELRO_END`,
 //! regions chosen by `MEMORY` attributes, load addresses of aligned sections, commands outside `SECTIONS`, orphans
-//! under their own names and `KEEP` in a later statement.
+//! under their own names, `KEEP` in a later statement, `SUBALIGN`, `ALIGN` to a multiple that is not a power of
+//! two, and the physical address of a TLS segment loaded elsewhere.
 
 mod common;
 
@@ -302,4 +303,36 @@ fn keep_in_a_later_statement_matches_gnu_ld() {
         args: &["--gc-sections"],
         symbols: &["k"],
     }]);
+}
+
+/// `SUBALIGN` sets the alignment of the section's inputs, smaller or larger than their own, and so the section's
+/// (`ALIGNOF`); `ALIGN` with an alignment that is not a power of two rounds up to a multiple of it; a TLS segment's
+/// physical address is its load address, as the loads' are.
+#[test]
+fn subalign_odd_align_and_tls_load_address_match_gnu_ld() {
+    check(&[
+        Case {
+            name: "subalign",
+            asm: ".globl _start\n.text\n_start: ret\n.section .rodata.a,\"a\"\n.balign 32\n.byte 1\n\
+                  .section .rodata.b,\"a\"\n.balign 2\n.byte 2\n.section .data.a,\"aw\"\n.byte 3\n\
+                  .section .data.b,\"aw\"\n.balign 2\n.byte 4\n",
+            script: "SECTIONS {\n  . = 0x10000;\n  .text : { *(.text) }\n  \
+                     .rodata : SUBALIGN(4) { *(.rodata.*) }\n  .data : SUBALIGN(64) { *(.data.*) }\n  \
+                     ro_align = ALIGNOF(.rodata);\n  data_align = ALIGNOF(.data);\n  \
+                     odd = ALIGN(0x10001, 3);\n  odd_dot = ALIGN(7);\n}\n",
+            args: &[],
+            symbols: &["ro_align", "data_align", "odd", "odd_dot"],
+        },
+        Case {
+            name: "tls-lma",
+            asm: ".globl _start\n.text\n_start: ret\n.section .tdata,\"awT\",@progbits\n.quad 5\n\
+                  .section .data,\"aw\"\n.quad 6\n",
+            script: "MEMORY { ROM (rx) : ORIGIN = 0x8000000, LENGTH = 64K\n\
+                     RAM (rwx) : ORIGIN = 0x20000000, LENGTH = 8K }\n\
+                     SECTIONS {\n  .text : { *(.text*) } >ROM\n  \
+                     .tdata : { *(.tdata*) } >RAM AT>ROM\n  .data : { *(.data*) } >RAM AT>ROM\n}\n",
+            args: &[],
+            symbols: &[],
+        },
+    ]);
 }

@@ -828,12 +828,19 @@ pub fn program_headers(
     (tls_start, tls_end, tls_align): (u64, u64, u64),
 ) -> Vec<Segment> {
     let mut segments = Vec::new();
+    // The physical address is the load address, as the PT_LOAD that maps the place gives it (a script's `AT`
+    // moves it off the address; GNU ld's PT_TLS of `.tdata` in RAM loaded from ROM has its ROM address).
+    let paddr = |p_type, vaddr: u64| {
+        (plan.loads.iter())
+            .find(|l| p_type != E::PT_GNU_STACK && vaddr >= l.vaddr && vaddr - l.vaddr < l.memsz)
+            .map_or(vaddr, |l| l.paddr.wrapping_add(vaddr - l.vaddr))
+    };
     let seg = |p_type, flags, offset, vaddr, filesz, memsz, align| Segment {
         p_type,
         flags,
         offset,
         vaddr,
-        paddr: vaddr,
+        paddr: paddr(p_type, vaddr),
         filesz,
         memsz,
         align,

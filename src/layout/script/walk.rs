@@ -201,7 +201,7 @@ impl Env for State<'_> {
             self.guessed
                 .borrow_mut()
                 .get_or_insert((name.to_string(), at));
-            // 1 rather than 0, which `ALIGN` and `/` refuse.
+            // 1 rather than 0, which `/` refuses.
             return Some(Value::abs(1));
         }
         None
@@ -676,6 +676,13 @@ impl State<'_> {
             ));
         }
         let mut align = self.osecs[i].align.max(1);
+        // The inputs' alignment `SUBALIGN` gives them raises the section's (never lowers it), as in GNU ld.
+        if let Some(sub) = self.subalign(d)?
+            && !w.lists[i].is_empty()
+        {
+            align = align.max(sub);
+            self.osecs[i].align = align;
+        }
         let mut given_align = None;
         if let Some(e) = &desc.align {
             // Rounded up to a power of two, and the section's own alignment too (GNU ld's `sh_addralign`).
@@ -791,15 +798,28 @@ impl State<'_> {
             .ok_or_else(|| self.w.sc.error(pos, format!("no memory region {name}")))
     }
 
+    /// Description `d`'s `SUBALIGN`, rounded up to a power of two (GNU ld's `exp_get_power`).
+    fn subalign(&self, d: usize) -> Result<Option<u64>, String> {
+        let desc = &self.w.sc.outputs[d];
+        let Some(e) = &desc.subalign else {
+            return Ok(None);
+        };
+        let v = e.eval(self).map_err(|e| self.w.sc.error(desc.pos, e))?;
+        let v = v.max(1).checked_next_power_of_two().ok_or_else(|| {
+            (self.w.sc).error(
+                desc.pos,
+                format!("SUBALIGN({v:#x}) of {} is too large", desc.name),
+            )
+        })?;
+        Ok(Some(v))
+    }
+
     /// The contents of section `i` (description `d`) at `addr`: its input sections statement by statement and its
     /// assignments, then its other parts (merged strings, linker-made contents) after them. Returns its size.
     fn contents(&mut self, i: usize, d: usize, addr: u64) -> Result<u64, String> {
         let w = self.w;
         let desc = &w.sc.outputs[d];
-        let subalign = match &desc.subalign {
-            Some(e) => Some(e.eval(self).map_err(|e| w.sc.error(desc.pos, e))?),
-            None => None,
-        };
+        let subalign = self.subalign(d)?;
         let list = &w.lists[i];
         let mut next = 0usize;
         let mut run = 0usize;
