@@ -439,6 +439,7 @@ impl Addresser<'_> {
                     data: a.data,
                     fills: a.fills,
                     code_gaps: a.code_gaps,
+                    holes: a.holes,
                 };
                 Ok((segments, extras))
             }

@@ -488,7 +488,21 @@ fn zero_ranges(lay: &Layout, dynstr: std::ops::Range<usize>) -> Vec<std::ops::Ra
             covered.push((o.offset + at) as usize..(o.offset + at + size) as usize);
         }
     }
-    complement(covered, lay.file_size as usize)
+    // Under a script, what no writer covers among inputs whose padding is known: the alignment before merge
+    // groups placed there, and space the location counter skipped.
+    let skipped = (lay.script.data.iter())
+        .filter(|d| d.2 == 0)
+        .map(|d| (d.0, d.1, d.3));
+    let holes = (lay.script.holes.iter().copied())
+        .chain(skipped)
+        .filter_map(|(osec, off, len)| {
+            let o = &lay.osecs[osec.index()];
+            let inside = o.shndx != 0 && !o.is_nobits() && o.pads_known && !o.written_apart;
+            inside.then(|| (o.offset + off) as usize..(o.offset + off + len) as usize)
+        });
+    let mut zero = complement(covered, lay.file_size as usize);
+    zero.extend(holes);
+    union(zero)
 }
 
 /// A linker script's data commands (`BYTE`, `SHORT`, `LONG`, `QUAD`), little-endian, in their output sections.

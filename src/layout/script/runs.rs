@@ -85,15 +85,16 @@ fn runs_of(list: &[ScriptInput]) -> Vec<Run> {
 }
 
 /// What the last pass of the walk left for `place_runs`: per output section, per run, where it went; and per
-/// output section, whether its inputs' range holds its runs alone.
+/// output section, whether nothing but its runs needs padding in its inputs' range (`State::runs_only`).
 pub struct Placed<'a> {
     pub at: &'a [Vec<RunAt>],
     pub runs_only: &'a [bool],
 }
 
 /// The offsets of the sections of the runs the last pass placed whole, and the padding before each: in an output
-/// section of runs alone, for its writer (`pads`; `pads_known` set where every one fits), elsewhere as code gaps
-/// where the section is code, as the walk records them for a section placed on its own (`State::place_input`).
+/// section where only runs need it, for its writer (`pads`; `pads_known` set where every one fits), elsewhere as
+/// code gaps where the section is code, as the walk records them for a section placed on its own
+/// (`State::place_input`).
 pub fn place_runs(
     (lists, runs, placed): (&[Vec<ScriptInput>], &[Vec<Run>], Placed),
     osecs: &mut [OutputSection],

@@ -45,6 +45,7 @@ pub struct ScriptAddresses {
     /// Per output section, per run: where it goes (`runs::place_runs` writes its sections' offsets).
     pub run_at: Vec<Vec<RunAt>>,
     pub runs_only: Vec<bool>,
+    pub holes: Vec<Hole>,
     /// Every symbol the script assigned a value in this pass (outside `SECTIONS` too), for the next pass's
     /// location counter (`Walk::prior`).
     pub values: Vec<(String, Value)>,
@@ -62,6 +63,7 @@ pub struct ScriptExtras {
     pub data: Vec<ScriptData>,
     pub fills: Vec<ScriptFill>,
     pub code_gaps: Vec<CodeGap>,
+    pub holes: Vec<Hole>,
 }
 
 /// A symbol a script assigns: its name, address, and the output section it is relative to (`NONE`: absolute),
@@ -145,11 +147,14 @@ pub(super) struct State<'w> {
     code_gaps: Vec<CodeGap>,
     /// Per output section, per run of its list: where this pass placed it whole, or `runs::APART`.
     run_at: Vec<Vec<RunAt>>,
-    /// Per output section: its inputs' range holds its runs alone, placed whole (no section placed on its own,
-    /// no data, fill or skipped space among them), so each input's writer can pad before it (`runs::place_runs`).
+    /// Per output section: its inputs' range holds runs placed whole, data commands, skipped space and merge
+    /// groups (each covered by its writer or a `Hole`), no section placed on its own, no fill pattern or commons,
+    /// so each input's writer can pad before it (`runs::place_runs`).
     runs_only: Vec<bool>,
-    /// Sections placed on their own so far, in this pass.
+    /// Sections placed on their own so far, in this pass (but the first merged section of each output section,
+    /// whose merge groups' writers cover their ranges, and the `holes` before them).
     loose: usize,
+    holes: Vec<Hole>,
     /// Evaluating what moves the location counter (an assignment to `.`), at this place: a symbol assigned later
     /// then has the pass before's value (`Walk::prior`), or 1 in the first pass (`guessed`).
     moving_dot: std::cell::Cell<Option<Pos>>,
@@ -177,6 +182,10 @@ pub type ScriptData = (OsecId, u64, u8, u64);
 /// Padding before an input section of an executable output section, which GNU ld fills with no-ops (`Arch::
 /// fill_code`): (output section, offset in it, length). Space a command skipped is a `ScriptData` of size 0.
 pub type CodeGap = (OsecId, u64, u64);
+
+/// Bytes among an output section's inputs that no writer covers (the alignment before a merge group placed
+/// there): (output section, offset in it, length). A reused output is zeroed there.
+pub type Hole = (OsecId, u64, u64);
 
 impl Env for State<'_> {
     fn symbol(&self, name: &str) -> Option<u64> {
@@ -310,6 +319,7 @@ pub fn assign_addresses(
         run_at: (w.runs.iter()).map(|r| vec![APART; r.len()]).collect(),
         runs_only: vec![false; w.runs.len()],
         loose: 0,
+        holes: Vec::new(),
         moving_dot: std::cell::Cell::new(None),
         guessed: std::cell::RefCell::new(None),
     };
@@ -406,6 +416,7 @@ pub fn assign_addresses(
         code_gaps: st.code_gaps,
         run_at: st.run_at,
         runs_only: st.runs_only,
+        holes: st.holes,
         values,
         guessed: st.guessed.into_inner(),
     })
@@ -856,7 +867,7 @@ impl State<'_> {
                         self.data
                             .push((OsecId::new(i), from - addr, 0, self.dot - from));
                     }
-                    moved |= self.dot != from;
+                    moved |= self.dot < from;
                 }
                 OutputCommand::Assert(e, msg, pos) => self.check(e, msg, *pos)?,
                 OutputCommand::Fill(e) => {
@@ -881,7 +892,6 @@ impl State<'_> {
                         0
                     });
                     self.data.push((OsecId::new(i), self.dot - addr, *size, v));
-                    moved = true;
                     self.dot = self.dot.saturating_add(*size as u64);
                 }
                 _ => {}
@@ -903,8 +913,12 @@ impl State<'_> {
         }
         let inputs = self.dot - addr;
         let filled = self.fills.iter().any(|f| f.0 == OsecId::new(i));
-        self.runs_only[i] =
-            !list.is_empty() && self.loose == loose && !moved && !filled && !commons_placed;
+        self.runs_only[i] = !list.is_empty()
+            && subalign.is_none()
+            && self.loose == loose
+            && !moved
+            && !filled
+            && !commons_placed;
         self.cursor[i] = inputs;
         self.osecs[i].inputs_size = inputs;
         self.settle_parts(i, inputs, merged_at.is_some(), commons_placed);
@@ -937,7 +951,7 @@ impl State<'_> {
             return r.end as usize;
         }
         let w = self.w;
-        self.loose += 1;
+        self.loose += !w.lists[i][next].is_merged() as usize;
         self.place_input(i, addr, &w.lists[i][next], subalign, merged_at);
         next + 1
     }
@@ -973,6 +987,9 @@ impl State<'_> {
                     if let Part::Merged(m) = p {
                         let g = &w.merges[*m as usize];
                         let at = align_up(self.dot, g.align);
+                        if at > self.dot {
+                            (self.holes).push((OsecId::new(i), self.dot - addr, at - self.dot));
+                        }
                         *off = at - addr;
                         self.dot = at.saturating_add(g.size);
                     }
