@@ -557,10 +557,8 @@ pub fn assign_segments<A: Arch>(
 ) -> Result<Segments> {
     let mut synth = map.synth;
     let lists = std::mem::take(&mut place.script_lists);
-    let runs = match cx.config.sections {
-        Some(_) => super::script::list_runs(&lists),
-        None => Vec::new(),
-    };
+    // None without a script, whose lists are empty.
+    let runs = super::script::list_runs(&lists);
     let keep = &headers.keep;
     let listed = |pred: &dyn Fn(&OutputSection) -> bool| -> Vec<usize> {
         (0..osecs.len())

@@ -688,7 +688,8 @@ impl State<'_> {
         }
         let mut align = self.osecs[i].align.max(1);
         // The inputs' alignment `SUBALIGN` gives them raises the section's (never lowers it), as in GNU ld.
-        if let Some(sub) = self.subalign(d)?
+        let subalign = self.subalign(d)?;
+        if let Some(sub) = subalign
             && !w.lists[i].is_empty()
         {
             align = align.max(sub);
@@ -754,7 +755,7 @@ impl State<'_> {
         let dot_before = self.dot;
         // Before the commands: values inside the section are relative to its address.
         self.osecs[i].addr = addr;
-        let size = self.contents(i, d, addr)?;
+        let size = self.contents((i, d), addr, subalign)?;
         let o = &mut self.osecs[i];
         o.addr = addr;
         let tbss = o.is_tls() && o.is_nobits();
@@ -825,12 +826,17 @@ impl State<'_> {
         Ok(Some(v))
     }
 
-    /// The contents of section `i` (description `d`) at `addr`: its input sections statement by statement and its
-    /// assignments, then its other parts (merged strings, linker-made contents) after them. Returns its size.
-    fn contents(&mut self, i: usize, d: usize, addr: u64) -> Result<u64, String> {
+    /// The contents of section `i` (description `d`) at `addr`, with its `SUBALIGN`: its input sections statement
+    /// by statement and its assignments, then its other parts (merged strings, linker-made contents) after them.
+    /// Returns its size.
+    fn contents(
+        &mut self,
+        (i, d): (usize, usize),
+        addr: u64,
+        subalign: Option<u64>,
+    ) -> Result<u64, String> {
         let w = self.w;
         let desc = &w.sc.outputs[d];
-        let subalign = self.subalign(d)?;
         let list = &w.lists[i];
         let mut next = 0usize;
         let mut run = 0usize;
