@@ -136,10 +136,10 @@ fn wanted_sections(res: &Resolved, f: FileId) -> ([SecIdx; WANTED.len()], bool) 
     if !res.object_live[f.index()] {
         return (found, false);
     }
-    for s in (0..o.sections.len()).map(SecIdx::new) {
-        // Every non-allocated section is a root of the section GC (`names::root_by_header`), and most of a large
-        // object's sections are not: that class is read from the compact section list, before the header and
-        // the name, which would be two cache misses per section.
+    for s in o.debug_secs.clone().map(SecIdx) {
+        // Every non-allocated section is a root of the section GC (`names::root_by_header`), and the relocation
+        // tables among the debug sections are not: that class is read from the compact section list, before the
+        // header and the name.
         if o.gc_root(s) != crate::names::GcRoot::Yes {
             continue;
         }
