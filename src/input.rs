@@ -122,6 +122,7 @@ pub fn load(config: &Config) -> Result<Inputs> {
         shared: Vec::new(),
         script_depth: 0,
         script: Default::default(),
+        implicit_sections: None,
     };
     // One thread finds and maps the command line's files in order, sniffing each, while the others split the
     // archives it finds into members (walking thousands of member headers, each on its own page of the mapping, or
@@ -183,6 +184,7 @@ pub fn load(config: &Config) -> Result<Inputs> {
     let mut split = split.into_inner().unwrap_or_else(|e| e.into_inner());
     split.sort_unstable_by_key(|&(k, _)| k);
     let mut split = split.into_iter().map(|(_, items)| items);
+    loader.scripts_read();
     let mut inputs = Inputs {
         shared: loader.shared,
         script: loader.script,
@@ -288,6 +290,9 @@ struct Loader<'c> {
     shared: Vec<SharedInput>,
     script_depth: u32,
     script: script::input::ScriptSettings,
+    /// The `SECTIONS`, `MEMORY` and `PHDRS` of the scripts named as input files, in the order read: GNU ld reads
+    /// them after every `-T` script (those are read with the options), so they follow those.
+    implicit_sections: Option<std::sync::Arc<script::sections::SectionsScript>>,
 }
 
 /// The first bytes of a thin archive (its members are files of their own).
@@ -492,6 +497,25 @@ impl Loader<'_> {
         }
     }
 
+    /// Once every input is read: the input files' scripts' `SECTIONS` after the `-T` scripts', and `MEMORY` or
+    /// `PHDRS` without any `SECTIONS` refused.
+    fn scripts_read(&mut self) {
+        let implicit = script::input::ScriptSettings {
+            sections: self.implicit_sections.take(),
+            ..Default::default()
+        };
+        if let Err(e) = self.script.extend(implicit) {
+            return self.error(e);
+        }
+        if let Some(s) = self.script.sections.as_ref().filter(|s| !s.described) {
+            let e = format!(
+                "{}: MEMORY, PHDRS or REGION_ALIAS without SECTIONS in any script is not supported",
+                s.file
+            );
+            self.error(e);
+        }
+    }
+
     fn add_script(&mut self, path: &Path, name: &str, data: Data, flags: InputFlags) {
         if self.script_depth > 16 {
             return self.error(format!("{name}: linker scripts nest too deeply"));
@@ -513,10 +537,11 @@ impl Loader<'_> {
             Ok(p) => p,
             Err(e) => return self.error(e),
         };
+        let option = self.script_depth == 0 && self.config.script_options.iter().any(|p| p == path);
         // GNU ld reads a script named as an input after its default script is in place, and cannot find the
         // section an `INSERT` there names ("not found for insert"), whichever it is.
         if let Some(i) = parsed.settings.inserts.first()
-            && !(self.script_depth == 0 && self.config.script_options.iter().any(|p| p == path))
+            && !option
         {
             let how = if i.after { "AFTER" } else { "BEFORE" };
             return self.error(format!(
@@ -525,12 +550,19 @@ impl Loader<'_> {
                 i.at, i.section, i.section
             ));
         }
-        if self.script.sections.is_some() && parsed.settings.sections.is_some() {
-            return self.error(format!(
-                "{name}: a second script with SECTIONS is not supported yet"
-            ));
+        let mut settings = std::mem::take(&mut parsed.settings);
+        if let Some(sections) = settings.sections.take_if(|_| !option) {
+            self.implicit_sections = match self.implicit_sections.take() {
+                Some(a) => match a.then(&sections) {
+                    Ok(s) => Some(std::sync::Arc::new(s)),
+                    Err(e) => return self.error(e),
+                },
+                None => Some(sections),
+            };
         }
-        self.script.extend(std::mem::take(&mut parsed.settings));
+        if let Err(e) = self.script.extend(settings) {
+            return self.error(e);
+        }
         let dirs: Vec<PathBuf> = parsed.search_dirs.iter().map(PathBuf::from).collect();
         self.script_depth += 1;
         for input in &parsed.inputs {

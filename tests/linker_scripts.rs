@@ -205,7 +205,7 @@ fn unsupported_commands_and_syntax_errors_name_the_place() {
         ),
         (
             "  MEMORY { ram : ORIGIN = 0, LENGTH = 1K }",
-            "s.lds: MEMORY or PHDRS without SECTIONS is not supported",
+            "s.lds: MEMORY, PHDRS or REGION_ALIAS without SECTIONS in any script is not supported",
         ),
         (
             "x += 1;",

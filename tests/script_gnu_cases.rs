@@ -18,6 +18,8 @@ struct Case<'a> {
     script: &'a str,
     args: &'a [&'a str],
     symbols: &'a [&'a str],
+    /// More scripts (file name, text), which `args` name: `-T` scripts after the case's, or input files.
+    more: &'a [(&'a str, &'a str)],
 }
 
 /// What a link made: its sections (name, size, VMA, LMA), program headers (type, vaddr, paddr, memsz, flags; not
@@ -66,10 +68,14 @@ fn compare(c: &Case) -> Vec<String> {
     let (linker, _) = common::linker_under_test();
     std::fs::write(dir.join("a.s"), c.asm).unwrap();
     std::fs::write(dir.join("link.ld"), c.script).unwrap();
+    for (name, text) in c.more {
+        std::fs::write(dir.join(name), text).unwrap();
+    }
     common::tool_ok("as", &["a.s", "-o", "a.o"], &dir);
     let link = |ld: &Path, out: &str| {
-        let mut args: Vec<&str> = c.args.to_vec();
-        args.extend(["-T", "link.ld", "a.o", "-o", out]);
+        let mut args = vec!["-T", "link.ld"];
+        args.extend(c.args);
+        args.extend(["a.o", "-o", out]);
         let o = common::tool(ld.to_str().unwrap(), &args, Some(&dir));
         match o.success() {
             true => facts(&dir, out, c.symbols),
@@ -113,6 +119,7 @@ fn forward_loadaddr_matches_gnu_ld() {
                  .data : { *(.data*) LONG(LOADADDR(.data)) } >RAM AT>ROM\n  _after = LOADADDR(.data);\n}\n",
         args: &[],
         symbols: &["_sidata", "_after"],
+        more: &[],
     }]);
 }
 
@@ -127,6 +134,7 @@ fn symbols_after_common_match_gnu_ld() {
                      .bss : { _sbss = .; *(.bss*) *(COMMON) _ebss = .; }\n  _end = .;\n}\n",
             args: &[],
             symbols: &["_sbss", "_ebss", "_end", "cm", "cn"],
+            more: &[],
         },
         Case {
             name: "common-between",
@@ -135,6 +143,7 @@ fn symbols_after_common_match_gnu_ld() {
                      .bss : { *(COMMON) _mid = .; *(.bss*) _ebss = .; }\n}\n",
             args: &[],
             symbols: &["_mid", "_ebss", "cm"],
+            more: &[],
         },
     ]);
 }
@@ -150,6 +159,7 @@ fn phdrs_and_sizeof_headers_match_gnu_ld() {
                  .text : { *(.text) } :text\n}\n",
         args: &[],
         symbols: &["_start"],
+        more: &[],
     }]);
 }
 
@@ -166,6 +176,7 @@ fn relro_only_where_the_script_ends_it() {
                      .data.rel.ro : { *(.data.rel.ro) }\n}\n",
             args: &["-z", "relro"],
             symbols: &["d"],
+            more: &[],
         },
         Case {
             name: "relro-end",
@@ -176,6 +187,7 @@ fn relro_only_where_the_script_ends_it() {
                      . = DATA_SEGMENT_RELRO_END(0, .);\n  .data : { *(.data) }\n  . = DATA_SEGMENT_END(.);\n}\n",
             args: &["-z", "relro"],
             symbols: &["d"],
+            more: &[],
         },
     ]);
 }
@@ -192,6 +204,7 @@ fn memory_attributes_choose_regions_as_gnu_ld() {
                  .text : { *(.text) }\n  .data : { *(.data) }\n}\n",
         args: &[],
         symbols: &["_start", "d", "rf", "r"],
+        more: &[],
     }]);
 }
 
@@ -208,6 +221,7 @@ fn load_addresses_are_aligned_as_gnu_ld() {
                  .data2 : ALIGN(16) { *(.data2) } >RAM AT> FLASH\n  _sidata2 = LOADADDR(.data2);\n}\n",
         args: &["-e", "0"],
         symbols: &["_sidata", "_sidata2"],
+        more: &[],
     }]);
 }
 
@@ -224,6 +238,7 @@ fn commands_outside_sections_match_gnu_ld() {
                      ASSERT(ADDR(.text) % 4 == 0, \"text misaligned\")\n",
             args: &[],
             symbols: &["_start"],
+            more: &[],
         },
         Case {
             name: "assert-fails",
@@ -232,6 +247,7 @@ fn commands_outside_sections_match_gnu_ld() {
                      ASSERT(ADDR(.text) % 4 == 0, \"text misaligned\")\n",
             args: &[],
             symbols: &["_start"],
+            more: &[],
         },
         Case {
             name: "alias",
@@ -241,6 +257,7 @@ fn commands_outside_sections_match_gnu_ld() {
                      .data : { *(.data) } > REGION_TEXT }\n",
             args: &[],
             symbols: &["_start", "d"],
+            more: &[],
         },
         Case {
             name: "two-sections",
@@ -248,6 +265,7 @@ fn commands_outside_sections_match_gnu_ld() {
             script: "SECTIONS { .text 0x10000 : { *(.text) } }\nSECTIONS { .data : { *(.data) } }\n",
             args: &[],
             symbols: &["_start", "d"],
+            more: &[],
         },
         Case {
             name: "compound",
@@ -256,6 +274,7 @@ fn commands_outside_sections_match_gnu_ld() {
                      SECTIONS { .text 0x10000 : { *(.text) } }\n",
             args: &[],
             symbols: &["stack_size"],
+            more: &[],
         },
         Case {
             name: "dot-outside",
@@ -263,6 +282,7 @@ fn commands_outside_sections_match_gnu_ld() {
             script: ". = 0x10000;\nSECTIONS { .text : { *(.text) } .data : { *(.data) } }\n",
             args: &[],
             symbols: &["_start", "d"],
+            more: &[],
         },
     ]);
 }
@@ -280,6 +300,7 @@ fn orphans_keep_their_names_as_in_gnu_ld() {
                      .init_array : { *(.init_array) }\n}\n",
             args: &[],
             symbols: &["_start", "foo"],
+            more: &[],
         },
         Case {
             name: "orphan-data",
@@ -288,6 +309,7 @@ fn orphans_keep_their_names_as_in_gnu_ld() {
                      . = ALIGN(0x1000);\n  .bss : { *(.bss) }\n}\n",
             args: &[],
             symbols: &["_start"],
+            more: &[],
         },
     ]);
 }
@@ -302,6 +324,7 @@ fn keep_in_a_later_statement_matches_gnu_ld() {
                  .rodata : { *(.rodata*) }\n  .keep : { KEEP(*(.rodata.keep)) }\n}\n",
         args: &["--gc-sections"],
         symbols: &["k"],
+        more: &[],
     }]);
 }
 
@@ -322,6 +345,7 @@ fn subalign_odd_align_and_tls_load_address_match_gnu_ld() {
                      odd = ALIGN(0x10001, 3);\n  odd_dot = ALIGN(7);\n}\n",
             args: &[],
             symbols: &["ro_align", "data_align", "odd", "odd_dot"],
+            more: &[],
         },
         Case {
             name: "tls-lma",
@@ -333,6 +357,90 @@ fn subalign_odd_align_and_tls_load_address_match_gnu_ld() {
                      .tdata : { *(.tdata*) } >RAM AT>ROM\n  .data : { *(.data*) } >RAM AT>ROM\n}\n",
             args: &[],
             symbols: &[],
+            more: &[],
+        },
+    ]);
+}
+
+/// The `SECTIONS`, `MEMORY` and `PHDRS` of several scripts accumulate, as GNU ld's manual says of `-T`: the
+/// regions of one script and the sections of another (embedded projects' `memory.ld` and `sections.ld`), a second
+/// script's sections after the first's (Rust embedded's `-Tlink.x -Tdefmt.x`), and a script named as an input file
+/// after every `-T` script, wherever it stands on the command line.
+#[test]
+fn scripts_accumulate_as_in_gnu_ld() {
+    let asm = ".globl _start\n.text\n_start: ret\n.data\n.quad 1\n\
+               .section .extra,\"aw\"\n.quad 2\n.section .info,\"\"\n.quad 3\n";
+    check(&[
+        Case {
+            name: "memory-then-sections",
+            asm,
+            script: "MEMORY { ROM (rx) : ORIGIN = 0x8000000, LENGTH = 64K\n\
+                     RAM (rwx) : ORIGIN = 0x20000000, LENGTH = 8K }\n",
+            args: &["-T", "sections.ld"],
+            symbols: &["_sidata", "_edata"],
+            more: &[(
+                "sections.ld",
+                "SECTIONS {\n  .text : { *(.text*) } >ROM\n  _sidata = LOADADDR(.data);\n  \
+                 .data : { *(.data*) *(.extra) _edata = .; } >RAM AT>ROM\n}\n",
+            )],
+        },
+        Case {
+            name: "second-sections",
+            asm,
+            script: "SECTIONS {\n  . = 0x10000;\n  .text : { *(.text*) }\n  first_end = .;\n}\n",
+            args: &["extra.ld", "-T", "second.ld"],
+            symbols: &["first_end", "second", "text_addr", "extra_start"],
+            more: &[
+                (
+                    "second.ld",
+                    "SECTIONS {\n  . = ALIGN(0x1000);\n  second = .;\n  .data : { *(.data) }\n  \
+                     text_addr = ADDR(.text);\n}\n",
+                ),
+                (
+                    "extra.ld",
+                    "SECTIONS {\n  .extra : { extra_start = .; *(.extra) }\n  .info 0 (INFO) : { *(.info) }\n}\n",
+                ),
+            ],
+        },
+    ]);
+}
+
+/// An unallocated output section is addressed as any other (the location counter, aligned, or its own address)
+/// and moves the location counter past its end; `INFO` makes allocated inputs unallocated (Rust's defmt:
+/// `.defmt 0 (INFO)`), and code refers to their symbols' addresses there; a data command makes a section allocated,
+/// symbols alone leave an unallocated input's section as it is.
+#[test]
+fn unallocated_sections_match_gnu_ld() {
+    let asm = ".globl _start\n.text\n_start: movl $in_info, %eax\n lea in_info(%rip), %rbx\n ret\n\
+               .section .info,\"a\"\n.quad 3\n.globl in_info\nin_info: .quad 4\n\
+               .section .nona,\"\"\n.quad 5\n.data\n.quad 1\n";
+    let syms: &[&str] = &[
+        "in_info",
+        "info_start",
+        "after_info",
+        "nona_start",
+        "after_nona",
+    ];
+    check(&[
+        Case {
+            name: "info",
+            asm,
+            script: "SECTIONS {\n  . = 0x10000;\n  .text : { *(.text) }\n  \
+                     .info (INFO) : { info_start = .; *(.info) }\n  after_info = .;\n  \
+                     .data : { *(.data) }\n  .nona : { nona_start = .; *(.nona) }\n  after_nona = .;\n}\n",
+            args: &[],
+            symbols: syms,
+            more: &[],
+        },
+        Case {
+            name: "unallocated-addresses",
+            asm,
+            script: "SECTIONS {\n  . = 0x10000;\n  .text : { *(.text) }\n  \
+                     .nona ALIGN(0x100) : { *(.nona) BYTE(7) }\n  after_nona = .;\n  \
+                     .info 0x500 (INFO) : { *(.info) }\n  after_info = .;\n  .data : { *(.data) }\n}\n",
+            args: &[],
+            symbols: syms,
+            more: &[],
         },
     ]);
 }

@@ -347,10 +347,6 @@ pub(super) fn place_nonalloc(
         if keep[i] && !o.is_alloc() {
             off = align_up(off, o.align.max(1));
             o.offset = off;
-            // A script's section kept empty for its commands keeps the address it was given (GNU ld's).
-            if o.size != 0 || o.flags != E::SHF_WRITE as u64 {
-                o.addr = 0;
-            }
             if !o.is_nobits() {
                 off = off.checked_add(o.size).ok_or_else(|| {
                     Errors::one(format!(

@@ -50,18 +50,22 @@ impl ScriptSettings {
         self == &ScriptSettings::default()
     }
 
-    pub fn extend(&mut self, other: ScriptSettings) {
+    /// These settings followed by `other`'s: a later `ENTRY` wins, the lists grow, and `other`'s `SECTIONS`,
+    /// `MEMORY` and `PHDRS` follow these (`SectionsScript::then`).
+    pub fn extend(&mut self, other: ScriptSettings) -> Result<(), String> {
         if other.entry.is_some() {
             self.entry = other.entry;
         }
         self.externs.extend(other.externs);
         self.versions.extend(other.versions);
         self.assignments.extend(other.assignments);
-        if other.sections.is_some() {
-            self.sections = other.sections;
-        }
+        self.sections = match (self.sections.take(), other.sections) {
+            (Some(a), Some(b)) => Some(std::sync::Arc::new(a.then(&b)?)),
+            (a, b) => a.or(b),
+        };
         self.inserts.extend(other.inserts);
         self.nocrossrefs.extend(other.nocrossrefs);
+        Ok(())
     }
 }
 
@@ -229,10 +233,12 @@ pub fn parse_input(file: &str, text: &str, include: Includer) -> Result<InputScr
                 "{file}: an assignment to . or ASSERT without SECTIONS is not supported yet"
             ));
         }
-        None if !memory.is_empty() || !phdrs.is_empty() => {
-            return Err(format!(
-                "{file}: MEMORY or PHDRS without SECTIONS is not supported"
-            ));
+        // For a later script's SECTIONS (checked once all are read: `input::load`).
+        None if !memory.is_empty() || !phdrs.is_empty() || !aliases.is_empty() => {
+            let mut s = SectionsScript::new(file, text, Vec::new(), memory, phdrs)?;
+            s.region_aliases = aliases;
+            s.described = false;
+            out.settings.sections = Some(std::sync::Arc::new(s));
         }
         None => {}
     }

@@ -157,6 +157,9 @@ pub struct SectionsScript {
     /// The script `INSERT`s went into is rivet's default layout (`layout::default_script`): the orphans go where
     /// the default rules put them.
     pub builtin_base: bool,
+    /// The scripts have a `SECTIONS` command: false for `MEMORY`, `PHDRS` or `REGION_ALIAS` alone, which a later
+    /// script's `SECTIONS` uses (`-T memory.ld -T sections.ld`).
+    pub described: bool,
     /// Some assignment calls `DATA_SEGMENT_RELRO_END`: GNU ld makes a `PT_GNU_RELRO` only then.
     pub ends_relro: bool,
     /// The statement that places the common symbols (`*(COMMON)`), if one does: they go there, not after the
@@ -214,6 +217,40 @@ impl SectionsScript {
         SectionsScript::build(sources, text.to_string(), commands, memory, phdrs)
     }
 
+    /// This script followed by `next`, as GNU ld reads the `SECTIONS`, `MEMORY` and `PHDRS` commands of several
+    /// scripts (`-T a.ld -T b.ld` accumulate): `next`'s commands after these, each keeping its own file's places.
+    pub fn then(&self, next: &SectionsScript) -> Result<SectionsScript, String> {
+        let mut text = self.text.clone();
+        text.push('\n');
+        let start =
+            u32::try_from(text.len()).map_err(|_| "linker scripts too large".to_string())?;
+        text.push_str(&next.text);
+        let mut sources = self.sources.clone();
+        sources.extend((next.sources.iter()).map(|(at, file)| (at + start, file.clone())));
+        let mut later = next.commands.clone();
+        super::insert::shift(&mut later, start);
+        let commands = (self.commands.iter().cloned())
+            .chain(later)
+            .map(|c| (BASE, c))
+            .collect();
+        let memory = (self.memory.iter().cloned())
+            .chain(next.memory.iter().map(|r| Region {
+                pos: Pos(r.pos.0 + start),
+                ..r.clone()
+            }))
+            .collect();
+        let phdrs = (self.phdrs.iter().cloned())
+            .chain(next.phdrs.iter().map(|p| Phdr {
+                pos: Pos(p.pos.0 + start),
+                ..p.clone()
+            }))
+            .collect();
+        let mut s = SectionsScript::build(sources, text, commands, memory, phdrs)?;
+        s.region_aliases = [&self.region_aliases[..], &next.region_aliases[..]].concat();
+        s.described = self.described || next.described;
+        Ok(s)
+    }
+
     /// Compiles `commands`, each with the group of the script it comes from (`BASE` or an `INSERT` script's
     /// number: the lower matches first), from the scripts `sources` (where each starts in `text`, and its file).
     pub(super) fn build(
@@ -229,6 +266,7 @@ impl SectionsScript {
             sources,
             groups: Vec::new(),
             builtin_base: false,
+            described: true,
             ends_relro: false,
             common_stmt: None,
             commands: Vec::new(),

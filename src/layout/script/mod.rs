@@ -39,18 +39,27 @@ pub(super) fn add_script_sections(sc: &SectionsScript, b: &mut Builder) {
     }
 }
 
-/// A description's output section once the inputs are in: `NOLOAD` makes it NOBITS, one with no input but data
-/// commands is read-only data, and one with other commands (`. = . + SIZE`) is allocated writable space.
+/// A description's output section once the inputs are in: `NOLOAD` makes it NOBITS, `INFO` (`COPY`, `DSECT`,
+/// `OVERLAY`) not allocated, one with no input but data commands is read-only data, and one with other commands
+/// (`. = . + SIZE`) is allocated writable space.
 fn settle_flags(sc: &SectionsScript, d: usize, o: &mut OutputSection) {
     let desc = &sc.outputs[d];
-    // As GNU ld makes them: data read-only, space writable.
-    if o.flags == 0 && sc.has_data(d) {
-        o.flags = E::SHF_ALLOC as u64;
-    } else if o.flags == 0 && sc.has_own_commands(d) {
+    // As GNU ld makes them: data allocated (read-only unless an input is writable), space writable where no
+    // input has contents (unallocated inputs, `.comment`'s, keep a section with symbols unallocated).
+    if sc.has_data(d) {
+        o.flags |= E::SHF_ALLOC as u64;
+    } else if o.flags == 0 && o.sh_type == E::SHT_NOBITS && sc.has_own_commands(d) {
         o.flags = (E::SHF_ALLOC | E::SHF_WRITE) as u64;
     }
     if desc.ty.as_deref() == Some("NOLOAD") {
         o.sh_type = E::SHT_NOBITS;
+    } else if desc
+        .ty
+        .as_deref()
+        .is_some_and(crate::script::sections::is_unallocated_type)
+    {
+        // Contents in the file, nothing in memory (Rust's defmt puts its string table in `.defmt 0 (INFO)`).
+        o.flags &= !(E::SHF_ALLOC as u64);
     } else if sc.has_data(d) {
         o.sh_type = E::SHT_PROGBITS;
     }

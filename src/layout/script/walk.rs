@@ -14,7 +14,7 @@ use crate::index::{NONE, OsecId};
 use crate::resolve::Resolved;
 use crate::script::ast::{Assignment, OutputCommand, SectionsCommand};
 use crate::script::lexer::Pos;
-use crate::script::sections::{SectionsScript, is_unallocated_type};
+use crate::script::sections::SectionsScript;
 use object::elf as E;
 use rustc_hash::FxHashMap as HashMap;
 
@@ -675,17 +675,6 @@ impl State<'_> {
         // So is a section kept empty for its commands (`settle_empty`, on an earlier pass).
         let alloc = self.osecs[i].is_alloc() || !kept || self.osecs[i].flags == E::SHF_WRITE as u64;
         let dot_on_entry = self.dot;
-        if let Some(t) = desc.ty.as_deref().filter(|t| is_unallocated_type(t))
-            && kept
-        {
-            return Err(w.sc.error(
-                desc.pos,
-                format!(
-                    "output section type {t} with contents ({}) is not supported yet",
-                    desc.name
-                ),
-            ));
-        }
         let mut align = self.osecs[i].align.max(1);
         // The inputs' alignment `SUBALIGN` gives them raises the section's (never lowers it), as in GNU ld.
         let subalign = self.subalign(d)?;
@@ -716,7 +705,6 @@ impl State<'_> {
         let addr = match (fixed, &desc.address) {
             (Some(a), _) => a,
             (None, Some(e)) => e.eval(self).map_err(|e| w.sc.error(desc.pos, e))?,
-            (None, None) if !alloc => 0,
             (None, None) => {
                 let from = region.map_or(self.dot, |r| self.regions.get(r).next);
                 let addr = align_up(from, align);
@@ -738,7 +726,11 @@ impl State<'_> {
                 (false, false, Some(a)) => align_up(next, a),
                 (false, false, None) => next,
             }
-        } else if desc.address.is_none() && fixed.is_none() && self.prev_delta.1 == region {
+        } else if desc.address.is_none()
+            && fixed.is_none()
+            && self.prev_delta.1 == region
+            && self.osecs[i].is_alloc()
+        {
             // The previous section's load offset kept, the load address aligned as the section is (GNU ld's).
             align_up(addr.wrapping_add(self.prev_delta.0), align)
         } else {
@@ -746,13 +738,10 @@ impl State<'_> {
         };
         self.placed[i] = true;
         self.lma[i] = lma;
-        if alloc {
-            self.dot = addr;
-        }
+        self.dot = addr;
         if alloc && kept {
             (self.current, self.prefer_next) = (Some(i), false);
         }
-        let dot_before = self.dot;
         // Before the commands: values inside the section are relative to its address.
         self.osecs[i].addr = addr;
         let size = self.contents((i, d), addr, subalign)?;
@@ -763,16 +752,17 @@ impl State<'_> {
             self.dot = dot_on_entry;
             return Ok(());
         }
-        if !alloc {
-            self.dot = dot_before;
-            return Ok(());
-        }
         let end = addr.checked_add(size).ok_or_else(|| {
             w.sc.error(
                 desc.pos,
                 format!("section {} ends past the address space", desc.name),
             )
         })?;
+        // GNU ld addresses an unallocated section as any other, and moves the location counter past it.
+        if !alloc {
+            self.dot = end;
+            return Ok(());
+        }
         if kept {
             self.prev_delta = (lma.wrapping_sub(addr), region);
         }
