@@ -444,3 +444,64 @@ fn unallocated_sections_match_gnu_ld() {
         },
     ]);
 }
+
+/// A statement whose patterns sort in different ways (`*(SORT(.text.*) .text)`) orders its sections as GNU ld's
+/// tree does: unsorted ones at its right end, sorted ones down from its root, a section once per pattern that
+/// matches it, and the sections an earlier statement took shaping it too. Compared byte for byte.
+#[test]
+fn mixed_sorts_in_one_statement_order_as_gnu_ld() {
+    let Some((dir, _, _)) = common::against_gnu_ld("script-gnu-mixed-sorts", &["as", "objcopy"])
+    else {
+        return;
+    };
+    let (linker, _) = common::linker_under_test();
+    let objects = [
+        ".globl _start\n.text\n_start: .byte 0xc3\n.section .text.b,\"ax\"\n.byte 0x0b\n\
+         .section .text.a,\"ax\"\n.balign 4\n.byte 0x0a\n.section .text.c,\"ax\"\n.byte 0x0c\n",
+        ".text\n.byte 0x1b\n.section .text.a,\"ax\"\n.byte 0x1a\n.section .text.0,\"ax\"\n.balign 8\n.byte 0x10\n",
+    ];
+    let mut inputs = Vec::new();
+    for (k, src) in objects.iter().enumerate() {
+        let (s, o) = (format!("m{k}.s"), format!("m{k}.o"));
+        std::fs::write(dir.join(&s), src).unwrap();
+        common::tool_ok("as", &[&s, "-o", &o], &dir);
+        inputs.push(o);
+    }
+    let statements = [
+        "*(SORT(.text.*) .text)",
+        "*(.text SORT(.text.*))",
+        "*(.text.c SORT(.text.*) .text)",
+        "*(.text.a SORT(.text.*) .text)",
+        "*(SORT_BY_ALIGNMENT(.text.b) SORT(.text.*) .text)",
+        "*(SORT_BY_ALIGNMENT(.text.*) .text)",
+        "*(.text.b) *(SORT(.text.*) .text)",
+        "*(.text.a) *(SORT_BY_NAME(SORT_BY_ALIGNMENT(.text.*)) .text .text.*)",
+    ];
+    let mut diffs = Vec::new();
+    for st in statements {
+        std::fs::write(
+            dir.join("mixed.ld"),
+            format!("SECTIONS {{ .text 0x1000 : {{ {st} }} }}\n"),
+        )
+        .unwrap();
+        let text = |ld: &str| {
+            let mut args = vec!["-T", "mixed.ld"];
+            args.extend(inputs.iter().map(String::as_str));
+            args.extend(["-o", "mixed.out"]);
+            common::tool_ok(ld, &args, &dir);
+            common::tool_ok(
+                "objcopy",
+                &["-O", "binary", "-j", ".text", "mixed.out", "mixed.bin"],
+                &dir,
+            );
+            std::fs::read(dir.join("mixed.bin")).unwrap()
+        };
+        let (gnu, test) = (text("ld.bfd"), text(linker.to_str().unwrap()));
+        if gnu != test {
+            diffs.push(format!(
+                "{st}: GNU ld {gnu:02x?}, linker under test {test:02x?}"
+            ));
+        }
+    }
+    assert!(diffs.is_empty(), "{}", diffs.join("\n"));
+}

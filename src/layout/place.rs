@@ -356,7 +356,7 @@ fn place_script_inputs(
     let script_desc = &map.script_desc;
     let t = crate::timing::span("script input lists");
     let lists = super::script::script_lists(
-        (res, files),
+        (res, files, sc),
         selection,
         (&map.sec_osec, script_desc),
         (&map.synth, &map.synth_stmts),

@@ -486,6 +486,43 @@ impl SectionsScript {
         (self.first_match(&self.keep_by_lead, file, name, writable)).is_some()
     }
 
+    /// Whether statement `k`'s patterns sort in more than one way (`*(SORT(.text.*) .text)`): GNU ld orders such
+    /// a statement's sections by the tree it builds of them (`layout::script`'s `gnu_tree_order`).
+    pub fn mixes_sorts(&self, k: u32) -> bool {
+        let Some(st) = self.stmts.get(k as usize) else {
+            return false;
+        };
+        let plain = |s: Sort| {
+            if s == Sort::NoneExplicit {
+                Sort::None
+            } else {
+                s
+            }
+        };
+        let mut sorts = st.sections.iter().map(|p| plain(p.2));
+        let first = sorts.next();
+        sorts.any(|s| Some(s) != first)
+    }
+
+    /// Whether statement `k`'s file patterns take `file`.
+    pub fn takes_file(&self, k: u32, file: &InputName) -> bool {
+        let st = &self.stmts[k as usize];
+        st.file.matches(file) && !st.exclude_files.iter().any(|e| e.matches(file))
+    }
+
+    /// The sorts of statement `k`'s section patterns that match section `name` of `file` (a file the statement
+    /// takes), in the statement's order.
+    pub fn matching_sorts<'s>(
+        &'s self,
+        k: u32,
+        file: &'s InputName,
+        name: &'s [u8],
+    ) -> impl Iterator<Item = Sort> + 's {
+        (self.stmts[k as usize].sections.iter())
+            .filter(move |(g, ex, _)| g.matches(name) && !ex.iter().any(|e| e.matches(file)))
+            .map(|p| p.2)
+    }
+
     /// Whether statement `k` matches the section, and with which pattern's sort.
     /// The section's name first: it rejects most statements a section is tried against.
     fn matches(&self, k: u32, file: &InputName, name: &[u8], writable: bool) -> Option<Sort> {

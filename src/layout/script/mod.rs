@@ -217,7 +217,7 @@ impl ScriptInput {
 /// first object's. Merged (`SHF_MERGE`) sections are listed too: the output section's merged strings go where the
 /// first of them is.
 pub fn script_lists(
-    (res, files): (&Resolved, &FileOrder),
+    (res, files, sc): (&Resolved, &FileOrder, &SectionsScript),
     script: &[Vec<u32>],
     (sec_osec, script_desc): (&[Vec<OsecId>], &[u32]),
     (synth, synth_stmts): (&SynthMap, &[(Synth, u32)]),
@@ -271,7 +271,7 @@ pub fn script_lists(
                 };
                 b.insert(at, e);
             }
-            let b = sort_bucket(b, res, order);
+            let b = sort_bucket(b, (res, files, sc), order);
             // In parallel inside a list too: `.text` holds most of a link's sections.
             (b.into_par_iter())
                 .with_min_len(4096)
@@ -348,7 +348,7 @@ impl ListEntry {
 /// sort of `.text`'s hundreds of thousands of entries was most of the lists' time).
 fn sort_bucket(
     b: Vec<ListEntry>,
-    res: &Resolved,
+    (res, files, sc): (&Resolved, &FileOrder, &SectionsScript),
     order: Option<&super::order::SectionOrder>,
 ) -> Vec<ListEntry> {
     let mut b = match b.is_sorted_by_key(|e| e.stmt()) {
@@ -385,12 +385,119 @@ fn sort_bucket(
     let sorts =
         |e: &ListEntry| e.file != LINKER_MADE && unpack_selection(e.selection).1 != Sort::None;
     for run in b.chunk_by_mut(|x, y| x.stmt() == y.stmt()) {
-        if order.is_some() || run.iter().any(sorts) {
+        if order.is_none() && sc.mixes_sorts(run[0].stmt()) {
+            gnu_tree_order(run, (res, files, sc));
+        } else if order.is_some() || run.iter().any(sorts) {
             // Stable: equal keys keep input order.
             run.sort_by_cached_key(key);
         }
     }
     b
+}
+
+/// The sections of a statement whose patterns sort in different ways, in GNU ld's order: it makes a binary tree
+/// of every section any of the statement's patterns matches (those an earlier statement took too, which only
+/// shape it), file by file in load order, each section once per pattern that matches it, in pattern order: a
+/// section of an unsorted pattern goes to the right end of the tree, one of a sorted pattern down from the root
+/// (left of a section it sorts before by that pattern's sort, else right); the statement's sections come in the
+/// tree's order, each at its first place. Its cost is GNU ld's (quadratic where sorted names come in order), only
+/// for such statements. Linker-made sections go after the inputs.
+fn gnu_tree_order(
+    run: &mut [ListEntry],
+    (res, files, sc): (&Resolved, &FileOrder, &SectionsScript),
+) {
+    const NIL: u32 = u32::MAX;
+    let stmt = run[0].stmt();
+    // (file, section, left, right).
+    let mut nodes: Vec<(FileId, SecIdx, [u32; 2])> = Vec::new();
+    let (mut root, mut tail) = (NIL, NIL);
+    let name = |f: FileId, s: SecIdx| res.objects[f.index()].sec_name(s.index());
+    let compare = |sort: Sort, a: (FileId, SecIdx), b: (FileId, SecIdx)| {
+        let align = |(f, s): (FileId, SecIdx)| res.objects[f.index()].sec(s).align();
+        let prio = |(f, s): (FileId, SecIdx)| init_priority(name(f, s)).unwrap_or(65536);
+        let by_name = || name(a.0, a.1).cmp(name(b.0, b.1));
+        // Larger alignments first.
+        let by_align = || align(b).cmp(&align(a));
+        match sort {
+            Sort::Name => by_name(),
+            Sort::Alignment => by_align(),
+            Sort::NameAlignment => by_name().then_with(by_align),
+            Sort::AlignmentName => by_align().then_with(by_name),
+            Sort::InitPriority => prio(a).cmp(&prio(b)),
+            Sort::None | Sort::NoneExplicit | Sort::Reverse => std::cmp::Ordering::Equal,
+        }
+    };
+    for f in files.files(res.objects.len()) {
+        let o = &res.objects[f.index()];
+        let file = InputName::of(&o.name);
+        if !res.object_live[f.index()] || !sc.takes_file(stmt, &file) {
+            continue;
+        }
+        for s in (0..o.sections.len()).map(SecIdx::new) {
+            if o.sections[s.index()].kind == SectionKind::Ignored
+                || res.comdat_discarded[f.index()][s.index()]
+            {
+                continue;
+            }
+            for sort in sc.matching_sorts(stmt, &file, o.sec_name(s.index())) {
+                let n = nodes.len() as u32;
+                nodes.push((f, s, [NIL; 2]));
+                if root == NIL {
+                    (root, tail) = (n, n);
+                    continue;
+                }
+                if matches!(sort, Sort::None | Sort::NoneExplicit) {
+                    nodes[tail as usize].2[1] = n;
+                    tail = n;
+                    continue;
+                }
+                let mut at = root;
+                loop {
+                    let (af, asec, kids) = nodes[at as usize];
+                    let side = usize::from(compare(sort, (f, s), (af, asec)).is_ge());
+                    if kids[side] == NIL {
+                        nodes[at as usize].2[side] = n;
+                        if side == 1 && at == tail {
+                            tail = n;
+                        }
+                        break;
+                    }
+                    at = kids[side];
+                }
+            }
+        }
+    }
+    let mut wanted: std::collections::HashMap<(FileId, SecIdx), ListEntry> = (run.iter())
+        .filter(|e| e.file != LINKER_MADE)
+        .map(|e| ((e.file, e.sec), *e))
+        .collect();
+    let made: Vec<ListEntry> = run
+        .iter()
+        .filter(|e| e.file == LINKER_MADE)
+        .copied()
+        .collect();
+    let mut out = Vec::with_capacity(run.len());
+    // In order: left subtree, node, right subtree.
+    let (mut stack, mut at) = (Vec::new(), root);
+    while at != NIL || !stack.is_empty() {
+        while at != NIL {
+            stack.push(at);
+            at = nodes[at as usize].2[0];
+        }
+        let Some(n) = stack.pop() else { break };
+        let (f, s, kids) = nodes[n as usize];
+        out.extend(wanted.remove(&(f, s)));
+        at = kids[1];
+    }
+    out.extend(made);
+    // A listed section the tree lacks cannot be (every one matches a pattern); kept rather than lost.
+    let mut rest: Vec<ListEntry> = run
+        .iter()
+        .filter(|e| wanted.contains_key(&(e.file, e.sec)))
+        .copied()
+        .collect();
+    out.append(&mut rest);
+    run.copy_from_slice(&out);
 }
 
 /// `b` stably sorted by statement. Statements number a script's input descriptions (a few hundred at most); an
