@@ -300,6 +300,28 @@ SECTIONS
         "{:?}",
         info(&g)
     );
+
+    // Code that names `_GLOBAL_OFFSET_TABLE_` makes `.got.plt`'s 0x18 bytes, which `(INFO)` leaves unallocated
+    // at the address after `.text`, as the decompressor's `ASSERT` expects.
+    std::fs::write(
+        dir.join("got.s"),
+        ".text\n.globl _start\n_start:\n lea _GLOBAL_OFFSET_TABLE_(%rip), %rax\n mov $60, %eax\n \
+         xor %edi, %edi\n syscall\n",
+    )
+    .unwrap();
+    run("as", &["got.s", "-o", "got.o"], &dir);
+    let args = ["-pie", "--no-dynamic-linker", "-T", "z.lds", "got.o"];
+    let (r, g) = link_both(&dir, "gotplt", &args);
+    let got_plt = |f: &str| {
+        let h = common::tool_ok("objdump", &["-h", "-w", f], &dir);
+        (h.lines().find(|l| l.contains(" .got.plt "))).map(|l| {
+            // Name, size, address, load address, alignment, flags: not the file offset.
+            let f: Vec<&str> = l.split_whitespace().collect();
+            [&f[1..5], &f[6..]].concat().join(" ")
+        })
+    };
+    assert_eq!(got_plt(&r), got_plt(&g));
+    assert!(got_plt(&g).is_some_and(|l| l.contains("00000018") && !l.contains("ALLOC")));
 }
 
 /// A shared object without GOT or PLT slots that does not name `_GLOBAL_OFFSET_TABLE_` (a vDSO) has no
