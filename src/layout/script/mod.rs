@@ -406,27 +406,8 @@ fn gnu_tree_order(
     run: &mut [ListEntry],
     (res, files, sc): (&Resolved, &FileOrder, &SectionsScript),
 ) {
-    const NIL: u32 = u32::MAX;
     let stmt = run[0].stmt();
-    // (file, section, left, right).
-    let mut nodes: Vec<(FileId, SecIdx, [u32; 2])> = Vec::new();
-    let (mut root, mut tail) = (NIL, NIL);
-    let name = |f: FileId, s: SecIdx| res.objects[f.index()].sec_name(s.index());
-    let compare = |sort: Sort, a: (FileId, SecIdx), b: (FileId, SecIdx)| {
-        let align = |(f, s): (FileId, SecIdx)| res.objects[f.index()].sec(s).align();
-        let prio = |(f, s): (FileId, SecIdx)| init_priority(name(f, s)).unwrap_or(65536);
-        let by_name = || name(a.0, a.1).cmp(name(b.0, b.1));
-        // Larger alignments first.
-        let by_align = || align(b).cmp(&align(a));
-        match sort {
-            Sort::Name => by_name(),
-            Sort::Alignment => by_align(),
-            Sort::NameAlignment => by_name().then_with(by_align),
-            Sort::AlignmentName => by_align().then_with(by_name),
-            Sort::InitPriority => prio(a).cmp(&prio(b)),
-            Sort::None | Sort::NoneExplicit | Sort::Reverse => std::cmp::Ordering::Equal,
-        }
-    };
+    let mut tree = SortTree::default();
     for f in files.files(res.objects.len()) {
         let o = &res.objects[f.index()];
         let file = InputName::of(&o.name);
@@ -440,30 +421,7 @@ fn gnu_tree_order(
                 continue;
             }
             for sort in sc.matching_sorts(stmt, &file, o.sec_name(s.index())) {
-                let n = nodes.len() as u32;
-                nodes.push((f, s, [NIL; 2]));
-                if root == NIL {
-                    (root, tail) = (n, n);
-                    continue;
-                }
-                if matches!(sort, Sort::None | Sort::NoneExplicit) {
-                    nodes[tail as usize].2[1] = n;
-                    tail = n;
-                    continue;
-                }
-                let mut at = root;
-                loop {
-                    let (af, asec, kids) = nodes[at as usize];
-                    let side = usize::from(compare(sort, (f, s), (af, asec)).is_ge());
-                    if kids[side] == NIL {
-                        nodes[at as usize].2[side] = n;
-                        if side == 1 && at == tail {
-                            tail = n;
-                        }
-                        break;
-                    }
-                    at = kids[side];
-                }
+                tree.insert((f, s), sort, |sort, a, b| tree_compare(res, sort, a, b));
             }
         }
     }
@@ -471,33 +429,96 @@ fn gnu_tree_order(
         .filter(|e| e.file != LINKER_MADE)
         .map(|e| ((e.file, e.sec), *e))
         .collect();
-    let made: Vec<ListEntry> = run
-        .iter()
-        .filter(|e| e.file == LINKER_MADE)
-        .copied()
-        .collect();
-    let mut out = Vec::with_capacity(run.len());
-    // In order: left subtree, node, right subtree.
-    let (mut stack, mut at) = (Vec::new(), root);
-    while at != NIL || !stack.is_empty() {
-        while at != NIL {
-            stack.push(at);
-            at = nodes[at as usize].2[0];
-        }
-        let Some(n) = stack.pop() else { break };
-        let (f, s, kids) = nodes[n as usize];
-        out.extend(wanted.remove(&(f, s)));
-        at = kids[1];
+    let mut out: Vec<ListEntry> = Vec::with_capacity(run.len());
+    for at in tree.in_order() {
+        out.extend(wanted.remove(&at));
     }
-    out.extend(made);
-    // A listed section the tree lacks cannot be (every one matches a pattern); kept rather than lost.
-    let mut rest: Vec<ListEntry> = run
-        .iter()
-        .filter(|e| wanted.contains_key(&(e.file, e.sec)))
-        .copied()
-        .collect();
-    out.append(&mut rest);
+    // The linker-made sections, and (none should be) a listed section the tree lacks, kept rather than lost.
+    out.extend(
+        (run.iter()).filter(|e| e.file == LINKER_MADE || wanted.contains_key(&(e.file, e.sec))),
+    );
     run.copy_from_slice(&out);
+}
+
+/// GNU ld's tree of a statement's sections (`gnu_tree_order`): nodes with their left and right children.
+#[derive(Default)]
+struct SortTree {
+    nodes: Vec<((FileId, SecIdx), [u32; 2])>,
+    root: Option<u32>,
+    /// The last node of the right spine, where an unsorted section goes.
+    tail: u32,
+}
+
+impl SortTree {
+    fn insert(
+        &mut self,
+        at: (FileId, SecIdx),
+        sort: Sort,
+        compare: impl Fn(Sort, (FileId, SecIdx), (FileId, SecIdx)) -> std::cmp::Ordering,
+    ) {
+        let n = self.nodes.len() as u32;
+        self.nodes.push((at, [u32::MAX; 2]));
+        let Some(mut cur) = self.root else {
+            (self.root, self.tail) = (Some(n), n);
+            return;
+        };
+        if matches!(sort, Sort::None | Sort::NoneExplicit) {
+            self.nodes[self.tail as usize].1[1] = n;
+            self.tail = n;
+            return;
+        }
+        loop {
+            let (other, kids) = self.nodes[cur as usize];
+            let side = usize::from(compare(sort, at, other).is_ge());
+            if kids[side] == u32::MAX {
+                self.nodes[cur as usize].1[side] = n;
+                if side == 1 && cur == self.tail {
+                    self.tail = n;
+                }
+                return;
+            }
+            cur = kids[side];
+        }
+    }
+
+    /// The sections in the tree's order: left subtree, node, right subtree.
+    fn in_order(&self) -> Vec<(FileId, SecIdx)> {
+        let (mut out, mut stack) = (Vec::with_capacity(self.nodes.len()), Vec::new());
+        let mut cur = self.root.unwrap_or(u32::MAX);
+        while cur != u32::MAX || !stack.is_empty() {
+            while cur != u32::MAX {
+                stack.push(cur);
+                cur = self.nodes[cur as usize].1[0];
+            }
+            let Some(n) = stack.pop() else { break };
+            out.push(self.nodes[n as usize].0);
+            cur = self.nodes[n as usize].1[1];
+        }
+        out
+    }
+}
+
+/// How GNU ld's sort `sort` orders section `a` against `b` (larger alignments first; a priority-less section
+/// after those with one).
+fn tree_compare(
+    res: &Resolved,
+    sort: Sort,
+    a: (FileId, SecIdx),
+    b: (FileId, SecIdx),
+) -> std::cmp::Ordering {
+    let name = |(f, s): (FileId, SecIdx)| res.objects[f.index()].sec_name(s.index());
+    let align = |(f, s): (FileId, SecIdx)| res.objects[f.index()].sec(s).align();
+    let prio = |x: (FileId, SecIdx)| init_priority(name(x)).unwrap_or(65536);
+    let by_name = || name(a).cmp(name(b));
+    let by_align = || align(b).cmp(&align(a));
+    match sort {
+        Sort::Name => by_name(),
+        Sort::Alignment => by_align(),
+        Sort::NameAlignment => by_name().then_with(by_align),
+        Sort::AlignmentName => by_align().then_with(by_name),
+        Sort::InitPriority => prio(a).cmp(&prio(b)),
+        Sort::None | Sort::NoneExplicit | Sort::Reverse => std::cmp::Ordering::Equal,
+    }
 }
 
 /// `b` stably sorted by statement. Statements number a script's input descriptions (a few hundred at most); an
