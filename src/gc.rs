@@ -98,7 +98,7 @@ pub fn gc(config: &Config, res: &Resolved) -> Result<Liveness, crate::diag::Erro
             }
         }
     }
-    if discarded_live {
+    if discarded_live || res.commons_discarded {
         discarded_references(res, &liveness.live, &script)?;
     }
     liveness.script = script;
@@ -127,6 +127,15 @@ fn discarded_references(
             for r in sec.relas() {
                 let sym = r.r_sym(crate::elf::LE, false) as usize;
                 let Some((tf, ts)) = target_section(res, f, sym) else {
+                    if let Some(t) = discarded_common(res, f, sym) {
+                        let name = crate::diag::demangle(o.sym_name(sym));
+                        out.push(format!(
+                            "`{name}' referenced in section `{}' of {}: defined in discarded section `COMMON' of {}",
+                            o.section_name(s.0),
+                            o.name,
+                            res.objects[t.index()].name
+                        ));
+                    }
                     continue;
                 };
                 if script[tf.index()][ts.index()] != crate::script::sections::DISCARD {
@@ -155,6 +164,21 @@ fn discarded_references(
     }
     errors.dedup();
     Err(crate::diag::Errors(errors))
+}
+
+/// The file whose common symbol relocation target `sym` of file `f` is, where a script discards the commons.
+fn discarded_common(res: &Resolved, f: FileId, sym: usize) -> Option<FileId> {
+    let o = &res.objects[f.index()];
+    if !res.commons_discarded || sym < o.first_global {
+        return None;
+    }
+    let g = *res.object_ids[f.index()].get(sym - o.first_global)?;
+    match res.defs[g.index()] {
+        Def::Object { file, sym } => (res.objects[file.index()].sym_shndx(sym as usize)
+            == E::SHN_COMMON as u32)
+            .then_some(file),
+        _ => None,
+    }
 }
 
 /// Per object, per section: the script statement that places it (`SectionsScript::select`, with the sort packed

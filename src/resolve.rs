@@ -68,6 +68,9 @@ pub struct Resolved {
     /// The globals whose winning definition was a common symbol, in id order (layout places them in `.bss`
     /// without reading every definition's symbol-table entry).
     pub common_defs: Vec<SymId>,
+    /// A script's `/DISCARD/` takes the common symbols: they get no place and no `.symtab` entry, and a
+    /// reference to one is an error (`gc`).
+    pub commons_discarded: bool,
     /// `-S`: debug sections are left out.
     pub strip_debug: bool,
     /// `--gdb-index`: the inputs' `.debug_gnu_pubnames`/`.debug_gnu_pubtypes` are left out.
@@ -268,6 +271,8 @@ pub fn resolve(config: &Config, parsed: Parsed) -> Result<Resolved> {
         referenced_by_shared,
         common,
         common_defs,
+        commons_discarded: !config.relocatable
+            && (config.sections.as_deref()).is_some_and(|sc| sc.discards_commons()),
         strip_debug: config.strip_debug,
         drop_gnu_pubnames: config.gdb_index,
         in_dynamic_list,

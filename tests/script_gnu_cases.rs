@@ -505,3 +505,29 @@ fn mixed_sorts_in_one_statement_order_as_gnu_ld() {
     }
     assert!(diffs.is_empty(), "{}", diffs.join("\n"));
 }
+
+/// `/DISCARD/ : { *(COMMON) }` drops the common symbols (and their names from `.symtab`), and a reference to one is
+/// GNU ld's error ("defined in discarded section `COMMON'").
+#[test]
+fn discarded_commons_match_gnu_ld() {
+    let script = "SECTIONS {\n  . = 0x10000;\n  .text : { *(.text) }\n  .bss : { *(.bss) }\n  \
+                  /DISCARD/ : { *(COMMON) }\n  end = .;\n}\n";
+    check(&[
+        Case {
+            name: "commons-dropped",
+            asm: ".globl _start\n.text\n_start: ret\n.bss\nb: .zero 8\n.comm cvar,8,8\n.comm unused,4,4\n",
+            script,
+            args: &[],
+            symbols: &["cvar", "unused", "end"],
+            more: &[],
+        },
+        Case {
+            name: "commons-referenced",
+            asm: ".globl _start\n.text\n_start: mov cvar(%rip), %rax\n ret\n.comm cvar,8,8\n",
+            script,
+            args: &[],
+            symbols: &[],
+            more: &[],
+        },
+    ]);
+}

@@ -257,7 +257,7 @@ pub fn output_sections<A: Arch>(cx: &Cx) -> (Vec<OutputSection>, SectionMap) {
         .common_defs
         .iter()
         .copied()
-        .filter(|&g| is_common_def(res, g, &res.defs[g.index()]))
+        .filter(|&g| !res.commons_discarded && is_common_def(res, g, &res.defs[g.index()]))
         .collect();
 
     let (interp, build_id_size) = add_synthetic_sections::<A>(cx, &mut b, !common_ids.is_empty());

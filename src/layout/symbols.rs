@@ -821,7 +821,7 @@ pub fn sym_target_is_live(res: &Resolved, lay: &Layout, t: Target) -> bool {
             let o = &res.objects[file.index()];
             let shndx = o.sym_shndx(sym as usize);
             shndx == E::SHN_ABS as u32
-                || shndx == E::SHN_COMMON as u32
+                || (shndx == E::SHN_COMMON as u32 && !res.commons_discarded)
                 || (shndx != 0
                     && (shndx as usize) < o.sections.len()
                     && (lay.sec_addr[file.index()][shndx as usize] != NO_ADDR

@@ -637,6 +637,12 @@ impl SectionsScript {
         self.stmts.get(k as usize).is_some_and(|st| st.keep) || (v < DISCARD && v & LATE_KEEP != 0)
     }
 
+    /// Whether `/DISCARD/` takes the common symbols (`*(COMMON)`): GNU ld then drops them, and a reference to one
+    /// is an error.
+    pub fn discards_commons(&self) -> bool {
+        self.select(&InputName::of(""), b"COMMON", true).0 == DISCARD
+    }
+
     /// The output section the common symbols go to: their statement's, or `.bss`.
     pub fn common_output(&self) -> &[u8] {
         let d = self.common_stmt.and_then(|k| self.stmts[k as usize].output);

@@ -168,7 +168,9 @@ pub fn includes(res: &Resolved, live: &[Vec<bool>], no_locals: bool, f: FileId, 
     }
     let g = res.object_ids[f.index()][i - o.first_global];
     matches!(res.defs[g.index()], Def::Object { file, sym } if file == f && sym as usize == i)
-        && (shndx == E::SHN_ABS as u32 || shndx == E::SHN_COMMON as u32 || is_live(shndx))
+        && (shndx == E::SHN_ABS as u32
+            || (shndx == E::SHN_COMMON as u32 && !res.commons_discarded)
+            || is_live(shndx))
 }
 
 /// Where the symbols went, which the layout knows: the writer implements this over it (a trait, so that the loop

@@ -181,7 +181,10 @@ impl WriteCx<'_> {
     pub fn object_sym_shndx(&self, f: FileId, i: usize) -> Option<u16> {
         let o = &self.res.objects[f.index()];
         let shndx = o.sym_shndx(i);
-        if shndx == E::SHN_ABS as u32 {
+        // A common symbol a script discards: absolute 0, as GNU ld exports it.
+        if shndx == E::SHN_ABS as u32
+            || (shndx == E::SHN_COMMON as u32 && self.res.commons_discarded)
+        {
             return Some(E::SHN_ABS);
         }
         let sec = o.sections.get(shndx as usize)?;
