@@ -22,6 +22,9 @@ pub struct Contents {
     /// Linker-defined globals that go in as locals (`resolve::linker_symbol_is_local`), after the files' locals
     /// (GNU ld writes the hidden symbols it made local after the inputs' locals).
     pub extra_local: Vec<SymId>,
+    /// Whether a nameless `STT_FILE` entry comes before `extra_local`, as GNU ld writes one before the symbols it
+    /// made local so that they are not taken for the last file's.
+    pub anon_file: bool,
     /// Whether one of them is an IFUNC or a unique global.
     pub gnu_ext: bool,
     /// `--emit-relocs`: the output sections that get a section symbol, first after the null entry (as GNU ld
@@ -42,6 +45,7 @@ impl Contents {
         1 + self.section_syms.len() as u32
             + self.counts.iter().map(|c| c.0).sum::<u32>()
             + self.extra_local.len() as u32
+            + self.anon_file as u32
     }
 
     /// The sizes of `.symtab` and `.strtab`.
@@ -49,6 +53,7 @@ impl Contents {
         let n: u64 = self.counts.iter().map(|c| (c.0 + c.1) as u64).sum::<u64>()
             + self.extra.len() as u64
             + self.extra_local.len() as u64
+            + self.anon_file as u64
             + self.section_syms.len() as u64
             + 1;
         let strs: u64 = self.counts.iter().map(|c| c.2).sum::<u64>()
@@ -85,20 +90,37 @@ pub fn contents(
             if !res.object_live[f.index()] {
                 return ((0, 0, 0), Vec::new(), false);
             }
-            let mut bits = vec![0u64; o.syms.len().div_ceil(64)];
+            let mut bits = vec![0u64; o.syms.len().div_ceil(64).max(1)];
             let mut gnu_ext = false;
-            for i in 1..o.syms.len() {
+            // GNU ld writes an object's locals only if a section of its own is in the output.
+            let first = if contributes(res, live, f) {
+                1
+            } else {
+                o.first_global.max(1)
+            };
+            let (mut file_sym, mut other_local) = (false, false);
+            for i in first..o.syms.len() {
                 if includes(res, live, config.discard_all, f, i) {
                     bits[i / 64] |= 1 << (i % 64);
                     strs += o.sym_name(i).len() as u64 + 1;
                     if i < o.first_global {
-                        nl += 1
+                        nl += 1;
+                        let is_file = o.syms[i].st_type() == E::STT_FILE;
+                        file_sym |= is_file;
+                        other_local |= !is_file;
                     } else {
                         ng += 1
                     }
                     let s = &o.syms[i];
                     gnu_ext |= s.st_type() == E::STT_GNU_IFUNC || s.st_bind() == E::STB_GNU_UNIQUE;
                 }
+            }
+            if other_local && !file_sym {
+                // Bit 0 (the null symbol's) stands for the `STT_FILE` symbol GNU ld makes for an object without
+                // one, so that its locals are not taken for the previous file's.
+                bits[0] |= 1;
+                nl += 1;
+                strs += file_symbol_name(&o.name).len() as u64 + 1;
             }
             ((nl, ng, strs), bits, gnu_ext)
         })
@@ -129,6 +151,7 @@ pub fn contents(
         counts,
         members,
         extra,
+        anon_file: !extra_local.is_empty() && !config.discard_all,
         extra_local,
         gnu_ext,
         section_syms: Vec::new(),
@@ -136,8 +159,27 @@ pub fn contents(
     }
 }
 
-/// Whether `.symtab` lists symbol `i` of object `f`: live definitions, without section, file and `.L` temporary
-/// symbols (GNU ld's `-X`, always on), and without any local symbol under `-x` (`no_locals`).
+/// Whether object `f` puts a section of its own in the output: a kept one that is not merged into pieces shared
+/// with other files (`.comment`, strings) nor rebuilt by the linker (`.eh_frame`, property notes). An object whose
+/// sections `--gc-sections` or COMDAT groups all took has none.
+fn contributes(res: &Resolved, live: &[Vec<bool>], f: FileId) -> bool {
+    let o = &res.objects[f.index()];
+    (o.sections.iter().zip(&live[f.index()]))
+        .any(|(sec, &l)| l && sec.kind == crate::parse::SectionKind::Regular)
+}
+
+/// The name of the `STT_FILE` symbol GNU ld makes for an object that has none: the file's name without its
+/// directories, or an archive member's own name.
+pub fn file_symbol_name(name: &str) -> &str {
+    let name = match name.strip_suffix(')').and_then(|n| n.rsplit_once('(')) {
+        Some((_, member)) => member,
+        None => name,
+    };
+    name.rsplit('/').next().unwrap_or(name)
+}
+
+/// Whether `.symtab` lists symbol `i` of object `f`: live definitions and `STT_FILE` symbols, without section and
+/// `.L` temporary symbols (GNU ld's `-X`, always on), and without any local symbol under `-x` (`no_locals`).
 pub fn includes(res: &Resolved, live: &[Vec<bool>], no_locals: bool, f: FileId, i: usize) -> bool {
     let is_live = |shndx: u32| {
         live[f.index()]
@@ -148,8 +190,11 @@ pub fn includes(res: &Resolved, live: &[Vec<bool>], no_locals: bool, f: FileId, 
     let o = &res.objects[f.index()];
     let s = &o.syms[i];
     let ty = s.st_type();
-    if ty == E::STT_SECTION || ty == E::STT_FILE {
+    if ty == E::STT_SECTION {
         return false;
+    }
+    if ty == E::STT_FILE {
+        return i < o.first_global && !no_locals;
     }
     let shndx = o.sym_shndx(i);
     if i < o.first_global {
@@ -240,8 +285,13 @@ pub fn write(
         e[6..8].copy_from_slice(&shndx.to_le_bytes());
         e[8..16].copy_from_slice(&addr.to_le_bytes());
     }
-    let nlocal = contents.extra_local.len();
+    let nlocal = contents.extra_local.len() + contents.anon_file as usize;
     let (mut files, mut extras) = split_per_file(contents, nlocal, sym_out, str_out);
+    if contents.anon_file {
+        let (e, rest) = std::mem::take(&mut extras.locals).split_at_mut(24);
+        write_entry(e, (0, E::STT_FILE, 0), (E::SHN_ABS, 0, 0));
+        extras.locals = rest;
+    }
     res.runs.for_each_mut(&mut files, |f, out| {
         if contents.counts[f.index()] != (0, 0, 0) {
             write_file_symbols(res, f, &contents.members[f.index()], places, out);
@@ -318,6 +368,20 @@ fn write_file_symbols(
             .map(move |b| w * 64 + b)
     });
     for i in members {
+        if i == 0 {
+            // The file symbol made for an object without one (`contents`): the first of its locals.
+            let name = file_symbol_name(&o.name).as_bytes();
+            write_entry(
+                &mut out.locals[..24],
+                (out.name_off as u32, E::STT_FILE, 0),
+                (E::SHN_ABS, 0, 0),
+            );
+            out.names[..name.len()].copy_from_slice(name);
+            out.names[name.len()] = 0;
+            li += 1;
+            so += name.len() + 1;
+            continue;
+        }
         let sym = &o.syms[i];
         let name = o.sym_name(i);
         let (entries, idx) = if i < o.first_global {
@@ -336,13 +400,15 @@ fn write_file_symbols(
         } else {
             sym.st_type()
         };
-        let e = &mut entries[24 * *idx..24 * *idx + 24];
-        e[0..4].copy_from_slice(&((out.name_off + so as u64) as u32).to_le_bytes());
-        e[4] = (sym.st_bind() << 4) | ty;
-        e[5] = sym.st_other;
-        e[6..8].copy_from_slice(&section.to_le_bytes());
-        e[8..16].copy_from_slice(&places.value(f, i, ty).to_le_bytes());
-        e[16..24].copy_from_slice(&places.size(f, i).to_le_bytes());
+        write_entry(
+            &mut entries[24 * *idx..24 * *idx + 24],
+            (
+                (out.name_off + so as u64) as u32,
+                (sym.st_bind() << 4) | ty,
+                sym.st_other,
+            ),
+            (section, places.value(f, i, ty), places.size(f, i)),
+        );
         let sb = &mut out.names[so..so + name.len() + 1];
         sb[..name.len()].copy_from_slice(name);
         sb[name.len()] = 0;
@@ -380,17 +446,31 @@ fn write_extras<'a>(
                 (i.shndx, i.value, i.size, (i.bind, E::STV_DEFAULT, i.ty))
             }
         };
-        e[0..4].copy_from_slice(&((out.name_off + so as u64) as u32).to_le_bytes());
-        e[4] = (bind << 4) | ty;
-        e[5] = other;
-        e[6..8].copy_from_slice(&shndx.to_le_bytes());
-        e[8..16].copy_from_slice(&value.to_le_bytes());
-        e[16..24].copy_from_slice(&size.to_le_bytes());
+        write_entry(
+            e,
+            ((out.name_off + so as u64) as u32, (bind << 4) | ty, other),
+            (shndx, value, size),
+        );
         let sb = &mut out.names[so..][..name.len() + 1];
         sb[..name.len()].copy_from_slice(name);
         sb[name.len()] = 0;
         so += name.len() + 1;
     }
+}
+
+/// Writes one `.symtab` entry `e`: its name's offset, `st_info` and `st_other`, then its section index, value and
+/// size.
+fn write_entry(
+    e: &mut [u8],
+    (name, info, other): (u32, u8, u8),
+    (shndx, value, size): (u16, u64, u64),
+) {
+    e[0..4].copy_from_slice(&name.to_le_bytes());
+    e[4] = info;
+    e[5] = other;
+    e[6..8].copy_from_slice(&shndx.to_le_bytes());
+    e[8..16].copy_from_slice(&value.to_le_bytes());
+    e[16..24].copy_from_slice(&size.to_le_bytes());
 }
 
 /// A linker-defined symbol's binding, `st_other` and type in `.symtab`, as GNU ld gives them: the ones it makes
