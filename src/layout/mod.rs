@@ -477,8 +477,8 @@ pub fn layout<A: Arch>(
             res,
             order,
             listed,
-            &slots.aux_index,
-            &slots.aux,
+            (&slots.aux_index, &slots.aux),
+            config.kind == OutputKind::Shared || (config.export_dynamic && cx.is_dynamic),
         );
         let emit_relocs = match config.emit_relocs {
             true => Some(emit_relocs::plan(

@@ -13,8 +13,13 @@ use rayon::prelude::*;
 
 /// What `.symtab` holds.
 pub struct Contents {
-    /// Per file: (locals, globals, string bytes).
+    /// Per file: (locals, globals, string bytes); the globals include the file's `forced` ones.
     pub counts: Vec<(u32, u32, u64)>,
+    /// Per file: how many of its globals go in as locals (`forced_local`), after the nameless file symbol.
+    pub forced: Vec<u32>,
+    /// Whether the hidden globals the objects define go in as locals: in a shared object, or a dynamic output
+    /// under `-E`, as GNU ld writes them (it makes local every hidden symbol it considered for `.dynsym`).
+    pub forced_local: bool,
     /// Per file, bit `i` set if its symbol `i` goes in.
     pub members: Vec<Vec<u64>>,
     /// Globals not defined by an object that go in (linker-defined, imported with a slot).
@@ -44,6 +49,7 @@ impl Contents {
     pub fn first_global(&self) -> u32 {
         1 + self.section_syms.len() as u32
             + self.counts.iter().map(|c| c.0).sum::<u32>()
+            + self.forced.iter().sum::<u32>()
             + self.extra_local.len() as u32
             + self.anon_file as u32
     }
@@ -66,29 +72,30 @@ impl Contents {
 }
 
 /// Which symbols go in `.symtab`, counted per file in parallel, and the linker-made extras (`aux_index`: per
-/// symbol, `NONE` unless it has slots, which are in `aux`; `live`: per file, per section, whether it is kept).
+/// symbol, `NONE` unless it has slots, which are in `aux`; `live`: per file, per section, whether it is kept;
+/// `forced_local`: whether the objects' hidden globals go in as locals).
 pub fn contents(
     config: &Config,
     res: &Resolved,
     order: &FileOrder,
     live: &[Vec<bool>],
-    aux_index: &[u32],
-    aux: &[crate::synthetic::got_plt::Aux],
+    (aux_index, aux): (&[u32], &[crate::synthetic::got_plt::Aux]),
+    forced_local: bool,
 ) -> Contents {
     let objects = &res.objects;
     // Symbol table sizes per file (locals, globals, string bytes), and the linker-made extras.
     // Which symbols go in, as one bit per symbol, so the writer does not decide again; and whether one of them is
     // an IFUNC or a unique global (`gnu_osabi`), seen here while each symbol is in cache (a later walk over every
     // input symbol for just that was 6 ms on clang-so, serial at the end of the link).
-    type FileSymtab = ((u32, u32, u64), Vec<u64>, bool);
+    type FileSymtab = ((u32, u32, u64), u32, Vec<u64>, bool);
     let per_file: Vec<FileSymtab> = if config.strip_all {
         Vec::new()
     } else {
         res.runs.map(|f| {
             let o = &objects[f.index()];
-            let (mut nl, mut ng, mut strs) = (0u32, 0u32, 0u64);
+            let (mut nl, mut ng, mut nf, mut strs) = (0u32, 0u32, 0u32, 0u64);
             if !res.object_live[f.index()] {
-                return ((0, 0, 0), Vec::new(), false);
+                return ((0, 0, 0), 0, Vec::new(), false);
             }
             let mut bits = vec![0u64; o.syms.len().div_ceil(64).max(1)];
             let mut gnu_ext = false;
@@ -109,7 +116,8 @@ pub fn contents(
                         file_sym |= is_file;
                         other_local |= !is_file;
                     } else {
-                        ng += 1
+                        ng += 1;
+                        nf += (forced_local && is_hidden(res, f, i)) as u32;
                     }
                     let s = &o.syms[i];
                     gnu_ext |= s.st_type() == E::STT_GNU_IFUNC || s.st_bind() == E::STB_GNU_UNIQUE;
@@ -122,11 +130,17 @@ pub fn contents(
                 nl += 1;
                 strs += file_symbol_name(&o.name).len() as u64 + 1;
             }
-            ((nl, ng, strs), bits, gnu_ext)
+            ((nl, ng, strs), nf, bits, gnu_ext)
         })
     };
-    let gnu_ext = per_file.iter().any(|p| p.2);
-    let (counts, members): (Vec<_>, Vec<_>) = per_file.into_iter().map(|(c, b, _)| (c, b)).unzip();
+    let gnu_ext = per_file.iter().any(|p| p.3);
+    let mut forced = Vec::with_capacity(per_file.len());
+    let (counts, members): (Vec<_>, Vec<_>) = (per_file.into_iter())
+        .map(|(c, nf, b, _)| {
+            forced.push(nf);
+            (c, b)
+        })
+        .unzip();
     let all_extra: Vec<SymId> = if config.strip_all {
         Vec::new()
     } else {
@@ -151,7 +165,10 @@ pub fn contents(
         counts,
         members,
         extra,
-        anon_file: !extra_local.is_empty() && !config.discard_all,
+        anon_file: (!extra_local.is_empty() || forced.iter().any(|&n| n > 0))
+            && !config.discard_all,
+        forced,
+        forced_local,
         extra_local,
         gnu_ext,
         section_syms: Vec::new(),
@@ -176,6 +193,13 @@ pub fn file_symbol_name(name: &str) -> &str {
         None => name,
     };
     name.rsplit('/').next().unwrap_or(name)
+}
+
+/// Whether global `i` of object `f`, which `.symtab` lists, is hidden (its own or another file's visibility, a
+/// version script's `local:`, `--exclude-libs`): where `Contents::forced_local`, it goes in as a local.
+pub fn is_hidden(res: &Resolved, f: FileId, i: usize) -> bool {
+    let o = &res.objects[f.index()];
+    (res.object_ids[f.index()].get(i - o.first_global)).is_some_and(|g| res.hidden[g.index()])
 }
 
 /// Whether `.symtab` lists symbol `i` of object `f`: live definitions and `STT_FILE` symbols, without section and
@@ -249,18 +273,19 @@ pub struct Import {
     pub size: u64,
 }
 
-/// One file's share of the two sections: its local entries, its global entries, and its names, which start at
-/// offset `name_off` of `.strtab`.
+/// One file's share of the two sections: its local entries, the entries of its globals that go in as locals, its
+/// other globals' entries, and its names, which start at offset `name_off` of `.strtab`.
 #[derive(Default)]
 struct FileOut<'a> {
     locals: &'a mut [u8],
+    forced: &'a mut [u8],
     globals: &'a mut [u8],
     names: &'a mut [u8],
     name_off: u64,
 }
 
-/// Writes `.symtab` (`sym_out`) and `.strtab` (`str_out`), every byte of both, in parallel per file: the null
-/// symbol, each file's locals, the local extras, each file's globals, then the global extras.
+/// Writes `.symtab` (`sym_out`) and `.strtab` (`str_out`), every byte of both, in parallel per file, in the order
+/// `split_per_file` gives.
 pub fn write(
     config: &Config,
     res: &Resolved,
@@ -285,16 +310,14 @@ pub fn write(
         e[6..8].copy_from_slice(&shndx.to_le_bytes());
         e[8..16].copy_from_slice(&addr.to_le_bytes());
     }
-    let nlocal = contents.extra_local.len() + contents.anon_file as usize;
-    let (mut files, mut extras) = split_per_file(contents, nlocal, sym_out, str_out);
+    let (mut files, anon, mut extras) = split_per_file(contents, sym_out, str_out);
     if contents.anon_file {
-        let (e, rest) = std::mem::take(&mut extras.locals).split_at_mut(24);
-        write_entry(e, (0, E::STT_FILE, 0), (E::SHN_ABS, 0, 0));
-        extras.locals = rest;
+        write_entry(anon, (0, E::STT_FILE, 0), (E::SHN_ABS, 0, 0));
     }
     res.runs.for_each_mut(&mut files, |f, out| {
         if contents.counts[f.index()] != (0, 0, 0) {
-            write_file_symbols(res, f, &contents.members[f.index()], places, out);
+            let forced = contents.forced_local && contents.forced[f.index()] > 0;
+            write_file_symbols(res, f, &contents.members[f.index()], forced, places, out);
         }
     });
     let (locals, globals) = (&contents.extra_local, &contents.extra);
@@ -308,35 +331,44 @@ pub fn write(
 }
 
 /// Each file's share of `sym_out` (the entries after the null one and the section symbols) and `str_out` (after
-/// the empty name), the files in `Contents::files`' order, and the extras' share: `extra_locals` entries after the
-/// files' locals, the rest after their globals (written in that order, so `FileOut::globals` holds both), and the
-/// names after theirs.
+/// the empty name), the files in `Contents::files`' order; the nameless file symbol's entry (empty where there is
+/// none); and the extras' share: `extra_local`'s entries after the files' forced locals, the rest after their
+/// globals (written in that order, so `FileOut::globals` holds both), and the names after theirs. `.symtab` is:
+/// the files' locals, the nameless file symbol, the files' forced locals, the extra locals, the files' globals,
+/// the extra globals.
 fn split_per_file<'a>(
     contents: &Contents,
-    extra_locals: usize,
     sym_out: &'a mut [u8],
     str_out: &'a mut [u8],
-) -> (Vec<FileOut<'a>>, FileOut<'a>) {
+) -> (Vec<FileOut<'a>>, &'a mut [u8], FileOut<'a>) {
     let counts = &contents.counts[..];
     let nlocal: usize = counts.iter().map(|c| c.0 as usize).sum();
-    let nglobal: usize = counts.iter().map(|c| c.1 as usize).sum();
-    let (mut locals, rest) = sym_out.split_at_mut(24 * nlocal);
-    let (extra_local, rest) = rest.split_at_mut((24 * extra_locals).min(rest.len()));
-    let (mut globals, extra_global) = rest.split_at_mut((24 * nglobal).min(rest.len()));
+    let nforced: usize = contents.forced.iter().map(|&n| n as usize).sum();
+    let nglobal: usize = counts.iter().map(|c| c.1 as usize).sum::<usize>() - nforced;
+    let take = |s: &'a mut [u8], n: usize| s.split_at_mut((24 * n).min(s.len()));
+    let (mut locals, rest) = take(sym_out, nlocal);
+    let (anon, rest) = take(rest, contents.anon_file as usize);
+    let (mut forced, rest) = take(rest, nforced);
+    let (extra_local, rest) = take(rest, contents.extra_local.len());
+    let (mut globals, extra_global) = take(rest, nglobal);
     let (_, mut names) = str_out.split_at_mut(1.min(str_out.len()));
     let mut name_off = 1u64;
     let mut files: Vec<FileOut> = Vec::with_capacity(counts.len());
     files.resize_with(counts.len(), FileOut::default);
     for f in contents.files() {
         let (nl, ng, strs) = counts[f.index()];
+        let nf = contents.forced[f.index()];
         let (l, rest) = std::mem::take(&mut locals).split_at_mut(24 * nl as usize);
         locals = rest;
-        let (g, rest) = std::mem::take(&mut globals).split_at_mut(24 * ng as usize);
+        let (fl, rest) = std::mem::take(&mut forced).split_at_mut(24 * nf as usize);
+        forced = rest;
+        let (g, rest) = std::mem::take(&mut globals).split_at_mut(24 * (ng - nf) as usize);
         globals = rest;
         let (n, rest) = std::mem::take(&mut names).split_at_mut(strs as usize);
         names = rest;
         files[f.index()] = FileOut {
             locals: l,
+            forced: fl,
             globals: g,
             names: n,
             name_off,
@@ -345,23 +377,26 @@ fn split_per_file<'a>(
     }
     let extras = FileOut {
         locals: extra_local,
+        forced: &mut [],
         globals: extra_global,
         names,
         name_off,
     };
-    (files, extras)
+    (files, anon, extras)
 }
 
 /// Writes the entries and names of object `f`'s symbols that go in (`members`, a bit each).
+/// (`forced`: some of its globals go in as locals).
 fn write_file_symbols(
     res: &Resolved,
     f: FileId,
     members: &[u64],
+    forced: bool,
     places: &impl Places,
     out: &mut FileOut,
 ) {
     let o = &res.objects[f.index()];
-    let (mut li, mut gi, mut so) = (0usize, 0usize, 0usize);
+    let (mut li, mut fi, mut gi, mut so) = (0usize, 0usize, 0usize, 0usize);
     let members = members.iter().enumerate().flat_map(|(w, &bits)| {
         (0..64)
             .filter(move |b| bits >> b & 1 != 0)
@@ -384,10 +419,21 @@ fn write_file_symbols(
         }
         let sym = &o.syms[i];
         let name = o.sym_name(i);
-        let (entries, idx) = if i < o.first_global {
-            (&mut *out.locals, &mut li)
+        let (entries, idx, bind, other) = if i < o.first_global {
+            (&mut *out.locals, &mut li, sym.st_bind(), sym.st_other)
+        } else if forced && is_hidden(res, f, i) {
+            // GNU ld clears the visibility of the hidden symbols it makes local.
+            (&mut *out.forced, &mut fi, E::STB_LOCAL, sym.st_other & !3)
+        } else if sym.st_visibility() == E::STV_DEFAULT && is_hidden(res, f, i) {
+            // Hidden by another file's reference or `--exclude-libs`: GNU ld writes the visibility the link gave.
+            (
+                &mut *out.globals,
+                &mut gi,
+                sym.st_bind(),
+                sym.st_other | E::STV_HIDDEN,
+            )
         } else {
-            (&mut *out.globals, &mut gi)
+            (&mut *out.globals, &mut gi, sym.st_bind(), sym.st_other)
         };
         let shndx = o.sym_shndx(i);
         let section = if shndx == E::SHN_ABS as u32 {
@@ -402,11 +448,7 @@ fn write_file_symbols(
         };
         write_entry(
             &mut entries[24 * *idx..24 * *idx + 24],
-            (
-                (out.name_off + so as u64) as u32,
-                (sym.st_bind() << 4) | ty,
-                sym.st_other,
-            ),
+            ((out.name_off + so as u64) as u32, (bind << 4) | ty, other),
             (section, places.value(f, i, ty), places.size(f, i)),
         );
         let sb = &mut out.names[so..so + name.len() + 1];

@@ -21,10 +21,11 @@ use object::elf as E;
 use rayon::prelude::*;
 
 /// Where the symbols went in `.symtab` (`synthetic::symtab`'s order: the null entry, the section symbols, each
-/// file's locals, the local extras, each file's globals, the global extras).
+/// file's locals, the nameless file symbol, each file's globals made local, the local extras, each file's other
+/// globals, the global extras).
 struct SymIndex {
-    /// Per file: the index of its first local entry and of its first global entry, and its number of locals.
-    starts: Vec<(u32, u32, u32)>,
+    /// Per file: the index of its first local entry.
+    starts: Vec<u32>,
     /// Per file, per 64 symbols: how many of its symbols before them are in `.symtab`.
     ranks: Vec<Vec<u32>>,
     /// Per global: its entry, or `NONE`.
@@ -41,12 +42,21 @@ impl SymIndex {
             section[o.index()] = 1 + k as u32;
         }
         let (mut local, mut global) = (1 + st.section_syms.len() as u32, st.first_global());
-        let mut starts = vec![(0, 0, 0); st.counts.len()];
+        let mut starts = vec![0; st.counts.len()];
+        // Per file: the entry of its first forced local and of its first global (`symtab::split_per_file`).
+        let mut global_starts = vec![(0, 0); st.counts.len()];
+        let mut forced = 1
+            + st.section_syms.len() as u32
+            + st.counts.iter().map(|c| c.0).sum::<u32>()
+            + st.anon_file as u32;
         for f in st.files() {
             let (nl, ng, _) = st.counts[f.index()];
-            starts[f.index()] = (local, global, nl);
+            let nf = st.forced[f.index()];
+            starts[f.index()] = local;
+            global_starts[f.index()] = (forced, global);
             local += nl;
-            global += ng;
+            forced += nf;
+            global += ng - nf;
         }
         let ranks: Vec<Vec<u32>> = st
             .members
@@ -72,10 +82,19 @@ impl SymIndex {
             let Some(bits) = st.members.get(f) else {
                 continue;
             };
+            let (mut forced, mut global) = global_starts[f];
+            let forces = st.forced_local && st.forced[f] > 0;
             for i in o.first_global..o.syms.len().min(64 * bits.len()) {
                 if idx.is_member(i, bits) {
                     let g = res.object_ids[f][i - o.first_global];
-                    idx.global[g.index()] = idx.file_entry(FileId::new(f), i, bits);
+                    let next = match forces
+                        && crate::synthetic::symtab::is_hidden(res, FileId::new(f), i)
+                    {
+                        true => &mut forced,
+                        false => &mut global,
+                    };
+                    idx.global[g.index()] = *next;
+                    *next += 1;
                 }
             }
         }
@@ -94,16 +113,12 @@ impl SymIndex {
         bits.get(i / 64).is_some_and(|w| w >> (i % 64) & 1 != 0)
     }
 
-    /// The entry of symbol `i` of file `f`, a member.
+    /// The entry of local symbol `i` of file `f`, a member (its locals come first in its symbol table, so its rank
+    /// among the members counts from its first local entry).
     fn file_entry(&self, f: FileId, i: usize, bits: &[u64]) -> u32 {
         let rank =
             self.ranks[f.index()][i / 64] + (bits[i / 64] & ((1u64 << (i % 64)) - 1)).count_ones();
-        let (local, global, nl) = self.starts[f.index()];
-        if rank < nl {
-            local + rank
-        } else {
-            global + rank - nl
-        }
+        self.starts[f.index()] + rank
     }
 }
 
