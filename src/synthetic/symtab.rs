@@ -436,20 +436,26 @@ fn write_file_symbols(
             (&mut *out.globals, &mut gi, sym.st_bind(), sym.st_other)
         };
         let shndx = o.sym_shndx(i);
-        let section = if shndx == E::SHN_ABS as u32 {
-            E::SHN_ABS
-        } else {
-            places.section_index(f, shndx)
-        };
         let ty = if shndx == E::SHN_COMMON as u32 {
             E::STT_OBJECT
         } else {
             sym.st_type()
         };
+        // A file symbol is absolute, whatever section index the input gave it (`includes` did not check it).
+        let place = if ty == E::STT_FILE {
+            (E::SHN_ABS, 0, 0)
+        } else {
+            let section = if shndx == E::SHN_ABS as u32 {
+                E::SHN_ABS
+            } else {
+                places.section_index(f, shndx)
+            };
+            (section, places.value(f, i, ty), places.size(f, i))
+        };
         write_entry(
             &mut entries[24 * *idx..24 * *idx + 24],
             ((out.name_off + so as u64) as u32, (bind << 4) | ty, other),
-            (section, places.value(f, i, ty), places.size(f, i)),
+            place,
         );
         let sb = &mut out.names[so..so + name.len() + 1];
         sb[..name.len()].copy_from_slice(name);
