@@ -166,13 +166,14 @@ fn discarded_references(
     Err(crate::diag::Errors(errors))
 }
 
-/// The file whose common symbol relocation target `sym` of file `f` is, where a script discards the commons.
-fn discarded_common(res: &Resolved, f: FileId, sym: usize) -> Option<FileId> {
+/// The file whose common symbol relocation target `i` (a symbol of file `f`) is, where a script discards the
+/// commons.
+fn discarded_common(res: &Resolved, f: FileId, i: usize) -> Option<FileId> {
     let o = &res.objects[f.index()];
-    if !res.commons_discarded || sym < o.first_global {
+    if !res.commons_discarded || i < o.first_global {
         return None;
     }
-    let g = *res.object_ids[f.index()].get(sym - o.first_global)?;
+    let g = *res.object_ids[f.index()].get(i - o.first_global)?;
     match res.defs[g.index()] {
         Def::Object { file, sym } => (res.objects[file.index()].sym_shndx(sym as usize)
             == E::SHN_COMMON as u32)

@@ -50,3 +50,39 @@ fn rpath_and_audit_follow_gnu_ld() {
         assert_eq!(views[1], views[0], "{flags:?}");
     }
 }
+
+/// `ld` run without `--hash-style` (build systems that call it directly: gnu-efi, boot loaders, kernel modules'
+/// helpers) writes both hash tables, as GNU ld and lld do by default; gcc asks for `--hash-style=gnu` itself.
+#[test]
+fn both_hash_tables_by_default_as_gnu_ld() {
+    let Some((dir, _, _)) = common::against_gnu_ld("dynamic-tags-hash", &["gcc", "readelf"]) else {
+        return;
+    };
+    std::fs::write(
+        dir.join("f.c"),
+        "int f(void) { return 1; }\nint g(void) { return f() + 1; }\n",
+    )
+    .unwrap();
+    common::tool_ok("gcc", &["-c", "-fPIC", "f.c"], &dir);
+    let (rivet, _) = common::linker_under_test();
+    let mut views = Vec::new();
+    for ld in ["ld.bfd".to_string(), rivet.display().to_string()] {
+        for style in [None, Some("--hash-style=sysv"), Some("--hash-style=gnu")] {
+            let mut args = vec!["-shared", "-o", "f.so", "f.o"];
+            args.extend(style);
+            let o = common::tool(&ld, &args, Some(&dir));
+            assert!(o.success(), "{ld} {style:?}: {}", o.log());
+            let d = common::tool_ok("readelf", &["-dW", "f.so"], &dir);
+            let hashes: Vec<&str> = ["(HASH)", "(GNU_HASH)"]
+                .into_iter()
+                .filter(|t| d.contains(t))
+                .collect();
+            views.push(format!("{style:?}: {hashes:?}"));
+        }
+    }
+    assert_eq!(
+        views[3..],
+        views[..3],
+        "rivet (left) against GNU ld (right)"
+    );
+}
