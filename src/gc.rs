@@ -224,7 +224,7 @@ fn mark_live(config: &Config, res: &Resolved, script: &[Vec<u32>]) -> Liveness {
     }
     let marker = Marker::new(res);
     let t = crate::timing::span("roots");
-    let mut frontier = marker.root_sections(config.sections.as_deref(), script);
+    let (mut frontier, lsdas) = marker.root_sections(config.sections.as_deref(), script);
     let mut root_syms = named_root_symbols(config, res);
     // Named on the command line: these keep a library they resolve to (exports below do not).
     marker.use_libraries_of(&root_syms);
@@ -234,6 +234,17 @@ fn mark_live(config: &Config, res: &Resolved, script: &[Vec<u32>]) -> Liveness {
     drop(t);
     let t = crate::timing::span("mark");
     marker.mark_reachable(frontier, &dependents);
+    // The exception tables of the live functions, and what they alone keep, until no function is added.
+    loop {
+        let more: Vec<(FileId, SecIdx)> = (lsdas.iter())
+            .filter(|((ff, fs), (lf, ls))| marker.is_marked(*ff, *fs) && marker.mark(*lf, *ls))
+            .map(|&(_, lsda)| lsda)
+            .collect();
+        if more.is_empty() {
+            break;
+        }
+        marker.mark_reachable(more, &dependents);
+    }
     drop(t);
     marker.keep_eh_frames();
     let liveness = marker.into_liveness();
@@ -250,6 +261,35 @@ fn all_candidates(res: &Resolved) -> Vec<Vec<bool>> {
             .map(|s| candidate(res, f, SecIdx::new(s)))
             .collect()
     })
+}
+
+/// An FDE's function section and the data its FDE names besides (the LSDA): live only with the function.
+type Lsda = ((FileId, SecIdx), (FileId, SecIdx));
+
+/// Whether section `s` of file `f` holds code.
+fn is_code(res: &Resolved, f: FileId, s: SecIdx) -> bool {
+    res.objects[f.index()].sec(s).flags() & E::SHF_EXECINSTR as u64 != 0
+}
+
+/// `.eh_frame`'s records as (start, end, is a CIE), up to the terminator; `None` where the contents do not parse
+/// as records (a 64-bit length, a record past the end).
+fn eh_records(data: &[u8]) -> Option<Vec<(u64, u64, bool)>> {
+    let word = |p: usize| Some(u32::from_le_bytes(data.get(p..p + 4)?.try_into().ok()?));
+    let mut v = Vec::new();
+    let mut p = 0usize;
+    while p + 4 <= data.len() {
+        let len = word(p)? as usize;
+        if len == 0 {
+            break;
+        }
+        if len == 0xffff_ffff || len < 4 {
+            return None;
+        }
+        let end = p.checked_add(4 + len).filter(|&e| e <= data.len())?;
+        v.push((p as u64, end as u64, word(p + 4)? == 0));
+        p = end;
+    }
+    Some(v)
 }
 
 /// The mark's state: a flag per section, and which `--as-needed` libraries live code uses.
@@ -321,12 +361,13 @@ impl<'a> Marker<'a> {
     }
 
     /// The root sections (`is_root_section`, and those a script's `KEEP` places), marked, and the data that
-    /// `.eh_frame` refers to.
+    /// `.eh_frame`'s CIEs refer to (personality pointers); and each FDE's (function, LSDA) pair, the LSDA to be
+    /// kept with the function, as GNU ld keeps it.
     fn root_sections(
         &self,
         sections: Option<&crate::script::sections::SectionsScript>,
         script: &[Vec<u32>],
-    ) -> Vec<(FileId, SecIdx)> {
+    ) -> (Vec<(FileId, SecIdx)>, Vec<Lsda>) {
         let res = self.res;
         let objects = &res.objects;
         // `KEEP(*(.eh_frame))` (GNU ld's default script) does not make `.eh_frame` a root: its records refer to
@@ -335,34 +376,81 @@ impl<'a> Marker<'a> {
             sections.is_some_and(|sc| sc.keeps(script[f.index()][s.index()]))
                 && objects[f.index()].sections[s.index()].kind != SectionKind::EhFrame
         };
-        res.runs.flat_map(|f| {
+        let per_file: Vec<(Vec<(FileId, SecIdx)>, Vec<Lsda>)> = res.runs.map(|f| {
             let o = &objects[f.index()];
-            let mut roots = Vec::new();
+            let (mut roots, mut lsdas) = (Vec::new(), Vec::new());
             for (s, sec) in o.secs() {
                 if (is_root_section(res, o, s) || kept(f, s)) && self.mark(f, s) {
                     roots.push((f, s));
                 }
-                // Data that .eh_frame points at (LSDAs, personality pointers) lives as long as the FDE's
-                // function; keeping it whenever an FDE refers to it is the simple safe superset.
                 if sec.kind == SectionKind::EhFrame && candidate(res, f, s) {
-                    for r in sec.relas() {
-                        if self.track_shared {
-                            self.note_shared(f, r.r_sym(crate::elf::LE, false) as usize);
-                        }
-                        if let Some((tf, ts)) =
-                            target_section(res, f, r.r_sym(crate::elf::LE, false) as usize)
-                        {
-                            let exec =
-                                objects[tf.index()].sec(ts).flags() & E::SHF_EXECINSTR as u64 != 0;
-                            if !exec && self.mark(tf, ts) {
-                                roots.push((tf, ts));
-                            }
-                        }
-                    }
+                    self.eh_frame_refs(f, &sec, &mut roots, &mut lsdas);
                 }
             }
-            roots.into_iter()
-        })
+            (roots, lsdas)
+        });
+        let (roots, lsdas): (Vec<_>, Vec<_>) = per_file.into_iter().unzip();
+        (roots.concat(), lsdas.concat())
+    }
+
+    /// What `.eh_frame` section `sec` of file `f` refers to besides code: data a CIE names (a personality
+    /// pointer) goes in `roots`, marked; data an FDE names (its function's LSDA) goes in `lsdas` with the FDE's
+    /// function. Where the records do not parse or the relocations are out of order, every such reference is a
+    /// root (the safe superset).
+    fn eh_frame_refs(
+        &self,
+        f: FileId,
+        sec: &crate::parse::Sec,
+        roots: &mut Vec<(FileId, SecIdx)>,
+        lsdas: &mut Vec<Lsda>,
+    ) {
+        let (res, le) = (self.res, crate::elf::LE);
+        let relas = sec.relas();
+        let in_order = relas
+            .windows(2)
+            .all(|w| w[0].r_offset.get(le) <= w[1].r_offset.get(le));
+        let records = in_order.then(|| eh_records(&sec.data())).flatten();
+        let (mut k, mut function) = (0usize, None::<(usize, Option<(FileId, SecIdx)>)>);
+        for r in relas {
+            let i = r.r_sym(le, false) as usize;
+            if self.track_shared {
+                self.note_shared(f, i);
+            }
+            let target = target_section(res, f, i);
+            let off = r.r_offset.get(le);
+            // The FDE this relocation is in, if it is in one: its index and start.
+            let fde = records.as_deref().and_then(|recs| {
+                while recs.get(k).is_some_and(|rec| rec.1 <= off) {
+                    k += 1;
+                }
+                recs.get(k)
+                    .filter(|rec| rec.0 <= off && !rec.2)
+                    .map(|rec| (k, rec.0))
+            });
+            match (fde, function) {
+                // PC begin: the FDE's function.
+                (Some((n, start)), _) if off == start + 8 => {
+                    function = Some((n, target));
+                    continue;
+                }
+                (Some((n, _)), Some((m, Some(func)))) if n == m => {
+                    if let Some(t) = target.filter(|&(tf, ts)| !is_code(res, tf, ts)) {
+                        lsdas.push((func, t));
+                    }
+                    continue;
+                }
+                _ => {}
+            }
+            if let Some((tf, ts)) = target.filter(|&(tf, ts)| !is_code(res, tf, ts))
+                && self.mark(tf, ts)
+            {
+                roots.push((tf, ts));
+            }
+        }
+    }
+
+    fn is_marked(&self, f: FileId, s: SecIdx) -> bool {
+        self.marks[f.index()][s.index()].load(Relaxed)
     }
 
     /// The libraries that define the globals `syms` are used.
