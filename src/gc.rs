@@ -263,8 +263,11 @@ fn all_candidates(res: &Resolved) -> Vec<Vec<bool>> {
     })
 }
 
+/// A section the mark starts from.
+type Root = (FileId, SecIdx);
+
 /// An FDE's function section and the data its FDE names besides (the LSDA): live only with the function.
-type Lsda = ((FileId, SecIdx), (FileId, SecIdx));
+type Lsda = (Root, Root);
 
 /// Whether section `s` of file `f` holds code.
 fn is_code(res: &Resolved, f: FileId, s: SecIdx) -> bool {
@@ -367,7 +370,7 @@ impl<'a> Marker<'a> {
         &self,
         sections: Option<&crate::script::sections::SectionsScript>,
         script: &[Vec<u32>],
-    ) -> (Vec<(FileId, SecIdx)>, Vec<Lsda>) {
+    ) -> (Vec<Root>, Vec<Lsda>) {
         let res = self.res;
         let objects = &res.objects;
         // `KEEP(*(.eh_frame))` (GNU ld's default script) does not make `.eh_frame` a root: its records refer to
@@ -376,7 +379,7 @@ impl<'a> Marker<'a> {
             sections.is_some_and(|sc| sc.keeps(script[f.index()][s.index()]))
                 && objects[f.index()].sections[s.index()].kind != SectionKind::EhFrame
         };
-        let per_file: Vec<(Vec<(FileId, SecIdx)>, Vec<Lsda>)> = res.runs.map(|f| {
+        let per_file: Vec<(Vec<Root>, Vec<Lsda>)> = res.runs.map(|f| {
             let o = &objects[f.index()];
             let (mut roots, mut lsdas) = (Vec::new(), Vec::new());
             for (s, sec) in o.secs() {
@@ -401,7 +404,7 @@ impl<'a> Marker<'a> {
         &self,
         f: FileId,
         sec: &crate::parse::Sec,
-        roots: &mut Vec<(FileId, SecIdx)>,
+        roots: &mut Vec<Root>,
         lsdas: &mut Vec<Lsda>,
     ) {
         let (res, le) = (self.res, crate::elf::LE);
@@ -409,7 +412,7 @@ impl<'a> Marker<'a> {
         let in_order = relas
             .windows(2)
             .all(|w| w[0].r_offset.get(le) <= w[1].r_offset.get(le));
-        let records = in_order.then(|| eh_records(&sec.data())).flatten();
+        let records = in_order.then(|| eh_records(sec.data())).flatten();
         let (mut k, mut function) = (0usize, None::<(usize, Option<(FileId, SecIdx)>)>);
         for r in relas {
             let i = r.r_sym(le, false) as usize;
