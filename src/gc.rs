@@ -274,25 +274,48 @@ fn is_code(res: &Resolved, f: FileId, s: SecIdx) -> bool {
     res.objects[f.index()].sec(s).flags() & E::SHF_EXECINSTR as u64 != 0
 }
 
-/// `.eh_frame`'s records as (start, end, is a CIE), up to the terminator; `None` where the contents do not parse
-/// as records (a 64-bit length, a record past the end).
-fn eh_records(data: &[u8]) -> Option<Vec<(u64, u64, bool)>> {
-    let word = |p: usize| Some(u32::from_le_bytes(data.get(p..p + 4)?.try_into().ok()?));
-    let mut v = Vec::new();
-    let mut p = 0usize;
-    while p + 4 <= data.len() {
-        let len = word(p)? as usize;
-        if len == 0 {
-            break;
+/// `.eh_frame`'s records, read alongside its relocations in offset order, without a table of them.
+#[derive(Default)]
+struct EhWalk<'a> {
+    data: &'a [u8],
+    /// Where the next record starts.
+    next: u64,
+    /// The record read last: start, end, whether it is an FDE.
+    current: Option<(u64, u64, bool)>,
+    /// The last offset asked about.
+    last: u64,
+    /// The records stopped parsing (a 64-bit length, a record past the end, the terminator) or an offset came
+    /// before the previous one: no more answers.
+    done: bool,
+}
+
+impl EhWalk<'_> {
+    /// The start of the FDE that holds offset `off`, if one does and the walk can tell.
+    fn fde_at(&mut self, off: u64) -> Option<u64> {
+        self.done |= off < self.last;
+        self.last = off;
+        while !self.done && self.current.is_none_or(|(_, end, _)| end <= off) {
+            let word = |p: u64| {
+                let p = usize::try_from(p).ok()?;
+                Some(u32::from_le_bytes(
+                    self.data.get(p..p.checked_add(4)?)?.try_into().ok()?,
+                ))
+            };
+            let start = self.next;
+            match (word(start), word(start + 4)) {
+                (Some(len), Some(id)) if (4..u32::MAX).contains(&len) => {
+                    let end = start + 4 + len as u64;
+                    self.done = end > self.data.len() as u64;
+                    (self.current, self.next) = (Some((start, end, id != 0)), end);
+                }
+                _ => self.done = true,
+            }
         }
-        if len == 0xffff_ffff || len < 4 {
-            return None;
+        match self.current {
+            Some((start, end, true)) if !self.done && start <= off && off < end => Some(start),
+            _ => None,
         }
-        let end = p.checked_add(4 + len).filter(|&e| e <= data.len())?;
-        v.push((p as u64, end as u64, word(p + 4)? == 0));
-        p = end;
     }
-    Some(v)
 }
 
 /// The mark's state: a flag per section, and which `--as-needed` libraries live code uses.
@@ -408,35 +431,25 @@ impl<'a> Marker<'a> {
         lsdas: &mut Vec<Lsda>,
     ) {
         let (res, le) = (self.res, crate::elf::LE);
-        let relas = sec.relas();
-        let in_order = relas
-            .windows(2)
-            .all(|w| w[0].r_offset.get(le) <= w[1].r_offset.get(le));
-        let records = in_order.then(|| eh_records(sec.data())).flatten();
-        let (mut k, mut function) = (0usize, None::<(usize, Option<(FileId, SecIdx)>)>);
-        for r in relas {
+        let mut walk = EhWalk {
+            data: sec.data(),
+            ..EhWalk::default()
+        };
+        let mut function: Option<(u64, Option<Root>)> = None;
+        for r in sec.relas() {
             let i = r.r_sym(le, false) as usize;
             if self.track_shared {
                 self.note_shared(f, i);
             }
             let target = target_section(res, f, i);
             let off = r.r_offset.get(le);
-            // The FDE this relocation is in, if it is in one: its index and start.
-            let fde = records.as_deref().and_then(|recs| {
-                while recs.get(k).is_some_and(|rec| rec.1 <= off) {
-                    k += 1;
-                }
-                recs.get(k)
-                    .filter(|rec| rec.0 <= off && !rec.2)
-                    .map(|rec| (k, rec.0))
-            });
-            match (fde, function) {
+            match (walk.fde_at(off), function) {
                 // PC begin: the FDE's function.
-                (Some((n, start)), _) if off == start + 8 => {
-                    function = Some((n, target));
+                (Some(start), _) if off == start + 8 => {
+                    function = Some((start, target));
                     continue;
                 }
-                (Some((n, _)), Some((m, Some(func)))) if n == m => {
+                (Some(start), Some((at, Some(func)))) if start == at => {
                     if let Some(t) = target.filter(|&(tf, ts)| !is_code(res, tf, ts)) {
                         lsdas.push((func, t));
                     }
