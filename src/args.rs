@@ -2468,8 +2468,8 @@ mod tests {
             error("--build-id=blake a.o"),
             "unknown --build-id style: blake"
         );
-        assert_eq!(link("a.o").hash_style, HashStyle::Sysv);
-        assert_eq!(link("--hash-style=both a.o").hash_style, HashStyle::Both);
+        assert_eq!(link("a.o").hash_style, HashStyle::Both);
+        assert_eq!(link("--hash-style=gnu a.o").hash_style, HashStyle::Gnu);
         assert_eq!(link("--hash-style sysv a.o").hash_style, HashStyle::Sysv);
         assert_eq!(error("--hash-style=mips a.o"), "unknown --hash-style: mips");
     }
