@@ -23,23 +23,9 @@ TARBALL="$SRC/gnu-efi_$VER.orig.tar.bz2"
 OVMF_CODE=/usr/share/OVMF/OVMF_CODE_4M.fd
 OVMF_VARS=/usr/share/OVMF/OVMF_VARS_4M.fd
 if [ "${RIVET_GNU_EFI_FETCH:-0}" = 1 ]; then
-    sudo=""
-    [ "$(id -u)" -ne 0 ] && sudo="sudo"
     if [ ! -f "$TARBALL" ]; then
-        if ! grep -rqs '^deb-src\|^Types:.*deb-src' /etc/apt/sources.list /etc/apt/sources.list.d/; then
-            log "adding a deb-src entry for bookworm"
-            own=/etc/apt/sources.list.d/debian.sources
-            if [ -f "$own" ]; then
-                sed 's/^Types: deb$/Types: deb-src/' "$own" | $sudo tee /etc/apt/sources.list.d/rivet-deb-src.sources
-            else
-                echo "deb-src http://deb.debian.org/debian bookworm main" |
-                    $sudo tee /etc/apt/sources.list.d/rivet-deb-src.list
-            fi >/dev/null
-        fi
         log "fetching Debian's gnu-efi $VER source into $SRC"
-        { $sudo apt-get update -q >/dev/null && mkdir -p "$SRC" &&
-            (cd "$SRC" && apt-get source --download-only -q "gnu-efi=$VER-1" >/dev/null); } ||
-            log "could not fetch the source"
+        apt_source "$SRC" "gnu-efi=$VER-1" || log "could not fetch the source (the archive may have dropped $VER-1)"
     fi
     apt_need ovmf qemu-system-x86 || log "could not install ovmf and qemu-system-x86"
 fi

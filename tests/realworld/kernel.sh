@@ -25,29 +25,9 @@ KVER=6.1.176
 KSRC="${RIVET_KERNEL_SRC:-/var/tmp/kernel}"
 TARBALL="$KSRC/linux_$KVER.orig.tar.xz"
 if [ "${RIVET_KERNEL_FETCH:-0}" = 1 ]; then
-    sudo=""
-    [ "$(id -u)" -ne 0 ] && sudo="sudo"
-    # A deb-src twin of Debian's own entry (its Signed-By must match), or a one-line entry.
-    deb_src() {
-        local own=/etc/apt/sources.list.d/debian.sources
-        if [ -f "$own" ]; then
-            sed 's/^Types: deb$/Types: deb-src/' "$own" | $sudo tee /etc/apt/sources.list.d/rivet-deb-src.sources
-        else
-            echo "deb-src http://deb.debian.org/debian bookworm main" |
-                $sudo tee /etc/apt/sources.list.d/rivet-deb-src.list
-        fi >/dev/null
-    }
-    fetch_source() {
-        if ! grep -rqs '^deb-src\|^Types:.*deb-src' /etc/apt/sources.list /etc/apt/sources.list.d/; then
-            log "adding a deb-src entry for bookworm"
-            deb_src || return 1
-        fi
-        $sudo apt-get update -q >/dev/null && mkdir -p "$KSRC" &&
-            (cd "$KSRC" && apt-get source --download-only -q "linux=$KVER-1" >/dev/null)
-    }
     if [ ! -f "$TARBALL" ]; then
         log "fetching Debian's linux $KVER-1 source into $KSRC"
-        fetch_source || log "could not fetch the source (the archive may have dropped $KVER-1)"
+        apt_source "$KSRC" "linux=$KVER-1" || log "could not fetch the source (the archive may have dropped $KVER-1)"
     fi
     apt_need qemu-system-x86 || log "could not install qemu-system-x86"
 fi

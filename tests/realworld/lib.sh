@@ -34,6 +34,25 @@ apt_need() {
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y --no-install-recommends "${missing[@]}"
 }
 
+# apt_source DIR PKG=VERSION: downloads a Debian source package into DIR (`apt-get source --download-only`), first
+# adding a deb-src entry for bookworm when apt has none: a twin of Debian's own entry (its Signed-By must match), or
+# a one-line entry. Fails when the archive does not have that version.
+apt_source() {
+    local dir="$1" spec="$2" sudo="" own=/etc/apt/sources.list.d/debian.sources
+    [ "$(id -u)" -ne 0 ] && sudo="sudo"
+    if ! grep -rqs '^deb-src\|^Types:.*deb-src' /etc/apt/sources.list /etc/apt/sources.list.d/; then
+        log "adding a deb-src entry for bookworm"
+        if [ -f "$own" ]; then
+            sed 's/^Types: deb$/Types: deb-src/' "$own" | $sudo tee /etc/apt/sources.list.d/rivet-deb-src.sources
+        else
+            echo "deb-src http://deb.debian.org/debian bookworm main" |
+                $sudo tee /etc/apt/sources.list.d/rivet-deb-src.list
+        fi >/dev/null || return 1
+    fi
+    $sudo apt-get update -q >/dev/null && mkdir -p "$dir" &&
+        (cd "$dir" && apt-get source --download-only -q "$spec" >/dev/null)
+}
+
 # make_ld_wrapper DIR LOG [hash]: creates DIR/ld, a wrapper that appends "<shared> <output path>" for each
 # invocation to LOG and then execs rivet; with "hash", it runs rivet and then logs the sha256 of the output as a
 # third column (for outputs that get copied elsewhere). DIR works as `gcc -B DIR/` and DIR/ld as
