@@ -45,13 +45,22 @@ impl Contents {
         self.order.files(self.counts.len())
     }
 
-    /// The number of local entries, the null one included: the index of the first global (`sh_info`).
-    pub fn first_global(&self) -> u32 {
+    /// The index of the first of the files' globals that go in as locals (after the files' locals and the
+    /// nameless file symbol; `split_per_file` lays the entries out).
+    pub fn first_forced(&self) -> u32 {
         1 + self.section_syms.len() as u32
             + self.counts.iter().map(|c| c.0).sum::<u32>()
-            + self.forced.iter().sum::<u32>()
-            + self.extra_local.len() as u32
             + self.anon_file as u32
+    }
+
+    /// The number of local entries, the null one included: the index of the first global (`sh_info`).
+    pub fn first_global(&self) -> u32 {
+        self.first_forced() + self.forced.iter().sum::<u32>() + self.extra_local.len() as u32
+    }
+
+    /// Whether global `i` of file `f`, which `.symtab` lists, goes in as a local.
+    pub fn is_forced(&self, res: &Resolved, f: FileId, i: usize) -> bool {
+        self.forced_local && self.forced[f.index()] > 0 && is_hidden(res, f, i)
     }
 
     /// The sizes of `.symtab` and `.strtab`.
@@ -316,8 +325,7 @@ pub fn write(
     }
     res.runs.for_each_mut(&mut files, |f, out| {
         if contents.counts[f.index()] != (0, 0, 0) {
-            let forced = contents.forced_local && contents.forced[f.index()] > 0;
-            write_file_symbols(res, f, &contents.members[f.index()], forced, places, out);
+            write_file_symbols(res, contents, f, places, out);
         }
     });
     let (locals, globals) = (&contents.extra_local, &contents.extra);
@@ -385,23 +393,24 @@ fn split_per_file<'a>(
     (files, anon, extras)
 }
 
-/// Writes the entries and names of object `f`'s symbols that go in (`members`, a bit each).
-/// (`forced`: some of its globals go in as locals).
+/// Writes the entries and names of object `f`'s symbols that go in (`Contents::members`, a bit each).
 fn write_file_symbols(
     res: &Resolved,
+    contents: &Contents,
     f: FileId,
-    members: &[u64],
-    forced: bool,
     places: &impl Places,
     out: &mut FileOut,
 ) {
     let o = &res.objects[f.index()];
     let (mut li, mut fi, mut gi, mut so) = (0usize, 0usize, 0usize, 0usize);
-    let members = members.iter().enumerate().flat_map(|(w, &bits)| {
-        (0..64)
-            .filter(move |b| bits >> b & 1 != 0)
-            .map(move |b| w * 64 + b)
-    });
+    let members = contents.members[f.index()]
+        .iter()
+        .enumerate()
+        .flat_map(|(w, &bits)| {
+            (0..64)
+                .filter(move |b| bits >> b & 1 != 0)
+                .map(move |b| w * 64 + b)
+        });
     for i in members {
         if i == 0 {
             // The file symbol made for an object without one (`contents`): the first of its locals.
@@ -421,7 +430,7 @@ fn write_file_symbols(
         let name = o.sym_name(i);
         let (entries, idx, bind, other) = if i < o.first_global {
             (&mut *out.locals, &mut li, sym.st_bind(), sym.st_other)
-        } else if forced && is_hidden(res, f, i) {
+        } else if contents.is_forced(res, f, i) {
             // GNU ld clears the visibility of the hidden symbols it makes local.
             (&mut *out.forced, &mut fi, E::STB_LOCAL, sym.st_other & !3)
         } else if sym.st_visibility() == E::STV_DEFAULT && is_hidden(res, f, i) {

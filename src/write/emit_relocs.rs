@@ -45,10 +45,7 @@ impl SymIndex {
         let mut starts = vec![0; st.counts.len()];
         // Per file: the entry of its first forced local and of its first global (`symtab::split_per_file`).
         let mut global_starts = vec![(0, 0); st.counts.len()];
-        let mut forced = 1
-            + st.section_syms.len() as u32
-            + st.counts.iter().map(|c| c.0).sum::<u32>()
-            + st.anon_file as u32;
+        let mut forced = st.first_forced();
         for f in st.files() {
             let (nl, ng, _) = st.counts[f.index()];
             let nf = st.forced[f.index()];
@@ -83,13 +80,10 @@ impl SymIndex {
                 continue;
             };
             let (mut forced, mut global) = global_starts[f];
-            let forces = st.forced_local && st.forced[f] > 0;
             for i in o.first_global..o.syms.len().min(64 * bits.len()) {
                 if idx.is_member(i, bits) {
                     let g = res.object_ids[f][i - o.first_global];
-                    let next = match forces
-                        && crate::synthetic::symtab::is_hidden(res, FileId::new(f), i)
-                    {
+                    let next = match st.is_forced(res, FileId::new(f), i) {
                         true => &mut forced,
                         false => &mut global,
                     };
