@@ -8,10 +8,14 @@
 # with --emit-relocs for the kernel's `relocs --realmode`). RIVET_KERNEL_BFD32=1 sends those two to ld.bfd
 # instead (logged as BFD); the check below allows no other ld.bfd link.
 #
+# With CONFIG_MODULES, two out-of-tree modules (tests/realworld/kmod) are built too: kbuild's `ld -r` of a module's
+# objects and each .ko's `ld -r -T scripts/module.lds`, also rivet's.
+#
 # Checks: the build succeeds; the links that must be rivet's are; vmlinux relinked by GNU ld from the same inputs
 # has the same segments (type, addresses, flags, alignment) and symbol names; the decompressor has GNU ld's
-# sections and segments; the bzImage boots under qemu to a static init (linked by rivet too) that prints a marker
-# and reboots.
+# sections and segments; the modules relinked by GNU ld have the same sections, symbols and relocations; the
+# bzImage boots under qemu to a static init (linked by rivet too) that prints a marker, loads both modules (one
+# calls the other's export), removes one and reboots, and the modules print what their sources compute.
 #
 # Knobs: RIVET, RIVET_RW_DIR (see lib.sh); RIVET_KERNEL_SRC (directory holding linux_6.1.176.orig.tar.xz, default
 # /var/tmp/kernel); RIVET_KERNEL_JOBS (make -j, default 2); RIVET_KERNEL_BOOT_TIMEOUT (seconds, default 300);
@@ -78,7 +82,7 @@ if [ $REUSE = 0 ]; then
     log "configuring (tinyconfig + serial console, initramfs, ELF)"
     make -s -C "$TREE" O="$B" LD="$LD" tinyconfig >"$W/config.log" 2>&1
     "$TREE/scripts/config" --file "$B/.config" -e 64BIT -e PRINTK -e TTY -e SERIAL_8250 -e SERIAL_8250_CONSOLE \
-        -e BLK_DEV_INITRD -e BINFMT_ELF -e RD_GZIP -e EARLY_PRINTK
+        -e BLK_DEV_INITRD -e BINFMT_ELF -e RD_GZIP -e EARLY_PRINTK -e MODULES -e MODULE_UNLOAD
     make -s -C "$TREE" O="$B" LD="$LD" olddefconfig >>"$W/config.log" 2>&1
 
     JOBS="${RIVET_KERNEL_JOBS:-2}"
@@ -94,6 +98,21 @@ if [ $REUSE = 0 ]; then
         exit 1
 fi
 record "build (make -j$JOBS)" PASS "${BUILD_TIME}s, $(ls -l "$B/arch/x86/boot/bzImage" | awk '{print $5}') byte bzImage"
+
+    # Two out-of-tree modules (tests/realworld/kmod): kbuild's `ld -r` of rivet_a's two objects, then each .ko's
+    # `ld -r -T scripts/module.lds`, all through the wrapper.
+    rm -rf "$W/kmod"
+    cp -r "$RW_SRC/kmod" "$W/kmod"
+    log "building the modules (log: $W/modules.log)"
+    rc=0
+    make -C "$TREE" O="$B" M="$W/kmod" LD="$LD" -j"$JOBS" modules >"$W/modules.log" 2>&1 || rc=$?
+    if [ $rc -ne 0 ] || [ ! -f "$W/kmod/rivet_a.ko" ] || [ ! -f "$W/kmod/rivet_b.ko" ]; then
+        grep -E 'rivet|error|Error' "$W/modules.log" | head -n 20 >&2 || true
+        record "modules (make M=)" FAIL "make exited $rc (see $W/modules.log)"
+        print_summary "kernel"
+        exit 1
+    fi
+    record "modules (make M=)" PASS "rivet_a.ko (two objects) and rivet_b.ko"
 fi
 
 # Which calls linked (-o) and who linked them.
@@ -102,7 +121,8 @@ links() { grep "^$1"$'\t' "$LINKS" | grep -E -- '(^|[[:space:]])-o ' || true; }
 rivet_links=$(links RIVET | grep -c . || true)
 bfd_links=$(links BFD | grep -c . || true)
 other_bfd=$(links BFD | grep -vcE -- $'\t-m elf_i386 | -m elf_i386 ' || true)
-must=("-r -o vmlinux.o" "-o vmlinux" "-o arch/x86/boot/compressed/vmlinux" "-o arch/x86/entry/vdso/vdso64.so.dbg")
+must=("-r -o vmlinux.o" "-o vmlinux" "-o arch/x86/boot/compressed/vmlinux" "-o arch/x86/entry/vdso/vdso64.so.dbg"
+    "-r -o $W/kmod/rivet_a.o" "-T scripts/module.lds -o $W/kmod/rivet_a.ko" "-T scripts/module.lds -o $W/kmod/rivet_b.ko")
 [ "${RIVET_KERNEL_BFD32:-0}" = 1 ] || must+=("-o arch/x86/boot/setup.elf" "-o arch/x86/realmode/rm/realmode.elf")
 missing=()
 for m in "${must[@]}"; do
@@ -154,8 +174,34 @@ else
     record "decompressor vs GNU ld" FAIL "sections or segments differ (see $W/zimage.diff, $W/zimage.bfd.log)"
 fi
 
-# A static init, linked by rivet through the wrapper: prints a marker, then reboots (qemu -no-reboot exits).
+# The modules relinked by GNU ld from the same arguments: the same sections (as a set: GNU ld places orphans of a
+# relocatable link by its own rules, and shares string suffixes in .strtab/.shstrtab), symbols and relocations.
+ko_sections() {
+    readelf -SW "$1" | sed -n 's/^  \[ *[0-9]*\] //p' | awk '$1 != ".strtab" && $1 != ".shstrtab" && $1 != "NULL" {
+        print $1, $2, $6, $7, $(NF) }' | sort
+}
+ko_relocs() { readelf -rW "$1" | awk 'NF >= 5 && $1 ~ /^[0-9a-f]+$/ {print $1, $3, $5, $6, $7}' | sort; }
+ko_diff=()
+: >"$W/kmod.diff"
+for m in rivet_a.o rivet_a.ko rivet_b.ko; do
+    m_args="$(links RIVET | grep -E -- "-o $W/kmod/$m( |\$)" | tail -n 1 | cut -f3 || true)"
+    ( cd "$B" && ld.bfd ${m_args/-o $W\/kmod\/$m/-o $W/kmod/$m.bfd} ) >"$W/kmod.bfd.log" 2>&1 || true
+    if [ ! -f "$W/kmod/$m.bfd" ] || ! diff <(ko_sections "$W/kmod/$m.bfd") <(ko_sections "$W/kmod/$m") ||
+        ! diff <(nm "$W/kmod/$m.bfd") <(nm "$W/kmod/$m") || ! diff <(ko_relocs "$W/kmod/$m.bfd") <(ko_relocs "$W/kmod/$m")
+    then
+        ko_diff+=("$m")
+    fi >>"$W/kmod.diff" 2>&1
+done
+if [ ${#ko_diff[@]} -eq 0 ]; then
+    record "modules vs GNU ld" PASS "rivet_a.o, rivet_a.ko, rivet_b.ko: GNU ld's sections, symbols and relocations"
+else
+    record "modules vs GNU ld" FAIL "${ko_diff[*]} differ (see $W/kmod.diff, $W/kmod.bfd.log)"
+fi
+
+# A static init, linked by rivet through the wrapper: prints a marker, loads the two modules (rivet_a with a
+# parameter), removes rivet_b, then reboots (qemu -no-reboot exits).
 mkdir -p "$W/initramfs"
+cp "$W/kmod/rivet_a.ko" "$W/kmod/rivet_b.ko" "$W/initramfs/"
 cat >"$W/init.c" <<'EOF'
 static long sys(long n, long a, long b, long c, long d)
 {
@@ -164,17 +210,54 @@ static long sys(long n, long a, long b, long c, long d)
     __asm__ volatile("syscall" : "=a"(r) : "a"(n), "D"(a), "S"(b), "d"(c), "r"(r10) : "rcx", "r11", "memory");
     return r;
 }
-static const char msg[] = "RIVET-INIT: hello from a rivet-linked init\n";
+static void say(const char *s)
+{
+    long n = 0;
+    while (s[n])
+        n++;
+    sys(1, 1, (long)s, n, 0); /* write(1, s, n) */
+}
+static void say_num(long v)
+{
+    char buf[24], *p = buf + sizeof buf;
+    int neg = v < 0;
+    *--p = 0;
+    if (neg)
+        v = -v;
+    do
+        *--p = '0' + v % 10;
+    while (v /= 10);
+    if (neg)
+        *--p = '-';
+    say(p);
+}
+/* open + finit_module; prints the result (0, or minus errno). */
+static void load(const char *path, const char *params)
+{
+    long fd = sys(2, (long)path, 0x80000 /* O_RDONLY|O_CLOEXEC */, 0, 0);
+    long r = fd < 0 ? fd : sys(313, fd, (long)params, 0, 0);
+    say("RIVET-INIT: load ");
+    say(path);
+    say(" ");
+    say_num(r);
+    say("\n");
+}
 void _start(void)
 {
-    sys(1, 1, (long)msg, sizeof msg - 1, 0);        /* write(1, msg) */
+    say("RIVET-INIT: hello from a rivet-linked init\n");
+    load("/rivet_a.ko", "seed=5");
+    load("/rivet_b.ko", "");
+    long r = sys(176, (long)"rivet_b", 0x800 /* O_NONBLOCK */, 0, 0); /* delete_module */
+    say("RIVET-INIT: remove rivet_b ");
+    say_num(r);
+    say("\n");
     sys(169, 0xfee1dead, 672274793, 0x01234567, 0); /* reboot(LINUX_REBOOT_CMD_RESTART) */
     for (;;)
         ;
 }
 EOF
-gcc -B"$W/bin/" -static -nostdlib -O2 -fno-stack-protector -o "$W/initramfs/init" "$W/init.c"
-(cd "$W/initramfs" && echo init | cpio -o -H newc --quiet >"$W/init.cpio")
+gcc -B"$W/bin/" -static -nostdlib -ffreestanding -fno-tree-loop-distribute-patterns -O2 -fno-stack-protector -o "$W/initramfs/init" "$W/init.c"
+(cd "$W/initramfs" && printf '%s\n' init rivet_a.ko rivet_b.ko | cpio -o -H newc --quiet >"$W/init.cpio")
 
 # TCG by default (a few seconds for this kernel): on this project's machine KVM exists but the guest hangs after
 # the BIOS; RIVET_KERNEL_KVM=1 asks for it.
@@ -193,6 +276,21 @@ if grep -q "Linux version $KVER" "$W/boot.log" && grep -q "RIVET-INIT: hello" "$
 else
     tail -n 20 "$W/boot.log" >&2
     record "boot under qemu" FAIL "qemu exited $rc after ${BOOT_TIME}s without the init's marker (see $W/boot.log)"
+fi
+
+# The modules as the kernel's loader took them: relocated (the table's function pointers, the strings, the call
+# into rivet_a), their parameter set, their init and exit functions run, in this order.
+expected=(
+    "RIVET-MOD-A: seed=5 sum=25 calls=3 second=mul" "RIVET-INIT: load /rivet_a.ko 0"
+    "RIVET-MOD-B: 42 42 -1" "RIVET-INIT: load /rivet_b.ko 0"
+    "RIVET-MOD-B: exit" "RIVET-INIT: remove rivet_b 0"
+)
+got="$(grep -oE 'RIVET-(MOD-[AB]|INIT): (load|remove|seed|[0-9-]|exit).*' "$W/boot.log" | tr -d '\r' || true)"
+if [ "$got" = "$(printf '%s\n' "${expected[@]}")" ]; then
+    record "modules loaded" PASS "both loaded, initialised, rivet_b removed: what their sources compute"
+else
+    printf 'expected:\n%s\ngot:\n%s\n' "$(printf '%s\n' "${expected[@]}")" "$got" >&2
+    record "modules loaded" FAIL "the modules' markers differ (see $W/boot.log)"
 fi
 
 print_summary "kernel"
