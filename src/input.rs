@@ -122,7 +122,7 @@ pub fn load(config: &Config) -> Result<Inputs> {
         shared: Vec::new(),
         script_depth: 0,
         script: Default::default(),
-        implicit_sections: None,
+        implicit_sections: Vec::new(),
     };
     // One thread finds and maps the command line's files in order, sniffing each, while the others split the
     // archives it finds into members (walking thousands of member headers, each on its own page of the mapping, or
@@ -291,8 +291,9 @@ struct Loader<'c> {
     script_depth: u32,
     script: script::input::ScriptSettings,
     /// The `SECTIONS`, `MEMORY` and `PHDRS` of the scripts named as input files, in the order read: GNU ld reads
-    /// them after every `-T` script (those are read with the options), so they follow those.
-    implicit_sections: Option<std::sync::Arc<script::sections::SectionsScript>>,
+    /// them after every `-T` script (those are read with the options), or after its default script, so they
+    /// follow those.
+    implicit_sections: Vec<std::sync::Arc<script::sections::SectionsScript>>,
 }
 
 /// The first bytes of a thin archive (its members are files of their own).
@@ -500,12 +501,42 @@ impl Loader<'_> {
     /// Once every input is read: the input files' scripts' `SECTIONS` after the `-T` scripts', and `MEMORY` or
     /// `PHDRS` without any `SECTIONS` refused.
     fn scripts_read(&mut self) {
-        let implicit = script::input::ScriptSettings {
-            sections: self.implicit_sections.take(),
-            ..Default::default()
-        };
-        if let Err(e) = self.script.extend(implicit) {
-            return self.error(e);
+        let implicit = std::mem::take(&mut self.implicit_sections);
+        // Without `-T` the default layout stays, and GNU ld adds the input files' SECTIONS after it (`Place::End`).
+        if self.config.script_options.is_empty() && implicit.iter().any(|s| s.described) {
+            for s in implicit {
+                if !s.memory.is_empty() || !s.phdrs.is_empty() || !s.region_aliases.is_empty() {
+                    let e = format!(
+                        "{}: MEMORY, PHDRS or REGION_ALIAS in a script named as an input file, without -T, is not \
+                         supported",
+                        s.file
+                    );
+                    return self.error(e);
+                }
+                crate::diag::warn(&format!(
+                    "{} contains output sections; did you forget -T?",
+                    s.file
+                ));
+                self.script
+                    .inserts
+                    .push(std::sync::Arc::new(script::insert::Insertion {
+                        file: s.file.clone(),
+                        text: s.text.clone(),
+                        commands: s.commands.clone(),
+                        place: script::insert::Place::End,
+                        at: s.file.clone(),
+                    }));
+            }
+            return;
+        }
+        for s in implicit {
+            let implicit = script::input::ScriptSettings {
+                sections: Some(s),
+                ..Default::default()
+            };
+            if let Err(e) = self.script.extend(implicit) {
+                return self.error(e);
+            }
         }
         if let Some(s) = self.script.sections.as_ref().filter(|s| !s.described) {
             let e = format!(
@@ -543,22 +574,16 @@ impl Loader<'_> {
         if let Some(i) = parsed.settings.inserts.first()
             && !option
         {
-            let how = if i.after { "AFTER" } else { "BEFORE" };
+            let (how, section) = i.place.words();
             return self.error(format!(
-                "{}: INSERT {how} {} in a script named as an input file: GNU ld does not find the section \
-                 (\"{} not found for insert\"); give the script with -T",
-                i.at, i.section, i.section
+                "{}: INSERT {how} {section} in a script named as an input file: GNU ld does not find the section \
+                 (\"{section} not found for insert\"); give the script with -T",
+                i.at
             ));
         }
         let mut settings = std::mem::take(&mut parsed.settings);
         if let Some(sections) = settings.sections.take_if(|_| !option) {
-            self.implicit_sections = match self.implicit_sections.take() {
-                Some(a) => match a.then(&sections) {
-                    Ok(s) => Some(std::sync::Arc::new(s)),
-                    Err(e) => return self.error(e),
-                },
-                None => Some(sections),
-            };
+            self.implicit_sections.push(sections);
         }
         if let Err(e) = self.script.extend(settings) {
             return self.error(e);

@@ -3,6 +3,9 @@
 //! made by GNU ld and by rivet from the same objects and compared: what the program prints, the order of the
 //! output sections both have, where the scripts' symbols and `__start_`/`__stop_` lie in their sections, the
 //! flags of the `PT_LOAD` each section is in, and whether there is a `PT_GNU_RELRO`.
+//!
+//! A script named as an input file, without `-T`, whose `SECTIONS` GNU ld adds after its default script's (with a
+//! warning): its statements take only what the default script leaves over, its sections follow the layout.
 
 mod common;
 
@@ -233,6 +236,104 @@ fn insert_after_matches_gnu_ld() {
             .iter()
             .any(|l| l.starts_with("section unused_tab"));
         assert_eq!(has_unused, !gc, "{kind:?}: {:?}", shapes[0]);
+    }
+}
+
+/// The same tables in a script named as an input file (no `-T`): GNU ld keeps its default layout and adds the
+/// script's sections after it, two pages on, in a load of their own ("did you forget -T?"); the script's
+/// `.text.extra` statement gets nothing, as the default script's `.text` takes `.text.*` first.
+const APPENDED_LDS: &str = r#"
+SECTIONS
+{
+  plugins : { plugins_begin = .; KEEP(*(plugins)) plugins_end = .; }
+  after_tables = .;
+  rwtab : ALIGN(16) { rw_begin = .; *(rwtab) rw_end = .; }
+  .text.extra_out : { extra_begin = .; *(.text.extra) }
+  unused_tab : { *(unused_tab) }
+}
+"#;
+
+#[test]
+fn input_file_sections_follow_the_default_layout_as_in_gnu_ld() {
+    let Some((dir, shim, bfd)) =
+        common::against_gnu_ld("insert-appended", &["gcc", "readelf", "nm"])
+    else {
+        return;
+    };
+    std::fs::write(dir.join("m.c"), MAIN).unwrap();
+    std::fs::write(dir.join("p.c"), PLUGIN).unwrap();
+    std::fs::write(dir.join("e.c"), EXE).unwrap();
+    std::fs::write(dir.join("tables.lds"), APPENDED_LDS).unwrap();
+    common::tool_ok("gcc", &["-fPIC", "-c", "m.c", "p.c", "e.c"], &dir);
+    let syms = [
+        ("plugins_begin", "plugins"),
+        ("plugins_end", "plugins"),
+        ("__start_plugins", "plugins"),
+        ("rw_begin", "rwtab"),
+        ("rw_end", "rwtab"),
+        ("after_tables", "plugins"),
+        ("extra", ".text"),
+    ];
+    for kind in [
+        &["-no-pie"][..],
+        &["-pie"],
+        &["-pie", "-Wl,-z,norelro"],
+        &["-no-pie", "-Wl,--gc-sections"],
+        &["-static"],
+    ] {
+        let mut shapes = Vec::new();
+        let mut runs = Vec::new();
+        for (side, shim) in [("ref", &bfd), ("test", &shim)] {
+            let out = format!("{side}{}", kind.join(""));
+            let mut args: Vec<&str> = kind.to_vec();
+            args.extend(["m.o", "p.o", "e.o", "tables.lds", "-o", &out]);
+            let o = gcc_link(&dir, shim, &args);
+            assert!(o.success(), "{side} {kind:?}: {}", o.log());
+            assert!(
+                o.stderr_str()
+                    .contains("tables.lds contains output sections; did you forget -T?"),
+                "{side} {kind:?}: {}",
+                o.stderr_str()
+            );
+            runs.push(common::tool_ok(&format!("./{out}"), &[], &dir));
+            let secs = sections(&dir, &out);
+            let mut shape = shape(&dir, &out, NAMES, &syms);
+            // The layout's sections, then the script's, which start two pages after `.bss` ends (its
+            // address's offset in the page kept) and do not make it take file space.
+            let order: Vec<&str> = secs.iter().map(|s| s.0.as_str()).collect();
+            let at = |n: &str| order.iter().position(|&s| s == n);
+            let bss = secs[at(".bss").unwrap()].clone();
+            let plugins = secs[at("plugins").unwrap()].clone();
+            assert!(
+                at(".text.extra_out").is_none(),
+                "{side} {kind:?}: {order:?}"
+            );
+            shape.push(format!(
+                "plugins - .bss end: {:#x}",
+                plugins.1 - (bss.1 + bss.2)
+            ));
+            shape.push(format!("plugins last: {}", at("plugins") > at(".bss")));
+            shapes.push(shape);
+        }
+        assert!(runs[0].contains("square 25"), "{kind:?}: {}", runs[0]);
+        assert_eq!(runs[1], runs[0], "{kind:?}: program output");
+        assert_eq!(
+            shapes[1], shapes[0],
+            "{kind:?}: rivet (right) against GNU ld"
+        );
+    }
+    // Neither linker lets such a script replace a -T script's layout: with -T it follows the -T script's.
+    for (side, shim) in [("ref", &bfd), ("test", &shim)] {
+        let o = gcc_link(
+            &dir,
+            shim,
+            &["-Wl,-T,tables.lds", "m.o", "p.o", "e.o", "-o", "t"],
+        );
+        assert!(
+            !o.stderr_str().contains("did you forget"),
+            "{side}: {}",
+            o.log()
+        );
     }
 }
 

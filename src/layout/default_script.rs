@@ -7,12 +7,12 @@
 //! not name go where their rank puts them (`script::order_sections`). The script engine then lays the whole
 //! output out, with the inserted commands among these.
 
-use super::rules::{NAMED, Rules, SORTED_NAMES, segment_class};
+use super::rules::{NAMED, Rules, SORTED_NAMES, output_section_of, segment_class};
 use crate::arch::Arch;
 use crate::args::{Config, OutputKind};
 use crate::script::ast::SectionsCommand;
 use crate::script::input::ScriptSettings;
-use crate::script::insert::{Base, splice};
+use crate::script::insert::{Base, Place, splice};
 use crate::script::ordering::Fragment;
 use crate::script::sections::{BASE, SectionsScript};
 use std::fmt::Write;
@@ -56,7 +56,15 @@ pub fn text<A: Arch>(config: &Config) -> String {
         let name = String::from_utf8_lossy(name);
         let _ = writeln!(s, "  {name} : {{ {}}}", inputs(&name));
     }
-    s.push_str("  . = DATA_SEGMENT_END(.);\n}\n");
+    // GNU's script then gives its large-model data sections (`.lrodata`, `.ldata`) the address
+    // `ALIGN(MAXPAGESIZE) + (. & (MAXPAGESIZE - 1))`, which moves `.` on even where they are empty: an input
+    // file's `SECTIONS` appended after the layout (`script::insert::Place::End`) start that far on, in loads of
+    // their own, not on `.bss`'s page (which would make `.bss` take file space).
+    let _ = writeln!(s, "  . = DATA_SEGMENT_END(.);");
+    for _ in 0..2 {
+        let _ = writeln!(s, "  . = ALIGN({MAX}) + (. & ({MAX} - 1));");
+    }
+    s.push_str("}\n");
     s
 }
 
@@ -108,6 +116,9 @@ pub fn apply_inserts<A: Arch>(
         });
     }
     let what = match settings.inserts.first() {
+        Some(ins) if ins.place == Place::End => {
+            format!("{}: SECTIONS in a script named as an input file", ins.at)
+        }
         Some(ins) => format!("{}: INSERT", ins.at),
         None => "--section-ordering-file without a SECTIONS script".to_string(),
     };
@@ -143,12 +154,33 @@ pub fn apply_inserts<A: Arch>(
         crate::script::ordering::prepend(&mut commands, frag, start, "rivet's default layout")?;
         base.commands = commands.into_iter().map(|(_, c)| c).collect();
     }
-    let sc: SectionsScript = splice(base, &settings.inserts)?;
+    let sc: SectionsScript = splice(base, &settings.inserts, gnu_default_takes)?;
     Ok(ScriptSettings {
         sections: Some(std::sync::Arc::new(sc)),
         inserts: Vec::new(),
         ..settings.clone()
     })
+}
+
+/// Whether GNU ld's default script has a statement for input section `name`, for the statements of a script
+/// appended to it (`insert::Place::End`), which take only what it leaves over: the ones the rules give one of
+/// their named output sections (for which GNU's script has descriptions), the common symbols, and the
+/// non-allocated ones it describes or discards. Others are its orphans.
+fn gnu_default_takes(name: &[u8]) -> bool {
+    const UNALLOCATED: [&[u8]; 8] = [
+        b".comment",
+        b".debug",
+        b".zdebug",
+        b".stab",
+        b".line",
+        b".gnu.attributes",
+        b".gnu.build.attributes",
+        b".note.GNU-stack",
+    ];
+    let out = output_section_of(name, "");
+    name == b"COMMON"
+        || NAMED.iter().any(|n| n.0 == out)
+        || UNALLOCATED.iter().any(|p| name.starts_with(p))
 }
 
 /// The default layout, parsed.

@@ -5,7 +5,7 @@
 //! refuses the rest with the command's place.
 
 use super::ast::{Assignment, Command, ScriptInput, SectionsCommand};
-use super::insert::Insertion;
+use super::insert::{Insertion, Place};
 use super::parse::{Includer, parse};
 use super::sections::SectionsScript;
 use crate::expr::{Arg, Expr};
@@ -177,8 +177,10 @@ pub fn parse_input(file: &str, text: &str, include: Includer) -> Result<InputScr
                     file: file.to_string(),
                     text: text.to_string(),
                     commands,
-                    after,
-                    section,
+                    place: match after {
+                        true => Place::After(section),
+                        false => Place::Before(section),
+                    },
                     at,
                 });
             }

@@ -2,6 +2,11 @@
 //! replace the layout; its commands go into the default layout, written as a script (`layout::default_script`),
 //! after or before that output section's description. Their input section descriptions match before the default
 //! layout's, as GNU ld reads them first.
+//!
+//! The `SECTIONS` of a script named as an input file in a link without `-T` go in the same way, at the end: GNU
+//! ld reads such a script after its default one, so its commands follow the default script's and its input
+//! section descriptions match after the default script's (they take only what that leaves over), with the
+//! warning "contains output sections; did you forget -T?".
 
 use super::ast::{OutputCommand, OutputSection, Region, SectionsCommand};
 use super::lexer::Lexer;
@@ -15,10 +20,31 @@ pub struct Insertion {
     pub text: String,
     /// The `SECTIONS` commands since the script's previous `INSERT` (GNU ld moves them all).
     pub commands: Vec<SectionsCommand>,
-    pub after: bool,
-    pub section: String,
-    /// Where the `INSERT` is, as `FILE:LINE:COL`.
+    pub place: Place,
+    /// Where the `INSERT` is, as `FILE:LINE:COL` (the file alone for `Place::End`).
     pub at: String,
+}
+
+/// Where an `Insertion`'s commands go in the default layout.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Place {
+    /// `INSERT AFTER section`.
+    After(String),
+    /// `INSERT BEFORE section`.
+    Before(String),
+    /// After all of it, matching after it: an input file's `SECTIONS` without `-T`.
+    End,
+}
+
+impl Place {
+    /// `AFTER`/`BEFORE` and the section, as the `INSERT` says them.
+    pub fn words(&self) -> (&'static str, &str) {
+        match self {
+            Place::After(s) => ("AFTER", s),
+            Place::Before(s) => ("BEFORE", s),
+            Place::End => ("at the end of", "the default layout"),
+        }
+    }
 }
 
 /// The script that `inserts` go into, as its parts: file, text, commands, `MEMORY`, `PHDRS`.
@@ -33,16 +59,27 @@ pub struct Base {
 }
 
 /// `base` (rivet's default layout) with each of `inserts` (in the order read) spliced after or before its
-/// section's description: a later one right next to the section, before an earlier one (GNU ld's order). A
-/// section it does not describe is an error, as in GNU ld.
-pub fn splice(base: Base, inserts: &[std::sync::Arc<Insertion>]) -> Result<SectionsScript, String> {
+/// section's description: a later one right next to the section, before an earlier one (GNU ld's order); the
+/// `Place::End` ones after everything, in the order read. A section it does not describe is an error, as in GNU
+/// ld. `base_claims` tells the input sections the base's own descriptions would take (GNU ld's default script
+/// names them): the `End` ones' statements do not match those.
+pub fn splice(
+    base: Base,
+    inserts: &[std::sync::Arc<Insertion>],
+    base_claims: fn(&[u8]) -> bool,
+) -> Result<SectionsScript, String> {
     let mut sources = vec![(0u32, base.file.clone())];
     sources.extend(base.joined);
     let mut text = base.text;
     let mut commands: Vec<(u32, SectionsCommand)> =
         base.commands.into_iter().map(|c| (BASE, c)).collect();
     let into = "rivet's default layout";
-    for (g, ins) in inserts.iter().enumerate() {
+    // The group numbers order the matching: `INSERT`s' first, then the base's (`BASE`), then the appended ones.
+    let (mut ordered, appended): (Vec<_>, Vec<_>) =
+        inserts.iter().partition(|i| i.place != Place::End);
+    let appended_from = ordered.len() as u32;
+    ordered.extend(appended);
+    for (g, ins) in ordered.iter().enumerate() {
         // Each script's places count from where its text starts in the joined text.
         text.push('\n');
         let start =
@@ -60,34 +97,42 @@ pub fn splice(base: Base, inserts: &[std::sync::Arc<Insertion>]) -> Result<Secti
                 let (line, col) = Lexer::new(&ins.text).line_col(o.pos);
                 let other = match *g {
                     BASE => into.to_string(),
-                    g => format!("the INSERT at {}", inserts[g as usize].at),
+                    g if ordered[g as usize].place == Place::End => ordered[g as usize].at.clone(),
+                    g => format!("the INSERT at {}", ordered[g as usize].at),
+                };
+                let why = match ins.place {
+                    Place::End => {
+                        "a script named as an input file adds sections to the default layout; \
+                                   give it with -T to replace the layout"
+                    }
+                    _ => "INSERT adds sections; it does not move them",
                 };
                 return Err(format!(
-                    "{}:{line}:{col}: output section {} is described in {other} too (INSERT adds sections; it does not move them)",
+                    "{}:{line}:{col}: output section {} is described in {other} too ({why})",
                     ins.file, o.name
                 ));
             }
         }
         let mut cmds = ins.commands.clone();
         shift(&mut cmds, start);
-        let named = |c: &(u32, SectionsCommand)| matches!(&c.1, SectionsCommand::Output(o) if o.name == ins.section);
-        let at = match ins.after {
-            true => commands.iter().rposition(named).map(|k| k + 1),
-            false => commands.iter().position(named),
+        let (how, section) = ins.place.words();
+        let named = |c: &(u32, SectionsCommand)| matches!(&c.1, SectionsCommand::Output(o) if o.name == section);
+        let at = match &ins.place {
+            Place::After(_) => commands.iter().rposition(named).map(|k| k + 1),
+            Place::Before(_) => commands.iter().position(named),
+            Place::End => Some(commands.len()),
         };
         let Some(at) = at else {
             return Err(format!(
-                "{}: INSERT {} {}: {into} has no output section {}",
-                ins.at,
-                if ins.after { "AFTER" } else { "BEFORE" },
-                ins.section,
-                ins.section
+                "{}: INSERT {how} {section}: {into} has no output section {section}",
+                ins.at
             ));
         };
         commands.splice(at..at, cmds.into_iter().map(|c| (g as u32, c)));
     }
     let mut sc = SectionsScript::build(sources, text, commands, base.memory, base.phdrs)?;
     sc.builtin_base = true;
+    sc.match_after_base(appended_from, base_claims);
     Ok(sc)
 }
 
@@ -167,7 +212,7 @@ mod tests {
             "c.lds",
             "SECTIONS { c : { *(c) } } INSERT BEFORE .data;\nSECTIONS { d : { *(d) } } INSERT BEFORE .data;",
         ));
-        let sc = splice(base(), &all).unwrap();
+        let sc = splice(base(), &all, |_| false).unwrap();
         assert_eq!(names(&sc), [".text", "c", "d", ".data", "b", "a", ".bss"]);
         // Places are in their own files.
         let d = sc.output(b"d").unwrap();
@@ -190,7 +235,7 @@ mod tests {
             b.commands = c.clone();
         }
         b.text = text.into();
-        let sc = splice(b, &all).unwrap();
+        let sc = splice(b, &all, |_| false).unwrap();
         let file = super::super::sections::InputName::of("x.o");
         let (k, _) = sc.select(&file, b".data.mine", true);
         let d = sc.stmts[k as usize].output.unwrap();
@@ -203,8 +248,44 @@ mod tests {
     }
 
     #[test]
+    fn appended_sections_go_last_and_match_after_the_base() {
+        let mut all = inserts("a.lds", "SECTIONS { tab : { *(tab) } } INSERT AFTER .text;");
+        all.push(std::sync::Arc::new(Insertion {
+            file: "app.lds".into(),
+            text: "SECTIONS { mine : { *(.data.mine) *(mysec) } }".into(),
+            commands: match &super::super::parse::parse(
+                "app.lds",
+                "SECTIONS { mine : { *(.data.mine) *(mysec) } }",
+                &no_include,
+            )
+            .unwrap()[0]
+                .cmd
+            {
+                super::super::ast::Command::Sections(c) => c.clone(),
+                _ => panic!(),
+            },
+            place: Place::End,
+            at: "app.lds".into(),
+        }));
+        // The base takes `.data` and `.data.*`, by its rules rather than its (empty) statements.
+        let sc = splice(base(), &all, |n| n.starts_with(b".data")).unwrap();
+        assert_eq!(names(&sc), [".text", "tab", ".data", ".bss", "mine"]);
+        let file = super::super::sections::InputName::of("x.o");
+        let output = |name: &[u8]| {
+            let (k, _) = sc.select(&file, name, true);
+            let d = sc.stmts.get(k as usize).and_then(|s| s.output);
+            d.map(|d| sc.outputs[d as usize].name.clone())
+        };
+        assert_eq!(output(b".data.mine"), None, "left to the base's rules");
+        assert_eq!(output(b"mysec").as_deref(), Some("mine"));
+        assert_eq!(output(b"tab").as_deref(), Some("tab"));
+        let m = sc.output(b"mine").unwrap();
+        assert_eq!(sc.error(sc.outputs[m].pos, "x"), "app.lds:1:12: x");
+    }
+
+    #[test]
     fn errors_name_the_insert() {
-        let err = |t: &str| splice(base(), &inserts("i.lds", t)).unwrap_err();
+        let err = |t: &str| splice(base(), &inserts("i.lds", t), |_| false).unwrap_err();
         assert_eq!(
             err("SECTIONS { x : { } }\nINSERT BEFORE .rodata;"),
             "i.lds:2:1: INSERT BEFORE .rodata: rivet's default layout has no output section .rodata"

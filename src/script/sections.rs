@@ -183,6 +183,10 @@ pub struct SectionsScript {
     by_lead: Vec<Vec<Lead>>,
     /// `by_lead`'s `KEEP` statements only.
     keep_by_lead: Vec<Vec<Lead>>,
+    /// The groups from this one on (but `BASE`) come after the base and match after it (`insert::Place::End`):
+    /// they take no input section that `base_claims` says the base's descriptions take.
+    appended_from: u32,
+    base_claims: fn(&[u8]) -> bool,
 }
 
 /// A pattern of statement `stmt` in a `by_lead` list, with its `Glob::head`: one compare of a name's first
@@ -278,6 +282,8 @@ impl SectionsScript {
             stmt_of: Vec::new(),
             by_lead: vec![Vec::new(); 256],
             keep_by_lead: vec![Vec::new(); 256],
+            appended_from: BASE,
+            base_claims: |_| false,
         };
         let commands: Vec<(u32, SectionsCommand)> = commands
             .into_iter()
@@ -311,10 +317,7 @@ impl SectionsScript {
             })
             .collect();
         s.commands = commands.into_iter().map(|(_, c)| c).collect();
-        s.common_stmt = match s.select(&InputName::of(""), b"COMMON", true).0 {
-            k if k < DISCARD => Some(k),
-            _ => None,
-        };
+        s.common_stmt = s.find_common_stmt();
         let relro_end = |a: &Assignment| a.expr.calls("DATA_SEGMENT_RELRO_END");
         s.ends_relro = s.commands.iter().any(|c| match c {
             SectionsCommand::Assign(a) => relro_end(a),
@@ -436,6 +439,43 @@ impl SectionsScript {
         stmt
     }
 
+    /// Makes the groups from `from` on (but `BASE`) match after the base's, and only the input sections
+    /// `claims` says the base leaves over (`insert::Place::End`).
+    pub(super) fn match_after_base(&mut self, from: u32, claims: fn(&[u8]) -> bool) {
+        if from == BASE
+            || !self
+                .stmts
+                .iter()
+                .any(|st| st.group >= from && st.group != BASE)
+        {
+            return;
+        }
+        self.appended_from = from;
+        self.base_claims = claims;
+        let stmts = &self.stmts;
+        let key = |e: &Lead| {
+            let g = stmts[e.stmt as usize].group;
+            (g >= from && g != BASE, g)
+        };
+        for l in self.by_lead.iter_mut().chain(&mut self.keep_by_lead) {
+            l.sort_by_key(key);
+        }
+        self.common_stmt = self.find_common_stmt();
+    }
+
+    fn find_common_stmt(&self) -> Option<u32> {
+        match self.select(&InputName::of(""), b"COMMON", true).0 {
+            k if k < DISCARD => Some(k),
+            _ => None,
+        }
+    }
+
+    /// Whether statement `k` comes after the base and the base takes section `name`.
+    fn left_to_base(&self, k: u32, name: &[u8]) -> bool {
+        let g = self.stmts[k as usize].group;
+        g >= self.appended_from && g != BASE && (self.base_claims)(name)
+    }
+
     /// `FILE:LINE:COL: msg` for a place in the script's text.
     pub fn error(&self, p: Pos, msg: impl std::fmt::Display) -> String {
         let &(start, ref file) = (self.sources.iter().rev())
@@ -448,7 +488,7 @@ impl SectionsScript {
     /// The statement that places section `name` of `file` (first match in script order), `DISCARD` or `ORPHAN`;
     /// with the sort of the pattern that matched.
     pub fn select(&self, file: &InputName, name: &[u8], writable: bool) -> (u32, Sort) {
-        match self.first_match(&self.by_lead, file, name, writable) {
+        match self.first_match(&self.by_lead, file, name, writable, true) {
             Some((k, sort)) => {
                 let st = &self.stmts[k as usize];
                 (if st.output.is_none() { DISCARD } else { k }, sort)
@@ -457,13 +497,15 @@ impl SectionsScript {
         }
     }
 
-    /// The first statement of `lists` (`by_lead` or `keep_by_lead`) that matches the section, with its sort.
+    /// The first statement of `lists` (`by_lead` or `keep_by_lead`) that matches the section, with its sort;
+    /// with `placing`, not one that leaves it to the base (`left_to_base`).
     fn first_match(
         &self,
         lists: &[Vec<Lead>],
         file: &InputName,
         name: &[u8],
         writable: bool,
+        placing: bool,
     ) -> Option<(u32, Sort)> {
         let lead = name.get(1).copied().unwrap_or(0) as usize;
         let head = crate::glob::first8(name);
@@ -473,6 +515,9 @@ impl SectionsScript {
                 continue;
             }
             tried = e.stmt;
+            if placing && self.appended_from != BASE && self.left_to_base(e.stmt, name) {
+                continue;
+            }
             if let Some(sort) = self.matches(e.stmt, file, name, writable) {
                 return Some((e.stmt, sort));
             }
@@ -483,7 +528,7 @@ impl SectionsScript {
     /// Whether a `KEEP` statement matches the section, whichever statement places it: GNU ld marks every
     /// section a `KEEP` pattern names as kept, and an output section holding one stays even when empty.
     pub fn keep_matches(&self, file: &InputName, name: &[u8], writable: bool) -> bool {
-        (self.first_match(&self.keep_by_lead, file, name, writable)).is_some()
+        (self.first_match(&self.keep_by_lead, file, name, writable, false)).is_some()
     }
 
     /// Whether statement `k`'s patterns sort in more than one way (`*(SORT(.text.*) .text)`): GNU ld orders such

@@ -485,7 +485,18 @@ impl State<'_> {
             let e = e.map_err(|e| sc.error(a.pos, e))?;
             // A number inside an output section is an offset in it.
             let v = match e.value.base {
-                Base::Number => e.value.v.wrapping_add(inside.unwrap_or(0)),
+                Base::Number => match e.value.v.checked_add(inside.unwrap_or(0)) {
+                    Some(v) => v,
+                    None => {
+                        let msg = format!(
+                            "the location counter set to {:#x} past the section's start at {:#x} is beyond the \
+                             address space",
+                            e.value.v,
+                            inside.unwrap_or(0)
+                        );
+                        return Err(sc.error(a.pos, msg));
+                    }
+                },
                 _ => crate::expr::address(self, e.value),
             };
             if inside.is_some() && v < self.dot {
