@@ -164,23 +164,38 @@ pub fn apply_inserts<A: Arch>(
 
 /// Whether GNU ld's default script has a statement for input section `name`, for the statements of a script
 /// appended to it (`insert::Place::End`), which take only what it leaves over: the ones the rules give one of
-/// their named output sections (for which GNU's script has descriptions), the common symbols, and the
-/// non-allocated ones it describes or discards. Others are its orphans.
+/// their named output sections (for which GNU's script has descriptions), the common symbols, and the others its
+/// x86-64 script names (output sections rivet's rules do not have, the non-allocated ones it describes, the ones
+/// it discards). Others are its orphans.
 fn gnu_default_takes(name: &[u8]) -> bool {
-    const UNALLOCATED: [&[u8]; 8] = [
+    const OTHERS: [&[u8]; 22] = [
+        b".gnu.linkonce.",
+        b".rela.",
+        b".plt.got",
+        b".plt.sec",
+        b".rodata1",
+        b".data1",
+        b".jcr",
+        b".gnu.warning",
+        b".gnu_extab",
+        b".exception_ranges",
+        b".sframe",
+        b".lbss",
+        b".lrodata",
+        b".ldata",
         b".comment",
         b".debug",
         b".zdebug",
         b".stab",
         b".line",
         b".gnu.attributes",
-        b".gnu.build.attributes",
         b".note.GNU-stack",
+        b".gnu_debuglink",
     ];
     let out = output_section_of(name, "");
     name == b"COMMON"
         || NAMED.iter().any(|n| n.0 == out)
-        || UNALLOCATED.iter().any(|p| name.starts_with(p))
+        || OTHERS.iter().any(|p| name.starts_with(p))
 }
 
 /// The default layout, parsed.

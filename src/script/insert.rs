@@ -250,22 +250,24 @@ mod tests {
     #[test]
     fn appended_sections_go_last_and_match_after_the_base() {
         let mut all = inserts("a.lds", "SECTIONS { tab : { *(tab) } } INSERT AFTER .text;");
+        let text = "SECTIONS { mine : { *(.data.mine) *(mysec) } }";
+        let Some(super::super::ast::Command::Sections(commands)) =
+            (super::super::parse::parse("app.lds", text, &no_include).unwrap())
+                .into_iter()
+                .next()
+                .map(|c| c.cmd)
+        else {
+            panic!()
+        };
+        let (file, at) = ("app.lds".to_string(), "app.lds".to_string());
+        let place = Place::End;
+        let text = text.to_string();
         all.push(std::sync::Arc::new(Insertion {
-            file: "app.lds".into(),
-            text: "SECTIONS { mine : { *(.data.mine) *(mysec) } }".into(),
-            commands: match &super::super::parse::parse(
-                "app.lds",
-                "SECTIONS { mine : { *(.data.mine) *(mysec) } }",
-                &no_include,
-            )
-            .unwrap()[0]
-                .cmd
-            {
-                super::super::ast::Command::Sections(c) => c.clone(),
-                _ => panic!(),
-            },
-            place: Place::End,
-            at: "app.lds".into(),
+            file,
+            text,
+            commands,
+            place,
+            at,
         }));
         // The base takes `.data` and `.data.*`, by its rules rather than its (empty) statements.
         let sc = splice(base(), &all, |n| n.starts_with(b".data")).unwrap();
