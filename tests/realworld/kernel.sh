@@ -174,11 +174,12 @@ else
     record "decompressor vs GNU ld" FAIL "sections or segments differ (see $W/zimage.diff, $W/zimage.bfd.log)"
 fi
 
-# The modules relinked by GNU ld from the same arguments: the same sections (as a set: GNU ld places orphans of a
-# relocatable link by its own rules, and shares string suffixes in .strtab/.shstrtab), symbols and relocations.
+# The modules relinked by GNU ld from the same arguments: the same sections (name, type, size, entry size, flags,
+# alignment; as a set: GNU ld places orphans of a relocatable link by its own rules, and shares string suffixes in
+# .strtab/.shstrtab), symbols and relocations.
 ko_sections() {
     readelf -SW "$1" | sed -n 's/^  \[ *[0-9]*\] //p' | awk '$1 != ".strtab" && $1 != ".shstrtab" && $1 != "NULL" {
-        print $1, $2, $6, $7, $(NF) }' | sort
+        print $1, $2, $5, $6, $7, $(NF) }' | sort
 }
 ko_relocs() { readelf -rW "$1" | awk 'NF >= 5 && $1 ~ /^[0-9a-f]+$/ {print $1, $3, $5, $6, $7}' | sort; }
 ko_diff=()
