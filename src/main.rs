@@ -334,26 +334,27 @@ fn pin_to_cpu(cpu: usize) {
     let _ = cpu;
 }
 
-/// Whether the link is i386's: `-m elf_i386`, or without `-m` a first object named on the command line that is an
-/// ELF32 i386 one.
+/// Whether the link is i386's: `-m elf_i386`, or without `-m` a first ELF file named on the command line that is an
+/// ELF32 i386 object.
 fn links_i386(config: &args::Config) -> bool {
     use arch::Arch;
     if let Some(i386) = config.elf_i386 {
         return i386;
     }
+    // The first ELF file: a script before it (`-T`, or one named as an input) says nothing of the target.
+    let head = |p: &std::path::PathBuf| {
+        let mut head = [0u8; 20];
+        let mut f = std::fs::File::open(p).ok()?;
+        std::io::Read::read_exact(&mut f, &mut head).ok()?;
+        (head[..4] == *b"\x7fELF").then_some(head)
+    };
     let first = config.inputs.iter().find_map(|i| match i {
-        args::InputArg::File { path, .. } => Some(path),
+        args::InputArg::File { path, .. } => head(path),
         _ => None,
     });
-    let mut head = [0u8; 20];
-    first
-        .and_then(|p| std::fs::File::open(p).ok())
-        .is_some_and(|mut f| {
-            std::io::Read::read_exact(&mut f, &mut head).is_ok()
-                && head[..4] == *b"\x7fELF"
-                && head[4] == 1
-                && u16::from_le_bytes([head[18], head[19]]) == arch::i386::I386::E_MACHINE
-        })
+    first.is_some_and(|head| {
+        head[4] == 1 && u16::from_le_bytes([head[18], head[19]]) == arch::i386::I386::E_MACHINE
+    })
 }
 
 /// What an ELF32 link refuses before reading its inputs: it makes static executables only.

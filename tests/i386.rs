@@ -317,7 +317,8 @@ fn emitted_relocations_match_gnu_ld() {
 }
 
 /// Without a script and without `-m` (the first object decides): a static i386 program that exits with a value
-/// its two objects compute, run where the kernel runs i386 programs.
+/// its two objects compute, run where the kernel runs i386 programs; then with a `-T` script named before the
+/// objects (as SeaBIOS's build does), which must not hide them.
 #[test]
 fn static_program_without_script_runs_as_gnu_lds() {
     let Some((rivet, dir)) = setup("i386-static") else {
@@ -375,6 +376,24 @@ void _start(void) {
         return;
     }
     assert_eq!(r.status_text(), b.status_text(), "{}", r.log());
+    // A -T script before the objects (SeaBIOS's links): still the first object decides.
+    std::fs::write(
+        dir.join("i386.lds"),
+        "OUTPUT_FORMAT(\"elf32-i386\")\nOUTPUT_ARCH(i386)\nENTRY(_start)\nSECTIONS { . = 0x8048000 + SIZEOF_HEADERS; \
+         .text : { *(.text*) } .rodata : { *(.rodata*) } .data : { *(.data*) } .bss : { *(.bss*) } }\n",
+    )
+    .unwrap();
+    let scripted = ["-T", "i386.lds", "main.o", "helper.o", "-o"];
+    link_ok(&rivet, &dir, &[&scripted[..], &["rivet-t.out"]].concat());
+    link_ok(
+        Path::new("ld.bfd"),
+        &dir,
+        &[&scripted[..], &["bfd-t.out"]].concat(),
+    );
+    assert_eq!(
+        run("rivet-t.out").status_text(),
+        run("bfd-t.out").status_text()
+    );
 }
 
 #[test]
