@@ -42,6 +42,21 @@ pub enum OrphanHandling {
     Discard,
 }
 
+/// Which of the inputs' local symbols `.symtab` keeps (GNU ld's `-x`, `-X`, `--discard-none` and its default; the
+/// last option given counts).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Discard {
+    /// `--discard-none`: every one.
+    None,
+    /// The default: all but the assembler's temporary labels (`.L*`) in mergeable sections, which a final link
+    /// cannot place exactly (a `-r` link keeps them).
+    MergeLabels,
+    /// `-X` / `--discard-locals`: all but the temporary labels.
+    Labels,
+    /// `-x` / `--discard-all`: none.
+    All,
+}
+
 /// How `--compress-debug-sections` compresses (`ELFCOMPRESS_ZLIB`, `ELFCOMPRESS_ZSTD`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum DebugCompression {
@@ -355,10 +370,8 @@ pub struct Config {
     pub init: Option<String>,
     /// `-fini SYM`: `DT_FINI` target. `None` means the GNU default (`_fini`, if defined).
     pub fini: Option<String>,
-    /// `-X` / `--discard-locals`: drop temporary local symbols (`.L*`) from `.symtab`.
-    pub discard_locals: bool,
-    /// `-x` / `--discard-all`: drop all local symbols from `.symtab`.
-    pub discard_all: bool,
+    /// `-x`, `-X`, `--discard-none`: which local symbols `.symtab` keeps.
+    pub discard: Discard,
 }
 
 impl Default for Config {
@@ -490,8 +503,7 @@ impl Default for Config {
             error_limit: 20,
             init: None,
             fini: None,
-            discard_locals: false,
-            discard_all: false,
+            discard: Discard::MergeLabels,
         }
     }
 }
@@ -661,6 +673,7 @@ enum Opt {
     StripDebug,
     DiscardAll,
     DiscardLocals,
+    DiscardNone,
     CompressDebugSections,
     GdbIndex,
     NoGdbIndex,
@@ -883,7 +896,8 @@ const OPTIONS: &[OptSpec] = &[
     flag(Opt::StripAll, &["-s", "--strip-all"], "Omit all symbol information"),
     flag(Opt::StripDebug, &["-S", "--strip-debug"], "Omit debug information"),
     flag(Opt::DiscardAll, &["-x", "--discard-all"], "Discard all local symbols"),
-    flag(Opt::DiscardLocals, &["-X", "--discard-locals"], "Discard temporary (.L) local symbols (always done)"),
+    flag(Opt::DiscardLocals, &["-X", "--discard-locals"], "Discard temporary (.L) local symbols (by default only those in mergeable sections)"),
+    flag(Opt::DiscardNone, &["--discard-none"], "Keep every local symbol, temporary (.L) ones in mergeable sections too"),
     value(Opt::CompressDebugSections, &["--compress-debug-sections"], "none|zlib|zlib-gabi|zstd", "Compress the .debug_* sections (SHF_COMPRESSED; a section compression would not shrink stays as it is); zlib-gnu is refused"),
     flag(Opt::GdbIndex, &["--gdb-index"], "Add .gdb_index, gdb's index of the compile units, their address ranges and their names (from .debug_gnu_pubnames/.debug_gnu_pubtypes, or a C unit's top-level DIEs where it has none; no names at all where a unit of another language has none, or with type units); not with -r"),
     flag(Opt::NoGdbIndex, &["--no-gdb-index"], "Do not add .gdb_index (default)"),
@@ -1487,8 +1501,9 @@ fn apply_setting(
         Opt::StripAll => cfg.strip_all = true,
         Opt::EmitRelocs => cfg.emit_relocs = true,
         Opt::StripDebug => cfg.strip_debug = true,
-        Opt::DiscardAll => cfg.discard_all = true,
-        Opt::DiscardLocals => cfg.discard_locals = true,
+        Opt::DiscardAll => cfg.discard = Discard::All,
+        Opt::DiscardLocals => cfg.discard = Discard::Labels,
+        Opt::DiscardNone => cfg.discard = Discard::None,
         Opt::GdbIndex => cfg.gdb_index = true,
         Opt::NoGdbIndex => cfg.gdb_index = false,
         Opt::CompressDebugSections => cfg.compress_debug = parse_compress_debug(&val())?,
@@ -2504,12 +2519,12 @@ mod tests {
         assert_eq!(cfg.version_script, ["v.map", "w.map"].map(PathBuf::from));
         assert_eq!(cfg.wrap, ["malloc", "free"]);
         assert!(
-            cfg.trace
-                && cfg.bsymbolic
-                && cfg.bsymbolic_functions
-                && cfg.discard_all
-                && cfg.discard_locals
+            cfg.trace && cfg.bsymbolic && cfg.bsymbolic_functions && cfg.discard == Discard::Labels
         );
+        // The last of -x, -X and --discard-none counts, as in GNU ld.
+        assert_eq!(link("-X --discard-none a.o").discard, Discard::None);
+        assert_eq!(link("--discard-none -x a.o").discard, Discard::All);
+        assert_eq!(link("a.o").discard, Discard::MergeLabels);
         assert_eq!(cfg.error_limit, 0);
         assert_eq!(cfg.init.as_deref(), Some("my_init"));
         assert_eq!(cfg.fini.as_deref(), Some("my_fini"));

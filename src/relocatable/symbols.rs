@@ -4,7 +4,7 @@
 //! (unless `-d`), each with the most restrictive visibility any input gave it.
 
 use super::sections::Plan;
-use crate::args::Config;
+use crate::args::{Config, Discard};
 use crate::diag::{Errors, Result, demangle};
 use crate::elf::{self, LE};
 use crate::index::{FileId, NONE, OsecId, SecIdx, SymId};
@@ -130,15 +130,15 @@ fn local(plan: &Plan, o: &ObjectFile, f: FileId, i: usize) -> Option<OutSym> {
 /// Whether local symbol `i` stays under `-x`/`-X`/`-s` when no relocation needs it: `-X` keeps all but the
 /// assembler's temporary `.L` labels; `-x` and `-s` keep none.
 fn wanted_local(config: &Config, o: &ObjectFile, i: usize) -> bool {
-    !(config.discard_all || config.strip_all)
-        && config.discard_locals
-        && !o.sym_name(i).starts_with(b".L")
+    !config.strip_all && config.discard == Discard::Labels && !o.sym_name(i).starts_with(b".L")
 }
 
 /// With `-x`, `-X` or `-s`: per object, per symbol, whether a kept relocation or a kept group names it (those
 /// locals stay, as in GNU ld). `None` without those options: every local stays.
 fn needed_locals(config: &Config, res: &Resolved, plan: &Plan) -> Option<Vec<Vec<bool>>> {
-    if !(config.discard_all || config.discard_locals || config.strip_all) {
+    // A partial link keeps the temporary labels of mergeable sections (GNU ld's default leaves them to the final
+    // link), so only -x and -X restrict.
+    if !(matches!(config.discard, Discard::All | Discard::Labels) || config.strip_all) {
         return None;
     }
     let mut needed: Vec<Vec<bool>> = res

@@ -3,10 +3,11 @@
 //! written here from the same choice; where a symbol went (its output section and value) the writer says through
 //! [`Places`].
 
-use crate::args::Config;
+use crate::args::{Config, Discard};
 use crate::elf::LE;
 use crate::index::{FileId, NONE, OsecId, SymId};
 use crate::load_order::FileOrder;
+use crate::parse::SectionKind;
 use crate::resolve::{Def, Resolved};
 use object::elf as E;
 use rayon::prelude::*;
@@ -116,7 +117,7 @@ pub fn contents(
             };
             let (mut file_sym, mut other_local) = (false, false);
             for i in first..o.syms.len() {
-                if includes(res, live, config.discard_all, f, i) {
+                if includes(res, live, config.discard, f, i) {
                     bits[i / 64] |= 1 << (i % 64);
                     strs += o.sym_name(i).len() as u64 + 1;
                     if i < o.first_global {
@@ -175,7 +176,7 @@ pub fn contents(
         members,
         extra,
         anon_file: (!extra_local.is_empty() || forced.iter().any(|&n| n > 0))
-            && !config.discard_all,
+            && config.discard != Discard::All,
         forced,
         forced_local,
         extra_local,
@@ -213,7 +214,7 @@ pub fn is_hidden(res: &Resolved, f: FileId, i: usize) -> bool {
 
 /// Whether `.symtab` lists symbol `i` of object `f`: live definitions and `STT_FILE` symbols, without section and
 /// `.L` temporary symbols (GNU ld's `-X`, always on), and without any local symbol under `-x` (`no_locals`).
-pub fn includes(res: &Resolved, live: &[Vec<bool>], no_locals: bool, f: FileId, i: usize) -> bool {
+pub fn includes(res: &Resolved, live: &[Vec<bool>], discard: Discard, f: FileId, i: usize) -> bool {
     let is_live = |shndx: u32| {
         live[f.index()]
             .get(shndx as usize)
@@ -227,17 +228,23 @@ pub fn includes(res: &Resolved, live: &[Vec<bool>], no_locals: bool, f: FileId, 
         return false;
     }
     if ty == E::STT_FILE {
-        return i < o.first_global && !no_locals;
+        return i < o.first_global && discard != Discard::All;
     }
     let shndx = o.sym_shndx(i);
     if i < o.first_global {
-        // `.L` checked on the string table in place: the name's length (a NUL search) is not needed here.
         let off = s.st_name.get(LE) as usize;
-        if no_locals || off == 0 || o.strtab.get(off..).is_some_and(|n| n.starts_with(b".L")) {
+        if discard == Discard::All || off == 0 {
             return false;
         }
-        return shndx == E::SHN_ABS as u32
-            || (shndx != 0 && (shndx as usize) < o.sections.len() && is_live(shndx));
+        let in_section = shndx != 0 && (shndx as usize) < o.sections.len();
+        // `.L` checked on the string table in place: the name's length (a NUL search) is not needed here.
+        if discard != Discard::None && o.strtab.get(off..).is_some_and(|n| n.starts_with(b".L")) {
+            let merged = in_section && o.sections[shndx as usize].kind == SectionKind::Merge;
+            if discard == Discard::Labels || merged {
+                return false;
+            }
+        }
+        return shndx == E::SHN_ABS as u32 || (in_section && is_live(shndx));
     }
     // An undefined symbol is nobody's definition: checked first, as most of a C++ object's globals are references
     // and the definition table is read at random.
