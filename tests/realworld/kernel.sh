@@ -11,11 +11,15 @@
 # With CONFIG_MODULES, two out-of-tree modules (tests/realworld/kmod) are built too: kbuild's `ld -r` of a module's
 # objects and each .ko's `ld -r -T scripts/module.lds`, also rivet's.
 #
+# CONFIG_RANDOMIZE_BASE links vmlinux with --emit-relocs: the kernel's `relocs` tool makes the table the
+# decompressor moves the kernel by (KASLR) from rivet's relocations.
+#
 # Checks: the build succeeds; the links that must be rivet's are; vmlinux relinked by GNU ld from the same inputs
 # has the same segments (type, addresses, flags, alignment) and symbol names; the decompressor has GNU ld's
 # sections and segments; the modules relinked by GNU ld have the same sections, symbols and relocations; the
-# bzImage boots under qemu to a static init (linked by rivet too) that prints a marker, loads both modules (one
-# calls the other's export), removes one and reboots, and the modules print what their sources compute.
+# bzImage boots under qemu, moved by KASLR, to a static init (linked by rivet too) that prints a marker, loads both
+# modules (one calls the other's export), removes one and exits (the kernel's panic prints the KASLR offset), and
+# the modules print what their sources compute.
 #
 # Knobs: RIVET, RIVET_RW_DIR (see lib.sh); RIVET_KERNEL_SRC (directory holding linux_6.1.176.orig.tar.xz, default
 # /var/tmp/kernel); RIVET_KERNEL_JOBS (make -j, default 2); RIVET_KERNEL_BOOT_TIMEOUT (seconds, default 300);
@@ -82,7 +86,8 @@ if [ $REUSE = 0 ]; then
     log "configuring (tinyconfig + serial console, initramfs, ELF)"
     make -s -C "$TREE" O="$B" LD="$LD" tinyconfig >"$W/config.log" 2>&1
     "$TREE/scripts/config" --file "$B/.config" -e 64BIT -e PRINTK -e TTY -e SERIAL_8250 -e SERIAL_8250_CONSOLE \
-        -e BLK_DEV_INITRD -e BINFMT_ELF -e RD_GZIP -e EARLY_PRINTK -e MODULES -e MODULE_UNLOAD
+        -e BLK_DEV_INITRD -e BINFMT_ELF -e RD_GZIP -e EARLY_PRINTK -e MODULES -e MODULE_UNLOAD \
+        -e RELOCATABLE -e RANDOMIZE_BASE
     make -s -C "$TREE" O="$B" LD="$LD" olddefconfig >>"$W/config.log" 2>&1
 
     JOBS="${RIVET_KERNEL_JOBS:-2}"
@@ -128,6 +133,8 @@ missing=()
 for m in "${must[@]}"; do
     links RIVET | grep -qE -- "$m( |\$)" || missing+=("$m")
 done
+# CONFIG_RANDOMIZE_BASE: vmlinux keeps its static relocations for the decompressor to move it by.
+links RIVET | grep -E -- '-o vmlinux( |$)' | grep -q -- '--emit-relocs' || missing+=("--emit-relocs for vmlinux")
 if [ "$other_bfd" -eq 0 ] && [ ${#missing[@]} -eq 0 ]; then
     record "links by rivet" PASS "$rivet_links links by rivet (ld -r, vDSO, vmlinux, decompressor, real mode ...);" \
         "$bfd_links by ld.bfd, all -m elf_i386 (log: $LINKS)"
@@ -200,7 +207,8 @@ else
 fi
 
 # A static init, linked by rivet through the wrapper: prints a marker, loads the two modules (rivet_a with a
-# parameter), removes rivet_b, then reboots (qemu -no-reboot exits).
+# parameter), removes rivet_b, then exits: the kernel panics ("Attempted to kill init"), prints the offset KASLR
+# moved it by, and reboots (panic=-1; qemu -no-reboot exits).
 mkdir -p "$W/initramfs"
 cp "$W/kmod/rivet_a.ko" "$W/kmod/rivet_b.ko" "$W/initramfs/"
 cat >"$W/init.c" <<'EOF'
@@ -252,7 +260,7 @@ void _start(void)
     say("RIVET-INIT: remove rivet_b ");
     say_num(r);
     say("\n");
-    sys(169, 0xfee1dead, 672274793, 0x01234567, 0); /* reboot(LINUX_REBOOT_CMD_RESTART) */
+    sys(60, 0, 0, 0, 0); /* exit(0): the kernel panics, prints its KASLR offset and reboots (panic=-1) */
     for (;;)
         ;
 }
@@ -271,12 +279,17 @@ timeout "${RIVET_KERNEL_BOOT_TIMEOUT:-300}" qemu-system-x86_64 "${accel[@]}" -no
     -kernel "$B/arch/x86/boot/bzImage" -initrd "$W/init.cpio" -append "console=ttyS0 panic=-1" \
     </dev/null >"$W/boot.log" 2>&1 || rc=$?
 BOOT_TIME=$((SECONDS - t0))
+# The decompressor moved the kernel by a random offset (CONFIG_RANDOMIZE_BASE) with the relocations `relocs`
+# took from rivet's --emit-relocs output (vmlinux.relocs): a wrong one would have crashed it long before the init.
+offset="$(grep -aoE 'Kernel Offset: (0x[0-9a-f]+|disabled)' "$W/boot.log" | head -n 1 | cut -d' ' -f3 || true)"
 if grep -q "Linux version $KVER" "$W/boot.log" && grep -q "RIVET-INIT: hello" "$W/boot.log" &&
-    grep -q "reboot: Restarting system" "$W/boot.log"; then
-    record "boot under qemu" PASS "${BOOT_TIME}s: kernel messages, the init's marker, the reboot"
+    grep -q "Attempted to kill init" "$W/boot.log" && [[ "$offset" == 0x* ]]; then
+    record "boot under qemu" PASS "${BOOT_TIME}s: kernel messages, the init's marker, the panic at its exit;" \
+        "KASLR moved the kernel by $offset"
 else
     tail -n 20 "$W/boot.log" >&2
-    record "boot under qemu" FAIL "qemu exited $rc after ${BOOT_TIME}s without the init's marker (see $W/boot.log)"
+    record "boot under qemu" FAIL "qemu exited $rc after ${BOOT_TIME}s without the init's marker, the panic or a" \
+        "KASLR offset (${offset:-none}; see $W/boot.log)"
 fi
 
 # The modules as the kernel's loader took them: relocated (the table's function pointers, the strings, the call
