@@ -857,3 +857,68 @@ fn stack_note_as_gnu_ld() {
         }
     }
 }
+
+/// Sets the `sh_entsize` of section `name` of the ELF64 object `obj` (objtool writes `.orc_unwind`'s 6 and
+/// `.orc_unwind_ip`'s 4; the assembler cannot without `SHF_MERGE`).
+fn set_entsize(obj: &mut [u8], name: &str, entsize: u64) {
+    let u16_at =
+        |o: &[u8], at: usize| u16::from_le_bytes(o[at..at + 2].try_into().unwrap()) as usize;
+    let u64_at =
+        |o: &[u8], at: usize| u64::from_le_bytes(o[at..at + 8].try_into().unwrap()) as usize;
+    let (shoff, shnum, shstrndx) = (u64_at(obj, 0x28), u16_at(obj, 0x3c), u16_at(obj, 0x3e));
+    let strtab = u64_at(obj, shoff + 64 * shstrndx + 0x18);
+    let at = (0..shnum)
+        .map(|i| shoff + 64 * i)
+        .find(|&h| {
+            let n = strtab + u32::from_le_bytes(obj[h..h + 4].try_into().unwrap()) as usize;
+            obj[n..].starts_with(name.as_bytes()) && obj[n + name.len()] == 0
+        })
+        .unwrap_or_else(|| panic!("no section {name}"));
+    obj[at + 0x38..at + 0x40].copy_from_slice(&entsize.to_le_bytes());
+}
+
+/// The entry size of each output section of a partial link, as GNU ld gives it: a mergeable section's and an
+/// array's (`.init_array`), but 0 for other sections whatever their inputs say (the kernel's ORC tables).
+#[test]
+fn entry_sizes_as_gnu_ld() {
+    let Some((dir, _, _)) = common::against_gnu_ld("reloc-entsize", &["gcc", "as", "readelf"])
+    else {
+        return;
+    };
+    let (linker, _) = common::linker_under_test();
+    let src = r#"
+	.section .orc_unwind,"a",@progbits
+	.byte 1, 2, 3, 4, 5, 6
+	.section .orc_unwind_ip,"a",@progbits
+	.long 0
+	.section .rodata.cst4,"aM",@progbits,4
+	.long 7
+	.section .init_array,"aw",@init_array
+	.quad 0
+"#;
+    std::fs::write(dir.join("t.s"), src).unwrap();
+    common::tool_ok("as", &["t.s", "-o", "t.o"], &dir);
+    let mut obj = std::fs::read(dir.join("t.o")).unwrap();
+    set_entsize(&mut obj, ".orc_unwind", 6);
+    set_entsize(&mut obj, ".orc_unwind_ip", 4);
+    std::fs::write(dir.join("t.o"), obj).unwrap();
+    let sizes = |o: &str| {
+        let s = common::tool_ok("readelf", &["-SW", o], &dir);
+        let mut v: Vec<String> = (s.lines())
+            .filter_map(|l| l.trim_start().strip_prefix('[')?.split_once(']'))
+            .map(|(_, rest)| rest.split_whitespace().collect::<Vec<_>>())
+            .filter(|f| f.len() > 5 && !f[0].starts_with(".rela") && f[0] != "Name")
+            .map(|f| format!("{} {}", f[0], f[5]))
+            .collect();
+        v.sort();
+        v
+    };
+    assert!(
+        sizes("t.o").contains(&".orc_unwind 06".to_string()),
+        "{:?}",
+        sizes("t.o")
+    );
+    common::tool_ok("ld.bfd", &["-r", "t.o", "-o", "bfd.o"], &dir);
+    link_ok(&linker, &["-r", "t.o", "-o", "test.o"], &dir);
+    assert_eq!(sizes("test.o"), sizes("bfd.o"));
+}

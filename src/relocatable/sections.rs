@@ -233,13 +233,28 @@ fn is_own_strtab(o: &ObjectFile, s: SecIdx) -> bool {
     symtab_link || shstr
 }
 
+/// The entry size an output section keeps from its input: a mergeable section's, and an array's; GNU ld gives
+/// other sections none, whatever their inputs say (objtool's `.orc_unwind` has 6).
+fn entsize_of(sh: &Shdr) -> u64 {
+    let merge = sh.sh_flags.get(LE) & E::SHF_MERGE as u64 != 0;
+    let array = matches!(
+        sh.sh_type.get(LE),
+        E::SHT_INIT_ARRAY | E::SHT_FINI_ARRAY | E::SHT_PREINIT_ARRAY
+    );
+    if merge || array {
+        sh.sh_entsize.get(LE)
+    } else {
+        0
+    }
+}
+
 fn new_osec(name: &[u8], sh: &Shdr) -> OutSec {
     OutSec {
         name: name.to_vec(),
         sh_type: sh.sh_type.get(LE),
         flags: sh.sh_flags.get(LE),
         align: sh.sh_addralign.get(LE).max(1),
-        entsize: sh.sh_entsize.get(LE),
+        entsize: entsize_of(sh),
         size: 0,
         link_to: None,
         parts: Vec::new(),
@@ -253,7 +268,7 @@ fn new_osec(name: &[u8], sh: &Shdr) -> OutSec {
 fn combine(out: &mut OutSec, sh: &Shdr) {
     let flags = sh.sh_flags.get(LE);
     let merge = (E::SHF_MERGE | E::SHF_STRINGS) as u64;
-    let agree = out.flags & merge == flags & merge && out.entsize == sh.sh_entsize.get(LE);
+    let agree = out.flags & merge == flags & merge && out.entsize == entsize_of(sh);
     out.flags |= flags & !merge;
     if !agree {
         out.flags &= !merge;
