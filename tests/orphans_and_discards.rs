@@ -236,3 +236,82 @@ fn references_into_a_discarded_comdat_member() {
         assert_eq!(run.code, Some(0), "{}", run.log());
     }
 }
+
+/// A position-independent link under a script that places the dynamic sections as the kernel's decompressor does,
+/// with `--orphan-handling=warn`: rivet warns about the inputs' orphan and none of its own sections that end up
+/// empty (its `.iplt` without IFUNCs; GNU ld has none), so every section it names GNU ld names too.
+#[test]
+fn empty_linker_sections_are_no_orphans() {
+    let Some((dir, rivet)) = setup("orphans-pie") else {
+        return;
+    };
+    std::fs::write(
+        dir.join("pie.c"),
+        "__attribute__((section(\".myorphan\"))) int x = 3;\nint *p = &x;\nint start(void) { return *p; }\n",
+    )
+    .unwrap();
+    common::tool_ok(
+        "gcc",
+        &[
+            "-fPIE",
+            "-O1",
+            "-fno-asynchronous-unwind-tables",
+            "-c",
+            "pie.c",
+        ],
+        &dir,
+    );
+    let script = "SECTIONS {
+  . = SIZEOF_HEADERS;
+  .text : { *(.text .text.*) }
+  .data : { *(.data .data.*) }
+  .got : { *(.got) *(.igot.*) }
+  .got.plt : { *(.got.plt) *(.igot.plt) }
+  .bss : { *(.bss .bss.*) }
+  .rela.dyn : { *(.rela.*) }
+  .dynamic : { *(.dynamic) }
+  .dynsym : { *(.dynsym) }
+  .dynstr : { *(.dynstr) }
+  .hash : { *(.hash) }
+  .gnu.hash : { *(.gnu.hash) }
+  .plt : { *(.plt) *(.plt.*) }
+  /DISCARD/ : { *(.note.*) *(.comment) }
+}
+";
+    std::fs::write(dir.join("pie.lds"), script).unwrap();
+    let mut named = Vec::new();
+    for (side, linker) in [("bfd", Path::new("ld.bfd")), ("rivet", rivet.as_path())] {
+        let out = format!("pie-{side}");
+        let args = [
+            "-pie",
+            "--no-dynamic-linker",
+            "-e",
+            "start",
+            "--orphan-handling=warn",
+        ];
+        let args = [&args[..], &["-T", "pie.lds", "pie.o", "-o", &out]].concat();
+        let r = common::tool(linker.to_str().unwrap(), &args, Some(&dir));
+        assert!(r.success(), "{}", r.log());
+        let mut v: Vec<String> = (r.stderr_str().lines())
+            .filter_map(|l| {
+                l.split_once("orphan section `")?
+                    .1
+                    .split_once('\'')
+                    .map(|s| s.0.to_string())
+            })
+            .collect();
+        v.sort();
+        named.push(v);
+    }
+    assert!(
+        named[1].contains(&".myorphan".to_string()),
+        "{:?}",
+        named[1]
+    );
+    assert!(
+        named[1].iter().all(|n| named[0].contains(n)),
+        "rivet {:?}, GNU ld {:?}",
+        named[1],
+        named[0]
+    );
+}

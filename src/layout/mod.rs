@@ -426,7 +426,6 @@ pub fn layout<A: Arch>(
         let _t = span("output sections");
         output_sections::output_sections::<A>(&cx)
     };
-    script::report_orphans(config, res, live, (&osecs, &map))?;
     script::check_linker_made_places(config, &osecs, &map)?;
     script::check_crossrefs(config, res, &osecs, &map)?;
     let t = span("merge sections, split .eh_frame");
@@ -501,6 +500,9 @@ pub fn layout<A: Arch>(
             &symtab,
             &eh_records,
         );
+        // Once the linker-made sections have their sizes: an empty one is no orphan (GNU ld's `.iplt` without
+        // IFUNCs is none).
+        script::report_orphans(config, res, live, (&osecs, &map))?;
         let headers =
             sizes::section_headers(&cx, &mut osecs, &mut map, &place, &merges, &slots, &dynamic);
         if let Some(plan) = &emit_relocs {

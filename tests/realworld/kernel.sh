@@ -87,7 +87,7 @@ if [ $REUSE = 0 ]; then
     make -s -C "$TREE" O="$B" LD="$LD" tinyconfig >"$W/config.log" 2>&1
     "$TREE/scripts/config" --file "$B/.config" -e 64BIT -e PRINTK -e TTY -e SERIAL_8250 -e SERIAL_8250_CONSOLE \
         -e BLK_DEV_INITRD -e BINFMT_ELF -e RD_GZIP -e EARLY_PRINTK -e MODULES -e MODULE_UNLOAD \
-        -e RELOCATABLE -e RANDOMIZE_BASE
+        -e RELOCATABLE -e RANDOMIZE_BASE -e KALLSYMS -e KALLSYMS_ALL -e JUMP_LABEL -e UNWINDER_ORC -e MODVERSIONS
     make -s -C "$TREE" O="$B" LD="$LD" olddefconfig >>"$W/config.log" 2>&1
 
     JOBS="${RIVET_KERNEL_JOBS:-2}"

@@ -612,7 +612,7 @@ pub fn discards_dynamic(config: &Config, scan: &Scan, any_shared: bool) -> Resul
 }
 
 /// `--orphan-handling=warn|error`: each section no statement places (inputs in input order, then the linker's
-/// own allocated ones), with GNU ld's words: a warning naming the output section it goes to, or an error.
+/// own allocated ones that are not empty), with GNU ld's words: a warning naming the output section it goes to, or an error.
 pub fn report_orphans(
     config: &Config,
     res: &Resolved,
@@ -642,7 +642,10 @@ pub fn report_orphans(
         if let Some(i) = map.synth.get(s) {
             let o = &osecs[i.index()];
             let writable = o.flags & E::SHF_WRITE as u64 != 0;
-            if o.is_alloc() && sc.select(&linker_made, s.name(), writable).0 == ORPHAN {
+            if o.is_alloc()
+                && map.synth.size(s) > 0
+                && sc.select(&linker_made, s.name(), writable).0 == ORPHAN
+            {
                 orphans.push(("<internal>".into(), s.name(), i));
             }
         }
