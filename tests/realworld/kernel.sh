@@ -12,7 +12,10 @@
 # objects and each .ko's `ld -r -T scripts/module.lds`, also rivet's.
 #
 # CONFIG_RANDOMIZE_BASE links vmlinux with --emit-relocs: the kernel's `relocs` tool makes the table the
-# decompressor moves the kernel by (KASLR) from rivet's relocations.
+# decompressor moves the kernel by (KASLR) from rivet's relocations. CONFIG_KALLSYMS links it three times (the
+# symbol table of each link goes into the next, and kbuild checks the last two agree); CONFIG_JUMP_LABEL,
+# CONFIG_UNWINDER_ORC (objtool's tables, sorted in vmlinux by sorttable) and CONFIG_MODVERSIONS add their sections
+# to vmlinux and the modules.
 #
 # Checks: the build succeeds; the links that must be rivet's are; vmlinux relinked by GNU ld from the same inputs
 # has the same segments (type, addresses, flags, alignment) and symbol names; the decompressor has GNU ld's
@@ -126,7 +129,8 @@ links() { grep "^$1"$'\t' "$LINKS" | grep -E -- '(^|[[:space:]])-o ' || true; }
 rivet_links=$(links RIVET | grep -c . || true)
 bfd_links=$(links BFD | grep -c . || true)
 other_bfd=$(links BFD | grep -vcE -- $'\t-m elf_i386 | -m elf_i386 ' || true)
-must=("-r -o vmlinux.o" "-o vmlinux" "-o arch/x86/boot/compressed/vmlinux" "-o arch/x86/entry/vdso/vdso64.so.dbg"
+must=("-r -o vmlinux.o" "-o .tmp_vmlinux.kallsyms1" "-o .tmp_vmlinux.kallsyms2" "-o vmlinux"
+    "-o arch/x86/boot/compressed/vmlinux" "-o arch/x86/entry/vdso/vdso64.so.dbg"
     "-r -o $W/kmod/rivet_a.o" "-T scripts/module.lds -o $W/kmod/rivet_a.ko" "-T scripts/module.lds -o $W/kmod/rivet_b.ko")
 [ "${RIVET_KERNEL_BFD32:-0}" = 1 ] || must+=("-o arch/x86/boot/setup.elf" "-o arch/x86/realmode/rm/realmode.elf")
 missing=()
@@ -135,6 +139,10 @@ for m in "${must[@]}"; do
 done
 # CONFIG_RANDOMIZE_BASE: vmlinux keeps its static relocations for the decompressor to move it by.
 links RIVET | grep -E -- '-o vmlinux( |$)' | grep -q -- '--emit-relocs' || missing+=("--emit-relocs for vmlinux")
+# CONFIG_LD_ORPHAN_WARN: the links pass --orphan-handling=warn; GNU ld warns of nothing in this build.
+if [ -f "$W/build.log" ] && grep -q "rivet: warning: orphan section" "$W/build.log"; then
+    missing+=("no orphan warnings (see $W/build.log)")
+fi
 if [ "$other_bfd" -eq 0 ] && [ ${#missing[@]} -eq 0 ]; then
     record "links by rivet" PASS "$rivet_links links by rivet (ld -r, vDSO, vmlinux, decompressor, real mode ...);" \
         "$bfd_links by ld.bfd, all -m elf_i386 (log: $LINKS)"
