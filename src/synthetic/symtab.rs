@@ -212,8 +212,9 @@ pub fn is_hidden(res: &Resolved, f: FileId, i: usize) -> bool {
     (res.object_ids[f.index()].get(i - o.first_global)).is_some_and(|g| res.hidden[g.index()])
 }
 
-/// Whether `.symtab` lists symbol `i` of object `f`: live definitions and `STT_FILE` symbols, without section and
-/// `.L` temporary symbols (GNU ld's `-X`, always on), and without any local symbol under `-x` (`no_locals`).
+/// Whether `.symtab` lists symbol `i` of object `f`: live definitions and `STT_FILE` symbols, without section
+/// symbols, and of the locals those `discard` keeps (`-x` none; `-X` none of the `.L` temporary labels; by default
+/// none of those in mergeable sections; `--discard-none` all).
 pub fn includes(res: &Resolved, live: &[Vec<bool>], discard: Discard, f: FileId, i: usize) -> bool {
     let is_live = |shndx: u32| {
         live[f.index()]
