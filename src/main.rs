@@ -334,27 +334,36 @@ fn pin_to_cpu(cpu: usize) {
     let _ = cpu;
 }
 
-/// Whether the link is i386's: `-m elf_i386`, or without `-m` a first ELF file named on the command line that is an
-/// ELF32 i386 object.
+/// Whether the link is i386's: `-m elf_i386`, or without `-m` the first file named on the command line that is not
+/// a linker script being an ELF32 i386 object.
 fn links_i386(config: &args::Config) -> bool {
     use arch::Arch;
     if let Some(i386) = config.elf_i386 {
         return i386;
     }
-    // The first ELF file: a script before it (`-T`, or one named as an input) says nothing of the target.
-    let head = |p: &std::path::PathBuf| {
+    // The first input that is not a text script (`-T`, or one named as an input), which says nothing of the
+    // target: an ELF32 i386 object decides for i386, anything else (an archive, an x86-64 object) against.
+    let decides = |p: &std::path::PathBuf| -> Option<bool> {
         let mut head = [0u8; 20];
-        let mut f = std::fs::File::open(p).ok()?;
-        std::io::Read::read_exact(&mut f, &mut head).ok()?;
-        (head[..4] == *b"\x7fELF").then_some(head)
+        let n = std::fs::File::open(p)
+            .and_then(|mut f| std::io::Read::read(&mut f, &mut head))
+            .unwrap_or(0);
+        if n > 0 && script::input::looks_like_script(&head[..n]) {
+            return None;
+        }
+        Some(
+            n == head.len()
+                && head[..4] == *b"\x7fELF"
+                && head[4] == 1
+                && u16::from_le_bytes([head[18], head[19]]) == arch::i386::I386::E_MACHINE,
+        )
     };
-    let first = config.inputs.iter().find_map(|i| match i {
-        args::InputArg::File { path, .. } => head(path),
-        _ => None,
-    });
-    first.is_some_and(|head| {
-        head[4] == 1 && u16::from_le_bytes([head[18], head[19]]) == arch::i386::I386::E_MACHINE
-    })
+    (config.inputs.iter())
+        .find_map(|i| match i {
+            args::InputArg::File { path, .. } => decides(path),
+            _ => None,
+        })
+        .unwrap_or(false)
 }
 
 /// What an ELF32 link refuses before reading its inputs: it makes static executables only.
