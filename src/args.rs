@@ -239,6 +239,10 @@ pub struct Config {
     /// allows them silently.
     pub warn_textrel: bool,
     pub z_separate_code: bool,
+    /// `-N` (`--omagic`): a static executable that is not demand paged, as GNU ld makes it: one writable and
+    /// executable load from the first section on, packed in the file at its sections' alignment, without the
+    /// headers; `.text` writable (`layout::segments`). `-r` ignores it, as GNU ld does.
+    pub omagic: bool,
     pub max_page_size: u64,
     /// `-z common-page-size=N`: the page size RELRO is rounded up to.
     pub common_page_size: u64,
@@ -441,6 +445,7 @@ impl Default for Config {
             z_text: false,
             warn_textrel: true,
             z_separate_code: true,
+            omagic: false,
             max_page_size: 4096,
             common_page_size: 4096,
             pack_relative_relocs: false,
@@ -707,6 +712,8 @@ enum Opt {
     ExcludeLibs,
     Rosegment,
     NoRosegment,
+    Omagic,
+    NoOmagic,
     OrphanHandling,
     AllowShlibUndefined,
     UnresolvedSymbols,
@@ -931,6 +938,8 @@ const OPTIONS: &[OptSpec] = &[
     flag(Opt::NoWarnings, &["-w", "--no-warnings"], "Print no warnings"),
     flag(Opt::Rosegment, &["--rosegment"], "Read-only data in a segment apart from code (default)"),
     flag(Opt::NoRosegment, &["--no-rosegment"], "Read-only data, code and headers in one R+X segment (as -z noseparate-code)"),
+    flag(Opt::Omagic, &["-N", "--omagic"], "A static executable not paged: one writable, executable load without the headers, sections packed; later -l options find static archives only"),
+    flag(Opt::NoOmagic, &["--no-omagic"], "Undo -N's layout (it still leaves -l options static)"),
     value(Opt::OrphanHandling, &["--orphan-handling"], "place|warn|error|discard", "What a SECTIONS script does with input sections none of its statements places: place them by the default rules (the default), warn, fail, or discard them; without SECTIONS it has no effect (lld's rule), and discard is refused"),
     flag(Opt::Ignored, &["--warn-once"], "Accepted: each undefined symbol is reported once already"),
     optional(Opt::Demangle, &["--demangle"], "STYLE", "Demangle symbol names in messages (default)"),
@@ -1293,6 +1302,12 @@ impl Parser {
             Opt::EndLib => self.flags.lazy = false,
             Opt::NoWholeArchive => self.flags.whole_archive = false,
             Opt::Bstatic => self.flags.static_only = true,
+            // GNU ld's -N also stops linking against shared libraries, from there on.
+            Opt::Omagic => {
+                cfg.omagic = true;
+                self.flags.static_only = true;
+            }
+            Opt::NoOmagic => cfg.omagic = false,
             Opt::Static => {
                 self.flags.static_only = true;
                 cfg.static_link = true;
@@ -1389,6 +1404,15 @@ impl Parser {
         } else {
             OutputKind::Exec
         };
+        if cfg.omagic && !cfg.relocatable && cfg.kind != OutputKind::Exec {
+            // GNU ld writes a `-shared -N` object at the executable's address and fails `-pie -N`.
+            return Err(format!(
+                "-N (--omagic) makes a static executable; it cannot be used with {}",
+                if self.shared { "-shared" } else { "-pie" }
+            ));
+        }
+        // GNU ld's -N script has no RELRO.
+        cfg.relro &= !cfg.omagic || cfg.relocatable;
         cfg.time_trace = self.time_trace.map(|file| {
             file.unwrap_or_else(|| {
                 let mut name = cfg.output.clone().into_os_string();

@@ -118,6 +118,17 @@ impl OutputSection {
     pub fn is_alloc(&self) -> bool {
         self.flags & E::SHF_ALLOC as u64 != 0
     }
+    /// The permissions of a segment holding this section.
+    pub fn segment_flags(&self) -> u32 {
+        let mut f = E::PF_R;
+        if self.flags & E::SHF_WRITE as u64 != 0 {
+            f |= E::PF_W;
+        }
+        if self.flags & E::SHF_EXECINSTR as u64 != 0 {
+            f |= E::PF_X;
+        }
+        f
+    }
     pub fn is_nobits(&self) -> bool {
         self.sh_type == E::SHT_NOBITS
     }

@@ -51,6 +51,9 @@ struct Plan {
     has_interp: bool,
     /// The first segment holds the code too (`-z noseparate-code`).
     code_with_headers: bool,
+    /// `-N`: one class, not demand paged (`Config::omagic`): no headers load, no page alignment, loads aligned to
+    /// their sections and packed in the file; its load's flags are those of its sections.
+    omagic: Option<u32>,
     has_relro: bool,
     has_property: bool,
     /// `--section-start`: (position in `alloc`, address) of each section placed at a fixed address.
@@ -103,8 +106,17 @@ fn plan<A: Arch>(
     let classes: Vec<u32> = alloc
         .iter()
         .map(|&i| segment_class(rules.rank(&osecs[i].name, osecs[i].sh_type, osecs[i].flags)))
-        .map(|c| if code_with_headers && c <= 2 { 0 } else { c })
+        .map(|c| {
+            if (code_with_headers && c <= 2) || config.omagic {
+                0
+            } else {
+                c
+            }
+        })
         .collect();
+    let omagic = config
+        .omagic
+        .then(|| (alloc.iter()).fold(E::PF_R, |f, &i| f | osecs[i].segment_flags()));
     let mut load_classes: Vec<u32> = vec![0];
     for &c in &classes {
         if !load_classes.contains(&c) {
@@ -127,7 +139,7 @@ fn plan<A: Arch>(
         .synth
         .get(Synth::GnuProperty)
         .is_some_and(|i| keep[i.index()]);
-    let has_relro = config.relro && load_classes.contains(&3);
+    let has_relro = config.relro && !config.omagic && load_classes.contains(&3);
     let has_eh_hdr = map
         .synth
         .get(Synth::EhFrameHdr)
@@ -167,7 +179,9 @@ fn plan<A: Arch>(
     let starts = super::section_start::starts(config, osecs, &alloc, &tls)?;
     let mut class_align: HashMap<u32, u64> = HashMap::default();
     for (k, &i) in alloc.iter().enumerate() {
-        let a = class_align.entry(classes[k]).or_insert(max_page);
+        let a = class_align
+            .entry(classes[k])
+            .or_insert(if config.omagic { 1 } else { max_page });
         *a = (*a).max(osecs[i].align.next_power_of_two());
     }
     Ok(Plan {
@@ -178,6 +192,7 @@ fn plan<A: Arch>(
         tls,
         has_interp,
         code_with_headers,
+        omagic,
         has_relro,
         has_eh_hdr,
         has_property,
@@ -205,15 +220,18 @@ fn place_alloc(plan: &Plan, osecs: &mut [OutputSection]) -> Result<(Placed, u64)
     let mut addr = base + headers;
     let mut prev = 0u32;
     let mut placed = Placed::default();
-    placed.runs.push(Run {
-        flags: plan.class_flags(0),
-        off: 0,
-        addr: base,
-        fend: headers,
-        mend: base + headers,
-        align: plan.class_align(0),
-        first: OsecId::NONE,
-    });
+    // Not demand paged (-N): the headers are in no load, and the first section starts one.
+    if plan.omagic.is_none() {
+        placed.runs.push(Run {
+            flags: plan.class_flags(0),
+            off: 0,
+            addr: base,
+            fend: headers,
+            mend: base + headers,
+            align: plan.class_align(0),
+            first: OsecId::NONE,
+        });
+    }
     for (k, &i) in plan.alloc.iter().enumerate() {
         let c = plan.classes[k];
         let fixed = plan
@@ -221,8 +239,8 @@ fn place_alloc(plan: &Plan, osecs: &mut [OutputSection]) -> Result<(Placed, u64)
             .iter()
             .find(|&&(p, _)| p == k)
             .map(|&(_, at)| at);
-        let mut fresh = c != prev;
-        if fresh {
+        let mut fresh = c != prev || placed.runs.is_empty();
+        if fresh && plan.omagic.is_none() {
             // Each segment starts on a page of its own, in memory and in the file (-z separate-code, GNU
             // ld's default on x86-64). Sharing a file page between RELRO and the data after it would save
             // space, but RELRO's PT_LOAD reaches its page end, so eu-elflint would then find .bss in it.
@@ -309,8 +327,11 @@ fn start_run(
     off: &mut u64,
     osecs: &[OutputSection],
 ) -> Result<()> {
-    let last = runs.last_mut().expect("the headers' load");
-    if fixed && addr >= last.mend && addr / plan.max_page == (last.mend - 1) / plan.max_page {
+    if let Some(last) = runs.last_mut()
+        && fixed
+        && addr >= last.mend
+        && addr / plan.max_page == (last.mend - 1) / plan.max_page
+    {
         if last.fend - last.off != last.mend - last.addr {
             return Err(Errors::one(format!(
                 "cannot place section {} at {addr:#x}: it shares a page with the zero-filled end of the \
@@ -552,6 +573,13 @@ pub fn assign_segments<A: Arch>(
     merges: &[super::MergeGroup],
 ) -> Result<Segments> {
     let mut synth = map.synth;
+    // -N: GNU ld makes `.text` writable (its load is then writable too); set once the sections are ordered,
+    // whose ranks read the flags.
+    if cx.config.omagic {
+        for o in osecs.iter_mut().filter(|o| o.name == b".text") {
+            o.flags |= E::SHF_WRITE as u64;
+        }
+    }
     let lists = std::mem::take(&mut place.script_lists);
     // None without a script, whose lists are empty.
     let runs = super::script::list_runs(&lists);
@@ -756,6 +784,9 @@ pub struct HeaderPlan<'a> {
 impl Plan {
     /// A segment class's permissions.
     fn class_flags(&self, c: u32) -> u32 {
+        if let Some(flags) = self.omagic {
+            return flags;
+        }
         match c {
             1 => E::PF_R | E::PF_X,
             0 if self.code_with_headers => E::PF_R | E::PF_X,
@@ -803,7 +834,7 @@ impl Plan {
             relro.map(|(o, a, end, _)| (o, a, end - a, align_up(end, self.common_page) - a));
         HeaderPlan {
             loads,
-            headers: Some((self.base, self.headers)),
+            headers: self.omagic.is_none().then_some((self.base, self.headers)),
             interp: self.has_interp,
             relro,
             notes: &self.notes,

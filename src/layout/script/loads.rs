@@ -164,6 +164,18 @@ pub(super) fn loads(st: &State, w: &Walk, keys: &[Option<usize>]) -> Result<Load
         .filter(|&i| w.keep[i] && st.osecs[i].is_alloc())
         .collect();
     alloc.sort_by_key(|&i| st.lma[i]);
+    // -N: not demand paged (GNU ld's `D_PAGED` off). The headers are in no load, a load ends only where the
+    // addresses skip a page or stop following the load addresses, and a load's file offset is congruent to its
+    // address modulo its sections' alignment only (here the largest of the sections from it on, which is at
+    // least its own), not the page size.
+    let paged = !w.config.omagic;
+    let mut align_from = vec![1u64; alloc.len() + 1];
+    if !paged {
+        for k in (0..alloc.len()).rev() {
+            let a = st.osecs[alloc[k]].align.max(1).next_power_of_two();
+            align_from[k] = align_from[k + 1].max(a);
+        }
+    }
     let mut loads: Vec<Load> = Vec::new();
     let mut offsets = Vec::with_capacity(alloc.len());
     let mut headers = None;
@@ -172,11 +184,12 @@ pub(super) fn loads(st: &State, w: &Walk, keys: &[Option<usize>]) -> Result<Load
     let mut prev: Option<(u64, u64)> = None;
     let first_addr = alloc.first().map(|&i| st.osecs[i].addr);
     // With PHDRS the headers are loaded where the first PT_LOAD says FILEHDR.
-    let want_headers = match (w.sc.phdrs.is_empty(), alloc.first()) {
-        (true, _) => true,
-        (false, Some(&i)) => keys[i].is_some_and(|k| w.sc.phdrs[k].filehdr),
-        (false, None) => false,
-    };
+    let want_headers = paged
+        && match (w.sc.phdrs.is_empty(), alloc.first()) {
+            (true, _) => true,
+            (false, Some(&i)) => keys[i].is_some_and(|k| w.sc.phdrs[k].filehdr),
+            (false, None) => false,
+        };
     if let Some(a) = first_addr
         && want_headers
     {
@@ -187,7 +200,7 @@ pub(super) fn loads(st: &State, w: &Walk, keys: &[Option<usize>]) -> Result<Load
         }
     }
     let mut prev_key = None;
-    for &i in &alloc {
+    for (k, &i) in alloc.iter().enumerate() {
         let o = &st.osecs[i];
         let (addr, lma) = (o.addr, st.lma[i]);
         let delta = lma.wrapping_sub(addr);
@@ -213,6 +226,10 @@ pub(super) fn loads(st: &State, w: &Walk, keys: &[Option<usize>]) -> Result<Load
             (Some(_), Some((end, _))) if !w.sc.phdrs.is_empty() => {
                 keys[i] != prev_key || addr < end
             }
+            (Some(_), Some((end, d))) if !paged => {
+                let moved = d != delta && !o.is_nobits();
+                moved || addr < end || end.div_ceil(page) < addr.div_ceil(page)
+            }
             // A NOBITS section's load address loads nothing: it extends the segment before it whatever it is.
             (Some(l), Some((end, d))) => {
                 let same_page = addr / page == end.saturating_sub(1) / page;
@@ -227,7 +244,8 @@ pub(super) fn loads(st: &State, w: &Walk, keys: &[Option<usize>]) -> Result<Load
                 off
             } else {
                 let mut x = off;
-                x += addr.wrapping_sub(x) & (page - 1);
+                let align = if paged { page } else { align_from[k] };
+                x += addr.wrapping_sub(x) & (align - 1);
                 x
             };
             let (vaddr, paddr, offset) = match (loads.is_empty(), headers) {
@@ -241,7 +259,7 @@ pub(super) fn loads(st: &State, w: &Walk, keys: &[Option<usize>]) -> Result<Load
                 paddr,
                 filesz: 0,
                 memsz: 0,
-                align: page,
+                align: if paged { page } else { 1 },
             });
         }
         let l = loads.last_mut().unwrap();

@@ -1078,14 +1078,7 @@ fn by_statement(list: &[ScriptInput], s: Synth) -> bool {
 
 /// The segment flags of a section.
 pub(super) fn flags_of(o: &OutputSection) -> u32 {
-    let mut f = E::PF_R;
-    if o.flags & E::SHF_WRITE as u64 != 0 {
-        f |= E::PF_W;
-    }
-    if o.flags & E::SHF_EXECINSTR as u64 != 0 {
-        f |= E::PF_X;
-    }
-    f
+    o.segment_flags()
 }
 
 /// The address `--section-start` (`-Ttext`, `-Tdata`, `-Tbss`) gives output section `name`, if any.

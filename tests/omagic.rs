@@ -1,0 +1,182 @@
+//! `-N` (`--omagic`): a static executable that is not demand paged, as GNU ld makes it (GRUB's configure links
+//! `-N -Ttext 0x2000` and turns the result into a flat binary; its images and modules pass `-N` too). One
+//! writable and executable load from the first section on, without the headers, sections packed at their own
+//! alignment in memory and in the file, `.text` writable; with a script, a new load only where the addresses
+//! skip a page. Compared with GNU ld: the program headers, the section table, the flat binary objcopy makes, and
+//! the program's exit status. `-N` with `-shared` or `-pie` is refused, later `-l` options find archives only, and
+//! `-r` ignores it, as in GNU ld.
+
+mod common;
+
+use std::path::Path;
+use std::process::Command;
+
+/// Static, no C library, no unwind tables: `_start` exits with 0 when data, read-only data and bss are right. The
+/// bss is a multiple of 8 bytes, where GNU ld's default script pads `.bss` to.
+const START: &str = "long data_value = 7;\nlong bss_value;\nconst char ro_text[8] = \"rodata\";\n\
+    static char buf[64] __attribute__((aligned(32)));\n\
+    void _start(void) {\n\
+    buf[3] = ro_text[1];\n\
+    long rc = data_value + bss_value - 7 + ro_text[data_value - 7] - 'r' + buf[3] - 'o';\n\
+    __asm__ volatile(\"mov $60, %%eax\\n syscall\" :: \"D\"(rc) : \"rax\");\n}\n";
+
+/// The loads and the allocated sections (name, type, address, offset, size, flags, alignment): addresses and file
+/// offsets are what -N is about.
+fn shape(dir: &Path, exe: &str) -> String {
+    let out = common::tool_ok("readelf", &["-lSW", exe], dir);
+    out.lines()
+        .map(|l| l.replace("[ ", "["))
+        .filter(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            let load = matches!(f.first(), Some(&"LOAD" | &"GNU_RELRO" | &"PHDR"));
+            let alloc = f.first().is_some_and(|x| x.starts_with('['))
+                && f.get(7).is_some_and(|flags| flags.contains('A'));
+            load || alloc
+        })
+        .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn link(ld: &Path, dir: &Path, exe: &str, opts: &[&str]) -> (bool, String) {
+    let o = Command::new(ld)
+        .args(["-o", exe])
+        .args(opts)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    (
+        o.status.success(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn omagic_outputs_are_gnu_lds() {
+    let (linker, _) = common::linker_under_test();
+    let Some(bfd) = common::which("ld.bfd") else {
+        eprintln!("skipped: ld.bfd needed");
+        return;
+    };
+    if !["gcc", "readelf", "objcopy"]
+        .iter()
+        .all(|t| common::have_tool(t))
+    {
+        eprintln!("skipped: gcc, readelf and objcopy needed");
+        return;
+    }
+    let dir = common::work_root().join("omagic");
+    common::fresh_dir(&dir);
+    std::fs::write(dir.join("s.c"), START).unwrap();
+    common::tool_ok(
+        "gcc",
+        &[
+            "-O1",
+            "-fno-pie",
+            "-fno-stack-protector",
+            "-fno-asynchronous-unwind-tables",
+            "-c",
+            "s.c",
+        ],
+        &dir,
+    );
+    std::fs::write(
+        dir.join("t.ld"),
+        "SECTIONS {\n  . = 0x10000 + SIZEOF_HEADERS;\n  .text : { *(.text*) }\n  .rodata : { *(.rodata*) }\n  \
+         . = 0x20000;\n  .data : { *(.data*) }\n  .bss : { *(.bss*) *(COMMON) }\n}\n",
+    )
+    .unwrap();
+    // Linux maps a load only where its file offset and address agree modulo the page size: the outputs whose
+    // addresses do not include the headers' size (as the default's do) are not run, by either linker's.
+    let cases: &[(&[&str], bool)] = &[
+        (&["-N", "s.o"], true),
+        (&["--omagic", "s.o", "-e", "_start"], true),
+        (&["-N", "-Ttext", "0x800000", "s.o"], false),
+        // GRUB's configure check: a flat binary of code linked at 0x2000 (below what Linux maps).
+        (&["-N", "-Ttext", "0x2000", "s.o"], false),
+        (&["-N", "-T", "t.ld", "s.o"], false),
+    ];
+    for &(opts, runs) in cases {
+        let (ok, err) = link(&linker, &dir, "r", opts);
+        assert!(ok, "{opts:?}: {err}");
+        let (ok, err) = link(&bfd, &dir, "b", opts);
+        assert!(ok, "{opts:?}: GNU ld: {err}");
+        assert_eq!(shape(&dir, "r"), shape(&dir, "b"), "{opts:?}");
+        for exe in ["r", "b"] {
+            let flat = format!("{exe}.bin");
+            common::tool_ok("objcopy", &["-O", "binary", exe, &flat], &dir);
+        }
+        assert_eq!(
+            std::fs::read(dir.join("r.bin")).unwrap(),
+            std::fs::read(dir.join("b.bin")).unwrap(),
+            "{opts:?}: objcopy -O binary"
+        );
+        if runs {
+            let status = Command::new(dir.join("r")).status().unwrap();
+            assert!(status.success(), "{opts:?}: {status}");
+        }
+    }
+    // The last of -N and --no-omagic counts: the output is the plain link's.
+    assert!(link(&linker, &dir, "r1", &["-N", "--no-omagic", "s.o"]).0);
+    assert!(link(&linker, &dir, "r2", &["s.o"]).0);
+    assert_eq!(
+        std::fs::read(dir.join("r1")).unwrap(),
+        std::fs::read(dir.join("r2")).unwrap(),
+        "-N --no-omagic"
+    );
+}
+
+/// What -N refuses or changes besides the layout, as GNU ld: `-shared` and `-pie` (GNU ld writes a shared object at
+/// the executable's address and fails the PIE), later `-l` options find only archives, and `-r` ignores it.
+#[test]
+fn omagic_is_static_and_ignored_by_r() {
+    let Some((linker, dir)) = common::rivet_only(
+        "omagic-rules",
+        &["gcc", "ld.bfd", "ar", "nm"],
+        "rivet's errors; archives checked against GNU ld",
+    ) else {
+        return;
+    };
+    std::fs::write(dir.join("s.c"), START).unwrap();
+    std::fs::write(dir.join("x.c"), "int x_from_archive(void) { return 1; }\n").unwrap();
+    std::fs::write(
+        dir.join("u.c"),
+        "int x_from_archive(void);\nint use(void) { return x_from_archive(); }\n",
+    )
+    .unwrap();
+    for c in ["s.c", "x.c", "u.c"] {
+        common::tool_ok("gcc", &["-O1", "-fPIC", "-c", c], &dir);
+    }
+    common::tool_ok("gcc", &["-shared", "-o", "libx.so", "x.o"], &dir);
+    common::tool_ok("ar", &["rc", "libx.a", "x.o"], &dir);
+    for (kind, word) in [("-shared", "-shared"), ("-pie", "-pie")] {
+        let (ok, err) = link(&linker, &dir, "o", &[kind, "-N", "s.o"]);
+        assert!(!ok, "{kind}");
+        assert!(
+            err.contains("-N (--omagic) makes a static executable") && err.contains(word),
+            "{err}"
+        );
+    }
+    // -N then -lx: the archive's member is linked in (GNU ld does the same), not the shared library.
+    let bfd = common::which("ld.bfd").unwrap();
+    for ld in [&linker, &bfd] {
+        let (ok, err) = link(ld, &dir, "o", &["-N", "s.o", "u.o", "-L.", "-lx"]);
+        assert!(ok, "{}: {err}", ld.display());
+        let syms = common::tool_ok("nm", &["o"], &dir);
+        assert!(
+            syms.contains(" T x_from_archive"),
+            "{}: {syms}",
+            ld.display()
+        );
+    }
+    // -r: the same object with and without -N.
+    assert!(link(&linker, &dir, "r1.o", &["-r", "s.o", "u.o"]).0);
+    let (ok, err) = link(&linker, &dir, "r2.o", &["-r", "-N", "-d", "s.o", "u.o"]);
+    assert!(ok, "{err}");
+    let (ok, err) = link(&linker, &dir, "r3.o", &["-r", "-d", "s.o", "u.o"]);
+    assert!(ok, "{err}");
+    assert_eq!(
+        std::fs::read(dir.join("r2.o")).unwrap(),
+        std::fs::read(dir.join("r3.o")).unwrap()
+    );
+}
