@@ -922,3 +922,44 @@ fn entry_sizes_as_gnu_ld() {
     link_ok(&linker, &["-r", "t.o", "-o", "test.o"], &dir);
     assert_eq!(sizes("test.o"), sizes("bfd.o"));
 }
+
+/// An object with local symbols but no `STT_FILE` symbol (assembly without `.file`, as GRUB's relocator16.S
+/// gives): GNU ld's partial link writes one named after the object before its locals, so that they are not taken
+/// for the previous object's (symbolizers and `nm -l` group locals by file); an object that has one, or has no
+/// locals, gets none. `.symtab`'s local entries compared with GNU ld's, in order.
+#[test]
+fn file_symbols_for_objects_without_one_as_gnu_ld() {
+    let Some((dir, _, _)) = common::against_gnu_ld("reloc-file-syms", &["gcc", "as", "readelf"])
+    else {
+        return;
+    };
+    let (linker, _) = common::linker_under_test();
+    std::fs::write(
+        dir.join("c.c"),
+        "static int counter;\nint bump(void) { return ++counter; }\n",
+    )
+    .unwrap();
+    std::fs::write(dir.join("a.s"), ".text\nL_base:\n\tnop\nlocal_fn:\n\tjmp L_base\n.globl entry\nentry:\n\tcall local_fn\n\tret\n").unwrap();
+    std::fs::write(
+        dir.join("g.s"),
+        ".text\n.globl only_global\nonly_global:\n\tret\n",
+    )
+    .unwrap();
+    common::tool_ok("gcc", &["-O1", "-c", "c.c"], &dir);
+    common::tool_ok("as", &["a.s", "-o", "a.o"], &dir);
+    common::tool_ok("as", &["g.s", "-o", "g.o"], &dir);
+    let locals = |o: &str| -> Vec<String> {
+        let s = common::tool_ok("readelf", &["-sW", o], &dir);
+        (s.lines())
+            .map(|l| l.split_whitespace().collect::<Vec<_>>())
+            .filter(|f| f.len() >= 8 && f[4] == "LOCAL" && f[3] != "SECTION")
+            .map(|f| format!("{} {}", f[3], f[7]))
+            .collect()
+    };
+    let args = ["-r", "c.o", "./a.o", "g.o", "-o"];
+    common::tool_ok("ld.bfd", &[&args[..], &["bfd.o"]].concat(), &dir);
+    link_ok(&linker, &[&args[..], &["test.o"]].concat(), &dir);
+    let want = locals("bfd.o");
+    assert!(want.contains(&"FILE a.o".to_string()), "{want:?}");
+    assert_eq!(locals("test.o"), want);
+}

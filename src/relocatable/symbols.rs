@@ -1,5 +1,5 @@
 //! `-r`'s symbol table: a section symbol per output section, each input's local symbols (its `STT_FILE` symbol
-//! among them) in input order, then the globals as resolution left them: defined ones in their output section at
+//! among them, or before them one named after the input where it has none, as GNU ld writes) in input order, then the globals as resolution left them: defined ones in their output section at
 //! their new offset, undefined ones undefined (weak only if every reference is weak), commons still common
 //! (unless `-d`), each with the most restrictive visibility any input gave it.
 
@@ -23,8 +23,8 @@ pub enum Place {
     Group(usize),
 }
 
-pub struct OutSym {
-    pub name: &'static [u8],
+pub struct OutSym<'a> {
+    pub name: &'a [u8],
     pub value: u64,
     pub size: u64,
     pub info: u8,
@@ -32,9 +32,9 @@ pub struct OutSym {
     pub place: Place,
 }
 
-pub struct SymbolTable {
+pub struct SymbolTable<'a> {
     /// Index 0 is the null symbol.
-    pub syms: Vec<OutSym>,
+    pub syms: Vec<OutSym<'a>>,
     /// The first global's index (`.symtab`'s `sh_info`).
     pub first_global: usize,
     /// Per object, per local symbol: its output index (`NONE`: not in the output).
@@ -45,7 +45,7 @@ pub struct SymbolTable {
     pub section_sym: Vec<u32>,
 }
 
-pub fn table(config: &Config, res: &Resolved, plan: &Plan) -> Result<SymbolTable> {
+pub fn table<'a>(config: &Config, res: &'a Resolved, plan: &Plan) -> Result<SymbolTable<'a>> {
     let null = OutSym {
         name: b"",
         value: 0,
@@ -72,15 +72,31 @@ pub fn table(config: &Config, res: &Resolved, plan: &Plan) -> Result<SymbolTable
         .map(|o| vec![NONE; o.first_global.min(o.syms.len())])
         .collect();
     // Each file's locals in GNU ld's load order, as its sections are.
+    let mut kept = Vec::new();
     for &f in &plan.load_order {
         let o = &res.objects[f.index()];
-        for (i, slot) in local_index[f.index()].iter_mut().enumerate().skip(1) {
+        kept.clear();
+        for i in 1..local_index[f.index()].len() {
             let keep =
                 needed.as_ref().is_none_or(|n| n[f.index()][i]) || wanted_local(config, o, i);
             if let Some(s) = keep.then(|| local(plan, o, f, i)).flatten() {
-                *slot = syms.len() as u32;
-                syms.push(s);
+                kept.push((i, s));
             }
+        }
+        // An input without a file symbol gets one, so that its locals are not taken for the previous input's.
+        if !kept.is_empty() && !kept.iter().any(|(_, s)| s.info & 0xf == E::STT_FILE) {
+            syms.push(OutSym {
+                name: crate::synthetic::symtab::file_symbol_name(&o.name).as_bytes(),
+                value: 0,
+                size: 0,
+                info: E::STT_FILE,
+                other: 0,
+                place: Place::Abs,
+            });
+        }
+        for (i, s) in kept.drain(..) {
+            local_index[f.index()][i] = syms.len() as u32;
+            syms.push(s);
         }
     }
     let first_global = syms.len();
@@ -96,7 +112,7 @@ pub fn table(config: &Config, res: &Resolved, plan: &Plan) -> Result<SymbolTable
 
 /// Local symbol `i` of live object `o` (file `f`) in the output, or `None` when it is left out: section
 /// symbols (the output's own replace them) and symbols of sections not kept.
-fn local(plan: &Plan, o: &ObjectFile, f: FileId, i: usize) -> Option<OutSym> {
+fn local(plan: &Plan, o: &ObjectFile, f: FileId, i: usize) -> Option<OutSym<'static>> {
     let s = &o.syms[i];
     if s.st_type() == E::STT_SECTION {
         return None;
@@ -253,7 +269,7 @@ fn global(
     plan: &Plan,
     g: SymId,
     seen: Seen,
-) -> std::result::Result<Option<OutSym>, String> {
+) -> std::result::Result<Option<OutSym<'static>>, String> {
     let Def::Object { file, sym } = res.defs[g.index()] else {
         // Undefined, or a name a final link would define (`_GLOBAL_OFFSET_TABLE_`, `__start_SEC`, `_end`):
         // the final link gives it its value.
