@@ -264,6 +264,10 @@ pub struct Config {
     pub exclude_libs: Vec<String>,
     /// `--sort-common[=ascending|descending]`: commons placed by alignment (`Some(true)`: largest first).
     pub sort_common: Option<bool>,
+    /// `--sort-section=name|alignment` (`Sort::Name` or `Sort::Alignment`): GNU ld's sort of the input sections of
+    /// every wildcard statement that does not sort, in a script (`script::sections`) and in the default layout
+    /// (`layout::order`), but `.init`'s and `.fini`'s.
+    pub sort_section: Option<crate::script::ast::Sort>,
     /// `--no-undefined-version`: a version script naming a symbol the output does not define is an error.
     pub no_undefined_version: bool,
     /// `--package-metadata=JSON`: the text of `.note.package`.
@@ -457,6 +461,7 @@ impl Default for Config {
             warnings: Vec::new(),
             exclude_libs: Vec::new(),
             sort_common: None,
+            sort_section: None,
             no_undefined_version: false,
             package_metadata: None,
             no_warnings: false,
@@ -965,7 +970,7 @@ const OPTIONS: &[OptSpec] = &[
     optional(Opt::ColorDiagnostics, &["--color-diagnostics"], "always|never|auto", "Ignored"),
     flag(Opt::Ignored, &["--no-color-diagnostics"], "Ignored"),
     optional(Opt::SortCommon, &["--sort-common"], "ascending|descending", "Place common symbols by alignment, largest first unless ascending"),
-    value(Opt::SortSection, &["--sort-section"], "name|alignment", "Not supported yet (an error): GNU ld sorts every wildcard input section list"),
+    value(Opt::SortSection, &["--sort-section"], "name|alignment", "Sort the input sections of every statement that does not sort (in the default layout, as GNU ld's default script's)"),
     flag(Opt::WarnCommon, &["--warn-common"], "Warn when a common symbol is merged with another common or a definition"),
     flag(Opt::NoWarnCommon, &["--no-warn-common"], "Do not warn about common symbols (default)"),
     flag(Opt::WarnTextrel, &["--warn-textrel"], "Warn when the output has text relocations (default)"),
@@ -1389,6 +1394,12 @@ impl Parser {
         // lld's rules: the two files are refused together, and a symbol ordering file turns the call graph
         // sort off without a word.
         if cfg.symbol_ordering_file.is_some() {
+            if cfg.sort_section.is_some() {
+                // Two orders of the same sections: lld has no --sort-section, GNU ld no ordering file.
+                return Err(
+                    "--sort-section and --symbol-ordering-file may not be used together".into(),
+                );
+            }
             if cfg.call_graph_ordering_file.is_some() {
                 return Err(
                     "--symbol-ordering-file and --call-graph-ordering-file may not be used together"
@@ -1633,11 +1644,10 @@ fn apply_setting(
         }
         Opt::SortSection => {
             check_choice("--sort-section", value.as_deref(), &["name", "alignment"])?;
-            // Refused rather than ignored: it changes the order of input sections in every output section.
-            return Err(
-                "--sort-section is not supported yet (it reorders every output section's inputs)"
-                    .into(),
-            );
+            cfg.sort_section = Some(match value.as_deref() {
+                Some("name") => crate::script::ast::Sort::Name,
+                _ => crate::script::ast::Sort::Alignment,
+            });
         }
         _ => return Err(format!("{arg}: internal error: option not applied")),
     }
@@ -1678,6 +1688,7 @@ fn check_relocatable(cfg: &Config, shared: bool, pie: bool) -> Result<(), String
             "--section-ordering-file",
         ),
         (cfg.map.is_some(), "-Map/-M"),
+        (cfg.sort_section.is_some(), "--sort-section"),
         (
             !cfg.section_start.is_empty(),
             "--section-start/-Ttext/-Tdata/-Tbss",
@@ -2607,7 +2618,17 @@ mod tests {
         assert!(link("--icf=safe --print-icf-sections a.o").print_icf_sections);
         assert!(error("--icf=most a.o").contains("unknown --icf value"));
         assert!(error("-r --icf=all a.o").contains("-r and --icf may not be used together"));
-        assert!(error("--sort-section=name a.o").contains("not supported"));
+        use crate::script::ast::Sort;
+        assert_eq!(
+            link("--sort-section=name a.o").sort_section,
+            Some(Sort::Name)
+        );
+        assert_eq!(
+            link("--sort-section name --sort-section=alignment a.o").sort_section,
+            Some(Sort::Alignment)
+        );
+        assert!(error("--sort-section=size a.o").contains("--sort-section"));
+        assert!(error("-r --sort-section=name a.o").contains("not supported yet"));
         assert!(
             !link("--no-rosegment a.o").z_separate_code && link("--rosegment a.o").z_separate_code
         );

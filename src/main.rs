@@ -429,7 +429,12 @@ fn link<A: Arch>(config: &args::Config, release_inputs: bool) -> diag::Result<()
                 &spliced
             }
         };
-        with_scripts = config.with_scripts(settings);
+        let mut c = config.with_scripts(settings);
+        if let (Some(by), Some(sc)) = (config.sort_section, &c.sections) {
+            let sorted = sc.sorting_sections(by).map_err(diag::Errors::one)?;
+            c.sections = Some(std::sync::Arc::new(sorted));
+        }
+        with_scripts = c;
         &with_scripts
     };
     if config.orphan_handling == args::OrphanHandling::Discard && config.sections.is_none() {

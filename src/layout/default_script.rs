@@ -167,7 +167,7 @@ pub fn apply_inserts<A: Arch>(
 /// their named output sections (for which GNU's script has descriptions), the common symbols, and the others its
 /// x86-64 script names (output sections rivet's rules do not have, the non-allocated ones it describes, the ones
 /// it discards). Others are its orphans.
-fn gnu_default_takes(name: &[u8]) -> bool {
+pub(super) fn gnu_default_takes(name: &[u8]) -> bool {
     const OTHERS: [&[u8]; 22] = [
         b".gnu.linkonce.",
         b".rela.",

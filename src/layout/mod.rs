@@ -449,7 +449,7 @@ pub fn layout<A: Arch>(
         (recs, redirect)
     };
     drop(t);
-    let sec_order = order::section_order(config, res, live, &map.sec_osec)?;
+    let sec_order = order::section_order(config, (res, order), live, (&osecs, &map.sec_osec))?;
     let mut place = {
         let _t = span("place input sections");
         let script = config.sections.as_deref().map(|sc| (sc, &live.script[..]));

@@ -4,7 +4,8 @@
 //! of the others, which keep input order; a section defining several listed symbols goes where the first of them
 //! is listed. Globals and every object's named locals are looked up, as lld does; mergeable strings, `.eh_frame`,
 //! the sorted init and fini arrays and the sections a script places are not reordered (lld leaves the first three
-//! alone too). Read only when the option is given.
+//! alone too). Read only when the option is given. `--sort-section` (GNU ld's) ranks the sections of the default
+//! layout instead (`sort_section_order`).
 
 use crate::args::Config;
 use crate::diag::{self, Result};
@@ -31,10 +32,17 @@ impl SectionOrder {
 /// neither orders anything). Sections the placement does not reorder have no rank.
 pub fn section_order(
     config: &Config,
-    res: &Resolved,
+    (res, files): (&Resolved, &crate::load_order::FileOrder),
     live: &Liveness,
-    sec_osec: &[Vec<crate::index::OsecId>],
+    (osecs, sec_osec): (&[super::OutputSection], &[Vec<crate::index::OsecId>]),
 ) -> Result<Option<SectionOrder>> {
+    if let Some(by) = config.sort_section {
+        // A script's statements sort themselves (`SectionsScript::sorting_sections`).
+        return Ok(config
+            .sections
+            .is_none()
+            .then(|| sort_section_order(by, (res, files), live, (osecs, sec_osec))));
+    }
     let order = match &config.symbol_ordering_file {
         Some(path) => Some(symbol_order(config, res, live, path)?),
         None => super::call_graph::call_graph_order(config, res, live, sec_osec)?,
@@ -174,4 +182,86 @@ fn ordered_names(text: &[u8], file: &str, warn: bool) -> Vec<Vec<u8>> {
         }
     }
     names
+}
+
+/// `--sort-section=name|alignment` (`by`) in the default layout: the input sections GNU ld's default script takes by
+/// a wildcard statement (`default_script::gnu_default_takes`), ranked statement by statement as it sorts them,
+/// stably (ties in load order): by name, or by alignment, largest first. Its statements are `.text`'s groups
+/// (`rules::text_group`; `.text.sorted.*` by name first, as its `SORT` says), `.data.rel.ro.local*` before the
+/// rest of `.data.rel.ro`, and one per other output section. Left in load order after them: `.init`, `.fini`, the
+/// arrays sorted by priority, mergeable sections and `.eh_frame` (made by the linker), the non-allocated
+/// sections, GNU's orphans, and the common symbols.
+fn sort_section_order(
+    by: crate::script::ast::Sort,
+    (res, files): (&Resolved, &crate::load_order::FileOrder),
+    live: &Liveness,
+    (osecs, sec_osec): (&[super::OutputSection], &[Vec<crate::index::OsecId>]),
+) -> SectionOrder {
+    use super::rules::{SORTED_NAMES, TEXT_SORTED, text_group};
+    use rayon::prelude::*;
+    let sorted_out = |o: &super::OutputSection| {
+        !o.is_alloc()
+            || o.name == b".init"
+            || o.name == b".fini"
+            || SORTED_NAMES.contains(&&o.name[..])
+    };
+    use crate::script::ast::Sort;
+    // (output section, statement, alignment (largest first) where it sorts by alignment first, name where it sorts
+    // by name, alignment where by name then alignment, load rank, file, section).
+    type Key<'a> = (u32, u8, u64, &'a [u8], u64, u32, FileId, SecIdx);
+    let mut keys: Vec<Key> = res.runs.flat_map(|f| {
+        let o = &res.objects[f.index()];
+        let live_file = res.object_live[f.index()];
+        (0..o.sections.len()).filter_map(move |s| {
+            let osec = sec_osec[f.index()][s];
+            let out = osecs.get(osec.index())?;
+            let (s, name) = (SecIdx::new(s), o.sec_name(s));
+            if !live_file
+                || !live.is_live(f, s)
+                || matches!(
+                    o.sections[s.index()].kind,
+                    SectionKind::Merge | SectionKind::EhFrame
+                )
+                || sorted_out(out)
+                || !super::default_script::gnu_default_takes(name)
+            {
+                return None;
+            }
+            let stmt = match &out.name[..] {
+                b".text" => text_group(name),
+                b".data.rel.ro" => u8::from(!name.starts_with(b".data.rel.ro.local")),
+                _ => 0,
+            };
+            let align = u64::MAX - o.sec(s).align();
+            // `SORT(.text.sorted.*)` sorts by name, then by alignment under `--sort-section=alignment`.
+            let sort = match (by, out.name == b".text" && stmt == TEXT_SORTED) {
+                (Sort::Alignment, true) => Sort::NameAlignment,
+                (_, true) => Sort::Name,
+                (by, false) => by,
+            };
+            let (first, by_name, then) = match sort {
+                Sort::Alignment => (align, &b""[..], 0),
+                Sort::NameAlignment => (0, name, align),
+                _ => (0, name, 0),
+            };
+            Some((
+                osec.index() as u32,
+                stmt,
+                first,
+                by_name,
+                then,
+                files.rank(f),
+                f,
+                s,
+            ))
+        })
+    });
+    keys.par_sort_unstable_by(|a, b| a.cmp(b));
+    let mut rank: Vec<Vec<u32>> = res
+        .runs
+        .map(|f| vec![NONE; res.objects[f.index()].sections.len()]);
+    for (r, k) in keys.iter().enumerate() {
+        rank[k.6.index()][k.7.index()] = r as u32;
+    }
+    SectionOrder { rank }
 }

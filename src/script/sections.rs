@@ -255,6 +255,57 @@ impl SectionsScript {
         Ok(s)
     }
 
+    /// This script under `--sort-section=name|alignment` (`by`), as GNU ld applies it: each section pattern that
+    /// does not sort sorts by `by`; one sorted by name with `by` alignment sorts by name then alignment, one sorted
+    /// by alignment with `by` name by alignment then name; the others stay. `.init`'s and `.fini`'s patterns stay
+    /// too, as their order is the order of the code run. Refused for a script other scripts were inserted into
+    /// (the default layout's sections there are not statements).
+    pub fn sorting_sections(&self, by: Sort) -> Result<SectionsScript, String> {
+        if self.builtin_base || self.groups.iter().any(|&g| g != BASE) {
+            return Err(format!(
+                "{}: --sort-section with INSERT, a script named as an input file or --section-ordering-file is \
+                 not supported yet",
+                self.file
+            ));
+        }
+        let sort = |o: &mut super::ast::OutputSection| {
+            if o.name == ".init" || o.name == ".fini" {
+                return;
+            }
+            for c in &mut o.commands {
+                let OutputCommand::Input(i) = c else { continue };
+                for p in &mut i.sections {
+                    p.sort = match (p.sort, by) {
+                        (Sort::None, _) => by,
+                        (Sort::Name, Sort::Alignment) => Sort::NameAlignment,
+                        (Sort::Alignment, Sort::Name) => Sort::AlignmentName,
+                        (other, _) => other,
+                    };
+                }
+            }
+        };
+        let mut commands = self.commands.clone();
+        for c in &mut commands {
+            match c {
+                SectionsCommand::Output(o) => sort(o),
+                SectionsCommand::Overlay(ov) => ov.sections.iter_mut().for_each(sort),
+                _ => {}
+            }
+        }
+        let commands = commands.into_iter().map(|c| (BASE, c)).collect();
+        let (memory, phdrs) = (self.memory.clone(), self.phdrs.clone());
+        let mut s = SectionsScript::build(
+            self.sources.clone(),
+            self.text.clone(),
+            commands,
+            memory,
+            phdrs,
+        )?;
+        s.region_aliases = self.region_aliases.clone();
+        s.described = self.described;
+        Ok(s)
+    }
+
     /// Compiles `commands`, each with the group of the script it comes from (`BASE` or an `INSERT` script's
     /// number: the lower matches first), from the scripts `sources` (where each starts in `text`, and its file).
     pub(super) fn build(
