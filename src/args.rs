@@ -1676,7 +1676,6 @@ fn check_relocatable(cfg: &Config, shared: bool, pie: bool) -> Result<(), String
     }
     let unsupported = [
         (cfg.gc_sections, "--gc-sections"),
-        (!cfg.defsyms.is_empty(), "--defsym"),
         (!cfg.version_script.is_empty(), "--version-script"),
         (cfg.symbol_ordering_file.is_some(), "--symbol-ordering-file"),
         (
@@ -2756,9 +2755,10 @@ mod tests {
         );
         assert!(error("-r --gc-sections a.o").contains("requires a defined symbol root"));
         assert!(
-            error("-r --defsym=x=1 a.o")
-                .contains("--defsym with -r (relocatable output) is not supported")
+            error("-r -Map=m a.o")
+                .contains("-Map/-M with -r (relocatable output) is not supported")
         );
+        assert_eq!(link("-r --defsym=x=1 a.o").defsyms.len(), 1);
         assert_eq!(error(""), "no input files");
         assert_eq!(error("-o x --as-needed"), "no input files");
         assert!(error("-O fast a.o").contains("number expected"));

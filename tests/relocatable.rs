@@ -963,3 +963,128 @@ fn file_symbols_for_objects_without_one_as_gnu_ld() {
     assert!(want.contains(&"FILE a.o".to_string()), "{want:?}");
     assert_eq!(locals("test.o"), want);
 }
+
+/// `--defsym` and a script's assignments outside `SECTIONS` in a partial link, as GNU ld writes them: a constant an
+/// absolute symbol, a name the symbol's place (a chain of names too), `PROVIDE` only what an input refers to,
+/// `HIDDEN`/`PROVIDE_HIDDEN` locals, an input's definition overridden (its type and size kept). The symbols (with
+/// their sections by name) and relocations must be GNU ld's, and the object must link into a program that prints
+/// what GNU ld's does. Expressions of symbols other than a name, and names nothing defines, are refused.
+#[test]
+fn symbol_assignments_as_gnu_ld() {
+    let Some((dir, shim, bfd)) = common::against_gnu_ld("reloc-assign", &["gcc", "readelf"]) else {
+        return;
+    };
+    let (linker, overridden) = common::linker_under_test();
+    std::fs::write(
+        dir.join("p.c"),
+        "#include <stdio.h>\nextern char prov_used[], ph[], hid[], abs_sym[], alias_fn[];\nint over = 1;\n\
+         int base_var = 3;\nint func(void) { return base_var; }\n\
+         int main(void) { printf(\"%lx %lx %lx %lx %lx %d\\n\", (long)prov_used, (long)ph, (long)hid, \
+         (long)abs_sym, (long)&over, ((int (*)(void))alias_fn)()); return 0; }\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("a.ld"),
+        "HIDDEN(hid = 0x7);\nPROVIDE(prov_used = 0x9);\nPROVIDE(prov_unused = 10);\nPROVIDE_HIDDEN(ph = 0xb);\n\
+         over = 12;\n",
+    )
+    .unwrap();
+    common::tool_ok("gcc", &["-O2", "-fno-pie", "-c", "p.c"], &dir);
+    let args = [
+        "-r",
+        "p.o",
+        "a.ld",
+        "--defsym",
+        "abs_sym=0x1234",
+        "--defsym",
+        "alias_fn=func",
+        "--defsym",
+        "chain=alias_fn",
+        "--defsym",
+        "sum=0x10+0x20",
+        "-o",
+    ];
+    common::tool_ok("ld.bfd", &[&args[..], &["bfd.o"]].concat(), &dir);
+    link_ok(&linker, &[&args[..], &["test.o"]].concat(), &dir);
+    // Symbols: name, type, binding, size, value and section by name; relocations: offset, type, symbol, addend.
+    let syms = |o: &str| -> Vec<String> {
+        let headers = common::tool_ok("readelf", &["-SW", o], &dir);
+        let names: Vec<(String, String)> = (headers.lines())
+            .filter_map(|l| l.trim_start().strip_prefix('['))
+            .filter_map(|l| {
+                let (n, rest) = l.split_once(']')?;
+                Some((
+                    n.trim().to_string(),
+                    rest.split_whitespace().next()?.to_string(),
+                ))
+            })
+            .collect();
+        let out = common::tool_ok("readelf", &["-sW", o], &dir);
+        let mut v: Vec<String> = (out.lines())
+            .map(|l| l.split_whitespace().collect::<Vec<_>>())
+            .filter(|f| f.len() >= 8 && f[0].ends_with(':') && f[3] != "SECTION" && f[3] != "FILE")
+            .map(|f| {
+                let sec = names
+                    .iter()
+                    .find(|(n, _)| n == f[6])
+                    .map_or(f[6], |(_, s)| s.as_str());
+                format!("{} {} {} {} {} {}", f[7], f[3], f[4], f[2], f[1], sec)
+            })
+            .collect();
+        v.sort();
+        v
+    };
+    let relocs = |o: &str| -> Vec<String> {
+        let out = common::tool_ok("readelf", &["-rW", o], &dir);
+        let mut v: Vec<String> = (out.lines())
+            .map(|l| l.split_whitespace().collect::<Vec<_>>())
+            .filter(|f| f.len() >= 5 && f[2].starts_with("R_X86_64"))
+            .map(|f| f[2..].join(" "))
+            .collect();
+        v.sort();
+        v
+    };
+    let want = syms("bfd.o");
+    assert!(
+        want.iter().any(|s| s.starts_with("hid NOTYPE LOCAL")),
+        "{want:?}"
+    );
+    assert_eq!(syms("test.o"), want);
+    assert_eq!(relocs("test.o"), relocs("bfd.o"));
+    let runs: Vec<String> = [("bfd.o", &bfd), ("test.o", &shim)]
+        .iter()
+        .map(|(o, b)| {
+            let exe = format!("{o}.exe");
+            let b = format!("-B{}/", b.display());
+            common::tool_ok("gcc", &[&b, "-no-pie", o, "-o", &exe], &dir);
+            common::tool_ok(&dir.join(&exe).display().to_string(), &[], &dir)
+        })
+        .collect();
+    assert_eq!(runs[0], runs[1]);
+    assert!(runs[1].starts_with("9 b 7 1234 c 3"), "{}", runs[1]);
+    // rivet's refusals (GNU ld makes `x` an absolute 4 of the first).
+    if overridden {
+        return;
+    }
+    for (defsym, want) in [
+        (
+            "x=func+4",
+            "only a constant or a symbol's name can be assigned with -r",
+        ),
+        (
+            "x=nothing_defines_this",
+            "undefined symbol 'nothing_defines_this' referenced in expression",
+        ),
+    ] {
+        let o = common::tool(
+            linker.to_str().unwrap(),
+            &["-r", "p.o", "--defsym", defsym, "-o", "x.o"],
+            Some(&dir),
+        );
+        assert!(
+            !o.success() && o.stderr_str().contains(want),
+            "{defsym}: {}",
+            o.log()
+        );
+    }
+}

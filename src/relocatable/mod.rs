@@ -4,6 +4,7 @@
 //! no GOT, PLT or relaxation is made: the final link does those. `main` runs this after resolution instead of
 //! the final link's passes (ARCHITECTURE.md).
 
+mod assign;
 mod image;
 mod relocs;
 mod script;
@@ -42,9 +43,8 @@ pub fn link<A: Arch>(config: &Config, res: &Resolved) -> Result<()> {
     out.commit()
 }
 
-/// What a partial link refuses: shared objects (GNU ld's "attempted static link of dynamic object"), what of a
-/// script's `SECTIONS` needs addresses (`script::check`), and symbol assignments, which rivet does not apply to
-/// `-r` yet.
+/// What a partial link refuses: shared objects (GNU ld's "attempted static link of dynamic object") and what of a
+/// script's `SECTIONS` needs addresses (`script::check`).
 fn check(config: &Config, res: &Resolved) -> Result<()> {
     if let Some(s) = res.shared.first() {
         return Err(Errors::one(format!(
@@ -54,11 +54,6 @@ fn check(config: &Config, res: &Resolved) -> Result<()> {
     }
     if let Some(sc) = config.sections.as_deref() {
         script::check(sc).map_err(Errors::one)?;
-    }
-    if !config.provides.is_empty() || !config.defsyms.is_empty() {
-        return Err(Errors::one(
-            "symbol assignments (linker script or --defsym) with -r are not supported yet",
-        ));
     }
     Ok(())
 }

@@ -1,7 +1,8 @@
 //! `-r`'s symbol table: a section symbol per output section, each input's local symbols (its `STT_FILE` symbol
 //! among them, or before them one named after the input where it has none, as GNU ld writes) in input order, then the globals as resolution left them: defined ones in their output section at
 //! their new offset, undefined ones undefined (weak only if every reference is weak), commons still common
-//! (unless `-d`), each with the most restrictive visibility any input gave it.
+//! (unless `-d`), each with the most restrictive visibility any input gave it; the symbols `--defsym` and scripts
+//! assign (`assign`), hidden ones among the locals.
 
 use super::sections::Plan;
 use crate::args::{Config, Discard};
@@ -23,6 +24,7 @@ pub enum Place {
     Group(usize),
 }
 
+#[derive(Clone, Copy)]
 pub struct OutSym<'a> {
     pub name: &'a [u8],
     pub value: u64,
@@ -99,8 +101,24 @@ pub fn table<'a>(config: &Config, res: &'a Resolved, plan: &Plan) -> Result<Symb
             syms.push(s);
         }
     }
+    let no_refs = Seen {
+        vis: 0,
+        strong_ref: false,
+        ref_type: E::STT_NOTYPE,
+    };
+    let assigned = super::assign::assigned(config, res, plan, &|g| global(res, plan, g, no_refs))?;
+    // Hidden ones are locals, after the files'.
+    let mut preset: Vec<(SymId, u32)> = Vec::new();
+    for a in assigned.iter().filter(|a| a.hidden) {
+        preset.push((a.id, syms.len() as u32));
+        syms.push(a.sym);
+    }
     let first_global = syms.len();
-    let global_index = globals(config, res, plan, &mut syms)?;
+    let assigned: rustc_hash::FxHashMap<SymId, OutSym> = (assigned.into_iter())
+        .filter(|a| !a.hidden)
+        .map(|a| (a.id, a.sym))
+        .collect();
+    let global_index = globals(config, res, plan, &mut syms, (&assigned, &preset))?;
     Ok(SymbolTable {
         syms,
         first_global,
@@ -204,6 +222,10 @@ fn globals(
     res: &Resolved,
     plan: &Plan,
     syms: &mut Vec<OutSym>,
+    (assigned, locals): (
+        &rustc_hash::FxHashMap<SymId, OutSym<'static>>,
+        &[(SymId, u32)],
+    ),
 ) -> Result<Vec<u32>> {
     let mut index = vec![NONE; res.num_globals()];
     let mut order: Vec<SymId> = Vec::new();
@@ -248,8 +270,28 @@ fn globals(
         }
     }
     let mut errors = Vec::new();
+    // Assigned symbols no input names come last.
+    let mut unnamed: Vec<SymId> = (assigned.keys())
+        .copied()
+        .filter(|g| index[g.index()] == NONE)
+        .collect();
+    unnamed.sort_unstable();
+    order.extend(unnamed);
+    for &(g, at) in locals {
+        index[g.index()] = at;
+    }
     for g in order {
+        if locals.iter().any(|&(l, _)| l == g) {
+            continue;
+        }
         index[g.index()] = syms.len() as u32;
+        if let Some(a) = assigned.get(&g) {
+            syms.push(OutSym {
+                other: seen[g.index()].vis,
+                ..*a
+            });
+            continue;
+        }
         match global(res, plan, g, seen[g.index()]) {
             Ok(Some(s)) => syms.push(s),
             // Relocations against it are dropped, as those against a lost COMDAT's locals.
