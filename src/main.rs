@@ -443,6 +443,17 @@ fn link<A: Arch>(config: &args::Config, release_inputs: bool) -> diag::Result<()
             "--orphan-handling=discard without a SECTIONS script is not supported",
         ));
     }
+    if let Some(s) = inputs
+        .shared
+        .first()
+        .filter(|_| config.omagic && !config.relocatable)
+    {
+        // GNU ld's error: -N links nothing dynamically.
+        return Err(diag::Errors::one(format!(
+            "attempted static link of dynamic object '{}' (-N makes a static executable)",
+            s.name
+        )));
+    }
     if let Some(s) = inputs.shared.first().filter(|_| A::ELF32) {
         return Err(diag::Errors::one(format!(
             "{}: shared objects are not supported for i386 (elf_i386): rivet links static i386 executables only",

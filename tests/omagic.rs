@@ -157,6 +157,12 @@ fn omagic_is_static_and_ignored_by_r() {
             "{err}"
         );
     }
+    // A shared object named on the command line: GNU ld's error.
+    let (ok, err) = link(&linker, &dir, "o", &["-N", "s.o", "libx.so"]);
+    assert!(
+        !ok && err.contains("attempted static link of dynamic object 'libx.so'"),
+        "{err}"
+    );
     // -N then -lx: the archive's member is linked in (GNU ld does the same), not the shared library.
     let bfd = common::which("ld.bfd").unwrap();
     for ld in [&linker, &bfd] {
