@@ -1686,7 +1686,6 @@ fn check_relocatable(cfg: &Config, shared: bool, pie: bool) -> Result<(), String
             cfg.section_ordering_file.is_some(),
             "--section-ordering-file",
         ),
-        (cfg.map.is_some(), "-Map/-M"),
         (cfg.sort_section.is_some(), "--sort-section"),
         (
             !cfg.section_start.is_empty(),
@@ -2754,10 +2753,7 @@ mod tests {
             "-r and -pie may not be used together"
         );
         assert!(error("-r --gc-sections a.o").contains("requires a defined symbol root"));
-        assert!(
-            error("-r -Map=m a.o")
-                .contains("-Map/-M with -r (relocatable output) is not supported")
-        );
+        assert!(link("-r -Map=m a.o").map.is_some());
         assert_eq!(link("-r --defsym=x=1 a.o").defsyms.len(), 1);
         assert_eq!(error(""), "no input files");
         assert_eq!(error("-o x --as-needed"), "no input files");

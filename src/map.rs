@@ -20,7 +20,7 @@ use std::io::Write as _;
 use std::path::Path;
 
 /// Writes `text` to `path`, or to stdout for `-`.
-fn emit(path: &Path, what: &str, text: &str) -> Result<()> {
+pub(crate) fn emit(path: &Path, what: &str, text: &str) -> Result<()> {
     let r = if path.as_os_str() == "-" {
         std::io::stdout().lock().write_all(text.as_bytes())
     } else {
@@ -65,7 +65,13 @@ pub fn write_why_extract(path: &Path, res: &Resolved) -> Result<()> {
 
 /// One line of the memory map: address, size and alignment (blank for symbols), then `name` indented by `depth`
 /// columns of 8.
-fn line(out: &mut String, addr: u64, size_align: Option<(u64, u64)>, depth: usize, name: &str) {
+pub(crate) fn line(
+    out: &mut String,
+    addr: u64,
+    size_align: Option<(u64, u64)>,
+    depth: usize,
+    name: &str,
+) {
     let _ = match size_align {
         Some((size, align)) => write!(out, "{addr:>16x} {size:>10x} {align:>6x} "),
         None => write!(out, "{addr:>16x} {:>10} {:>6} ", "", ""),
@@ -117,14 +123,9 @@ fn defined_symbols(res: &Resolved, lay: &Layout, live: &Liveness) -> Vec<Vec<Vec
         .collect()
 }
 
-/// `-Map`: the link map.
-pub fn write_map(
-    path: &Path,
-    config: &Config,
-    res: &Resolved,
-    live: &Liveness,
-    lay: &Layout,
-) -> Result<()> {
+/// The map's opening: the archive members pulled in with the reference that pulled each, the output file, the
+/// column titles.
+pub(crate) fn header(config: &Config, res: &Resolved) -> String {
     let mut out = String::new();
     if !res.extracted.is_empty() {
         out.push_str(
@@ -147,6 +148,18 @@ pub fn write_map(
         "{:>16} {:>10} {:>6} Output section / input section / symbol",
         "Address", "Size", "Align"
     );
+    out
+}
+
+/// `-Map`: the link map.
+pub fn write_map(
+    path: &Path,
+    config: &Config,
+    res: &Resolved,
+    live: &Liveness,
+    lay: &Layout,
+) -> Result<()> {
+    let mut out = header(config, res);
 
     // Every placed live input section as (output section, offset in its part run, file, section).
     let mut inputs: Vec<(OsecId, u64, FileId, SecIdx)> = res

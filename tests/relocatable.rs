@@ -1088,3 +1088,76 @@ fn symbol_assignments_as_gnu_ld() {
         );
     }
 }
+
+/// `-Map` with `-r`, in rivet's map format: each output section at 0, its input sections at their offsets in the
+/// output (compared with GNU ld's `-r` map: the same input sections at the same offsets and sizes, from the same
+/// files; `.eh_frame` left out, as rivet keeps each input's terminator), and under each the symbols it defines.
+#[test]
+fn map_of_a_partial_link() {
+    let Some((dir, _, _)) = common::against_gnu_ld("reloc-map", &["gcc"]) else {
+        return;
+    };
+    let (linker, overridden) = common::linker_under_test();
+    if overridden {
+        eprintln!("skipped: rivet's map format");
+        return;
+    }
+    let objs = compile(
+        &dir,
+        "gcc",
+        &["-O2", "-ffunction-sections"],
+        &[
+            (
+                "a.c",
+                "int a_data = 1;\nstatic int a_count;\nint a_fn(void) { return ++a_count + a_data; }\n",
+            ),
+            (
+                "b.c",
+                "const char b_ro[] = \"b\";\nint b_data = 2;\nint b_fn(int x) { return x * b_data; }\n",
+            ),
+        ],
+    );
+    let mut args: Vec<&str> = vec!["-r", "-Map", "rivet.map", "-o", "r.o"];
+    args.extend(objs.iter().map(String::as_str));
+    link_ok(&linker, &args, &dir);
+    common::tool_ok(
+        "ld.bfd",
+        &[
+            &["-r", "-Map", "bfd.map", "-o", "gnu.o"][..],
+            &objs.iter().map(String::as_str).collect::<Vec<_>>(),
+        ]
+        .concat(),
+        &dir,
+    );
+    let read = |f: &str| std::fs::read_to_string(dir.join(f)).unwrap();
+    // GNU's lines: ` .name 0xOFFSET 0xSIZE file`.
+    let mut gnu: Vec<String> = (read("bfd.map").lines())
+        .filter(|l| l.starts_with(" .") && !l.starts_with(" .eh_frame"))
+        .map(|l| l.split_whitespace().collect::<Vec<_>>())
+        .filter(|f| f.len() == 4 && f[1].starts_with("0x"))
+        .map(|f| {
+            let n = |s: &str| u64::from_str_radix(&s[2..], 16).unwrap();
+            format!("{}:({}) {:x} {:x}", f[3], f[0], n(f[1]), n(f[2]))
+        })
+        .collect();
+    gnu.sort();
+    let map = read("rivet.map");
+    let mut ours: Vec<String> = (map.lines())
+        .map(|l| l.split_whitespace().collect::<Vec<_>>())
+        .filter(|f| f.len() == 4 && f[3].contains(":(") && !f[3].contains("(.eh_frame)"))
+        .map(|f| format!("{} {} {}", f[3], f[0], f[1]))
+        .collect();
+    ours.sort();
+    assert!(
+        gnu.iter().any(|l| l.starts_with("a.o:(.text.a_fn)")),
+        "{gnu:?}"
+    );
+    assert_eq!(ours, gnu, "{map}");
+    for sym in ["a_fn", "a_data", "a_count", "b_ro", "b_data", "b_fn"] {
+        assert!(
+            map.lines()
+                .any(|l| l.split_whitespace().last() == Some(sym)),
+            "{sym}: {map}"
+        );
+    }
+}

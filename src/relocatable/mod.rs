@@ -6,6 +6,7 @@
 
 mod assign;
 mod image;
+mod map;
 mod relocs;
 mod script;
 mod sections;
@@ -40,7 +41,11 @@ pub fn link<A: Arch>(config: &Config, res: &Resolved) -> Result<()> {
     out.not_executable();
     out.prepare(Vec::new)?;
     out.bytes().copy_from_slice(&image);
-    out.commit()
+    out.commit()?;
+    if let Some(path) = &config.map {
+        map::write(path, config, res, &plan, &syms)?;
+    }
+    Ok(())
 }
 
 /// What a partial link refuses: shared objects (GNU ld's "attempted static link of dynamic object") and what of a
