@@ -1692,7 +1692,6 @@ fn check_relocatable(cfg: &Config, shared: bool, pie: bool) -> Result<(), String
             "--section-start/-Ttext/-Tdata/-Tbss",
         ),
         (!cfg.exclude_libs.is_empty(), "--exclude-libs"),
-        (cfg.pack_relative_relocs, "-z pack-relative-relocs"),
         (cfg.package_metadata.is_some(), "--package-metadata"),
     ];
     match unsupported.iter().find(|(given, _)| *given) {
@@ -2754,6 +2753,8 @@ mod tests {
         );
         assert!(error("-r --gc-sections a.o").contains("requires a defined symbol root"));
         assert!(link("-r -Map=m a.o").map.is_some());
+        // No dynamic relocations to pack: accepted and without effect, as in GNU ld.
+        assert!(link("-r -z pack-relative-relocs a.o").relocatable);
         assert_eq!(link("-r --defsym=x=1 a.o").defsyms.len(), 1);
         assert_eq!(error(""), "no input files");
         assert_eq!(error("-o x --as-needed"), "no input files");
