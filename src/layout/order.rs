@@ -198,6 +198,7 @@ fn sort_section_order(
     (osecs, sec_osec): (&[super::OutputSection], &[Vec<crate::index::OsecId>]),
 ) -> SectionOrder {
     use super::rules::{SORTED_NAMES, TEXT_SORTED, text_group};
+    use crate::script::ast::Sort;
     use rayon::prelude::*;
     let sorted_out = |o: &super::OutputSection| {
         !o.is_alloc()
@@ -205,7 +206,6 @@ fn sort_section_order(
             || o.name == b".fini"
             || SORTED_NAMES.contains(&&o.name[..])
     };
-    use crate::script::ast::Sort;
     // (output section, statement, alignment (largest first) where it sorts by alignment first, name where it sorts
     // by name, alignment where by name then alignment, load rank, file, section).
     type Key<'a> = (u32, u8, u64, &'a [u8], u64, u32, FileId, SecIdx);

@@ -1,8 +1,9 @@
 //! `-r`'s symbol table: a section symbol per output section, each input's local symbols (its `STT_FILE` symbol
-//! among them, or before them one named after the input where it has none, as GNU ld writes) in input order, then the globals as resolution left them: defined ones in their output section at
-//! their new offset, undefined ones undefined (weak only if every reference is weak), commons still common
-//! (unless `-d`), each with the most restrictive visibility any input gave it; the symbols `--defsym` and scripts
-//! assign (`assign`), hidden ones among the locals.
+//! among them, or before them one named after the input where it has none, as GNU ld writes) in input order,
+//! then the globals as resolution left them: defined ones in their output section at their new offset, undefined
+//! ones undefined (weak only if every reference is weak), commons still common (unless `-d`), each with the most
+//! restrictive visibility any input gave it; the symbols `--defsym` and scripts assign (`assign`), hidden ones
+//! among the locals.
 
 use super::sections::Plan;
 use crate::args::{Config, Discard};
