@@ -90,13 +90,8 @@ else
     record "links by rivet" FAIL "not linked by rivet: ${missing[*]:0:10}"
 fi
 
-# Each partial link relinked by GNU ld from the same arguments: the same sections (as a set: GNU ld places orphans
-# of a relocatable link by its own rules, and shares string suffixes in .strtab/.shstrtab), symbols and relocations.
-sections() {
-    readelf -SW "$1" | sed -n 's/^  \[ *[0-9]*\] //p' | awk '$1 != ".strtab" && $1 != ".shstrtab" && $1 != "NULL" {
-        print $1, $2, $5, $6, $7, $(NF) }' | sort
-}
-relocs() { readelf -rW "$1" | awk 'NF >= 5 && $1 ~ /^[0-9a-f]+$/ {print $1, $3, $5, $6, $7}' | sort; }
+# Each partial link relinked by GNU ld from the same arguments: the same sections (as a set), symbols and
+# relocations (lib.sh's rel_sections and rel_relocs).
 differ=()
 checked=0
 : >"$W/relink.diff"
@@ -107,8 +102,8 @@ while IFS=$'\t' read -r dir args; do
     # shellcheck disable=SC2086
     (cd "$dir" && ld.bfd ${args/-o $out/-o $out.bfd}) >>"$W/relink.log" 2>&1 || { differ+=("$out(GNU ld failed)"); continue; }
     checked=$((checked + 1))
-    if ! { diff <(sections "$dir/$out.bfd") <(sections "$dir/$out") && diff <(nm "$dir/$out.bfd") <(nm "$dir/$out") &&
-        diff <(relocs "$dir/$out.bfd") <(relocs "$dir/$out"); } >>"$W/relink.diff" 2>&1; then
+    if ! { diff <(rel_sections "$dir/$out.bfd") <(rel_sections "$dir/$out") && diff <(nm "$dir/$out.bfd") <(nm "$dir/$out") &&
+        diff <(rel_relocs "$dir/$out.bfd") <(rel_relocs "$dir/$out"); } >>"$W/relink.diff" 2>&1; then
         differ+=("$out")
     fi
 done <"$LINKS"

@@ -192,18 +192,13 @@ fi
 # The modules relinked by GNU ld from the same arguments: the same sections (name, type, size, entry size, flags,
 # alignment; as a set: GNU ld places orphans of a relocatable link by its own rules, and shares string suffixes in
 # .strtab/.shstrtab), symbols and relocations.
-ko_sections() {
-    readelf -SW "$1" | sed -n 's/^  \[ *[0-9]*\] //p' | awk '$1 != ".strtab" && $1 != ".shstrtab" && $1 != "NULL" {
-        print $1, $2, $5, $6, $7, $(NF) }' | sort
-}
-ko_relocs() { readelf -rW "$1" | awk 'NF >= 5 && $1 ~ /^[0-9a-f]+$/ {print $1, $3, $5, $6, $7}' | sort; }
 ko_diff=()
 : >"$W/kmod.diff"
 for m in rivet_a.o rivet_a.ko rivet_b.ko; do
     m_args="$(links RIVET | grep -E -- "-o $W/kmod/$m( |\$)" | tail -n 1 | cut -f3 || true)"
     ( cd "$B" && ld.bfd ${m_args/-o $W\/kmod\/$m/-o $W/kmod/$m.bfd} ) >"$W/kmod.bfd.log" 2>&1 || true
-    if [ ! -f "$W/kmod/$m.bfd" ] || ! diff <(ko_sections "$W/kmod/$m.bfd") <(ko_sections "$W/kmod/$m") ||
-        ! diff <(nm "$W/kmod/$m.bfd") <(nm "$W/kmod/$m") || ! diff <(ko_relocs "$W/kmod/$m.bfd") <(ko_relocs "$W/kmod/$m")
+    if [ ! -f "$W/kmod/$m.bfd" ] || ! diff <(rel_sections "$W/kmod/$m.bfd") <(rel_sections "$W/kmod/$m") ||
+        ! diff <(nm "$W/kmod/$m.bfd") <(nm "$W/kmod/$m") || ! diff <(rel_relocs "$W/kmod/$m.bfd") <(rel_relocs "$W/kmod/$m")
     then
         ko_diff+=("$m")
     fi >>"$W/kmod.diff" 2>&1

@@ -88,6 +88,15 @@ EOF
     chmod +x "$dir/ld"
 }
 
+# rel_sections OBJ / rel_relocs OBJ: a relocatable object's sections (name, type, size, entry size, flags, alignment;
+# sorted, as GNU ld places a partial link's orphans by its own rules, without the string tables, where GNU ld shares
+# suffixes) and its relocations (offset, type, symbol, addend; sorted), to compare a partial link with GNU ld's.
+rel_sections() {
+    readelf -SW "$1" | sed -n 's/^  \[ *[0-9]*\] //p' | awk '$1 != ".strtab" && $1 != ".shstrtab" && $1 != "NULL" {
+        print $1, $2, $5, $6, $7, $(NF) }' | sort
+}
+rel_relocs() { readelf -rW "$1" | awk 'NF >= 5 && $1 ~ /^[0-9a-f]+$/ {print $1, $3, $5, $6, $7}' | sort; }
+
 # links_in LOG: number of links logged.
 links_in() { wc -l <"$1" | tr -d ' '; }
 
