@@ -1692,7 +1692,6 @@ fn check_relocatable(cfg: &Config, shared: bool, pie: bool) -> Result<(), String
             "--section-start/-Ttext/-Tdata/-Tbss",
         ),
         (!cfg.exclude_libs.is_empty(), "--exclude-libs"),
-        (cfg.package_metadata.is_some(), "--package-metadata"),
     ];
     match unsupported.iter().find(|(given, _)| *given) {
         Some((_, name)) => Err(format!(

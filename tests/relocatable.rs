@@ -1161,3 +1161,30 @@ fn map_of_a_partial_link() {
         );
     }
 }
+
+/// `--package-metadata` in a partial link (distributions' LDFLAGS carry it into every link, `-r` ones too): GNU ld's
+/// `.note.package`, after the inputs' own notes of that name, byte for byte.
+#[test]
+fn package_note_as_gnu_ld() {
+    let Some((dir, _, _)) = common::against_gnu_ld("reloc-package", &["gcc", "readelf"]) else {
+        return;
+    };
+    let (linker, _) = common::linker_under_test();
+    compile(
+        &dir,
+        "gcc",
+        &["-O2"],
+        &[("a.c", "int a_fn(void) { return 1; }\n")],
+    );
+    let note = |o: &str| common::tool_ok("readelf", &["-x", ".note.package", o], &dir);
+    let meta = r#"--package-metadata={"type":"rpm","name":"rivet"}"#;
+    common::tool_ok("ld.bfd", &["-r", meta, "a.o", "-o", "bfd1.o"], &dir);
+    link_ok(&linker, &["-r", meta, "a.o", "-o", "test1.o"], &dir);
+    assert!(note("bfd1.o").contains("rivet"), "{}", note("bfd1.o"));
+    assert_eq!(note("test1.o"), note("bfd1.o").replace("bfd1.o", "test1.o"));
+    // An input that has the note already: both, the input's first.
+    let again = r#"--package-metadata={"again":2}"#;
+    common::tool_ok("ld.bfd", &["-r", again, "bfd1.o", "-o", "bfd2.o"], &dir);
+    link_ok(&linker, &["-r", again, "bfd1.o", "-o", "test2.o"], &dir);
+    assert_eq!(note("test2.o"), note("bfd2.o").replace("bfd2.o", "test2.o"));
+}

@@ -217,7 +217,7 @@ fn contents(res: &Resolved, out: &OutSec) -> Vec<u8> {
             bytes[8..12].copy_from_slice(&E::NT_GNU_BUILD_ID.to_le_bytes());
             bytes[12..16].copy_from_slice(b"GNU\0");
         }
-        Made::Inputs => {
+        Made::Inputs | Made::Package(..) => {
             for p in &out.parts {
                 let o = &res.objects[p.file.index()];
                 let sec = o.sec(p.sec);
@@ -230,6 +230,9 @@ fn contents(res: &Resolved, out: &OutSec) -> Vec<u8> {
                 };
                 let at = p.offset as usize;
                 bytes[at..at + data.len()].copy_from_slice(data);
+            }
+            if let Made::Package(json, at) = &out.made {
+                crate::synthetic::notes::write_package(&mut bytes[*at as usize..], json);
             }
         }
     }

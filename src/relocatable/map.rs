@@ -85,7 +85,7 @@ pub fn write(
             }
         }
         let made = match &o.made {
-            Made::Properties(_) | Made::BuildId(_) => {
+            Made::Properties(_) | Made::BuildId(_) | Made::Package(..) => {
                 Some(String::from_utf8_lossy(&o.name).into_owned())
             }
             Made::Inputs => {

@@ -41,6 +41,8 @@ pub enum Made {
     Properties(Vec<(u32, u32)>),
     /// `.note.gnu.build-id` with a descriptor of this many bytes, filled once the rest is written.
     BuildId(usize),
+    /// `.note.package` (`--package-metadata`): the inputs' notes of that name, then the link's at this offset.
+    Package(String, u64),
 }
 
 /// A section group of one input kept in the output.
@@ -332,7 +334,8 @@ fn allocate_commons(plan: &mut Plan, res: &Resolved) {
     }
 }
 
-/// The sections the linker makes: the merged program properties, the build id note and `.note.GNU-stack`.
+/// The sections the linker makes: the merged program properties, the build id note, the packaging note and
+/// `.note.GNU-stack`.
 fn made_sections<A: crate::arch::Arch>(
     config: &Config,
     res: &Resolved,
@@ -373,6 +376,27 @@ fn made_sections<A: crate::arch::Arch>(
             size,
             Made::BuildId(note_id_size),
         ));
+    }
+    // After the inputs' packaging notes, as GNU ld's `-r` writes it.
+    if let Some(json) = &config.package_metadata {
+        let size = crate::synthetic::notes::package_size(json);
+        let inputs = (plan.osecs.iter_mut())
+            .find(|o| o.name == b".note.package" && matches!(o.made, Made::Inputs));
+        match inputs {
+            Some(o) => {
+                let at = elf::align_up(o.size, 4);
+                (o.size, o.align) = (at + size, o.align.max(4));
+                o.made = Made::Package(json.clone(), at);
+            }
+            None => plan.osecs.push(made(
+                b".note.package",
+                E::SHT_NOTE,
+                E::SHF_ALLOC as u64,
+                4,
+                size,
+                Made::Package(json.clone(), 0),
+            )),
+        }
     }
     if !props.is_empty() {
         let size = crate::synthetic::property::size(&props);
