@@ -5,8 +5,8 @@
 //! made those `Def::Linker`); a hidden one is a local of the output. Other expressions are refused: nothing has an
 //! address in `-r`, and GNU ld's results for them (`sym + 4` an absolute 4) are no use to a final link.
 
+use super::out_sym::{OutSym, Place};
 use super::sections::Plan;
-use super::symbols::{OutSym, Place};
 use crate::args::Config;
 use crate::diag::{Errors, Result};
 use crate::expr::Expr;

@@ -7,6 +7,7 @@
 mod assign;
 mod image;
 mod map;
+mod out_sym;
 mod relocs;
 mod script;
 mod sections;

@@ -9,31 +9,12 @@ use super::sections::Plan;
 use crate::args::{Config, Discard};
 use crate::diag::{Errors, Result, demangle};
 use crate::elf::{self, LE};
-use crate::index::{FileId, NONE, OsecId, SecIdx, SymId};
+use crate::index::{FileId, NONE, SecIdx, SymId};
 use crate::parse::ObjectFile;
 use crate::resolve::{Def, Resolved};
 use object::elf as E;
 
-/// Where an output symbol is defined.
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub enum Place {
-    Undef,
-    Abs,
-    Common,
-    Sec(OsecId),
-    /// In the output's group section of this index in `Plan::groups`.
-    Group(usize),
-}
-
-#[derive(Clone, Copy)]
-pub struct OutSym<'a> {
-    pub name: &'a [u8],
-    pub value: u64,
-    pub size: u64,
-    pub info: u8,
-    pub other: u8,
-    pub place: Place,
-}
+pub use super::out_sym::{OutSym, Place};
 
 pub struct SymbolTable<'a> {
     /// Index 0 is the null symbol.
