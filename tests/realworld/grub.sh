@@ -18,7 +18,7 @@
 #
 # Knobs: RIVET, RIVET_RW_DIR (see lib.sh); RIVET_GRUB_SRC (directory holding grub2_2.06.orig.tar.xz, default
 # /var/tmp/grub); RIVET_GRUB_FETCH=1 fetches what is missing first (the source with `apt-get source`, adding a
-# deb-src entry for bookworm when apt has none; flex and bison for configure; Debian's ovmf and qemu-system-x86);
+# deb-src entry for bookworm when apt has none; make, flex and bison for the build; Debian's ovmf and qemu-system-x86);
 # RIVET_GRUB_JOBS (make -j, default 2). Skipped (exit 0, with a message) when the source, OVMF or
 # qemu-system-x86_64 is missing.
 set -euo pipefail
@@ -34,7 +34,7 @@ if [ "${RIVET_GRUB_FETCH:-0}" = 1 ]; then
         log "fetching Debian's grub2 $VER source into $SRC"
         apt_source "$SRC" grub2 || log "could not fetch the source"
     fi
-    apt_need flex bison xz-utils ovmf qemu-system-x86 || log "could not install flex, bison, ovmf and qemu-system-x86"
+    apt_need make flex bison xz-utils ovmf qemu-system-x86 || log "could not install make, flex, bison, ovmf and qemu-system-x86"
 fi
 if [ ! -f "$TARBALL" ]; then
     echo "grub.sh: skipped: no GRUB source ($TARBALL; set RIVET_GRUB_SRC to its directory)"
