@@ -84,22 +84,17 @@ pub fn write(
                 line(&mut out, at, None, 2, &crate::diag::demangle(sym));
             }
         }
+        // Where the inputs end: the linker's own contents follow.
+        let inputs_end = (o.parts.last()).map_or(0, |p| {
+            p.offset + res.objects[p.file.index()].sec(p.sec).size()
+        });
         let made = match &o.made {
-            Made::Properties(_) | Made::BuildId(_) | Made::Package(..) => {
-                Some(String::from_utf8_lossy(&o.name).into_owned())
-            }
-            Made::Inputs => {
-                let inputs_end = o.parts.last().map_or(0, |p| {
-                    p.offset + res.objects[p.file.index()].sec(p.sec).size()
-                });
-                (o.size > inputs_end && !plan.commons.is_empty() && o.name == b".bss")
-                    .then(|| "common symbols".to_string())
-            }
+            Made::Properties(_) | Made::BuildId(_) => Some((0, String::from_utf8_lossy(&o.name))),
+            Made::Package(_, at) => Some((*at, String::from_utf8_lossy(&o.name))),
+            Made::Inputs => (o.size > inputs_end && !plan.commons.is_empty() && o.name == b".bss")
+                .then(|| (inputs_end, "common symbols".into())),
         };
-        if let Some(what) = made {
-            let at = o.parts.last().map_or(0, |p| {
-                p.offset + res.objects[p.file.index()].sec(p.sec).size()
-            });
+        if let Some((at, what)) = made {
             line(
                 &mut out,
                 at,

@@ -210,6 +210,10 @@ fn globals(
     ),
 ) -> Result<Vec<u32>> {
     let mut index = vec![NONE; res.num_globals()];
+    // Hidden assigned symbols are locals already: never put in the globals' order.
+    for &(g, at) in locals {
+        index[g.index()] = at;
+    }
     let mut order: Vec<SymId> = Vec::new();
     let mut seen = vec![
         Seen {
@@ -259,13 +263,7 @@ fn globals(
         .collect();
     unnamed.sort_unstable();
     order.extend(unnamed);
-    for &(g, at) in locals {
-        index[g.index()] = at;
-    }
     for g in order {
-        if locals.iter().any(|&(l, _)| l == g) {
-            continue;
-        }
         index[g.index()] = syms.len() as u32;
         if let Some(a) = assigned.get(&g) {
             syms.push(OutSym {

@@ -169,8 +169,9 @@ pub(super) fn loads(st: &State, w: &Walk, keys: &[Option<usize>]) -> Result<Load
     // address modulo its sections' alignment only (here the largest of the sections from it on, which is at
     // least its own), not the page size.
     let paged = !w.config.omagic;
-    let mut align_from = vec![1u64; alloc.len() + 1];
+    let mut align_from = Vec::new();
     if !paged {
+        align_from = vec![1u64; alloc.len() + 1];
         for k in (0..alloc.len()).rev() {
             let a = st.osecs[alloc[k]].align.max(1).next_power_of_two();
             align_from[k] = align_from[k + 1].max(a);
