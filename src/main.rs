@@ -8,6 +8,7 @@ mod alloc;
 mod arch;
 mod args;
 mod cleanup;
+mod comdat;
 mod compress;
 mod depfile;
 mod diag;

@@ -15,7 +15,7 @@
 use crate::args::Config;
 use crate::diag::{Errors, Result, demangle};
 use crate::elf::LE;
-use crate::index::{FileId, NONE, SharedId, SymId};
+use crate::index::{FileId, NONE, SecIdx, SharedId, SymId};
 use crate::intern::{Interned, intern};
 use crate::load_order::FileOrder;
 use crate::names::Name;
@@ -58,6 +58,9 @@ pub struct Resolved {
     pub extracted: Vec<Extraction>,
     /// Per object, per section: discarded because another file's COMDAT group of the same signature won.
     pub comdat_discarded: Vec<Vec<bool>>,
+    /// Per object, its discarded debug sections with a copy in the kept group: `(section, kept file, kept
+    /// section)`, by section (`comdat::kept_copies`).
+    pub comdat_copies: Vec<Vec<(SecIdx, FileId, SecIdx)>>,
     pub shared_needed: Vec<bool>,
     /// Most restrictive visibility seen for each global is hidden or internal: never exported.
     pub hidden: Vec<bool>,
@@ -90,6 +93,11 @@ pub struct Resolved {
 }
 
 impl Resolved {
+    /// The kept copy of object `f`'s discarded debug section `s`, if its group's winner has one.
+    pub fn comdat_copy(&self, f: FileId, s: SecIdx) -> Option<(FileId, SecIdx)> {
+        let copies = &self.comdat_copies[f.index()];
+        (copies.binary_search_by_key(&s, |c| c.0).ok()).map(|k| (copies[k].1, copies[k].2))
+    }
     pub fn name(&self, id: SymId) -> &'static [u8] {
         self.names.unique[id.index()].bytes
     }
@@ -214,8 +222,10 @@ pub fn resolve(config: &Config, parsed: Parsed) -> Result<Resolved> {
     );
     drop((t, providers));
     let t = crate::timing::span("COMDAT groups");
-    let comdat_discarded =
-        choose_comdats(&runs, &order, &objects, &object_live, &object_ids, &names);
+    let crate::comdat::Comdats {
+        discarded: comdat_discarded,
+        copies: comdat_copies,
+    } = crate::comdat::choose_comdats(&runs, &order, &objects, &object_live, &object_ids, &names);
     drop(t);
 
     let _t = crate::timing::span("definitions");
@@ -266,6 +276,7 @@ pub fn resolve(config: &Config, parsed: Parsed) -> Result<Resolved> {
         object_live,
         extracted,
         comdat_discarded,
+        comdat_copies,
         shared_needed,
         hidden,
         referenced_by_shared,
@@ -1979,113 +1990,4 @@ pub struct Extraction {
     pub member: FileId,
     pub by: u32,
     pub sym: SymId,
-}
-
-/// COMDAT groups: the first live file in load order with a signature keeps its group, as in GNU ld, which decides
-/// as it loads each file; the others' member sections are discarded.
-///
-/// A group is keyed by its signature's global id when the signature symbol is one of the file's defined globals,
-/// as for C++ inline functions, templates and vtables: no name is hashed or compared again (interning every
-/// signature anew was a measurable part of clang-so's link). Other signatures (local symbols) are looked up among
-/// the globals' names, and those that are no global's name are interned among themselves, with ids after them.
-fn choose_comdats(
-    runs: &FileRuns,
-    order: &FileOrder,
-    objects: &[ObjectFile],
-    live: &[bool],
-    object_ids: &[Vec<SymId>],
-    names: &Interned,
-) -> Vec<Vec<bool>> {
-    let n = names.unique.len() as u32;
-    // Few groups (none in C, a hundred or two in Rust) are not worth the pool's passes: c-gc's empty pass took
-    // longer at sixteen threads than at one. A group is heavier than a table entry (a file's walk, a key, an
-    // owner).
-    let groups: usize = objects
-        .iter()
-        .zip(live)
-        .filter(|(_, l)| **l)
-        .map(|(o, _)| o.comdats.len())
-        .sum();
-    let serial;
-    let runs = if !crate::par::worth_parallel(groups * 8) {
-        serial = runs.serial();
-        &serial
-    } else {
-        runs
-    };
-    let mut keyed: Vec<(Vec<SymId>, Vec<Name>)> = runs.map(|f| {
-        let o = &objects[f.index()];
-        if !live[f.index()] {
-            return (Vec::new(), Vec::new());
-        }
-        let mut keys = Vec::with_capacity(o.comdats.len());
-        let mut unnamed = Vec::new();
-        for g in &o.comdats {
-            let i = g.sig_sym as usize;
-            let k = i.wrapping_sub(o.first_global);
-            // A `.symver` default definition is interned under a shorter name than its symbol's.
-            let global = i >= o.first_global
-                && is_defined(o, i)
-                && !o.symvers.iter().any(|&(v, ..)| v as usize == k);
-            let key = if global {
-                object_ids[f.index()][k]
-            } else {
-                let name = Name::new(o.sym_name(i));
-                names.lookup_name(name).unwrap_or_else(|| {
-                    unnamed.push(name);
-                    SymId::NONE
-                })
-            };
-            keys.push(key);
-        }
-        (keys, unnamed)
-    });
-    // Signatures that name no symbol of the link get ids after the symbols' (rare: a group of local symbols).
-    let mut unnamed = 0;
-    if keyed.iter().any(|(_, u)| !u.is_empty()) {
-        let lists: Vec<&[Name]> = keyed.iter().map(|(_, u)| &u[..]).collect();
-        let others = intern(&lists);
-        keyed
-            .par_iter_mut()
-            .zip(&others.ids)
-            .for_each(|((keys, _), ids)| {
-                let mut next = ids.iter();
-                for key in keys.iter_mut().filter(|k| k.is_none()) {
-                    *key = SymId(n + next.next().map_or(0, |id| id.0));
-                }
-            });
-        unnamed = others.unique.len();
-    }
-    let owner: Vec<AtomicU32> = per_symbol(n as usize + unnamed, || AtomicU32::new(NONE));
-    runs.for_each(|f| {
-        for &g in &keyed[f.index()].0 {
-            owner[g.index()].fetch_min(order.rank(f), Relaxed);
-        }
-    });
-    runs.map(|f| {
-        let o = &objects[f.index()];
-        let mut discarded = vec![false; o.sections.len()];
-        let mut any = false;
-        for (k, group) in o.comdats.iter().enumerate() {
-            let kept = owner[(keyed[f.index()].0[k]).index()].load(Relaxed);
-            if !live[f.index()] || kept != order.rank(f) {
-                for s in group.sections() {
-                    discarded[s as usize] = true;
-                    any = true;
-                }
-            }
-        }
-        // A `SHF_LINK_ORDER` section outside the group whose section it follows (GCC 12's
-        // `__patchable_function_entries` of an inline function) goes with that section, as in GNU ld and lld.
-        if any && o.link_order {
-            for (s, sec) in o.secs() {
-                let link = sec.shdr.sh_link.get(crate::elf::LE) as usize;
-                if sec.flags() & E::SHF_LINK_ORDER as u64 != 0 && discarded.get(link) == Some(&true)
-                {
-                    discarded[s.index()] = true;
-                }
-            }
-        }
-        discarded
-    })
 }

@@ -5,7 +5,8 @@
 //!
 //! A relocation whose target is gone (a local symbol of a COMDAT group another input won) is dropped from a
 //! debug section and elsewhere turned into a "none" relocation, as GNU ld does: the final link then drops the
-//! `.eh_frame` record it belongs to.
+//! `.eh_frame` record it belongs to. One against a lost group's debug section (`gcc -g3`'s `.debug_macro`)
+//! refers to the kept copy instead, as in GNU ld.
 
 use super::sections::Plan;
 use super::symbols::SymbolTable;
@@ -100,7 +101,10 @@ fn target(
     }
     let s = o.syms.get(i)?;
     if s.st_type() == E::STT_SECTION {
-        let (id, off) = plan.place(f, SecIdx(o.sym_shndx(i)))?;
+        let sec = SecIdx(o.sym_shndx(i));
+        // A lost COMDAT group's debug section: its kept copy (`Resolved::comdat_copy`).
+        let (id, off) = (plan.place(f, sec))
+            .or_else(|| res.comdat_copy(f, sec).and_then(|(g, t)| plan.place(g, t)))?;
         return Some((syms.section_sym[id.index()], off));
     }
     let out = syms.local_index[f.index()][i];

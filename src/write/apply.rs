@@ -118,7 +118,8 @@ pub fn apply_nonalloc_part<A: Arch>(
                 match target.kind {
                     SectionKind::Regular => {
                         fast = Some(if base == NO_ADDR {
-                            tombstone
+                            cx.kept_copy_addr(f, SecIdx::new(shndx), off)
+                                .unwrap_or(tombstone)
                         } else {
                             base.wrapping_add(off)
                         });

@@ -124,7 +124,11 @@ impl WriteCx<'_> {
                 return match o.sections[shndx].kind {
                     SectionKind::Regular => {
                         let base = self.lay.sec_addr[file.index()][shndx];
-                        (base != layout::NO_ADDR).then(|| base.wrapping_add(off))
+                        if base == layout::NO_ADDR {
+                            self.kept_copy_addr(file, SecIdx::new(shndx), off)
+                        } else {
+                            Some(base.wrapping_add(off))
+                        }
                     }
                     // Merge pieces are chosen by value + A (lld's rule); .eh_frame by record.
                     _ => layout::section_offset_addr(self.lay, file, SecIdx::new(shndx), off),
@@ -135,6 +139,14 @@ impl WriteCx<'_> {
             return None;
         }
         Some(self.lay.addrs[sym.id.index()].wrapping_add(a as u64))
+    }
+    /// Where offset `off` of object `f`'s discarded debug section `s` is in its kept COMDAT copy
+    /// (`Resolved::comdat_copy`).
+    #[cold]
+    pub fn kept_copy_addr(&self, f: FileId, s: SecIdx, off: u64) -> Option<u64> {
+        let (g, t) = self.res.comdat_copy(f, s)?;
+        let base = self.lay.sec_addr[g.index()][t.index()];
+        (base != layout::NO_ADDR).then(|| base.wrapping_add(off))
     }
     pub fn plt_addr(&self, id: SymId) -> Option<u64> {
         let x = self.lay.aux_of(id)?;
