@@ -155,7 +155,7 @@ fn kept_copies(
     lost: &[Vec<usize>],
 ) -> Vec<Vec<(SecIdx, FileId, SecIdx)>> {
     let debug_member =
-        |o: &ObjectFile, s: u32| o.debug_secs.contains(&s) && !o.sec(SecIdx(s)).is_alloc();
+        |o: &ObjectFile, s: &SecIdx| o.debug_secs.contains(&s.0) && !o.sec(*s).is_alloc();
     let mut copies = vec![Vec::new(); objects.len()];
     if lost.iter().all(Vec::is_empty) {
         return copies;
@@ -188,16 +188,20 @@ fn kept_copies(
                 continue;
             };
             let w = &objects[g.index()];
-            for s in o.comdats[k].sections().filter(|&s| debug_member(o, s)) {
-                let sec = o.sec(SecIdx(s));
-                let copy = w.comdats[kg].sections().find(|&t| {
-                    let kept = w.sec(SecIdx(t));
-                    w.sec_name(t as usize) == o.sec_name(s as usize)
+            for s in o.comdats[k]
+                .sections()
+                .map(SecIdx)
+                .filter(|s| debug_member(o, s))
+            {
+                let sec = o.sec(s);
+                let copy = w.comdats[kg].sections().map(SecIdx).find(|&t| {
+                    let kept = w.sec(t);
+                    w.sec_name(t.index()) == o.sec_name(s.index())
                         && kept.sh_type() == sec.sh_type()
                         && kept.size() == sec.size()
                 });
                 if let Some(t) = copy {
-                    copies[f].push((SecIdx(s), g, SecIdx(t)));
+                    copies[f].push((s, g, t));
                 }
             }
         }
