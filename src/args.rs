@@ -834,7 +834,7 @@ const OPTIONS: &[OptSpec] = &[
     flag(Opt::Relocatable, &["-r", "--relocatable", "-i", "-Ur"], "Relocatable output: combine the inputs into one object (partial link; -Ur is the same for ELF, as in GNU ld)"),
     flag(Opt::DefineCommon, &["-d", "-dc", "-dp", "--define-common"], "With -r: allocate common symbols in .bss"),
     flag(Opt::EmitRelocs, &["-q", "--emit-relocs"], "Keep the inputs' relocations in the output, as .rela<section> sections (for post-link optimisers)"),
-    value(Opt::Emulation, &["-m"], "EMULATION", "Target emulation: elf_x86_64, or elf_i386 (static executables only)"),
+    value(Opt::Emulation, &["-m"], "EMULATION", "Target emulation: elf_x86_64, or elf_i386 (static executables and -r only)"),
     value(Opt::Format, &["-b", "--format"], "FORMAT", "Format of the following input files: binary (raw bytes, as GNU ld's), or an ELF target or default"),
     value(Opt::Library, &["-l", "--library"], "NAME", "Search for libNAME.so / libNAME.a (-l:FILE: exactly FILE)"),
     value(Opt::LibraryPath, &["-L", "--library-path"], "DIR", "Add DIR to the library search path"),

@@ -367,7 +367,7 @@ fn links_i386(config: &args::Config) -> bool {
         .unwrap_or(false)
 }
 
-/// What an ELF32 link refuses before reading its inputs: it makes static executables only.
+/// What an ELF32 link refuses before reading its inputs: it makes static executables and partial links only.
 fn refuse_elf32_options(config: &args::Config) -> diag::Result<()> {
     if config.gdb_index {
         return Err(diag::Errors::one(
@@ -375,7 +375,7 @@ fn refuse_elf32_options(config: &args::Config) -> diag::Result<()> {
         ));
     }
     let option = if config.relocatable {
-        "-r"
+        return Ok(());
     } else if config.kind == args::OutputKind::Pie {
         "-pie"
     } else if config.kind == args::OutputKind::Shared {
@@ -384,7 +384,7 @@ fn refuse_elf32_options(config: &args::Config) -> diag::Result<()> {
         return Ok(());
     };
     Err(diag::Errors::one(format!(
-        "{option} is not supported for i386 (elf_i386): rivet links static i386 executables only"
+        "{option} is not supported for i386 (elf_i386): rivet links static i386 executables and partial links (-r) only"
     )))
 }
 
@@ -457,7 +457,7 @@ fn link<A: Arch>(config: &args::Config, release_inputs: bool) -> diag::Result<()
     }
     if let Some(s) = inputs.shared.first().filter(|_| A::ELF32) {
         return Err(diag::Errors::one(format!(
-            "{}: shared objects are not supported for i386 (elf_i386): rivet links static i386 executables only",
+            "{}: shared objects are not supported for i386 (elf_i386): rivet links static i386 executables and partial links (-r) only",
             s.name
         )));
     }

@@ -476,10 +476,9 @@ fn what_rivet_does_not_link_for_i386_is_refused() {
         ],
         &dir,
     );
-    let cases: [(&[&str], &[&str]); 7] = [
+    let cases: [(&[&str], &[&str]); 6] = [
         (&["-m", "elf_i386", "-pie", "a.o"], &["-pie", "i386"]),
         (&["-m", "elf_i386", "-shared", "a.o"], &["-shared", "i386"]),
-        (&["-m", "elf_i386", "-r", "a.o"], &["-r", "i386"]),
         (
             &["-m", "elf_i386", "pic.o"],
             &["R_386_", "pic.o", "not supported"],
@@ -508,6 +507,161 @@ fn what_rivet_does_not_link_for_i386_is_refused() {
         );
         assert!(words.iter().all(|w| e.contains(w)), "{args:?}: {e}");
     }
+}
+
+/// `readelf -SW`'s sections of a relocatable `file` but the string tables: name, type, size, entry size, flags,
+/// alignment; sorted (GNU ld places a partial link's orphans by its own rules).
+fn rel_sections(dir: &Path, file: &str) -> Vec<String> {
+    let out = common::tool_ok("readelf", &["-SW", file], dir);
+    let mut v: Vec<String> = out
+        .lines()
+        .filter_map(|l| l.trim_start().strip_prefix('['))
+        .filter_map(|l| l.split_once(']'))
+        .map(|(_, l)| l.split_whitespace().collect::<Vec<_>>())
+        .filter(|f| f.len() >= 7 && f[0] != ".strtab" && f[0] != ".shstrtab" && f[0] != "NULL")
+        .map(|f| {
+            let flags = if f.len() == 10 { f[6] } else { "" };
+            format!(
+                "{} {} {} {} {} {}",
+                f[0],
+                f[1],
+                f[4],
+                f[5],
+                flags,
+                f[f.len() - 1]
+            )
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+/// Each section's contents (`objdump -s`), by name: in an ELF32 partial link the addends are there.
+fn contents(dir: &Path, file: &str) -> Vec<String> {
+    let out = common::tool_ok("objdump", &["-s", file], dir);
+    let mut v: Vec<String> = out
+        .split("Contents of section ")
+        .skip(1)
+        .map(|s| s.to_string())
+        .collect();
+    v.sort();
+    v
+}
+
+/// `-m elf_i386 -r` (SeaBIOS links its 16- and 32-bit code so, then lays it out with generated scripts): the
+/// setup objects and a C file with unwind tables and a COMDAT group, partially linked by rivet and by GNU ld.
+/// The same ELF32 sections, symbols and REL relocations, the same contents (a moved section symbol's addend is
+/// written into its field), and the same program when GNU ld links either with the setup script.
+#[test]
+fn partial_link_matches_gnu_ld() {
+    let Some((rivet, dir)) = setup("i386-partial") else {
+        return;
+    };
+    setup_objects(&dir);
+    std::fs::write(
+        dir.join("more.c"),
+        "static int local_counter;
+int more(int x) { return x + ++local_counter; }
+         __attribute__((section(\".text.inl\"))) int inl(int x) { return x * 2; }
+",
+    )
+    .unwrap();
+    common::tool_ok(
+        "gcc",
+        &["-m32", "-ffreestanding", "-fno-pic", "-O2", "-c", "more.c"],
+        &dir,
+    );
+    let objs = ["s.o", "c16.o", "c32.o", "more.o"];
+    for (ld, out) in [(&rivet, "rivet.o"), (&PathBuf::from("ld.bfd"), "bfd.o")] {
+        link_ok(
+            ld,
+            &dir,
+            &[&["-m", "elf_i386", "-r"][..], &objs, &["-o", out]].concat(),
+        );
+    }
+    let header = common::tool_ok("readelf", &["-hW", "rivet.o"], &dir);
+    assert!(
+        header.contains("ELF32") && header.contains("REL (Relocatable file)"),
+        "{header}"
+    );
+    assert_eq!(rel_sections(&dir, "rivet.o"), rel_sections(&dir, "bfd.o"));
+    assert_eq!(symbols(&dir, "rivet.o"), symbols(&dir, "bfd.o"));
+    let mut relocs = [relocations(&dir, "rivet.o"), relocations(&dir, "bfd.o")];
+    relocs.iter_mut().for_each(|r| r.sort());
+    assert!(
+        relocs[0].iter().any(|l| l.contains("R_386_16")),
+        "{:?}",
+        relocs[0]
+    );
+    assert_eq!(relocs[0], relocs[1]);
+    assert_eq!(contents(&dir, "rivet.o"), contents(&dir, "bfd.o"));
+    // Each partial link, linked by GNU ld with the setup script: the same image.
+    for side in ["rivet", "bfd"] {
+        let (obj, elf, bin) = (
+            format!("{side}.o"),
+            format!("{side}.elf"),
+            format!("{side}.bin"),
+        );
+        link_ok(
+            Path::new("ld.bfd"),
+            &dir,
+            &["-m", "elf_i386", "-T", "setup.ld", &obj, "-o", &elf],
+        );
+        common::tool_ok("objcopy", &["-O", "binary", &elf, &bin], &dir);
+    }
+    assert!(
+        std::fs::read(dir.join("rivet.bin")).unwrap()
+            == std::fs::read(dir.join("bfd.bin")).unwrap(),
+        "the final links of the partial links differ"
+    );
+}
+
+/// Code a script places at an address in a section it leaves unallocated (SeaBIOS's `.fixedaddr.*`, written by
+/// assembly without flags and copied into the ROM by a later link), with 16-bit absolute and PC-relative
+/// references; a 16-bit call across the 64 KiB segment, which wraps; and `PHDRS`' `AT` naming a symbol
+/// `SECTIONS` assigns. The sections, their contents, symbols and program headers are GNU ld's.
+#[test]
+fn unallocated_code_at_an_address_matches_gnu_ld() {
+    let Some((rivet, dir)) = setup("i386-fixed") else {
+        return;
+    };
+    std::fs::write(
+        dir.join("f.S"),
+        "\t.code16\n\t.section .text.low,\"ax\"\n\t.globl low\nlow:\tret\n         \t.section .text.high,\"ax\"\nhigh:\tcall low\n\tjmp low\n         \t.section .fixedaddr.0xfff0\n\t.globl reset\nreset:\tcall low\n\tljmpw $0xf000, $high\n         \t.word low\n\t.long reset\n",
+    )
+    .unwrap();
+    common::tool_ok("as", &["--32", "f.S", "-o", "f.o"], &dir);
+    std::fs::write(
+        dir.join("f.ld"),
+        "OUTPUT_FORMAT(\"elf32-i386\")\nOUTPUT_ARCH(\"i386\")\nSECTIONS {\n         \tcode_start = 0x6000 ;\n         \t.text.low 0x6000 : { *(.text.low) } :text\n         \t.text.high 0xf000 : { *(.text.high) } :text\n         \t.fixedaddr.0xfff0 0xfff0 : { *(.fixedaddr.0xfff0) }\n         \t/DISCARD/ : { *(.note*) }\n}\n         PHDRS { text PT_LOAD AT ( code_start ) ; }\n",
+    )
+    .unwrap();
+    for (ld, out) in [(&rivet, "rivet.elf"), (&PathBuf::from("ld.bfd"), "bfd.elf")] {
+        link_ok(ld, &dir, &["-T", "f.ld", "f.o", "-o", out]);
+    }
+    let sections = |f: &str| {
+        let out = common::tool_ok("readelf", &["-SW", f], &dir);
+        (out.lines())
+            .filter(|l| l.contains(" .text.") || l.contains(" .fixedaddr."))
+            .map(common::squash_ws)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(sections("rivet.elf"), sections("bfd.elf"));
+    let fixed = sections("rivet.elf").join("\n");
+    assert!(
+        fixed.contains(".fixedaddr.0xfff0 PROGBITS 0000fff0"),
+        "{fixed}"
+    );
+    assert_eq!(contents(&dir, "rivet.elf"), contents(&dir, "bfd.elf"));
+    assert_eq!(symbols(&dir, "rivet.elf"), symbols(&dir, "bfd.elf"));
+    let phdrs = |f: &str| {
+        let out = common::tool_ok("readelf", &["-lW", f], &dir);
+        (out.lines())
+            .filter(|l| l.trim_start().starts_with("LOAD"))
+            .map(common::squash_ws)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(phdrs("rivet.elf"), phdrs("bfd.elf"));
 }
 
 /// The Linux source the kernel tests take `setup.ld`, `realmode.lds.S` and the `relocs` tool from.

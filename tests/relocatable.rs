@@ -1188,3 +1188,33 @@ fn package_note_as_gnu_ld() {
     link_ok(&linker, &["-r", again, "bfd1.o", "-o", "test2.o"], &dir);
     assert_eq!(note("test2.o"), note("bfd2.o").replace("bfd2.o", "test2.o"));
 }
+
+/// Code sections' padding between inputs: the architecture's no-ops, as GNU ld's `-r` writes them (a disassembler
+/// or a later tool reading the gap sees instructions, not `add %al,(%rax)`). Data keeps zeros.
+#[test]
+fn code_padding_as_gnu_ld() {
+    let Some((dir, _, _)) = common::against_gnu_ld("reloc-code-padding", &["as", "objdump"]) else {
+        return;
+    };
+    let (linker, _) = common::linker_under_test();
+    std::fs::write(dir.join("a.s"), ".text\nf1: ret\n.data\n.byte 1\n").unwrap();
+    std::fs::write(
+        dir.join("b.s"),
+        ".text\n.p2align 5\nf2: ret\n.data\n.p2align 4\n.byte 2\n",
+    )
+    .unwrap();
+    common::tool_ok("as", &["a.s", "-o", "a.o"], &dir);
+    common::tool_ok("as", &["b.s", "-o", "b.o"], &dir);
+    common::tool_ok("ld.bfd", &["-r", "a.o", "b.o", "-o", "bfd.o"], &dir);
+    link_ok(&linker, &["-r", "a.o", "b.o", "-o", "test.o"], &dir);
+    let bytes = |o: &str| {
+        let s = common::tool_ok("objdump", &["-s", "-j", ".text", "-j", ".data", o], &dir);
+        s.lines().skip(2).map(str::to_string).collect::<Vec<_>>()
+    };
+    assert!(
+        bytes("bfd.o").iter().any(|l| l.contains("c3662e0f")),
+        "{:?}",
+        bytes("bfd.o")
+    );
+    assert_eq!(bytes("test.o"), bytes("bfd.o"));
+}

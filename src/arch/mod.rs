@@ -101,7 +101,7 @@ pub trait Arch: Send + Sync + 'static {
     /// The architecture's name in messages.
     const NAME: &'static str;
     /// ELF32 inputs and output (`elf32` widens the inputs to the ELF64 shape the passes read, `write::elf32`
-    /// narrows the image); an ELF32 architecture links static executables only.
+    /// narrows the image); an ELF32 architecture links static executables and partial links only.
     const ELF32: bool = false;
     /// The "no relocation" type.
     const R_NONE: u32;

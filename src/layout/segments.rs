@@ -444,7 +444,7 @@ impl Addresser<'_> {
                         osecs,
                         keep,
                         &map.script_desc,
-                        &plan.loads,
+                        (&plan.loads, &a.symbols),
                         plan.headers,
                     )
                     .map_err(Errors::one)?,

@@ -1,9 +1,11 @@
 //! `-r`'s file image: the ELF header, the groups, each output section followed by its `.rela` section, then
-//! `.symtab`, `.strtab`, `.shstrtab`, and the section headers at the end.
+//! `.symtab`, `.strtab`, `.shstrtab`, and the section headers at the end. An ELF32 architecture's (i386's) is
+//! ELF32 with `.rel` sections, as GNU ld writes it: the addends go in the fields they relocate.
 
 use super::relocs::OutRela;
 use super::sections::{Made, OutSec, Plan};
 use super::symbols::{Place, SymbolTable};
+use crate::arch::Arch;
 use crate::args::{BuildId, Config};
 use crate::diag::{Errors, Result};
 use crate::elf;
@@ -39,6 +41,51 @@ impl StrTab {
         self.bytes.push(0);
         self.seen.insert(s.to_vec(), at);
         at
+    }
+}
+
+/// The output's ELF class and the shapes of its tables.
+#[derive(Clone, Copy)]
+struct Class {
+    elf32: bool,
+}
+
+impl Class {
+    fn ehdr_size(self) -> usize {
+        if self.elf32 { 52 } else { 64 }
+    }
+    /// Alignment of the symbol and relocation tables.
+    fn word(self) -> u64 {
+        if self.elf32 { 4 } else { 8 }
+    }
+    fn sym_size(self) -> u64 {
+        if self.elf32 { 16 } else { 24 }
+    }
+    /// The relocation sections' prefix, type and entry size.
+    fn rel(self) -> (&'static [u8], u32, u64) {
+        if self.elf32 {
+            (b".rel", E::SHT_REL, 8)
+        } else {
+            (b".rela", E::SHT_RELA, 24)
+        }
+    }
+    fn shdr_bytes(self, h: &Header) -> Vec<u8> {
+        if !self.elf32 {
+            return h.bytes().to_vec();
+        }
+        let words = [
+            h.name,
+            h.sh_type,
+            h.flags as u32,
+            0,
+            h.offset as u32,
+            h.size as u32,
+            h.link,
+            h.info,
+            h.align as u32,
+            h.entsize as u32,
+        ];
+        words.iter().flat_map(|w| w.to_le_bytes()).collect()
     }
 }
 
@@ -79,17 +126,17 @@ fn number(plan: &Plan, relas: &[Vec<OutRela>]) -> Result<Numbering> {
 }
 
 /// The whole file.
-pub fn build(
+pub fn build<A: Arch>(
     config: &Config,
     res: &Resolved,
     plan: &Plan,
     syms: &SymbolTable,
     relas: &[Vec<OutRela>],
-    machine: u16,
 ) -> Result<Vec<u8>> {
+    let class = Class { elf32: A::ELF32 };
     let num = number(plan, relas)?;
     let mut shstr = StrTab::new();
-    let mut image = vec![0u8; size_of::<elf::Ehdr>()];
+    let mut image = vec![0u8; class.ehdr_size()];
     let mut headers: Vec<Header> = Vec::with_capacity(num.count);
     headers.push(header(0, 0, 0, 0, 0, 0));
     // Groups first, as GNU ld has them.
@@ -121,7 +168,10 @@ pub fn build(
         if out.sh_type == E::SHT_NOBITS {
             h.offset = elf::align_up(image.len() as u64, out.align);
         } else {
-            let mut bytes = contents(res, out);
+            let mut bytes = contents::<A>(res, out);
+            if class.elf32 {
+                implicit_addends::<A>(&mut bytes, out, &relas[id.index()])?;
+            }
             if let Some(how) = config.compress_debug
                 && crate::compress::compressible(&out.name, flags, out.sh_type)
                 && let Some(c) = crate::compress::compress(&bytes, how, out.align)
@@ -140,24 +190,32 @@ pub fn build(
         headers.push(h);
         let list = &relas[id.index()];
         if !list.is_empty() {
-            let name = [b".rela", &out.name[..]].concat();
+            let (prefix, sh_type, entsize) = class.rel();
+            let name = [prefix, &out.name[..]].concat();
             let mut r = header(
                 shstr.add(&name),
-                E::SHT_RELA,
+                sh_type,
                 E::SHF_INFO_LINK as u64,
-                8,
-                24,
+                class.word(),
+                entsize,
                 0,
             );
             r.flags |= flags & E::SHF_GROUP as u64;
             r.link = num.symtab;
             r.info = num.osec[id.index()];
-            place_bytes(&mut image, &mut r, &rela_bytes(list));
+            place_bytes(&mut image, &mut r, &rela_bytes(list, class));
             headers.push(r);
         }
     }
-    let (symtab, strtab) = symtab_bytes(syms, &num);
-    let mut h = header(shstr.add(b".symtab"), E::SHT_SYMTAB, 0, 8, 24, 0);
+    let (symtab, strtab) = symtab_bytes(syms, &num, class);
+    let mut h = header(
+        shstr.add(b".symtab"),
+        E::SHT_SYMTAB,
+        0,
+        class.word(),
+        class.sym_size(),
+        0,
+    );
     h.link = num.symtab + 1;
     h.info = syms.first_global as u32;
     place_bytes(&mut image, &mut h, &symtab);
@@ -169,13 +227,20 @@ pub fn build(
     let names = std::mem::take(&mut shstr.bytes);
     place_bytes(&mut image, &mut h, &names);
     headers.push(h);
-    let shoff = elf::align_up(image.len() as u64, 8);
+    let shoff = elf::align_up(image.len() as u64, class.word());
     image.resize(shoff as usize, 0);
     for h in &headers {
-        image.extend_from_slice(&h.bytes());
+        image.extend_from_slice(&class.shdr_bytes(h));
+    }
+    if class.elf32 && image.len() > u32::MAX as usize {
+        return Err(Errors::one(format!(
+            "relocatable output of {} bytes is too large for ELF32",
+            image.len()
+        )));
     }
     let entry = entry_value(config, res, syms);
-    write_ehdr(&mut image, res, machine, entry, shoff, headers.len());
+    let (shoff, shnum) = (shoff, headers.len());
+    write_ehdr(&mut image, res, A::E_MACHINE, entry, (shoff, shnum), class);
     if let Some((at, n)) = build_id {
         fill_build_id(config, &mut image, at, n);
     }
@@ -205,9 +270,10 @@ fn place_bytes(image: &mut Vec<u8>, h: &mut Header, bytes: &[u8]) {
     h.size = bytes.len() as u64;
 }
 
-/// An output section's bytes: its input sections at their offsets (zeros between them and for `.bss`-like
-/// inputs), or what the linker makes.
-fn contents(res: &Resolved, out: &OutSec) -> Vec<u8> {
+/// An output section's bytes: its input sections at their offsets (zeros for `.bss`-like inputs, and between
+/// them but in code, which gets the architecture's no-ops there as in a final link and GNU ld's `-r`), or what
+/// the linker makes.
+fn contents<A: Arch>(res: &Resolved, out: &OutSec) -> Vec<u8> {
     let mut bytes = vec![0u8; out.size as usize];
     match &out.made {
         Made::Properties(props) => crate::synthetic::property::write(&mut bytes, props),
@@ -218,6 +284,8 @@ fn contents(res: &Resolved, out: &OutSec) -> Vec<u8> {
             bytes[12..16].copy_from_slice(b"GNU\0");
         }
         Made::Inputs | Made::Package(..) => {
+            let code = out.flags & E::SHF_EXECINSTR as u64 != 0;
+            let mut end = 0;
             for p in &out.parts {
                 let o = &res.objects[p.file.index()];
                 let sec = o.sec(p.sec);
@@ -229,7 +297,11 @@ fn contents(res: &Resolved, out: &OutSec) -> Vec<u8> {
                     d => d,
                 };
                 let at = p.offset as usize;
+                if code && at > end {
+                    A::fill_code(&mut bytes[end..at]);
+                }
                 bytes[at..at + data.len()].copy_from_slice(data);
+                end = end.max(at + sec.size() as usize);
             }
             if let Made::Package(json, at) = &out.made {
                 crate::synthetic::notes::write_package(&mut bytes[*at as usize..], json);
@@ -239,9 +311,32 @@ fn contents(res: &Resolved, out: &OutSec) -> Vec<u8> {
     bytes
 }
 
-fn rela_bytes(list: &[OutRela]) -> Vec<u8> {
+/// ELF32 (REL): writes into an output section's bytes the addends its relocations moved (those against section
+/// symbols of input sections not at its start), as GNU ld's `-r` does; an addend the field cannot hold is an
+/// error.
+fn implicit_addends<A: Arch>(bytes: &mut [u8], out: &OutSec, list: &[OutRela]) -> Result<()> {
+    for r in list.iter().filter(|r| r.moved) {
+        A::write_value(bytes, r.offset as usize, r.r_type, r.addend as u64).map_err(|_| {
+            Errors::one(format!(
+                "section {}+{:#x}: addend {:#x} of relocation {} does not fit its field",
+                String::from_utf8_lossy(&out.name),
+                r.offset,
+                r.addend,
+                A::type_name(r.r_type)
+            ))
+        })?;
+    }
+    Ok(())
+}
+
+fn rela_bytes(list: &[OutRela], class: Class) -> Vec<u8> {
     let mut v = Vec::with_capacity(list.len() * 24);
     for r in list {
+        if class.elf32 {
+            v.extend_from_slice(&(r.offset as u32).to_le_bytes());
+            v.extend_from_slice(&((r.sym << 8) | (r.r_type & 0xff)).to_le_bytes());
+            continue;
+        }
         v.extend_from_slice(&r.offset.to_le_bytes());
         v.extend_from_slice(&((u64::from(r.sym) << 32) | u64::from(r.r_type)).to_le_bytes());
         v.extend_from_slice(&r.addend.to_le_bytes());
@@ -288,9 +383,9 @@ fn signature(res: &Resolved, plan: &Plan, syms: &SymbolTable, g: &super::section
     syms.local_index[f.index()][i]
 }
 
-fn symtab_bytes(syms: &SymbolTable, num: &Numbering) -> (Vec<u8>, Vec<u8>) {
+fn symtab_bytes(syms: &SymbolTable, num: &Numbering, class: Class) -> (Vec<u8>, Vec<u8>) {
     let mut strtab = StrTab::new();
-    let mut v = Vec::with_capacity(syms.syms.len() * 24);
+    let mut v = Vec::with_capacity(syms.syms.len() * class.sym_size() as usize);
     for s in &syms.syms {
         let shndx: u16 = match s.place {
             Place::Undef => 0,
@@ -300,11 +395,17 @@ fn symtab_bytes(syms: &SymbolTable, num: &Numbering) -> (Vec<u8>, Vec<u8>) {
             Place::Group(g) => 1 + g as u16,
         };
         v.extend_from_slice(&strtab.add(s.name).to_le_bytes());
+        if class.elf32 {
+            v.extend_from_slice(&(s.value as u32).to_le_bytes());
+            v.extend_from_slice(&(s.size as u32).to_le_bytes());
+        }
         v.push(s.info);
         v.push(s.other);
         v.extend_from_slice(&shndx.to_le_bytes());
-        v.extend_from_slice(&s.value.to_le_bytes());
-        v.extend_from_slice(&s.size.to_le_bytes());
+        if !class.elf32 {
+            v.extend_from_slice(&s.value.to_le_bytes());
+            v.extend_from_slice(&s.size.to_le_bytes());
+        }
     }
     (v, strtab.bytes)
 }
@@ -328,8 +429,8 @@ fn write_ehdr(
     res: &Resolved,
     machine: u16,
     entry: u64,
-    shoff: u64,
-    shnum: usize,
+    (shoff, shnum): (u64, usize),
+    class: Class,
 ) {
     // The GNU OS/ABI when an input has it (`STB_GNU_UNIQUE`, IFUNCs), as GNU ld carries it.
     let osabi = res
@@ -340,22 +441,38 @@ fn write_ehdr(
         .filter_map(|(o, _)| o.data.get(OSABI).copied())
         .find(|&a| a != 0)
         .unwrap_or(0);
-    let h = &mut image[..64];
+    let h = &mut image[..class.ehdr_size()];
     h[0..4].copy_from_slice(&E::ELFMAG);
-    h[4] = E::ELFCLASS64;
+    h[4] = if class.elf32 {
+        E::ELFCLASS32
+    } else {
+        E::ELFCLASS64
+    };
     h[5] = E::ELFDATA2LSB;
     h[6] = E::EV_CURRENT;
     h[OSABI] = osabi;
     h[16..18].copy_from_slice(&E::ET_REL.to_le_bytes());
     h[18..20].copy_from_slice(&machine.to_le_bytes());
     h[20..24].copy_from_slice(&u32::from(E::EV_CURRENT).to_le_bytes());
-    h[24..32].copy_from_slice(&entry.to_le_bytes());
-    // e_phoff (32..40) is 0: no program headers.
-    h[40..48].copy_from_slice(&shoff.to_le_bytes());
-    h[52..54].copy_from_slice(&64u16.to_le_bytes());
-    h[58..60].copy_from_slice(&64u16.to_le_bytes());
-    h[60..62].copy_from_slice(&(shnum as u16).to_le_bytes());
-    h[62..64].copy_from_slice(&((shnum - 1) as u16).to_le_bytes());
+    // No program headers: e_phoff, e_phentsize and e_phnum stay 0.
+    let (ehsize, shentsize) = (
+        class.ehdr_size() as u16,
+        if class.elf32 { 40u16 } else { 64 },
+    );
+    let tail = if class.elf32 {
+        h[24..28].copy_from_slice(&(entry as u32).to_le_bytes());
+        h[32..36].copy_from_slice(&(shoff as u32).to_le_bytes());
+        40
+    } else {
+        h[24..32].copy_from_slice(&entry.to_le_bytes());
+        h[40..48].copy_from_slice(&shoff.to_le_bytes());
+        52
+    };
+    // e_ehsize, e_phentsize, e_phnum, e_shentsize, e_shnum, e_shstrndx after e_flags.
+    h[tail..tail + 2].copy_from_slice(&ehsize.to_le_bytes());
+    h[tail + 6..tail + 8].copy_from_slice(&shentsize.to_le_bytes());
+    h[tail + 8..tail + 10].copy_from_slice(&(shnum as u16).to_le_bytes());
+    h[tail + 10..tail + 12].copy_from_slice(&((shnum - 1) as u16).to_le_bytes());
 }
 
 /// `--build-id`: the note's descriptor, a digest of the whole image with the descriptor still zero (or the

@@ -25,7 +25,7 @@ pub fn link<A: Arch>(config: &Config, res: &Resolved) -> Result<()> {
     let plan = sections::plan::<A>(config, res, &res.order)?;
     let syms = symbols::table(config, res, &plan)?;
     let relas = relocs::collect::<A>(res, &plan, &syms)?;
-    let image = image::build(config, res, &plan, &syms, &relas, A::E_MACHINE)?;
+    let image = image::build::<A>(config, res, &plan, &syms, &relas)?;
     if config.fatal_warnings && crate::diag::warnings() > 0 {
         return Err(Errors::one(format!(
             "{} warning(s) treated as errors (--fatal-warnings); no output written",

@@ -24,6 +24,9 @@ pub struct OutRela {
     pub sym: u32,
     pub r_type: u32,
     pub addend: i64,
+    /// The addend differs from the input's (a section symbol's, moved by its input section's offset): an ELF32
+    /// output's REL relocation has it written into the field (`image`).
+    pub moved: bool,
 }
 
 /// Per output section (by `OsecId`): its relocations, in input order. A relocation naming a symbol the file does
@@ -52,10 +55,10 @@ pub fn collect<A: Arch>(
                             r.r_offset.get(LE)
                         )));
                     }
-                    let (sym, addend) =
+                    let (sym, addend, moved) =
                         match target(res, plan, syms, f, r.r_sym(LE, false) as usize) {
                             Some((sym, moved)) => {
-                                (sym, r.r_addend.get(LE).wrapping_add(moved as i64))
+                                (sym, r.r_addend.get(LE).wrapping_add(moved as i64), moved != 0)
                             }
                             None if debug => continue,
                             None => {
@@ -64,6 +67,7 @@ pub fn collect<A: Arch>(
                                     sym: 0,
                                     r_type: A::R_NONE,
                                     addend: 0,
+                                    moved: false,
                                 });
                                 continue;
                             }
@@ -73,6 +77,7 @@ pub fn collect<A: Arch>(
                         sym,
                         r_type: r.r_type(LE, false),
                         addend,
+                        moved,
                     });
                 }
             }

@@ -400,11 +400,16 @@ fn made_sections<A: crate::arch::Arch>(
     }
     if !props.is_empty() {
         let size = crate::synthetic::property::size(&props);
+        let align = if crate::elf::elf32_addend().is_some() {
+            4
+        } else {
+            8
+        };
         plan.osecs.push(made(
             b".note.gnu.property",
             E::SHT_NOTE,
             E::SHF_ALLOC as u64,
-            8,
+            align,
             size,
             Made::Properties(props),
         ));

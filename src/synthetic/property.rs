@@ -88,25 +88,36 @@ pub fn merge<A: Arch>(config: &Config, objects: &[&ObjectFile]) -> Result<Vec<(u
     Ok(out)
 }
 
+/// The bytes of one property: its 8-byte header and its 4-byte value, padded to the class's word (ELF32's
+/// properties are 4-byte aligned, ELF64's 8).
+fn entry_size() -> usize {
+    if crate::elf::elf32_addend().is_some() {
+        12
+    } else {
+        16
+    }
+}
+
 /// The size of the note for `props` (none: no section).
 pub fn size(props: &[(u32, u32)]) -> u64 {
     if props.is_empty() {
         0
     } else {
-        16 + 16 * props.len() as u64
+        16 + (entry_size() * props.len()) as u64
     }
 }
 
 /// Writes the note (`out` is `size(props)` bytes): one `NT_GNU_PROPERTY_TYPE_0` note, owner "GNU", each property
-/// 8 bytes of header and its value padded to 8.
+/// 8 bytes of header and its value padded to the class's word.
 pub fn write(out: &mut [u8], props: &[(u32, u32)]) {
+    let each = entry_size();
     out.fill(0);
     out[0..4].copy_from_slice(&4u32.to_le_bytes());
-    out[4..8].copy_from_slice(&(16 * props.len() as u32).to_le_bytes());
+    out[4..8].copy_from_slice(&((each * props.len()) as u32).to_le_bytes());
     out[8..12].copy_from_slice(&NT_GNU_PROPERTY_TYPE_0.to_le_bytes());
     out[12..16].copy_from_slice(b"GNU\0");
     for (k, &(t, v)) in props.iter().enumerate() {
-        let p = &mut out[16 + 16 * k..32 + 16 * k];
+        let p = &mut out[16 + each * k..16 + each * (k + 1)];
         p[0..4].copy_from_slice(&t.to_le_bytes());
         p[4..8].copy_from_slice(&4u32.to_le_bytes());
         p[8..12].copy_from_slice(&v.to_le_bytes());

@@ -174,6 +174,18 @@ pub fn apply_nonalloc_part<A: Arch>(
         match A::nonalloc_width(r_type) {
             8 => put64(out, at, v).ok_or_else(err_range)?,
             4 => put32(out, at, v as u32).ok_or_else(err_range)?,
+            // A script can place code in a section it leaves unallocated, at an address (SeaBIOS's
+            // `.fixedaddr.*`, whose 16-bit code is copied into place by a later link): its plain absolute and
+            // PC-relative fields are written as in an allocated section, as GNU ld writes them.
+            _ if matches!(kind, RelKind::AbsPtr | RelKind::AbsNarrow | RelKind::Pc) => {
+                A::write_value(out, at, r_type, v).map_err(|e| match e {
+                    WriteErr::Range => err_range(),
+                    WriteErr::Overflow => match cx.lookup(f, sym_idx) {
+                        Some(sym) => overflow_error::<A>(cx, f, s, off, r_type, &sym, v),
+                        None => format!("{}: invalid symbol index {sym_idx}", o.name),
+                    },
+                })?
+            }
             _ => {
                 let sym = match sym {
                     Some(sym) => sym,

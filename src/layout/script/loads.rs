@@ -65,7 +65,7 @@ pub fn phdrs_segments(
     osecs: &[OutputSection],
     keep: &[bool],
     script_desc: &[u32],
-    loads: &[Load],
+    (loads, symbols): (&[Load], &[super::walk::ScriptSymbol]),
     headers: Option<(u64, u64)>,
 ) -> Result<Vec<crate::elf::Segment>, String> {
     let members = section_phdrs(sc, osecs, script_desc);
@@ -135,7 +135,7 @@ pub fn phdrs_segments(
             seg.filesz = file_end.map_or(0, |e| e - first.offset);
             seg.memsz = end(last) - first.addr;
         }
-        let env = crate::script::sections::NoEnv;
+        let env = PhdrsEnv { osecs, symbols };
         if let Some(f) = &p.flags {
             seg.flags = f.eval(&env).map_err(|e| sc.error(p.pos, e))? as u32;
         }
@@ -145,6 +145,34 @@ pub fn phdrs_segments(
         out.push(seg);
     }
     Ok(out)
+}
+
+/// What `PHDRS`' expressions read, once the sections are laid out: the script's symbols (SeaBIOS's
+/// `AT (code32flat_start)` names one `SECTIONS` assigns) and the output sections.
+struct PhdrsEnv<'a> {
+    osecs: &'a [OutputSection],
+    symbols: &'a [super::walk::ScriptSymbol],
+}
+
+impl crate::expr::Env for PhdrsEnv<'_> {
+    fn symbol(&self, name: &str) -> Option<u64> {
+        (self.symbols.iter().rev())
+            .find(|s| s.0 == name)
+            .map(|s| s.1)
+    }
+    fn section(&self, name: &str) -> Option<(u64, u64, u64, u64)> {
+        let o = self.osecs.iter().find(|o| o.name == name.as_bytes())?;
+        Some((o.addr, o.addr, o.size, o.align.max(1)))
+    }
+    fn max_page_size(&self) -> u64 {
+        crate::script::sections::NoEnv.max_page_size()
+    }
+    fn common_page_size(&self) -> u64 {
+        crate::script::sections::NoEnv.common_page_size()
+    }
+    fn sizeof_headers(&self) -> u64 {
+        0
+    }
 }
 
 /// The load that holds `addr`: the one it lies in, or else one it ends (an empty section's address); loads
