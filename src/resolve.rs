@@ -1475,6 +1475,8 @@ fn define_linker_symbols(
         | b"__preinit_array_start"
         | b"__preinit_array_end" => config.kind != crate::args::OutputKind::Shared,
         b"__GNU_EH_FRAME_HDR" => config.eh_frame_hdr,
+        // The headers' address, where they are loaded: `-N`'s are in no load, and GNU ld leaves it undefined.
+        b"__ehdr_start" => !config.omagic,
         _ => true,
     });
     // __start_SEC and __stop_SEC for every section named like a C identifier (listed by the parse).

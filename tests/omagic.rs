@@ -186,3 +186,60 @@ fn omagic_is_static_and_ignored_by_r() {
         std::fs::read(dir.join("r3.o")).unwrap()
     );
 }
+
+/// `__ehdr_start` under `-N`: the headers are in no load, so GNU ld leaves it undefined: a weak reference reads 0
+/// (the program exits 7) and a strong one is an undefined-symbol error. Defining it would point code such as
+/// glibc's static start-up (which reads the program headers through it) at memory nothing maps.
+#[test]
+fn no_header_symbol_under_omagic_as_gnu_ld() {
+    let (linker, _) = common::linker_under_test();
+    let Some((dir, _, _)) = common::against_gnu_ld("omagic-ehdr", &["gcc"]) else {
+        return;
+    };
+    let bfd = common::which("ld.bfd").unwrap();
+    // The strong reference's address is taken in assembly: a compiler folds `&__ehdr_start != 0` for it.
+    let src = |decl: &str, get: &str| {
+        format!(
+            "extern char __ehdr_start{decl};\nvoid _start(void) {{\n\
+             char *p{get};\n\
+             long rc = p ? 9 : 7;\n\
+             __asm__ volatile(\"mov $60, %%eax\\n syscall\" :: \"D\"(rc) : \"rax\");\n}}\n"
+        )
+    };
+    let weak = src(" __attribute__((weak))", " = &__ehdr_start");
+    let strong = src(
+        "",
+        ";\n__asm__(\"lea __ehdr_start(%%rip), %0\" : \"=r\"(p))",
+    );
+    std::fs::write(dir.join("weak.c"), weak).unwrap();
+    std::fs::write(dir.join("strong.c"), strong).unwrap();
+    for c in ["weak.c", "strong.c"] {
+        common::tool_ok("gcc", &["-O1", "-fno-pic", "-c", c], &dir);
+    }
+    for ld in [&bfd, &linker] {
+        let (ok, err) = link(ld, &dir, "weak", &["-N", "weak.o"]);
+        assert!(ok, "{}: {err}", ld.display());
+        let run = common::tool(dir.join("weak").to_str().unwrap(), &[], Some(&dir));
+        assert!(
+            run.status_text().ends_with(" 7"),
+            "{}: {}",
+            ld.display(),
+            run.log()
+        );
+        let (ok, err) = link(ld, &dir, "strong", &["-N", "strong.o"]);
+        assert!(
+            !ok && err.contains("__ehdr_start"),
+            "{}: {err}",
+            ld.display()
+        );
+        // Demand paged, the headers are loaded and the symbol is theirs.
+        assert!(link(ld, &dir, "paged", &["weak.o"]).0);
+        let run = common::tool(dir.join("paged").to_str().unwrap(), &[], Some(&dir));
+        assert!(
+            run.status_text().ends_with(" 9"),
+            "{}: {}",
+            ld.display(),
+            run.log()
+        );
+    }
+}

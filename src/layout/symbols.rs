@@ -217,6 +217,10 @@ fn linker_defined_addresses(
         if !matches!(res.defs[g.index()], Def::Undefined | Def::Linker) {
             continue;
         }
+        // Left undefined where the headers are in no load (`-N`): a weak reference reads 0, as with GNU ld.
+        if res.defs[g.index()] == Def::Undefined && res.name(g) == b"__ehdr_start" {
+            continue;
+        }
         if let Some(v) = linker_symbol_value(lay, &bounds, res.name(g)) {
             linker.insert(g, v);
             addrs[g.index()] = v;
