@@ -239,8 +239,7 @@ pub fn build<A: Arch>(
         )));
     }
     let entry = entry_value(config, res, syms);
-    let (shoff, shnum) = (shoff, headers.len());
-    write_ehdr(&mut image, res, A::E_MACHINE, entry, (shoff, shnum), class);
+    write_ehdr(&mut image, res, A::E_MACHINE, entry, (shoff, headers.len()), class);
     if let Some((at, n)) = build_id {
         fill_build_id(config, &mut image, at, n);
     }
