@@ -239,7 +239,14 @@ pub fn build<A: Arch>(
         )));
     }
     let entry = entry_value(config, res, syms);
-    write_ehdr(&mut image, res, A::E_MACHINE, entry, (shoff, headers.len()), class);
+    write_ehdr(
+        &mut image,
+        res,
+        A::E_MACHINE,
+        entry,
+        (shoff, headers.len()),
+        class,
+    );
     if let Some((at, n)) = build_id {
         fill_build_id(config, &mut image, at, n);
     }
