@@ -1475,8 +1475,12 @@ fn define_linker_symbols(
         | b"__preinit_array_start"
         | b"__preinit_array_end" => config.kind != crate::args::OutputKind::Shared,
         b"__GNU_EH_FRAME_HDR" => config.eh_frame_hdr,
-        // The headers' address, where they are loaded: `-N`'s are in no load, and GNU ld leaves it undefined.
-        b"__ehdr_start" => !config.omagic,
+        // The headers' address, where they are loaded: `-N`'s are in no load but where a script's `PHDRS` says
+        // `FILEHDR`, and GNU ld leaves it undefined.
+        b"__ehdr_start" => {
+            !config.omagic
+                || (config.sections.as_deref()).is_some_and(|sc| sc.phdrs.iter().any(|p| p.filehdr))
+        }
         _ => true,
     });
     // __start_SEC and __stop_SEC for every section named like a C identifier (listed by the parse).

@@ -243,3 +243,62 @@ fn no_header_symbol_under_omagic_as_gnu_ld() {
         );
     }
 }
+
+/// `-N` with a script whose `PHDRS` load says `FILEHDR`: GNU ld loads the headers there after all (at the page
+/// below the first section, file offset 0), and defines `__ehdr_start` (the program reads the header's second
+/// byte, 'E', and exits with it).
+#[test]
+fn headers_loaded_by_filehdr_under_omagic_as_gnu_ld() {
+    let (linker, _) = common::linker_under_test();
+    let Some((dir, _, _)) = common::against_gnu_ld("omagic-filehdr", &["gcc", "readelf"]) else {
+        return;
+    };
+    let bfd = common::which("ld.bfd").unwrap();
+    std::fs::write(
+        dir.join("fh.ld"),
+        "PHDRS { text PT_LOAD FILEHDR PHDRS; }\nSECTIONS { . = 0x400000 + SIZEOF_HEADERS;\n\
+         .text : { *(.text) } :text .data : { *(.data) } :text .bss : { *(.bss) } :text }\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("fh.c"),
+        "extern char __ehdr_start __attribute__((weak));\nint d = 3;\nvoid _start(void) {\n\
+         long rc = &__ehdr_start ? *(unsigned char *)(&__ehdr_start + 1) : 7;\n\
+         __asm__ volatile(\"mov $60, %%eax\\n syscall\" :: \"D\"(rc) : \"rax\");\n}\n",
+    )
+    .unwrap();
+    common::tool_ok(
+        "gcc",
+        &[
+            "-O1",
+            "-fno-pic",
+            "-fno-asynchronous-unwind-tables",
+            "-c",
+            "fh.c",
+        ],
+        &dir,
+    );
+    let loads = |exe: &str| {
+        let out = common::tool_ok("readelf", &["-lW", exe], &dir);
+        (out.lines())
+            .filter(|l| l.trim_start().starts_with("LOAD"))
+            .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "))
+            .collect::<Vec<_>>()
+    };
+    let mut seen = Vec::new();
+    for (ld, exe) in [(&bfd, "bfd"), (&linker, "test")] {
+        let (ok, err) = link(ld, &dir, exe, &["-N", "-T", "fh.ld", "fh.o"]);
+        assert!(ok, "{}: {err}", ld.display());
+        let run = common::tool(dir.join(exe).to_str().unwrap(), &[], Some(&dir));
+        seen.push((run.status_text(), loads(exe)));
+    }
+    assert!(
+        seen[0].0.ends_with(" 69"),
+        "GNU ld's program: {}",
+        seen[0].0
+    );
+    assert_eq!(
+        seen[1], seen[0],
+        "the linker under test (left) against GNU ld (right)"
+    );
+}

@@ -192,7 +192,8 @@ pub(super) fn loads(st: &State, w: &Walk, keys: &[Option<usize>]) -> Result<Load
         .filter(|&i| w.keep[i] && st.osecs[i].is_alloc())
         .collect();
     alloc.sort_by_key(|&i| st.lma[i]);
-    // -N: not demand paged (GNU ld's `D_PAGED` off). The headers are in no load, a load ends only where the
+    // -N: not demand paged (GNU ld's `D_PAGED` off). The headers are in no load (but where `PHDRS` says
+    // `FILEHDR`), a load ends only where the
     // addresses skip a page or stop following the load addresses, and a load's file offset is congruent to its
     // address modulo its sections' alignment only (here the largest of the sections from it on, which is at
     // least its own), not the page size.
@@ -212,13 +213,12 @@ pub(super) fn loads(st: &State, w: &Walk, keys: &[Option<usize>]) -> Result<Load
     // The previous section's end address and load offset (LMA - VMA).
     let mut prev: Option<(u64, u64)> = None;
     let first_addr = alloc.first().map(|&i| st.osecs[i].addr);
-    // With PHDRS the headers are loaded where the first PT_LOAD says FILEHDR.
-    let want_headers = paged
-        && match (w.sc.phdrs.is_empty(), alloc.first()) {
-            (true, _) => true,
-            (false, Some(&i)) => keys[i].is_some_and(|k| w.sc.phdrs[k].filehdr),
-            (false, None) => false,
-        };
+    // With PHDRS the headers are loaded where the first PT_LOAD says FILEHDR (under -N too, as in GNU ld).
+    let want_headers = match (w.sc.phdrs.is_empty(), alloc.first()) {
+        (true, _) => paged,
+        (false, Some(&i)) => keys[i].is_some_and(|k| w.sc.phdrs[k].filehdr),
+        (false, None) => false,
+    };
     if let Some(a) = first_addr
         && want_headers
     {
