@@ -322,12 +322,15 @@ fn contents<A: Arch>(res: &Resolved, out: &OutSec) -> Vec<u8> {
 /// error.
 fn implicit_addends<A: Arch>(bytes: &mut [u8], out: &OutSec, list: &[OutRela]) -> Result<()> {
     for r in list.iter().filter(|r| r.moved) {
-        A::write_value(bytes, r.offset as usize, r.r_type, r.addend as u64).map_err(|_| {
+        A::write_value(bytes, r.offset as usize, r.r_type, r.addend as u64).map_err(|e| {
+            let why = match e {
+                crate::arch::WriteErr::Overflow => format!("addend {:#x} does not fit", r.addend),
+                crate::arch::WriteErr::Range => "its field lies outside the section".to_string(),
+            };
             Errors::one(format!(
-                "section {}+{:#x}: addend {:#x} of relocation {} does not fit its field",
+                "section {}+{:#x}: relocation {}: {why}",
                 String::from_utf8_lossy(&out.name),
                 r.offset,
-                r.addend,
                 A::type_name(r.r_type)
             ))
         })?;
