@@ -33,6 +33,30 @@ pub enum OutputKind {
     Shared,
 }
 
+/// How an executable's file maps into memory. The magic numbers of a.out, kept by GNU ld's options.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Magic {
+    /// Demand paged: each load starts on a page, in memory and in the file.
+    Paged,
+    /// `-n` (`--nmagic`): not demand paged, as GNU ld's `-n` script lays it out: one load, without the headers,
+    /// sections packed at their alignment; the data at `DATA_SEGMENT_ALIGN`'s place on the next page, its RELRO
+    /// part ending on a page (`layout::data_segment`) but not protected.
+    Nmagic,
+    /// `-N` (`--omagic`): as `-n` but the data right after the code, and `.text` writable. `-r` ignores both.
+    Omagic,
+}
+
+impl Magic {
+    /// The option that asked for it, for messages.
+    pub fn option(self) -> &'static str {
+        match self {
+            Magic::Paged => "--no-omagic",
+            Magic::Nmagic => "-n (--nmagic)",
+            Magic::Omagic => "-N (--omagic)",
+        }
+    }
+}
+
 /// `--orphan-handling`: what a `SECTIONS` script does with the sections none of its statements places.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum OrphanHandling {
@@ -239,10 +263,8 @@ pub struct Config {
     /// allows them silently.
     pub warn_textrel: bool,
     pub z_separate_code: bool,
-    /// `-N` (`--omagic`): a static executable that is not demand paged, as GNU ld makes it: one writable and
-    /// executable load from the first section on, packed in the file at its sections' alignment, without the
-    /// headers; `.text` writable (`layout::segments`). `-r` ignores it, as GNU ld does.
-    pub omagic: bool,
+    /// `-N` (`--omagic`) and `-n` (`--nmagic`): a static executable that is not demand paged (`Magic`).
+    pub magic: Magic,
     pub max_page_size: u64,
     /// `-z common-page-size=N`: the page size RELRO is rounded up to.
     pub common_page_size: u64,
@@ -449,7 +471,7 @@ impl Default for Config {
             z_text: false,
             warn_textrel: true,
             z_separate_code: true,
-            omagic: false,
+            magic: Magic::Paged,
             max_page_size: 4096,
             common_page_size: 4096,
             pack_relative_relocs: false,
@@ -718,6 +740,7 @@ enum Opt {
     Rosegment,
     NoRosegment,
     Omagic,
+    Nmagic,
     NoOmagic,
     OrphanHandling,
     AllowShlibUndefined,
@@ -944,7 +967,8 @@ const OPTIONS: &[OptSpec] = &[
     flag(Opt::Rosegment, &["--rosegment"], "Read-only data in a segment apart from code (default)"),
     flag(Opt::NoRosegment, &["--no-rosegment"], "Read-only data, code and headers in one R+X segment (as -z noseparate-code)"),
     flag(Opt::Omagic, &["-N", "--omagic"], "A static executable not paged: one writable, executable load without the headers, sections packed; later -l options find static archives only"),
-    flag(Opt::NoOmagic, &["--no-omagic"], "Undo -N's layout (it still leaves -l options static)"),
+    flag(Opt::Nmagic, &["-n", "--nmagic"], "A static executable not paged, as -N but with .text read-only and the data on the next page; later -l options find static archives only"),
+    flag(Opt::NoOmagic, &["--no-omagic"], "Undo -N's or -n's layout (it still leaves -l options static)"),
     value(Opt::OrphanHandling, &["--orphan-handling"], "place|warn|error|discard", "What a SECTIONS script does with input sections none of its statements places: place them by the default rules (the default), warn, fail, or discard them; without SECTIONS it has no effect (lld's rule), and discard is refused"),
     flag(Opt::Ignored, &["--warn-once"], "Accepted: each undefined symbol is reported once already"),
     optional(Opt::Demangle, &["--demangle"], "STYLE", "Demangle symbol names in messages (default)"),
@@ -1308,11 +1332,14 @@ impl Parser {
             Opt::NoWholeArchive => self.flags.whole_archive = false,
             Opt::Bstatic => self.flags.static_only = true,
             // GNU ld's -N also stops linking against shared libraries, from there on.
-            Opt::Omagic => {
-                cfg.omagic = true;
+            Opt::Omagic | Opt::Nmagic => {
+                cfg.magic = match opt {
+                    Opt::Omagic => Magic::Omagic,
+                    _ => Magic::Nmagic,
+                };
                 self.flags.static_only = true;
             }
-            Opt::NoOmagic => cfg.omagic = false,
+            Opt::NoOmagic => cfg.magic = Magic::Paged,
             Opt::Static => {
                 self.flags.static_only = true;
                 cfg.static_link = true;
@@ -1415,15 +1442,16 @@ impl Parser {
         } else {
             OutputKind::Exec
         };
-        if cfg.omagic && !cfg.relocatable && cfg.kind != OutputKind::Exec {
+        if !cfg.paged() && !cfg.relocatable && cfg.kind != OutputKind::Exec {
             // GNU ld writes a `-shared -N` object at the executable's address and fails `-pie -N`.
             return Err(format!(
-                "-N (--omagic) makes a static executable; it cannot be used with {}",
+                "{} makes a static executable; it cannot be used with {}",
+                cfg.magic.option(),
                 if self.shared { "-shared" } else { "-pie" }
             ));
         }
-        // GNU ld's -N script has no RELRO.
-        cfg.relro &= !cfg.omagic || cfg.relocatable;
+        // GNU ld's -N script has no RELRO; -n's pads the RELRO data to end on a page but protects nothing.
+        cfg.relro &= cfg.magic != Magic::Omagic || cfg.relocatable;
         cfg.time_trace = self.time_trace.map(|file| {
             file.unwrap_or_else(|| {
                 let mut name = cfg.output.clone().into_os_string();
@@ -1817,6 +1845,11 @@ fn apply_unresolved_symbols(cfg: &mut Config, method: &str) -> Result<(), String
 }
 
 impl Config {
+    /// Whether the executable is demand paged (neither `-N` nor `-n`).
+    pub fn paged(&self) -> bool {
+        self.magic == Magic::Paged
+    }
+
     /// The configuration with what the scripts read say applied: `ENTRY` unless `-e` was given, `EXTERN` as
     /// `-u`, assignments outside `SECTIONS` as `--defsym`s (evaluated with them, after the command line's;
     /// `PROVIDE`'s only for symbols the inputs refer to and do not define; `HIDDEN`'s not exported), `VERSION` as a

@@ -447,12 +447,13 @@ fn link<A: Arch>(config: &args::Config, release_inputs: bool) -> diag::Result<()
     if let Some(s) = inputs
         .shared
         .first()
-        .filter(|_| config.omagic && !config.relocatable)
+        .filter(|_| !config.paged() && !config.relocatable)
     {
-        // GNU ld's error: -N links nothing dynamically.
+        // GNU ld's error: -N and -n link nothing dynamically.
         return Err(diag::Errors::one(format!(
-            "attempted static link of dynamic object '{}' (-N makes a static executable)",
-            s.name
+            "attempted static link of dynamic object '{}' ({} makes a static executable)",
+            s.name,
+            config.magic.option()
         )));
     }
     if let Some(s) = inputs.shared.first().filter(|_| A::ELF32) {

@@ -1475,10 +1475,10 @@ fn define_linker_symbols(
         | b"__preinit_array_start"
         | b"__preinit_array_end" => config.kind != crate::args::OutputKind::Shared,
         b"__GNU_EH_FRAME_HDR" => config.eh_frame_hdr,
-        // The headers' address, where they are loaded: `-N`'s are in no load but where a script's `PHDRS` says
-        // `FILEHDR`, and GNU ld leaves it undefined.
+        // The headers' address, where they are loaded: `-N`'s and `-n`'s are in no load but where a script's
+        // `PHDRS` says `FILEHDR`, and GNU ld leaves it undefined.
         b"__ehdr_start" => {
-            !config.omagic
+            config.paged()
                 || (config.sections.as_deref()).is_some_and(|sc| sc.phdrs.iter().any(|p| p.filehdr))
         }
         _ => true,

@@ -1,4 +1,4 @@
-//! `-N` (`--omagic`): a static executable that is not demand paged, as GNU ld makes it (GRUB's configure links
+//! `-N` (`--omagic`) and `-n` (`--nmagic`): a static executable that is not demand paged, as GNU ld makes it (GRUB's configure links
 //! `-N -Ttext 0x2000` and turns the result into a flat binary; its images and modules pass `-N` too). One
 //! writable and executable load from the first section on, without the headers, sections packed at their own
 //! alignment in memory and in the file, `.text` writable; with a script, a new load only where the addresses
@@ -21,19 +21,22 @@ const START: &str = "long data_value = 7;\nlong bss_value;\nconst char ro_text[8
     __asm__ volatile(\"mov $60, %%eax\\n syscall\" :: \"D\"(rc) : \"rax\");\n}\n";
 
 /// The loads and the allocated sections (name, type, address, offset, size, flags, alignment): addresses and file
-/// offsets are what -N is about.
+/// offsets are what -N and -n are about. Not the entry sizes: GNU ld keeps `.init_array`'s from the inputs and
+/// gives a static `.got` none, where rivet writes the opposite.
 fn shape(dir: &Path, exe: &str) -> String {
     let out = common::tool_ok("readelf", &["-lSW", exe], dir);
     out.lines()
         .map(|l| l.replace("[ ", "["))
-        .filter(|l| {
-            let f: Vec<&str> = l.split_whitespace().collect();
-            let load = matches!(f.first(), Some(&"LOAD" | &"GNU_RELRO" | &"PHDR"));
+        .filter_map(|l| {
+            let mut f: Vec<&str> = l.split_whitespace().collect();
+            let load = matches!(f.first(), Some(&"LOAD" | &"GNU_RELRO" | &"PHDR" | &"TLS"));
             let alloc = f.first().is_some_and(|x| x.starts_with('['))
                 && f.get(7).is_some_and(|flags| flags.contains('A'));
-            load || alloc
+            if alloc {
+                f.remove(6);
+            }
+            (load || alloc).then(|| f.join(" "))
         })
-        .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "))
         .collect::<Vec<_>>()
         .join("\n")
 }
@@ -149,31 +152,34 @@ fn omagic_is_static_and_ignored_by_r() {
     }
     common::tool_ok("gcc", &["-shared", "-o", "libx.so", "x.o"], &dir);
     common::tool_ok("ar", &["rc", "libx.a", "x.o"], &dir);
-    for (kind, word) in [("-shared", "-shared"), ("-pie", "-pie")] {
-        let (ok, err) = link(&linker, &dir, "o", &[kind, "-N", "s.o"]);
-        assert!(!ok, "{kind}");
+    // -n as -N: GNU ld fails or refuses the same.
+    for (magic, said) in [("-N", "-N (--omagic)"), ("-n", "-n (--nmagic)")] {
+        for (kind, word) in [("-shared", "-shared"), ("-pie", "-pie")] {
+            let (ok, err) = link(&linker, &dir, "o", &[kind, magic, "s.o"]);
+            assert!(!ok, "{kind}");
+            assert!(
+                err.contains(&format!("{said} makes a static executable")) && err.contains(word),
+                "{err}"
+            );
+        }
+        // A shared object named on the command line: GNU ld's error.
+        let (ok, err) = link(&linker, &dir, "o", &[magic, "s.o", "libx.so"]);
         assert!(
-            err.contains("-N (--omagic) makes a static executable") && err.contains(word),
+            !ok && err.contains("attempted static link of dynamic object 'libx.so'"),
             "{err}"
         );
-    }
-    // A shared object named on the command line: GNU ld's error.
-    let (ok, err) = link(&linker, &dir, "o", &["-N", "s.o", "libx.so"]);
-    assert!(
-        !ok && err.contains("attempted static link of dynamic object 'libx.so'"),
-        "{err}"
-    );
-    // -N then -lx: the archive's member is linked in (GNU ld does the same), not the shared library.
-    let bfd = common::which("ld.bfd").unwrap();
-    for ld in [&linker, &bfd] {
-        let (ok, err) = link(ld, &dir, "o", &["-N", "s.o", "u.o", "-L.", "-lx"]);
-        assert!(ok, "{}: {err}", ld.display());
-        let syms = common::tool_ok("nm", &["o"], &dir);
-        assert!(
-            syms.contains(" T x_from_archive"),
-            "{}: {syms}",
-            ld.display()
-        );
+        // -N then -lx: the archive's member is linked in (GNU ld does the same), not the shared library.
+        let bfd = common::which("ld.bfd").unwrap();
+        for ld in [&linker, &bfd] {
+            let (ok, err) = link(ld, &dir, "o", &[magic, "s.o", "u.o", "-L.", "-lx"]);
+            assert!(ok, "{magic} {}: {err}", ld.display());
+            let syms = common::tool_ok("nm", &["o"], &dir);
+            assert!(
+                syms.contains(" T x_from_archive"),
+                "{magic} {}: {syms}",
+                ld.display()
+            );
+        }
     }
     // -r: the same object with and without -N.
     assert!(link(&linker, &dir, "r1.o", &["-r", "s.o", "u.o"]).0);
@@ -301,4 +307,125 @@ fn headers_loaded_by_filehdr_under_omagic_as_gnu_ld() {
         seen[1], seen[0],
         "the linker under test (left) against GNU ld (right)"
     );
+}
+
+/// More kinds of data than `START`: TLS (`.tbss` more aligned than `.tdata`), `.init_array`, RELRO data and a
+/// GOT entry (compiled `-fpie`), none read at run time but the GOT entry (0: the weak symbol is undefined).
+const RICH: &str = "long data_value = 7;\nlong bss_value;\n\
+    __thread int tls_value = 3;\n__thread long tls_zero[4] __attribute__((aligned(16)));\n\
+    static void init(void) { data_value++; }\n\
+    __attribute__((used, section(\".init_array\"))) static void (*init_entry)(void) = init;\n\
+    void (*const init_ref)(void) = init;\n\
+    extern int absent __attribute__((weak));\n\
+    void _start(void) {\n\
+    long rc = data_value - 7 + bss_value + (&absent != 0);\n\
+    __asm__ volatile(\"mov $60, %%eax\\n syscall\" :: \"D\"(rc) : \"rax\");\n}\n";
+
+/// `-n` (`--nmagic`), GNU ld's `-n` script: as `-N`, but `.text` read-only and the data on the next page, at
+/// `DATA_SEGMENT_ALIGN`'s place, its RELRO part moved to end on a page (`-z relro`, GNU ld's default) without a
+/// `PT_GNU_RELRO`, or (`-z norelro`) at the same offset in the next page, or at the page's start where that
+/// spares a common-size page. Compared with GNU ld as `-N` is, with `-N` on the same inputs too (a load starting
+/// at its first section, `.bss`'s file offset, the TLS block's alignment). The two assembly inputs reach a data
+/// start a page further on (`relro_far.s`), and the page-sparing start (`spare.s`). Each has a `.bss`: rivet keeps
+/// an empty one from the inputs where GNU ld drops it.
+#[test]
+fn nmagic_outputs_are_gnu_lds() {
+    let (linker, _) = common::linker_under_test();
+    let Some(bfd) = common::which("ld.bfd") else {
+        eprintln!("skipped: ld.bfd needed");
+        return;
+    };
+    if !["gcc", "readelf", "objcopy"]
+        .iter()
+        .all(|t| common::have_tool(t))
+    {
+        eprintln!("skipped: gcc, readelf and objcopy needed");
+        return;
+    }
+    let dir = common::work_root().join("nmagic");
+    common::fresh_dir(&dir);
+    std::fs::write(dir.join("s.c"), START).unwrap();
+    std::fs::write(dir.join("r.c"), RICH).unwrap();
+    let stack = ".section .note.GNU-stack,\"\",@progbits\n";
+    let exit = ".globl _start\n_start: mov $60, %eax\n xor %edi, %edi\n syscall\n";
+    std::fs::write(
+        dir.join("relro_far.s"),
+        format!(
+            "{stack}.text\n{exit} .fill 0xf70,1,0x90\n.section .data.rel.ro,\"aw\"\n.balign 8\n.fill 0x100,1,1\n\
+             .data\n.quad 2\n.bss\n.zero 8\n"
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("spare.s"),
+        format!("{stack}.text\n{exit} .fill 0xef0,1,0x90\n.data\n.quad 2\n.bss\n.balign 32\n.zero 0x190\n"),
+    )
+    .unwrap();
+    let flags = [
+        "-O1",
+        "-fno-stack-protector",
+        "-fno-asynchronous-unwind-tables",
+        "-c",
+    ];
+    for (src, pie) in [
+        ("s.c", "-fno-pie"),
+        ("r.c", "-fpie"),
+        ("relro_far.s", "-fno-pie"),
+        ("spare.s", "-fno-pie"),
+    ] {
+        let mut args = flags.to_vec();
+        args.extend([pie, src]);
+        common::tool_ok("gcc", &args, &dir);
+    }
+    let cases: &[&[&str]] = &[
+        &["-n", "s.o"],
+        &["--nmagic", "-z", "norelro", "s.o"],
+        &["-n", "r.o"],
+        &["-n", "-z", "norelro", "r.o"],
+        &["-n", "-z", "max-page-size=0x10000", "r.o"],
+        &["-n", "-z", "common-page-size=0x800", "r.o"],
+        &["-N", "r.o"],
+        &["-n", "relro_far.o"],
+        &["-n", "-z", "norelro", "relro_far.o"],
+        &["-n", "spare.o"],
+        &["-n", "-z", "norelro", "spare.o"],
+    ];
+    for &opts in cases {
+        let (ok, err) = link(&linker, &dir, "r", opts);
+        assert!(ok, "{opts:?}: {err}");
+        let (ok, err) = link(&bfd, &dir, "b", opts);
+        assert!(ok, "{opts:?}: GNU ld: {err}");
+        assert_eq!(shape(&dir, "r"), shape(&dir, "b"), "{opts:?}");
+        for exe in ["r", "b"] {
+            common::tool_ok(
+                "objcopy",
+                &["-O", "binary", exe, &format!("{exe}.bin")],
+                &dir,
+            );
+        }
+        assert_eq!(
+            std::fs::read(dir.join("r.bin")).unwrap(),
+            std::fs::read(dir.join("b.bin")).unwrap(),
+            "{opts:?}: objcopy -O binary"
+        );
+        let status = Command::new(dir.join("r")).status().unwrap();
+        assert!(status.success(), "{opts:?}: {status}");
+    }
+    // -n with a text address: the load's file offset follows its addresses modulo its alignment.
+    let opts = ["-n", "-Ttext", "0x800000", "r.o"];
+    assert!(link(&linker, &dir, "r", &opts).0);
+    assert!(link(&bfd, &dir, "b", &opts).0);
+    assert_eq!(shape(&dir, "r"), shape(&dir, "b"), "{opts:?}");
+    // The last of -N, -n and --no-omagic counts.
+    assert!(link(&linker, &dir, "r1", &["-n", "--no-omagic", "s.o"]).0);
+    assert!(link(&linker, &dir, "r2", &["s.o"]).0);
+    assert!(link(&linker, &dir, "r3", &["-N", "-n", "s.o"]).0);
+    assert!(link(&linker, &dir, "r4", &["-n", "s.o"]).0);
+    for (a, b) in [("r1", "r2"), ("r3", "r4")] {
+        assert_eq!(
+            std::fs::read(dir.join(a)).unwrap(),
+            std::fs::read(dir.join(b)).unwrap(),
+            "{a} {b}"
+        );
+    }
 }

@@ -28,6 +28,7 @@ pub use crate::synthetic::{DynSymbol, Synth, SynthMap};
 
 mod call_graph;
 mod cdsort;
+mod data_segment;
 pub mod default_script;
 mod dynsym;
 mod eh_frame;

@@ -8,7 +8,7 @@ use super::rules::{Rules, segment_class};
 use super::sizes::SectionHeaders;
 use super::{Cx, OutputSection, Part, Segment, Synth, SynthMap};
 use crate::arch::Arch;
-use crate::args::OutputKind;
+use crate::args::{Magic, OutputKind};
 use crate::diag::{Errors, Result};
 use crate::elf::align_up;
 use crate::index::OsecId;
@@ -51,10 +51,13 @@ struct Plan {
     has_interp: bool,
     /// The first segment holds the code too (`-z noseparate-code`).
     code_with_headers: bool,
-    /// `-N`: one class, not demand paged (`Config::omagic`): no headers load, no page alignment, loads aligned to
-    /// their sections and packed in the file; its load's flags are those of its sections.
-    omagic: Option<u32>,
+    /// `-N` and `-n` (`Config::magic`): not demand paged. No headers load, no page alignment, one load aligned
+    /// to its sections and packed in the file, with its sections' permissions; `-n`'s data starts at the place
+    /// `data_segment` finds, in the same load.
+    magic: Magic,
     has_relro: bool,
+    /// `-z relro` (under -n, padding only).
+    relro: bool,
     has_property: bool,
     /// `--section-start`: (position in `alloc`, address) of each section placed at a fixed address.
     starts: Vec<(usize, u64)>,
@@ -106,17 +109,12 @@ fn plan<A: Arch>(
     let classes: Vec<u32> = alloc
         .iter()
         .map(|&i| segment_class(rules.rank(&osecs[i].name, osecs[i].sh_type, osecs[i].flags)))
-        .map(|c| {
-            if (code_with_headers && c <= 2) || config.omagic {
-                0
-            } else {
-                c
-            }
+        .map(|c| match config.magic {
+            Magic::Omagic => 0,
+            _ if c <= 2 && (code_with_headers || config.magic == Magic::Nmagic) => 0,
+            _ => c,
         })
         .collect();
-    let omagic = config
-        .omagic
-        .then(|| (alloc.iter()).fold(E::PF_R, |f, &i| f | osecs[i].segment_flags()));
     let mut load_classes: Vec<u32> = vec![0];
     for &c in &classes {
         if !load_classes.contains(&c) {
@@ -139,7 +137,7 @@ fn plan<A: Arch>(
         .synth
         .get(Synth::GnuProperty)
         .is_some_and(|i| keep[i.index()]);
-    let has_relro = config.relro && !config.omagic && load_classes.contains(&3);
+    let has_relro = config.relro && config.paged() && load_classes.contains(&3);
     let has_eh_hdr = map
         .synth
         .get(Synth::EhFrameHdr)
@@ -181,8 +179,13 @@ fn plan<A: Arch>(
     for (k, &i) in alloc.iter().enumerate() {
         let a = class_align
             .entry(classes[k])
-            .or_insert(if config.omagic { 1 } else { max_page });
+            .or_insert(if config.paged() { max_page } else { 1 });
         *a = (*a).max(osecs[i].align.next_power_of_two());
+    }
+    // Not paged: one load, whose file offset follows its addresses modulo its most-aligned section's alignment.
+    if !config.paged() {
+        let all = class_align.values().copied().max().unwrap_or(1);
+        class_align.values_mut().for_each(|a| *a = all);
     }
     Ok(Plan {
         alloc,
@@ -192,8 +195,9 @@ fn plan<A: Arch>(
         tls,
         has_interp,
         code_with_headers,
-        omagic,
+        magic: config.magic,
         has_relro,
+        relro: config.relro,
         has_eh_hdr,
         has_property,
         nphdr,
@@ -220,8 +224,11 @@ fn place_alloc(plan: &Plan, osecs: &mut [OutputSection]) -> Result<(Placed, u64)
     let mut addr = base + headers;
     let mut prev = 0u32;
     let mut placed = Placed::default();
-    // Not demand paged (-N): the headers are in no load, and the first section starts one.
-    if plan.omagic.is_none() {
+    let paged = plan.magic == Magic::Paged;
+    // -n: the RELRO end's padding, once the data's start is known.
+    let mut relro_end_offset = None;
+    // Not demand paged (-N, -n): the headers are in no load, and the first section starts one.
+    if paged {
         placed.runs.push(Run {
             flags: plan.class_flags(0),
             off: 0,
@@ -239,12 +246,35 @@ fn place_alloc(plan: &Plan, osecs: &mut [OutputSection]) -> Result<(Placed, u64)
             .iter()
             .find(|&&(p, _)| p == k)
             .map(|&(_, at)| at);
-        let mut fresh = c != prev || placed.runs.is_empty();
-        if fresh && plan.omagic.is_none() {
+        let mut fresh = placed.runs.is_empty() || (c != prev && paged);
+        if fresh && paged {
             // Each segment starts on a page of its own, in memory and in the file (-z separate-code, GNU
             // ld's default on x86-64). Sharing a file page between RELRO and the data after it would save
             // space, but RELRO's PT_LOAD reaches its page end, so eu-elflint would then find .bss in it.
             addr = align_up(addr, max_page);
+        } else if fresh && fixed.is_none() {
+            // Not paged: the load starts at its first section, packed after the headers in the file.
+            let a = align_up(addr, osecs[i].align.max(1));
+            off += a - addr;
+            addr = a;
+        }
+        if plan.magic == Magic::Nmagic && fixed.is_none() {
+            // -n: the data, at GNU's `DATA_SEGMENT_ALIGN`, in the same load (the file follows the addresses).
+            let to = match (c, k.checked_sub(1).map(|p| plan.classes[p])) {
+                (3 | 4, None | Some(0)) => Some(nmagic_data_start(
+                    plan,
+                    osecs,
+                    k,
+                    addr,
+                    &mut relro_end_offset,
+                )),
+                (4, Some(3)) => relro_end_offset.map(|o| align_up(addr + o, max_page) - o),
+                _ => None,
+            };
+            if let Some(to) = to.filter(|&to| to > addr) {
+                off += to - addr;
+                addr = to;
+            }
         }
         if let Some(at) = fixed
             && at != addr
@@ -273,6 +303,17 @@ fn place_alloc(plan: &Plan, osecs: &mut [OutputSection]) -> Result<(Placed, u64)
         }
         o.addr = addr;
         o.offset = off;
+        let run = placed.runs.len() - 1;
+        let r = &mut placed.runs[run];
+        if !paged {
+            // One load of everything: its sections' permissions and alignment. GNU ld gives a section without
+            // file contents the offset where the contents end, when not paged.
+            r.flags |= o.segment_flags();
+            r.align = r.align.max(o.align.max(1).next_power_of_two());
+            if o.is_nobits() {
+                o.offset = r.fend;
+            }
+        }
         let is_tbss = o.is_tls() && o.is_nobits();
         if !is_tbss {
             let end = addr.checked_add(o.size).filter(|&e| e < u64::MAX);
@@ -288,8 +329,6 @@ fn place_alloc(plan: &Plan, osecs: &mut [OutputSection]) -> Result<(Placed, u64)
                 off += o.size;
             }
         }
-        let run = placed.runs.len() - 1;
-        let r = &mut placed.runs[run];
         if !is_tbss {
             r.mend = addr;
             if !o.is_nobits() {
@@ -313,6 +352,30 @@ fn place_alloc(plan: &Plan, osecs: &mut [OutputSection]) -> Result<(Placed, u64)
         super::section_start::check(osecs, &plan.alloc, &placed.runs, max_page)?;
     }
     Ok((placed, off))
+}
+
+/// -n: where the data starts, the sections from `plan.alloc[k]` on, after code ending at `dot`; sets how the end of
+/// their RELRO part is padded.
+fn nmagic_data_start(
+    plan: &Plan,
+    osecs: &[OutputSection],
+    k: usize,
+    dot: u64,
+    relro_end_offset: &mut Option<u64>,
+) -> u64 {
+    let data: Vec<(&OutputSection, bool)> = (k..plan.alloc.len())
+        .map(|j| (&osecs[plan.alloc[j]], plan.classes[j] == 3))
+        .collect();
+    let has_eh_frame = plan.alloc.iter().any(|&i| osecs[i].name == b".eh_frame");
+    let start = super::data_segment::start(
+        dot,
+        &data,
+        (plan.max_page, plan.common_page),
+        plan.relro,
+        has_eh_frame,
+    );
+    *relro_end_offset = start.relro_end_offset;
+    start.addr
 }
 
 /// Starts a load at `addr` for section `i` of class `c`, advancing the file offset `off` to match, or, for a
@@ -575,7 +638,7 @@ pub fn assign_segments<A: Arch>(
     let mut synth = map.synth;
     // -N: GNU ld makes `.text` writable (its load is then writable too); set once the sections are ordered,
     // whose ranks read the flags.
-    if cx.config.omagic {
+    if cx.config.magic == Magic::Omagic {
         for o in osecs.iter_mut().filter(|o| o.name == b".text") {
             o.flags |= E::SHF_WRITE as u64;
         }
@@ -591,6 +654,12 @@ pub fn assign_segments<A: Arch>(
     };
     let notes = listed(&|o| o.sh_type == E::SHT_NOTE);
     let tls = listed(&|o| o.is_tls());
+    // The TLS block starts at its most-aligned section's alignment: GNU ld gives the first TLS section the
+    // largest TLS alignment (which matters where the block does not start a page: -N, -n, scripts).
+    if let Some(&first) = tls.first() {
+        let align = tls.iter().map(|&i| osecs[i].align).max().unwrap_or(1);
+        osecs[first].align = osecs[first].align.max(align);
+    }
     let mut addresser = match cx.config.sections.as_deref() {
         None => Addresser::Default(
             Box::new(plan::<A>(cx, osecs, map, keep)?),
@@ -723,7 +792,9 @@ fn script_relro(
     keep: &[bool],
     relro_end: Option<u64>,
 ) -> Option<(u64, u64, u64, u64)> {
+    // Not paged (-n): GNU ld pads RELRO's end but protects nothing.
     if !cx.config.relro
+        || !cx.config.paged()
         || !cx
             .config
             .sections
@@ -784,8 +855,8 @@ pub struct HeaderPlan<'a> {
 impl Plan {
     /// A segment class's permissions.
     fn class_flags(&self, c: u32) -> u32 {
-        if let Some(flags) = self.omagic {
-            return flags;
+        if self.magic != Magic::Paged {
+            return E::PF_R;
         }
         match c {
             1 => E::PF_R | E::PF_X,
@@ -834,7 +905,7 @@ impl Plan {
             relro.map(|(o, a, end, _)| (o, a, end - a, align_up(end, self.common_page) - a));
         HeaderPlan {
             loads,
-            headers: self.omagic.is_none().then_some((self.base, self.headers)),
+            headers: (self.magic == Magic::Paged).then_some((self.base, self.headers)),
             interp: self.has_interp,
             relro,
             notes: &self.notes,

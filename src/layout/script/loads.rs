@@ -192,11 +192,11 @@ pub(super) fn loads(st: &State, w: &Walk, keys: &[Option<usize>]) -> Result<Load
         .filter(|&i| w.keep[i] && st.osecs[i].is_alloc())
         .collect();
     alloc.sort_by_key(|&i| st.lma[i]);
-    // -N: not demand paged (GNU ld's `D_PAGED` off). The headers are in no load (but where `PHDRS` says
+    // -N and -n: not demand paged (GNU ld's `D_PAGED` off). The headers are in no load (but where `PHDRS` says
     // `FILEHDR`), a load ends only where the addresses skip a page or stop following the load addresses, and a
     // load's file offset is congruent to its address modulo its sections' alignment only (here the largest of
     // the sections from it on, which is at least its own), not the page size.
-    let paged = !w.config.omagic;
+    let paged = w.config.paged();
     let mut align_from = Vec::new();
     if !paged {
         align_from = vec![1u64; alloc.len() + 1];
