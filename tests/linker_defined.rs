@@ -123,3 +123,77 @@ fn linker_defined_symbols_stay_local_and_are_never_taken_from_a_library() {
         assert!(status.success(), "{side}: {status:?}");
     }
 }
+
+/// The end of the image: GNU ld's default script pads a non-empty `.bss` to a multiple of the word size and puts
+/// `_end` (and `end`) on a word boundary, with or without a `.bss`, so that a heap started there (`sbrk`-style
+/// allocators, boot code) is aligned. `_edata` and `__bss_start` are where the data ends. Compared with GNU ld,
+/// demand paged and under `-N`.
+#[test]
+fn image_end_is_word_aligned_as_gnu_ld() {
+    let (linker, _) = common::linker_under_test();
+    let Some(bfd) = common::which("ld.bfd") else {
+        eprintln!("skipped: ld.bfd needed");
+        return;
+    };
+    if !["as", "nm", "readelf"].iter().all(|t| common::have_tool(t)) {
+        eprintln!("skipped: as, nm and readelf needed");
+        return;
+    }
+    let dir = common::work_root().join("image-end");
+    common::fresh_dir(&dir);
+    let head = ".section .note.GNU-stack,\"\",@progbits\n.text\n.globl _start\n_start: ret\n.data\n.byte 1\n\
+        .balign 8\n.quad _end, end, _edata, __bss_start\n";
+    let cases = [
+        ("bss3", format!("{head}.bss\n.zero 3\n")),
+        ("bss8", format!("{head}.bss\n.zero 8\n")),
+        ("nobss", format!("{head}.byte 5\n")),
+    ];
+    for (name, src) in &cases {
+        std::fs::write(dir.join(format!("{name}.s")), src).unwrap();
+        common::tool_ok(
+            "as",
+            &[&format!("{name}.s"), "-o", &format!("{name}.o")],
+            &dir,
+        );
+        for opts in [&[][..], &["-N"][..]] {
+            let mut seen = Vec::new();
+            for (ld, out) in [(&linker, "r"), (&bfd, "b")] {
+                let o = std::process::Command::new(ld)
+                    .args(opts)
+                    .args([&format!("{name}.o"), "-o", out])
+                    .current_dir(&dir)
+                    .output()
+                    .unwrap();
+                assert!(o.status.success(), "{}: {o:?}", ld.display());
+                let syms = common::tool_ok("nm", &[out], &dir);
+                // Values, not kinds: with no `.bss` input of any size, rivet keeps an empty `.bss` (from `as`'s
+                // empty ones) where GNU ld drops it, which puts `__bss_start` and `_end` in another section.
+                let mut syms: Vec<String> = (syms.lines())
+                    .filter(|l| {
+                        l.ends_with("end") || l.ends_with("edata") || l.ends_with("bss_start")
+                    })
+                    .map(|l| {
+                        l.split_whitespace()
+                            .step_by(2)
+                            .collect::<Vec<_>>()
+                            .join(" ")
+                    })
+                    .collect();
+                syms.sort();
+                let secs = common::tool_ok("readelf", &["-SW", out], &dir);
+                let bss: Vec<String> = (secs.lines())
+                    .filter(|l| l.contains(" .bss ") && *name != "nobss")
+                    .map(|l| {
+                        l.split_whitespace()
+                            .skip(2)
+                            .take(5)
+                            .collect::<Vec<_>>()
+                            .join(" ")
+                    })
+                    .collect();
+                seen.push(format!("{}\n{}", syms.join("\n"), bss.join("\n")));
+            }
+            assert_eq!(seen[0], seen[1], "{name} {opts:?}");
+        }
+    }
+}

@@ -643,6 +643,16 @@ pub fn assign_segments<A: Arch>(
             o.flags |= E::SHF_WRITE as u64;
         }
     }
+    // GNU ld's default script pads a non-empty `.bss` to a word: `. = ALIGN(. != 0 ? 64 / 8 : 1);`.
+    if cx.config.sections.is_none() {
+        let word = crate::elf::word_align();
+        for o in osecs
+            .iter_mut()
+            .filter(|o| o.name == b".bss" && o.is_nobits())
+        {
+            o.size = align_up(o.size, word);
+        }
+    }
     let lists = std::mem::take(&mut place.script_lists);
     // None without a script, whose lists are empty.
     let runs = super::script::list_runs(&lists);
