@@ -163,6 +163,43 @@ fn phdrs_and_sizeof_headers_match_gnu_ld() {
     }]);
 }
 
+/// `PHDRS`' expressions read the page sizes `-z` gives (`CONSTANT (MAXPAGESIZE)`, `CONSTANT (COMMONPAGESIZE)`), and
+/// `SIZEOF_HEADERS` as 0 (GNU ld evaluates them before it sizes the headers), with the default sizes and others.
+#[test]
+fn phdrs_expressions_read_the_page_sizes_as_gnu_ld() {
+    let script = "PHDRS {\n  text PT_LOAD FILEHDR PHDRS AT (0x1000000 + CONSTANT (MAXPAGESIZE) + SIZEOF_HEADERS);\n  \
+                  data PT_LOAD AT (0x2000000 + CONSTANT (COMMONPAGESIZE)) FLAGS (CONSTANT (COMMONPAGESIZE) / 0x800);\n}\n\
+                  ENTRY(_start)\nSECTIONS {\n  . = 0x400000 + SIZEOF_HEADERS;\n  .text : { *(.text) } :text\n  \
+                  . = ALIGN (CONSTANT (MAXPAGESIZE));\n  .data : { *(.data) } :data\n}\n";
+    let asm =
+        ".globl _start\n.text\n_start: mov $60,%eax; xor %edi,%edi; syscall\n.data\n.quad 1\n";
+    let pages: &[&[&str]] = &[
+        &[],
+        &[
+            "-z",
+            "max-page-size=0x200000",
+            "-z",
+            "common-page-size=0x2000",
+        ],
+    ];
+    let cases: Vec<Case> = pages
+        .iter()
+        .map(|&args| Case {
+            name: if args.is_empty() {
+                "phdrs-pages"
+            } else {
+                "phdrs-pages-z"
+            },
+            asm,
+            script,
+            args,
+            symbols: &["_start"],
+            more: &[],
+        })
+        .collect();
+    check(&cases);
+}
+
 /// A script without `DATA_SEGMENT_RELRO_END` has no `PT_GNU_RELRO`, whatever its sections are called.
 #[test]
 fn relro_only_where_the_script_ends_it() {

@@ -509,6 +509,7 @@ impl Addresser<'_> {
                         &map.script_desc,
                         (&plan.loads, &a.symbols),
                         plan.headers,
+                        (cx.config.max_page_size, cx.config.common_page_size),
                     )
                     .map_err(Errors::one)?,
                 };

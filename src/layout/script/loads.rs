@@ -67,6 +67,7 @@ pub fn phdrs_segments(
     script_desc: &[u32],
     (loads, symbols): (&[Load], &[super::walk::ScriptSymbol]),
     headers: Option<(u64, u64)>,
+    pages: (u64, u64),
 ) -> Result<Vec<crate::elf::Segment>, String> {
     let members = section_phdrs(sc, osecs, script_desc);
     let mut out = Vec::with_capacity(sc.phdrs.len());
@@ -135,7 +136,11 @@ pub fn phdrs_segments(
             seg.filesz = file_end.map_or(0, |e| e - first.offset);
             seg.memsz = end(last) - first.addr;
         }
-        let env = PhdrsEnv { osecs, symbols };
+        let env = PhdrsEnv {
+            osecs,
+            symbols,
+            pages,
+        };
         if let Some(f) = &p.flags {
             seg.flags = f.eval(&env).map_err(|e| sc.error(p.pos, e))? as u32;
         }
@@ -148,10 +153,12 @@ pub fn phdrs_segments(
 }
 
 /// What `PHDRS`' expressions read, once the sections are laid out: the script's symbols (SeaBIOS's
-/// `AT (code32flat_start)` names one `SECTIONS` assigns) and the output sections.
+/// `AT (code32flat_start)` names one `SECTIONS` assigns), the output sections, and `CONSTANT (MAXPAGESIZE)` and
+/// `CONSTANT (COMMONPAGESIZE)` (`-z max-page-size`, `-z common-page-size`).
 struct PhdrsEnv<'a> {
     osecs: &'a [OutputSection],
     symbols: &'a [super::walk::ScriptSymbol],
+    pages: (u64, u64),
 }
 
 impl crate::expr::Env for PhdrsEnv<'_> {
@@ -165,11 +172,12 @@ impl crate::expr::Env for PhdrsEnv<'_> {
         Some((o.addr, o.addr, o.size, o.align.max(1)))
     }
     fn max_page_size(&self) -> u64 {
-        crate::script::sections::NoEnv.max_page_size()
+        self.pages.0
     }
     fn common_page_size(&self) -> u64 {
-        crate::script::sections::NoEnv.common_page_size()
+        self.pages.1
     }
+    // GNU ld evaluates `PHDRS` before it sizes the headers: its `AT (x + SIZEOF_HEADERS)` reads 0 there.
     fn sizeof_headers(&self) -> u64 {
         0
     }
