@@ -46,15 +46,18 @@ pub trait Env {
     fn memory(&self, _name: &str) -> Option<(u64, u64)> {
         None
     }
-    /// `DATA_SEGMENT_ALIGN`'s extra padding, chosen by a layout that puts the end of RELRO on a page boundary.
-    fn relro_padding(&self) -> u64 {
-        0
+    /// `DATA_SEGMENT_ALIGN (max, common)` at `dot`, whose first value is `first`: a layout may put the data
+    /// elsewhere (GNU ld's second pass, `layout::data_segment`).
+    fn data_segment_align(&self, _dot: u64, first: u64, _pages: (u64, u64)) -> u64 {
+        first
     }
-    /// Told where `DATA_SEGMENT_RELRO_END` puts the end of RELRO; returns whether the layout does that itself
-    /// (by `relro_padding`), which leaves the location counter where it is.
-    fn relro_end(&self, _end: u64) -> bool {
-        false
+    /// `DATA_SEGMENT_RELRO_END (offset, exp)`: the location counter after it (`exp`, or a layout's padding that
+    /// ends RELRO `offset` bytes before a page).
+    fn relro_end(&self, exp: u64, _offset: u64) -> u64 {
+        exp
     }
+    /// Told `DATA_SEGMENT_END`'s value.
+    fn data_segment_end(&self, _end: u64) {}
     /// Whether a symbol is defined, for `DEFINED`.
     fn defined(&self, name: &str) -> bool {
         self.symbol(name).is_some()
@@ -677,26 +680,23 @@ impl Evaluator<'_> {
                 x if x.v == 0 => return Err(named(1)?.to_string()),
                 x => x,
             },
-            // The manual's equivalents: (ALIGN(maxpagesize) + (. & (maxpagesize - 1))); the end unchanged; the
-            // padding that makes `exp + offset` a multiple of the common page size.
+            // The manual's equivalents: (ALIGN(maxpagesize) + (. & (maxpagesize - 1))), which a layout may move
+            // (`Env::data_segment_align`); the end and RELRO's end unchanged, unless a layout pads the latter.
             "DATA_SEGMENT_ALIGN" => {
                 let (d, max) = (self.dot(name)?, self.arg(name, args, 0)?.v);
-                self.arg(name, args, 1)?;
-                Value::abs(
-                    align_up(d, max)?
-                        .wrapping_add(d & max.wrapping_sub(1))
-                        .wrapping_add(env.relro_padding()),
-                )
+                let common = self.arg(name, args, 1)?.v;
+                let first = align_up(d, max)?.wrapping_add(d & max.wrapping_sub(1));
+                Value::abs(env.data_segment_align(d, first, (max, common)))
             }
-            "DATA_SEGMENT_END" => self.arg(name, args, 0)?,
+            "DATA_SEGMENT_END" => {
+                let v = self.arg(name, args, 0)?;
+                env.data_segment_end(address(env, v));
+                v
+            }
             "DATA_SEGMENT_RELRO_END" => {
                 let (off, exp) = (self.arg(name, args, 0)?, self.arg(name, args, 1)?);
                 let (off, exp) = (address(env, off), address(env, exp));
-                Value::abs(if env.relro_end(exp.wrapping_add(off)) {
-                    exp
-                } else {
-                    align_up(exp.wrapping_add(off), env.common_page_size())?.wrapping_sub(off)
-                })
+                Value::abs(env.relro_end(exp, off))
             }
             "LOG2CEIL" => number(match self.arg(name, args, 0)?.v {
                 0 | 1 => 0,

@@ -200,6 +200,61 @@ fn phdrs_expressions_read_the_page_sizes_as_gnu_ld() {
     check(&cases);
 }
 
+/// `DATA_SEGMENT_ALIGN`, `DATA_SEGMENT_RELRO_END` and `DATA_SEGMENT_END` as GNU ld 2.40 sizes them in its second
+/// pass: with RELRO, the RELRO sections laid out from the next page and moved up to end on a page, as far as
+/// each one's alignment lets it (`.tdata` then lands 4 bytes after a gap-free start); without, the next page at
+/// the same offset, or its start where that spares a common page; and without RELRO the location counter stays
+/// at `DATA_SEGMENT_RELRO_END`. Demand paged and under `-n`.
+#[test]
+fn data_segment_functions_match_gnu_ld() {
+    let script = "SECTIONS {\n  . = 0x400000 + SIZEOF_HEADERS;\n  .text : { *(.text) }\n  \
+                  . = DATA_SEGMENT_ALIGN (CONSTANT (MAXPAGESIZE), CONSTANT (COMMONPAGESIZE));\n  \
+                  .tdata : { *(.tdata) }\n  .data.rel.ro : { *(.data.rel.ro) }\n  \
+                  . = DATA_SEGMENT_RELRO_END (0, .);\n  .data : { *(.data) }\n  .bss : { *(.bss) }\n  \
+                  . = DATA_SEGMENT_END (.);\n}\n";
+    let exit = ".section .note.GNU-stack,\"\",@progbits\n.globl _start\n.text\n\
+                _start: mov $60,%eax; xor %edi,%edi; syscall\n";
+    // RELRO past the page the code ends in; a `.tdata` less aligned than what follows it.
+    let far = format!(
+        "{exit}.fill 0xf70,1,0x90\n.section .tdata,\"awT\",@progbits\n.long 1\n\
+         .section .data.rel.ro,\"aw\"\n.balign 8\n.fill 0x100,1,1\n.data\n.quad 2\n"
+    );
+    // No RELRO, and data that would cross a common page from the same offset in the next.
+    let spare =
+        format!("{exit}.fill 0xef0,1,0x90\n.data\n.quad 2\n.bss\n.balign 32\n.zero 0x190\n");
+    // Demand paged, the headers share the code's load: rivet's script layouts give them no load of their own.
+    let options: [&[&str]; 4] = [
+        &["-z", "noseparate-code"],
+        &["-z", "noseparate-code", "-z", "norelro"],
+        &["-n"],
+        &["-n", "-z", "norelro"],
+    ];
+    let names = [
+        "far",
+        "far-norelro",
+        "far-n",
+        "far-n-norelro",
+        "spare",
+        "spare-norelro",
+        "spare-n",
+        "spare-n-norelro",
+    ];
+    let cases: Vec<Case> = [&far, &spare]
+        .iter()
+        .flat_map(|asm| options.iter().map(move |&args| (asm, args)))
+        .zip(names)
+        .map(|((asm, args), name)| Case {
+            name,
+            asm,
+            script,
+            args,
+            symbols: &["_start"],
+            more: &[],
+        })
+        .collect();
+    check(&cases);
+}
+
 /// A script without `DATA_SEGMENT_RELRO_END` has no `PT_GNU_RELRO`, whatever its sections are called.
 #[test]
 fn relro_only_where_the_script_ends_it() {

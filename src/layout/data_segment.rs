@@ -1,7 +1,8 @@
-//! Layout rule for `-n` (`--nmagic`): where the data starts. GNU ld's `-n` script is its default one without
-//! demand paging, so the data (the RELRO part, then the rest) goes where `DATA_SEGMENT_ALIGN` and
-//! `DATA_SEGMENT_RELRO_END` put it, in the one load that also holds the code. GNU ld 2.40 decides that in a
-//! second sizing pass, from the first; this computes the second pass's start directly from the sections' sizes.
+//! Layout rule: where GNU ld's `DATA_SEGMENT_ALIGN` puts the data. Its scripts' data (the RELRO part, then the
+//! rest) goes where `DATA_SEGMENT_ALIGN` and `DATA_SEGMENT_RELRO_END` put it: for `-n` (`--nmagic`, GNU ld's
+//! default script without demand paging, in the one load that also holds the code) and for scripts that use
+//! them (`script::walk`). GNU ld 2.40 decides that in a second sizing pass, from the first; this computes the
+//! second pass's start from the sections' sizes.
 
 use super::OutputSection;
 use crate::elf::align_up;
@@ -33,61 +34,76 @@ pub(super) fn start(
     relro: bool,
     has_eh_frame: bool,
 ) -> DataStart {
-    let next_page = align_up(dot, max_page);
     // GNU's script: `DATA_SEGMENT_RELRO_END (SIZEOF (.got.plt) >= 24 ? 24 : 0, .)`, just before `.got.plt`.
     let offset = match data.iter().find(|(o, _)| o.name == b".got.plt") {
         Some((o, _)) if o.size >= 24 => 24,
         _ => 0,
     };
-    let relro_secs: Vec<&OutputSection> = (data.iter())
+    let spans: Vec<(u64, u64)> = (data.iter())
         .filter(|&&(_, r)| r)
-        .map(|&(o, _)| o)
+        .map(|&(o, _)| span(o))
         .collect();
-    if relro && (!relro_secs.is_empty() || offset > 0 || has_eh_frame) {
-        // The first pass: the RELRO sections from the next page.
-        let mut at = next_page;
-        let mut spans = Vec::with_capacity(relro_secs.len());
-        for o in &relro_secs {
-            // `.tbss` takes no addresses from the sections after it.
-            let size = if o.is_tls() && o.is_nobits() {
-                0
-            } else {
-                o.size
-            };
-            at = align_up(at, o.align.max(1)) + size;
-            spans.push((o.align.max(1), size));
-        }
-        // Then each moved up to end where the next starts.
-        let mut end = align_up(at + offset, max_page) - offset;
-        for &(align, size) in spans.iter().rev() {
-            end = (end - size) & !(align - 1);
-        }
+    if relro && (!spans.is_empty() || offset > 0 || has_eh_frame) {
         return DataStart {
-            addr: end,
+            addr: relro_base(dot, &spans, offset, max_page),
             relro_end_offset: Some(offset),
         };
     }
-    let base = next_page + (dot & (max_page - 1));
+    let base = next_page_same_offset(dot, max_page);
     let mut end = base;
     for (o, _) in data {
-        end = align_up(end, o.align.max(1));
-        if !(o.is_tls() && o.is_nobits()) {
-            end += o.size;
-        }
+        let (align, size) = span(o);
+        end = align_up(end, align) + size;
     }
-    let common = common_page.max(1);
+    DataStart {
+        addr: sparing_base(dot, end, (max_page, common_page)),
+        relro_end_offset: None,
+    }
+}
+
+/// A section's alignment and the addresses it takes from the sections after it (none for `.tbss`).
+pub(super) fn span(o: &OutputSection) -> (u64, u64) {
+    let size = if o.is_tls() && o.is_nobits() {
+        0
+    } else {
+        o.size
+    };
+    (o.align.max(1), size)
+}
+
+/// `DATA_SEGMENT_ALIGN`'s first value: the next page, at `dot`'s offset in its own.
+pub(super) fn next_page_same_offset(dot: u64, max_page: u64) -> u64 {
+    align_up(dot, max_page) + (dot & (max_page - 1))
+}
+
+/// With RELRO: the data's start after code ending at `dot`, for RELRO sections of `spans` (alignment, size)
+/// whose end is `offset` bytes before a page boundary. They are laid out from the next page, the end rounded up
+/// to a page, and each then moved up towards it as far as its alignment lets it, from the last back.
+pub(super) fn relro_base(dot: u64, spans: &[(u64, u64)], offset: u64, max_page: u64) -> u64 {
+    let mut at = align_up(dot, max_page);
+    for &(align, size) in spans {
+        at = align_up(at, align) + size;
+    }
+    let mut end = align_up(at + offset, max_page) - offset;
+    for &(align, size) in spans.iter().rev() {
+        end = (end - size) & !(align - 1);
+    }
+    end
+}
+
+/// Without RELRO: the data's start after code ending at `dot`, for data that would end at `end` from
+/// `next_page_same_offset`: there, or the next page's start where that keeps the data on fewer common pages.
+pub(super) fn sparing_base(dot: u64, end: u64, (max_page, common_page): (u64, u64)) -> u64 {
+    let base = next_page_same_offset(dot, max_page);
+    let common = common_page.clamp(1, max_page);
     let first = base.wrapping_neg() & (common - 1);
     let last = end & (common - 1);
     let saves_a_page = first != 0
         && last != 0
         && base & !(common - 1) != end & !(common - 1)
         && first + last <= common;
-    let addr = match saves_a_page {
-        true => next_page + ((dot + common - 1) & (max_page - common)),
+    match saves_a_page {
+        true => align_up(dot, max_page) + ((dot + common - 1) & (max_page - common)),
         false => base,
-    };
-    DataStart {
-        addr,
-        relro_end_offset: None,
     }
 }

@@ -587,11 +587,11 @@ impl Addresser<'_> {
                     before = addrs;
                     w.prior = a.values.iter().cloned().collect();
                     w.prior_lma = a.lma.clone();
-                    let settled = crate::elf::headers_size(n) == w.headers
-                        && a.relro_misaligned == 0
-                        && stable;
-                    w.relro_padding
-                        .set(w.relro_padding.get() + a.relro_misaligned);
+                    let same_headers = crate::elf::headers_size(n) == w.headers;
+                    let settled = same_headers && a.data_base == w.data_base.get() && stable;
+                    // The data's place follows the headers' size: found anew once that is known.
+                    w.data_base
+                        .set(if same_headers { a.data_base } else { None });
                     w.headers = crate::elf::headers_size(n);
                     *out = Some(a);
                     if settled {
@@ -688,7 +688,7 @@ pub fn assign_segments<A: Arch>(
                 headers: 64,
                 fixed_headers: fixed_headers(cx, osecs, map, keep, &notes, &tls),
                 dynamic: cx.is_dynamic,
-                relro_padding: std::cell::Cell::new(0),
+                data_base: std::cell::Cell::new(None),
                 merges,
                 synth: map.synth,
                 prior: Default::default(),

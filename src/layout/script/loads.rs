@@ -262,9 +262,11 @@ pub(super) fn loads(st: &State, w: &Walk, keys: &[Option<usize>]) -> Result<Load
             (Some(_), Some((end, _))) if !w.sc.phdrs.is_empty() => {
                 keys[i] != prev_key || addr < end
             }
+            // Not paged: where the addresses skip a whole page after the one the load ends in (GNU ld's rule).
             (Some(_), Some((end, d))) if !paged => {
                 let moved = d != delta && !o.is_nobits();
-                moved || addr < end || end.div_ceil(page) < addr.div_ceil(page)
+                let skips = (end.div_ceil(page).saturating_add(1)).saturating_mul(page) <= addr;
+                moved || addr < end || skips
             }
             // A NOBITS section's load address loads nothing: it extends the segment before it whatever it is.
             (Some(l), Some((end, d))) => {

@@ -30,8 +30,9 @@ pub struct ScriptAddresses {
     pub deferred: Vec<Deferred>,
     /// Data commands whose values name symbols that have none yet: (index in `data`, expression).
     pub deferred_data: Vec<(usize, Deferred)>,
-    /// How far the end of RELRO is from the next common page boundary (0: on one, or no RELRO).
-    pub relro_misaligned: u64,
+    /// Where `DATA_SEGMENT_ALIGN` puts the data, from this pass's sizes (GNU ld's second pass): the next pass's
+    /// `Walk::data_base`. `None` without `DATA_SEGMENT_ALIGN`.
+    pub data_base: Option<u64>,
     /// Where `DATA_SEGMENT_RELRO_END` put the end of RELRO (GNU ld's script: past `.got.plt`'s reserved words).
     pub relro_end: Option<u64>,
     /// Some expression named a section placed after it, whose address the pass took from the pass before.
@@ -99,9 +100,9 @@ pub struct Walk<'a> {
     /// The program headers other than the loads and `PT_PHDR`.
     pub fixed_headers: usize,
     pub dynamic: bool,
-    /// `DATA_SEGMENT_ALIGN`'s padding that puts the end of RELRO on a common page boundary (GNU ld's two
-    /// passes over the script: the first finds where RELRO ends, the second moves the data segment).
-    pub relro_padding: std::cell::Cell<u64>,
+    /// Where `DATA_SEGMENT_ALIGN` puts the data, once a pass found it (GNU ld's two passes over the script: the
+    /// first finds where RELRO ends, the second moves the data; `layout::data_segment`).
+    pub data_base: std::cell::Cell<Option<u64>>,
     pub merges: &'a [super::super::MergeGroup],
     /// The linker-made sections' sizes and alignments.
     pub synth: SynthMap,
@@ -138,8 +139,12 @@ pub(super) struct State<'w> {
     pending: usize,
     deferred: Vec<Deferred>,
     deferred_data: Vec<(usize, Deferred)>,
-    /// Where `DATA_SEGMENT_RELRO_END` put the end of RELRO.
-    relro_end: std::cell::Cell<Option<u64>>,
+    /// Where `DATA_SEGMENT_RELRO_END` put the end of RELRO (with its offset), and the offset.
+    relro_end: std::cell::Cell<Option<(u64, u64)>>,
+    /// `DATA_SEGMENT_ALIGN`: the location counter there, the value it gave, and its page sizes.
+    data_align: std::cell::Cell<Option<(u64, u64, (u64, u64))>>,
+    /// `DATA_SEGMENT_END`'s value.
+    data_end: std::cell::Cell<Option<u64>>,
     /// An expression asked for a section the pass has not placed yet.
     forward: std::cell::Cell<bool>,
     data: Vec<ScriptData>,
@@ -269,15 +274,28 @@ impl Env for State<'_> {
         let r = self.regions.get(self.regions.find(name)?);
         Some((r.origin, r.length))
     }
-    fn relro_padding(&self) -> u64 {
-        self.w.relro_padding.get()
+    fn data_segment_align(&self, dot: u64, first: u64, pages: (u64, u64)) -> u64 {
+        let at = self.w.data_base.get().unwrap_or(first);
+        self.data_align.set(Some((dot, at, pages)));
+        at
     }
-    fn relro_end(&self, end: u64) -> bool {
+    // Without RELRO GNU ld leaves the location counter; with it, its second pass ends RELRO on a maximum-size
+    // page (its `relropagesize`).
+    fn relro_end(&self, exp: u64, offset: u64) -> u64 {
         if !self.w.config.relro {
-            return false;
+            return exp;
         }
-        self.relro_end.set(Some(end));
-        true
+        let end = exp.wrapping_add(offset);
+        self.relro_end.set(Some((end, offset)));
+        match (self.w.data_base.get(), self.data_align.get()) {
+            (Some(_), Some((_, _, (max, _)))) if max.is_power_of_two() => {
+                align_up(end, max).wrapping_sub(offset)
+            }
+            _ => exp,
+        }
+    }
+    fn data_segment_end(&self, end: u64) {
+        self.data_end.set(Some(end));
     }
 }
 
@@ -312,6 +330,8 @@ pub fn assign_addresses(
         deferred: Vec::new(),
         deferred_data: Vec::new(),
         relro_end: std::cell::Cell::new(None),
+        data_align: std::cell::Cell::new(None),
+        data_end: std::cell::Cell::new(None),
         forward: std::cell::Cell::new(false),
         data: Vec::new(),
         fills: Vec::new(),
@@ -397,8 +417,7 @@ pub fn assign_addresses(
             (s.clone(), crate::expr::address(&st, v), sec)
         })
         .collect();
-    let page = w.config.common_page_size.max(1);
-    let relro_misaligned = st.relro_end.get().map_or(0, |e| align_up(e, page) - e);
+    let data_base = data_base(&st);
     let values = pass_values(&st);
     Ok(ScriptAddresses {
         loads,
@@ -407,8 +426,8 @@ pub fn assign_addresses(
         symbols,
         deferred: st.deferred,
         deferred_data: st.deferred_data,
-        relro_misaligned,
-        relro_end: st.relro_end.get(),
+        data_base,
+        relro_end: st.relro_end.get().map(|e| e.0),
         forward: st.forward.get(),
         lma: std::mem::take(&mut st.lma),
         data: st.data,
@@ -1161,4 +1180,35 @@ fn settle_empty(w: &Walk, osecs: &mut [OutputSection]) {
             o.sh_type = E::SHT_PROGBITS;
         }
     }
+}
+
+/// Where `DATA_SEGMENT_ALIGN` puts the data, from this pass's sizes, as GNU ld's second pass does
+/// (`layout::data_segment`): with RELRO (`-z relro` and `DATA_SEGMENT_RELRO_END`), its sections (those from the
+/// data's start to RELRO's end) moved to end on a page; else the next page, at the same offset or at its start
+/// where that spares a common page.
+fn data_base(st: &State) -> Option<u64> {
+    use super::super::data_segment as ds;
+    let (dot, at, (max, common)) = st.data_align.get()?;
+    if !max.is_power_of_two() || !common.is_power_of_two() {
+        return None;
+    }
+    let kept = || (0..st.osecs.len()).filter(|&i| st.w.keep[i] && st.osecs[i].is_alloc());
+    if let Some((end, offset)) = st.relro_end.get() {
+        let mut relro: Vec<usize> = kept()
+            .filter(|&i| (at..end.wrapping_sub(offset)).contains(&st.osecs[i].addr))
+            .collect();
+        relro.sort_by_key(|&i| st.osecs[i].addr);
+        // GNU ld sizes again (its RELRO phase) where it edited `.eh_frame`, even with RELRO empty.
+        let eh_frame = kept().any(|i| st.osecs[i].name == b".eh_frame");
+        if !relro.is_empty() || offset > 0 || eh_frame {
+            let spans: Vec<(u64, u64)> = relro.iter().map(|&i| ds::span(&st.osecs[i])).collect();
+            return Some(ds::relro_base(dot, &spans, offset, max));
+        }
+    }
+    let first = ds::next_page_same_offset(dot, max);
+    let end = st
+        .data_end
+        .get()
+        .map_or(first, |e| first.wrapping_add(e.wrapping_sub(at)));
+    Some(ds::sparing_base(dot, end, (max, common)))
 }
