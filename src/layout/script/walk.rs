@@ -141,8 +141,7 @@ pub(super) struct State<'w> {
     deferred_data: Vec<(usize, Deferred)>,
     /// Where `DATA_SEGMENT_RELRO_END` put the end of RELRO (with its offset), and the offset.
     relro_end: std::cell::Cell<Option<(u64, u64)>>,
-    /// `DATA_SEGMENT_ALIGN`: the location counter there, the value it gave, and its page sizes.
-    data_align: std::cell::Cell<Option<(u64, u64, (u64, u64))>>,
+    data_align: std::cell::Cell<Option<DataAlign>>,
     /// `DATA_SEGMENT_END`'s value.
     data_end: std::cell::Cell<Option<u64>>,
     /// An expression asked for a section the pass has not placed yet.
@@ -276,7 +275,7 @@ impl Env for State<'_> {
     }
     fn data_segment_align(&self, dot: u64, first: u64, pages: (u64, u64)) -> u64 {
         let at = self.w.data_base.get().unwrap_or(first);
-        self.data_align.set(Some((dot, at, pages)));
+        self.data_align.set(Some(DataAlign { dot, at, pages }));
         at
     }
     // Without RELRO GNU ld leaves the location counter; with it, its second pass ends RELRO on a maximum-size
@@ -288,9 +287,12 @@ impl Env for State<'_> {
         let end = exp.wrapping_add(offset);
         self.relro_end.set(Some((end, offset)));
         match (self.w.data_base.get(), self.data_align.get()) {
-            (Some(_), Some((_, _, (max, _)))) if max.is_power_of_two() => {
-                align_up(end, max).wrapping_sub(offset)
-            }
+            (
+                Some(_),
+                Some(DataAlign {
+                    pages: (max, _), ..
+                }),
+            ) if max.is_power_of_two() => align_up(end, max).wrapping_sub(offset),
             _ => exp,
         }
     }
@@ -1182,13 +1184,25 @@ fn settle_empty(w: &Walk, osecs: &mut [OutputSection]) {
     }
 }
 
+/// `DATA_SEGMENT_ALIGN` in a pass: the location counter there, the value it gave, and its page sizes.
+#[derive(Clone, Copy)]
+struct DataAlign {
+    dot: u64,
+    at: u64,
+    pages: (u64, u64),
+}
+
 /// Where `DATA_SEGMENT_ALIGN` puts the data, from this pass's sizes, as GNU ld's second pass does
 /// (`layout::data_segment`): with RELRO (`-z relro` and `DATA_SEGMENT_RELRO_END`), its sections (those from the
 /// data's start to RELRO's end) moved to end on a page; else the next page, at the same offset or at its start
 /// where that spares a common page.
 fn data_base(st: &State) -> Option<u64> {
     use super::super::data_segment as ds;
-    let (dot, at, (max, common)) = st.data_align.get()?;
+    let DataAlign {
+        dot,
+        at,
+        pages: (max, common),
+    } = st.data_align.get()?;
     if !max.is_power_of_two() || !common.is_power_of_two() {
         return None;
     }
