@@ -229,6 +229,8 @@ fn data_segment_functions_match_gnu_ld() {
         &["-n"],
         &["-n", "-z", "norelro"],
     ];
+    // Neither RELRO nor a page to spare: the data stays at the next page's offset, RELRO's end unpadded.
+    let plain = format!("{exit}.data\n.quad 2\n");
     let names = [
         "far",
         "far-norelro",
@@ -238,8 +240,12 @@ fn data_segment_functions_match_gnu_ld() {
         "spare-norelro",
         "spare-n",
         "spare-n-norelro",
+        "plain",
+        "plain-norelro",
+        "plain-n",
+        "plain-n-norelro",
     ];
-    let cases: Vec<Case> = [&far, &spare]
+    let cases: Vec<Case> = [&far, &spare, &plain]
         .iter()
         .flat_map(|asm| options.iter().map(move |&args| (asm, args)))
         .zip(names)

@@ -32,7 +32,7 @@ pub struct ScriptAddresses {
     pub deferred_data: Vec<(usize, Deferred)>,
     /// Where `DATA_SEGMENT_ALIGN` puts the data, from this pass's sizes (GNU ld's second pass): the next pass's
     /// `Walk::data_base`. `None` without `DATA_SEGMENT_ALIGN`.
-    pub data_base: Option<u64>,
+    pub data_base: Option<DataPlace>,
     /// Where `DATA_SEGMENT_RELRO_END` put the end of RELRO (GNU ld's script: past `.got.plt`'s reserved words).
     pub relro_end: Option<u64>,
     /// Some expression named a section placed after it, whose address the pass took from the pass before.
@@ -102,7 +102,7 @@ pub struct Walk<'a> {
     pub dynamic: bool,
     /// Where `DATA_SEGMENT_ALIGN` puts the data, once a pass found it (GNU ld's two passes over the script: the
     /// first finds where RELRO ends, the second moves the data; `layout::data_segment`).
-    pub data_base: std::cell::Cell<Option<u64>>,
+    pub data_base: std::cell::Cell<Option<DataPlace>>,
     pub merges: &'a [super::super::MergeGroup],
     /// The linker-made sections' sizes and alignments.
     pub synth: SynthMap,
@@ -274,7 +274,7 @@ impl Env for State<'_> {
         Some((r.origin, r.length))
     }
     fn data_segment_align(&self, dot: u64, first: u64, pages: (u64, u64)) -> u64 {
-        let at = self.w.data_base.get().unwrap_or(first);
+        let at = self.w.data_base.get().map_or(first, |p| p.addr);
         self.data_align.set(Some(DataAlign { dot, at, pages }));
         at
     }
@@ -288,7 +288,7 @@ impl Env for State<'_> {
         self.relro_end.set(Some((end, offset)));
         match (self.w.data_base.get(), self.data_align.get()) {
             (
-                Some(_),
+                Some(DataPlace { by_relro: true, .. }),
                 Some(DataAlign {
                     pages: (max, _), ..
                 }),
@@ -1184,6 +1184,14 @@ fn settle_empty(w: &Walk, osecs: &mut [OutputSection]) {
     }
 }
 
+/// Where `DATA_SEGMENT_ALIGN` puts the data, and whether RELRO decided it (then `DATA_SEGMENT_RELRO_END` pads
+/// to the page RELRO ends on, as in GNU ld's RELRO phase).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct DataPlace {
+    pub addr: u64,
+    pub by_relro: bool,
+}
+
 /// `DATA_SEGMENT_ALIGN` in a pass: the location counter there, the value it gave, and its page sizes.
 #[derive(Clone, Copy)]
 struct DataAlign {
@@ -1196,7 +1204,7 @@ struct DataAlign {
 /// (`layout::data_segment`): with RELRO (`-z relro` and `DATA_SEGMENT_RELRO_END`), its sections (those from the
 /// data's start to RELRO's end) moved to end on a page; else the next page, at the same offset or at its start
 /// where that spares a common page.
-fn data_base(st: &State) -> Option<u64> {
+fn data_base(st: &State) -> Option<DataPlace> {
     use super::super::data_segment as ds;
     let DataAlign {
         dot,
@@ -1216,7 +1224,10 @@ fn data_base(st: &State) -> Option<u64> {
         let eh_frame = kept().any(|i| st.osecs[i].name == b".eh_frame");
         if !relro.is_empty() || offset > 0 || eh_frame {
             let spans: Vec<(u64, u64)> = relro.iter().map(|&i| ds::span(&st.osecs[i])).collect();
-            return Some(ds::relro_base(dot, &spans, offset, max));
+            return Some(DataPlace {
+                addr: ds::relro_base(dot, &spans, offset, max),
+                by_relro: true,
+            });
         }
     }
     let first = ds::next_page_same_offset(dot, max);
@@ -1224,5 +1235,8 @@ fn data_base(st: &State) -> Option<u64> {
         .data_end
         .get()
         .map_or(first, |e| first.wrapping_add(e.wrapping_sub(at)));
-    Some(ds::sparing_base(dot, end, (max, common)))
+    Some(DataPlace {
+        addr: ds::sparing_base(dot, end, (max, common)),
+        by_relro: false,
+    })
 }
