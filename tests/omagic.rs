@@ -8,7 +8,7 @@
 
 mod common;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// Static, no C library, no unwind tables: `_start` exits with 0 when data, read-only data and bss are right. The
@@ -54,22 +54,53 @@ fn link(ld: &Path, dir: &Path, exe: &str, opts: &[&str]) -> (bool, String) {
     )
 }
 
-#[test]
-fn omagic_outputs_are_gnu_lds() {
+/// The linker under test, GNU ld and a fresh work directory `name`; `None` (skipped) without GNU ld and the tools.
+fn against_gnu_ld(name: &str) -> Option<(PathBuf, PathBuf, PathBuf)> {
     let (linker, _) = common::linker_under_test();
     let Some(bfd) = common::which("ld.bfd") else {
         eprintln!("skipped: ld.bfd needed");
-        return;
+        return None;
     };
     if !["gcc", "readelf", "objcopy"]
         .iter()
         .all(|t| common::have_tool(t))
     {
         eprintln!("skipped: gcc, readelf and objcopy needed");
-        return;
+        return None;
     }
-    let dir = common::work_root().join("omagic");
+    let dir = common::work_root().join(name);
     common::fresh_dir(&dir);
+    Some((linker, bfd, dir))
+}
+
+/// Links `opts` with both linkers: the same shape and `objcopy -O binary` image, and (`runs`) rivet's output
+/// exits with 0.
+fn same_as_gnu_ld(linker: &Path, bfd: &Path, dir: &Path, opts: &[&str], runs: bool) {
+    let (ok, err) = link(linker, dir, "r", opts);
+    assert!(ok, "{opts:?}: {err}");
+    let (ok, err) = link(bfd, dir, "b", opts);
+    assert!(ok, "{opts:?}: GNU ld: {err}");
+    assert_eq!(shape(dir, "r"), shape(dir, "b"), "{opts:?}");
+    for exe in ["r", "b"] {
+        let flat = format!("{exe}.bin");
+        common::tool_ok("objcopy", &["-O", "binary", exe, &flat], dir);
+    }
+    assert_eq!(
+        std::fs::read(dir.join("r.bin")).unwrap(),
+        std::fs::read(dir.join("b.bin")).unwrap(),
+        "{opts:?}: objcopy -O binary"
+    );
+    if runs {
+        let status = Command::new(dir.join("r")).status().unwrap();
+        assert!(status.success(), "{opts:?}: {status}");
+    }
+}
+
+#[test]
+fn omagic_outputs_are_gnu_lds() {
+    let Some((linker, bfd, dir)) = against_gnu_ld("omagic") else {
+        return;
+    };
     std::fs::write(dir.join("s.c"), START).unwrap();
     common::tool_ok(
         "gcc",
@@ -100,24 +131,7 @@ fn omagic_outputs_are_gnu_lds() {
         (&["-N", "-T", "t.ld", "s.o"], false),
     ];
     for &(opts, runs) in cases {
-        let (ok, err) = link(&linker, &dir, "r", opts);
-        assert!(ok, "{opts:?}: {err}");
-        let (ok, err) = link(&bfd, &dir, "b", opts);
-        assert!(ok, "{opts:?}: GNU ld: {err}");
-        assert_eq!(shape(&dir, "r"), shape(&dir, "b"), "{opts:?}");
-        for exe in ["r", "b"] {
-            let flat = format!("{exe}.bin");
-            common::tool_ok("objcopy", &["-O", "binary", exe, &flat], &dir);
-        }
-        assert_eq!(
-            std::fs::read(dir.join("r.bin")).unwrap(),
-            std::fs::read(dir.join("b.bin")).unwrap(),
-            "{opts:?}: objcopy -O binary"
-        );
-        if runs {
-            let status = Command::new(dir.join("r")).status().unwrap();
-            assert!(status.success(), "{opts:?}: {status}");
-        }
+        same_as_gnu_ld(&linker, &bfd, &dir, opts, runs);
     }
     // The last of -N and --no-omagic counts: the output is the plain link's.
     assert!(link(&linker, &dir, "r1", &["-N", "--no-omagic", "s.o"]).0);
@@ -330,20 +344,9 @@ const RICH: &str = "long data_value = 7;\nlong bss_value;\n\
 /// an empty one from the inputs where GNU ld drops it.
 #[test]
 fn nmagic_outputs_are_gnu_lds() {
-    let (linker, _) = common::linker_under_test();
-    let Some(bfd) = common::which("ld.bfd") else {
-        eprintln!("skipped: ld.bfd needed");
+    let Some((linker, bfd, dir)) = against_gnu_ld("nmagic") else {
         return;
     };
-    if !["gcc", "readelf", "objcopy"]
-        .iter()
-        .all(|t| common::have_tool(t))
-    {
-        eprintln!("skipped: gcc, readelf and objcopy needed");
-        return;
-    }
-    let dir = common::work_root().join("nmagic");
-    common::fresh_dir(&dir);
     std::fs::write(dir.join("s.c"), START).unwrap();
     std::fs::write(dir.join("r.c"), RICH).unwrap();
     let stack = ".section .note.GNU-stack,\"\",@progbits\n";
@@ -391,25 +394,7 @@ fn nmagic_outputs_are_gnu_lds() {
         &["-n", "-z", "norelro", "spare.o"],
     ];
     for &opts in cases {
-        let (ok, err) = link(&linker, &dir, "r", opts);
-        assert!(ok, "{opts:?}: {err}");
-        let (ok, err) = link(&bfd, &dir, "b", opts);
-        assert!(ok, "{opts:?}: GNU ld: {err}");
-        assert_eq!(shape(&dir, "r"), shape(&dir, "b"), "{opts:?}");
-        for exe in ["r", "b"] {
-            common::tool_ok(
-                "objcopy",
-                &["-O", "binary", exe, &format!("{exe}.bin")],
-                &dir,
-            );
-        }
-        assert_eq!(
-            std::fs::read(dir.join("r.bin")).unwrap(),
-            std::fs::read(dir.join("b.bin")).unwrap(),
-            "{opts:?}: objcopy -O binary"
-        );
-        let status = Command::new(dir.join("r")).status().unwrap();
-        assert!(status.success(), "{opts:?}: {status}");
+        same_as_gnu_ld(&linker, &bfd, &dir, opts, true);
     }
     // -n with a text address: the load's file offset follows its addresses modulo its alignment.
     let opts = ["-n", "-Ttext", "0x800000", "r.o"];

@@ -101,6 +101,28 @@ fn compare(c: &Case) -> Vec<String> {
     d
 }
 
+/// A case per source and arguments (in that order, named by `names`), with `script`, comparing `_start`.
+fn variants<'a>(
+    names: &[&'a str],
+    asms: &[&'a str],
+    options: &[&'a [&'a str]],
+    script: &'a str,
+) -> Vec<Case<'a>> {
+    let pairs = asms
+        .iter()
+        .flat_map(|&asm| options.iter().map(move |&args| (asm, args)));
+    (pairs.zip(names))
+        .map(|((asm, args), &name)| Case {
+            name,
+            asm,
+            script,
+            args,
+            symbols: &["_start"],
+            more: &[],
+        })
+        .collect()
+}
+
 fn check(cases: &[Case]) {
     let diffs: Vec<String> = cases.iter().flat_map(compare).collect();
     assert!(diffs.is_empty(), "{}", diffs.join("\n"));
@@ -182,22 +204,12 @@ fn phdrs_expressions_read_the_page_sizes_as_gnu_ld() {
             "common-page-size=0x2000",
         ],
     ];
-    let cases: Vec<Case> = pages
-        .iter()
-        .map(|&args| Case {
-            name: if args.is_empty() {
-                "phdrs-pages"
-            } else {
-                "phdrs-pages-z"
-            },
-            asm,
-            script,
-            args,
-            symbols: &["_start"],
-            more: &[],
-        })
-        .collect();
-    check(&cases);
+    check(&variants(
+        &["phdrs-pages", "phdrs-pages-z"],
+        &[asm],
+        pages,
+        script,
+    ));
 }
 
 /// `DATA_SEGMENT_ALIGN`, `DATA_SEGMENT_RELRO_END` and `DATA_SEGMENT_END` as GNU ld 2.40 sizes them in its second
@@ -245,20 +257,7 @@ fn data_segment_functions_match_gnu_ld() {
         "plain-n",
         "plain-n-norelro",
     ];
-    let cases: Vec<Case> = [&far, &spare, &plain]
-        .iter()
-        .flat_map(|asm| options.iter().map(move |&args| (asm, args)))
-        .zip(names)
-        .map(|((asm, args), name)| Case {
-            name,
-            asm,
-            script,
-            args,
-            symbols: &["_start"],
-            more: &[],
-        })
-        .collect();
-    check(&cases);
+    check(&variants(&names, &[&far, &spare, &plain], &options, script));
 }
 
 /// A script without `DATA_SEGMENT_RELRO_END` has no `PT_GNU_RELRO`, whatever its sections are called.
