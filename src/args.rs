@@ -42,7 +42,8 @@ pub enum Magic {
     /// sections packed at their alignment; the data at `DATA_SEGMENT_ALIGN`'s place on the next page, its RELRO
     /// part ending on a page (`layout::data_segment`) but not protected.
     Nmagic,
-    /// `-N` (`--omagic`): as `-n` but the data right after the code, and `.text` writable. `-r` ignores both.
+    /// `-N` (`--omagic`): as `-n` but the data right after the code, and `.text` writable; no RELRO in the default
+    /// layout (a script's `DATA_SEGMENT_RELRO_END` still pads, as in GNU ld). `-r` ignores both.
     Omagic,
 }
 
@@ -1450,8 +1451,6 @@ impl Parser {
                 if self.shared { "-shared" } else { "-pie" }
             ));
         }
-        // GNU ld's -N script has no RELRO; -n's pads the RELRO data to end on a page but protects nothing.
-        cfg.relro &= cfg.magic != Magic::Omagic || cfg.relocatable;
         cfg.time_trace = self.time_trace.map(|file| {
             file.unwrap_or_else(|| {
                 let mut name = cfg.output.clone().into_os_string();

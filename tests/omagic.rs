@@ -388,6 +388,8 @@ fn nmagic_outputs_are_gnu_lds() {
         &["-n", "-z", "max-page-size=0x10000", "r.o"],
         &["-n", "-z", "common-page-size=0x800", "r.o"],
         &["-N", "r.o"],
+        &["-n", "-z", "now", "r.o"],
+        &["-N", "-z", "now", "r.o"],
         &["-n", "relro_far.o"],
         &["-n", "-z", "norelro", "relro_far.o"],
         &["-n", "spare.o"],

@@ -216,7 +216,8 @@ fn phdrs_expressions_read_the_page_sizes_as_gnu_ld() {
 /// pass: with RELRO, the RELRO sections laid out from the next page and moved up to end on a page, as far as
 /// each one's alignment lets it (`.tdata` then lands 4 bytes after a gap-free start); without, the next page at
 /// the same offset, or its start where that spares a common page; and without RELRO the location counter stays
-/// at `DATA_SEGMENT_RELRO_END`. Demand paged and under `-n`.
+/// at `DATA_SEGMENT_RELRO_END`. Demand paged, under `-n`, and under `-N` (whose own layout has no RELRO, but
+/// a script's still pads).
 #[test]
 fn data_segment_functions_match_gnu_ld() {
     let script = "SECTIONS {\n  . = 0x400000 + SIZEOF_HEADERS;\n  .text : { *(.text) }\n  \
@@ -235,11 +236,12 @@ fn data_segment_functions_match_gnu_ld() {
     let spare =
         format!("{exit}.fill 0xef0,1,0x90\n.data\n.quad 2\n.bss\n.balign 32\n.zero 0x190\n");
     // Demand paged, the headers share the code's load: rivet's script layouts give them no load of their own.
-    let options: [&[&str]; 4] = [
+    let options: [&[&str]; 5] = [
         &["-z", "noseparate-code"],
         &["-z", "noseparate-code", "-z", "norelro"],
         &["-n"],
         &["-n", "-z", "norelro"],
+        &["-N"],
     ];
     // Neither RELRO nor a page to spare: the data stays at the next page's offset, RELRO's end unpadded.
     let plain = format!("{exit}.data\n.quad 2\n");
@@ -248,14 +250,17 @@ fn data_segment_functions_match_gnu_ld() {
         "far-norelro",
         "far-n",
         "far-n-norelro",
+        "far-N",
         "spare",
         "spare-norelro",
         "spare-n",
         "spare-n-norelro",
+        "spare-N",
         "plain",
         "plain-norelro",
         "plain-n",
         "plain-n-norelro",
+        "plain-N",
     ];
     check(&variants(&names, &[&far, &spare, &plain], &options, script));
 }

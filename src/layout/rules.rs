@@ -107,7 +107,8 @@ pub struct Rules {
 impl Rules {
     pub fn of(config: &crate::args::Config) -> Rules {
         Rules {
-            full_relro: config.relro && config.bind_now,
+            // GNU ld's -N and -n scripts keep `.got.plt` apart whatever -z now says.
+            full_relro: config.relro && config.bind_now && config.paged(),
         }
     }
 

@@ -56,7 +56,7 @@ struct Plan {
     /// `data_segment` finds, in the same load.
     magic: Magic,
     has_relro: bool,
-    /// `-z relro` (under -n, padding only).
+    /// `-z relro` (under -n, padding only; GNU's -N script has no RELRO).
     relro: bool,
     has_property: bool,
     /// `--section-start`: (position in `alloc`, address) of each section placed at a fixed address.
