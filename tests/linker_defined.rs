@@ -124,7 +124,7 @@ fn linker_defined_symbols_stay_local_and_are_never_taken_from_a_library() {
     }
 }
 
-/// The end of the image: GNU ld's default script pads a non-empty `.bss` to a multiple of the word size and puts
+/// The end of the image: GNU ld's default script pads a non-empty `.bss` to end on a word boundary and puts
 /// `_end` (and `end`) on a word boundary, with or without a `.bss`, so that a heap started there (`sbrk`-style
 /// allocators, boot code) is aligned. `_edata` and `__bss_start` are where the data ends. Compared with GNU ld,
 /// demand paged and under `-N`.
@@ -147,6 +147,8 @@ fn image_end_is_word_aligned_as_gnu_ld() {
         ("bss3", format!("{head}.bss\n.zero 3\n")),
         ("bss8", format!("{head}.bss\n.zero 8\n")),
         ("nobss", format!("{head}.byte 5\n")),
+        // `.bss` starting off a word: its end is padded to one, not its size.
+        ("odd", format!("{head}.byte 5\n.bss\n.zero 3\n")),
     ];
     for (name, src) in &cases {
         std::fs::write(dir.join(format!("{name}.s")), src).unwrap();

@@ -34,9 +34,11 @@ pub(super) fn start(
     relro: bool,
     has_eh_frame: bool,
 ) -> DataStart {
-    // GNU's script: `DATA_SEGMENT_RELRO_END (SIZEOF (.got.plt) >= 24 ? 24 : 0, .)`, just before `.got.plt`.
+    // GNU's script: `DATA_SEGMENT_RELRO_END (SIZEOF (.got.plt) >= 24 ? 24 : 0, .)`, just before `.got.plt`
+    // (12 for ELF32: three words either way).
+    let reserved = 3 * crate::elf::word_align();
     let offset = match data.iter().find(|(o, _)| o.name == b".got.plt") {
-        Some((o, _)) if o.size >= 24 => 24,
+        Some((o, _)) if o.size >= reserved => reserved,
         _ => 0,
     };
     let spans: Vec<(u64, u64)> = (data.iter())

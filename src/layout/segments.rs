@@ -58,6 +58,9 @@ struct Plan {
     has_relro: bool,
     /// `-z relro` (under -n, padding only; GNU's -N script has no RELRO).
     relro: bool,
+    /// A non-empty `.bss` and its size: GNU ld's default script pads it to end on a word boundary
+    /// (`. = ALIGN(. != 0 ? 64 / 8 : 1);` inside it).
+    bss: Option<(usize, u64)>,
     has_property: bool,
     /// `--section-start`: (position in `alloc`, address) of each section placed at a fixed address.
     starts: Vec<(usize, u64)>,
@@ -187,6 +190,9 @@ fn plan<A: Arch>(
         let all = class_align.values().copied().max().unwrap_or(1);
         class_align.values_mut().for_each(|a| *a = all);
     }
+    let bss = (alloc.iter())
+        .find(|&&i| osecs[i].name == b".bss" && osecs[i].is_nobits() && osecs[i].size > 0)
+        .map(|&i| (i, osecs[i].size));
     Ok(Plan {
         alloc,
         classes,
@@ -198,6 +204,7 @@ fn plan<A: Arch>(
         magic: config.magic,
         has_relro,
         relro: config.relro,
+        bss,
         has_eh_hdr,
         has_property,
         nphdr,
@@ -303,6 +310,11 @@ fn place_alloc(plan: &Plan, osecs: &mut [OutputSection]) -> Result<(Placed, u64)
         }
         o.addr = addr;
         o.offset = off;
+        if let Some((b, size)) = plan.bss
+            && b == i
+        {
+            o.size = align_up(addr + size, crate::elf::word_align()) - addr;
+        }
         let run = placed.runs.len() - 1;
         let r = &mut placed.runs[run];
         if !paged {
@@ -642,16 +654,6 @@ pub fn assign_segments<A: Arch>(
     if cx.config.magic == Magic::Omagic {
         for o in osecs.iter_mut().filter(|o| o.name == b".text") {
             o.flags |= E::SHF_WRITE as u64;
-        }
-    }
-    // GNU ld's default script pads a non-empty `.bss` to a word: `. = ALIGN(. != 0 ? 64 / 8 : 1);`.
-    if cx.config.sections.is_none() {
-        let word = crate::elf::word_align();
-        for o in osecs
-            .iter_mut()
-            .filter(|o| o.name == b".bss" && o.is_nobits())
-        {
-            o.size = align_up(o.size, word);
         }
     }
     let lists = std::mem::take(&mut place.script_lists);
