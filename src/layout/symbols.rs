@@ -236,7 +236,8 @@ fn linker_defined_addresses(
 /// The output section of linker-defined symbol `name` (at `v`) where the last section holding the address is not
 /// GNU ld's: an array's bounds are in their array's section (the end too, where the next section starts), the
 /// IRELATIVE bounds in the section holding `.rela.iplt`, `__ehdr_start` and `__executable_start` in the first
-/// section after the headers, the end of the text or data (`_etext`, `_edata`) in the section it ends,
+/// section after the headers, the end of the text or data (`_etext`, `_edata`) in the section it ends, `_end` in
+/// the last section,
 /// `_TLS_MODULE_BASE_` in the first TLS section, `__stop_SEC` in `SEC`.
 fn linker_symbol_section(lay: &Layout, name: &[u8], v: u64) -> Option<OsecId> {
     let kept = || {
@@ -268,6 +269,11 @@ fn linker_symbol_section(lay: &Layout, name: &[u8], v: u64) -> Option<OsecId> {
             .min_by_key(|(_, o)| o.addr)
             .map(|(i, _)| i),
         b"_TLS_MODULE_BASE_" => kept().find(|(_, o)| o.is_tls()).map(|(i, _)| i),
+        // On the word after the image, which no section may hold: the last section's, as GNU ld's `_end = .`.
+        b"_end" | b"end" => kept()
+            .filter(|(_, o)| o.addr <= v && !(o.is_tls() && o.is_nobits()))
+            .max_by_key(|(_, o)| o.addr)
+            .map(|(i, _)| i),
         _ => {
             let sec = (name.strip_prefix(b"__start_")).or_else(|| name.strip_prefix(b"__stop_"))?;
             named(sec)
