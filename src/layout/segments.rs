@@ -310,10 +310,14 @@ fn place_alloc(plan: &Plan, osecs: &mut [OutputSection]) -> Result<(Placed, u64)
         }
         o.addr = addr;
         o.offset = off;
+        // (A size that runs past the address space stays, for the check below to name.)
         if let Some((b, size)) = plan.bss
             && b == i
+            && let Some(end) = addr
+                .checked_add(size)
+                .filter(|e| e.checked_add(8).is_some())
         {
-            o.size = align_up(addr + size, crate::elf::word_align()) - addr;
+            o.size = align_up(end, crate::elf::word_align()) - addr;
         }
         let run = placed.runs.len() - 1;
         let r = &mut placed.runs[run];
