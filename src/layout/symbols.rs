@@ -5,7 +5,7 @@ use super::eh_frame::eh_block_size;
 use super::{Layout, NO_ADDR, NONE, OutputSection, Part, Synth};
 use crate::args::Config;
 use crate::diag::{Errors, Result};
-use crate::elf::{LE, align_up};
+use crate::elf::LE;
 use crate::index::{FileId, OsecId, SecIdx, SymId};
 use crate::names::is_c_identifier;
 use crate::resolve::{Def, Resolved};
@@ -179,7 +179,9 @@ impl Bounds {
         Bounds {
             base,
             // GNU ld's script puts `_end` on a word boundary (after `.bss`, which it pads to one).
-            end: align_up(end_of(&|_| true).unwrap_or(base), crate::elf::word_align()),
+            end: (end_of(&|_| true).unwrap_or(base))
+                .checked_next_multiple_of(crate::elf::word_align())
+                .unwrap_or(u64::MAX),
             etext: end_of(&|o| o.flags & E::SHF_EXECINSTR as u64 != 0).unwrap_or(base),
             edata,
             bss_start: first_section_addr(lay, &|o| o.is_nobits() && !o.is_tls()).unwrap_or(edata),
