@@ -5,6 +5,8 @@
 //! liveness spreads from the roots (entry, `-u`, exported symbols, init/fini arrays, notes, `KEEP`-like sections,
 //! sections that `__start_`/`__stop_` symbols bracket, `SHF_GNU_RETAIN`) along relocations, as a parallel
 //! depth-first search whose threads split their work stacks, with visited flags set by one atomic swap each.
+//! Then, as GNU ld: each file that keeps an allocated section keeps its debug information and its other
+//! unallocated sections without relocations; `.eh_frame` stays where the layout keeps it.
 
 use crate::args::{Config, OutputKind};
 use crate::index::{FileId, SecIdx, SymId};
@@ -12,6 +14,7 @@ use crate::names::GcRoot;
 use crate::parse::{ObjectFile, SectionKind};
 use crate::resolve::{Def, Resolved};
 use object::elf as E;
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 
 pub struct Liveness {
@@ -56,6 +59,16 @@ fn is_gnu_pubnames(name: &[u8]) -> bool {
     name == b".debug_gnu_pubnames" || name == b".debug_gnu_pubtypes"
 }
 
+/// Whether GNU ld counts section `name` (unallocated) as debug information: the DWARF sections, and the older
+/// `.stab` and `.line`.
+fn is_debug_information(name: &[u8]) -> bool {
+    is_debug_section(name)
+        || name.starts_with(b".gnu.linkonce.wi.")
+        || name.starts_with(b".line")
+        || name.starts_with(b".stab")
+        || name == b".gdb_index"
+}
+
 /// Whether `name` is a debug section's, which `-S` leaves out.
 pub fn is_debug_section(name: &[u8]) -> bool {
     name.starts_with(b".debug")
@@ -65,7 +78,7 @@ pub fn is_debug_section(name: &[u8]) -> bool {
 
 fn is_root_section(res: &Resolved, o: &ObjectFile, s: SecIdx) -> bool {
     match o.gc_root(s) {
-        GcRoot::No => false,
+        GcRoot::No | GcRoot::Unallocated => false,
         GcRoot::Yes => true,
         GcRoot::IfBracketed => {
             let name = o.sec_name(s.index());
@@ -222,7 +235,7 @@ fn mark_live(config: &Config, res: &Resolved, script: &[Vec<u32>]) -> Liveness {
             folded: Vec::new(),
         };
     }
-    let marker = Marker::new(res);
+    let marker = Marker::new(config, res);
     let t = crate::timing::span("roots");
     let (mut frontier, lsdas) = marker.root_sections(config.sections.as_deref(), script);
     let mut root_syms = named_root_symbols(config, res);
@@ -246,12 +259,54 @@ fn mark_live(config: &Config, res: &Resolved, script: &[Vec<u32>]) -> Liveness {
         marker.mark_reachable(more, &dependents);
     }
     drop(t);
-    marker.keep_eh_frames();
+    if config.sections.is_none() {
+        marker.keep_eh_frames();
+    }
+    marker.keep_file_extras();
     let liveness = marker.into_liveness();
     if config.print_gc_sections {
         print_removed_sections(res, &liveness.live);
     }
     liveness
+}
+
+/// Per `--defsym` symbol (and script assignment outside `SECTIONS`, evaluated as one): the sections of the symbols
+/// its expression reads, following other `--defsym`s. GNU ld evaluates these before its mark, so that a reference
+/// to `--defsym alias=func` keeps `func`'s section; a relative expression's section is one of these.
+fn defsym_sections(config: &Config, res: &Resolved) -> HashMap<SymId, Vec<Root>> {
+    let mut names: HashMap<SymId, Vec<SymId>> = HashMap::new();
+    for (sym, text) in &config.defsyms {
+        let (Some(g), Ok(e)) = (res.names.lookup(sym.as_bytes()), crate::expr::parse(text)) else {
+            continue;
+        };
+        let mut read = Vec::new();
+        e.symbols(&mut read);
+        let ids = read.iter().filter_map(|n| res.names.lookup(n.as_bytes()));
+        names.entry(g).or_default().extend(ids);
+    }
+    let mut out = HashMap::new();
+    for &g in names.keys() {
+        let (mut todo, mut seen, mut within) = (vec![g], vec![g], Vec::new());
+        while let Some(d) = todo.pop() {
+            for &n in names.get(&d).into_iter().flatten() {
+                match res.defs[n.index()] {
+                    Def::Object { file, sym } => {
+                        let s = res.objects[file.index()].sym_shndx(sym as usize) as usize;
+                        if s != 0 && s < res.objects[file.index()].sections.len() {
+                            within.push((file, SecIdx::new(s)));
+                        }
+                    }
+                    Def::Linker if !seen.contains(&n) => {
+                        seen.push(n);
+                        todo.push(n);
+                    }
+                    _ => {}
+                }
+            }
+        }
+        out.insert(g, within);
+    }
+    out
 }
 
 /// Without `--gc-sections`: every candidate section is live.
@@ -328,10 +383,12 @@ struct Marker<'a> {
     strong: Vec<AtomicBool>,
     /// Per shared object: used (always, for those not `--as-needed`).
     shared_used: Vec<AtomicBool>,
+    /// Per `--defsym` symbol, the sections its value may lie in (`defsym_sections`).
+    defsyms: HashMap<SymId, Vec<Root>>,
 }
 
 impl<'a> Marker<'a> {
-    fn new(res: &'a Resolved) -> Marker<'a> {
+    fn new(config: &Config, res: &'a Resolved) -> Marker<'a> {
         let track_shared = res
             .shared
             .iter()
@@ -358,6 +415,7 @@ impl<'a> Marker<'a> {
             track_shared,
             strong,
             shared_used,
+            defsyms: defsym_sections(config, res),
         }
     }
 
@@ -396,11 +454,8 @@ impl<'a> Marker<'a> {
     ) -> (Vec<Root>, Vec<Lsda>) {
         let res = self.res;
         let objects = &res.objects;
-        // `KEEP(*(.eh_frame))` (GNU ld's default script) does not make `.eh_frame` a root: its records refer to
-        // every function, and the live ones' records are kept anyway (`keep_eh_frames`).
         let kept = |f: FileId, s: SecIdx| {
             sections.is_some_and(|sc| sc.keeps(script[f.index()][s.index()]))
-                && objects[f.index()].sections[s.index()].kind != SectionKind::EhFrame
         };
         let per_file: Vec<(Vec<Root>, Vec<Lsda>)> = res.runs.map(|f| {
             let o = &objects[f.index()];
@@ -465,6 +520,16 @@ impl<'a> Marker<'a> {
         }
     }
 
+    /// The sections a `--defsym` symbol that symbol `i` of file `f` resolves to may lie in, if it is one.
+    fn defsym_of(&self, f: FileId, i: usize) -> Option<&[Root]> {
+        if self.defsyms.is_empty() {
+            return None;
+        }
+        let o = &self.res.objects[f.index()];
+        let g = self.res.object_ids[f.index()].get(i.checked_sub(o.first_global)?)?;
+        self.defsyms.get(g).map(Vec::as_slice)
+    }
+
     fn is_marked(&self, f: FileId, s: SecIdx) -> bool {
         self.marks[f.index()][s.index()].load(Relaxed)
     }
@@ -487,6 +552,8 @@ impl<'a> Marker<'a> {
                 if s < res.objects[file.index()].sections.len() && self.mark(file, SecIdx::new(s)) {
                     frontier.push((file, SecIdx::new(s)));
                 }
+            } else if let Some(within) = self.defsyms.get(&g) {
+                frontier.extend(within.iter().filter(|&&(tf, ts)| self.mark(tf, ts)));
             }
         }
     }
@@ -506,14 +573,20 @@ impl<'a> Marker<'a> {
         let res = self.res;
         let step = |(f, s): (FileId, SecIdx), out: &mut Vec<(FileId, SecIdx)>| {
             let sec = res.objects[f.index()].sec(s);
-            // Debug info is kept but keeps nothing alive: its references to dead code get tombstones.
-            let relas = if sec.is_alloc() { sec.relas() } else { &[] };
+            // `.eh_frame` names every function of its file: it keeps none (the dead ones' records go), as in GNU
+            // ld. Debug information kept with its file (`keep_file_extras`) is not visited either.
+            let relas = match sec.kind {
+                SectionKind::EhFrame => &[],
+                _ => sec.relas(),
+            };
             for r in relas {
                 let sym = r.r_sym(crate::elf::LE, false) as usize;
                 if let Some((tf, ts)) = target_section(res, f, sym) {
                     if self.mark(tf, ts) {
                         out.push((tf, ts));
                     }
+                } else if let Some(within) = self.defsym_of(f, sym) {
+                    out.extend(within.iter().filter(|&&(tf, ts)| self.mark(tf, ts)));
                 } else if self.track_shared {
                     self.note_shared(f, sym);
                 }
@@ -537,8 +610,10 @@ impl<'a> Marker<'a> {
         });
     }
 
-    /// .eh_frame stays: it keeps nothing alive itself (its FDEs of dead functions are dropped when it is split into
-    /// records), but unwinding needs the rest.
+    /// Without a script, `.eh_frame` stays, as GNU ld's default script `KEEP`s it: it keeps nothing alive itself (its
+    /// FDEs of dead functions are dropped when it is split into records), but unwinding needs the rest. Under a
+    /// script, only a `KEEP` or a live section's reference keeps one (GNU ld's rule: a script that names
+    /// `.eh_frame` without `KEEP` loses it).
     fn keep_eh_frames(&self) {
         let res = self.res;
         res.runs.for_each(|f| {
@@ -546,6 +621,36 @@ impl<'a> Marker<'a> {
             for (s, sec) in o.secs() {
                 if sec.kind == SectionKind::EhFrame && candidate(res, f, s) {
                     self.marks[f.index()][s.index()].store(true, Relaxed);
+                }
+            }
+        });
+    }
+
+    /// GNU ld's rule for what a program does not load: a file that keeps an allocated section (not a note) keeps
+    /// its debug information, and its other unallocated sections that have no relocations (`.comment`); a file
+    /// that keeps none keeps none of them. An unallocated section with relocations that is not debug information
+    /// stays only where something live refers to it. A section linked to another (`SHF_LINK_ORDER`) follows that
+    /// one instead.
+    fn keep_file_extras(&self) {
+        let res = self.res;
+        res.runs.for_each(|f| {
+            let o = &res.objects[f.index()];
+            let marks = &self.marks[f.index()];
+            let some_kept = o.secs().any(|(s, sec)| {
+                marks[s.index()].load(Relaxed)
+                    && sec.is_alloc()
+                    && sec.shdr.sh_type.get(crate::elf::LE) != E::SHT_NOTE
+            });
+            if !some_kept {
+                return;
+            }
+            for (s, sec) in o.secs() {
+                if o.gc_root(s) == GcRoot::Unallocated
+                    && sec.flags() & E::SHF_LINK_ORDER as u64 == 0
+                    && candidate(res, f, s)
+                    && (sec.relas().is_empty() || is_debug_information(o.sec_name(s.index())))
+                {
+                    marks[s.index()].store(true, Relaxed);
                 }
             }
         });
@@ -632,7 +737,7 @@ fn link_order_dependents(res: &Resolved) -> Vec<Vec<(SecIdx, SecIdx)>> {
         let o = &res.objects[f.index()];
         let mut d: Vec<(SecIdx, SecIdx)> = o
             .secs()
-            .filter(|(_, sec)| sec.is_alloc() && sec.flags() & E::SHF_LINK_ORDER as u64 != 0)
+            .filter(|(_, sec)| sec.flags() & E::SHF_LINK_ORDER as u64 != 0)
             .filter_map(|(s, sec)| {
                 let link = sec.shdr.sh_link.get(crate::elf::LE);
                 (link != 0 && (link as usize) < o.sections.len()).then_some((SecIdx(link), s))

@@ -50,6 +50,9 @@ pub enum GcRoot {
     Yes = 1,
     /// Only if the link has a `__start_` or `__stop_` symbol for it (its name is a C identifier).
     IfBracketed = 2,
+    /// Not allocated, not a note: kept where something live refers to it, or with its file's allocated sections
+    /// as GNU ld keeps a file's debug information (`gc::Marker::keep_file_extras`).
+    Unallocated = 3,
 }
 
 /// A section's root class from its header and name, found when the sections are read, while both are in cache.
@@ -57,8 +60,15 @@ pub enum GcRoot {
 /// here, the roots step is several times faster, and parsing is no slower.
 pub fn root_by_header(name: &[u8], sh: &elf::Shdr) -> GcRoot {
     let flags = sh.sh_flags.get(elf::LE);
-    if flags & E::SHF_ALLOC as u64 == 0 || flags & E::SHF_GNU_RETAIN as u64 != 0 {
-        return GcRoot::Yes; // non-alloc (debug info, .comment) and SHF_GNU_RETAIN
+    if flags & E::SHF_GNU_RETAIN as u64 != 0 {
+        return GcRoot::Yes;
+    }
+    if flags & E::SHF_ALLOC as u64 == 0 {
+        // Notes are roots wherever they are, as in GNU ld (`.note.stapsdt` keeps its probes' code).
+        return match sh.sh_type.get(elf::LE) {
+            E::SHT_NOTE => GcRoot::Yes,
+            _ => GcRoot::Unallocated,
+        };
     }
     if matches!(
         sh.sh_type.get(elf::LE),

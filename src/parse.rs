@@ -240,7 +240,8 @@ impl ObjectFile {
         match self.sections[s.index()].name_bits >> 14 {
             0 => GcRoot::No,
             1 => GcRoot::Yes,
-            _ => GcRoot::IfBracketed,
+            2 => GcRoot::IfBracketed,
+            _ => GcRoot::Unallocated,
         }
     }
     /// Every input section with its index.

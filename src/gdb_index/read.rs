@@ -137,10 +137,12 @@ fn wanted_sections(res: &Resolved, f: FileId) -> ([SecIdx; WANTED.len()], bool) 
         return (found, false);
     }
     for s in o.debug_secs.clone().map(SecIdx) {
-        // Every non-allocated section is a root of the section GC (`names::root_by_header`), and the relocation
-        // tables among the debug sections are not: that class is read from the compact section list, before the
-        // header and the name.
-        if o.gc_root(s) != crate::names::GcRoot::Yes {
+        // An allocated section's GC class is `No` or `IfBracketed` (`names::root_by_header`), a debug section's is
+        // not: that class is read from the compact section list, before the header and the name.
+        if matches!(
+            o.gc_root(s),
+            crate::names::GcRoot::No | crate::names::GcRoot::IfBracketed
+        ) {
             continue;
         }
         let sec = o.sec(s);
