@@ -1961,7 +1961,7 @@ fn apply_z(cfg: &mut Config, keyword: &str) -> Result<(), String> {
         "interpose" => cfg.z_interpose = true,
         "pack-relative-relocs" => cfg.pack_relative_relocs = true,
         "nopack-relative-relocs" => cfg.pack_relative_relocs = false,
-        // Relocations are always sorted and combined; this is GNU ld's default too.
+        // `.rela.dyn` is always one section, sorted as GNU ld sorts it by default (`synthetic::rela::sort_combined`).
         "combreloc" => {}
         "nodefaultlib" => cfg.z_nodefaultlib = true,
         "nodump" => cfg.z_nodump = true,

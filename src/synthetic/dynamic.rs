@@ -169,7 +169,30 @@ impl Dynamic {
             add(E::DT_VERNEED, Value::SynthAddr(Synth::Verneed));
             add(E::DT_VERNEEDNUM, Value::Const(f.verneed_files as u64));
         }
+        // Last, where GNU ld turns its first spare `DT_NULL` into it; its value is known once `.rela.dyn` is sorted
+        // (`set_relative_count`).
+        if (f.kept)(Synth::RelaDyn) {
+            add(E::DT_RELACOUNT, Value::Const(0));
+        }
         d
+    }
+
+    /// Sets `DT_RELACOUNT` in the written section (`out`) to `count` relative relocations; where there are none,
+    /// the entry becomes a second `DT_NULL`, as GNU ld writes no `DT_RELACOUNT` then.
+    pub fn set_relative_count(&self, out: &mut [u8], count: u64) {
+        let Some(k) = (self.entries.iter()).position(|&(tag, _)| tag == E::DT_RELACOUNT as u64)
+        else {
+            return;
+        };
+        if let Some(e) = out.get_mut(16 * k..16 * k + 16) {
+            let tag = if count == 0 {
+                E::DT_NULL
+            } else {
+                E::DT_RELACOUNT
+            };
+            e[..8].copy_from_slice(&(tag as u64).to_le_bytes());
+            e[8..].copy_from_slice(&count.to_le_bytes());
+        }
     }
 
     /// The section's size: the entries and the terminating `DT_NULL`.

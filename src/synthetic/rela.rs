@@ -1,6 +1,9 @@
 //! Dynamic relocation entries (`Elf64_Rela`), as `.rela.dyn`, `.rela.plt` and `.rela.iplt` hold them: the GOT and
 //! PLT writer's (`got_plt`) and the input sections' (written while their relocations are applied).
 
+use crate::arch::Arch;
+use rayon::prelude::*;
+
 /// A dynamic relocation to be written into `.rela.dyn`, `.rela.plt` or `.rela.iplt`.
 #[derive(Clone, Copy)]
 pub struct DynRel {
@@ -16,4 +19,41 @@ pub fn put(out: &mut [u8], r: &DynRel) {
     out[0..8].copy_from_slice(&r.offset.to_le_bytes());
     out[8..16].copy_from_slice(&((r.sym as u64) << 32 | r.r_type as u64).to_le_bytes());
     out[16..24].copy_from_slice(&r.addend.to_le_bytes());
+}
+
+/// Sorts `.rela.dyn`'s entries (`bytes`) as GNU ld's `-z combreloc` (its default and rivet's) does: the relative
+/// relocations first, by offset; then the others by class (plain, copy, IRELATIVE, PLT), each symbol's together,
+/// the symbols in the order of their first offset. The dynamic loader applies the relative run without looking up
+/// symbols (it is `DT_RELACOUNT` long), and programs that relocate themselves (U-Boot on x86) expect the offsets to
+/// rise. Returns the number of relative relocations.
+pub fn sort_combined<A: Arch>(bytes: &mut [u8]) -> u64 {
+    let (entries, _) = bytes.as_chunks_mut::<24>();
+    let word = |e: &[u8; 24], at: usize| u64::from_le_bytes(e[at..at + 8].try_into().unwrap());
+    let class = |e: &[u8; 24]| match word(e, 8) as u32 {
+        t if t == A::R_RELATIVE => 0u8,
+        t if t == A::R_COPY => 2,
+        t if t == A::R_IRELATIVE => 3,
+        t if t == A::R_JUMP_SLOT => 4,
+        _ => 1,
+    };
+    // Relative first by offset, then the others by symbol and offset: each symbol's first offset is its run's first.
+    entries.par_sort_unstable_by_key(|e| (class(e) != 0, word(e, 8) >> 32, word(e, 0)));
+    let relative = entries.partition_point(|e| class(e) == 0);
+    let rest = &mut entries[relative..];
+    if rest.len() > 1 {
+        let mut keyed: Vec<(u8, u64, u64, [u8; 24])> = Vec::with_capacity(rest.len());
+        let mut first = (u64::MAX, 0);
+        for e in rest.iter() {
+            let sym = word(e, 8) >> 32;
+            if keyed.is_empty() || sym != first.0 {
+                first = (sym, word(e, 0));
+            }
+            keyed.push((class(e), first.1, word(e, 0), *e));
+        }
+        keyed.par_sort_unstable_by_key(|k| (k.0, k.1, k.2));
+        for (slot, k) in rest.iter_mut().zip(keyed) {
+            *slot = k.3;
+        }
+    }
+    relative as u64
 }

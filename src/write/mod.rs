@@ -955,7 +955,7 @@ fn write_linker_sections<A: Arch>(
         shared,
     ] = Parts::split(bytes, &groups);
     let shared = &shared;
-    let (((), ()), ((hdr_result, ()), cvs)) = rayon::join(
+    let ((relative, ()), ((hdr_result, ()), cvs)) = rayon::join(
         || {
             rayon::join(
                 || write_got_plt::<A>(cx, &mut got_plt),
@@ -991,6 +991,9 @@ fn write_linker_sections<A: Arch>(
         },
     );
     hdr_result?;
+    if let Some(range) = lay.synth_part(Synth::Dynamic).and_then(|o| o.range()) {
+        lay.dynamic.set_relative_count(&mut bytes[range], relative);
+    }
     Ok(EarlyHash {
         cvs,
         releasable,
@@ -1196,7 +1199,8 @@ fn write_eh_frame<A: Arch>(
 }
 
 /// Writes the GOT and PLT family (`synthetic::got_plt`) into its output sections.
-fn write_got_plt<A: Arch>(cx: &WriteCx, parts: &mut Parts) {
+/// Returns the number of relative relocations at the head of the sorted `.rela.dyn`.
+fn write_got_plt<A: Arch>(cx: &WriteCx, parts: &mut Parts) -> u64 {
     let lay = cx.lay;
     let kept = |s: Synth| lay.synth_part(s).filter(|o| o.shndx != 0);
     // Only parts with bytes: an empty one may start where the next one of its output section does.
@@ -1207,12 +1211,13 @@ fn write_got_plt<A: Arch>(cx: &WriteCx, parts: &mut Parts) {
             bytes: parts.take(o.offset as usize).unwrap_or_default(),
         })
     };
+    let rela_dyn = take(Synth::RelaDyn).map(|s| s.bytes).unwrap_or_default();
     let sections = got_plt::Sections {
         got: take(Synth::Got),
         got_plt: take(Synth::GotPlt),
         plt: take(Synth::Plt),
         iplt: take(Synth::Iplt),
-        rela_dyn: take(Synth::RelaDyn).map(|s| s.bytes).unwrap_or_default(),
+        rela_dyn: &mut *rela_dyn,
         rela_plt: take(Synth::RelaPlt).map(|s| s.bytes).unwrap_or_default(),
         rela_iplt: take(Synth::RelaIplt).map(|s| s.bytes).unwrap_or_default(),
     };
@@ -1229,6 +1234,8 @@ fn write_got_plt<A: Arch>(cx: &WriteCx, parts: &mut Parts) {
         copy_relro_base: lay.part_addr(&Part::CopyRelRo).unwrap_or(0),
     };
     got_plt::write::<A>(sections, &lay.aux_ids, &facts, &SlotLookup(cx));
+    // The input sections' entries are in place (written with their sections), and now the GOT's.
+    crate::synthetic::rela::sort_combined::<A>(rela_dyn)
 }
 
 /// The layout's answers to the GOT and PLT writer.
