@@ -42,6 +42,9 @@ pub struct MergeGroup {
     /// The distinct pieces, by hash shard (`intern::SHARDS` of them, one after the other in the output).
     pub shards: Vec<MergeShard>,
     pub size: u64,
+    /// The pieces' output offsets (`build_merges`' `piece_outs`) are from the group's start, not their shard's: a
+    /// string that ends another is not laid out, and points into that one, in another shard (`share_tails`).
+    pub tails_shared: bool,
 }
 
 /// One hash shard of a merge group: where it starts in the group, and its distinct pieces with their offsets from
@@ -145,7 +148,8 @@ pub fn build_merges(
     let shards = deduplicate_shards(&inputs, &chunks, &group_chunks);
     drop(t);
     let t = crate::timing::span("piece offsets");
-    let (groups, piece_outs) = place_shards(&inputs, shards)?;
+    let (mut groups, mut piece_outs) = place_shards(&inputs, shards)?;
+    share_tails(&inputs, &mut groups, &mut piece_outs);
     let cursors = shard_cursors(&chunks, &group_chunks);
     drop(t);
     let _t = crate::timing::span("piece tables");
@@ -417,6 +421,7 @@ fn place_shards(
             entsize,
             shards: Vec::with_capacity(SHARDS),
             size: 0,
+            tails_shared: false,
         })
         .collect();
     let mut piece_outs: Vec<Vec<u32>> = Vec::with_capacity(shards.len());
@@ -441,6 +446,121 @@ fn place_shards(
         piece_outs.push(outs);
     }
     Ok((groups, piece_outs))
+}
+
+/// GNU ld's string tail merging, for the strings a program loads (`.rodata.str*`): a string that ends another
+/// (`"ello"` and `"hello"`, each with its NUL) is not laid out, and its pieces point into the longer one. GNU ld also
+/// shares the tails of debug strings; rivet does not (as lld by default and mold): sorting every distinct debug
+/// string would cost the link a large share of its time, for a file the program never loads.
+///
+/// Sorting the group's distinct strings by their reversed bytes puts the strings that end a string right before it,
+/// longest last; each string then takes the place of the longest one it ends. The kept strings stay in their shards
+/// in their order, and every piece's offset becomes one from the group's start.
+fn share_tails(inputs: &MergeInputs, groups: &mut [MergeGroup], piece_outs: &mut [Vec<u32>]) {
+    for (k, g) in groups.iter_mut().enumerate() {
+        let (_, entsize, strings, _) = inputs.keys[k];
+        let (f, slot) = inputs.members[k][0];
+        let alloc = inputs.objects[f.index()]
+            .sec(inputs.section(f, slot))
+            .is_alloc();
+        if !strings || !alloc || g.size > u32::MAX as u64 {
+            continue;
+        }
+        // A string ends another where it starts on a character that keeps the group's alignment (as in GNU ld:
+        // `.rodata.str1.16`'s strings share only tails 16, 32… bytes into a string).
+        let step = g.align.max(entsize);
+        share_group_tails(g, step, &mut piece_outs[k * SHARDS..(k + 1) * SHARDS]);
+    }
+}
+
+fn share_group_tails(g: &mut MergeGroup, step: u64, outs: &mut [Vec<u32>]) {
+    // Every distinct string as (its last 8 bytes reversed, shard, index): the key orders most of them at once.
+    let tail_key = |b: &[u8]| {
+        let mut k = [0u8; 8];
+        for (d, s) in k.iter_mut().zip(b.iter().rev()) {
+            *d = *s;
+        }
+        u64::from_be_bytes(k)
+    };
+    let mut all: Vec<(u64, u8, u32)> = (g.shards.iter().enumerate())
+        .flat_map(|(s, sh)| {
+            (sh.pieces.iter().enumerate()).map(move |(i, p)| (tail_key(p.bytes), s as u8, i as u32))
+        })
+        .collect();
+    let bytes = |&(_, s, i): &(u64, u8, u32)| g.shards[s as usize].pieces[i as usize].bytes;
+    all.par_sort_unstable_by(|a, b| {
+        (a.0.cmp(&b.0)).then_with(|| bytes(a).iter().rev().cmp(bytes(b).iter().rev()))
+    });
+    // Per shard, per piece: the (shard, index) of the string it is laid out in, and how far into it.
+    let mut within: Vec<Vec<(u8, u32, u32)>> = (g.shards.iter().enumerate())
+        .map(|(s, sh)| {
+            (0..sh.pieces.len() as u32)
+                .map(|i| (s as u8, i, 0))
+                .collect()
+        })
+        .collect();
+    for j in (0..all.len().saturating_sub(1)).rev() {
+        let (short, long) = (bytes(&all[j]), bytes(&all[j + 1]));
+        if long.len() > short.len()
+            && long.ends_with(short)
+            && (long.len() - short.len()) as u64 % step == 0
+        {
+            let (_, ls, li) = all[j + 1];
+            let (rs, ri, at) = within[ls as usize][li as usize];
+            let delta = at + (long.len() - short.len()) as u32;
+            let (_, s, i) = all[j];
+            within[s as usize][i as usize] = (rs, ri, delta);
+        }
+    }
+    // The kept strings, shard after shard, in their order; then each piece's offset from the group's start.
+    let mut new_offsets: Vec<Vec<u32>> = Vec::with_capacity(g.shards.len());
+    let mut size = 0u64;
+    for (s, sh) in g.shards.iter_mut().enumerate() {
+        let start = align_up(size, g.align);
+        let mut at = 0u64;
+        let mut offs = Vec::with_capacity(sh.pieces.len());
+        for (i, p) in sh.pieces.iter().enumerate() {
+            if within[s][i] == (s as u8, i as u32, 0) {
+                at = align_up(at, g.align);
+                offs.push((start + at) as u32);
+                at += p.bytes.len() as u64;
+            } else {
+                offs.push(u32::MAX);
+            }
+        }
+        sh.start = start;
+        if at > 0 {
+            size = start + at;
+        }
+        new_offsets.push(offs);
+    }
+    let place = |s: usize, i: usize| {
+        let (rs, ri, delta) = within[s][i];
+        new_offsets[rs as usize][ri as usize] + delta
+    };
+    (outs.par_iter_mut().enumerate()).for_each(|(s, list)| {
+        let old = &g.shards[s].offsets;
+        for o in list.iter_mut() {
+            let i = old.partition_point(|&x| x < *o);
+            *o = place(s, i);
+        }
+    });
+    for (s, sh) in g.shards.iter_mut().enumerate() {
+        let kept: Vec<bool> = (0..sh.pieces.len())
+            .map(|i| within[s][i] == (s as u8, i as u32, 0))
+            .collect();
+        let mut i = 0;
+        sh.pieces.retain(|_| {
+            i += 1;
+            kept[i - 1]
+        });
+        sh.offsets = (new_offsets[s].iter())
+            .filter(|&&o| o != u32::MAX)
+            .map(|&o| o - sh.start as u32)
+            .collect();
+    }
+    g.size = size;
+    g.tails_shared = true;
 }
 
 /// Where each chunk's run starts in each shard's pieces.
@@ -509,12 +629,14 @@ fn chunk_piece_tables(
                 .zip(&chunk.shards[w[0]..w[1]])
                 .map(|(&in_off, &s)| {
                     let s = s as usize;
-                    let rel = outs[s][cursor[s] as usize];
+                    let rel = outs[s][cursor[s] as usize] as u64;
                     cursor[s] += 1;
-                    PieceMap {
-                        in_off,
-                        out_off: g.shards[s].start + rel as u64,
-                    }
+                    let out_off = if g.tails_shared {
+                        rel
+                    } else {
+                        g.shards[s].start + rel
+                    };
+                    PieceMap { in_off, out_off }
                 })
                 .collect();
             PieceTable::new(
