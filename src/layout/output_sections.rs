@@ -75,10 +75,12 @@ impl Builder<'_> {
         i
     }
 
-    fn add_synth(&mut self, s: Synth, sh_type: u32, flags: u64, align: u64, entsize: u64) {
+    /// Returns whether the section is made.
+    fn add_synth(&mut self, s: Synth, sh_type: u32, flags: u64, align: u64, entsize: u64) -> bool {
         // Under a script, where a statement matching its name puts it, as GNU ld places its own input sections
-        // (`.iplt` in `.plt`, `.note.gnu.build-id` in a kernel's `.notes`); otherwise its own section. A note
-        // `/DISCARD/` takes is not made. The symbol and section name tables are never inputs.
+        // (`.iplt` in `.plt`, `.note.gnu.build-id` in a kernel's `.notes`); otherwise its own section. A note,
+        // `.interp` or a symbol hash table that `/DISCARD/` takes is not made (nothing else needs them; U-Boot's
+        // script discards `.gnu*` and `.interp`). The symbol and section name tables are never inputs.
         let linker_made = InputName {
             path: "",
             member: None,
@@ -94,9 +96,17 @@ impl Builder<'_> {
                 sc.outputs[d as usize].name.as_bytes()
             }
             Some((_, DISCARD))
-                if matches!(s, Synth::BuildId | Synth::GnuProperty | Synth::PackageNote) =>
+                if matches!(
+                    s,
+                    Synth::BuildId
+                        | Synth::GnuProperty
+                        | Synth::PackageNote
+                        | Synth::Interp
+                        | Synth::Hash
+                        | Synth::GnuHash
+                ) =>
             {
-                return;
+                return false;
             }
             _ => s.name(),
         };
@@ -106,6 +116,7 @@ impl Builder<'_> {
         o.entsize = entsize;
         o.parts.push(Part::Synthetic(s));
         self.synth.insert(s, i, align);
+        true
     }
 }
 
@@ -358,8 +369,8 @@ fn add_synthetic_sections<A: Arch>(
             .dynamic_linker
             .clone()
             .unwrap_or_else(|| A::DYNAMIC_LINKER.into());
-        b.add_synth(Synth::Interp, E::SHT_PROGBITS, E::SHF_ALLOC as u64, 1, 0);
-        Some(path.into_bytes())
+        b.add_synth(Synth::Interp, E::SHT_PROGBITS, E::SHF_ALLOC as u64, 1, 0)
+            .then(|| path.into_bytes())
     } else {
         None
     };
