@@ -769,8 +769,8 @@ fn visit<'s>(scope: &rayon::Scope<'s>, mut stack: Vec<(FileId, SecIdx)>, step: S
 /// `--print-gc-sections`, in lld's wording: one line per discarded section, in input order.
 fn print_removed_sections(res: &Resolved, live: &[Vec<bool>]) {
     for (f, o) in res.objects.iter().enumerate() {
-        for (s, sec) in o.secs() {
-            if !live[f][s.index()] && candidate(res, FileId::new(f), s) && sec.is_alloc() {
+        for s in (0..o.sections.len()).map(SecIdx::new) {
+            if !live[f][s.index()] && candidate(res, FileId::new(f), s) {
                 eprintln!(
                     "removing unused section {}:({})",
                     o.name,

@@ -150,19 +150,30 @@ fn facts(dir: &Path, out: &str) -> Vec<String> {
     v
 }
 
-fn link(ld: &Path, dir: &Path, out: &str, args: &[&str]) {
+/// Links with `--print-gc-sections`; returns the removed sections it lists, as (file, section), in either
+/// linker's wording.
+fn link(ld: &Path, dir: &Path, out: &str, args: &[&str]) -> Vec<(String, String)> {
     let o = Command::new(ld)
         .args(args)
-        .args(["-o", out])
+        .args(["--print-gc-sections", "-o", out])
         .current_dir(dir)
         .output()
         .unwrap();
-    assert!(
-        o.status.success(),
-        "{} {args:?}: {}",
-        ld.display(),
-        String::from_utf8_lossy(&o.stderr)
-    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{} {args:?}: {err}", ld.display());
+    err.lines()
+        .filter_map(|l| l.split_once("removing unused section ").map(|(_, r)| r))
+        .filter_map(|r| {
+            // GNU ld: '.sec' in file 'f'; rivet (lld's words): f:(.sec).
+            if let Some(r) = r.strip_prefix('\'') {
+                let (sec, rest) = r.split_once("' in file '")?;
+                Some((rest.trim_end_matches('\'').to_string(), sec.to_string()))
+            } else {
+                let (file, sec) = r.split_once(":(")?;
+                Some((file.to_string(), sec.trim_end_matches(')').to_string()))
+            }
+        })
+        .collect()
 }
 
 #[test]
@@ -263,12 +274,26 @@ fn unallocated_sections_and_eh_frame_are_collected_as_gnu_ld() {
                 .into_iter()
                 .filter(|a| !a.is_empty())
                 .collect();
-            link(&bfd, &dir, "b.out", &args);
-            link(&rivet, &dir, "r.out", &args);
+            let removed_b = link(&bfd, &dir, "b.out", &args);
+            let removed_r = link(&rivet, &dir, "r.out", &args);
             assert_eq!(
                 facts(&dir, "r.out"),
                 facts(&dir, "b.out"),
                 "{c}: {args:?}: rivet's output (left) differs from GNU ld's"
+            );
+            // `--print-gc-sections` names what went: GNU ld's list (which leaves out empty sections), and the
+            // files' empty `.text`, `.data` and `.bss`.
+            let empty = [".text", ".data", ".bss"];
+            let extra: Vec<&(String, String)> = (removed_r.iter())
+                .filter(|r| !removed_b.contains(r) && !empty.contains(&r.1.as_str()))
+                .collect();
+            let missing: Vec<&(String, String)> = removed_b
+                .iter()
+                .filter(|b| !removed_r.contains(b))
+                .collect();
+            assert!(
+                extra.is_empty() && missing.is_empty(),
+                "{c}: {args:?}: --print-gc-sections: rivet's extra {extra:?}, missing {missing:?}"
             );
         }
     }
