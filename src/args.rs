@@ -941,7 +941,7 @@ const OPTIONS: &[OptSpec] = &[
     flag(Opt::PrintIcfSections, &["--print-icf-sections"], "List the sections --icf folds"),
     value(Opt::KeepUnique, &["--keep-unique"], "SYMBOL", "Never fold the section that defines SYMBOL with --icf"),
     flag(Opt::NoPrintIcfSections, &["--no-print-icf-sections"], "Do not list folded sections (default)"),
-    value(Opt::Optimize, &["-O"], "LEVEL", "Optimization level (accepted; same output at every level)"),
+    value(Opt::Optimize, &["-O"], "LEVEL", "Optimization level (2 or more: share string tails, as a script does)"),
     value(Opt::Map, &["-Map"], "FILE", "Write a link map to FILE: output sections, input sections, symbols, archive members"),
     value(Opt::Reproduce, &["--reproduce"], "FILE.tar", "Write the inputs and a response file repeating this link to FILE.tar"),
     value(Opt::WhyExtract, &["--why-extract"], "FILE", "Write why each archive member was pulled in to FILE ('-' for stdout)"),

@@ -130,10 +130,12 @@ struct Chunk {
 
 /// Builds the merge groups from each file's live merge sections (`live_merge`, in section order, listed by the
 /// output-section pass) and each section's output section (`sec_osec`).
+/// `share_tails`: GNU ld's string tail merging (`share_tails`).
 pub fn build_merges(
     res: &Resolved,
     live_merge: &[Vec<SecIdx>],
     sec_osec: &[Vec<OsecId>],
+    share_tails: bool,
 ) -> Result<MergeResult> {
     let inputs = MergeInputs::new(res, live_merge, sec_osec);
     let spans = inputs.chunk_spans();
@@ -149,7 +151,10 @@ pub fn build_merges(
     drop(t);
     let t = crate::timing::span("piece offsets");
     let (mut groups, mut piece_outs) = place_shards(&inputs, shards)?;
-    share_tails(&inputs, &mut groups, &mut piece_outs);
+    if share_tails {
+        let _t = crate::timing::span("share string tails");
+        self::share_tails(&inputs, &mut groups, &mut piece_outs);
+    }
     let cursors = shard_cursors(&chunks, &group_chunks);
     drop(t);
     let _t = crate::timing::span("piece tables");
@@ -449,9 +454,10 @@ fn place_shards(
 }
 
 /// GNU ld's string tail merging, for the strings a program loads (`.rodata.str*`): a string that ends another
-/// (`"ello"` and `"hello"`, each with its NUL) is not laid out, and its pieces point into the longer one. GNU ld also
-/// shares the tails of debug strings; rivet does not (as lld by default and mold): sorting every distinct debug
-/// string would cost the link a large share of its time, for a file the program never loads.
+/// (`"ello"` and `"hello"`, each with its NUL) is not laid out, and its pieces point into the longer one. Done under
+/// a `SECTIONS` script (firmware and kernels, whose images GNU ld's layout must fit) and at `-O2` (lld's option for
+/// it); elsewhere rivet, as lld and mold, leaves it out: on clang-so's 44 MB of strings it cost 40 ms, 6% of the
+/// link. GNU ld also shares the tails of debug strings; rivet does not, for a file the program never loads.
 ///
 /// Sorting the group's distinct strings by their reversed bytes puts the strings that end a string right before it,
 /// longest last; each string then takes the place of the longest one it ends. The kept strings stay in their shards
@@ -474,90 +480,100 @@ fn share_tails(inputs: &MergeInputs, groups: &mut [MergeGroup], piece_outs: &mut
 }
 
 fn share_group_tails(g: &mut MergeGroup, step: u64, outs: &mut [Vec<u32>]) {
-    // Every distinct string as (its last 8 bytes reversed, shard, index): the key orders most of them at once.
+    // Every distinct string as (its last 16 bytes reversed, its length, its number): the key orders almost all of
+    // them and tells most suffixes apart without reading the strings, which lie all over the inputs.
+    let firsts: Vec<u32> = (g.shards.iter())
+        .scan(0u32, |n, sh| {
+            let first = *n;
+            *n += sh.pieces.len() as u32;
+            Some(first)
+        })
+        .collect();
+    let piece = |n: u32| {
+        let s = firsts.partition_point(|&f| f <= n) - 1;
+        &g.shards[s].pieces[(n - firsts[s]) as usize]
+    };
     let tail_key = |b: &[u8]| {
-        let mut k = [0u8; 8];
+        let mut k = [0u8; 16];
         for (d, s) in k.iter_mut().zip(b.iter().rev()) {
             *d = *s;
         }
-        u64::from_be_bytes(k)
+        u128::from_be_bytes(k)
     };
-    let mut all: Vec<(u64, u8, u32)> = (g.shards.iter().enumerate())
-        .flat_map(|(s, sh)| {
-            (sh.pieces.iter().enumerate()).map(move |(i, p)| (tail_key(p.bytes), s as u8, i as u32))
+    let mut all: Vec<(u128, u32, u32)> = (g.shards.iter().zip(&firsts))
+        .flat_map(|(sh, &first)| {
+            (sh.pieces.iter().enumerate())
+                .map(move |(i, p)| (tail_key(p.bytes), p.bytes.len() as u32, first + i as u32))
         })
         .collect();
-    let bytes = |&(_, s, i): &(u64, u8, u32)| g.shards[s as usize].pieces[i as usize].bytes;
     all.par_sort_unstable_by(|a, b| {
-        (a.0.cmp(&b.0)).then_with(|| bytes(a).iter().rev().cmp(bytes(b).iter().rev()))
-    });
-    // Per shard, per piece: the (shard, index) of the string it is laid out in, and how far into it.
-    let mut within: Vec<Vec<(u8, u32, u32)>> = (g.shards.iter().enumerate())
-        .map(|(s, sh)| {
-            (0..sh.pieces.len() as u32)
-                .map(|i| (s as u8, i, 0))
-                .collect()
+        (a.0.cmp(&b.0)).then_with(|| {
+            if a.1 <= 16 && b.1 <= 16 {
+                a.1.cmp(&b.1)
+            } else {
+                (piece(a.2).bytes.iter().rev()).cmp(piece(b.2).bytes.iter().rev())
+            }
         })
-        .collect();
-    for j in (0..all.len().saturating_sub(1)).rev() {
-        let (short, long) = (bytes(&all[j]), bytes(&all[j + 1]));
-        if long.len() > short.len()
-            && long.ends_with(short)
-            && (long.len() - short.len()) as u64 % step == 0
-        {
-            let (_, ls, li) = all[j + 1];
-            let (rs, ri, at) = within[ls as usize][li as usize];
-            let delta = at + (long.len() - short.len()) as u32;
-            let (_, s, i) = all[j];
-            within[s as usize][i as usize] = (rs, ri, delta);
+    });
+    // Per string: the string it is laid out in, and how far into it (itself and 0 for a kept one).
+    let total = all.len();
+    let mut within: Vec<(u32, u32)> = (0..total as u32).map(|n| (n, 0)).collect();
+    for j in (0..total.saturating_sub(1)).rev() {
+        let ((ks, ls, ns), (kl, ll, nl)) = (all[j], all[j + 1]);
+        if ll <= ls || (ll - ls) as u64 % step != 0 {
+            continue;
+        }
+        let ends = if ls <= 16 {
+            (ks ^ kl) >> (8 * (16 - ls)) == 0
+        } else {
+            ks == kl && piece(nl).bytes.ends_with(piece(ns).bytes)
+        };
+        if ends {
+            let (r, at) = within[nl as usize];
+            within[ns as usize] = (r, at + (ll - ls));
         }
     }
+    drop(all);
     // The kept strings, shard after shard, in their order; then each piece's offset from the group's start.
-    let mut new_offsets: Vec<Vec<u32>> = Vec::with_capacity(g.shards.len());
+    let mut placed = vec![u32::MAX; total];
     let mut size = 0u64;
-    for (s, sh) in g.shards.iter_mut().enumerate() {
+    for (sh, &first) in g.shards.iter_mut().zip(&firsts) {
         let start = align_up(size, g.align);
         let mut at = 0u64;
-        let mut offs = Vec::with_capacity(sh.pieces.len());
         for (i, p) in sh.pieces.iter().enumerate() {
-            if within[s][i] == (s as u8, i as u32, 0) {
+            let n = first as usize + i;
+            if within[n].0 == n as u32 {
                 at = align_up(at, g.align);
-                offs.push((start + at) as u32);
+                placed[n] = (start + at) as u32;
                 at += p.bytes.len() as u64;
-            } else {
-                offs.push(u32::MAX);
             }
         }
         sh.start = start;
         if at > 0 {
             size = start + at;
         }
-        new_offsets.push(offs);
     }
-    let place = |s: usize, i: usize| {
-        let (rs, ri, delta) = within[s][i];
-        new_offsets[rs as usize][ri as usize] + delta
+    let place = |n: usize| {
+        let (r, delta) = within[n];
+        placed[r as usize] + delta
     };
     (outs.par_iter_mut().enumerate()).for_each(|(s, list)| {
-        let old = &g.shards[s].offsets;
+        let (old, first) = (&g.shards[s].offsets, firsts[s] as usize);
         for o in list.iter_mut() {
-            let i = old.partition_point(|&x| x < *o);
-            *o = place(s, i);
+            *o = place(first + old.partition_point(|&x| x < *o));
         }
     });
-    for (s, sh) in g.shards.iter_mut().enumerate() {
-        let kept: Vec<bool> = (0..sh.pieces.len())
-            .map(|i| within[s][i] == (s as u8, i as u32, 0))
+    for (sh, &first) in g.shards.iter_mut().zip(&firsts) {
+        let keep = |i: usize| within[first as usize + i].0 == first + i as u32;
+        sh.offsets = (0..sh.pieces.len())
+            .filter(|&i| keep(i))
+            .map(|i| placed[first as usize + i] - sh.start as u32)
             .collect();
         let mut i = 0;
         sh.pieces.retain(|_| {
             i += 1;
-            kept[i - 1]
+            keep(i - 1)
         });
-        sh.offsets = (new_offsets[s].iter())
-            .filter(|&&o| o != u32::MAX)
-            .map(|&o| o - sh.start as u32)
-            .collect();
     }
     g.size = size;
     g.tails_shared = true;
