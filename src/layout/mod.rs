@@ -355,6 +355,40 @@ pub struct RelocBases {
 }
 
 impl RelocBases {
+    /// Bases for per-file (section, count) lists, the first entry at `start`, in the order of the sections' places
+    /// (`place_osec` and `sec_off`; output sections in their order): their addresses' order, so that `.rela.dyn`'s
+    /// sort (`rela::sort_combined`) finds its relative relocations in order but for the GOT's.
+    fn in_place_order(
+        counts: &[Vec<(SecIdx, u32)>],
+        start: u64,
+        (place_osec, sec_off): (&[Vec<OsecId>], &[Vec<u64>]),
+    ) -> RelocBases {
+        let mut order: Vec<(u32, u64, u32, u32)> = (counts.iter().enumerate())
+            .flat_map(|(f, c)| {
+                c.iter().enumerate().map(move |(k, &(s, _))| {
+                    let osec = place_osec[f].get(s.index()).map_or(u32::MAX, |o| o.0);
+                    let off = sec_off[f].get(s.index()).copied().unwrap_or(0);
+                    (osec, off, f as u32, k as u32)
+                })
+            })
+            .collect();
+        rayon::slice::ParallelSliceMut::par_sort_unstable(&mut order[..]);
+        let mut per_file: Vec<Vec<(SecIdx, u32, u64)>> = counts
+            .iter()
+            .map(|c| c.iter().map(|&(s, n)| (s, n, 0)).collect())
+            .collect();
+        let mut next = start;
+        for &(_, _, f, k) in &order {
+            let e = &mut per_file[f as usize][k as usize];
+            e.2 = next;
+            next += e.1 as u64;
+        }
+        RelocBases {
+            per_file,
+            end: next,
+        }
+    }
+
     /// Bases for per-file (section, count) lists, the first entry at `start`.
     fn new(counts: &[Vec<(SecIdx, u32)>], start: u64) -> RelocBases {
         let mut next = start;
@@ -472,7 +506,7 @@ pub fn layout<A: Arch>(
     let t = span("GOT, PLT, dynamic symbols");
     let mut slots = {
         let _t = span("GOT and PLT slots");
-        slots::number_slots_of_symbols(&cx, &mut osecs, &map)
+        slots::number_slots_of_symbols(&cx, &mut osecs, &map, &place)
     };
     let dynamic = dynsym::dynamic_symbols(&cx, &mut slots);
     drop(t);

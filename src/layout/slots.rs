@@ -50,7 +50,12 @@ pub struct Slots {
     pub irel_total: u64,
 }
 
-pub fn number_slots_of_symbols(cx: &Cx, osecs: &mut [OutputSection], map: &SectionMap) -> Slots {
+pub fn number_slots_of_symbols(
+    cx: &Cx,
+    osecs: &mut [OutputSection],
+    map: &SectionMap,
+    place: &super::place::Placement,
+) -> Slots {
     let Cx {
         config,
         space,
@@ -143,7 +148,11 @@ pub fn number_slots_of_symbols(cx: &Cx, osecs: &mut [OutputSection], map: &Secti
     place_in_bss(cx, osecs, map, &copy_syms, &mut slots);
     // Dynamic relocation areas: [GOT][copy][sections][IRELATIVE].
     let (got_dyn_relocs, copy_relocs) = (slots.got_dyn_relocs, slots.copy_relocs);
-    slots.dyn_reloc_base = RelocBases::new(&scan.dyn_relocs, got_dyn_relocs + copy_relocs);
+    slots.dyn_reloc_base = RelocBases::in_place_order(
+        &scan.dyn_relocs,
+        got_dyn_relocs + copy_relocs,
+        (&place.place_osec, &place.sec_off),
+    );
     slots.irel_base = RelocBases::new(&scan.irel_relocs, irel_got);
     slots.sec_dyn_relocs = slots.dyn_reloc_base.end - got_dyn_relocs - copy_relocs;
     slots.irel_total = slots.irel_base.end;
