@@ -520,7 +520,7 @@ fn share_group_tails(g: &mut MergeGroup, step: u64, outs: &mut [Vec<u32>]) {
     let mut within: Vec<(u32, u32)> = (0..total as u32).map(|n| (n, 0)).collect();
     for j in (0..total.saturating_sub(1)).rev() {
         let ((ks, ls, ns), (kl, ll, nl)) = (all[j], all[j + 1]);
-        if ll <= ls || (ll - ls) as u64 % step != 0 {
+        if ll <= ls || !((ll - ls) as u64).is_multiple_of(step) {
             continue;
         }
         let ends = if ls <= 16 {
