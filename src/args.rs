@@ -1849,6 +1849,12 @@ impl Config {
         self.magic == Magic::Paged
     }
 
+    /// Whether merged strings share their tails, as GNU ld's do: under a `SECTIONS` script and at `-O2`
+    /// (`merge::share_tails`).
+    pub fn shares_string_tails(&self) -> bool {
+        self.sections.is_some() || self.opt_level >= 2
+    }
+
     /// The configuration with what the scripts read say applied: `ENTRY` unless `-e` was given, `EXTERN` as
     /// `-u`, assignments outside `SECTIONS` as `--defsym`s (evaluated with them, after the command line's;
     /// `PROVIDE`'s only for symbols the inputs refer to and do not define; `HIDDEN`'s not exported), `VERSION` as a

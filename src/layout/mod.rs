@@ -475,12 +475,9 @@ pub fn layout<A: Arch>(
     script::check_linker_made_places(config, &osecs, &map)?;
     script::check_crossrefs(config, res, &osecs, &map)?;
     let t = span("merge sections, split .eh_frame");
-    let (merges, merge_secs, piece_maps) = crate::merge::build_merges(
-        res,
-        &map.live_merge,
-        &map.sec_osec,
-        config.sections.is_some() || config.opt_level >= 2,
-    )?;
+    let tails = config.shares_string_tails();
+    let (merges, merge_secs, piece_maps) =
+        crate::merge::build_merges(res, &map.live_merge, &map.sec_osec, tails)?;
     let (eh_records, cie_redirect) = {
         let _t = span("split .eh_frame");
         let mut recs = eh_frame::split_eh_frames::<A>(res, live)?;
