@@ -159,10 +159,10 @@ fn script_output_name<'a>(
     }
 }
 
-/// One file's output section names (name, type, flags, first-seen order), its sections' indices in that list,
+/// One file's output section names (name, type, flags, alignment, first-seen order), its sections' indices in that list,
 /// its live merge sections, and its `.text` inputs outside `rules::TEXT_MAIN` (`SectionMap::text_groups`).
 type FileNames<'a> = (
-    Vec<(&'a [u8], u32, u64)>,
+    Vec<(&'a [u8], u32, u64, u64)>,
     Vec<OsecId>,
     Vec<SecIdx>,
     Vec<(SecIdx, u8)>,
@@ -173,7 +173,7 @@ type FileNames<'a> = (
 fn file_names<'a>(cx: &Cx<'a>, f: FileId) -> FileNames<'a> {
     let (live, script) = (cx.live, cx.config.sections.as_deref());
     let o = &cx.res.objects[f.index()];
-    let mut v: Vec<(&[u8], u32, u64)> = Vec::new();
+    let mut v: Vec<(&[u8], u32, u64, u64)> = Vec::new();
     let mut local = vec![OsecId::NONE; o.sections.len()];
     let mut merge = Vec::new();
     let mut groups = Vec::new();
@@ -209,17 +209,18 @@ fn file_names<'a>(cx: &Cx<'a>, f: FileId) -> FileNames<'a> {
             b".fini_array" => E::SHT_FINI_ARRAY,
             _ => sec.sh_type(),
         };
-        local[s.index()] = match v.iter().position(|(m, _, _)| *m == n) {
+        local[s.index()] = match v.iter().position(|(m, ..)| *m == n) {
             Some(k) => {
                 let e = &mut v[k];
                 if sh_type != E::SHT_NOBITS {
                     e.1 = sh_type;
                 }
                 e.2 |= sec.flags();
+                e.3 = e.3.max(sec.align());
                 OsecId::new(k)
             }
             None => {
-                v.push((n, sh_type, sec.flags()));
+                v.push((n, sh_type, sec.flags(), sec.align()));
                 OsecId::new(v.len() - 1)
             }
         };
@@ -249,18 +250,26 @@ pub fn output_sections<A: Arch>(cx: &Cx) -> (Vec<OutputSection>, SectionMap) {
     let names_per_file: Vec<FileNames> = res.runs.map(|f| file_names(cx, f));
     let mut file_osecs: Vec<Vec<OsecId>> = vec![Vec::new(); objects.len()];
     // Met in load order, as GNU ld meets its orphans.
+    let mut first_file_end = None;
     for f in res.order.files(objects.len()) {
         let v = &names_per_file[f.index()].0;
         let mut ids = Vec::with_capacity(v.len());
-        for &(n, t, fl) in v {
+        for &(n, t, fl, align) in v {
             let t = if t == A::SHT_PROGBITS_LIKE {
                 E::SHT_PROGBITS
             } else {
                 t
             };
-            ids.push(b.get_or_add(n, t, fl));
+            let id = b.get_or_add(n, t, fl);
+            // A note's alignment orders the orphan notes under a script (`script::order_sections`).
+            let o = &mut b.osecs[id.index()];
+            if o.sh_type == E::SHT_NOTE {
+                o.align = o.align.max(align);
+            }
+            ids.push(id);
         }
         file_osecs[f.index()] = ids;
+        first_file_end.get_or_insert(b.osecs.len());
     }
     let with_inputs = b.osecs.len();
     // Commons that are still the definition (a shared library's or the linker's may have replaced one).
@@ -278,7 +287,13 @@ pub fn output_sections<A: Arch>(cx: &Cx) -> (Vec<OutputSection>, SectionMap) {
     let rules = Rules::of(config);
     let mut order: Vec<u32> = (0..b.osecs.len() as u32).collect();
     match script {
-        Some(sc) => super::script::order_sections(sc, &rules, &mut b.osecs, &mut order),
+        Some(sc) => {
+            let met = (
+                first_file_end.unwrap_or(with_inputs),
+                with_inputs..b.osecs.len(),
+            );
+            super::script::order_sections(sc, &rules, &mut b.osecs, &mut order, met)
+        }
         None => order.sort_by_key(|&i| {
             let o = &b.osecs[i as usize];
             rules.rank(&o.name, o.sh_type, o.flags)

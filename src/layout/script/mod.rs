@@ -6,7 +6,7 @@
 
 use super::eh_frame::eh_block_size;
 use super::output_sections::Builder;
-use super::rules::{Rules, init_priority, segment_class};
+use super::rules::init_priority;
 use super::{EhRecords, OutputSection, Synth, SynthMap};
 use crate::args::Config;
 use crate::elf::align_up;
@@ -16,18 +16,20 @@ use crate::parse::SectionKind;
 use crate::resolve::Resolved;
 use crate::scan::{self, Scan};
 use crate::script::ast::Sort;
-use crate::script::sections::{BASE, DISCARD, InputName, ORPHAN, SectionsScript, unpack_selection};
+use crate::script::sections::{DISCARD, InputName, ORPHAN, SectionsScript, unpack_selection};
 use object::elf as E;
 use rayon::prelude::*;
 
 mod crossrefs;
 mod loads;
+mod orphans;
 mod regions;
 mod runs;
 mod walk;
 
 pub use crossrefs::check as check_crossrefs;
 pub use loads::phdrs_segments;
+pub use orphans::order_sections;
 pub use runs::{Placed, list_runs, place_runs};
 pub use walk::{ScriptAddresses, ScriptExtras, Walk, assign_addresses, nearby_section};
 
@@ -62,126 +64,6 @@ fn settle_flags(sc: &SectionsScript, d: usize, o: &mut OutputSection) {
         o.flags &= !(E::SHF_ALLOC as u64);
     } else if sc.has_data(d) {
         o.sh_type = E::SHT_PROGBITS;
-    }
-}
-
-/// Output section order under a script: its sections in script order; each orphan (an input or linker-made
-/// section no statement places) where GNU ld puts it: after the script's section named for its kind
-/// (`orphan_place`), even an empty one; without that, after the last script section of its kind (the default
-/// rules' segment class: read-only, code, RELRO, data; zero-fill after zero-fill, other data after other data
-/// where the script has both), or before the first of a later kind; non-allocated orphans last.
-pub fn order_sections(
-    sc: &SectionsScript,
-    rules: &Rules,
-    osecs: &mut [OutputSection],
-    order: &mut [u32],
-) {
-    let class = |o: &OutputSection| {
-        if o.is_alloc() {
-            segment_class(rules.rank(&o.name, o.sh_type, o.flags))
-        } else {
-            u32::MAX
-        }
-    };
-    // The script's sections: class, place, NOBITS, type.
-    let mut anchors: Vec<(u32, i64, bool, u32)> = Vec::new();
-    for (i, o) in osecs.iter_mut().enumerate() {
-        if let Some(d) = sc.output(&o.name) {
-            settle_flags(sc, d, o);
-            if o.flags != 0 || !o.parts.is_empty() {
-                anchors.push((class(o), 2 * i as i64, o.is_nobits(), o.sh_type));
-            }
-        }
-    }
-    // The script's sections GNU ld places orphans after, by name.
-    let named = |n: &[u8]| {
-        (sc.output(n).is_some())
-            .then(|| osecs.iter().position(|o| o.name == n))
-            .flatten()
-            .map(|i| 2 * i as i64)
-    };
-    let places: Vec<(&[u8], Option<i64>)> = ORPHAN_PLACES.iter().map(|&n| (n, named(n))).collect();
-    let place_of = |n: &[u8]| places.iter().find(|p| p.0 == n).and_then(|p| p.1);
-    // `INSERT`s into rivet's default layout: the layout's own sections by their rank, for the orphans to go where
-    // the rules put them without a script.
-    let builtin: Vec<(u32, i64)> = match sc.builtin_base {
-        true => (osecs.iter().enumerate())
-            .filter(|(_, o)| sc.output(&o.name).is_some_and(|d| sc.groups[d] == BASE))
-            .filter_map(|(i, o)| Some((rules.named_rank(&o.name)?, 2 * i as i64)))
-            .collect(),
-        false => Vec::new(),
-    };
-    let key = |i: usize, o: &OutputSection| -> (i64, u32) {
-        if sc.output(&o.name).is_some() {
-            return (2 * i as i64, 0);
-        }
-        let rank = rules.rank(&o.name, o.sh_type, o.flags);
-        let c = class(o);
-        if c == u32::MAX {
-            return (i64::MAX, rank);
-        }
-        if sc.builtin_base {
-            let after = builtin.iter().rev().find(|a| a.0 <= rank);
-            return (after.map_or(-1, |a| a.1 + 1), rank);
-        }
-        if let Some(at) = orphan_place(o).iter().find_map(|&n| place_of(n)) {
-            return (at + 1, rank);
-        }
-        // Data with contents where no script section of its kind has any: after the last allocated one of its
-        // type that has (GNU ld's `lang_output_section_find_by_flags`), not after zero-fill, which would then
-        // take file space.
-        let data = !o.is_nobits()
-            && !o.is_tls()
-            && o.flags & (E::SHF_WRITE | E::SHF_EXECINSTR) as u64 == E::SHF_WRITE as u64;
-        let loaded =
-            || (anchors.iter().rev()).find(|a| data && a.0 != u32::MAX && !a.2 && a.3 == o.sh_type);
-        let same = (anchors.iter().rev())
-            .find(|a| a.0 == c && a.2 == o.is_nobits())
-            .or_else(loaded)
-            .or_else(|| anchors.iter().rev().find(|a| a.0 == c));
-        let before = anchors.iter().rev().find(|a| a.0 < c);
-        match (same, before) {
-            (Some(a), _) | (None, Some(a)) => (a.1 + 1, rank),
-            (None, None) => (-1, rank),
-        }
-    };
-    order.sort_by_key(|&i| key(i as usize, &osecs[i as usize]));
-}
-
-/// The names of the sections GNU ld places orphans after (`orphan_place`).
-const ORPHAN_PLACES: [&[u8]; 8] = [
-    b".interp",
-    b".bss",
-    b".tdata",
-    b".data",
-    b".rela.dyn",
-    b".rela.plt",
-    b".rodata",
-    b".text",
-];
-
-/// The script sections an allocated orphan goes after, the first the script has, as GNU ld chooses by the
-/// orphan's kind: notes after `.interp`, zero-fill after `.bss`, TLS after `.tdata`, writable data after
-/// `.data`, relocations after `.rela.dyn` (or `.rela.plt`), read-only data after `.rodata`, code after `.text`.
-fn orphan_place(o: &OutputSection) -> &'static [&'static [u8]] {
-    let (write, exec) = (
-        o.flags & E::SHF_WRITE as u64 != 0,
-        o.flags & E::SHF_EXECINSTR as u64 != 0,
-    );
-    if o.sh_type == E::SHT_NOTE {
-        &ORPHAN_PLACES[0..1]
-    } else if o.is_tls() {
-        &ORPHAN_PLACES[2..3]
-    } else if o.is_nobits() {
-        &ORPHAN_PLACES[1..2]
-    } else if write {
-        &ORPHAN_PLACES[3..4]
-    } else if matches!(o.sh_type, E::SHT_RELA | E::SHT_REL) {
-        &ORPHAN_PLACES[4..6]
-    } else if !exec {
-        &ORPHAN_PLACES[6..7]
-    } else {
-        &ORPHAN_PLACES[7..8]
     }
 }
 
