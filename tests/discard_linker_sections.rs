@@ -90,3 +90,49 @@ fn discarded_interp_goes_with_its_segment_as_in_gnu_ld() {
         assert!(tags.contains(&"(HASH)".to_string()), "{tags:?}");
     }
 }
+
+/// The program header types of a file, in order.
+fn phdr_types(dir: &Path, out: &str) -> Vec<String> {
+    shape(dir, out).1
+}
+
+/// GNU ld writes a `PT_PHDR` only beside a `PT_INTERP`: none in a shared object or a static PIE. Program headers
+/// the loader does not read still move every address after them.
+#[test]
+fn program_header_table_described_only_with_an_interpreter() {
+    let Some((dir, shim, _)) = common::against_gnu_ld("phdr-with-interp", &["gcc", "readelf"])
+    else {
+        return;
+    };
+    std::fs::write(
+        dir.join("a.c"),
+        "int f(void) { return 7; }\nint main(void) { return f() - 7; }\n",
+    )
+    .unwrap();
+    let shim = format!("-B{}/", shim.display());
+    for (kind, flags) in [
+        ("so", &["-shared", "-fPIC"][..]),
+        ("static-pie", &["-static-pie", "-fPIE"][..]),
+        ("pie", &["-pie", "-fPIE"][..]),
+    ] {
+        let mut types = Vec::new();
+        for (side, driver) in [("bfd", "-fuse-ld=bfd"), ("rivet", shim.as_str())] {
+            let out = format!("{kind}.{side}");
+            let args = [flags, &[driver, "a.c", "-o", &out]].concat();
+            common::tool_ok("gcc", &args, &dir);
+            if kind != "so" {
+                let run = common::tool(&dir.join(&out).display().to_string(), &[], Some(&dir));
+                assert!(run.success(), "{out}: {}", run.log());
+            }
+            types.push(phdr_types(&dir, &out));
+        }
+        let phdr = |v: &Vec<String>| v.iter().any(|t| t == "PHDR");
+        assert_eq!(
+            phdr(&types[1]),
+            phdr(&types[0]),
+            "{kind}: {:?} (GNU ld: {:?})",
+            types[1],
+            types[0]
+        );
+    }
+}

@@ -145,8 +145,8 @@ fn plan<A: Arch>(
         .synth
         .get(Synth::EhFrameHdr)
         .is_some_and(|i| keep[i.index()]);
-    let nphdr = (cx.is_dynamic as usize) * 2 // PHDR, DYNAMIC
-        + has_interp as usize
+    let nphdr = cx.is_dynamic as usize // DYNAMIC
+        + 2 * has_interp as usize // PHDR, INTERP
         + nloads
         + notes.len()
         + has_property as usize
@@ -583,7 +583,7 @@ impl Addresser<'_> {
                         0 => {
                             w.fixed_headers
                                 + a.loads.len()
-                                + (w.dynamic && a.headers.is_some()) as usize
+                                + (w.phdr && a.headers.is_some()) as usize
                         }
                         listed => listed,
                     };
@@ -693,7 +693,7 @@ pub fn assign_segments<A: Arch>(
                 keep,
                 headers: 64,
                 fixed_headers: fixed_headers(cx, osecs, map, keep, &notes, &tls),
-                dynamic: cx.is_dynamic,
+                phdr: map.interp.is_some(),
                 data_base: std::cell::Cell::new(None),
                 merges,
                 synth: map.synth,
@@ -964,7 +964,9 @@ pub fn program_headers(
         seg(p_type, flags, o.offset, o.addr, o.size, o.size, align)
     };
     let ehdr = crate::elf::headers_size(0);
-    if cx.is_dynamic
+    // GNU ld's rule: a `PT_PHDR` only with a `PT_INTERP` (not in shared objects, static PIEs, or where a script
+    // discards `.interp`).
+    if plan.interp
         && let Some((base, headers)) = plan.headers
     {
         segments.push(seg(

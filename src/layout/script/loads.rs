@@ -235,6 +235,24 @@ pub(super) fn loads(st: &State, w: &Walk, keys: &[Option<usize>]) -> Result<Load
             off = a - base;
         }
     }
+    // `-z separate-code`: the headers are not mapped executable. Where the first section is code, GNU ld gives
+    // them a read-only load of their own.
+    if let (Some((base, size)), Some(&i)) = (headers, alloc.first())
+        && w.config.z_separate_code
+        && w.sc.phdrs.is_empty()
+        && flags_of(&st.osecs[i]) & E::PF_X != 0
+    {
+        let delta = st.lma[i].wrapping_sub(st.osecs[i].addr);
+        loads.push(Load {
+            flags: E::PF_R,
+            offset: 0,
+            vaddr: base,
+            paddr: base.wrapping_add(delta),
+            filesz: size,
+            memsz: size,
+            align: page,
+        });
+    }
     let mut prev_key = None;
     for (k, &i) in alloc.iter().enumerate() {
         let o = &st.osecs[i];

@@ -99,7 +99,8 @@ pub struct Walk<'a> {
     pub headers: u64,
     /// The program headers other than the loads and `PT_PHDR`.
     pub fixed_headers: usize,
-    pub dynamic: bool,
+    /// A `PT_PHDR` describes the headers where they are loaded: with a `PT_INTERP` (GNU ld's rule).
+    pub phdr: bool,
     /// Where `DATA_SEGMENT_ALIGN` puts the data, once a pass found it (GNU ld's two passes over the script: the
     /// first finds where RELRO ends, the second moves the data; `layout::data_segment`).
     pub data_base: std::cell::Cell<Option<DataPlace>>,
