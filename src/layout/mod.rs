@@ -33,6 +33,7 @@ pub mod default_script;
 mod dynsym;
 mod eh_frame;
 pub mod emit_relocs;
+mod named_relocs;
 mod order;
 mod output_sections;
 mod place;
@@ -252,6 +253,8 @@ pub struct Layout {
     pub tls_end: u64,
     pub tls_align: u64,
     pub dyn_reloc_base: RelocBases,
+    /// The input sections' dynamic relocations a script places apart (`Synth::RelaNamed`).
+    pub named_reloc_base: RelocBases,
     pub irel_base: RelocBases,
     /// `.relr.dyn`'s entries (`-z pack-relative-relocs`).
     pub relr: Vec<u64>,
@@ -363,12 +366,25 @@ impl RelocBases {
         start: u64,
         (place_osec, sec_off): (&[Vec<OsecId>], &[Vec<u64>]),
     ) -> RelocBases {
+        RelocBases::sorted_by(counts, start, |f, s| {
+            let osec = place_osec[f.index()].get(s.index()).map_or(u32::MAX, |o| o.0);
+            (osec, sec_off[f.index()].get(s.index()).copied().unwrap_or(0))
+        })
+    }
+
+    /// Bases for per-file (section, count) lists, the first entry at `start`, in the order of `key` (file and
+    /// section), then of the files.
+    fn sorted_by(
+        counts: &[Vec<(SecIdx, u32)>],
+        start: u64,
+        key: impl Fn(FileId, SecIdx) -> (u32, u64) + Sync,
+    ) -> RelocBases {
         let mut order: Vec<(u32, u64, u32, u32)> = (counts.iter().enumerate())
             .flat_map(|(f, c)| {
+                let key = &key;
                 c.iter().enumerate().map(move |(k, &(s, _))| {
-                    let osec = place_osec[f].get(s.index()).map_or(u32::MAX, |o| o.0);
-                    let off = sec_off[f].get(s.index()).copied().unwrap_or(0);
-                    (osec, off, f as u32, k as u32)
+                    let (a, b) = key(FileId::new(f), s);
+                    (a, b, f as u32, k as u32)
                 })
             })
             .collect();
@@ -411,7 +427,8 @@ impl RelocBases {
     }
     /// The first entry of section `s` of file `f` and its number of entries, if it emits any.
     pub fn get(&self, f: FileId, s: SecIdx) -> Option<(u64, u64)> {
-        let v = &self.per_file[f.index()];
+        // No list for the file where no section has entries (an empty `RelocBases` has none at all).
+        let v = self.per_file.get(f.index())?;
         let k = v.binary_search_by_key(&s, |&(s, _, _)| s).ok()?;
         Some((v[k].2, v[k].1 as u64))
     }
@@ -605,6 +622,7 @@ pub fn layout<A: Arch>(
         tls_end: segs.tls_end,
         tls_align: segs.tls_align,
         dyn_reloc_base: slots.dyn_reloc_base,
+        named_reloc_base: slots.named_reloc_base,
         irel_base: slots.irel_base,
         relr: segs.relr,
         got_plt,

@@ -39,6 +39,9 @@ pub struct SectionMap {
     /// Per file, without a script: its input sections of `.text` outside `rules::TEXT_MAIN`, with their group
     /// (`rules::text_group`), by section; empty for most files.
     pub text_groups: Vec<Vec<(SecIdx, u8)>>,
+    /// Per file, in section order: the input sections whose dynamic relocations a script puts in
+    /// `Synth::RelaNamed` (`named_relocs`), with the statement that takes them; empty where there is none.
+    pub rela_named: Vec<Vec<(SecIdx, u32)>>,
 }
 
 pub(super) struct Builder<'a> {
@@ -110,13 +113,32 @@ impl Builder<'_> {
             }
             _ => s.name(),
         };
+        self.place_synth(s, name, (sh_type, flags, align, entsize));
+        true
+    }
+
+    /// Adds linker-made section `s` at statement `k` of the script.
+    fn add_synth_at(&mut self, s: Synth, k: u32, shape: (u32, u64, u64, u64)) {
+        let Some(sc) = self.script else { return };
+        let Some(d) = sc.stmts.get(k as usize).and_then(|st| st.output) else {
+            return;
+        };
+        self.synth_stmts.push((s, k));
+        self.place_synth(s, sc.outputs[d as usize].name.as_bytes(), shape);
+    }
+
+    fn place_synth(
+        &mut self,
+        s: Synth,
+        name: &[u8],
+        (sh_type, flags, align, entsize): (u32, u64, u64, u64),
+    ) {
         let i = self.get_or_add(name, sh_type, flags);
         let o = &mut self.osecs[i.index()];
         o.align = o.align.max(align);
         o.entsize = entsize;
         o.parts.push(Part::Synthetic(s));
         self.synth.insert(s, i, align);
-        true
     }
 }
 
@@ -280,7 +302,9 @@ pub fn output_sections<A: Arch>(cx: &Cx) -> (Vec<OutputSection>, SectionMap) {
         .filter(|&g| !res.commons_discarded && is_common_def(res, g, &res.defs[g.index()]))
         .collect();
 
-    let (interp, build_id_size) = add_synthetic_sections::<A>(cx, &mut b, !common_ids.is_empty());
+    let mut named = None;
+    let (interp, build_id_size) =
+        add_synthetic_sections::<A>(cx, &mut b, !common_ids.is_empty(), &mut named);
 
     // Renumber by rank (stable: ties keep first-seen order, which follows load order), or in the script's
     // order with the orphans among its sections.
@@ -356,6 +380,7 @@ pub fn output_sections<A: Arch>(cx: &Cx) -> (Vec<OutputSection>, SectionMap) {
         common_ids,
         interp,
         build_id_size,
+        rela_named: named.map(|n| n.per_file).unwrap_or_default(),
     };
     (osecs, map)
 }
@@ -366,6 +391,7 @@ fn add_synthetic_sections<A: Arch>(
     cx: &Cx,
     b: &mut Builder,
     has_common: bool,
+    named: &mut Option<super::named_relocs::Named>,
 ) -> (Option<Vec<u8>>, u64) {
     let Cx {
         config,
@@ -416,6 +442,19 @@ fn add_synthetic_sections<A: Arch>(
         b.add_synth(Synth::Verdef, E::SHT_GNU_VERDEF, a, 8, 0);
         b.add_synth(Synth::Verneed, E::SHT_GNU_VERNEED, a, 8, 0);
         b.add_synth(Synth::RelaDyn, E::SHT_RELA, a, 8, 24);
+        if let Some(sc) = b.script {
+            let rela_dyn = b
+                .synth
+                .get(Synth::RelaDyn)
+                .map(|i| b.osecs[i.index()].name.clone());
+            let rela_dyn = rela_dyn
+                .as_deref()
+                .and_then(|n| std::str::from_utf8(n).ok());
+            *named = super::named_relocs::named(cx, sc, rela_dyn);
+            if let Some(n) = named {
+                b.add_synth_at(Synth::RelaNamed, n.stmt, (E::SHT_RELA, a, 8, 24));
+            }
+        }
         b.add_synth(
             Synth::RelaPlt,
             E::SHT_RELA,

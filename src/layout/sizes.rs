@@ -116,6 +116,7 @@ fn dynamic_sizes(cx: &Cx, slots: &Slots, dynamic: &DynamicSymbols) -> Vec<(Synth
             },
         ),
         (Synth::Verneed, versions::verneed_size(verneed)),
+        (Synth::RelaNamed, 24 * slots.named_reloc_base.end),
         // Settled with the addresses (`segments`, by `relr::encode`).
         (
             Synth::RelrDyn,

@@ -7,7 +7,7 @@ use super::symbols::target_of;
 use super::{Aux, Cx, NONE, OutputSection, Part, RelocBases};
 use crate::args::OutputKind;
 use crate::elf::{LE, align_up};
-use crate::index::{SharedId, SymId};
+use crate::index::{FileId, SecIdx, SharedId, SymId};
 use crate::resolve::Def;
 use crate::scan;
 use crate::symbols::{SymProps, Target};
@@ -45,6 +45,8 @@ pub struct Slots {
     pub dynsym_ids: Vec<SymId>,
     /// Dynamic relocation areas: [GOT][copy][sections][IRELATIVE].
     pub dyn_reloc_base: RelocBases,
+    /// The input sections' relocations a script places apart (`Synth::RelaNamed`), from its first entry.
+    pub named_reloc_base: RelocBases,
     pub irel_base: RelocBases,
     pub sec_dyn_relocs: u64,
     pub irel_total: u64,
@@ -141,6 +143,7 @@ pub fn number_slots_of_symbols(
         relr_got,
         dynsym_ids,
         dyn_reloc_base: RelocBases::new(&[], 0),
+        named_reloc_base: RelocBases::new(&[], 0),
         irel_base: RelocBases::new(&[], 0),
         sec_dyn_relocs: 0,
         irel_total: 0,
@@ -148,15 +151,37 @@ pub fn number_slots_of_symbols(
     place_in_bss(cx, osecs, map, &copy_syms, &mut slots);
     // Dynamic relocation areas: [GOT][copy][sections][IRELATIVE].
     let (got_dyn_relocs, copy_relocs) = (slots.got_dyn_relocs, slots.copy_relocs);
-    slots.dyn_reloc_base = RelocBases::in_place_order(
-        &scan.dyn_relocs,
-        got_dyn_relocs + copy_relocs,
-        (&place.place_osec, &place.sec_off),
-    );
+    let places = (&place.place_osec[..], &place.sec_off[..]);
+    let start = got_dyn_relocs + copy_relocs;
+    if map.rela_named.iter().all(|v| v.is_empty()) {
+        slots.dyn_reloc_base = RelocBases::in_place_order(&scan.dyn_relocs, start, places);
+    } else {
+        let (main, named) = split_named(&scan.dyn_relocs, &map.rela_named);
+        slots.dyn_reloc_base = RelocBases::in_place_order(&main, start, places);
+        // GNU ld does not sort these: they are in the order of the script's statements that take them, then of
+        // the files and sections.
+        let stmt = |f: FileId, s: SecIdx| {
+            let v = &map.rela_named[f.index()];
+            v.binary_search_by_key(&s, |e| e.0).map_or(u32::MAX, |k| v[k].1)
+        };
+        slots.named_reloc_base = RelocBases::sorted_by(&named, 0, |f, s| (stmt(f, s), s.0 as u64));
+    }
     slots.irel_base = RelocBases::new(&scan.irel_relocs, irel_got);
     slots.sec_dyn_relocs = slots.dyn_reloc_base.end - got_dyn_relocs - copy_relocs;
     slots.irel_total = slots.irel_base.end;
     slots
+}
+
+/// The scan's per-file (section, count) lists of dynamic relocations split in two: those of `.rela.dyn` and those
+/// of the sections in `named` (per file, sorted, with their statements), which a script places apart.
+type Counts = Vec<Vec<(SecIdx, u32)>>;
+fn split_named(counts: &[Vec<(SecIdx, u32)>], named: &[Vec<(SecIdx, u32)>]) -> (Counts, Counts) {
+    (counts.iter().enumerate())
+        .map(|(f, c)| {
+            let apart = named.get(f).map_or(&[][..], |v| &v[..]);
+            c.iter().partition(|(s, _)| apart.binary_search_by_key(s, |e| e.0).is_err())
+        })
+        .unzip()
 }
 
 /// The symbols a chunk of the slot numbering holds.

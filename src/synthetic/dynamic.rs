@@ -21,6 +21,10 @@ pub enum Value {
     /// The address or size of a linker-made section.
     SynthAddr(Synth),
     SynthSize(Synth),
+    /// The dynamic relocations' range, as GNU ld's `DT_RELA`/`DT_RELASZ` span every allocated `SHT_RELA` section
+    /// but `.rela.plt`: `.rela.dyn` and the area a script places apart (`Synth::RelaNamed`), from the lower.
+    RelaAddr,
+    RelaSize,
     /// The address or size of output section `i`.
     SectionAddr(OsecId),
     SectionSize(OsecId),
@@ -135,9 +139,9 @@ impl Dynamic {
             add(E::DT_PLTREL, Value::Const(E::DT_RELA as u64));
             add(E::DT_JMPREL, Value::SynthAddr(Synth::RelaPlt));
         }
-        if (f.kept)(Synth::RelaDyn) {
-            add(E::DT_RELA, Value::SynthAddr(Synth::RelaDyn));
-            add(E::DT_RELASZ, Value::SynthSize(Synth::RelaDyn));
+        if (f.kept)(Synth::RelaDyn) || (f.kept)(Synth::RelaNamed) {
+            add(E::DT_RELA, Value::RelaAddr);
+            add(E::DT_RELASZ, Value::RelaSize);
             add(E::DT_RELAENT, Value::Const(24));
         }
         if (f.kept)(Synth::RelrDyn) {

@@ -68,6 +68,8 @@ linker_made! {
     RelaDyn => b".rela.dyn",
     RelaPlt => b".rela.plt",
     RelaIplt => b".rela.iplt",
+    // The input sections' dynamic relocations a script places apart from `.rela.dyn` (`layout::named_relocs`).
+    RelaNamed => b".rela.named",
     RelrDyn => b".relr.dyn",
     Plt => b".plt",
     Iplt => b".iplt",

@@ -665,6 +665,8 @@ fn fill<A: Arch>(
 #[derive(Clone, Copy)]
 struct RelocAreas {
     rela_dyn: u64,
+    /// The area a script places apart by input section name (`Synth::RelaNamed`).
+    named: u64,
     irelative: u64,
 }
 
@@ -678,6 +680,7 @@ impl RelocAreas {
         };
         RelocAreas {
             rela_dyn,
+            named: lay.synth_part(Synth::RelaNamed).map_or(0, |o| o.offset),
             irelative,
         }
     }
@@ -771,8 +774,12 @@ fn write_input_section<A: Arch>(
             .and_then(|(first, n)| unsafe { img.slice(area + 24 * first, 24 * n) })
             .unwrap_or_default()
     };
+    let relocs = match lay.named_reloc_base.get(f, s) {
+        Some(_) => slots(&lay.named_reloc_base, areas.named),
+        None => slots(&lay.dyn_reloc_base, areas.rela_dyn),
+    };
     let mut sink = DynRelSink {
-        relocs: slots(&lay.dyn_reloc_base, areas.rela_dyn),
+        relocs,
         irel: slots(&lay.irel_base, areas.irelative),
         ..Default::default()
     };
@@ -1361,6 +1368,20 @@ fn write_dynamic_sections(cx: &WriteCx, bytes: &mut Parts) {
         Value::Const(c) => c,
         Value::SynthAddr(s) => lay.synth_addr(s),
         Value::SynthSize(s) => lay.synth_part(s).map_or(0, |o| o.size),
+        Value::RelaAddr => {
+            let parts = [Synth::RelaDyn, Synth::RelaNamed].map(|s| lay.synth_part(s));
+            let lowest = parts
+                .iter()
+                .flatten()
+                .filter(|p| p.size > 0)
+                .map(|p| p.addr)
+                .min();
+            lowest.unwrap_or_else(|| lay.synth_addr(Synth::RelaDyn))
+        }
+        Value::RelaSize => [Synth::RelaDyn, Synth::RelaNamed]
+            .map(|s| lay.synth_part(s).map_or(0, |p| p.size))
+            .iter()
+            .sum(),
         Value::SectionAddr(i) => lay.osecs[i.index()].addr,
         Value::SectionSize(i) => lay.osecs[i.index()].size,
         Value::SymbolAddr(g) => lay.addrs[g.index()],

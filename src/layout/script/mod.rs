@@ -524,8 +524,10 @@ pub fn report_orphans(
         if let Some(i) = map.synth.get(s) {
             let o = &osecs[i.index()];
             let writable = o.flags & E::SHF_WRITE as u64 != 0;
+            // `RelaNamed` is where a statement put it (`named_relocs`), not by its name.
             if o.is_alloc()
                 && map.synth.size(s) > 0
+                && s != Synth::RelaNamed
                 && sc.select(&linker_made, s.name(), writable).0 == ORPHAN
             {
                 orphans.push(("<internal>".into(), s.name(), i));

@@ -73,7 +73,7 @@ pub fn order_sections(
                 found
             }
         };
-        let pos = |s: u32| seq.iter().position(|&x| x == s).map_or(0, |p| p + 1);
+        let pos = |at: u32| seq.iter().position(|&x| x == at).map_or(0, |p| p + 1);
         let mut at = match (hold.last, after) {
             (Some(l), _) => pos(l),
             (None, Some(a)) => pos(a),
@@ -217,7 +217,7 @@ impl Kind {
     const COUNT: usize = 7;
 
     fn of(o: &OutputSection) -> Kind {
-        let has = |f: u32| o.flags & f as u64 != 0;
+        let has = |flag: u32| o.flags & flag as u64 != 0;
         if o.sh_type == E::SHT_NOTE {
             Kind::Note
         } else if o.is_tls() {
@@ -262,7 +262,7 @@ impl SecBits {
     const TLS: u8 = 32;
 
     fn of(o: &OutputSection) -> SecBits {
-        let has = |f: u32| o.flags & f as u64 != 0;
+        let has = |flag: u32| o.flags & flag as u64 != 0;
         let mut b = 0;
         if !o.is_nobits() {
             b |= Self::CONTENTS;
