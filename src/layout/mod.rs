@@ -95,6 +95,8 @@ pub struct OutputSection {
     /// Its bytes are made before the output is written and copied in whole (`write::compress_debug`: a compressed
     /// debug section), so the writers of its parts leave it alone.
     pub written_apart: bool,
+    /// Some live input section here is not a merged one (its `SHF_MERGE` then goes, `place::add_merged`).
+    pub plain_inputs: bool,
 }
 
 impl OutputSection {
@@ -115,6 +117,7 @@ impl OutputSection {
             inputs_size: 0,
             pads_known: false,
             written_apart: false,
+            plain_inputs: false,
         }
     }
     pub fn is_alloc(&self) -> bool {
@@ -367,8 +370,13 @@ impl RelocBases {
         (place_osec, sec_off): (&[Vec<OsecId>], &[Vec<u64>]),
     ) -> RelocBases {
         RelocBases::sorted_by(counts, start, |f, s| {
-            let osec = place_osec[f.index()].get(s.index()).map_or(u32::MAX, |o| o.0);
-            (osec, sec_off[f.index()].get(s.index()).copied().unwrap_or(0))
+            let osec = place_osec[f.index()]
+                .get(s.index())
+                .map_or(u32::MAX, |o| o.0);
+            (
+                osec,
+                sec_off[f.index()].get(s.index()).copied().unwrap_or(0),
+            )
         })
     }
 

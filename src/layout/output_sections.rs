@@ -65,7 +65,14 @@ impl Builder<'_> {
                     o.sh_type
                 };
             }
-            o.flags |= flags & !(E::SHF_MERGE as u64 | E::SHF_STRINGS as u64 | E::SHF_GROUP as u64);
+            // The first input (a script's description has no flags before it) brings its merge flags, which
+            // `place::add_merged` keeps where every input is merged alike.
+            let merge = E::SHF_MERGE as u64 | E::SHF_STRINGS as u64;
+            let first = o.flags == 0 && o.parts.is_empty();
+            o.flags |= flags & !(merge | E::SHF_GROUP as u64);
+            if first && flags & E::SHF_MERGE as u64 != 0 {
+                o.flags |= flags & merge;
+            }
             return i;
         }
         let i = OsecId::new(self.osecs.len());
@@ -181,10 +188,11 @@ fn script_output_name<'a>(
     }
 }
 
-/// One file's output section names (name, type, flags, alignment, first-seen order), its sections' indices in that list,
+/// One file's output section names (name, type, flags, alignment, whether a section is not merged; first-seen
+/// order), its sections' indices in that list,
 /// its live merge sections, and its `.text` inputs outside `rules::TEXT_MAIN` (`SectionMap::text_groups`).
 type FileNames<'a> = (
-    Vec<(&'a [u8], u32, u64, u64)>,
+    Vec<(&'a [u8], u32, u64, u64, bool)>,
     Vec<OsecId>,
     Vec<SecIdx>,
     Vec<(SecIdx, u8)>,
@@ -195,7 +203,7 @@ type FileNames<'a> = (
 fn file_names<'a>(cx: &Cx<'a>, f: FileId) -> FileNames<'a> {
     let (live, script) = (cx.live, cx.config.sections.as_deref());
     let o = &cx.res.objects[f.index()];
-    let mut v: Vec<(&[u8], u32, u64, u64)> = Vec::new();
+    let mut v: Vec<(&[u8], u32, u64, u64, bool)> = Vec::new();
     let mut local = vec![OsecId::NONE; o.sections.len()];
     let mut merge = Vec::new();
     let mut groups = Vec::new();
@@ -239,10 +247,12 @@ fn file_names<'a>(cx: &Cx<'a>, f: FileId) -> FileNames<'a> {
                 }
                 e.2 |= sec.flags();
                 e.3 = e.3.max(sec.align());
+                e.4 |= sec.kind != SectionKind::Merge;
                 OsecId::new(k)
             }
             None => {
-                v.push((n, sh_type, sec.flags(), sec.align()));
+                let plain = sec.kind != SectionKind::Merge;
+                v.push((n, sh_type, sec.flags(), sec.align(), plain));
                 OsecId::new(v.len() - 1)
             }
         };
@@ -276,7 +286,7 @@ pub fn output_sections<A: Arch>(cx: &Cx) -> (Vec<OutputSection>, SectionMap) {
     for f in res.order.files(objects.len()) {
         let v = &names_per_file[f.index()].0;
         let mut ids = Vec::with_capacity(v.len());
-        for &(n, t, fl, align) in v {
+        for &(n, t, fl, align, plain) in v {
             let t = if t == A::SHT_PROGBITS_LIKE {
                 E::SHT_PROGBITS
             } else {
@@ -285,6 +295,7 @@ pub fn output_sections<A: Arch>(cx: &Cx) -> (Vec<OutputSection>, SectionMap) {
             let id = b.get_or_add(n, t, fl);
             // A note's alignment orders the orphan notes under a script (`script::order_sections`).
             let o = &mut b.osecs[id.index()];
+            o.plain_inputs |= plain;
             if o.sh_type == E::SHT_NOTE {
                 o.align = o.align.max(align);
             }

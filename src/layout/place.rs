@@ -531,15 +531,14 @@ fn placed_in_order(o: &mut OutputSection) {
     o.pads_known = false;
 }
 
-/// A merged output section keeps SHF_MERGE with its inputs' entry size, unless plain inputs or another entry size
-/// share it; the merge groups become its last parts.
+/// A merged output section keeps SHF_MERGE with its inputs' entry size, as GNU ld does, unless other inputs (an
+/// input section not merged, the linker's own contents) or another entry size share it; the merge groups become
+/// its last parts.
 fn add_merged(osecs: &mut [OutputSection], merges: &[MergeGroup]) {
     for m in merges {
         let o = &mut osecs[m.osec.index()];
-        let plain = o
-            .parts
-            .iter()
-            .any(|p| matches!(p, Part::Inputs | Part::Sorted));
+        let plain = o.plain_inputs
+            || (o.parts.iter()).any(|p| !matches!(p, Part::Inputs | Part::Sorted | Part::Merged(_)));
         if plain || (o.entsize != 0 && o.entsize != m.entsize) {
             o.flags &= !(E::SHF_MERGE as u64 | E::SHF_STRINGS as u64);
             o.entsize = u64::MAX;

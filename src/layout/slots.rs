@@ -162,7 +162,8 @@ pub fn number_slots_of_symbols(
         // the files and sections.
         let stmt = |f: FileId, s: SecIdx| {
             let v = &map.rela_named[f.index()];
-            v.binary_search_by_key(&s, |e| e.0).map_or(u32::MAX, |k| v[k].1)
+            v.binary_search_by_key(&s, |e| e.0)
+                .map_or(u32::MAX, |k| v[k].1)
         };
         slots.named_reloc_base = RelocBases::sorted_by(&named, 0, |f, s| (stmt(f, s), s.0 as u64));
     }
@@ -179,7 +180,8 @@ fn split_named(counts: &[Vec<(SecIdx, u32)>], named: &[Vec<(SecIdx, u32)>]) -> (
     (counts.iter().enumerate())
         .map(|(f, c)| {
             let apart = named.get(f).map_or(&[][..], |v| &v[..]);
-            c.iter().partition(|(s, _)| apart.binary_search_by_key(s, |e| e.0).is_err())
+            c.iter()
+                .partition(|(s, _)| apart.binary_search_by_key(s, |e| e.0).is_err())
         })
         .unzip()
 }
