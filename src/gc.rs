@@ -703,11 +703,21 @@ fn strong_shared_references(res: &Resolved) -> Vec<AtomicBool> {
     strong
 }
 
-/// The globals the command line names as roots: the entry, `-u`, `-init` and `-fini`.
+/// The globals the command line names as roots: the entry, `-u`, `-init` and `-fini`. The entry is `_start`
+/// without `-e` or `ENTRY` only where GNU ld's default script, whose `ENTRY(_start)` it is, is used: a `-T` script's
+/// `SECTIONS` replaces it, and then no entry keeps anything (the program's `_start` too, unless something else
+/// keeps it).
 fn named_root_symbols(config: &Config, res: &Resolved) -> Vec<SymId> {
     let mut root_syms: Vec<SymId> = Vec::new();
-    let entry = config.entry.as_deref().unwrap_or("_start");
-    root_syms.extend(res.names.lookup(entry.as_bytes()));
+    let own_script = config
+        .sections
+        .as_deref()
+        .is_some_and(|sc| !sc.builtin_base);
+    let entry = match &config.entry {
+        Some(e) => Some(e.as_str()),
+        None => (!own_script).then_some("_start"),
+    };
+    root_syms.extend(entry.and_then(|e| res.names.lookup(e.as_bytes())));
     for u in &config.undefined {
         root_syms.extend(res.names.lookup(u.as_bytes()));
     }

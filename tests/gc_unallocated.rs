@@ -298,3 +298,50 @@ fn unallocated_sections_and_eh_frame_are_collected_as_gnu_ld() {
         }
     }
 }
+
+/// GNU ld's `_start` root comes from its default script's `ENTRY(_start)`: under a `-T` script without `ENTRY` or
+/// `-e`, `--gc-sections` has no entry root and keeps nothing a root does not reach (its output's entry is then 0).
+#[test]
+fn own_script_without_entry_roots_nothing() {
+    let Some((dir, _, _)) = common::against_gnu_ld("gc-no-entry", &["gcc", "nm", "readelf"]) else {
+        return;
+    };
+    let (rivet, _) = common::linker_under_test();
+    let src =
+        "int used = 3;\nint foo(void) { return used; }\nvoid _start(void) { foo(); for (;;); }\n";
+    std::fs::write(dir.join("g.c"), src).unwrap();
+    common::tool_ok(
+        "gcc",
+        &["-O1", "-ffunction-sections", "-fdata-sections", "-c", "g.c"],
+        &dir,
+    );
+    let lds = "SECTIONS { . = 0x400000; .text : { *(.text*) } .data : { *(.data*) } }\n";
+    std::fs::write(dir.join("g.lds"), lds).unwrap();
+    std::fs::write(dir.join("e.lds"), format!("ENTRY(_start)\n{lds}")).unwrap();
+    for script in ["g.lds", "e.lds"] {
+        let mut seen = Vec::new();
+        for (side, ld) in [("bfd", Path::new("ld.bfd")), ("rivet", rivet.as_path())] {
+            let out = format!("{script}.{side}");
+            let args = ["--gc-sections", "-T", script, "g.o", "-o", &out];
+            let o = common::tool(&ld.display().to_string(), &args, Some(&dir));
+            assert!(o.success(), "{out}: {}", o.log());
+            let nm = common::tool("nm", &[&out], Some(&dir)).stdout_str();
+            let mut syms: Vec<String> = nm
+                .lines()
+                .map(|l| l.split_whitespace().last().unwrap_or("").to_string())
+                .collect();
+            syms.sort();
+            let header = common::tool_ok("readelf", &["-h", &out], &dir);
+            let entry = header
+                .lines()
+                .find(|l| l.contains("Entry point"))
+                .unwrap_or("")
+                .to_string();
+            seen.push((syms, entry));
+        }
+        assert_eq!(
+            seen[1], seen[0],
+            "{script}: (rivet's, GNU ld's) symbols and entry"
+        );
+    }
+}

@@ -538,7 +538,8 @@ fn add_merged(osecs: &mut [OutputSection], merges: &[MergeGroup]) {
     for m in merges {
         let o = &mut osecs[m.osec.index()];
         let plain = o.plain_inputs
-            || (o.parts.iter()).any(|p| !matches!(p, Part::Inputs | Part::Sorted | Part::Merged(_)));
+            || (o.parts.iter())
+                .any(|p| !matches!(p, Part::Inputs | Part::Sorted | Part::Merged(_)));
         if plain || (o.entsize != 0 && o.entsize != m.entsize) {
             o.flags &= !(E::SHF_MERGE as u64 | E::SHF_STRINGS as u64);
             o.entsize = u64::MAX;
