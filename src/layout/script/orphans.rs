@@ -79,16 +79,15 @@ pub fn order_sections(
             (None, Some(a)) => pos(a),
             (None, None) => 0,
         };
-        let is_note = |s: &u32| {
-            let o = &osecs[*s as usize];
-            o.sh_type == E::SHT_NOTE && o.is_alloc()
-        };
         if matches!(kind, Kind::Note) {
             at = note_place(osecs, &seq, o.align).unwrap_or(at);
             notes_placed = true;
         } else if notes_placed {
             // GNU ld keeps its orphan notes together: a section that would go among them goes after them.
-            while seq.get(at).is_some_and(is_note) {
+            while seq
+                .get(at)
+                .is_some_and(|&s| is_loaded_note(&osecs[s as usize]))
+            {
                 at += 1;
             }
         }
@@ -153,13 +152,14 @@ const CREATED: &[&[u8]] = &[
     b".rela.plt",
 ];
 
+fn is_loaded_note(o: &OutputSection) -> bool {
+    o.sh_type == E::SHT_NOTE && o.is_alloc()
+}
+
 /// Where an allocated note orphan goes: GNU ld keeps its notes together and by alignment, so after the last note
 /// of the first run of them with an alignment at least its own, or else before that run. None without notes.
 fn note_place(osecs: &[OutputSection], seq: &[u32], align: u64) -> Option<usize> {
-    let is_note = |i: u32| {
-        let o = &osecs[i as usize];
-        o.sh_type == E::SHT_NOTE && o.is_alloc()
-    };
+    let is_note = |i: u32| is_loaded_note(&osecs[i as usize]);
     let first = seq.iter().position(|&i| is_note(i))?;
     let run = seq[first..].iter().take_while(|&&i| is_note(i)).count();
     let last = (first..first + run)
