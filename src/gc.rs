@@ -41,7 +41,7 @@ impl Liveness {
 }
 
 /// Whether section `s` of object `f` can be in the output at all: its file is linked, it is not a
-/// link-time-only table, its COMDAT group won, `-S` does not strip it (debug sections), and `--gdb-index` does not
+/// link-time-only table, its COMDAT group won, `-S`/`-s` does not strip it (debug sections), and `--gdb-index` does not
 /// take its place (the GNU name tables).
 fn candidate(res: &Resolved, f: FileId, s: SecIdx) -> bool {
     let o = &res.objects[f.index()];
@@ -49,7 +49,7 @@ fn candidate(res: &Resolved, f: FileId, s: SecIdx) -> bool {
     res.object_live[f.index()]
         && sec.kind != SectionKind::Ignored
         && !res.comdat_discarded[f.index()][s.index()]
-        && !(res.strip_debug && !sec.is_alloc() && is_debug_section(o.sec_name(s.index())))
+        && !(res.strip_debug && !sec.is_alloc() && is_debug_information(o.sec_name(s.index())))
         && !(res.drop_gnu_pubnames && !sec.is_alloc() && is_gnu_pubnames(o.sec_name(s.index())))
 }
 
@@ -59,9 +59,9 @@ fn is_gnu_pubnames(name: &[u8]) -> bool {
     name == b".debug_gnu_pubnames" || name == b".debug_gnu_pubtypes"
 }
 
-/// Whether GNU ld counts section `name` (unallocated) as debug information: the DWARF sections, and the older
-/// `.stab` and `.line`.
-fn is_debug_information(name: &[u8]) -> bool {
+/// Whether GNU ld counts section `name` (unallocated) as debug information (its `SEC_DEBUGGING`), which `-S` and
+/// `-s` leave out: the DWARF sections, and the older `.stab` and `.line`.
+pub fn is_debug_information(name: &[u8]) -> bool {
     is_debug_section(name)
         || name.starts_with(b".gnu.linkonce.wi.")
         || name.starts_with(b".line")
@@ -69,8 +69,8 @@ fn is_debug_information(name: &[u8]) -> bool {
         || name == b".gdb_index"
 }
 
-/// Whether `name` is a debug section's, which `-S` leaves out.
-pub fn is_debug_section(name: &[u8]) -> bool {
+/// Whether `name` is a DWARF section's.
+fn is_debug_section(name: &[u8]) -> bool {
     name.starts_with(b".debug")
         || name.starts_with(b".zdebug")
         || name.starts_with(b".gnu.debuglto")

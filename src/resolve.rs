@@ -74,7 +74,7 @@ pub struct Resolved {
     /// A script's `/DISCARD/` takes the common symbols: they get no place and no `.symtab` entry, and a
     /// reference to one is an error (`gc`).
     pub commons_discarded: bool,
-    /// `-S`: debug sections are left out.
+    /// `-S` or `-s`: debug sections are left out.
     pub strip_debug: bool,
     /// `--gdb-index`: the inputs' `.debug_gnu_pubnames`/`.debug_gnu_pubtypes` are left out.
     pub drop_gnu_pubnames: bool,
@@ -284,7 +284,8 @@ pub fn resolve(config: &Config, parsed: Parsed) -> Result<Resolved> {
         common_defs,
         commons_discarded: !config.relocatable
             && (config.sections.as_deref()).is_some_and(|sc| sc.discards_commons()),
-        strip_debug: config.strip_debug,
+        // `-s` strips what `-S` does, as in GNU ld.
+        strip_debug: config.strip_debug || config.strip_all,
         drop_gnu_pubnames: config.gdb_index,
         in_dynamic_list,
         exported_by_option,

@@ -1,7 +1,7 @@
 //! Issue 31's audit against GNU ld, the cases that differed: text relocation warnings (`-z notext`/`-z textoff`
 //! silent, `--warn-textrel` accepted), the output kind given by the last of `-shared`, `-pie` and `-no-pie` (so
 //! `-shared -pie --dynamic-linker` makes a runnable shared object with `PT_INTERP`), and copy relocations of
-//! read-only data placed in RELRO.
+//! read-only data placed in RELRO; `-s` dropping what `-S` drops.
 
 mod common;
 
@@ -150,4 +150,64 @@ fn read_only_copies_in_relro() {
         views.push((run.stdout, section_of("cval"), section_of("dval")));
     }
     assert_eq!(views[1], views[0]);
+}
+
+/// Old-style debug sections beside DWARF: GNU ld counts `.line`, `.gnu.linkonce.wi.*` and `.gdb_index` as debug
+/// information too.
+const OLD_DEBUG: &str = "\t.section .line,\"\",@progbits\n\t.long 2\n\
+    \t.section .gnu.linkonce.wi.x,\"\",@progbits\n\t.long 3\n\
+    \t.section .gdb_index,\"\",@progbits\n\t.long 4\n\
+    \t.section .keep_me,\"\",@progbits\n\t.long 5\n\
+    \t.section .note.GNU-stack,\"\",@progbits\n";
+
+/// `-s` (`--strip-all`) leaves out the debug sections as `-S` does, with the default layout and under a script.
+#[test]
+fn strip_all_also_strips_debug_sections() {
+    let Some((dir, shim, bfd)) = common::against_gnu_ld("drop-in-strip", &["gcc", "readelf"])
+    else {
+        return;
+    };
+    std::fs::write(
+        dir.join("m.c"),
+        "int x = 1;\nint main(void) { return x; }\n",
+    )
+    .unwrap();
+    std::fs::write(dir.join("old.s"), OLD_DEBUG).unwrap();
+    std::fs::write(
+        dir.join("s.ld"),
+        "SECTIONS { .text : { *(.text*) } .data : { *(.data*) } }\n",
+    )
+    .unwrap();
+    common::tool_ok("gcc", &["-g", "-c", "m.c", "old.s"], &dir);
+    for opts in [
+        &["-s"][..],
+        &["-S"],
+        &["-s", "-T", "s.ld"],
+        &["--strip-all", "-r"],
+    ] {
+        let mut views = Vec::new();
+        for (side, b) in [("ref", &bfd), ("test", &shim)] {
+            let out = format!("st-{side}");
+            let ld = b.join("ld");
+            let mut args: Vec<&str> = opts.to_vec();
+            args.extend(["-e", "main", "-o", &out, "m.o", "old.o"]);
+            let o = common::tool(ld.to_str().unwrap(), &args, Some(&dir));
+            assert!(o.success(), "{opts:?} ({side}): {}", o.log());
+            let secs = common::tool_ok("readelf", &["-SW", &out], &dir);
+            let names: Vec<String> = secs
+                .lines()
+                .filter_map(|l| l.split(']').nth(1)?.split_whitespace().next())
+                .filter(|n| {
+                    n.starts_with(".debug")
+                        || [".line", ".gnu.linkonce.wi.x", ".gdb_index", ".keep_me"].contains(n)
+                })
+                .map(str::to_string)
+                .collect();
+            views.push(names);
+        }
+        assert_eq!(
+            views[1], views[0],
+            "{opts:?}: the unallocated sections differ from GNU ld's"
+        );
+    }
 }

@@ -220,7 +220,7 @@ fn kept(res: &Resolved, o: &ObjectFile, f: FileId, s: SecIdx, strip_debug: bool)
     if res.comdat_discarded[f.index()][s.index()] {
         return false;
     }
-    !(strip_debug && !sec.is_alloc() && crate::gc::is_debug_section(name))
+    !(strip_debug && !sec.is_alloc() && crate::gc::is_debug_information(name))
 }
 
 /// Whether section `s` is the symbol table's string table or the section name table of `o`.
