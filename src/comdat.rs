@@ -6,7 +6,7 @@ use crate::intern::{Interned, intern};
 use crate::load_order::FileOrder;
 use crate::names::Name;
 use crate::par::{FileRuns, per_symbol};
-use crate::parse::ObjectFile;
+use crate::parse::{GroupSig, ObjectFile};
 use object::elf as E;
 use rayon::prelude::*;
 use std::collections::{BTreeSet, HashMap};
@@ -60,16 +60,21 @@ pub fn choose_comdats(
         let mut keys = Vec::with_capacity(o.comdats.len());
         let mut unnamed = Vec::new();
         for g in &o.comdats {
-            let i = g.sig_sym as usize;
+            // A linkonce section is keyed by its name, looked up as a local signature is (no global has it).
+            let i = match g.sig {
+                GroupSig::Symbol(i) => i as usize,
+                GroupSig::Linkonce(_) => usize::MAX,
+            };
             let k = i.wrapping_sub(o.first_global);
             // A `.symver` default definition is interned under a shorter name than its symbol's.
-            let global = i >= o.first_global
+            let global = i != usize::MAX
+                && i >= o.first_global
                 && o.sym_shndx(i) != E::SHN_UNDEF as u32
                 && !o.symvers.iter().any(|&(v, ..)| v as usize == k);
             let key = if global {
                 object_ids[f.index()][k]
             } else {
-                let name = Name::new(o.sym_name(i));
+                let name = Name::new(g.signature(o));
                 names.lookup_name(name).unwrap_or_else(|| {
                     unnamed.push(name);
                     SymId::NONE

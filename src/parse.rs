@@ -130,19 +130,41 @@ impl<'a> Sec<'a> {
     }
 }
 
+/// A COMDAT group, or a `.gnu.linkonce.*` section: of each signature, one file's copy is linked.
 pub struct ComdatGroup {
-    /// The signature symbol's index in the file's symbol table; the group's signature is its name.
-    pub sig_sym: u32,
+    pub sig: GroupSig,
     /// The member section indices, 32-bit little-endian words of the group section (checked in range by the
-    /// parse). Read in place: a vector per group was clang-so's most frequent allocation (about 170K).
+    /// parse; empty for a linkonce section). Read in place: a vector per group was clang-so's most frequent
+    /// allocation (about 170K).
     members: &'static [u8],
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum GroupSig {
+    /// A `SHT_GROUP` section's signature: this symbol's (index in the file's symbol table) name.
+    Symbol(u32),
+    /// A `.gnu.linkonce.*` section (the pre-COMDAT form older assembly still uses), its own only member: GNU ld
+    /// keeps the first copy of each section name and discards the others with their symbols.
+    Linkonce(u32),
 }
 
 impl ComdatGroup {
     pub fn sections(&self) -> impl Iterator<Item = u32> + '_ {
-        self.members
-            .chunks_exact(4)
+        let single = match self.sig {
+            GroupSig::Linkonce(s) => Some(s),
+            GroupSig::Symbol(_) => None,
+        };
+        (self.members.chunks_exact(4))
             .map(|w| u32::from_le_bytes(w.try_into().unwrap()))
+            .chain(single)
+    }
+
+    /// The signature's bytes: the symbol's name, or the linkonce section's.
+    pub fn signature(&self, o: &ObjectFile) -> Data {
+        match self.sig {
+            GroupSig::Symbol(i) => o.sym_name(i as usize),
+            GroupSig::Linkonce(s) => o.sec_name(s as usize),
+        }
     }
 }
 
@@ -168,6 +190,8 @@ pub struct ObjectFile {
     /// For an archive member: the indices in `global_names` of its defined globals (empty otherwise).
     pub lazy_defined: Vec<u32>,
     pub comdats: Vec<ComdatGroup>,
+    /// The `.gnu.linkonce.*` sections, found by the parse (each becomes a group of [`Self::comdats`]).
+    linkonce: Vec<u32>,
     /// The sections named like C identifiers (`__start_`/`__stop_` candidates), found by the parse: most objects
     /// have none, and reading every section's name again for them was a measurable serial cost on clang-so.
     pub c_ident_secs: Vec<u32>,
@@ -502,6 +526,7 @@ fn parse_object(input: ObjectInput) -> std::result::Result<ObjectFile, String> {
         first_global,
         global_names,
         comdats: Vec::new(),
+        linkonce: Vec::new(),
         c_ident_secs: Vec::new(),
         debug_secs: 0..0,
         link_order: false,
@@ -618,6 +643,8 @@ impl ObjectFile {
             };
             if is_c_identifier(sname) {
                 self.c_ident_secs.push(i as u32);
+            } else if sname.starts_with(b".gnu.linkonce.") && kind != SectionKind::Ignored {
+                self.linkonce.push(i as u32);
             }
             self.link_order |= sh.sh_flags.get(LE) & E::SHF_LINK_ORDER as u64 != 0;
             if sh.sh_flags.get(LE) & E::SHF_ALLOC as u64 == 0 && sname.starts_with(b".debug_") {
@@ -825,7 +852,7 @@ fn parse_groups(
             ));
         }
         let g = ComdatGroup {
-            sig_sym: sig_idx as u32,
+            sig: GroupSig::Symbol(sig_idx as u32),
             members: &words[4..words.len() & !3],
         };
         if let Some(m) = g.sections().find(|&m| m as usize >= file.sections.len()) {
@@ -836,6 +863,10 @@ fn parse_groups(
         }
         groups.push(g);
     }
+    groups.extend(file.linkonce.iter().map(|&s| ComdatGroup {
+        sig: GroupSig::Linkonce(s),
+        members: &[],
+    }));
     Ok(groups)
 }
 

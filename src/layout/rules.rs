@@ -23,7 +23,10 @@ pub fn output_name(name: &[u8]) -> &[u8] {
         Some(b'r') => &[b".rodata"],
         Some(b'd') => &[b".data.rel.ro", b".data", b".dtors"],
         Some(b'b') => &[b".bss"],
-        Some(b'g') => &[b".gcc_except_table"],
+        Some(b'g') => match name.strip_prefix(b".gnu.linkonce.") {
+            Some(rest) => return linkonce_output(rest).unwrap_or(name),
+            None => &[b".gcc_except_table"],
+        },
         Some(b'i') => &[b".init_array"],
         Some(b'f') => &[b".fini_array"],
         Some(b'p') => &[b".preinit_array"],
@@ -40,6 +43,26 @@ pub fn output_name(name: &[u8]) -> &[u8] {
         }
     }
     name
+}
+
+/// The output section of linkonce section `.gnu.linkonce.<rest>`, by the kind its name starts with, as GNU ld's
+/// default script places them.
+fn linkonce_output(rest: &[u8]) -> Option<&'static [u8]> {
+    let kind = rest.split(|&c| c == b'.').next()?;
+    Some(match kind {
+        b"t" => b".text",
+        b"r" => b".rodata",
+        b"d" if rest.starts_with(b"d.rel.ro.") => b".data.rel.ro",
+        b"d" => b".data",
+        b"b" => b".bss",
+        b"td" => b".tdata",
+        b"tb" => b".tbss",
+        b"l" => b".ldata",
+        b"lr" => b".lrodata",
+        b"lb" => b".lbss",
+        b"wi" => b".debug_info",
+        _ => return None,
+    })
 }
 
 /// The output section of input section `name` of file `file`: its family's (`output_name`), but `.ctors` and

@@ -478,11 +478,9 @@ fn discarded_local(o: &ObjectFile, s: SecIdx, i: usize) -> String {
     };
     let signature = (o.comdats.iter())
         .find(|g| g.sections().any(|m| m == shndx))
+        .filter(|g| matches!(g.sig, crate::parse::GroupSig::Symbol(_)))
         .map_or(String::new(), |g| {
-            format!(
-                "[{}]",
-                String::from_utf8_lossy(o.sym_name(g.sig_sym as usize))
-            )
+            format!("[{}]", String::from_utf8_lossy(g.signature(o)))
         });
     format!(
         "`{name}' referenced in section `{}' of {}: defined in discarded section `{}{signature}' of {}",
