@@ -185,6 +185,52 @@ fn phdrs_and_sizeof_headers_match_gnu_ld() {
     }]);
 }
 
+/// A section assigned to an earlier `PT_LOAD` than the section before it (the kernel's `.bss :data` after `:init`
+/// sections): GNU ld stretches that segment over everything between, and `.bss` must be in it, zero-filled; a
+/// section with contents assigned back the same way.
+#[test]
+fn section_assigned_back_to_an_earlier_load_is_in_it() {
+    let asm = ".section .text,\"ax\"\n.globl _start\n_start: movq $5, buf(%rip)\n\
+               mov buf(%rip),%rdi\nmov $60,%eax\nsyscall\n.section .data,\"aw\"\n.quad 1\n\
+               .section .data2,\"aw\"\n.quad 2\n.section .init.text,\"ax\"\nret\n\
+               .section .bss,\"aw\",@nobits\nbuf: .zero 4096\n";
+    let head = "PHDRS { text PT_LOAD; data PT_LOAD; init PT_LOAD; }\nSECTIONS {\n . = 0x400000;\n \
+                .text : { *(.text) } :text\n . = ALIGN(0x1000);\n .data : { *(.data) } :data\n \
+                . = ALIGN(0x1000);\n .init.text : { *(.init.text) } :init\n . = ALIGN(0x1000);\n";
+    let bss = format!("{head} .bss : {{ *(.bss) }} :data\n}}\n");
+    let data = format!("{head} .data2 : {{ *(.data2) }} :data\n .bss : {{ *(.bss) }}\n}}\n");
+    check(&[
+        Case {
+            name: "phdrs-back-bss",
+            asm,
+            script: &bss,
+            args: &[],
+            symbols: &["_start", "buf"],
+            more: &[],
+        },
+        Case {
+            name: "phdrs-back-data",
+            asm,
+            script: &data,
+            args: &[],
+            symbols: &["_start", "buf"],
+            more: &[],
+        },
+    ]);
+    // The program writes and reads `buf` in `.bss`: it runs.
+    let Some((dir, _, _)) = common::against_gnu_ld("script-gnu-phdrs-back-run", &["as"]) else {
+        return;
+    };
+    let (linker, _) = common::linker_under_test();
+    std::fs::write(dir.join("a.s"), asm).unwrap();
+    std::fs::write(dir.join("link.ld"), &bss).unwrap();
+    common::tool_ok("as", &["a.s", "-o", "a.o"], &dir);
+    let args = ["-T", "link.ld", "a.o", "-o", "a.out"];
+    common::tool_ok(linker.to_str().unwrap(), &args, &dir);
+    let run = common::tool(dir.join("a.out").to_str().unwrap(), &[], Some(&dir));
+    assert_eq!(run.code, Some(5), "{}", run.log());
+}
+
 /// `PHDRS`' expressions read the page sizes `-z` gives (`CONSTANT (MAXPAGESIZE)`, `CONSTANT (COMMONPAGESIZE)`), and
 /// `SIZEOF_HEADERS` as 0 (GNU ld evaluates them before it sizes the headers), with the default sizes and others.
 #[test]

@@ -95,11 +95,38 @@ pub fn phdrs_segments(
             align: secs.iter().map(|o| o.align.max(1)).max().unwrap_or(8),
         };
         if ty == E::PT_LOAD {
-            if let Some(first) = secs.iter().find(|o| o.size > 0).or(secs.first())
-                && let Some(l) = load_at(loads, first.addr)
-            {
+            // Sections assigned back to this header after another's (the kernel's `.bss :data` after `:init`)
+            // made loads of their own: GNU ld stretches the segment over all of them and what lies between.
+            let mut held: Vec<&Load> = (secs.iter())
+                .filter(|o| o.size > 0)
+                .filter_map(|o| load_at(loads, o.addr))
+                .collect();
+            if held.is_empty() {
+                held.extend(secs.first().and_then(|o| load_at(loads, o.addr)));
+            }
+            held.sort_by_key(|l| l.vaddr);
+            held.dedup_by_key(|l| l.vaddr);
+            if let Some(l) = held.first() {
                 (seg.offset, seg.vaddr, seg.paddr) = (l.offset, l.vaddr, l.paddr);
                 (seg.filesz, seg.memsz, seg.align) = (l.filesz, l.memsz, l.align);
+            }
+            for m in held.iter().skip(1) {
+                let at = m.vaddr - seg.vaddr;
+                if m.filesz > 0 {
+                    if m.offset.wrapping_sub(seg.offset) != at {
+                        return Err(sc.error(
+                            p.pos,
+                            format!(
+                                "segment {} cannot map its section at {:#x} with the one at {:#x}: they are not \
+                                 as far apart in the file as in memory",
+                                p.name, m.vaddr, seg.vaddr
+                            ),
+                        ));
+                    }
+                    seg.filesz = seg.filesz.max(at + m.filesz);
+                }
+                seg.memsz = seg.memsz.max(at + m.memsz);
+                seg.align = seg.align.max(m.align);
             }
         } else if ty == E::PT_PHDR {
             let base = headers.map_or(0, |h| h.0);
