@@ -22,7 +22,7 @@ struct Case<'a> {
     more: &'a [(&'a str, &'a str)],
 }
 
-/// What a link made: its sections (name, size, VMA, LMA), program headers (type, vaddr, paddr, memsz, flags; not
+/// What a link made: its entry point, its sections (name, size, VMA, LMA), program headers (type, vaddr, paddr, memsz, flags; not
 /// `PT_GNU_STACK`), the case's symbols (value, name).
 fn facts(dir: &Path, out: &str, symbols: &[&str]) -> Vec<String> {
     let mut v = Vec::new();
@@ -37,6 +37,7 @@ fn facts(dir: &Path, out: &str, symbols: &[&str]) -> Vec<String> {
         }
     }
     let l = common::tool_ok("readelf", &["-lW", out], dir);
+    v.extend(l.lines().filter(|l| l.starts_with("Entry point")).map(str::to_string));
     for line in l.lines() {
         let f: Vec<&str> = line.split_whitespace().collect();
         // rivet, as lld and mold, marks the stack non-executable where the inputs say nothing.
@@ -229,6 +230,31 @@ fn section_assigned_back_to_an_earlier_load_is_in_it() {
     common::tool_ok(linker.to_str().unwrap(), &args, &dir);
     let run = common::tool(dir.join("a.out").to_str().unwrap(), &[], Some(&dir));
     assert_eq!(run.code, Some(5), "{}", run.log());
+}
+
+/// A `-T` script without `ENTRY` (and no `-e`): GNU ld's entry is the symbol `start`, else the start of `.text`;
+/// not `_start`, which only its default script names.
+#[test]
+fn entry_without_entry_command_matches_gnu_ld() {
+    let script = "SECTIONS {\n  . = 0x10000;\n  .text : { *(.text) }\n}\n";
+    check(&[
+        Case {
+            name: "entry-text",
+            asm: ".text\nf: nop\n.globl _start\n_start: ret\n",
+            script,
+            args: &[],
+            symbols: &["_start"],
+            more: &[],
+        },
+        Case {
+            name: "entry-start",
+            asm: ".text\nf: nop\n.globl start\nstart: ret\n",
+            script,
+            args: &[],
+            symbols: &["start"],
+            more: &[],
+        },
+    ]);
 }
 
 /// `PHDRS`' expressions read the page sizes `-z` gives (`CONSTANT (MAXPAGESIZE)`, `CONSTANT (COMMONPAGESIZE)`), and

@@ -377,15 +377,31 @@ fn linker_symbol_value(lay: &Layout, bounds: &Bounds, name: &[u8]) -> Option<u64
 /// The entry point: the entry symbol's address where an input defines it, else the name read as a hexadecimal
 /// address, else the start of `.text`.
 fn entry_address(config: &Config, res: &Resolved, lay: &Layout, addrs: &[u64]) -> u64 {
-    let entry_name = config.entry.as_deref().unwrap_or("_start");
+    // `_start` is the entry GNU ld's default scripts name; its own default, which a script replacing them
+    // leaves in force, is `start`.
+    let own_script = (config.sections.as_deref()).is_some_and(|sc| !sc.builtin_base);
+    let default = if own_script { "start" } else { "_start" };
+    let entry_name = config.entry.as_deref().unwrap_or(default);
     match res.names.lookup(entry_name.as_bytes()) {
         Some(g) if !matches!(res.defs[g.index()], Def::Undefined | Def::Shared { .. }) => {
             addrs[g.index()]
         }
-        _ => entry_name
-            .strip_prefix("0x")
-            .and_then(|h| u64::from_str_radix(h, 16).ok())
+        _ => entry_number(entry_name)
             .unwrap_or_else(|| first_section_addr(lay, &|o| o.name == b".text").unwrap_or(0)),
+    }
+}
+
+/// An entry no symbol defines, read as GNU ld reads it as a number (C's base prefixes: `0x` hex, a leading `0`
+/// octal, else decimal).
+fn entry_number(s: &str) -> Option<u64> {
+    if let Some(h) = s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
+        u64::from_str_radix(h, 16).ok()
+    } else if s.len() > 1
+        && let Some(o) = s.strip_prefix('0')
+    {
+        u64::from_str_radix(o, 8).ok()
+    } else {
+        s.parse().ok()
     }
 }
 
