@@ -157,6 +157,23 @@ pub fn file_header(data: Data) -> Result<&'static Ehdr, String> {
     Ok(eh)
 }
 
+/// The range of addresses (start, end) a shared object's `PT_GNU_RELRO` makes read-only after relocation, if it
+/// has one and its program header table is readable.
+pub fn relro_range(data: Data, eh: &Ehdr) -> Option<(u64, u64)> {
+    type Phdr = object::elf::ProgramHeader64<LE>;
+    if eh.e_phentsize.get(LE) as usize != size_of::<Phdr>() {
+        return None;
+    }
+    let n = eh.e_phnum.get(LE) as u64;
+    let bytes = slice(data, eh.e_phoff.get(LE), n * size_of::<Phdr>() as u64)?;
+    let phdrs = pod::slice_from_all_bytes::<Phdr>(bytes).ok()?;
+    let p = phdrs
+        .iter()
+        .find(|p| p.p_type.get(LE) == elf::PT_GNU_RELRO)?;
+    let start = p.p_vaddr.get(LE);
+    Some((start, start.checked_add(p.p_memsz.get(LE))?))
+}
+
 /// The section header table, with the extended section count (`e_shnum == 0`) handled.
 pub fn section_headers(data: Data, eh: &Ehdr) -> Result<&'static [Shdr], String> {
     let off = eh.e_shoff.get(LE);

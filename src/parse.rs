@@ -315,14 +315,21 @@ pub struct SharedFile {
     pub objects_before: usize,
     /// Its section headers (none where they were stripped).
     pub shdrs: &'static [Shdr],
+    /// Its `PT_GNU_RELRO` address range, if any.
+    pub relro: Option<(u64, u64)>,
 }
 
 impl SharedFile {
-    /// Whether section `shndx` is allocated and read-only (a copy of its data belongs in RELRO).
+    /// Whether section `shndx` is allocated and read-only (a copy of its data belongs in RELRO): without
+    /// `SHF_WRITE`, or inside the library's own RELRO (`.data.rel.ro`, C++'s typeinfo), as GNU ld counts it.
     pub fn read_only(&self, shndx: u16) -> bool {
         self.shdrs.get(shndx as usize).is_some_and(|sh| {
             let f = sh.sh_flags.get(LE);
-            f & E::SHF_ALLOC as u64 != 0 && f & E::SHF_WRITE as u64 == 0
+            let (start, size) = (sh.sh_addr.get(LE), sh.sh_size.get(LE));
+            let in_relro = self.relro.is_some_and(|(lo, hi)| {
+                start >= lo && start.checked_add(size).is_some_and(|end| end <= hi)
+            });
+            f & E::SHF_ALLOC as u64 != 0 && (f & E::SHF_WRITE as u64 == 0 || in_relro)
         })
     }
     /// The version index of dynamic symbol `i` (hidden bit removed), or 1 (global) if unversioned.
@@ -952,6 +959,7 @@ fn parse_shared(input: SharedInput) -> std::result::Result<SharedFile, String> {
         needed,
         objects_before,
         shdrs,
+        relro: elf::relro_range(data, eh),
     })
 }
 

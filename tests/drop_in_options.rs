@@ -92,7 +92,8 @@ fn last_output_kind_option_wins() {
 }
 
 /// GNU ld copies a shared library's read-only data into `.data.rel.ro` (RELRO, read-only after start-up), and
-/// writable data into `.bss`; rivet put every copy in `.bss`, where the program could write it.
+/// writable data into `.bss`; rivet put every copy in `.bss`, where the program could write it. Read-only counts
+/// the library's RELRO data too (a constant pointer, C++'s typeinfo), writable in its section header.
 #[test]
 fn read_only_copies_in_relro() {
     let Some((dir, shim, bfd)) = common::against_gnu_ld("drop-in-copy-ro", &["gcc", "readelf"])
@@ -101,13 +102,13 @@ fn read_only_copies_in_relro() {
     };
     std::fs::write(
         dir.join("cv.c"),
-        "const int cval[4] = {1, 2, 3, 4};\nint dval = 5;\n",
+        "const int cval[4] = {1, 2, 3, 4};\nint dval = 5;\nint *const pval = &dval;\n",
     )
     .unwrap();
     std::fs::write(
         dir.join("m.c"),
-        "#include <stdio.h>\nextern const int cval[4];\nextern int dval;\n\
-         int main(void) { printf(\"%d %d\\n\", cval[2], dval); return 0; }\n",
+        "#include <stdio.h>\nextern const int cval[4];\nextern int dval;\nextern int *const pval;\n\
+         int main(void) { printf(\"%d %d %d\\n\", cval[2], dval, *pval); return 0; }\n",
     )
     .unwrap();
     common::tool_ok("gcc", &["-fPIC", "-shared", "-o", "libcv.so", "cv.c"], &dir);
@@ -147,7 +148,12 @@ fn read_only_copies_in_relro() {
                 .next()
                 .unwrap_or_default()
         };
-        views.push((run.stdout, section_of("cval"), section_of("dval")));
+        views.push((
+            run.stdout,
+            section_of("cval"),
+            section_of("dval"),
+            section_of("pval"),
+        ));
     }
     assert_eq!(views[1], views[0]);
 }
