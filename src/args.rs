@@ -176,6 +176,14 @@ pub struct Config {
     pub undefined: Vec<String>,
     /// `--defsym=SYM=EXPR` in command-line order (expression kept as text; the resolve pass evaluates it).
     pub defsyms: Vec<(String, String)>,
+    /// Per command-line `--defsym`, the number of inputs (`-T` scripts among them) given before it.
+    pub defsym_inputs: Vec<usize>,
+    /// Per entry of `defsyms`, where a script's assignment is (`FILE:LINE:COL`), for its errors; `None` for a
+    /// `--defsym`. Empty until the scripts are read (`with_scripts`).
+    pub defsym_places: Vec<Option<String>>,
+    /// The entries of `defsyms` from this one on follow the `SECTIONS` script on the command line: GNU ld
+    /// evaluates them after its commands, so they override its assignments. `defsyms.len()` (or more) for none.
+    pub defsyms_after: usize,
     pub rpath: Vec<String>,
     /// `--audit=LIB`, `--depaudit=LIB` (`-P`): `DT_AUDIT` and `DT_DEPAUDIT`, the libraries joined by ':'.
     pub audit: Vec<String>,
@@ -421,6 +429,9 @@ impl Default for Config {
             inputs: Vec::new(),
             undefined: Vec::new(),
             defsyms: Vec::new(),
+            defsym_inputs: Vec::new(),
+            defsym_places: Vec::new(),
+            defsyms_after: usize::MAX,
             rpath: Vec::new(),
             audit: Vec::new(),
             depaudit: Vec::new(),
@@ -1490,7 +1501,10 @@ fn apply_setting(
     let val = || value.clone().unwrap_or_default();
     match opt {
         Opt::Undefined => cfg.undefined.push(val()),
-        Opt::Defsym => cfg.defsyms.push(parse_defsym(&val())?),
+        Opt::Defsym => {
+            cfg.defsyms.push(parse_defsym(&val())?);
+            cfg.defsym_inputs.push(cfg.inputs.len());
+        }
         Opt::Wrap => cfg.wrap.push(val()),
         Opt::VersionScript => cfg.version_script.push(PathBuf::from(val())),
         Opt::SymbolOrderingFile => cfg.symbol_ordering_file = Some(PathBuf::from(val())),
@@ -1856,24 +1870,41 @@ impl Config {
     }
 
     /// The configuration with what the scripts read say applied: `ENTRY` unless `-e` was given, `EXTERN` as
-    /// `-u`, assignments outside `SECTIONS` as `--defsym`s (evaluated with them, after the command line's;
-    /// `PROVIDE`'s only for symbols the inputs refer to and do not define; `HIDDEN`'s not exported), `VERSION` as a
-    /// version script, `SECTIONS` as the layout.
+    /// `-u`, assignments outside `SECTIONS` in scripts without it as `--defsym`s (among the command line's, in
+    /// command-line order; `PROVIDE`'s only for symbols the inputs refer to and do not define; `HIDDEN`'s not
+    /// exported), `VERSION` as a version script, `SECTIONS` as the layout (with its script's assignments outside
+    /// it among its commands).
     pub fn with_scripts(&self, s: &crate::script::input::ScriptSettings) -> Config {
         let mut c = self.clone();
         if c.entry.is_none() {
             c.entry = s.entry.clone();
         }
         c.undefined.extend(s.externs.iter().cloned());
-        for (_, a) in &s.assignments {
-            let def = (a.target.clone(), a.text.clone());
-            if a.provide {
-                c.provides.push(def);
-            } else {
-                c.defsyms.push(def);
+        // The scripts' assignments among the `--defsym`s, in command-line order (GNU ld reads each script where
+        // it is named); `SECTIONS` among them where its script is, after the assignments of the scripts named
+        // with it between the same `--defsym`s (a `MEMORY` script's before the `SECTIONS` one's).
+        let given = std::mem::take(&mut c.defsyms);
+        c.defsym_places.clear();
+        let mut assigns = s.assignments.iter().peekable();
+        for k in 0..=given.len() {
+            while let Some((at, a, _)) = assigns.next_if(|a| a.2 <= k) {
+                let def = (a.target.clone(), a.text.clone());
+                if a.provide {
+                    c.provides.push(def);
+                } else {
+                    c.defsyms.push(def);
+                    c.defsym_places.push(Some(at.clone()));
+                }
+                if a.hidden {
+                    c.script_hidden.push(a.target.clone());
+                }
             }
-            if a.hidden {
-                c.script_hidden.push(a.target.clone());
+            if s.sections_after_defsyms == Some(k) {
+                c.defsyms_after = c.defsyms.len();
+            }
+            if let Some(d) = given.get(k) {
+                c.defsyms.push(d.clone());
+                c.defsym_places.push(None);
             }
         }
         c.version_texts.extend(s.versions.iter().cloned());

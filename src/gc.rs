@@ -270,12 +270,20 @@ fn mark_live(config: &Config, res: &Resolved, script: &[Vec<u32>]) -> Liveness {
     liveness
 }
 
-/// Per `--defsym` symbol (and script assignment outside `SECTIONS`, evaluated as one): the sections of the symbols
-/// its expression reads, following other `--defsym`s. GNU ld evaluates these before its mark, so that a reference
-/// to `--defsym alias=func` keeps `func`'s section; a relative expression's section is one of these.
+/// Per `--defsym` symbol (and script assignment outside `SECTIONS`, evaluated as one or as a command of
+/// `SECTIONS` outside its output sections): the sections of the symbols its expression reads, following other
+/// `--defsym`s. GNU ld evaluates these before its mark, so that a reference to `--defsym alias=func` keeps
+/// `func`'s section; a relative expression's section is one of these.
 fn defsym_sections(config: &Config, res: &Resolved) -> HashMap<SymId, Vec<Root>> {
+    use crate::script::ast::SectionsCommand;
     let mut names: HashMap<SymId, Vec<SymId>> = HashMap::new();
-    for (sym, text) in &config.defsyms {
+    let script = (config.sections.iter())
+        .flat_map(|sc| &sc.commands)
+        .filter_map(|c| match c {
+            SectionsCommand::Assign(a) if a.target != "." => Some((&a.target, &a.text)),
+            _ => None,
+        });
+    for (sym, text) in config.defsyms.iter().map(|(s, t)| (s, t)).chain(script) {
         let (Some(g), Ok(e)) = (res.names.lookup(sym.as_bytes()), crate::expr::parse(text)) else {
             continue;
         };

@@ -121,6 +121,7 @@ pub fn load(config: &Config) -> Result<Inputs> {
         items: Vec::new(),
         shared: Vec::new(),
         script_depth: 0,
+        defsyms_before: 0,
         script: Default::default(),
         implicit_sections: Vec::new(),
     };
@@ -138,7 +139,8 @@ pub fn load(config: &Config) -> Result<Inputs> {
     rayon::scope(|scope| {
         let mut seen = 0;
         let mut archives = 0;
-        for arg in &config.inputs {
+        for (k, arg) in config.inputs.iter().enumerate() {
+            loader.defsyms_before = config.defsym_inputs.iter().filter(|&&i| i <= k).count();
             match arg {
                 InputArg::File { path, flags } => loader.add_path(path, *flags),
                 InputArg::Library { name, flags } => {
@@ -289,6 +291,9 @@ struct Loader<'c> {
     items: Vec<Item>,
     shared: Vec<SharedInput>,
     script_depth: u32,
+    /// The number of `--defsym`s given before the command-line input being read (`Config::defsym_inputs`): a
+    /// script's assignments are evaluated after those and before the rest, as GNU ld reads them in order.
+    defsyms_before: usize,
     script: script::input::ScriptSettings,
     /// The `SECTIONS`, `MEMORY` and `PHDRS` of the scripts named as input files, in the order read: GNU ld reads
     /// them after every `-T` script (those are read with the options), or after its default script, so they
@@ -582,6 +587,12 @@ impl Loader<'_> {
             ));
         }
         let mut settings = std::mem::take(&mut parsed.settings);
+        for a in &mut settings.assignments {
+            a.2 = self.defsyms_before;
+        }
+        if settings.sections.as_ref().is_some_and(|s| s.described) && option {
+            settings.sections_after_defsyms = Some(self.defsyms_before);
+        }
         if let Some(sections) = settings.sections.take_if(|_| !option) {
             self.implicit_sections.push(sections);
         }

@@ -192,6 +192,13 @@ fn sections(dir: &Path, file: &str) -> Vec<String> {
 
 /// Links `inputs` with `script` by GNU ld and by rivet; returns each output's name.
 fn link_both(dir: &Path, script: &str, inputs: &[&str]) -> [String; 2] {
+    let args = [&["-T", script][..], inputs].concat();
+    link_both_with(dir, script, &args)
+}
+
+/// Links with `args` (the options and inputs but `-o`) by GNU ld and by rivet into `name.bfd` and `name.rivet`;
+/// returns each output's name.
+fn link_both_with(dir: &Path, name: &str, args: &[&str]) -> [String; 2] {
     let (rivet, _) = common::linker_under_test();
     let mut outs = [String::new(), String::new()];
     for (k, (side, ld)) in [
@@ -201,10 +208,9 @@ fn link_both(dir: &Path, script: &str, inputs: &[&str]) -> [String; 2] {
     .into_iter()
     .enumerate()
     {
-        let out = format!("{script}.{side}");
-        let mut args = vec!["-T", script, "-o", &out, "-z", "noexecstack"];
-        args.extend_from_slice(inputs);
-        let o = common::tool(&ld, &args, Some(dir));
+        let out = format!("{name}.{side}");
+        let all = [&["-o", &out, "-z", "noexecstack"][..], args].concat();
+        let o = common::tool(&ld, &all, Some(dir));
         assert!(o.success(), "{side}: {}", o.log());
         outs[k] = out;
     }
@@ -426,5 +432,182 @@ fn asserts_on_input_symbols_and_unreferenced_provides_match_gnu_ld() {
             "{ld}: {}",
             o.log()
         );
+    }
+}
+
+/// Code, data and `.bss` in three sections, for the scripts of assignments outside `SECTIONS`.
+const SMALL: &str = ".text\n.globl _start\n_start: ret\n.data\n.quad 1\n.bss\n.zero 64\n\
+                     .section .note.GNU-stack,\"\",@progbits\n";
+
+/// Assignments outside `SECTIONS`, before `MEMORY`, between it and `SECTIONS` and after `SECTIONS` (the STM32
+/// scripts' `_estack = ORIGIN(RAM) + LENGTH(RAM)`): GNU ld evaluates them in order with the commands, as if they
+/// were at the start or the end of `SECTIONS`: `.` is 0 before and the final location counter after, `ORIGIN`
+/// and `ALIGN(n)` are values of the location counter (relative to the section GNU ld's `section_for_dot` picks),
+/// `LOADADDR` is the load address.
+const OUTSIDE: &str = r#"
+early = 0x10;
+early_dot = .;
+MEMORY {
+  RAM (rwx) : ORIGIN = 0x20000000, LENGTH = 20K
+  ROM (rx) : ORIGIN = 0x08000000, LENGTH = 64K
+}
+_estack = ORIGIN(RAM) + LENGTH(RAM);
+before_dot = .;
+before_len = LENGTH(ROM);
+before_align = ALIGN(16);
+SECTIONS {
+  .text : { *(.text*) } > ROM
+  .data : { *(.data*) } > RAM AT > ROM
+  .bss : { *(.bss*) } > RAM
+  /DISCARD/ : { *(.note*) }
+}
+after_dot = .;
+after_align = ALIGN(16);
+after_origin = ORIGIN(ROM);
+after_plus = . + 1;
+after_abs = ABSOLUTE(.);
+a_load = LOADADDR(.data);
+a_addr = ADDR(.data);
+a_size = SIZEOF(.bss);
+a_alignof = ALIGNOF(.data);
+a_end = ADDR(.bss) + SIZEOF(.bss);
+"#;
+
+#[test]
+fn assignments_outside_sections_match_gnu_ld() {
+    let Some((dir, _, _)) = common::against_gnu_ld("script-symbols-outside", &["as", "readelf"])
+    else {
+        return;
+    };
+    std::fs::write(dir.join("small.s"), SMALL).unwrap();
+    common::tool_ok("as", &["small.s", "-o", "small.o"], &dir);
+    std::fs::write(dir.join("outside.lds"), OUTSIDE).unwrap();
+    // `--defsym`s naming the script's regions and sections, after `-T` (so after its commands).
+    let args = [
+        "-T",
+        "outside.lds",
+        "small.o",
+        "--defsym",
+        "ds_origin=ORIGIN(RAM)",
+        "--defsym",
+        "ds_len=LENGTH(ROM)",
+        "--defsym",
+        "ds_load=LOADADDR(.data)",
+        "--defsym",
+        "ds_addr=ADDR(.data)",
+    ];
+    let [bfd, rivet] = link_both_with(&dir, "outside", &args);
+    let got = symbols(&dir, &rivet);
+    assert_eq!(got, symbols(&dir, &bfd));
+    for line in [
+        "_estack .text 0000000020005000",
+        "early_dot .text 0000000000000000",
+        "after_dot .bss 0000000020000048",
+        "after_align .bss 0000000020000050",
+        "a_load ABS 0000000008000001",
+        "ds_load ABS 0000000008000001",
+        "ds_origin .bss 0000000020000000",
+    ] {
+        assert!(
+            got.iter().any(|s| s.starts_with(line)),
+            "{line} in {got:#?}"
+        );
+    }
+
+    // `MEMORY` and the assignments in one script, `SECTIONS` in the next: in the order read.
+    std::fs::write(
+        dir.join("memory.lds"),
+        "MEMORY { RAM (rwx) : ORIGIN = 0x20000000, LENGTH = 20K }\n\
+         _estack = ORIGIN(RAM) + LENGTH(RAM);\nmem_dot = .;\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("sections.lds"),
+        "SECTIONS { .text : { *(.text*) } > RAM .data : { *(.data*) } > RAM .bss : { *(.bss*) } > RAM \
+         /DISCARD/ : { *(.note*) } }\n",
+    )
+    .unwrap();
+    let args = ["-T", "memory.lds", "-T", "sections.lds", "small.o"];
+    let [bfd, rivet] = link_both_with(&dir, "two", &args);
+    assert_eq!(symbols(&dir, &rivet), symbols(&dir, &bfd));
+
+    // An expression rivet cannot evaluate is reported at its place in the script (GNU ld makes the undefined
+    // region's origin 0).
+    let (rivet, overridden) = common::linker_under_test();
+    if overridden {
+        return;
+    }
+    std::fs::write(
+        dir.join("bad.lds"),
+        "MEMORY { RAM : ORIGIN = 0x1000, LENGTH = 4K }\nSECTIONS { .text : { *(.text) } > RAM }\n\
+         top = ORIGIN(NOPE);\n",
+    )
+    .unwrap();
+    let o = common::tool(
+        &rivet.display().to_string(),
+        &["-T", "bad.lds", "small.o", "-o", "bad.out"],
+        Some(&dir),
+    );
+    assert!(!o.success());
+    assert!(
+        o.stderr_str().contains("bad.lds:3:") && o.stderr_str().contains("NOPE"),
+        "{}",
+        o.stderr_str()
+    );
+}
+
+/// `--defsym` and a script's assignments outside `SECTIONS` are evaluated in command-line order, as GNU ld
+/// reads them: a `--defsym` after `-T` overrides the script's value, one before it is overridden, and `DEFINED`
+/// sees only the assignments before it.
+#[test]
+fn defsym_and_script_assignments_in_command_line_order_match_gnu_ld() {
+    let Some((dir, _, _)) = common::against_gnu_ld("script-symbols-order", &["as", "readelf"])
+    else {
+        return;
+    };
+    std::fs::write(dir.join("small.s"), SMALL).unwrap();
+    common::tool_ok("as", &["small.s", "-o", "small.o"], &dir);
+    let sections = "SECTIONS { .text 0x10000 : { *(.text) } .data : { *(.data) } \
+                    /DISCARD/ : { *(.note*) } }\n";
+    let assigns = "sym1 = 0x100;\nsym2 = DEFINED(sym3) ? 1 : 2;\nsym3 = 3;\n";
+    let ds = ["--defsym", "sym1=0x200", "--defsym", "sym3=5"];
+    for (name, script) in [
+        ("after", format!("{sections}{assigns}")),
+        ("before", format!("{assigns}{sections}")),
+        (
+            "inside",
+            sections.replace("} }", &format!("}} {assigns} }}")),
+        ),
+        ("alone", assigns.to_string()),
+    ] {
+        let file = format!("{name}.lds");
+        std::fs::write(dir.join(&file), &script).unwrap();
+        let mut seen = Vec::new();
+        for (order, args) in [
+            ("late", [&["-T", &file, "small.o"][..], &ds].concat()),
+            ("early", [&ds[..], &["-T", &file, "small.o"]].concat()),
+            ("none", vec!["-T", &file, "small.o"]),
+        ] {
+            let [bfd, rivet] = link_both_with(&dir, &format!("{name}-{order}"), &args);
+            let got: Vec<String> = (symbols(&dir, &rivet).into_iter())
+                .filter(|s| s.starts_with("sym"))
+                .collect();
+            let want: Vec<String> = (symbols(&dir, &bfd).into_iter())
+                .filter(|s| s.starts_with("sym"))
+                .collect();
+            assert_eq!(got, want, "{name} {order}");
+            seen.push(got);
+        }
+        // What GNU ld gives for the issue's script (`after`): the late --defsyms win and DEFINED(sym3) is false.
+        if name == "after" {
+            let values: Vec<&str> = seen[0]
+                .iter()
+                .map(|s| s.split(' ').nth(2).unwrap())
+                .collect();
+            assert_eq!(
+                values,
+                ["0000000000000200", "0000000000000002", "0000000000000005"]
+            );
+        }
     }
 }

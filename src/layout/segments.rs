@@ -537,6 +537,9 @@ impl Addresser<'_> {
                     fills: a.fills,
                     code_gaps: a.code_gaps,
                     holes: a.holes,
+                    lma: a.lma,
+                    end_dot_section: Some(a.end_dot_section),
+                    memory: a.memory,
                 };
                 Ok((segments, extras))
             }

@@ -33,15 +33,20 @@ pub fn assign_addresses(
     // The script's symbols first: an assignment outside SECTIONS (a --defsym) may name one (the kernel's
     // `init_per_cpu__gdt_page = ABSOLUTE(gdt_page) + __per_cpu_load`); then those SECTIONS assignments that
     // name symbols again, with the --defsyms' values.
+    // The --defsyms given after the SECTIONS script keep their values over its assignments, which override
+    // those given before it (GNU ld evaluates them in command-line order).
     let script = !lay.script.symbols.is_empty() || !lay.script.deferred.is_empty();
     let mut out = (&mut addrs, &mut linker, &mut sections);
     if script {
-        define_script_symbols(res, &dl, config, &mut out)?;
+        define_script_symbols(res, &dl, config, &[], &mut out)?;
     }
     define_defsyms(config, res, &dl, &mut out)?;
     let after_defsyms = !config.defsyms.is_empty() || !config.provides.is_empty();
     if !script || after_defsyms {
-        define_script_symbols(res, &dl, config, &mut out)?;
+        let late: Vec<&str> = (config.defsyms.iter().skip(config.defsyms_after))
+            .map(|d| d.0.as_str())
+            .collect();
+        define_script_symbols(res, &dl, config, &late, &mut out)?;
     }
     let values = deferred_data_values(config, res, &dl, (&addrs, &sections))?;
     for (k, v) in values {
@@ -416,26 +421,27 @@ fn define_defsyms(
     (addrs, linker, sections): &mut Defined,
 ) -> Result<()> {
     // The last --defsym of a symbol is the one that counts.
-    let mut pending: Vec<(&str, &str, crate::expr::Expr, Vec<String>)> = Vec::new();
+    // (symbol, expression's text, expression, the symbols it names, its place in `defsyms`).
+    let mut pending: Vec<(&str, &str, crate::expr::Expr, Vec<String>, usize)> = Vec::new();
     // PROVIDEs that took effect: resolve made the symbol the linker's because nothing defined it.
     let provided = config.provides.iter().filter(|(sym, _)| {
         res.names
             .lookup(sym.as_bytes())
             .is_some_and(|g| res.defs[g.index()] == crate::resolve::Def::Linker)
     });
-    for (sym, text) in config.defsyms.iter().chain(provided) {
+    for (k, (sym, text)) in config.defsyms.iter().chain(provided).enumerate() {
         let e = crate::expr::parse(text)
             .map_err(|e| Errors::one(format!("--defsym: {sym}={text}: {e}")))?;
         let mut names = Vec::new();
         e.symbols(&mut names);
         pending.retain(|p| p.0 != sym.as_str());
-        pending.push((sym.as_str(), text.as_str(), e, names));
+        pending.push((sym.as_str(), text.as_str(), e, names, k));
     }
     while !pending.is_empty() {
         let before = pending.len();
         let waiting: Vec<&str> = pending.iter().map(|p| p.0).collect();
         let mut error = None;
-        pending.retain(|(sym, text, e, names)| {
+        pending.retain(|(sym, text, e, names, k)| {
             let waits = names
                 .iter()
                 .any(|n| n != sym && waiting.contains(&n.as_str()));
@@ -450,20 +456,30 @@ fn define_defsyms(
                 sections,
                 dot: None,
                 inside: None,
+                before: Some(*k),
             };
             match (e.eval_value(&env), res.names.lookup(sym.as_bytes())) {
                 (Ok(v), Some(g)) => {
-                    // Outside the sections, with no location counter: its own section, or absolute.
-                    let (v, sec) = env.settle(v, OsecId::NONE);
+                    // Outside the sections: its own section, or absolute; a value the location counter made
+                    // (`ORIGIN`), after a script's commands, belongs where GNU ld's `section_for_dot` puts it.
+                    let dot_section = match *k >= config.defsyms_after {
+                        true => lay.lay.script.end_dot_section.unwrap_or(OsecId::NONE),
+                        false => OsecId::NONE,
+                    };
+                    let (v, sec) = env.settle(v, dot_section);
                     addrs[g.index()] = v;
                     linker.insert(g, v);
                     sections.insert(g, sec);
                 }
                 (Ok(_), None) => {}
+                // A script's assignment is reported at its place.
                 (Err(e), _) => {
-                    error = Some(format!(
-                        "--defsym: cannot evaluate expression '{text}' for {sym}: {e}"
-                    ))
+                    error = Some(match config.defsym_places.get(*k).cloned().flatten() {
+                        Some(at) => format!("{at}: {e}"),
+                        None => {
+                            format!("--defsym: cannot evaluate expression '{text}' for {sym}: {e}")
+                        }
+                    })
                 }
             }
             false
@@ -489,9 +505,14 @@ fn define_script_symbols(
     res: &Resolved,
     dl: &DefsymLayout,
     config: &Config,
+    late: &[&str],
     (addrs, linker, sections): &mut Defined,
 ) -> Result<()> {
+    // Not the symbols `late` names (`--defsym`s given after the script, which win).
     let set = |name: &str, v: u64, sec: OsecId, out: &mut Defined| {
+        if late.contains(&name) {
+            return;
+        }
         if let Some(g) = res.names.lookup(name.as_bytes())
             && res.defs[g.index()] == Def::Linker
         {
@@ -523,6 +544,7 @@ fn define_script_symbols(
             sections: out.2,
             dot: Some(d.dot),
             inside: d.inside.get(),
+            before: None,
         };
         if let Some(msg) = &d.assert {
             match d.expr.eval(&env) {
@@ -562,6 +584,7 @@ fn deferred_data_values(
                 sections,
                 dot: Some(d.dot),
                 inside: None,
+                before: None,
             };
             let v = d
                 .expr
@@ -596,6 +619,9 @@ struct DefsymEnv<'a> {
     dot: Option<u64>,
     /// The output section whose description holds a script assignment.
     inside: Option<OsecId>,
+    /// For the entry of `Config::defsyms` at this place, `DEFINED` sees only the entries before it (GNU ld's
+    /// `DEFINED` is true for a symbol assigned before it).
+    before: Option<usize>,
 }
 
 impl DefsymEnv<'_> {
@@ -663,6 +689,22 @@ impl crate::expr::Env for DefsymEnv<'_> {
             || self.config.defsyms.iter().any(|(s, _)| s == name);
         defined.then(|| self.addrs[id.index()])
     }
+    fn defined(&self, name: &str) -> bool {
+        let config = self.config;
+        let mut assigned = (config.defsyms.iter().chain(&config.provides))
+            .enumerate()
+            .filter(|(_, d)| d.0 == name)
+            .map(|(k, _)| k)
+            .peekable();
+        let linker = || {
+            (self.res.names.lookup(name.as_bytes()))
+                .is_some_and(|g| self.res.defs[g.index()] == Def::Linker)
+        };
+        match self.before {
+            Some(k) if assigned.peek().is_some() && linker() => assigned.any(|a| a < k),
+            _ => self.symbol(name).is_some(),
+        }
+    }
     fn symbol_value(&self, name: &str) -> Option<crate::expr::Value> {
         use crate::expr::{Base, Value};
         let v = self.symbol(name)?;
@@ -676,8 +718,16 @@ impl crate::expr::Env for DefsymEnv<'_> {
         })
     }
     fn section(&self, name: &str) -> Option<(u64, u64, u64, u64)> {
-        let o = (self.lay.lay.osecs.iter()).find(|o| o.shndx != 0 && o.name == name.as_bytes())?;
-        Some((o.addr, o.addr, o.size, o.align.max(1)))
+        let osecs = &self.lay.lay.osecs;
+        let i = (osecs.iter()).position(|o| o.shndx != 0 && o.name == name.as_bytes())?;
+        let o = &osecs[i];
+        // The load address a script gave it (`AT`, `AT>`); without a script, its address.
+        let lma = self.lay.lay.script.lma.get(i).copied().unwrap_or(o.addr);
+        Some((o.addr, lma, o.size, o.align.max(1)))
+    }
+    fn memory(&self, name: &str) -> Option<(u64, u64)> {
+        let memory = &self.lay.lay.script.memory;
+        (memory.iter()).find(|r| r.0 == name).map(|r| (r.1, r.2))
     }
     fn section_id(&self, name: &str) -> Option<OsecId> {
         let osecs = &self.lay.lay.osecs;

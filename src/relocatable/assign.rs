@@ -12,6 +12,7 @@ use crate::diag::{Errors, Result};
 use crate::expr::Expr;
 use crate::index::SymId;
 use crate::resolve::{Def, Resolved};
+use crate::script::ast::SectionsCommand;
 use object::elf as E;
 use rustc_hash::FxHashMap;
 
@@ -31,10 +32,27 @@ pub fn assigned(
     plan: &Plan,
     global_def: &dyn Fn(SymId) -> std::result::Result<Option<OutSym<'static>>, String>,
 ) -> Result<Vec<Assigned>> {
-    let provided = config.provides.iter().filter(|(name, _)| {
+    let linker = |name: &str| {
         (res.names.lookup(name.as_bytes())).is_some_and(|g| res.defs[g.index()] == Def::Linker)
-    });
-    let list: Vec<&(String, String)> = config.defsyms.iter().chain(provided).collect();
+    };
+    let provided = config.provides.iter().filter(|(name, _)| linker(name));
+    // A `SECTIONS` script's assignments outside its output sections (those written outside `SECTIONS` among
+    // them), where the script is among the `--defsym`s (`Config::defsyms_after`).
+    let script: Vec<(String, String)> = (config.sections.iter())
+        .flat_map(|sc| &sc.commands)
+        .filter_map(|c| match c {
+            SectionsCommand::Assign(a) if a.target != "." && (!a.provide || linker(&a.target)) => {
+                Some((a.target.clone(), a.text.clone()))
+            }
+            _ => None,
+        })
+        .collect();
+    let split = config.defsyms_after.min(config.defsyms.len());
+    let list: Vec<&(String, String)> = (config.defsyms[..split].iter())
+        .chain(&script)
+        .chain(&config.defsyms[split..])
+        .chain(provided)
+        .collect();
     if list.is_empty() {
         return Ok(Vec::new());
     }

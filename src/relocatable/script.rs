@@ -64,6 +64,8 @@ pub fn check(sc: &SectionsScript) -> Result<(), String> {
                     return refuse(what, o.pos);
                 }
             }
+            // Outside the output sections, a symbol's is as one outside `SECTIONS` (`assign`).
+            SectionsCommand::Assign(a) if a.target != "." && a.op == "=" => {}
             SectionsCommand::Assign(a) => return refuse("a symbol assignment", a.pos),
             SectionsCommand::Overlay(o) => return refuse("OVERLAY", o.pos),
             SectionsCommand::Entry(_) | SectionsCommand::Assert(..) => {}

@@ -27,8 +27,13 @@ pub struct ScriptSettings {
     pub externs: Vec<String>,
     /// `VERSION { ... }`: (where, the version script's text).
     pub versions: Vec<(String, String)>,
-    /// Symbol assignments outside `SECTIONS`: (where, assignment).
-    pub assignments: Vec<(String, Assignment)>,
+    /// Symbol assignments outside `SECTIONS` in a script without `SECTIONS` (or with `INSERT`), which the link
+    /// evaluates as `--defsym`s: (where, assignment, the number of `--defsym`s given before the script). A
+    /// script's own `SECTIONS` holds the others, in their places among its commands, as GNU ld evaluates them.
+    pub assignments: Vec<(String, Assignment, usize)>,
+    /// The number of `--defsym`s given before the script whose `SECTIONS` is the layout's: those after it are
+    /// evaluated after its commands (`Config::defsyms_after`).
+    pub sections_after_defsyms: Option<usize>,
     /// `SECTIONS` (with `MEMORY`), of one script at most.
     pub sections: Option<std::sync::Arc<SectionsScript>>,
     /// `SECTIONS` that `INSERT` puts into the layout, in the order read.
@@ -59,6 +64,7 @@ impl ScriptSettings {
         self.externs.extend(other.externs);
         self.versions.extend(other.versions);
         self.assignments.extend(other.assignments);
+        self.sections_after_defsyms = self.sections_after_defsyms.or(other.sections_after_defsyms);
         self.sections = match (self.sections.take(), other.sections) {
             (Some(a), Some(b)) => Some(std::sync::Arc::new(a.then(&b)?)),
             (a, b) => a.or(b),
@@ -79,9 +85,12 @@ pub fn parse_input(file: &str, text: &str, include: Includer) -> Result<InputScr
     let mut inserts: Vec<Insertion> = Vec::new();
     let mut memory = Vec::new();
     let mut phdrs = Vec::new();
-    // Assignments to `.` and `ASSERT`s outside `SECTIONS`: GNU ld runs them in order with its commands, so those
-    // before the first `SECTIONS` go before its commands and the others after them.
-    let (mut before_sections, mut dot_asserts) = (Vec::new(), Vec::new());
+    // Assignments and `ASSERT`s outside `SECTIONS`, with where each is: GNU ld runs them in order with its
+    // commands (the manual's "Simple Assignments": they are as if at the start or the end of `SECTIONS`), so
+    // those before the first `SECTIONS` go before its commands and the others after them. A script without
+    // `SECTIONS` gives its symbol assignments to the link as `--defsym`s.
+    let (mut before_sections, mut dot_asserts): (Vec<(String, SectionsCommand)>, Vec<_>) =
+        (Vec::new(), Vec::new());
     let mut aliases = Vec::new();
     // The output format and architecture a script may name: the link's (an ELF32 link is i386's).
     let (format, arch) = match crate::elf::elf32_addend() {
@@ -124,23 +133,33 @@ pub fn parse_input(file: &str, text: &str, include: Includer) -> Result<InputScr
                     (op, expr) => SectionsCommand::Assign(Assignment { op, expr, ..a }),
                 };
                 match sections.is_none() && inserts.is_empty() {
-                    true => before_sections.push(c),
-                    false => dot_asserts.push(c),
+                    true => before_sections.push((at, c)),
+                    false => dot_asserts.push((at, c)),
                 }
             }
             Command::Assert(e, msg, pos) => {
                 let c = SectionsCommand::Assert(e, msg, pos);
                 match sections.is_none() && inserts.is_empty() {
-                    true => before_sections.push(c),
-                    false => dot_asserts.push(c),
+                    true => before_sections.push((at, c)),
+                    false => dot_asserts.push((at, c)),
                 }
             }
-            Command::Assign(a) if a.op == "=" => out.settings.assignments.push((at, a)),
+            Command::Assign(a) if a.op == "=" => {
+                let c = SectionsCommand::Assign(a);
+                match sections.is_none() && inserts.is_empty() {
+                    true => before_sections.push((at, c)),
+                    false => dot_asserts.push((at, c)),
+                }
+            }
             // `x op= e` after `x = v`: `x = v op e`, the value GNU ld's in-order evaluation gives.
             Command::Assign(a) => {
-                let Some((_, prior)) =
-                    (out.settings.assignments.iter_mut()).rfind(|(_, p)| p.target == a.target)
-                else {
+                let prior = (before_sections.iter_mut().chain(&mut dot_asserts))
+                    .rev()
+                    .find_map(|(_, c)| match c {
+                        SectionsCommand::Assign(p) if p.target == a.target => Some(p),
+                        _ => None,
+                    });
+                let Some(prior) = prior else {
                     return Err(format!(
                         "{at}: `{0} {1}= ...' before any assignment to {0} outside SECTIONS is not supported",
                         a.target, a.op
@@ -197,6 +216,26 @@ pub fn parse_input(file: &str, text: &str, include: Includer) -> Result<InputScr
             }
         }
     }
+    // Without `SECTIONS` of its own (or with `INSERT`, which puts them into the default layout), the script's
+    // symbol assignments are the link's `--defsym`s; the number before it is the loader's to tell. A `MEMORY`
+    // script's go before the `SECTIONS` of a later one, as its commands (`SectionsScript::then`).
+    let regions_only = !memory.is_empty() || !phdrs.is_empty() || !aliases.is_empty();
+    if (sections.is_none() && !regions_only) || !inserts.is_empty() {
+        for list in [&mut before_sections, &mut dot_asserts] {
+            for (at, c) in std::mem::take(list) {
+                match c {
+                    SectionsCommand::Assign(a) if a.target != "." => {
+                        out.settings.assignments.push((at, a, 0))
+                    }
+                    c => list.push((at, c)),
+                }
+            }
+        }
+    }
+    let (before_sections, dot_asserts): (Vec<_>, Vec<_>) = (
+        before_sections.into_iter().map(|c| c.1).collect(),
+        dot_asserts.into_iter().map(|c| c.1).collect(),
+    );
     if !inserts.is_empty() {
         if let (Some(_), Some(at)) = (&sections, pending_at) {
             return Err(format!(
@@ -230,17 +269,18 @@ pub fn parse_input(file: &str, text: &str, include: Includer) -> Result<InputScr
             s.region_aliases = aliases;
             out.settings.sections = Some(std::sync::Arc::new(s));
         }
+        // For a later script's SECTIONS (checked once all are read: `input::load`).
+        None if regions_only => {
+            let s = before_sections.into_iter().chain(dot_asserts).collect();
+            let mut s = SectionsScript::new(file, text, s, memory, phdrs)?;
+            s.region_aliases = aliases;
+            s.described = false;
+            out.settings.sections = Some(std::sync::Arc::new(s));
+        }
         None if !dot_asserts.is_empty() || !before_sections.is_empty() => {
             return Err(format!(
                 "{file}: an assignment to . or ASSERT without SECTIONS is not supported yet"
             ));
-        }
-        // For a later script's SECTIONS (checked once all are read: `input::load`).
-        None if !memory.is_empty() || !phdrs.is_empty() || !aliases.is_empty() => {
-            let mut s = SectionsScript::new(file, text, Vec::new(), memory, phdrs)?;
-            s.region_aliases = aliases;
-            s.described = false;
-            out.settings.sections = Some(std::sync::Arc::new(s));
         }
         None => {}
     }

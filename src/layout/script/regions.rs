@@ -72,6 +72,18 @@ impl Regions {
             .position(|r| r.flags & f != 0 && r.not_flags & f == 0)
     }
 
+    /// Every region's origin and length by each of its names (aliases too), for `ORIGIN` and `LENGTH` after the
+    /// walk (`--defsym`).
+    pub fn named(&self) -> Vec<(String, u64, u64)> {
+        let names = (self.list.iter().map(|r| &r.name)).chain(self.aliases.iter().map(|a| &a.0));
+        names
+            .filter_map(|n| {
+                let r = self.get(self.find(n)?);
+                Some((n.clone(), r.origin, r.length))
+            })
+            .collect()
+    }
+
     pub fn get(&self, i: usize) -> &Region {
         &self.list[i]
     }

@@ -52,6 +52,11 @@ pub struct ScriptAddresses {
     pub values: Vec<(String, Value)>,
     /// A symbol the location counter needed before any pass gave it a value, and where.
     pub guessed: Option<(String, Pos)>,
+    /// The section an absolute value the location counter made belongs to after the last command (GNU ld's
+    /// `section_for_dot` there), for the `--defsym`s given after the script (`Config::defsyms_after`).
+    pub end_dot_section: OsecId,
+    /// The `MEMORY` regions' origins and lengths by name.
+    pub memory: Vec<(String, u64, u64)>,
 }
 
 /// What a script's layout leaves for the later passes: the symbols its assignments define (with values), those
@@ -65,6 +70,12 @@ pub struct ScriptExtras {
     pub fills: Vec<ScriptFill>,
     pub code_gaps: Vec<CodeGap>,
     pub holes: Vec<Hole>,
+    /// The output sections' load addresses (`LOADADDR`), by section.
+    pub lma: Vec<u64>,
+    /// `ScriptAddresses::end_dot_section` (`None` without a script).
+    pub end_dot_section: Option<OsecId>,
+    /// `ScriptAddresses::memory`.
+    pub memory: Vec<(String, u64, u64)>,
 }
 
 /// A symbol a script assigns: its name, address, and the output section it is relative to (`NONE`: absolute),
@@ -128,7 +139,13 @@ pub(super) struct State<'w> {
     prev_delta: (u64, Option<usize>),
     /// The symbols assigned so far, as expressions see them, and the output section each belongs to.
     symbols: HashMap<String, (Value, OsecId)>,
+    /// The symbols the commands assigned, in order (a `--defsym`'s value in `symbols` is not one).
     order: Vec<String>,
+    /// The `--defsym`s given after the script, which `symbols` holds for their values, but that `DEFINED` does
+    /// not see until a command assigns them (GNU ld's `DEFINED` is true for a symbol assigned before it).
+    late: rustc_hash::FxHashSet<String>,
+    /// The `--defsym`s in `symbols` that no command has assigned yet.
+    seeded: rustc_hash::FxHashSet<String>,
     /// The output section whose commands are being evaluated (`Env::inside`), for assignments.
     inside: Option<OsecId>,
     /// GNU ld's state for `section_for_dot`: the last allocated section laid out, whether an assignment to `.`
@@ -226,6 +243,9 @@ impl Env for State<'_> {
         use crate::resolve::Def;
         let (res, config) = (self.w.res, self.w.config);
         let later = || (config.section_symbols.iter()).any(|s| s.name == name);
+        if self.late.contains(name) {
+            return false;
+        }
         self.symbols.contains_key(name)
             || res
                 .names
@@ -325,6 +345,8 @@ pub fn assign_addresses(
         prev_delta: (0, None),
         symbols: HashMap::default(),
         order: Vec::new(),
+        late: Default::default(),
+        seeded: Default::default(),
         inside: None,
         current: None,
         prefer_next: false,
@@ -348,7 +370,7 @@ pub fn assign_addresses(
     };
     // Assignments outside `SECTIONS` and `--defsym`s (`Config::defsyms`) that need no symbol of the inputs are
     // visible to the commands, as in GNU ld, whose passes see every assignment.
-    for (name, text) in &w.config.defsyms {
+    for (k, (name, text)) in w.config.defsyms.iter().enumerate() {
         // With its section (`ADDR(.data) + 4` is relative to `.data`).
         if let Ok(v) = crate::expr::parse(text).and_then(|e| e.eval_value(&st).map(|e| e.value)) {
             let sec = match v.base {
@@ -356,6 +378,10 @@ pub fn assign_addresses(
                 _ => OsecId::NONE,
             };
             st.symbols.insert(name.clone(), (v, sec));
+            st.seeded.insert(name.clone());
+        }
+        if k >= w.config.defsyms_after {
+            st.late.insert(name.clone());
         }
     }
     for r in &w.sc.memory {
@@ -406,6 +432,7 @@ pub fn assign_addresses(
         st.place_orphan(next)?;
         next += 1;
     }
+    let end_dot_section = st.section_for_dot(usize::MAX);
     settle_empty(w, st.osecs);
     let keys = load_keys(w, st.osecs);
     let (loads, headers, end, offsets) = loads(&st, w, &keys)?;
@@ -441,6 +468,8 @@ pub fn assign_addresses(
         holes: st.holes,
         values,
         guessed: st.guessed.into_inner(),
+        end_dot_section,
+        memory: st.regions.named(),
     })
 }
 
@@ -539,7 +568,10 @@ impl State<'_> {
                     _ if e.from_dot => self.section_for_dot(cmd),
                     _ => OsecId::NONE,
                 };
-                if self.symbols.insert(a.target.clone(), (v, sec)).is_none() {
+                // A `--defsym`'s value there (`symbols` holds them for the commands) does not make it the script's.
+                let first = self.symbols.insert(a.target.clone(), (v, sec)).is_none();
+                self.late.remove(&a.target);
+                if first || self.seeded.remove(&a.target) {
                     self.order.push(a.target.clone());
                 }
             }
