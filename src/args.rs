@@ -158,6 +158,13 @@ pub enum InputArg {
 #[derive(Clone, Debug)]
 pub struct Config {
     pub output: PathBuf,
+    /// `-o` was given: a script's `OUTPUT` does not replace it.
+    pub output_set: bool,
+    /// `--oformat`, as given (an ELF target's name, or `binary`).
+    pub oformat: Option<String>,
+    /// The output is the loaded sections' bytes at their load addresses, not an ELF file (`--oformat binary`,
+    /// or a script's `OUTPUT_FORMAT(binary)` without `--oformat`).
+    pub binary_output: bool,
     pub kind: OutputKind,
     /// `-r`: a relocatable object (a partial link, `src/relocatable/`) instead of `kind`'s output.
     pub relocatable: bool,
@@ -420,6 +427,9 @@ impl Default for Config {
             relocatable: false,
             define_common: false,
             output: PathBuf::from("a.out"),
+            output_set: false,
+            oformat: None,
+            binary_output: false,
             kind: OutputKind::Exec,
             static_link: false,
             no_dynamic_linker: false,
@@ -650,6 +660,7 @@ enum Opt {
     DefineCommon,
     Emulation,
     Format,
+    Oformat,
     // Inputs and positional state.
     Library,
     LibraryPath,
@@ -870,6 +881,7 @@ const OPTIONS: &[OptSpec] = &[
     flag(Opt::DefineCommon, &["-d", "-dc", "-dp", "--define-common"], "With -r: allocate common symbols in .bss"),
     flag(Opt::EmitRelocs, &["-q", "--emit-relocs"], "Keep the inputs' relocations in the output, as .rela<section> sections (for post-link optimisers)"),
     value(Opt::Emulation, &["-m"], "EMULATION", "Target emulation: elf_x86_64, or elf_i386 (static executables and -r only)"),
+    value(Opt::Oformat, &["--oformat"], "FORMAT", "Output format: elf64-x86-64 (elf32-i386 for i386 links), or binary (the loaded sections' bytes at their load addresses, as GNU ld writes it)"),
     value(Opt::Format, &["-b", "--format"], "FORMAT", "Format of the following input files: binary (raw bytes, as GNU ld's), or an ELF target or default"),
     value(Opt::Library, &["-l", "--library"], "NAME", "Search for libNAME.so / libNAME.a (-l:FILE: exactly FILE)"),
     value(Opt::LibraryPath, &["-L", "--library-path"], "DIR", "Add DIR to the library search path"),
@@ -1298,7 +1310,18 @@ impl Parser {
         let val = || value.clone().unwrap_or_default();
         let cfg = &mut self.cfg;
         match opt {
-            Opt::Output => cfg.output = PathBuf::from(val()),
+            Opt::Output => (cfg.output, cfg.output_set) = (PathBuf::from(val()), true),
+            Opt::Oformat => {
+                let f = val();
+                if !(f == "binary" || f.starts_with("elf64-x86-64") || f.starts_with("elf32-i386"))
+                {
+                    return Err(format!(
+                        "{arg}: unsupported output format '{f}' (elf64-x86-64, elf32-i386 or binary)"
+                    ));
+                }
+                cfg.binary_output = f == "binary";
+                cfg.oformat = Some(f);
+            }
             // The last of -shared, -pie and -no-pie decides the output's kind, as in GNU ld (`-shared -pie
             // --dynamic-linker` makes a runnable shared object: a PIE).
             Opt::Pie => (self.pie, self.shared) = (true, false),
@@ -1469,6 +1492,12 @@ impl Parser {
                 PathBuf::from(name)
             })
         });
+        if cfg.binary_output && cfg.relocatable {
+            return Err(
+                "--oformat binary cannot be used with -r: a partial link's output is an object"
+                    .into(),
+            );
+        }
         if cfg.emit_relocs && cfg.strip_all {
             // The emitted relocations name `.symtab`'s symbols; GNU ld fails such a link ("invalid operation").
             return Err("--emit-relocs (-q) can not be used with --strip-all (-s): the relocations need .symtab".into());
@@ -1878,6 +1907,13 @@ impl Config {
         let mut c = self.clone();
         if c.entry.is_none() {
             c.entry = s.entry.clone();
+        }
+        // `-o` and `--oformat` take precedence over `OUTPUT` and `OUTPUT_FORMAT`, as in GNU ld.
+        if let (false, Some(o)) = (c.output_set, &s.output) {
+            c.output = PathBuf::from(o);
+        }
+        if c.oformat.is_none() {
+            c.binary_output |= s.binary_output;
         }
         c.undefined.extend(s.externs.iter().cloned());
         // The scripts' assignments among the `--defsym`s, in command-line order (GNU ld reads each script where

@@ -68,7 +68,9 @@ impl OutputFile {
             .collect();
         // An old output is reused only where it needs no holes punched.
         let may_reuse = may_reuse && holes.is_empty() && !concurrent;
-        let reused = if !special && config.mmap_output && config.update_in_place && may_reuse {
+        // A raw image (`--oformat binary`) is cut from the ELF image built in memory (`replace_contents`).
+        let mapped = config.mmap_output && !config.binary_output;
+        let reused = if !special && mapped && config.update_in_place && may_reuse {
             take_old_output(out_path, &tmp, size)
         } else {
             None
@@ -98,7 +100,7 @@ impl OutputFile {
                 map,
                 shrink: (old.len > size).then_some(old.file),
             }
-        } else if config.mmap_output && !special {
+        } else if mapped && !special {
             let (buf, lock) = file.new_mapping(first)?;
             file.lock = Some(lock);
             buf
@@ -236,6 +238,14 @@ impl OutputFile {
         if let OutputBuffer::Mapped { .. } = &self.buf {
             remove_temp(&self.tmp);
         }
+    }
+
+    /// Makes `image` the output's contents, in place of the image built (kept in memory for this: see `open`).
+    pub fn replace_contents(&mut self, image: Vec<u8>) {
+        debug_assert!(matches!(self.buf, OutputBuffer::Heap(_)));
+        self.size = image.len() as u64;
+        self.holes.clear();
+        self.buf = OutputBuffer::Heap(image);
     }
 
     /// Puts the finished image in place under the output's name.

@@ -37,7 +37,11 @@ fn facts(dir: &Path, out: &str, symbols: &[&str]) -> Vec<String> {
         }
     }
     let l = common::tool_ok("readelf", &["-lW", out], dir);
-    v.extend(l.lines().filter(|l| l.starts_with("Entry point")).map(str::to_string));
+    v.extend(
+        l.lines()
+            .filter(|l| l.starts_with("Entry point"))
+            .map(str::to_string),
+    );
     for line in l.lines() {
         let f: Vec<&str> = line.split_whitespace().collect();
         // rivet, as lld and mold, marks the stack non-executable where the inputs say nothing.

@@ -227,22 +227,10 @@ impl Arch for X86_64 {
     }
 
     fn type_name(r_type: u32) -> String {
-        let n = match r_type {
-            R_X86_64_64 => "R_X86_64_64",
-            R_X86_64_PC32 => "R_X86_64_PC32",
-            R_X86_64_32 => "R_X86_64_32",
-            R_X86_64_32S => "R_X86_64_32S",
-            R_X86_64_PLT32 => "R_X86_64_PLT32",
-            R_X86_64_GOTPCREL => "R_X86_64_GOTPCREL",
-            R_X86_64_GOTPCRELX => "R_X86_64_GOTPCRELX",
-            R_X86_64_REX_GOTPCRELX => "R_X86_64_REX_GOTPCRELX",
-            R_X86_64_TLSGD => "R_X86_64_TLSGD",
-            R_X86_64_TLSLD => "R_X86_64_TLSLD",
-            R_X86_64_TPOFF32 => "R_X86_64_TPOFF32",
-            R_X86_64_GOTTPOFF => "R_X86_64_GOTTPOFF",
-            _ => return format!("unknown relocation ({r_type})"),
-        };
-        n.to_string()
+        match TYPE_NAMES.get(r_type as usize) {
+            Some(n) if !n.is_empty() => format!("R_X86_64_{n}"),
+            _ => format!("unknown relocation ({r_type})"),
+        }
     }
 
     #[inline(always)]
@@ -652,3 +640,13 @@ mod tests {
         }
     }
 }
+
+/// The psABI's relocation type names, by number, without the `R_X86_64_` prefix (39 and 40, the withdrawn MPX
+/// types, unnamed).
+const TYPE_NAMES: [&str; 46] = [
+    "NONE", "64", "PC32", "GOT32", "PLT32", "COPY", "GLOB_DAT", "JUMP_SLOT", "RELATIVE", "GOTPCREL", "32", "32S",
+    "16", "PC16", "8", "PC8", "DTPMOD64", "DTPOFF64", "TPOFF64", "TLSGD", "TLSLD", "DTPOFF32", "GOTTPOFF",
+    "TPOFF32", "PC64", "GOTOFF64", "GOTPC32", "GOT64", "GOTPCREL64", "GOTPC64", "GOTPLT64", "PLTOFF64", "SIZE32",
+    "SIZE64", "GOTPC32_TLSDESC", "TLSDESC_CALL", "TLSDESC", "IRELATIVE", "RELATIVE64", "", "", "GOTPCRELX",
+    "REX_GOTPCRELX", "CODE_4_GOTPCRELX", "CODE_4_GOTTPOFF", "CODE_4_GOTPC32_TLSDESC",
+];

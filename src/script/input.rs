@@ -25,6 +25,10 @@ pub struct ScriptSettings {
     pub entry: Option<String>,
     /// `EXTERN(sym...)`: as `-u`.
     pub externs: Vec<String>,
+    /// `OUTPUT(file)`: the output's name unless `-o` gives one.
+    pub output: Option<String>,
+    /// `OUTPUT_FORMAT(binary)`: a raw image (`Config::binary_output`) unless `--oformat` says otherwise.
+    pub binary_output: bool,
     /// `VERSION { ... }`: (where, the version script's text).
     pub versions: Vec<(String, String)>,
     /// Symbol assignments outside `SECTIONS` in a script without `SECTIONS` (or with `INSERT`), which the link
@@ -63,6 +67,8 @@ impl ScriptSettings {
         }
         self.externs.extend(other.externs);
         self.versions.extend(other.versions);
+        self.output = other.output.or(self.output.take());
+        self.binary_output |= other.binary_output;
         self.assignments.extend(other.assignments);
         self.sections_after_defsyms = self.sections_after_defsyms.or(other.sections_after_defsyms);
         self.sections = match (self.sections.take(), other.sections) {
@@ -102,6 +108,11 @@ pub fn parse_input(file: &str, text: &str, include: Includer) -> Result<InputScr
         match c.cmd {
             Command::Input(i) | Command::Group(i) => out.inputs.extend(i),
             Command::SearchDir(d) => out.search_dirs.push(d),
+            // GNU ld's default of the three is the first (the others are for -EB and -EL).
+            Command::OutputFormat(f) if f.first().is_some_and(|f| f == "binary") => {
+                out.settings.binary_output = true;
+            }
+            Command::Output(o) => out.settings.output = Some(o),
             Command::OutputFormat(f) => {
                 if let Some(bad) = f.iter().find(|f| !f.starts_with(format)) {
                     return Err(format!("{at}: unsupported output format '{bad}'"));

@@ -26,6 +26,7 @@ use object::elf as E;
 use rayon::prelude::*;
 
 mod apply;
+mod binary;
 mod compress_debug;
 pub mod elf32;
 mod emit_relocs;
@@ -401,6 +402,10 @@ pub fn write<A: Arch>(
         out.discard();
         crate::srcloc::render(&res.objects, &mut e.0, config.error_limit);
         return Err(e);
+    }
+    if config.binary_output {
+        let image = binary::image(lay, out.bytes())?;
+        out.replace_contents(image);
     }
     let _t = crate::timing::span("close output");
     out.commit()
