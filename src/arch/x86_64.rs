@@ -539,6 +539,57 @@ impl Arch for X86_64 {
     }
 }
 
+/// The psABI's relocation type names, by number, without the `R_X86_64_` prefix (39 and 40, the withdrawn MPX
+/// types, unnamed).
+const TYPE_NAMES: [&str; 46] = [
+    "NONE",
+    "64",
+    "PC32",
+    "GOT32",
+    "PLT32",
+    "COPY",
+    "GLOB_DAT",
+    "JUMP_SLOT",
+    "RELATIVE",
+    "GOTPCREL",
+    "32",
+    "32S",
+    "16",
+    "PC16",
+    "8",
+    "PC8",
+    "DTPMOD64",
+    "DTPOFF64",
+    "TPOFF64",
+    "TLSGD",
+    "TLSLD",
+    "DTPOFF32",
+    "GOTTPOFF",
+    "TPOFF32",
+    "PC64",
+    "GOTOFF64",
+    "GOTPC32",
+    "GOT64",
+    "GOTPCREL64",
+    "GOTPC64",
+    "GOTPLT64",
+    "PLTOFF64",
+    "SIZE32",
+    "SIZE64",
+    "GOTPC32_TLSDESC",
+    "TLSDESC_CALL",
+    "TLSDESC",
+    "IRELATIVE",
+    "RELATIVE64",
+    "",
+    "",
+    "GOTPCRELX",
+    "REX_GOTPCRELX",
+    "CODE_4_GOTPCRELX",
+    "CODE_4_GOTTPOFF",
+    "CODE_4_GOTPC32_TLSDESC",
+];
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -640,13 +691,3 @@ mod tests {
         }
     }
 }
-
-/// The psABI's relocation type names, by number, without the `R_X86_64_` prefix (39 and 40, the withdrawn MPX
-/// types, unnamed).
-const TYPE_NAMES: [&str; 46] = [
-    "NONE", "64", "PC32", "GOT32", "PLT32", "COPY", "GLOB_DAT", "JUMP_SLOT", "RELATIVE", "GOTPCREL", "32", "32S",
-    "16", "PC16", "8", "PC8", "DTPMOD64", "DTPOFF64", "TPOFF64", "TLSGD", "TLSLD", "DTPOFF32", "GOTTPOFF",
-    "TPOFF32", "PC64", "GOTOFF64", "GOTPC32", "GOT64", "GOTPCREL64", "GOTPC64", "GOTPLT64", "PLTOFF64", "SIZE32",
-    "SIZE64", "GOTPC32_TLSDESC", "TLSDESC_CALL", "TLSDESC", "IRELATIVE", "RELATIVE64", "", "", "GOTPCRELX",
-    "REX_GOTPCRELX", "CODE_4_GOTPCRELX", "CODE_4_GOTTPOFF", "CODE_4_GOTPC32_TLSDESC",
-];
