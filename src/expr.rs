@@ -462,6 +462,40 @@ impl Expr {
         }
     }
 
+    /// The symbols evaluating the expression reads, as [`Self::symbols`], but not `x` in the first branch of
+    /// `DEFINED(x) ? ... : ...`, which is read only once `x` is defined (the idiom for a default a `PROVIDE` or
+    /// `--defsym` may replace).
+    pub fn reads(&self, out: &mut Vec<String>) {
+        match self {
+            Expr::Cond(c, t, f) => {
+                c.reads(out);
+                let from = out.len();
+                t.reads(out);
+                if let Expr::Call("DEFINED", args) = &**c
+                    && let [Arg::Name(x)] = &args[..]
+                {
+                    let read: Vec<String> = out.drain(from..).filter(|n| n != x).collect();
+                    out.extend(read);
+                }
+                f.reads(out);
+            }
+            Expr::Sym(s) => out.push(s.clone()),
+            Expr::Unary(_, e) => e.reads(out),
+            Expr::Binary(_, a, b) => {
+                a.reads(out);
+                b.reads(out);
+            }
+            Expr::Call(_, args) => {
+                for a in args {
+                    if let Arg::Expr(e) = a {
+                        e.reads(out);
+                    }
+                }
+            }
+            Expr::Num(_) | Expr::Dot => {}
+        }
+    }
+
     /// Whether the expression calls the built-in function `f`.
     pub fn calls(&self, f: &str) -> bool {
         match self {

@@ -261,6 +261,42 @@ fn entry_without_entry_command_matches_gnu_ld() {
     ]);
 }
 
+/// `PROVIDE` defines its symbol only where something reads it: an input, or the script's own expressions (not
+/// `DEFINED`, and not the first branch of `DEFINED(x) ? x : ...`); otherwise `DEFINED` is false for it and it is
+/// not in `.symtab`.
+#[test]
+fn provide_defines_only_what_is_read_as_gnu_ld() {
+    let asm = ".globl _start\n.text\n_start: ret\n";
+    let bodies = [
+        "PROVIDE(__heap = 0x10); d4 = DEFINED(__heap) ? 1 : 2;",
+        "PROVIDE(__heap = 0x10); x = __heap; d4 = DEFINED(__heap) ? 1 : 2;",
+        "d4 = DEFINED(__heap) ? 1 : 2; PROVIDE(__heap = 0x10); x = __heap;",
+        "PROVIDE(__heap = 0x10); x = DEFINED(__heap) ? __heap : 5;",
+        "PROVIDE(__heap = 0x10); .data : { LONG(__heap) }",
+    ];
+    let scripts: Vec<String> = (bodies.iter())
+        .map(|b| format!("SECTIONS {{ . = 0x10000; .text : {{ *(.text) }} {b} }}\n"))
+        .collect();
+    let names = [
+        "provide-1",
+        "provide-2",
+        "provide-3",
+        "provide-4",
+        "provide-5",
+    ];
+    let cases: Vec<Case> = (scripts.iter().zip(names))
+        .map(|(script, name)| Case {
+            name,
+            asm,
+            script,
+            args: &[],
+            symbols: &["x", "d4", "__heap"],
+            more: &[],
+        })
+        .collect();
+    check(&cases);
+}
+
 /// `PHDRS`' expressions read the page sizes `-z` gives (`CONSTANT (MAXPAGESIZE)`, `CONSTANT (COMMONPAGESIZE)`), and
 /// `SIZEOF_HEADERS` as 0 (GNU ld evaluates them before it sizes the headers), with the default sizes and others.
 #[test]

@@ -643,14 +643,17 @@ impl SectionsScript {
         Some(sort)
     }
 
-    /// The symbols the script's assignments define (not `.`), in script order.
+    /// The symbols the script's assignments define (not `.`), in script order. A `PROVIDE` that the script's
+    /// own expressions read (not only `DEFINED` asks about) defines its symbol as a plain assignment does: GNU
+    /// ld's passes see the reference as an undefined symbol the `PROVIDE` then defines.
     pub fn symbols(&self) -> Vec<ScriptSymbol> {
+        let read = self.names_read();
         let mut out = Vec::new();
         let mut add = |a: &Assignment| {
             if a.target != "." && !out.iter().any(|s: &ScriptSymbol| s.name == a.target) {
                 out.push(ScriptSymbol {
                     name: a.target.clone(),
-                    provide: a.provide,
+                    provide: a.provide && !read.contains(&a.target),
                     hidden: a.hidden,
                 });
             }
@@ -666,6 +669,43 @@ impl SectionsScript {
                     }
                 }
                 _ => {}
+            }
+        }
+        out
+    }
+
+    /// The symbols the script's expressions read (`Expr::reads`: `DEFINED`'s question is not a read), but those
+    /// of a `PROVIDE` of the symbol itself.
+    fn names_read(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        let assign = |a: &Assignment, out: &mut Vec<String>| {
+            let from = out.len();
+            a.expr.reads(out);
+            if a.provide {
+                let read: Vec<String> = out.drain(from..).filter(|n| *n != a.target).collect();
+                out.extend(read);
+            }
+        };
+        for c in &self.commands {
+            match c {
+                SectionsCommand::Assign(a) => assign(a, &mut out),
+                SectionsCommand::Assert(e, ..) => e.reads(&mut out),
+                SectionsCommand::Output(o) => {
+                    let exprs = [&o.address, &o.lma, &o.align, &o.subalign, &o.fill];
+                    for e in exprs.into_iter().flatten() {
+                        e.reads(&mut out);
+                    }
+                    for c in &o.commands {
+                        match c {
+                            OutputCommand::Assign(a) => assign(a, &mut out),
+                            OutputCommand::Data(_, e)
+                            | OutputCommand::Fill(e)
+                            | OutputCommand::Assert(e, ..) => e.reads(&mut out),
+                            OutputCommand::Input(_) | OutputCommand::Constructors => {}
+                        }
+                    }
+                }
+                SectionsCommand::Overlay(_) | SectionsCommand::Entry(_) => {}
             }
         }
         out

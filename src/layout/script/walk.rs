@@ -556,6 +556,9 @@ impl State<'_> {
             self.dot = v;
             return Ok(());
         }
+        if a.provide && !self.provides(&a.target) {
+            return Ok(());
+        }
         self.found_end |= a.target.trim_start_matches('_') == "end";
         match expr.eval_value(self) {
             Ok(e) => {
@@ -588,6 +591,16 @@ impl State<'_> {
             Err(e) => return Err(sc.error(a.pos, e)),
         }
         Ok(())
+    }
+
+    /// Whether a `PROVIDE` of `name` defines it: an input refers to it and none defines it (resolve made it the
+    /// linker's), or the script reads it (`SectionsScript::symbols`). Otherwise it is as if not written, and
+    /// `DEFINED` is false for it, as in GNU ld.
+    fn provides(&self, name: &str) -> bool {
+        let (res, config) = (self.w.res, self.w.config);
+        let linker = (res.names.lookup(name.as_bytes()))
+            .is_some_and(|g| res.defs[g.index()] == crate::resolve::Def::Linker);
+        linker || (config.section_symbols.iter()).any(|s| s.name == name && !s.provide)
     }
 
     /// The output section an absolute value the location counter made belongs to (GNU ld's `section_for_dot`):
