@@ -745,3 +745,133 @@ fn discarded_commons_match_gnu_ld() {
         },
     ]);
 }
+
+/// The sources of the load region cases: `.data` loaded in FLASH, then sections in RAM without `AT`, aligned
+/// (a zero-fill section among them) or not.
+const LMA_REGION_ASM: &str = ".text\n.globl _start\n_start: ret\n.section .data,\"aw\"\n.long 1,2,3\n\
+                              .section .data2,\"aw\"\n.p2align 4\n.long 4\n.section .bss,\"aw\",@nobits\n\
+                              .p2align 5\n.zero 64\n.section .data3,\"aw\"\n.long 9\n";
+const LMA_REGION_UNALIGNED_ASM: &str = ".text\n.globl _start\n_start: ret\n.section .data,\"aw\"\n.long 1,2,3\n\
+                                        .section .data2,\"aw\"\n.long 4\n.section .bss,\"aw\",@nobits\n\
+                                        .zero 64\n.section .data3,\"aw\"\n.long 9\n";
+const LMA_REGION_MEMORY: &str = "MEMORY { FLASH (rx) : ORIGIN = 0x08000000, LENGTH = 128K\n\
+                                 RAM (rwx) : ORIGIN = 0x20000000, LENGTH = 20K }\n";
+
+/// A section without `AT` or `AT>` after a `>RAM AT>FLASH` one in the same region is loaded in FLASH after it (GNU
+/// ld's `lang_propagate_lma_regions`), aligned only by its own `ALIGN`, a zero-fill section taking no FLASH; the
+/// program headers split where the load offset changes. Orphans take the regions of the section they follow.
+#[test]
+fn load_region_carries_to_the_next_sections_as_gnu_ld() {
+    let sections = "SECTIONS {\n  .text : { *(.text) } >FLASH\n  .data : { *(.data) } >RAM AT>FLASH\n  \
+                    .data2 : { *(.data2) } >RAM\n  .bss : { *(.bss) } >RAM\n  .data3 : { *(.data3) } >RAM\n  \
+                    l2 = LOADADDR(.data2); l3 = LOADADDR(.bss); l4 = LOADADDR(.data3);\n}\n";
+    let script = format!("{LMA_REGION_MEMORY}{sections}");
+    let noload = script.replace(".bss : {", ".bss (NOLOAD) : {");
+    let aligned = script.replace(".data3 : {", ".data3 : ALIGN(8) {");
+    // `.data2` and `.data3` orphans: after `.data`, in its regions.
+    let orphans = format!(
+        "{LMA_REGION_MEMORY}SECTIONS {{\n  .text : {{ *(.text) }} >FLASH\n  .data : {{ *(.data) }} >RAM AT>FLASH\n  \
+         .bss : {{ *(.bss) }} >RAM\n  l2 = LOADADDR(.data2); l4 = LOADADDR(.data3);\n}}\n"
+    );
+    let syms = &["l2", "l3", "l4"];
+    let case = |name, asm, script| Case {
+        name,
+        asm,
+        script,
+        args: &[],
+        symbols: syms,
+        more: &[],
+    };
+    check(&[
+        case("lma-region", LMA_REGION_ASM, &script),
+        case("lma-region-unaligned", LMA_REGION_UNALIGNED_ASM, &script),
+        case("lma-region-noload", LMA_REGION_ASM, &noload),
+        case(
+            "lma-region-noload-unaligned",
+            LMA_REGION_UNALIGNED_ASM,
+            &noload,
+        ),
+        case("lma-region-align", LMA_REGION_ASM, &aligned),
+        case("lma-region-orphans", LMA_REGION_ASM, &orphans),
+    ]);
+}
+
+/// `>NOREG` naming no `MEMORY` region: GNU ld warns and makes the region (at 0, unbounded). `MEMORY` regions
+/// whose attributes take no section: a section without `>region` is an error, unless it has an address or is
+/// an orphan after a section with one.
+#[test]
+fn undeclared_and_missing_regions_match_gnu_ld() {
+    let one = "MEMORY { R : ORIGIN = 0x1000, LENGTH = 1M }\n";
+    let negated = "MEMORY { R (!x) : ORIGIN = 0x1000, LENGTH = 1M }\n";
+    let code = "MEMORY { R (x) : ORIGIN = 0x1000, LENGTH = 1M }\n";
+    let bare = "SECTIONS { .text : { *(.text) } .data : { *(.data) } }\n";
+    let scripts = [
+        (
+            "noreg",
+            "MEMORY { RAM (rwx) : ORIGIN = 0x20000000, LENGTH = 64K }\nSECTIONS { .text : { *(.text) } >RAM\n  \
+             .data : { *(.data) } >NOREG\n  .bss : { *(.bss) } }\n"
+                .to_string(),
+        ),
+        ("no-attributes", format!("{one}{bare}")),
+        ("negated-attributes", format!("{negated}{bare}")),
+        ("code-attribute", format!("{code}{bare}")),
+        (
+            "no-attributes-named",
+            format!("{one}SECTIONS {{ .text : {{ *(.text) }} >R .data : {{ *(.data) }} >R }}\n"),
+        ),
+        (
+            "no-attributes-addressed",
+            format!("{one}SECTIONS {{ .text 0x1000 : {{ *(.text) }} .data 0x2000 : {{ *(.data) }} >R }}\n"),
+        ),
+    ];
+    let cases: Vec<Case> = (scripts.iter())
+        .map(|(name, script)| Case {
+            name,
+            asm: LMA_REGION_ASM,
+            script,
+            args: &[],
+            symbols: &["_start"],
+            more: &[],
+        })
+        .collect();
+    check(&cases);
+}
+
+/// Every region that overflows is reported in GNU ld's words ("region `ROM' overflowed by N bytes", which IDEs
+/// and CI scripts look for), with GNU ld's count: the region's end after all its sections, load addresses too.
+#[test]
+fn region_overflows_are_all_reported_as_gnu_ld() {
+    let Some((dir, _, _)) = common::against_gnu_ld("script-gnu-overflow", &["as"]) else {
+        return;
+    };
+    let (linker, _) = common::linker_under_test();
+    let asm = ".text\n.globl _start\n_start: .fill 200,1,0x90\n.data\n.fill 100,1,1\n";
+    std::fs::write(dir.join("a.s"), asm).unwrap();
+    std::fs::write(
+        dir.join("ov.ld"),
+        "MEMORY { ROM (rx) : ORIGIN = 0x1000, LENGTH = 0x80\n  RAM (rw) : ORIGIN = 0x2000, LENGTH = 0x40 }\n\
+         SECTIONS { .text : { *(.text) } >ROM\n  .data : { *(.data) } >RAM AT>ROM }\n",
+    )
+    .unwrap();
+    common::tool_ok("as", &["a.s", "-o", "a.o"], &dir);
+    let args = ["-T", "ov.ld", "a.o", "-o", "out"];
+    let gnu = common::tool(
+        common::which("ld.bfd").unwrap().to_str().unwrap(),
+        &args,
+        Some(&dir),
+    );
+    let test = common::tool(linker.to_str().unwrap(), &args, Some(&dir));
+    assert!(!gnu.success() && !test.success(), "{}", test.log());
+    let (gnu, test) = (gnu.stderr_str(), test.stderr_str());
+    for phrase in [
+        "region `ROM' overflowed by 172 bytes",
+        "region `RAM' overflowed by 36 bytes",
+        "section `.text' will not fit in region `ROM'",
+        "section `.data' will not fit in region `RAM'",
+    ] {
+        assert!(gnu.contains(phrase), "GNU ld: {gnu}");
+        assert!(test.contains(phrase), "linker under test: {test}");
+    }
+    // The place in the script, as rivet's other script errors give it.
+    assert!(test.contains("ov.ld:3:12: "), "{test}");
+}

@@ -629,6 +629,10 @@ impl Addresser<'_> {
                     )));
                 }
                 if let Some(a) = out.as_mut() {
+                    // Once, not per pass.
+                    for m in &a.warnings {
+                        crate::diag::warn(m);
+                    }
                     let placed = super::script::Placed {
                         at: &a.run_at,
                         runs_only: &a.runs_only,

@@ -226,7 +226,8 @@ pub(super) fn loads(st: &State, w: &Walk, keys: &[Option<usize>]) -> Result<Load
     let mut alloc: Vec<usize> = (0..st.osecs.len())
         .filter(|&i| w.keep[i] && st.osecs[i].is_alloc())
         .collect();
-    alloc.sort_by_key(|&i| st.lma[i]);
+    // Then by address, as GNU ld's `elf_sort_sections` (zero-fill loaded nowhere after loaded contents there).
+    alloc.sort_by_key(|&i| (st.lma[i], st.osecs[i].addr));
     // -N and -n: not demand paged (GNU ld's `D_PAGED` off). The headers are in no load (but where `PHDRS` says
     // `FILEHDR`), a load ends only where the addresses skip a page or stop following the load addresses, and a
     // load's file offset is congruent to its address modulo its sections' alignment only (here the largest of
@@ -281,6 +282,7 @@ pub(super) fn loads(st: &State, w: &Walk, keys: &[Option<usize>]) -> Result<Load
         });
     }
     let mut prev_key = None;
+    let mut prev_zero_fill = false;
     for (k, &i) in alloc.iter().enumerate() {
         let o = &st.osecs[i];
         let (addr, lma) = (o.addr, st.lma[i]);
@@ -301,6 +303,9 @@ pub(super) fn loads(st: &State, w: &Walk, keys: &[Option<usize>]) -> Result<Load
         }
         // Sections of other flags on the page the load ends in share it (its flags widen, as GNU ld does): two
         // loads mapping one page would take each other's protections.
+        // Contents after zero-fill start a new load, which would otherwise have to load the zero-fill (GNU ld's
+        // rule; TLS zero-fill counts as loaded there).
+        let after_zero_fill = prev_zero_fill && !o.is_nobits();
         let split = match (loads.last(), prev) {
             // PHDRS: where the section's first PT_LOAD changes (a section below the one before it in the same
             // load starts a new one too, rather than a negative offset).
@@ -311,17 +316,21 @@ pub(super) fn loads(st: &State, w: &Walk, keys: &[Option<usize>]) -> Result<Load
             (Some(_), Some((end, d))) if !paged => {
                 let moved = d != delta && !o.is_nobits();
                 let skips = (end.div_ceil(page).saturating_add(1)).saturating_mul(page) <= addr;
-                moved || addr < end || skips
+                moved || after_zero_fill || addr < end || skips
             }
-            // A NOBITS section's load address loads nothing: it extends the segment before it whatever it is.
+            // Zero-fill loaded elsewhere (after `AT>`) starts a load of its own, as in GNU ld.
             (Some(l), Some((end, d))) => {
                 let same_page = addr / page == end.saturating_sub(1) / page;
-                let moved = d != delta && !o.is_nobits();
-                (l.flags != flags && !same_page) || moved || addr < end || addr - end >= page
+                (l.flags != flags && !same_page)
+                    || d != delta
+                    || after_zero_fill
+                    || addr < end
+                    || addr - end >= page
             }
             _ => true,
         };
         prev_key = keys[i];
+        prev_zero_fill = o.is_nobits() && !o.is_tls();
         if split {
             let start_off = if loads.is_empty() && headers.is_some() {
                 off
@@ -381,14 +390,7 @@ pub(super) fn loads(st: &State, w: &Walk, keys: &[Option<usize>]) -> Result<Load
         };
         l.memsz = l.memsz.max(end - l.vaddr);
         l.align = l.align.max(o.align.next_power_of_two());
-        prev = Some((
-            end,
-            if o.is_nobits() {
-                prev.map_or(delta, |p| p.1)
-            } else {
-                delta
-            },
-        ));
+        prev = Some((end, delta));
     }
     Ok((loads, headers, off, offsets))
 }

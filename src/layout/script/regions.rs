@@ -21,6 +21,9 @@ pub(super) struct Region {
     pub next: u64,
     flags: u8,
     not_flags: u8,
+    /// Where the first section that did not fit is and its words (GNU ld reports one per region, then by how much
+    /// the region overflowed once every section is placed).
+    pub full: Option<String>,
 }
 
 #[derive(Default)]
@@ -47,7 +50,42 @@ impl Regions {
             next: origin,
             flags,
             not_flags,
+            full: None,
         });
+    }
+
+    /// A region a section names that `MEMORY` does not declare: GNU ld makes it (at 0, unbounded, no attributes)
+    /// and warns.
+    pub fn add_undeclared(&mut self, name: &str) {
+        self.list.push(Region {
+            name: name.to_string(),
+            origin: 0,
+            length: u64::MAX,
+            next: 0,
+            flags: 0,
+            not_flags: 0,
+            full: None,
+        });
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.list.is_empty()
+    }
+
+    /// The regions a section did not fit in, with what GNU ld says of each: the first section that did not fit, and
+    /// by how much the region overflowed after all of its sections.
+    pub fn overflows(&self) -> Vec<String> {
+        (self.list.iter())
+            .filter_map(|r| {
+                let by = r.next.saturating_sub(r.origin).saturating_sub(r.length);
+                let unit = if by == 1 { "byte" } else { "bytes" };
+                let full = r.full.as_ref()?;
+                Some(format!(
+                    "{full}; region `{}' overflowed by {by} {unit}",
+                    r.name
+                ))
+            })
+            .collect()
     }
 
     /// The region named `name`, or the one it is an alias of.
@@ -118,7 +156,8 @@ fn attributes(text: &str) -> (u8, u8) {
 }
 
 /// An output section's flags in the attributes' terms, as BFD derives them from ELF's: loaded unless NOBITS, read-
-/// only unless writable, code if executable, else data if loaded.
+/// only unless writable, code if executable, else data if loaded; and data if writable (GNU ld's
+/// `lang_memory_default`: so `.bss` goes to a `w` region).
 fn section_flags(o: &OutputSection) -> u8 {
     let alloc = o.is_alloc();
     let load = alloc && !o.is_nobits();
@@ -131,7 +170,7 @@ fn section_flags(o: &OutputSection) -> u8 {
     }
     if o.flags & E::SHF_EXECINSTR as u64 != 0 {
         f |= CODE;
-    } else if load {
+    } else if load || (alloc && f & READONLY == 0) {
         f |= DATA;
     }
     f

@@ -57,6 +57,8 @@ pub struct ScriptAddresses {
     pub end_dot_section: OsecId,
     /// The `MEMORY` regions' origins and lengths by name.
     pub memory: Vec<(String, u64, u64)>,
+    /// Warnings to give once, after the last pass.
+    pub warnings: Vec<String>,
 }
 
 /// What a script's layout leaves for the later passes: the symbols its assignments define (with values), those
@@ -135,8 +137,13 @@ pub(super) struct State<'w> {
     placed: Vec<bool>,
     dot: u64,
     regions: Regions,
-    /// The previous allocated section's load offset (LMA - VMA) and region, for sections without `AT`.
-    prev_delta: (u64, Option<usize>),
+    /// Per region (`None`: none), the address and load address of the section GNU ld keeps as its `last_os`:
+    /// a section in the region without a load address or load region keeps its load offset.
+    last_os: HashMap<Option<usize>, (u64, u64)>,
+    /// The previous section's region as its description names it (`None`: none) and its load region: a section
+    /// of the same region without `AT`, `AT>` or an address is loaded in that region too (GNU ld's
+    /// `lang_propagate_lma_regions`), and an orphan takes both from the section it follows.
+    prev_regions: Option<(Option<usize>, Option<usize>)>,
     /// The symbols assigned so far, as expressions see them, and the output section each belongs to.
     symbols: HashMap<String, (Value, OsecId)>,
     /// The symbols the commands assigned, in order (a `--defsym`'s value in `symbols` is not one).
@@ -342,7 +349,8 @@ pub fn assign_addresses(
         placed: vec![false; n],
         dot: 0,
         regions: Regions::new(&w.sc.region_aliases),
-        prev_delta: (0, None),
+        last_os: HashMap::default(),
+        prev_regions: None,
         symbols: HashMap::default(),
         order: Vec::new(),
         late: Default::default(),
@@ -389,6 +397,7 @@ pub fn assign_addresses(
         let length = r.length.eval(&st).map_err(|e| w.sc.error(r.pos, e))?;
         st.regions.add(r, origin, length);
     }
+    let warnings = undeclared_regions(w, &mut st.regions);
     let mut next = 0usize;
     // The orphans after a section go after the symbol assignments that follow it, before the next assignment to
     // `.` (which sets up the next section) or the next section, as GNU ld inserts them.
@@ -432,6 +441,11 @@ pub fn assign_addresses(
         st.place_orphan(next)?;
         next += 1;
     }
+    let overflows = st.regions.overflows();
+    if !overflows.is_empty() {
+        // One error per region, as GNU ld reports each (main prints the first line's prefix).
+        return Err(overflows.join("\nrivet: error: "));
+    }
     let end_dot_section = st.section_for_dot(usize::MAX);
     settle_empty(w, st.osecs);
     let keys = load_keys(w, st.osecs);
@@ -470,7 +484,23 @@ pub fn assign_addresses(
         guessed: st.guessed.into_inner(),
         end_dot_section,
         memory: st.regions.named(),
+        warnings,
     })
+}
+
+/// The regions the descriptions name that `MEMORY` does not declare, made as GNU ld makes them; its warnings.
+fn undeclared_regions(w: &Walk, regions: &mut Regions) -> Vec<String> {
+    let mut warnings = Vec::new();
+    for desc in &w.sc.outputs {
+        for name in desc.region.iter().chain(&desc.lma_region) {
+            if regions.find(name).is_none() {
+                regions.add_undeclared(name);
+                let msg = format!("memory region `{name}' not declared");
+                warnings.push(w.sc.error(desc.pos, msg));
+            }
+        }
+    }
+    warnings
 }
 
 /// The values the script's symbols had at the end of a pass: those `SECTIONS` assigned, and the assignments
@@ -682,38 +712,124 @@ impl State<'_> {
             o.addr = align_up(self.dot, o.align.max(1));
             return Ok(());
         }
-        let o = &mut self.osecs[i];
         self.placed[i] = true;
-        if !o.is_alloc() {
+        if !self.osecs[i].is_alloc() {
+            // GNU ld gives it no region, which ends the load region the next sections take.
+            self.prev_regions = Some((None, None));
             return Ok(());
         }
         (self.current, self.prefer_next) = (Some(i), false);
-        let fixed = section_start(self.w.config, &o.name);
-        // In the first region whose attributes take it, as a description without `>region`.
-        let region = fixed
-            .is_none()
-            .then(|| self.regions.by_attributes(o))
-            .flatten();
-        let from = region.map_or(self.dot, |r| self.regions.get(r).next);
-        let addr = fixed.unwrap_or_else(|| align_up(from, o.align.max(1)));
-        o.addr = addr;
-        self.lma[i] = match fixed {
-            None if region == self.prev_delta.1 => addr.wrapping_add(self.prev_delta.0),
-            _ => addr,
+        let name = String::from_utf8_lossy(&self.osecs[i].name).into_owned();
+        let fixed = section_start(self.w.config, &self.osecs[i].name);
+        // The regions of the section it follows (GNU ld's `lang_insert_orphan`), else as a description without
+        // `>region`: the first region whose attributes take it.
+        let (declared, lma_region) = self.prev_regions.unwrap_or((None, None));
+        let region = match (fixed, declared) {
+            (Some(_), _) => None,
+            (None, Some(r)) => Some(r),
+            (None, None) => self.default_region(i, &name, None)?,
         };
+        let o = &self.osecs[i];
+        let align = o.align.max(1);
+        let from = region.map_or(self.dot, |r| self.regions.get(r).next);
+        let addr = fixed.unwrap_or_else(|| align_up(from, align));
+        let how = LmaAlign {
+            with_input: None,
+            section: if fixed.is_some() { 1 } else { align },
+            given: None,
+        };
+        let lma = self.load_address(i, addr, (region, lma_region), how);
+        self.osecs[i].addr = addr;
+        self.lma[i] = lma;
+        let o = &self.osecs[i];
         if !(o.is_tls() && o.is_nobits()) {
             self.dot = addr.checked_add(o.size).ok_or_else(|| {
-                format!(
-                    "section {} at {addr:#x} ends past the end of the address space",
-                    String::from_utf8_lossy(&o.name)
-                )
+                format!("section {name} at {addr:#x} ends past the end of the address space")
             })?;
         }
-        if let Some(r) = region {
-            let name = String::from_utf8_lossy(&self.osecs[i].name).into_owned();
-            self.fill_region(r, &name)?;
-        }
+        self.settle_regions(i, (region, lma_region), lma, (&name, None));
         Ok(())
+    }
+
+    /// The region of allocated section `i` (`name`, described at `pos`) that names none and has no address: the
+    /// first whose attributes take it; where `MEMORY` has regions and none does, GNU ld's error.
+    fn default_region(
+        &self,
+        i: usize,
+        name: &str,
+        pos: Option<Pos>,
+    ) -> Result<Option<usize>, String> {
+        let o = &self.osecs[i];
+        let region = self.regions.by_attributes(o);
+        // A TLS zero-fill section takes no memory of its own (GNU ld's `IGNORE_SECTION`).
+        if region.is_some() || self.regions.is_empty() || (o.is_tls() && o.is_nobits()) {
+            return Ok(region);
+        }
+        let msg = format!("no memory region specified for loadable section `{name}'");
+        Err(pos.map_or_else(|| msg.clone(), |p| self.w.sc.error(p, &msg)))
+    }
+
+    /// The load address of section `i` at `addr` in region `region` without `AT`: in load region `lma_region`
+    /// at its next free address, aligned as `how` says; else at the load offset of the region's last section (GNU
+    /// ld's `last_os`) aligned to the section, unless the address went back below that section; else the address.
+    fn load_address(
+        &self,
+        i: usize,
+        addr: u64,
+        (region, lma_region): (Option<usize>, Option<usize>),
+        how: LmaAlign,
+    ) -> u64 {
+        if let Some(r) = lma_region {
+            let next = self.regions.get(r).next;
+            return match (how.with_input, Some(r) == region, how.given) {
+                (Some(padding), _, _) => next.wrapping_add(padding),
+                (None, true, _) => align_up(next, how.section),
+                (None, false, Some(a)) => align_up(next, a),
+                (None, false, None) => next,
+            };
+        }
+        let o = &self.osecs[i];
+        match self.last_os.get(&region) {
+            Some(&(vma, lma)) if o.is_alloc() => {
+                let below = addr < vma && o.size != 0 && addr.saturating_add(o.size) <= vma;
+                match below {
+                    true => addr,
+                    false => align_up(addr.wrapping_add(lma.wrapping_sub(vma)), how.section),
+                }
+            }
+            _ => addr,
+        }
+    }
+
+    /// After section `i` (`name`, described at `pos`), loaded at `lma`: its region filled up to the location
+    /// counter and its load region (another one) past its contents, each of which must fit; and the section the
+    /// region's next one keeps the load offset of, as GNU ld's `lang_size_sections_1` tracks it (one with
+    /// contents, or a load address apart, or not below the last; not one with a load region).
+    fn settle_regions(
+        &mut self,
+        i: usize,
+        (region, lma_region): (Option<usize>, Option<usize>),
+        lma: u64,
+        (name, pos): (&str, Option<Pos>),
+    ) {
+        let o = &self.osecs[i];
+        let (addr, size, tbss, nobits) =
+            (o.addr, o.size, o.is_tls() && o.is_nobits(), o.is_nobits());
+        let last = self.last_os.get(&region).copied();
+        let tracked = size != 0 || last.map_or(addr != lma, |(vma, _)| addr >= vma);
+        if !tbss && tracked && lma_region.is_none() {
+            self.last_os.insert(region, (addr, lma));
+        }
+        if let Some(r) = region {
+            self.fill_region(r, self.dot, (name, pos));
+        }
+        if let Some(r) = lma_region
+            && Some(r) != region
+            && !nobits
+        {
+            let end = lma.wrapping_add(if tbss { 0 } else { size });
+            self.fill_region(r, end, (name, pos));
+        }
     }
 
     /// A section the script describes: its address (given, its region's next, or the location counter, aligned),
@@ -740,11 +856,17 @@ impl State<'_> {
             ));
         }
         let kept = w.keep[i];
+        // --section-start (-Ttext, -Tdata, -Tbss) overrides the script's address, as in GNU ld.
+        let fixed = section_start(w.config, desc.name.as_bytes()).filter(|_| {
+            self.osecs[i].is_alloc() || !kept || self.osecs[i].flags == E::SHF_WRITE as u64
+        });
+        let addressed = desc.address.is_some() || fixed.is_some();
+        let (declared, lma_region) = self.regions_of(d, addressed)?;
         // Without `>region` or an address, the first region whose attributes take the section (GNU ld's).
-        let region = match &desc.region {
-            Some(r) => Some(self.region(r, desc.pos)?),
-            None if desc.address.is_none() && kept && self.osecs[i].is_alloc() => {
-                self.regions.by_attributes(&self.osecs[i])
+        let region = match declared {
+            Some(r) => Some(r),
+            None if !addressed && kept && self.osecs[i].is_alloc() => {
+                self.default_region(i, &desc.name, Some(desc.pos))?
             }
             None => None,
         };
@@ -776,8 +898,6 @@ impl State<'_> {
             given_align = Some(v);
             self.osecs[i].align = align;
         }
-        // --section-start (-Ttext, -Tdata, -Tbss) overrides the script's address, as in GNU ld.
-        let fixed = section_start(w.config, desc.name.as_bytes()).filter(|_| alloc);
         // The padding the alignment put before the address, for `ALIGN_WITH_INPUT`'s load address.
         let mut padding = 0;
         let addr = match (fixed, &desc.address) {
@@ -790,29 +910,18 @@ impl State<'_> {
                 addr
             }
         };
-        let lma = if let Some(e) = &desc.lma {
-            e.eval(self).map_err(|e| w.sc.error(desc.pos, e))?
-        } else if let Some(r) = &desc.lma_region {
-            // Where the region is: with `ALIGN_WITH_INPUT` padded as the address was; in the section's own region
-            // aligned as the address; in another aligned only to the description's `ALIGN` (GNU ld's; lld
-            // aligns it to the section).
-            let r = self.region(r, desc.pos)?;
-            let next = self.regions.get(r).next;
-            match (desc.align_with_input, Some(r) == region, given_align) {
-                (true, _, _) => next.wrapping_add(padding),
-                (false, true, _) => align_up(next, align),
-                (false, false, Some(a)) => align_up(next, a),
-                (false, false, None) => next,
-            }
-        } else if desc.address.is_none()
-            && fixed.is_none()
-            && self.prev_delta.1 == region
-            && self.osecs[i].is_alloc()
-        {
-            // The previous section's load offset kept, the load address aligned as the section is (GNU ld's).
-            align_up(addr.wrapping_add(self.prev_delta.0), align)
-        } else {
-            addr
+        let how = LmaAlign {
+            with_input: desc.align_with_input.then_some(padding),
+            section: if addressed {
+                given_align.unwrap_or(1)
+            } else {
+                align
+            },
+            given: given_align,
+        };
+        let lma = match &desc.lma {
+            Some(e) => e.eval(self).map_err(|e| w.sc.error(desc.pos, e))?,
+            None => self.load_address(i, addr, (region, lma_region), how),
         };
         self.placed[i] = true;
         self.lma[i] = lma;
@@ -841,36 +950,52 @@ impl State<'_> {
             self.dot = end;
             return Ok(());
         }
-        if kept {
-            self.prev_delta = (lma.wrapping_sub(addr), region);
-        }
         self.dot = if tbss { addr } else { end };
-        if let Some(r) = region {
-            self.fill_region(r, &desc.name)
-                .map_err(|e| w.sc.error(desc.pos, e))?;
-        }
-        if let Some(r) = &desc.lma_region
-            && !self.osecs[i].is_nobits()
-        {
-            let r = self.region(r, desc.pos)?;
-            self.regions.get_mut(r).next = lma + size;
-        }
+        let load_region = lma_region.filter(|_| desc.lma.is_none());
+        self.settle_regions(i, (region, load_region), lma, (&desc.name, Some(desc.pos)));
         Ok(())
     }
 
-    /// Region `r` filled up to the location counter by section `name`, which must fit.
-    fn fill_region(&mut self, r: usize, name: &str) -> Result<(), String> {
-        let dot = self.dot;
+    /// Description `d`'s region (`None`: none; its load region where it names only that and no address, GNU ld's
+    /// `lang_get_regions`) and load region: the one it names, or without `AT` or an address, the previous
+    /// section's where that is in the same region (GNU ld's `lang_propagate_lma_regions`). Kept for the next.
+    fn regions_of(
+        &mut self,
+        d: usize,
+        addressed: bool,
+    ) -> Result<(Option<usize>, Option<usize>), String> {
+        let desc = &self.w.sc.outputs[d];
+        let named = |n: &Option<String>| n.as_ref().map(|n| self.region(n, desc.pos)).transpose();
+        let (vma, lma) = (named(&desc.region)?, named(&desc.lma_region)?);
+        let region = match (vma, addressed) {
+            (None, false) => lma,
+            _ => vma,
+        };
+        let lma = match self.prev_regions {
+            Some((prev, prev_lma))
+                if lma.is_none() && desc.lma.is_none() && !addressed && prev == region =>
+            {
+                prev_lma
+            }
+            _ => lma,
+        };
+        self.prev_regions = Some((region, lma));
+        Ok((region, lma))
+    }
+
+    /// Region `r` filled up to `end` by section `name` (described at `pos`); the first that does not fit is
+    /// reported with the region's overflow after the walk, as GNU ld reports it.
+    fn fill_region(&mut self, r: usize, end: u64, (name, pos): (&str, Option<Pos>)) {
+        let msg = format!(
+            "section `{name}' will not fit in region `{}'",
+            self.regions.get(r).name
+        );
+        let msg = pos.map_or_else(|| msg.clone(), |p| self.w.sc.error(p, &msg));
         let reg = self.regions.get_mut(r);
-        reg.next = dot;
-        if dot > reg.origin.saturating_add(reg.length) {
-            return Err(format!(
-                "section {name} does not fit in region {}: {:#x} bytes past its end",
-                reg.name,
-                dot - reg.origin - reg.length
-            ));
+        reg.next = end;
+        if end > reg.origin.saturating_add(reg.length) && reg.full.is_none() {
+            reg.full = Some(msg);
         }
-        Ok(())
     }
 
     fn region(&self, name: &str, pos: Pos) -> Result<usize, String> {
@@ -1135,6 +1260,17 @@ impl State<'_> {
             end
         };
     }
+}
+
+/// How a load address without `AT` is aligned (GNU ld's `lang_size_sections_1`).
+struct LmaAlign {
+    /// `ALIGN_WITH_INPUT`: the padding the address's alignment added, which the load address takes too.
+    with_input: Option<u64>,
+    /// The section's alignment (its description's `ALIGN` alone where it has an address): in its own region, or
+    /// at the load offset of the region's last section.
+    section: u64,
+    /// The description's `ALIGN`, which alone aligns it in another region.
+    given: Option<u64>,
 }
 
 /// Whether a script list places linker-made section `s` by a statement.
