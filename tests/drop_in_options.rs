@@ -217,3 +217,35 @@ fn strip_all_also_strips_debug_sections() {
         );
     }
 }
+
+/// The pointer arrays' headers give the pointer's size as their entry size, as GNU ld writes them.
+#[test]
+fn pointer_arrays_have_an_entry_size() {
+    let Some((dir, shim, bfd)) = common::against_gnu_ld("drop-in-arrays", &["gcc", "readelf"])
+    else {
+        return;
+    };
+    std::fs::write(
+        dir.join("c.c"),
+        "#include <stdio.h>\n__attribute__((constructor)) static void c(void) { puts(\"c\"); }\n\
+         __attribute__((destructor)) static void d(void) { puts(\"d\"); }\nint main(void) { return 0; }\n",
+    )
+    .unwrap();
+    common::tool_ok("gcc", &["-c", "c.c"], &dir);
+    let mut views = Vec::new();
+    for (side, b) in [("ref", &bfd), ("test", &shim)] {
+        let exe = format!("arr-{side}");
+        let b = format!("-B{}/", b.display());
+        common::tool_ok("gcc", &[&b, "-o", &exe, "c.o"], &dir);
+        let secs = common::tool_ok("readelf", &["-SW", &exe], &dir);
+        let arrays: Vec<String> = (secs.lines())
+            .filter(|l| l.contains("_ARRAY"))
+            .map(|l| {
+                let f: Vec<&str> = l.split(']').nth(1).unwrap().split_whitespace().collect();
+                format!("{} {}", f[0], f[5])
+            })
+            .collect();
+        views.push(arrays);
+    }
+    assert_eq!(views[1], views[0]);
+}

@@ -123,7 +123,8 @@ pub fn write_headers<A: Arch>(cx: &WriteCx, bytes: &mut [u8]) {
     let kept_k = lay.osecs.iter().enumerate().filter(|(_, o)| o.shndx != 0);
     for ((k, o), name_off) in kept_k.zip(name_offs) {
         let (link, info) = link_info(cx, k, o);
-        let (mut ty, mut size, mut entsize, mut align) = (o.sh_type, o.size, o.entsize, o.align);
+        let (mut ty, mut size, mut entsize, mut align) =
+            (o.sh_type, o.size, super::array_entsize(o, 4), o.align);
         match o.sh_type {
             E::SHT_SYMTAB => {
                 size = narrow_symbols(&mut bytes[o.offset as usize..][..o.size as usize]);

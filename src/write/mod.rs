@@ -1558,7 +1558,15 @@ fn write_headers<A: Arch>(cx: &WriteCx, bytes: &mut [u8]) {
         sh[40..44].copy_from_slice(&link.to_le_bytes());
         sh[44..48].copy_from_slice(&info.to_le_bytes());
         sh[48..56].copy_from_slice(&o.align.to_le_bytes());
-        sh[56..64].copy_from_slice(&o.entsize.to_le_bytes());
+        sh[56..64].copy_from_slice(&array_entsize(o, 8).to_le_bytes());
+    }
+}
+
+/// `o`'s entry size in its header: a pointer array's is the pointer's size (`word`), as GNU ld writes it.
+pub(crate) fn array_entsize(o: &crate::layout::OutputSection, word: u64) -> u64 {
+    match o.sh_type {
+        E::SHT_INIT_ARRAY | E::SHT_FINI_ARRAY | E::SHT_PREINIT_ARRAY => word,
+        _ => o.entsize,
     }
 }
 
