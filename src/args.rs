@@ -243,8 +243,17 @@ pub struct Config {
     pub allow_multiple_definition: bool,
     /// `--enable-new-dtags` (default): DT_RUNPATH rather than DT_RPATH.
     pub new_dtags: bool,
+    /// `-s`: the last of `-s` and `-S` decides, as GNU ld keeps one setting for both (`-s -S` keeps `.symtab`).
     pub strip_all: bool,
     pub strip_debug: bool,
+    /// `--unique`: with `-r`, each orphan input section (one GNU ld's `-r` script does not name) gets an output
+    /// section of its own instead of joining those of its name.
+    pub unique_orphans: bool,
+    /// `--unique=GLOB`: with `-r`, each input section the pattern matches gets an output section of its own.
+    pub unique_sections: Vec<String>,
+    /// `--force-group-allocation`: with `-r`, section group members join their output sections as in a final
+    /// link and no group is written.
+    pub force_group_allocation: bool,
     /// `--compress-debug-sections`: how the output's `.debug_*` sections are compressed (`None`: not).
     pub compress_debug: Option<DebugCompression>,
     /// `--gdb-index`: add a `.gdb_index` section (gdb's symbol and address index) built from the inputs' DWARF.
@@ -451,6 +460,9 @@ impl Default for Config {
             icf: Icf::None,
             print_icf_sections: false,
             keep_unique: Vec::new(),
+            unique_orphans: false,
+            unique_sections: Vec::new(),
+            force_group_allocation: false,
             eh_frame_hdr: false,
             export_dynamic: false,
             hash_style: HashStyle::Both,
@@ -806,6 +818,8 @@ enum Opt {
     IgnoredValue,
     ColorDiagnostics,
     SortCommon,
+    Unique,
+    ForceGroupAllocation,
     SortSection,
 }
 
@@ -1017,6 +1031,8 @@ const OPTIONS: &[OptSpec] = &[
     value(Opt::ExcludeLibs, &["--exclude-libs"], "LIBS", "Do not export the symbols of these archives (comma- or colon-separated file names, or ALL)"),
     optional(Opt::ColorDiagnostics, &["--color-diagnostics"], "always|never|auto", "Ignored"),
     flag(Opt::Ignored, &["--no-color-diagnostics"], "Ignored"),
+    optional(Opt::Unique, &["--unique"], "SECTION", "With -r: an output section of its own for each orphan input section, or each one matching SECTION (a glob)"),
+    flag(Opt::ForceGroupAllocation, &["--force-group-allocation"], "With -r: place section group members as a final link does, and write no groups"),
     optional(Opt::SortCommon, &["--sort-common"], "ascending|descending", "Place common symbols by alignment, largest first unless ascending"),
     value(Opt::SortSection, &["--sort-section"], "name|alignment", "Sort the input sections of every statement that does not sort (in the default layout, as GNU ld's default script's)"),
     flag(Opt::WarnCommon, &["--warn-common"], "Warn when a common symbol is merged with another common or a definition"),
@@ -1452,6 +1468,9 @@ impl Parser {
         }
         if cfg.relocatable {
             check_relocatable(cfg, self.shared, self.pie)?;
+        } else if cfg.unique_orphans || !cfg.unique_sections.is_empty() {
+            // GNU ld splits a final link's output sections too (two `.text`s); rivet's layout keeps one per name.
+            return Err("--unique without -r (relocatable output) is not supported yet".into());
         }
         // lld's rules: the two files are refused together, and a symbol ordering file turns the call graph
         // sort off without a word.
@@ -1604,8 +1623,14 @@ fn apply_setting(
         }
         Opt::BuildId => cfg.build_id = parse_build_id(value.as_deref())?,
         Opt::StripAll => cfg.strip_all = true,
+        Opt::Unique => match value {
+            Some(glob) => cfg.unique_sections.push(glob),
+            None => cfg.unique_orphans = true,
+        },
+        Opt::ForceGroupAllocation => cfg.force_group_allocation = true,
         Opt::EmitRelocs => cfg.emit_relocs = true,
-        Opt::StripDebug => cfg.strip_debug = true,
+        // GNU ld's one strip setting: the later option replaces `-s`.
+        Opt::StripDebug => (cfg.strip_debug, cfg.strip_all) = (true, false),
         Opt::DiscardAll => cfg.discard = Discard::All,
         Opt::DiscardLocals => cfg.discard = Discard::Labels,
         Opt::DiscardNone => cfg.discard = Discard::None,
@@ -2730,6 +2755,14 @@ mod tests {
         );
         assert!(error("--sort-section=size a.o").contains("--sort-section"));
         assert!(error("-r --sort-section=name a.o").contains("not supported yet"));
+        // `--unique` bare and with a glob (GNU ld's `-r` options); not in a final link yet.
+        let u = link("-r --unique --unique=.text* a.o");
+        assert!(u.unique_orphans && u.unique_sections == [".text*"]);
+        assert!(error("--unique a.o").contains("--unique without -r"));
+        assert!(link("-r --force-group-allocation a.o").force_group_allocation);
+        assert!(link("--force-group-allocation a.o").force_group_allocation);
+        // One strip setting, as GNU ld's: the later of -s and -S wins.
+        assert!(!link("-s -S a.o").strip_all && link("-S -s a.o").strip_all);
         assert!(
             !link("--no-rosegment a.o").z_separate_code && link("--rosegment a.o").z_separate_code
         );

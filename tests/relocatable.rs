@@ -1218,3 +1218,186 @@ fn code_padding_as_gnu_ld() {
     );
     assert_eq!(bytes("test.o"), bytes("bfd.o"));
 }
+
+/// `-x`, `-X`, `-s`, `-S` and their combinations in a partial link give GNU ld's `.symtab`: its locals in order
+/// and its globals (types, bindings and names; GNU ld orders the globals by its hash table). `-x` and `-s` keep
+/// only the locals a relocation names (a string's `.LC0`, a static TLS variable), with no `STT_FILE` symbol
+/// (GNU ld adds an input's name only before locals kept for their own sake); `-r -s` is `-r -S -x` unless `-X`
+/// or `--discard-none` says otherwise, and the later of `-s` and `-S` wins.
+#[test]
+fn discard_and_strip_options_as_gnu_ld() {
+    let Some((dir, _, _)) = common::against_gnu_ld("reloc-discard", &["gcc", "readelf"]) else {
+        return;
+    };
+    let (linker, _) = common::linker_under_test();
+    let a = "#include <stdio.h>\nstatic int counter;\nstatic __thread int tl;\n\
+        __attribute__((noinline)) static int bump(void) { return ++counter + ++tl; }\n\
+        int a_fn(void) { puts(\"from a\"); return bump() + 1; }\n";
+    let b = "#include <stdio.h>\nint a_fn(void);\n\
+        __attribute__((noinline)) static int helper(int x) { printf(\"helper %d\\n\", x); return x * 2; }\n\
+        int main(void) { return a_fn() + helper(1) == 4 ? 0 : 1; }\n";
+    let objs = compile(&dir, "gcc", &["-O2", "-g"], &[("a.c", a), ("b.c", b)]);
+    let table = |o: &str| -> (Vec<String>, Vec<String>) {
+        let s = common::tool_ok("readelf", &["-sW", o], &dir);
+        let rows: Vec<Vec<&str>> = (s.lines())
+            .map(|l| l.split_whitespace().collect::<Vec<_>>())
+            .filter(|f| f.len() >= 7 && f[0].trim_end_matches(':').parse::<u32>().is_ok())
+            .filter(|f| f[3] != "SECTION")
+            .collect();
+        let entry = |f: &Vec<&str>| format!("{} {} {}", f[3], f[4], f.get(7).unwrap_or(&""));
+        let locals = (rows.iter())
+            .filter(|f| f[4] == "LOCAL")
+            .map(entry)
+            .collect();
+        let mut globals: Vec<String> = (rows.iter())
+            .filter(|f| f[4] != "LOCAL")
+            .map(entry)
+            .collect();
+        globals.sort();
+        (locals, globals)
+    };
+    for opts in [
+        &["-x"][..],
+        &["-X"],
+        &["-s"],
+        &["-S"],
+        &["-x", "-S"],
+        &["-X", "-S"],
+        &["--discard-all", "--strip-debug"],
+        &["-s", "-x"],
+        &["-s", "-X"],
+        &["-X", "-s"],
+        &["-s", "-S"],
+        &["-S", "-s"],
+        &["-s", "--discard-none"],
+        &["-X", "-x"],
+    ] {
+        let objs: Vec<&str> = objs.iter().map(String::as_str).collect();
+        partial_links(&linker, &dir, &objs, opts);
+        let want = table("bfd.o");
+        assert_eq!(table("rivet.o"), want, "{opts:?}");
+    }
+    let files = |o: &str| {
+        table(o)
+            .0
+            .into_iter()
+            .filter(|l| l.starts_with("FILE"))
+            .count()
+    };
+    partial_links(&linker, &dir, &["a.o", "b.o"], &["-x"]);
+    assert_eq!(files("rivet.o"), 0);
+    assert!(table("rivet.o").0.iter().any(|l| l.ends_with(".LC0")));
+}
+
+/// `readelf -SW`'s sections of `obj` as (name, type, flags), in order, with the sizes but of those whose sizes
+/// differ from GNU ld's for other reasons (`.eh_frame`'s padding, the tables' sharing of strings).
+fn section_list(dir: &Path, obj: &str) -> Vec<String> {
+    let s = common::tool_ok("readelf", &["-SW", obj], dir);
+    (s.lines())
+        .filter_map(|l| l.trim_start().strip_prefix('[')?.split_once(']'))
+        .map(|(_, rest)| rest.split_whitespace().collect::<Vec<_>>())
+        .filter(|f| f.len() > 7 && f[0] != "Name")
+        .map(|f| {
+            let flags = if f.len() > 10 { f[6] } else { "" };
+            let sized = ![".eh_frame", ".shstrtab", ".strtab", ".symtab"].contains(&f[0]);
+            let size = if sized { f[4] } else { "" };
+            format!("{} {} {flags} {size}", f[0], f[1])
+        })
+        .collect()
+}
+
+/// `--unique` (each orphan input section its own output section: `.mysec` twice, each input's
+/// `.note.GNU-stack` with its own flags), `--unique=GLOB` (each input section it matches, the `.text` the default
+/// script names too) and `--force-group-allocation` (COMDAT members placed as in a final link: no `SHT_GROUP`, no
+/// `SHF_GROUP`, the losing copies still dropped) give GNU ld's sections and groups (`readelf -SWg`), and the
+/// objects link into the program of the original objects. `--unique` without `-r` is refused.
+#[test]
+fn unique_and_force_group_allocation_as_gnu_ld() {
+    let Some((dir, shim, bfd)) =
+        common::against_gnu_ld("reloc-unique", &["gcc", "g++", "as", "readelf"])
+    else {
+        return;
+    };
+    let (linker, overridden) = common::linker_under_test();
+    let u1 = "int x1 = 1;\n__attribute__((section(\".mysec\"))) int m1 = 3;\n\
+        int f1(void) { return x1 + m1; }\n";
+    let u2 = "int x2 = 2;\n__attribute__((section(\".mysec\"))) int m2 = 4;\n\
+        int f2(void) { return x2 + m2; }\n";
+    let tf = "template<class T> T tf(T x) { return x + 1; }\n";
+    let u3 = format!("{tf}int g3(int y) {{ return tf(y) + tf<long>(y); }}\n");
+    let u4 = format!("{tf}int g4(int y) {{ return tf(y) * 2; }}\n");
+    let main = "#include <cstdio>\nextern \"C\" int f1(void), f2(void);\nint g3(int), g4(int);\n\
+        int main() { std::printf(\"%d %d %d %d\\n\", f1(), f2(), g3(1), g4(1)); }\n";
+    compile(
+        &dir,
+        "gcc",
+        &["-O1", "-ffunction-sections"],
+        &[("u1.c", u1), ("u2.c", u2)],
+    );
+    compile(
+        &dir,
+        "g++",
+        &["-O0"],
+        &[("u3.cc", &u3), ("u4.cc", &u4), ("main.cc", main)],
+    );
+    std::fs::write(
+        dir.join("ex.s"),
+        ".text\n.globl z\nz: ret\n.section .note.GNU-stack,\"x\",@progbits\n",
+    )
+    .unwrap();
+    common::tool_ok("as", &["ex.s", "-o", "ex.o"], &dir);
+    let objs = ["u1.o", "u2.o", "u3.o", "u4.o"];
+    let want = run_program(
+        &dir,
+        "g++",
+        &bfd,
+        &[&objs[..], &["main.o"]].concat(),
+        "orig",
+    );
+    assert_eq!(want, "4 6 4 4\n");
+    for opts in [
+        &["--unique"][..],
+        &["--unique=.mysec"],
+        &["--unique=.text*"],
+        &["--unique=.note*", "--unique=.data"],
+        &["--force-group-allocation"],
+        &["--force-group-allocation", "--unique"],
+        &["--force-group-allocation", "--unique=.text*"],
+    ] {
+        for inputs in [&objs[..], &["u1.o", "ex.o", "u2.o"]] {
+            partial_links(&linker, &dir, inputs, opts);
+            let what = format!("{opts:?} {inputs:?}");
+            assert_eq!(
+                section_list(&dir, "rivet.o"),
+                section_list(&dir, "bfd.o"),
+                "{what}"
+            );
+            assert_eq!(groups(&dir, "rivet.o"), groups(&dir, "bfd.o"), "{what}");
+        }
+        partial_links(&linker, &dir, &objs, opts);
+        for (side, ld) in [("bfd", &bfd), ("test", &shim)] {
+            let got = run_program(
+                &dir,
+                "g++",
+                ld,
+                &["rivet.o", "main.o"],
+                &format!("p-{side}"),
+            );
+            assert_eq!(got, want, "{opts:?} {side}");
+        }
+    }
+    let plain = section_list(&dir, "rivet.o");
+    assert!(!plain.iter().any(|s| s.starts_with(".group")), "{plain:?}");
+    if !overridden {
+        let out = common::tool(
+            linker.to_str().unwrap(),
+            &["--unique", "u1.o", "-o", "x"],
+            Some(&dir),
+        );
+        assert!(
+            !out.success() && out.stderr_str().contains("--unique without -r"),
+            "{}",
+            out.log()
+        );
+    }
+}

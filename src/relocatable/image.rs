@@ -61,13 +61,17 @@ impl Class {
     fn sym_size(self) -> u64 {
         if self.elf32 { 16 } else { 24 }
     }
-    /// The relocation sections' prefix, type and entry size.
-    fn rel(self) -> (&'static [u8], u32, u64) {
-        if self.elf32 {
-            (b".rel", E::SHT_REL, 8)
-        } else {
-            (b".rela", E::SHT_RELA, 24)
+    /// The relocation sections' prefix, type and entry size: REL for ELF32, and for the call graph profile, whose
+    /// relocations only name symbols (LLVM, GNU ld and lld write REL there, and the final link reads REL).
+    fn rel(self, out: &OutSec) -> (&'static [u8], u32, u64) {
+        match self.rel_entries(out) {
+            true if self.elf32 => (b".rel", E::SHT_REL, 8),
+            true => (b".rel", E::SHT_REL, 16),
+            false => (b".rela", E::SHT_RELA, 24),
         }
+    }
+    fn rel_entries(self, out: &OutSec) -> bool {
+        self.elf32 || out.sh_type == elf::SHT_LLVM_CALL_GRAPH_PROFILE
     }
     fn shdr_bytes(self, h: &Header) -> Vec<u8> {
         if !self.elf32 {
@@ -190,7 +194,7 @@ pub fn build<A: Arch>(
         headers.push(h);
         let list = &relas[id.index()];
         if !list.is_empty() {
-            let (prefix, sh_type, entsize) = class.rel();
+            let (prefix, sh_type, entsize) = class.rel(out);
             let name = [prefix, &out.name[..]].concat();
             let mut r = header(
                 shstr.add(&name),
@@ -203,7 +207,8 @@ pub fn build<A: Arch>(
             r.flags |= flags & E::SHF_GROUP as u64;
             r.link = num.symtab;
             r.info = num.osec[id.index()];
-            place_bytes(&mut image, &mut r, &rela_bytes(list, class));
+            let bytes = rela_bytes(list, class.elf32, class.rel_entries(out));
+            place_bytes(&mut image, &mut r, &bytes);
             headers.push(r);
         }
     }
@@ -338,17 +343,20 @@ fn implicit_addends<A: Arch>(bytes: &mut [u8], out: &OutSec, list: &[OutRela]) -
     Ok(())
 }
 
-fn rela_bytes(list: &[OutRela], class: Class) -> Vec<u8> {
+/// The relocation entries: ELF32's (always REL) or ELF64's, REL (`rel`: no addend) or RELA.
+fn rela_bytes(list: &[OutRela], elf32: bool, rel: bool) -> Vec<u8> {
     let mut v = Vec::with_capacity(list.len() * 24);
     for r in list {
-        if class.elf32 {
+        if elf32 {
             v.extend_from_slice(&(r.offset as u32).to_le_bytes());
             v.extend_from_slice(&((r.sym << 8) | (r.r_type & 0xff)).to_le_bytes());
             continue;
         }
         v.extend_from_slice(&r.offset.to_le_bytes());
         v.extend_from_slice(&((u64::from(r.sym) << 32) | u64::from(r.r_type)).to_le_bytes());
-        v.extend_from_slice(&r.addend.to_le_bytes());
+        if !rel {
+            v.extend_from_slice(&r.addend.to_le_bytes());
+        }
     }
     v
 }

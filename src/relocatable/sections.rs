@@ -107,18 +107,23 @@ pub fn plan<A: crate::arch::Arch>(
         let o = &res.objects[f.index()];
         let here = &mut place[f.index()];
         for (s, sec) in o.secs() {
-            if !kept(res, o, f, s, strip_debug) {
+            if !kept(config, res, f, s, strip_debug) {
                 continue;
             }
             let mut name = o.sec_name(s.index());
             // Where a script's statement puts it among the output section's inputs (`script::sort_key`).
             let mut key = super::script::SortKey::default();
-            // Group members and link-order sections stay apart: their group or linked section is their own.
-            let mut apart = sec.flags() & (E::SHF_GROUP | E::SHF_LINK_ORDER) as u64 != 0;
+            // Group members (unless `--force-group-allocation`) and link-order sections stay apart: their group
+            // or linked section is their own; so does a section `--unique` names.
+            let grouped = in_group(config, sec.flags());
+            let link_order = sec.flags() & E::SHF_LINK_ORDER as u64 != 0;
+            let mut apart = grouped || link_order || unique(config, res, f, s);
             // A script's statement: its output section (link-order sections of one name join, as the kernel's
-            // module loader finds `__patchable_function_entries` by name); group members keep their own.
+            // module loader finds `__patchable_function_entries` by name); group members keep their own, and
+            // so do those `--unique=GLOB` names (GNU ld's statements pass them over).
             if let Some(sc) = script
-                && sec.flags() & E::SHF_GROUP as u64 == 0
+                && !grouped
+                && !unique_by_glob(config, name)
             {
                 match super::script::target(sc, res, f, s) {
                     super::script::Target::Discard => {
@@ -173,7 +178,11 @@ pub fn plan<A: crate::arch::Arch>(
             out.parts = keyed.into_iter().map(|(_, p)| p).collect();
         }
     }
-    let groups = groups(res, &place, &load_order)?;
+    // `--force-group-allocation`: the members are placed as in a final link, and the groups are gone.
+    let groups = match config.force_group_allocation {
+        false => groups(res, &place, &load_order)?,
+        true => Vec::new(),
+    };
     let mut plan = Plan {
         osecs,
         order: Vec::new(),
@@ -193,8 +202,58 @@ pub fn plan<A: crate::arch::Arch>(
     Ok(plan)
 }
 
-/// Whether input section `s` of live object `o` (file `f`) goes to the output.
-fn kept(res: &Resolved, o: &ObjectFile, f: FileId, s: SecIdx, strip_debug: bool) -> bool {
+/// Whether section flags `flags` make an input section a member of a group the output keeps.
+fn in_group(config: &Config, flags: u64) -> bool {
+    flags & E::SHF_GROUP as u64 != 0 && !config.force_group_allocation
+}
+
+/// The input section names GNU ld's default `-r` script (`ld --verbose -r`) places; any other is an orphan.
+#[rustfmt::skip]
+const SCRIPT_NAMES: &[&str] = &[
+    ".interp", ".note.gnu.build-id", ".hash", ".gnu.hash", ".dynsym", ".dynstr", ".gnu.version",
+    ".gnu.version_d", ".gnu.version_r", ".rela.init", ".rela.text", ".rela.fini", ".rela.rodata",
+    ".rela.data.rel.ro", ".rela.data", ".rela.tdata", ".rela.tbss", ".rela.ctors", ".rela.dtors", ".rela.got",
+    ".rela.bss", ".rela.ldata", ".rela.lbss", ".rela.lrodata", ".rela.ifunc", ".rela.plt", ".relr.dyn", ".init",
+    ".plt", ".plt.got", ".plt.sec", ".text", ".stub", ".gnu.warning", ".fini", ".rodata", ".rodata1",
+    ".eh_frame_hdr", ".eh_frame", ".sframe", ".gcc_except_table", ".gnu_extab*", ".exception_ranges", ".tdata",
+    ".tbss", ".jcr", ".dynamic", ".got", ".got.plt", ".data", ".data1", ".bss", ".lbss", ".lrodata", ".ldata",
+    ".stab", ".stabstr", ".stab.excl", ".stab.exclstr", ".stab.index", ".stab.indexstr", ".comment",
+    ".gnu.build.attributes", ".debug", ".line", ".debug_srcinfo", ".debug_sfnames", ".debug_aranges",
+    ".debug_pubnames", ".debug_info", ".debug_abbrev", ".debug_line", ".debug_frame", ".debug_str", ".debug_loc",
+    ".debug_macinfo", ".debug_weaknames", ".debug_funcnames", ".debug_typenames", ".debug_varnames",
+    ".debug_pubtypes", ".debug_ranges", ".debug_addr", ".debug_line_str", ".debug_loclists", ".debug_macro",
+    ".debug_names", ".debug_rnglists", ".debug_str_offsets", ".debug_sup", ".gnu.attributes",
+];
+
+/// Whether `--unique` gives input section `s` of file `f` an output section of its own: a `--unique=GLOB`
+/// matches its name, or bare `--unique` and it is an orphan (GNU ld's `-r` script, or the `-T` script, names
+/// no statement for it).
+fn unique(config: &Config, res: &Resolved, f: FileId, s: SecIdx) -> bool {
+    let name = res.objects[f.index()].sec_name(s.index());
+    if unique_by_glob(config, name) {
+        return true;
+    }
+    if !config.unique_orphans {
+        return false;
+    }
+    match config.sections.as_deref() {
+        Some(sc) => matches!(
+            super::script::target(sc, res, f, s),
+            super::script::Target::Orphan
+        ),
+        None => !SCRIPT_NAMES
+            .iter()
+            .any(|p| crate::glob::matches(p.as_bytes(), name)),
+    }
+}
+
+fn unique_by_glob(config: &Config, name: &[u8]) -> bool {
+    (config.unique_sections.iter()).any(|g| crate::glob::matches(g.as_bytes(), name))
+}
+
+/// Whether input section `s` of live object `f` goes to the output.
+fn kept(config: &Config, res: &Resolved, f: FileId, s: SecIdx, strip_debug: bool) -> bool {
+    let o = &res.objects[f.index()];
     let sec = o.sec(s);
     let name = o.sec_name(s.index());
     match sec.sh_type() {
@@ -208,13 +267,17 @@ fn kept(res: &Resolved, o: &ObjectFile, f: FileId, s: SecIdx, strip_debug: bool)
         }
         // The file's own string tables (symbol names, section names); `.stabstr` and the like are kept.
         E::SHT_STRTAB if is_own_strtab(o, s) => return false,
-        // LLVM's link-time tables (`.llvm_addrsig`…): their symbol indices would be stale; a final link ignores
-        // them too.
+        // The call graph profile stays for the final link's sort, with its relocations renumbered (`relocs`), as
+        // GNU ld and lld keep it.
+        elf::SHT_LLVM_CALL_GRAPH_PROFILE => {}
+        // LLVM's other link-time tables (`.llvm_addrsig`…): their symbol indices would be stale; a final link
+        // ignores them too.
         0x6fff_4c00..=0x6fff_4cff => return false,
         _ => {}
     }
-    // `.note.GNU-stack` is an empty PROGBITS section: made anew from all inputs, as is the property note.
-    if name == b".note.GNU-stack" || name == b".note.gnu.property" {
+    // `.note.GNU-stack` is an empty PROGBITS section: made anew from all inputs, as is the property note; but
+    // `--unique` keeps each input's as it is, as GNU ld does.
+    if name == b".note.GNU-stack" && !unique(config, res, f, s) || name == b".note.gnu.property" {
         return false;
     }
     if res.comdat_discarded[f.index()][s.index()] {
@@ -236,12 +299,16 @@ fn is_own_strtab(o: &ObjectFile, s: SecIdx) -> bool {
 }
 
 /// The entry size an output section keeps from its input: a mergeable section's, and an array's; GNU ld gives
-/// other sections none, whatever their inputs say (objtool's `.orc_unwind` has 6).
+/// other sections none, whatever their inputs say (objtool's `.orc_unwind` has 6). The call graph profile keeps
+/// its 8, as lld's `-r` does: lld refuses a profile of another entry size (GNU ld's 0).
 fn entsize_of(sh: &Shdr) -> u64 {
     let merge = sh.sh_flags.get(LE) & E::SHF_MERGE as u64 != 0;
     let array = matches!(
         sh.sh_type.get(LE),
-        E::SHT_INIT_ARRAY | E::SHT_FINI_ARRAY | E::SHT_PREINIT_ARRAY
+        E::SHT_INIT_ARRAY
+            | E::SHT_FINI_ARRAY
+            | E::SHT_PREINIT_ARRAY
+            | elf::SHT_LLVM_CALL_GRAPH_PROFILE
     );
     if merge || array {
         sh.sh_entsize.get(LE)
@@ -414,9 +481,12 @@ fn made_sections<A: crate::arch::Arch>(
             Made::Properties(props),
         ));
     }
-    // GNU ld's `-r` writes no note where no input has one and no `-z execstack`/`noexecstack` asks for one.
-    if let Some(exec) = exec_stack(config, res) {
-        plan.exec_stack = exec;
+    // GNU ld's `-r` writes no note where no input has one and no `-z execstack`/`noexecstack` asks for one, nor
+    // where `--unique` kept the inputs' own.
+    let inputs_notes = (plan.osecs.iter()).any(|o| o.name == b".note.GNU-stack");
+    let exec = exec_stack(config, res);
+    plan.exec_stack = exec.unwrap_or(false);
+    if let Some(exec) = exec.filter(|_| !inputs_notes) {
         let flags = if exec { E::SHF_EXECINSTR as u64 } else { 0 };
         plan.osecs.push(made(
             b".note.GNU-stack",

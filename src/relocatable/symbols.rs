@@ -51,7 +51,7 @@ pub fn table<'a>(config: &Config, res: &'a Resolved, plan: &Plan) -> Result<Symb
             place: Place::Sec(id),
         });
     }
-    let needed = needed_locals(config, res, plan);
+    let needed = needed_locals(config, res, plan)?;
     let mut local_index: Vec<Vec<u32>> = (res.objects.iter())
         .map(|o| vec![NONE; o.first_global.min(o.syms.len())])
         .collect();
@@ -60,15 +60,19 @@ pub fn table<'a>(config: &Config, res: &'a Resolved, plan: &Plan) -> Result<Symb
     for &f in &plan.load_order {
         let o = &res.objects[f.index()];
         kept.clear();
+        // Some local is kept for its own sake, not only because a relocation names it.
+        let mut own = false;
         for i in 1..local_index[f.index()].len() {
-            let keep =
-                needed.as_ref().is_none_or(|n| n[f.index()][i]) || wanted_local(config, o, i);
+            let wanted = needed.is_none() || wanted_local(config, o, i);
+            let keep = wanted || needed.as_ref().is_some_and(|n| n[f.index()][i]);
             if let Some(s) = keep.then(|| local(plan, o, f, i)).flatten() {
                 kept.push((i, s));
+                own |= wanted;
             }
         }
         // An input without a file symbol gets one, so that its locals are not taken for the previous input's.
-        if !kept.is_empty() && !kept.iter().any(|(_, s)| s.info & 0xf == E::STT_FILE) {
+        // GNU ld adds none for the locals only relocations keep (`-x`, `-s`), which it writes as it meets them.
+        if own && !kept.iter().any(|(_, s)| s.info & 0xf == E::STT_FILE) {
             syms.push(OutSym {
                 name: crate::synthetic::symtab::file_symbol_name(&o.name).as_bytes(),
                 value: 0,
@@ -146,16 +150,25 @@ fn local(plan: &Plan, o: &ObjectFile, f: FileId, i: usize) -> Option<OutSym<'sta
 /// Whether local symbol `i` stays under `-x`/`-X`/`-s` when no relocation needs it: `-X` keeps all but the
 /// assembler's temporary `.L` labels; `-x` and `-s` keep none.
 fn wanted_local(config: &Config, o: &ObjectFile, i: usize) -> bool {
-    !config.strip_all && config.discard == Discard::Labels && !o.sym_name(i).starts_with(b".L")
+    discard(config) == Discard::Labels && !o.sym_name(i).starts_with(b".L")
+}
+
+/// Which locals a partial link discards. GNU ld's `-r -s` is `-r -S -x` (the globals must stay), but a `-x`,
+/// `-X` or `--discard-none` of its own decides which locals go.
+fn discard(config: &Config) -> Discard {
+    match config.discard {
+        Discard::MergeLabels if config.strip_all => Discard::All,
+        d => d,
+    }
 }
 
 /// With `-x`, `-X` or `-s`: per object, per symbol, whether a kept relocation or a kept group names it (those
 /// locals stay, as in GNU ld). `None` without those options: every local stays.
-fn needed_locals(config: &Config, res: &Resolved, plan: &Plan) -> Option<Vec<Vec<bool>>> {
+fn needed_locals(config: &Config, res: &Resolved, plan: &Plan) -> Result<Option<Vec<Vec<bool>>>> {
     // A partial link keeps the temporary labels of mergeable sections (GNU ld's default leaves them to the final
     // link), so only -x and -X restrict.
-    if !(matches!(config.discard, Discard::All | Discard::Labels) || config.strip_all) {
-        return None;
+    if !matches!(discard(config), Discard::All | Discard::Labels) {
+        return Ok(None);
     }
     let mut needed: Vec<Vec<bool>> = res
         .objects
@@ -165,8 +178,13 @@ fn needed_locals(config: &Config, res: &Resolved, plan: &Plan) -> Option<Vec<Vec
     for out in &plan.osecs {
         for p in &out.parts {
             let o = &res.objects[p.file.index()];
-            for r in o.sec(p.sec).relas() {
-                let sym = r.r_sym(LE, false) as usize;
+            let relas = o
+                .sec(p.sec)
+                .relas()
+                .iter()
+                .map(|r| r.r_sym(LE, false) as usize);
+            let rels = super::relocs::profile_rels(o, p.sec)?.iter();
+            for sym in relas.chain(rels.map(|r| super::relocs::rel_info(r).0)) {
                 if let Some(n) = needed[p.file.index()].get_mut(sym) {
                     *n = true;
                 }
@@ -178,7 +196,7 @@ fn needed_locals(config: &Config, res: &Resolved, plan: &Plan) -> Option<Vec<Vec
             *n = true;
         }
     }
-    Some(needed)
+    Ok(Some(needed))
 }
 
 /// How restrictive a visibility is: default, protected, hidden, internal.
