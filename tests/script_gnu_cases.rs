@@ -297,6 +297,45 @@ fn provide_defines_only_what_is_read_as_gnu_ld() {
     check(&cases);
 }
 
+/// Sections with contents that `PHDRS` puts in no `PT_LOAD` (`:NONE`, and the sections inheriting it) are
+/// warned about, one warning each, as GNU ld warns.
+#[test]
+fn sections_in_no_load_are_warned_about_as_gnu_ld() {
+    let Some((dir, _, _)) = common::against_gnu_ld("script-gnu-phdrs-none", &["as"]) else {
+        return;
+    };
+    let (linker, _) = common::linker_under_test();
+    let bfd = common::which("ld.bfd").unwrap();
+    std::fs::write(
+        dir.join("a.s"),
+        ".text\n.globl _start\n_start: ret\n.section .ro1,\"a\"\n.byte 1\n.section .ro2,\"a\"\n.byte 2\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("link.ld"),
+        "PHDRS { text PT_LOAD; }\nSECTIONS { . = 0x10000; .text : { *(.text) } :text\n\
+         .ro1 : { *(.ro1) } :NONE\n.ro2 : { *(.ro2) }\n}\n",
+    )
+    .unwrap();
+    common::tool_ok("as", &["a.s", "-o", "a.o"], &dir);
+    let mut views = Vec::new();
+    for ld in [&bfd, &linker] {
+        let o = common::tool(
+            ld.to_str().unwrap(),
+            &["-T", "link.ld", "a.o", "-o", "out"],
+            Some(&dir),
+        );
+        assert!(o.success(), "{}", o.log());
+        let warned: Vec<String> = (o.stderr_str().lines())
+            .filter(|l| l.contains("not in segment"))
+            .map(|l| l.rsplit("warning: ").next().unwrap_or(l).to_string())
+            .collect();
+        views.push(warned);
+    }
+    assert_eq!(views[0].len(), 2, "{views:?}");
+    assert_eq!(views[1], views[0]);
+}
+
 /// `PHDRS`' expressions read the page sizes `-z` gives (`CONSTANT (MAXPAGESIZE)`, `CONSTANT (COMMONPAGESIZE)`), and
 /// `SIZEOF_HEADERS` as 0 (GNU ld evaluates them before it sizes the headers), with the default sizes and others.
 #[test]

@@ -70,6 +70,18 @@ pub fn phdrs_segments(
     pages: (u64, u64),
 ) -> Result<Vec<crate::elf::Segment>, String> {
     let members = section_phdrs(sc, osecs, script_desc);
+    // Contents in no `PT_LOAD` (`:NONE`, or only other headers) are not loaded: GNU ld's warning.
+    for (i, o) in osecs.iter().enumerate() {
+        let loaded = members[i]
+            .iter()
+            .any(|&k| sc.phdr_type(k) == Ok(E::PT_LOAD));
+        if keep[i] && o.is_alloc() && !o.is_nobits() && o.size > 0 && !loaded {
+            crate::diag::warn(&format!(
+                "allocated section `{}' not in segment",
+                String::from_utf8_lossy(&o.name)
+            ));
+        }
+    }
     let mut out = Vec::with_capacity(sc.phdrs.len());
     for (k, p) in sc.phdrs.iter().enumerate() {
         let ty = sc.phdr_type(k)?;
