@@ -439,56 +439,41 @@ pub fn parse_from(src: &mut dyn Tokens) -> Result<Expr, String> {
 impl Expr {
     /// The symbols the expression reads (not those only tested with `DEFINED`).
     pub fn symbols(&self, out: &mut Vec<String>) {
-        match self {
-            Expr::Sym(s) => out.push(s.clone()),
-            Expr::Unary(_, e) => e.symbols(out),
-            Expr::Binary(_, a, b) => {
-                a.symbols(out);
-                b.symbols(out);
-            }
-            Expr::Cond(a, b, c) => {
-                a.symbols(out);
-                b.symbols(out);
-                c.symbols(out);
-            }
-            Expr::Call(_, args) => {
-                for a in args {
-                    if let Arg::Expr(e) = a {
-                        e.symbols(out);
-                    }
-                }
-            }
-            Expr::Num(_) | Expr::Dot => {}
-        }
+        self.names(out, false);
     }
 
     /// The symbols evaluating the expression reads, as [`Self::symbols`], but not `x` in the first branch of
     /// `DEFINED(x) ? ... : ...`, which is read only once `x` is defined (the idiom for a default a `PROVIDE` or
     /// `--defsym` may replace).
     pub fn reads(&self, out: &mut Vec<String>) {
+        self.names(out, true);
+    }
+
+    fn names(&self, out: &mut Vec<String>, guarded: bool) {
         match self {
+            Expr::Sym(s) => out.push(s.clone()),
+            Expr::Unary(_, e) => e.names(out, guarded),
+            Expr::Binary(_, a, b) => {
+                a.names(out, guarded);
+                b.names(out, guarded);
+            }
             Expr::Cond(c, t, f) => {
-                c.reads(out);
+                c.names(out, guarded);
                 let from = out.len();
-                t.reads(out);
-                if let Expr::Call("DEFINED", args) = &**c
+                t.names(out, guarded);
+                if guarded
+                    && let Expr::Call("DEFINED", args) = &**c
                     && let [Arg::Name(x)] = &args[..]
                 {
                     let read: Vec<String> = out.drain(from..).filter(|n| n != x).collect();
                     out.extend(read);
                 }
-                f.reads(out);
-            }
-            Expr::Sym(s) => out.push(s.clone()),
-            Expr::Unary(_, e) => e.reads(out),
-            Expr::Binary(_, a, b) => {
-                a.reads(out);
-                b.reads(out);
+                f.names(out, guarded);
             }
             Expr::Call(_, args) => {
                 for a in args {
                     if let Arg::Expr(e) = a {
-                        e.reads(out);
+                        e.names(out, guarded);
                     }
                 }
             }
