@@ -1540,6 +1540,12 @@ impl Parser {
 
 /// Applies an option that only sets the configuration: symbols, dynamic linking, layout, the output, the process
 /// and diagnostics (`Parser::apply` takes the inputs, the command line's state and the actions).
+/// Option `what`'s decimal value `v`.
+fn number<T: std::str::FromStr>(what: &str, v: &str) -> std::result::Result<T, String> {
+    v.parse()
+        .map_err(|_| format!("{what}: number expected, but got '{v}'"))
+}
+
 fn apply_setting(
     cfg: &mut Config,
     opt: Opt,
@@ -1641,12 +1647,7 @@ fn apply_setting(
         Opt::PrintIcfSections => cfg.print_icf_sections = true,
         Opt::KeepUnique => cfg.keep_unique.push(val()),
         Opt::NoPrintIcfSections => cfg.print_icf_sections = false,
-        Opt::Optimize => {
-            let v = val();
-            cfg.opt_level = v
-                .parse()
-                .map_err(|_| format!("-O: number expected, but got '{v}'"))?;
-        }
+        Opt::Optimize => cfg.opt_level = number("-O", &val())?,
         Opt::Threads => cfg.threads = Some(parse_threads(arg, &val())?),
         Opt::NoThreads => cfg.threads = Some(1),
         Opt::MmapOutput => cfg.mmap_output = true,
@@ -1656,12 +1657,7 @@ fn apply_setting(
         Opt::Fork => cfg.fork = true,
         Opt::NoFork => cfg.fork = false,
         Opt::PrintTiming => cfg.print_timing = true,
-        Opt::ErrorLimit => {
-            let v = val();
-            cfg.error_limit = v
-                .parse()
-                .map_err(|_| format!("--error-limit: number expected, but got '{v}'"))?;
-        }
+        Opt::ErrorLimit => cfg.error_limit = number("--error-limit", &val())?,
         Opt::FatalWarnings => cfg.fatal_warnings = true,
         Opt::Relax => cfg.relax = true,
         Opt::Rosegment => cfg.z_separate_code = true,

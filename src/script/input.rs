@@ -82,6 +82,26 @@ impl ScriptSettings {
 }
 
 /// Reads input script `file` (its name, for errors) with text `text`.
+/// An assignment outside `SECTIONS` (to `.` or a plain one) as a command of `SECTIONS`; `. = ASSERT(...)` (the
+/// kernel's, for old linkers) as the check, with the final values.
+fn outside_assignment(a: Assignment, at: &str) -> Result<SectionsCommand, String> {
+    if a.target != "." {
+        return Ok(SectionsCommand::Assign(a));
+    }
+    Ok(match (a.op, a.expr) {
+        ("=", Expr::Call("ASSERT", args)) if args.len() == 2 => {
+            let mut args = args.into_iter();
+            match (args.next(), args.next()) {
+                (Some(Arg::Expr(e)), Some(Arg::Name(msg))) => {
+                    SectionsCommand::Assert(e, msg, a.pos)
+                }
+                _ => return Err(format!("{at}: malformed ASSERT")),
+            }
+        }
+        (op, expr) => SectionsCommand::Assign(Assignment { op, expr, ..a }),
+    })
+}
+
 pub fn parse_input(file: &str, text: &str, include: Includer) -> Result<InputScript, String> {
     let mut out = InputScript::default();
     let mut sections: Option<Vec<SectionsCommand>> = None;
@@ -129,20 +149,8 @@ pub fn parse_input(file: &str, text: &str, include: Includer) -> Result<InputScr
             // Commons are allocated in every output but `-r`'s; the `SANE_EXPR` feature only changes how
             // expressions inside `SECTIONS` are evaluated.
             Command::ForceCommonAllocation | Command::LdFeature(_) => {}
-            // `. = ASSERT(...)` after SECTIONS (the kernel's, for old linkers): the check, with the final values.
-            Command::Assign(a) if a.target == "." => {
-                let c = match (a.op, a.expr) {
-                    ("=", Expr::Call("ASSERT", args)) if args.len() == 2 => {
-                        let mut args = args.into_iter();
-                        match (args.next(), args.next()) {
-                            (Some(Arg::Expr(e)), Some(Arg::Name(msg))) => {
-                                SectionsCommand::Assert(e, msg, a.pos)
-                            }
-                            _ => return Err(format!("{at}: malformed ASSERT")),
-                        }
-                    }
-                    (op, expr) => SectionsCommand::Assign(Assignment { op, expr, ..a }),
-                };
+            Command::Assign(a) if a.target == "." || a.op == "=" => {
+                let c = outside_assignment(a, &at)?;
                 match sections.is_none() && inserts.is_empty() {
                     true => before_sections.push((at, c)),
                     false => dot_asserts.push((at, c)),
@@ -150,13 +158,6 @@ pub fn parse_input(file: &str, text: &str, include: Includer) -> Result<InputScr
             }
             Command::Assert(e, msg, pos) => {
                 let c = SectionsCommand::Assert(e, msg, pos);
-                match sections.is_none() && inserts.is_empty() {
-                    true => before_sections.push((at, c)),
-                    false => dot_asserts.push((at, c)),
-                }
-            }
-            Command::Assign(a) if a.op == "=" => {
-                let c = SectionsCommand::Assign(a);
                 match sections.is_none() && inserts.is_empty() {
                     true => before_sections.push((at, c)),
                     false => dot_asserts.push((at, c)),
