@@ -86,3 +86,39 @@ fn both_hash_tables_by_default_as_gnu_ld() {
         "rivet (left) against GNU ld (right)"
     );
 }
+
+/// `-Bsymbolic` marks a shared object `DT_SYMBOLIC` (and `DF_SYMBOLIC` in `DT_FLAGS`), as GNU ld does;
+/// `-Bsymbolic-functions` and an executable do not get it.
+#[test]
+fn symbolic_shared_objects_are_marked_as_gnu_ld() {
+    let Some((dir, shim, bfd)) =
+        common::against_gnu_ld("dynamic-tags-symbolic", &["gcc", "readelf"])
+    else {
+        return;
+    };
+    std::fs::write(dir.join("s.c"), "int v = 1;\nint get(void) { return v; }\n").unwrap();
+    common::tool_ok("gcc", &["-fPIC", "-c", "s.c"], &dir);
+    let cases: &[&[&str]] = &[
+        &["-shared", "-Wl,-Bsymbolic"],
+        &["-shared", "-Wl,-Bsymbolic-functions"],
+        &["-shared"],
+        &["-pie", "-nostartfiles", "-Wl,-Bsymbolic", "-Wl,-e,get"],
+    ];
+    for flags in cases {
+        let mut views = Vec::new();
+        for (side, shim) in [("ref", &bfd), ("test", &shim)] {
+            let out = format!("sym-{side}.so");
+            let b = format!("-B{}/", shim.display());
+            let mut args = vec![b.as_str(), "-o", &out, "s.o"];
+            args.extend(flags.iter());
+            common::tool_ok("gcc", &args, &dir);
+            let d = common::tool_ok("readelf", &["-dW", &out], &dir);
+            let marks: Vec<String> = (d.lines())
+                .filter(|l| l.contains("(SYMBOLIC)") || l.contains("(FLAGS)"))
+                .map(|l| l.split_whitespace().skip(1).collect::<Vec<_>>().join(" "))
+                .collect();
+            views.push(marks);
+        }
+        assert_eq!(views[1], views[0], "{flags:?}: differs from GNU ld");
+    }
+}

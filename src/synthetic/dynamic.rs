@@ -71,6 +71,11 @@ impl Dynamic {
                 Value::Const(f.dyn_strings[so.as_bytes()] as u64),
             );
         }
+        // `-Bsymbolic`: the loader binds the object's own references to its own definitions first, as GNU ld
+        // marks it (`DF_SYMBOLIC` too, in `flags`).
+        if symbolic(config) {
+            add(E::DT_SYMBOLIC, Value::Const(0));
+        }
         if !config.rpath.is_empty() {
             let joined = config.rpath.join(":");
             if let Some(&o) = f
@@ -216,6 +221,11 @@ impl Dynamic {
     }
 }
 
+/// `-Bsymbolic` in a shared object (GNU ld marks no executable).
+fn symbolic(config: &Config) -> bool {
+    config.bsymbolic && config.kind == OutputKind::Shared
+}
+
 /// `DT_FLAGS` and `DT_FLAGS_1`.
 fn flags(config: &Config, static_tls: bool, textrel: bool) -> (u64, u64) {
     let mut flags = 0u64;
@@ -246,6 +256,9 @@ fn flags(config: &Config, static_tls: bool, textrel: bool) -> (u64, u64) {
     }
     if textrel {
         flags |= E::DF_TEXTREL as u64;
+    }
+    if symbolic(config) {
+        flags |= E::DF_SYMBOLIC as u64;
     }
     // Initial-exec TLS in a shared object: it needs space in the static TLS block (dlopen may refuse it).
     if config.kind == OutputKind::Shared && static_tls {

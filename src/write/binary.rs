@@ -19,7 +19,7 @@ pub fn image(lay: &Layout, elf: &[u8]) -> Result<Vec<u8>> {
         return Ok(Vec::new());
     };
     let end = (parts.iter())
-        .map(|p| p.0 - base + p.2 as u64)
+        .map(|p| (p.0 - base).saturating_add(p.2 as u64))
         .max()
         .unwrap_or(0);
     // A gap of more than the address space a file can hold (sections at both ends of memory) is refused, not
