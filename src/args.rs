@@ -1327,14 +1327,9 @@ impl Parser {
         let cfg = &mut self.cfg;
         match opt {
             Opt::Output => (cfg.output, cfg.output_set) = (PathBuf::from(val()), true),
+            // Checked against the link's target once it is known (`main::link`).
             Opt::Oformat => {
                 let f = val();
-                if !(f == "binary" || f.starts_with("elf64-x86-64") || f.starts_with("elf32-i386"))
-                {
-                    return Err(format!(
-                        "{arg}: unsupported output format '{f}' (elf64-x86-64, elf32-i386 or binary)"
-                    ));
-                }
                 cfg.binary_output = f == "binary";
                 cfg.oformat = Some(f);
             }

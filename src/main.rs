@@ -401,18 +401,12 @@ fn link<A: Arch>(config: &args::Config, release_inputs: bool) -> diag::Result<()
         elf::set_elf32(A::rel_addend);
     }
     // `--oformat` names the link's own ELF target (or `binary`): rivet does not convert between them.
-    let own = if A::ELF32 {
-        "elf32-i386"
-    } else {
-        "elf64-x86-64"
-    };
-    if let Some(f) = config
-        .oformat
-        .as_deref()
-        .filter(|f| *f != "binary" && !f.starts_with(own))
+    if let Some(f) =
+        (config.oformat.as_deref()).filter(|f| *f != "binary" && !f.starts_with(A::BFD_TARGET))
     {
         return Err(diag::Errors::one(format!(
-            "--oformat {f}: this link's objects make {own} output (or --oformat binary)"
+            "--oformat: unsupported output format '{f}' (this link's objects make {}, or give binary)",
+            A::BFD_TARGET
         )));
     }
     let inputs = {

@@ -57,6 +57,7 @@ const fn nonalloc(r_type: u32) -> u8 {
 impl Arch for I386 {
     const E_MACHINE: u16 = EM_386;
     const NAME: &'static str = "i386";
+    const BFD_TARGET: &'static str = "elf32-i386";
     const ELF32: bool = true;
     const R_NONE: u32 = R_386_NONE;
     const R_RELATIVE: u32 = R_386_RELATIVE;

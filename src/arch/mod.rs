@@ -100,6 +100,8 @@ pub trait Arch: Send + Sync + 'static {
     const E_MACHINE: u16;
     /// The architecture's name in messages.
     const NAME: &'static str;
+    /// The output format's name in GNU ld's (BFD's) terms, for `--oformat` and `OUTPUT_FORMAT`.
+    const BFD_TARGET: &'static str;
     /// ELF32 inputs and output (`elf32` widens the inputs to the ELF64 shape the passes read, `write::elf32`
     /// narrows the image); an ELF32 architecture links static executables and partial links only.
     const ELF32: bool = false;

@@ -201,6 +201,7 @@ const NOPS: [&[u8]; 10] = [
 impl Arch for X86_64 {
     const E_MACHINE: u16 = EM_X86_64;
     const NAME: &'static str = "x86-64";
+    const BFD_TARGET: &'static str = "elf64-x86-64";
     const R_NONE: u32 = R_X86_64_NONE;
     const R_RELATIVE: u32 = R_X86_64_RELATIVE;
     const R_IRELATIVE: u32 = R_X86_64_IRELATIVE;
