@@ -81,6 +81,15 @@ pub fn collect<A: Arch>(
                 for r in profile_rels(o, s)? {
                     let (i, r_type) = rel_info(r);
                     check_sym(o, s, i, r.r_offset.get(LE))?;
+                    if r.r_offset.get(LE) >= sec.size() {
+                        return Err(Errors::one(format!(
+                            "{}:({}+{:#x}): relocation is beyond the section's {} bytes",
+                            o.name,
+                            o.section_name(s.0),
+                            r.r_offset.get(LE),
+                            sec.size()
+                        )));
+                    }
                     // A caller or callee whose section is gone keeps its entry's pair: `R_*_NONE`.
                     let (sym, r_type) = match target(res, plan, syms, f, i) {
                         Some((sym, _)) => (sym, r_type),
