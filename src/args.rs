@@ -216,6 +216,9 @@ pub struct Config {
     pub execstack: bool,
     /// `-z noexecstack` given: with `-r`, inputs that ask for an executable stack do not get one.
     pub noexecstack: bool,
+    /// `--warn-execstack` (`Some(true)`), `--no-warn-execstack` (`Some(false)`); unset, GNU ld's default: warn
+    /// about the objects that make the stack executable, not about `-z execstack`.
+    pub warn_execstack: Option<bool>,
     /// `-z stack-size=N`: the stack size `PT_GNU_STACK` asks for (0: the system's default).
     pub stack_size: u64,
     /// `--relax` (default): GOT loads of local symbols become direct references.
@@ -472,6 +475,7 @@ impl Default for Config {
             bind_now: false,
             execstack: false,
             noexecstack: false,
+            warn_execstack: None,
             stack_size: 0,
             relax: true,
             dynamic_undefined_weak: None,
@@ -769,6 +773,8 @@ enum Opt {
     TimeTraceFile,
     ErrorLimit,
     FatalWarnings,
+    WarnExecstack,
+    NoWarnExecstack,
     Relax,
     NoRelax,
     ExcludeLibs,
@@ -996,6 +1002,8 @@ const OPTIONS: &[OptSpec] = &[
     value(Opt::ErrorLimit, &["--error-limit"], "N", "Stop after N errors (0: no limit; default 20)"),
     flag(Opt::FatalWarnings, &["--fatal-warnings"], "Treat warnings as errors"),
     flag(Opt::NoFatalWarnings, &["--no-fatal-warnings"], "Do not treat warnings as errors (default)"),
+    flag(Opt::WarnExecstack, &["--warn-execstack"], "Warn when the stack is made executable, -z execstack too"),
+    flag(Opt::NoWarnExecstack, &["--no-warn-execstack"], "Do not warn when the stack is made executable"),
     flag(Opt::Verbose, &["--verbose"], "Verbose output"),
     flag(Opt::Trace, &["-t", "--trace"], "Print the name of each input file"),
     flag(Opt::Version, &["--version"], "Print the version and exit"),
@@ -1654,6 +1662,8 @@ fn apply_setting(
         Opt::PrintTiming => cfg.print_timing = true,
         Opt::ErrorLimit => cfg.error_limit = number("--error-limit", &val())?,
         Opt::FatalWarnings => cfg.fatal_warnings = true,
+        Opt::WarnExecstack => cfg.warn_execstack = Some(true),
+        Opt::NoWarnExecstack => cfg.warn_execstack = Some(false),
         Opt::Relax => cfg.relax = true,
         Opt::Rosegment => cfg.z_separate_code = true,
         Opt::NoRosegment => cfg.z_separate_code = false,

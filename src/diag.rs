@@ -29,6 +29,13 @@ pub fn warn(msg: &str) {
     eprintln!("rivet: warning: {msg}");
 }
 
+/// Prints a note that goes with a warning (`rivet: NOTE: MSG`), unless warnings are silenced; not counted.
+pub fn note(msg: &str) {
+    if !QUIET.load(Ordering::Relaxed) {
+        eprintln!("rivet: NOTE: {msg}");
+    }
+}
+
 /// How many warnings the link has printed.
 pub fn warnings() -> usize {
     WARNINGS.load(Ordering::Relaxed)

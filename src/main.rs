@@ -14,6 +14,7 @@ mod depfile;
 mod diag;
 mod elf;
 mod elf32;
+mod exec_stack;
 mod expr;
 mod fork;
 #[cfg(fuzzing)]

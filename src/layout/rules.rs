@@ -200,6 +200,31 @@ impl Rules {
     }
 }
 
+/// The non-allocated output sections of GNU ld's default scripts (the final and the `-r` ones list the same), in
+/// their order.
+#[rustfmt::skip]
+pub const UNALLOCATED: &[&[u8]] = &[
+    b".stab", b".stabstr", b".stab.excl", b".stab.exclstr", b".stab.index", b".stab.indexstr", b".comment",
+    b".gnu.build.attributes", b".debug", b".line", b".debug_srcinfo", b".debug_sfnames", b".debug_aranges",
+    b".debug_pubnames", b".debug_info", b".debug_abbrev", b".debug_line", b".debug_frame", b".debug_str",
+    b".debug_loc", b".debug_macinfo", b".debug_weaknames", b".debug_funcnames", b".debug_typenames",
+    b".debug_varnames", b".debug_pubtypes", b".debug_ranges", b".debug_addr", b".debug_line_str",
+    b".debug_loclists", b".debug_macro", b".debug_names", b".debug_rnglists", b".debug_str_offsets",
+    b".debug_sup", b".gnu.attributes",
+];
+
+/// Where a non-allocated section goes among the others, as GNU ld's orphan placement puts it: the named ones in
+/// `UNALLOCATED`'s order, any other right after `.comment`, but debugging information (GNU ld's `SEC_DEBUGGING`),
+/// which goes after them all. Ties keep the order the sections are met in.
+pub fn unallocated_rank(name: &[u8]) -> u32 {
+    const COMMENT: u32 = 6;
+    match UNALLOCATED.iter().position(|&n| n == name) {
+        Some(i) => 1000 + 2 * i as u32,
+        None if crate::gc::is_debug_information(name) => 1900,
+        None => 1000 + 2 * COMMENT + 1,
+    }
+}
+
 /// Output section order: the GNU ld / lld default for x86-64 with separate code, lazy binding.
 fn rank(name: &[u8], sh_type: u32, flags: u64) -> u32 {
     let alloc = flags & E::SHF_ALLOC as u64 != 0;
@@ -210,8 +235,7 @@ fn rank(name: &[u8], sh_type: u32, flags: u64) -> u32 {
             b".symtab" => 2000,
             b".strtab" => 2001,
             b".shstrtab" => 2002,
-            b".comment" => 1000,
-            _ => 1100,
+            _ => unallocated_rank(name),
         };
     }
     match name {
@@ -296,6 +320,17 @@ pub fn init_priority(name: &[u8]) -> Option<u32> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `.comment` is where `unallocated_rank` puts the orphans after; debugging orphans go after the named ones.
+    #[test]
+    fn unallocated_orphans_after_comment() {
+        let r = |n: &[u8]| unallocated_rank(n);
+        assert_eq!(UNALLOCATED[6], b".comment");
+        assert!(r(b".comment") < r(b".myinfo") && r(b".myinfo") < r(b".gnu.build.attributes"));
+        assert!(
+            r(b".debug_info") < r(b".debug_abbrev") && r(b".gnu.attributes") < r(b".debug_foo")
+        );
+    }
 
     /// Each of `NAMED` has a rank of its own, not one `rank` gives a section by its flags alone.
     #[test]

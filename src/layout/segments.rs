@@ -1041,7 +1041,7 @@ pub fn program_headers(
         let o = &osecs[(synth[Synth::EhFrameHdr]).index()];
         segments.push(of(E::PT_GNU_EH_FRAME, E::PF_R, o, 4));
     }
-    let stack_flags = if cx.config.execstack {
+    let stack_flags = if crate::exec_stack::final_link(cx.config, cx.res) {
         E::PF_R | E::PF_W | E::PF_X
     } else {
         E::PF_R | E::PF_W

@@ -24,6 +24,9 @@ pub struct OutSec {
     /// The input sections in it, in input order, each with its offset.
     pub parts: Vec<Part>,
     pub made: Made,
+    /// Kept apart from the statement of its name (a group member, a link-order or `--unique` section): an
+    /// orphan wherever it is placed.
+    pub apart: bool,
 }
 
 #[derive(Clone, Copy)]
@@ -142,6 +145,7 @@ pub fn plan<A: crate::arch::Arch>(
                 _ => {
                     let id = OsecId::new(osecs.len());
                     let mut out = new_osec(name, sec.shdr);
+                    out.apart = apart;
                     if let Some(sc) = script {
                         out.align = out.align.max(super::script::align(sc, name));
                     }
@@ -198,7 +202,10 @@ pub fn plan<A: crate::arch::Arch>(
         allocate_commons(&mut plan, res);
     }
     made_sections::<A>(config, res, &mut plan)?;
-    plan.order = order(&plan.osecs);
+    plan.order = match script {
+        Some(_) => order_by_class(&plan.osecs),
+        None => order(&plan.osecs, meet_order(&plan, res)),
+    };
     Ok(plan)
 }
 
@@ -207,23 +214,34 @@ fn in_group(config: &Config, flags: u64) -> bool {
     flags & E::SHF_GROUP as u64 != 0 && !config.force_group_allocation
 }
 
-/// The input section names GNU ld's default `-r` script (`ld --verbose -r`) places; any other is an orphan.
+/// The allocated output sections of GNU ld's default `-r` script (`ld --verbose -r`), in its order; its
+/// non-allocated ones follow them (`rules::UNALLOCATED`). Each takes the input sections of its name. The `.l*`
+/// large-model sections are x86-64's (no other target's inputs have them); `.eh_frame` and its kin are where GNU
+/// ld's read-only descriptions of them are.
 #[rustfmt::skip]
-const SCRIPT_NAMES: &[&str] = &[
-    ".interp", ".note.gnu.build-id", ".hash", ".gnu.hash", ".dynsym", ".dynstr", ".gnu.version",
-    ".gnu.version_d", ".gnu.version_r", ".rela.init", ".rela.text", ".rela.fini", ".rela.rodata",
-    ".rela.data.rel.ro", ".rela.data", ".rela.tdata", ".rela.tbss", ".rela.ctors", ".rela.dtors", ".rela.got",
-    ".rela.bss", ".rela.ldata", ".rela.lbss", ".rela.lrodata", ".rela.ifunc", ".rela.plt", ".relr.dyn", ".init",
-    ".plt", ".plt.got", ".plt.sec", ".text", ".stub", ".gnu.warning", ".fini", ".rodata", ".rodata1",
-    ".eh_frame_hdr", ".eh_frame", ".sframe", ".gcc_except_table", ".gnu_extab*", ".exception_ranges", ".tdata",
-    ".tbss", ".jcr", ".dynamic", ".got", ".got.plt", ".data", ".data1", ".bss", ".lbss", ".lrodata", ".ldata",
-    ".stab", ".stabstr", ".stab.excl", ".stab.exclstr", ".stab.index", ".stab.indexstr", ".comment",
-    ".gnu.build.attributes", ".debug", ".line", ".debug_srcinfo", ".debug_sfnames", ".debug_aranges",
-    ".debug_pubnames", ".debug_info", ".debug_abbrev", ".debug_line", ".debug_frame", ".debug_str", ".debug_loc",
-    ".debug_macinfo", ".debug_weaknames", ".debug_funcnames", ".debug_typenames", ".debug_varnames",
-    ".debug_pubtypes", ".debug_ranges", ".debug_addr", ".debug_line_str", ".debug_loclists", ".debug_macro",
-    ".debug_names", ".debug_rnglists", ".debug_str_offsets", ".debug_sup", ".gnu.attributes",
+const ALLOCATED: &[&[u8]] = &[
+    b".interp", b".note.gnu.build-id", b".hash", b".gnu.hash", b".dynsym", b".dynstr", b".gnu.version",
+    b".gnu.version_d", b".gnu.version_r", b".rela.init", b".rela.text", b".rela.fini", b".rela.rodata",
+    b".rela.data.rel.ro", b".rela.data", b".rela.tdata", b".rela.tbss", b".rela.ctors", b".rela.dtors", b".rela.got",
+    b".rela.bss", b".rela.ldata", b".rela.lbss", b".rela.lrodata", b".rela.ifunc", b".rela.plt", b".relr.dyn",
+    b".init", b".plt", b".plt.got", b".plt.sec", b".text", b".fini", b".rodata", b".rodata1", b".eh_frame_hdr",
+    b".eh_frame", b".sframe", b".gcc_except_table", b".gnu_extab", b".exception_ranges", b".tdata", b".tbss",
+    b".jcr", b".dynamic", b".got", b".got.plt", b".data", b".data1", b".bss", b".lbss", b".lrodata", b".ldata",
 ];
+
+/// Input sections GNU ld's `-r` script gives a statement of another name (`.text` takes `.stub` and
+/// `.gnu.warning`, `.gnu_extab` every `.gnu_extab*`). rivet keeps their names; `--unique` needs to know them.
+const TAKEN_BY_OTHERS: &[&str] = &[".stub", ".gnu.warning", ".gnu_extab*"];
+
+/// The statement of GNU ld's default `-r` script named `name`: its place in the script.
+fn statement(name: &[u8]) -> Option<usize> {
+    match ALLOCATED.iter().position(|&n| n == name) {
+        Some(i) => Some(i),
+        None => (crate::layout::rules::UNALLOCATED.iter())
+            .position(|&n| n == name)
+            .map(|i| ALLOCATED.len() + i),
+    }
+}
 
 /// Whether `--unique` gives input section `s` of file `f` an output section of its own: a `--unique=GLOB`
 /// matches its name, or bare `--unique` and it is an orphan (GNU ld's `-r` script, or the `-T` script, names
@@ -241,9 +259,10 @@ fn unique(config: &Config, res: &Resolved, f: FileId, s: SecIdx) -> bool {
             super::script::target(sc, res, f, s),
             super::script::Target::Orphan
         ),
-        None => !SCRIPT_NAMES
-            .iter()
-            .any(|p| crate::glob::matches(p.as_bytes(), name)),
+        None => {
+            statement(name).is_none()
+                && !(TAKEN_BY_OTHERS.iter()).any(|p| crate::glob::matches(p.as_bytes(), name))
+        }
     }
 }
 
@@ -328,6 +347,7 @@ fn new_osec(name: &[u8], sh: &Shdr) -> OutSec {
         link_to: None,
         parts: Vec::new(),
         made: Made::Inputs,
+        apart: false,
     }
 }
 
@@ -387,6 +407,7 @@ fn allocate_commons(plan: &mut Plan, res: &Resolved) {
                 link_to: None,
                 parts: Vec::new(),
                 made: Made::Inputs,
+                apart: false,
             });
             OsecId::new(plan.osecs.len() - 1)
         }
@@ -426,6 +447,7 @@ fn made_sections<A: crate::arch::Arch>(
         link_to: None,
         parts: Vec::new(),
         made,
+        apart: false,
     };
     let note_id_size = match &config.build_id {
         BuildId::None => 0,
@@ -501,42 +523,18 @@ fn made_sections<A: crate::arch::Arch>(
 }
 
 /// The output's `.note.GNU-stack`, as GNU ld's `-r` makes it: where some input has the note, an executable stack
-/// if one's note asks for it, or (with GNU ld's warning) one lacks the note and no `-z execstack`/`noexecstack`
-/// is given; the `-z` options count only where no input has the note (`None`: then no note without them).
+/// if the notes ask for one (`exec_stack::StackNotes`, with GNU ld's warning), but with `-z execstack` or
+/// `noexecstack` only if a note is executable; where none has it, what the `-z` options say (`None`: no note).
 fn exec_stack(config: &Config, res: &Resolved) -> Option<bool> {
-    let mut notes = Vec::new();
-    for (f, o) in res.objects.iter().enumerate() {
-        if !res.object_live[f] {
-            continue;
-        }
-        let note = (0..o.sections.len()).find(|&s| o.sec_name(s) == b".note.GNU-stack");
-        notes.push((
-            o,
-            note.map(|s| o.sec(SecIdx::new(s)).flags() & E::SHF_EXECINSTR as u64 != 0),
-        ));
-    }
-    if notes.iter().all(|(_, n)| n.is_none()) {
-        return match (config.execstack, config.noexecstack) {
-            (true, _) => Some(true),
-            (false, true) => Some(false),
-            (false, false) => None,
-        };
-    }
-    let mut exec = false;
-    for (o, note) in notes {
-        let why = match note {
-            Some(true) => {
-                "requires executable stack (because the .note.GNU-stack section is executable)"
-            }
-            None if !config.execstack && !config.noexecstack => {
-                "missing .note.GNU-stack section implies executable stack"
-            }
-            _ => continue,
-        };
-        crate::diag::warn(&format!("{}: {why}", o.name));
-        exec = true;
-    }
-    Some(exec)
+    let notes = crate::exec_stack::StackNotes::of(res);
+    crate::exec_stack::warn_option(config);
+    Some(match (notes.any, config.execstack, config.noexecstack) {
+        (false, true, _) => true,
+        (false, false, true) => false,
+        (false, false, false) => return None,
+        (true, false, false) => notes.ask_exec(config, res),
+        (true, _, _) => notes.exec.is_some(),
+    })
 }
 
 /// The kept section groups of every live object: the COMDAT groups that won (and any other group) with their
@@ -578,9 +576,114 @@ fn groups(res: &Resolved, place: &[Vec<(OsecId, u64)>], order: &[FileId]) -> Res
     Ok(out)
 }
 
-/// The section header order: GNU ld's `-r` order in broad classes (notes, code, read-only data, TLS data, data,
+/// The section header order of GNU ld's `-r`: its default script's statements (`statement`) in order, each
+/// orphan (a section no statement names, or one kept apart) right after the statement of its kind or after the
+/// kind's previous orphan, as GNU ld's ELF emulation places orphans (`layout::script::orphans` does the same
+/// under a final link's script); orphaned debugging information last. Orphans are met in the order of the
+/// output sections, which is the inputs' load order.
+fn order(osecs: &[OutSec], meet: Vec<OsecId>) -> Vec<OsecId> {
+    const NIL: usize = usize::MAX;
+    let statements = ALLOCATED.len() + crate::layout::rules::UNALLOCATED.len();
+    // The statements, then a node per orphan, linked in header order.
+    let mut next: Vec<usize> = (1..statements).chain([NIL]).collect();
+    let mut node_osec: Vec<Option<OsecId>> = vec![None; statements];
+    let mut last_of_kind = [None; ORPHAN_ANCHORS.len()];
+    let mut debug = Vec::new();
+    for id in meet {
+        let o = &osecs[id.index()];
+        if !o.apart
+            && let Some(st) = statement(&o.name)
+            && node_osec[st].is_none()
+        {
+            node_osec[st] = Some(id);
+            continue;
+        }
+        let Some(kind) = orphan_kind(o) else {
+            debug.push(id);
+            continue;
+        };
+        let after = last_of_kind[kind]
+            .or_else(|| statement(ORPHAN_ANCHORS[kind]))
+            .expect("every kind's anchor is a statement");
+        let node = next.len();
+        next.push(next[after]);
+        next[after] = node;
+        node_osec.push(Some(id));
+        last_of_kind[kind] = Some(node);
+    }
+    let mut out = Vec::with_capacity(osecs.len());
+    let mut at = 0;
+    while at != NIL {
+        out.extend(node_osec[at]);
+        at = next[at];
+    }
+    out.extend(debug);
+    out
+}
+
+/// The output sections in the order GNU ld meets them: by their first input section in load order; the notes
+/// the linker merges (`.note.gnu.property`, `.note.GNU-stack`) where it meets the first input's, which it keeps
+/// as the output's; those it makes itself last.
+fn meet_order(plan: &Plan, res: &Resolved) -> Vec<OsecId> {
+    let mut load_pos = vec![u32::MAX; res.objects.len()];
+    for (p, f) in plan.load_order.iter().enumerate() {
+        load_pos[f.index()] = p as u32;
+    }
+    let first_input = |name: &[u8]| {
+        (plan.load_order.iter().enumerate()).find_map(|(p, f)| {
+            let o = &res.objects[f.index()];
+            (0..o.sections.len())
+                .find(|&s| o.sec_name(s) == name)
+                .map(|s| (p as u32, s as u32))
+        })
+    };
+    let key = |o: &OutSec| match o.parts.first() {
+        Some(p) => (load_pos[p.file.index()], p.sec.0),
+        None if matches!(o.made, Made::Properties(_)) || o.name == b".note.GNU-stack" => {
+            first_input(&o.name).unwrap_or((u32::MAX, u32::MAX))
+        }
+        None => (u32::MAX, u32::MAX),
+    };
+    let mut ids: Vec<OsecId> = (0..plan.osecs.len()).map(OsecId::new).collect();
+    ids.sort_by_cached_key(|id| key(&plan.osecs[id.index()]));
+    ids
+}
+
+/// The statement each kind of orphan goes after (GNU ld's `.rela.dyn`, which its `-r` script lacks, stands in
+/// for by the last `.rela` statement).
+const ORPHAN_ANCHORS: [&[u8]; 8] = [
+    b".interp",
+    b".tdata",
+    b".bss",
+    b".data",
+    b".rela.plt",
+    b".rodata",
+    b".text",
+    b".comment",
+];
+
+/// An orphan's kind, an index into `ORPHAN_ANCHORS`, tested in GNU ld's order; `None` for debugging information,
+/// which goes last.
+fn orphan_kind(o: &OutSec) -> Option<usize> {
+    let has = |flag: u32| o.flags & flag as u64 != 0;
+    Some(match () {
+        _ if !has(E::SHF_ALLOC) => match crate::gc::is_debug_information(&o.name) {
+            true => return None,
+            false => 7,
+        },
+        _ if o.sh_type == E::SHT_NOTE => 0,
+        _ if has(E::SHF_TLS) => 1,
+        _ if o.sh_type == E::SHT_NOBITS => 2,
+        _ if has(E::SHF_WRITE) => 3,
+        _ if matches!(o.sh_type, E::SHT_RELA | E::SHT_REL) => 4,
+        _ if !has(E::SHF_EXECINSTR) => 5,
+        _ => 6,
+    })
+}
+
+/// The section header order under a `-T` script: broad classes (notes, code, read-only data, TLS data, data,
 /// `.bss`, then the non-allocated sections), each class in the order the inputs first name its sections.
-fn order(osecs: &[OutSec]) -> Vec<OsecId> {
+fn order_by_class(osecs: &[OutSec]) -> Vec<OsecId> {
     let class = |o: &OutSec| {
         let has = |flag: u32| o.flags & flag as u64 != 0;
         let nobits = o.sh_type == E::SHT_NOBITS;
@@ -652,7 +755,7 @@ mod tests {
             .iter()
             .map(|&(n, ty, f)| new_osec(n, &shdr(ty, f, 1, 0)))
             .collect();
-        let names: Vec<&[u8]> = order(&osecs)
+        let names: Vec<&[u8]> = order_by_class(&osecs)
             .iter()
             .map(|id| &osecs[id.index()].name[..])
             .collect();

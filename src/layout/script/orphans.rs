@@ -104,7 +104,12 @@ pub fn order_sections(
         seq.insert(at, i);
         hold.last = Some(i);
     }
-    unallocated.sort_by_key(|&i| rank(i));
+    // Under a script GNU ld appends them as it meets them (its default scripts' order of them is not this
+    // script's); rivet keeps `.comment` first and the symbol and string tables last.
+    unallocated.sort_by_key(|&i| match &osecs[i as usize].name[..] {
+        b".comment" => 0,
+        _ => rank(i) / 1000,
+    });
     seq.extend(unallocated);
     order.copy_from_slice(&seq);
 }
