@@ -914,3 +914,106 @@ fn region_overflows_are_all_reported_as_gnu_ld() {
     // The place in the script, as rivet's other script errors give it.
     assert!(test.contains("ov.ld:3:12: "), "{test}");
 }
+
+/// Links `inputs` (in `dir`) with each of `statements` as `.text`'s body, by GNU ld and by the linker under test;
+/// the statements whose `.text` bytes differ, or that one linker refuses and the other does not.
+fn text_bytes_differ(dir: &Path, inputs: &[&str], statements: &[&str]) -> Vec<String> {
+    let (linker, _) = common::linker_under_test();
+    let mut diffs = Vec::new();
+    for st in statements {
+        std::fs::write(
+            dir.join("st.ld"),
+            format!("SECTIONS {{ .text 0x1000 : {{ {st} }} }}\n"),
+        )
+        .unwrap();
+        let text = |ld: &str| {
+            let mut args = vec!["-T", "st.ld"];
+            args.extend(inputs);
+            args.extend(["-o", "st.out"]);
+            if !common::tool(ld, &args, Some(dir)).success() {
+                return None;
+            }
+            common::tool_ok(
+                "objcopy",
+                &["-O", "binary", "-j", ".text", "st.out", "st.bin"],
+                dir,
+            );
+            Some(std::fs::read(dir.join("st.bin")).unwrap())
+        };
+        let (gnu, test) = (text("ld.bfd"), text(linker.to_str().unwrap()));
+        if gnu != test {
+            diffs.push(format!(
+                "{st}: GNU ld {gnu:02x?}, linker under test {test:02x?}"
+            ));
+        }
+    }
+    diffs
+}
+
+/// Objects whose `.text` is one byte naming the file (`a0` for `a.o`), some with a `.text.x` too (`a1`), and an
+/// archive `libm.a` holding `d.o` and another `a.o`; given out of name order.
+fn named_objects(dir: &Path) {
+    let sources = [
+        (
+            "b",
+            ".globl _start\n.text\n_start: .byte 0xb0\n.section .text.x,\"ax\"\n.byte 0xb1\n",
+        ),
+        (
+            "a",
+            ".text\n.byte 0xa0\n.section .text.x,\"ax\"\n.p2align 3\n.byte 0xa1\n",
+        ),
+        ("c", ".text\n.byte 0xc0\n"),
+        ("d", ".text\n.byte 0xd0\n"),
+    ];
+    for (name, src) in sources {
+        std::fs::write(dir.join(format!("{name}.s")), src).unwrap();
+        common::tool_ok(
+            "as",
+            &[&format!("{name}.s"), "-o", &format!("{name}.o")],
+            dir,
+        );
+    }
+    std::fs::create_dir_all(dir.join("m")).unwrap();
+    common::tool_ok("as", &["a.s", "-o", "m/a.o"], dir);
+    common::tool_ok("ar", &["rcs", "libm.a", "d.o", "m/a.o"], dir);
+}
+
+/// `archive:member`, `archive:` (every member) and `:file` (a file in no archive) patterns, in statements and in
+/// `EXCLUDE_FILE`; a name without wildcards takes the object so named or every member of the archive so named, not
+/// a member by its own name; an `EXCLUDE_FILE` name without `:` excludes a member by its archive's name too.
+#[test]
+fn archive_member_patterns_match_gnu_ld() {
+    let Some((dir, _, _)) = common::against_gnu_ld("script-gnu-members", &["as", "ar", "objcopy"])
+    else {
+        return;
+    };
+    named_objects(&dir);
+    let statements = [
+        ":a.o(.text) *(.text)",
+        ":*(.text) *(.text)",
+        "KEEP(:a.o(.text)) *(.text)",
+        "libm.a:(.text) *(.text)",
+        "*:(.text) *(.text)",
+        "libm.a:a.o(.text) *(.text)",
+        "*libm.a:a.o *(.text)",
+        "a.o(.text) *(.text)",
+        "*a.o(.text) *(.text)",
+        "libm.a(.text) *(.text)",
+        "EXCLUDE_FILE(:a.o) *(.text) *(.text)",
+        "EXCLUDE_FILE(c.o :*) *(.text) *(.text)",
+        "EXCLUDE_FILE(*:) *(.text) *(.text)",
+        "EXCLUDE_FILE(*libm.a) *(.text) *(.text)",
+        "EXCLUDE_FILE(libm.a) *(.text) *(.text)",
+        "*(EXCLUDE_FILE(libm.a) .text) *(.text)",
+        "*(EXCLUDE_FILE(:a.o) .text) *(.text)",
+    ];
+    let members = [
+        "--whole-archive",
+        "libm.a",
+        "--no-whole-archive",
+        "c.o",
+        "a.o",
+    ];
+    let diffs = text_bytes_differ(&dir, &members, &statements);
+    assert!(diffs.is_empty(), "{}", diffs.join("\n"));
+}

@@ -119,6 +119,11 @@ impl<'a> Lexer<'a> {
         Ok(self.word_at()?.map(|(w, _, _)| w))
     }
 
+    /// The next command-mode token and where it starts, not consumed.
+    pub fn peek_word_at(&mut self) -> Result<Option<(&'a str, Pos)>, String> {
+        Ok(self.word_at()?.map(|(w, p, _)| (w, p)))
+    }
+
     /// The token after the next, not consumed.
     pub fn peek_second(&mut self) -> Result<Option<&'a str>, String> {
         let save = self.at;

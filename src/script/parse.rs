@@ -142,6 +142,38 @@ impl<'a, 'i> Parser<'a, 'i> {
         Ok(n)
     }
 
+    /// A file name pattern starting with the word `w` at `p`. `:member` (a file that is not an archive member)
+    /// lexes as `:` and a word; the two are one pattern when nothing separates them.
+    fn file_name(&mut self, w: &str, p: Pos) -> Result<String, String> {
+        if w != ":" {
+            return Ok(w.to_string());
+        }
+        let r = self.lex.peek_word_at();
+        match self.lexed(r)? {
+            Some((n, np)) if np.0 == p.0 + 1 && !(n.len() == 1 && "(){};,=:".contains(n)) => {
+                self.next()?;
+                Ok(format!(":{n}"))
+            }
+            _ => Err(self.error_at(p, "expected a file name after ':'")),
+        }
+    }
+
+    /// File name patterns up to `)` (`EXCLUDE_FILE`'s), separated by spaces or commas.
+    fn file_names_until_paren(&mut self) -> Result<Vec<String>, String> {
+        let mut out = Vec::new();
+        loop {
+            match self.next()? {
+                (")", _) => return Ok(out),
+                (",", _) => {}
+                (w, p) if w == ":" => out.push(self.file_name(w, p)?),
+                (w, p) if w.len() == 1 && "(){};=".contains(w) => {
+                    return Err(self.error_at(p, format!("expected a file name, found '{w}'")));
+                }
+                (w, _) => out.push(w.to_string()),
+            }
+        }
+    }
+
     /// Names up to `)`, separated by spaces or commas.
     fn names_until_paren(&mut self) -> Result<Vec<String>, String> {
         let mut out = Vec::new();
@@ -781,7 +813,7 @@ impl<'a, 'i> Parser<'a, 'i> {
             sections: Vec::new(),
             pos: p,
         };
-        let mut w = w;
+        let (mut w, mut wp) = (w, p);
         if w == "INPUT_SECTION_FLAGS" {
             self.expect("(")?;
             loop {
@@ -791,16 +823,16 @@ impl<'a, 'i> Parser<'a, 'i> {
                 }
                 d.flags.push(f.to_string());
             }
-            w = self.next()?.0;
+            (w, wp) = self.next()?;
         }
         if w == "EXCLUDE_FILE" {
             self.expect("(")?;
-            d.exclude_files = self.names_until_paren()?;
-            w = self.next()?.0;
+            d.exclude_files = self.file_names_until_paren()?;
+            (w, wp) = self.next()?;
         }
         match Self::sort_of(w) {
             Some(s) => (d.file, d.file_sort) = self.sorted_pattern(s)?,
-            None => d.file = w.to_string(),
+            None => d.file = self.file_name(w, wp)?,
         }
         if self.eat("(")? {
             loop {
@@ -810,7 +842,7 @@ impl<'a, 'i> Parser<'a, 'i> {
                     "," => continue,
                     "EXCLUDE_FILE" => {
                         self.expect("(")?;
-                        let excluded = self.names_until_paren()?;
+                        let excluded = self.file_names_until_paren()?;
                         // The exclusion applies to the patterns that follow it inside these parentheses.
                         let (pat, psp) = self.next()?;
                         let (pattern, sort) = match Self::sort_of(pat) {

@@ -80,34 +80,59 @@ pub struct Stmt {
     sections: Vec<(Glob, Vec<FilePattern>, Sort)>,
 }
 
-/// A file name pattern: `pattern`, or `archive:member` (either side may be empty or wild).
+/// A file name pattern, as GNU ld matches one: `archive:member` (either side may be wild; an empty member is any,
+/// an empty archive side a file in no archive), a wildcard pattern (an object's path or a member's own name), or a
+/// name without wildcards (an object as named, or every member of the archive so named: GNU ld looks the name up
+/// among its inputs, and a member is not one of them).
 #[derive(Debug)]
 enum FilePattern {
     Plain(Glob),
-    Member(Glob, Glob),
+    Named(String),
+    /// The archive's pattern (`None`: in no archive) and the member's (`None`: any).
+    Member(Option<Glob>, Option<Glob>),
 }
 
 impl FilePattern {
     fn new(p: &str) -> FilePattern {
         match p.split_once(':') {
             Some((a, m)) => FilePattern::Member(
-                Glob::new(if a.is_empty() { "*" } else { a }),
-                Glob::new(if m.is_empty() { "*" } else { m }),
+                (!a.is_empty()).then(|| Glob::new(a)),
+                (!m.is_empty()).then(|| Glob::new(m)),
             ),
-            _ => FilePattern::Plain(Glob::new(p)),
+            None if !p.bytes().any(|c| matches!(c, b'*' | b'?' | b'[')) => {
+                FilePattern::Named(p.to_string())
+            }
+            None => FilePattern::Plain(Glob::new(p)),
         }
     }
 
-    /// An input file: a plain object's path, or an archive member's archive path and member name. A plain pattern
-    /// matches a member by its name, as GNU ld matches it.
+    /// Whether the statement's file pattern takes `file`.
     fn matches(&self, file: &InputName) -> bool {
         match (self, file.member) {
             (FilePattern::Plain(g), None) => g.matches(file.path.as_bytes()),
             (FilePattern::Plain(g), Some(m)) => g.matches(m.as_bytes()),
-            (FilePattern::Member(_, _), None) => false,
-            (FilePattern::Member(a, m), Some(member)) => {
-                a.matches(file.path.as_bytes()) && m.matches(member.as_bytes())
+            (FilePattern::Named(n), _) => n == file.path,
+            (FilePattern::Member(a, m), member) => {
+                let name = member.unwrap_or(file.path);
+                a.is_some() == member.is_some()
+                    && a.as_ref().is_none_or(|a| a.matches(file.path.as_bytes()))
+                    && m.as_ref().is_none_or(|m| m.matches(name.as_bytes()))
             }
+        }
+    }
+
+    /// Whether an `EXCLUDE_FILE` pattern excludes `file`: a pattern without `:` names a member by its own name or
+    /// by its archive's (GNU ld keeps that older, undocumented way).
+    fn excludes(&self, file: &InputName) -> bool {
+        let named = |n: &[u8]| match self {
+            FilePattern::Plain(g) => g.matches(n),
+            FilePattern::Named(s) => s.as_bytes() == n,
+            FilePattern::Member(..) => false,
+        };
+        match (self, file.member) {
+            (FilePattern::Member(..), _) => self.matches(file),
+            (_, None) => named(file.path.as_bytes()),
+            (_, Some(m)) => named(m.as_bytes()) || named(file.path.as_bytes()),
         }
     }
 }
@@ -603,7 +628,7 @@ impl SectionsScript {
     /// Whether statement `k`'s file patterns take `file`.
     pub fn takes_file(&self, k: u32, file: &InputName) -> bool {
         let st = &self.stmts[k as usize];
-        st.file.matches(file) && !st.exclude_files.iter().any(|e| e.matches(file))
+        st.file.matches(file) && !st.exclude_files.iter().any(|e| e.excludes(file))
     }
 
     /// The sorts of statement `k`'s section patterns that match section `name` of `file` (a file the statement
@@ -615,7 +640,7 @@ impl SectionsScript {
         name: &'s [u8],
     ) -> impl Iterator<Item = Sort> + 's {
         (self.stmts[k as usize].sections.iter())
-            .filter(move |(g, ex, _)| g.matches(name) && !ex.iter().any(|e| e.matches(file)))
+            .filter(move |(g, ex, _)| g.matches(name) && !ex.iter().any(|e| e.excludes(file)))
             .map(|p| p.2)
     }
 
@@ -627,11 +652,11 @@ impl SectionsScript {
             true => Sort::None,
             false => {
                 (st.sections.iter())
-                    .find(|(g, ex, _)| g.matches(name) && !ex.iter().any(|e| e.matches(file)))?
+                    .find(|(g, ex, _)| g.matches(name) && !ex.iter().any(|e| e.excludes(file)))?
                     .2
             }
         };
-        if !st.file.matches(file) || st.exclude_files.iter().any(|e| e.matches(file)) {
+        if !st.file.matches(file) || st.exclude_files.iter().any(|e| e.excludes(file)) {
             return None;
         }
         let constraint = st.output.and_then(|d| self.outputs[d as usize].constraint);
