@@ -978,6 +978,46 @@ fn named_objects(dir: &Path) {
     common::tool_ok("ar", &["rcs", "libm.a", "d.o", "m/a.o"], dir);
 }
 
+/// `SORT(*)(...)` and `SORT_BY_NAME(*)(...)` sort a statement's sections by their files' names (a member by its
+/// archive's path, then its name), then by the section sort within each file; `SORT_NONE(*)` sorts nothing; the
+/// other sorts, a nested sort and a sorted file pattern without sections are GNU ld's syntax errors.
+#[test]
+fn file_name_sorts_match_gnu_ld() {
+    let Some((dir, _, _)) =
+        common::against_gnu_ld("script-gnu-file-sort", &["as", "ar", "objcopy"])
+    else {
+        return;
+    };
+    named_objects(&dir);
+    let statements = [
+        "SORT(*)(.text)",
+        "SORT_BY_NAME(*)(.text)",
+        "SORT_NONE(*)(.text)",
+        "SORT(*)(SORT(.text*))",
+        "SORT(*)(SORT_BY_ALIGNMENT(.text*))",
+        "SORT(*)(SORT(.text.x) .text)",
+        "*(.text) SORT(*)(.text.x)",
+        "KEEP(SORT(*)(.text))",
+        "SORT(EXCLUDE_FILE(b.o) *)(.text)",
+        "SORT_BY_NAME(*.o)(.text)",
+        "SORT_BY_ALIGNMENT(*)(.text)",
+        "SORT_BY_INIT_PRIORITY(*)(.text)",
+        "SORT(SORT(*))(.text)",
+        "SORT(*)",
+    ];
+    let mut diffs = text_bytes_differ(&dir, &["./c.o", "b.o", "a.o"], &statements);
+    let members = [
+        "--whole-archive",
+        "libm.a",
+        "--no-whole-archive",
+        "c.o",
+        "b.o",
+        "a.o",
+    ];
+    diffs.extend(text_bytes_differ(&dir, &members, &statements[..3]));
+    assert!(diffs.is_empty(), "{}", diffs.join("\n"));
+}
+
 /// `archive:member`, `archive:` (every member) and `:file` (a file in no archive) patterns, in statements and in
 /// `EXCLUDE_FILE`; a name without wildcards takes the object so named or every member of the archive so named, not
 /// a member by its own name; an `EXCLUDE_FILE` name without `:` excludes a member by its archive's name too.

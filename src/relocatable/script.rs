@@ -100,32 +100,46 @@ pub fn align(sc: &SectionsScript, name: &[u8]) -> u64 {
         .unwrap_or(1)
 }
 
-/// Where a section goes among its output section's inputs: statement, then the statement's sort (a number, or the
-/// name), then load order (the order the sections were added in, which a stable sort keeps). Orphans, placed by
-/// no statement, keep the default, after every statement's.
+/// Where a section goes among its output section's inputs: statement, then its file's name where the statement
+/// sorts files (`SORT(*)(...)`: archive path, member), then the statement's sort (a number, or the name), then
+/// load order (the order the sections were added in, which a stable sort keeps). Orphans, placed by no statement,
+/// keep the default, after every statement's.
 #[derive(Clone, PartialEq, Eq, PartialOrd, Ord)]
-pub struct SortKey(u32, u64, Vec<u8>);
+pub struct SortKey(u32, (String, String), u64, Vec<u8>);
 
 impl Default for SortKey {
     fn default() -> SortKey {
-        SortKey(u32::MAX, 0, Vec::new())
+        SortKey(u32::MAX, Default::default(), 0, Vec::new())
     }
 }
 
-/// Section `s` of object `f`'s key, placed by statement `k` with sort `sort`.
-pub fn sort_key(res: &Resolved, f: FileId, s: SecIdx, k: u32, sort: Sort) -> SortKey {
+/// Section `s` of object `f`'s key, placed by statement `k` of `sc` with sort `sort`.
+pub fn sort_key(
+    res: &Resolved,
+    (f, s): (FileId, SecIdx),
+    (sc, k): (&SectionsScript, u32),
+    sort: Sort,
+) -> SortKey {
     let o = &res.objects[f.index()];
     let name = o.sec_name(s.index());
+    let file = match sc.sorts_files(k) {
+        true => {
+            let n = InputName::of(&o.name);
+            (n.path.to_string(), n.member.unwrap_or("").to_string())
+        }
+        false => Default::default(),
+    };
     match sort {
         Sort::InitPriority => SortKey(
             k,
+            file,
             crate::layout::rules::init_priority(name).unwrap_or(65536) as u64,
             Vec::new(),
         ),
         Sort::Alignment | Sort::AlignmentName => {
-            SortKey(k, u64::MAX - o.sec(s).align(), Vec::new())
+            SortKey(k, file, u64::MAX - o.sec(s).align(), Vec::new())
         }
-        Sort::Name | Sort::NameAlignment => SortKey(k, 0, name.to_vec()),
-        _ => SortKey(k, 0, Vec::new()),
+        Sort::Name | Sort::NameAlignment => SortKey(k, file, 0, name.to_vec()),
+        _ => SortKey(k, file, 0, Vec::new()),
     }
 }

@@ -136,7 +136,7 @@ pub fn plan<A: crate::arch::Arch>(
                     super::script::Target::Orphan => {}
                     super::script::Target::Output(out, k, sort) => {
                         (name, apart) = (out, false);
-                        key = super::script::sort_key(res, f, s, k, sort);
+                        key = super::script::sort_key(res, (f, s), (sc, k), sort);
                     }
                 }
             }

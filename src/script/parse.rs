@@ -586,6 +586,15 @@ impl<'a, 'i> Parser<'a, 'i> {
         Ok(os)
     }
 
+    /// Whether `(CONSTRUCTORS` comes next.
+    fn constructors_follow(&mut self) -> Result<bool, String> {
+        if self.peek()? != Some("(") {
+            return Ok(false);
+        }
+        let r = self.lex.peek_second();
+        Ok(self.lexed(r)? == Some("CONSTRUCTORS"))
+    }
+
     /// Whether `(TYPE)` comes next.
     fn type_follows(&mut self) -> Result<bool, String> {
         if self.peek()? != Some("(") {
@@ -737,6 +746,13 @@ impl<'a, 'i> Parser<'a, 'i> {
             }
             "FILL" => OutputCommand::Fill(self.paren_expr()?),
             "CONSTRUCTORS" => OutputCommand::Constructors,
+            // GNU ld's default scripts' `SORT(CONSTRUCTORS)`: a.out's constructors, nothing in ELF.
+            "SORT" | "SORT_BY_NAME" if self.constructors_follow()? => {
+                self.expect("(")?;
+                self.expect("CONSTRUCTORS")?;
+                self.expect(")")?;
+                OutputCommand::Constructors
+            }
             "ASSERT" => {
                 let (e, m, p) = self.assert(p)?;
                 OutputCommand::Assert(e, m, p)
@@ -830,9 +846,32 @@ impl<'a, 'i> Parser<'a, 'i> {
             d.exclude_files = self.file_names_until_paren()?;
             (w, wp) = self.next()?;
         }
-        match Self::sort_of(w) {
-            Some(s) => (d.file, d.file_sort) = self.sorted_pattern(s)?,
-            None => d.file = self.file_name(w, wp)?,
+        match w {
+            "SORT" | "SORT_BY_NAME" | "SORT_NONE" => {
+                self.expect("(")?;
+                let (mut f, mut fp) = self.next()?;
+                if f == "EXCLUDE_FILE" {
+                    self.expect("(")?;
+                    d.exclude_files = self.file_names_until_paren()?;
+                    (f, fp) = self.next()?;
+                }
+                d.file = self.file_name(f, fp)?;
+                self.expect(")")?;
+                d.file_sort = if w == "SORT_NONE" {
+                    Sort::None
+                } else {
+                    Sort::Name
+                };
+                // GNU ld's grammar wants the section list after a sorted file pattern.
+                if self.peek()? != Some("(") {
+                    return Err(self.error(format!("expected '(' after {w}(...)")));
+                }
+            }
+            // GNU ld sorts input files by name only (`SORT_BY_NAME`, `SORT`) or not (`SORT_NONE`).
+            _ if Self::sort_of(w).is_some() && self.peek()? == Some("(") => {
+                return Err(self.error_at(wp, format!("{w} cannot sort input files")));
+            }
+            _ => d.file = self.file_name(w, wp)?,
         }
         if self.eat("(")? {
             loop {

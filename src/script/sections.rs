@@ -75,6 +75,8 @@ pub struct Stmt {
     /// (`insert`), whatever their place in it.
     group: u32,
     file: FilePattern,
+    /// `SORT(*)(...)`: the statement's sections in the order of their files' names.
+    sort_files: bool,
     exclude_files: Vec<FilePattern>,
     /// (section pattern, files excluded for it, sort).
     sections: Vec<(Glob, Vec<FilePattern>, Sort)>,
@@ -460,6 +462,7 @@ impl SectionsScript {
             keep: i.keep,
             group,
             file: FilePattern::new(&i.file),
+            sort_files: i.file_sort == Sort::Name,
             exclude_files: i
                 .exclude_files
                 .iter()
@@ -469,17 +472,12 @@ impl SectionsScript {
                 .sections
                 .iter()
                 .map(|p| {
-                    let sort = if p.sort == Sort::None {
-                        i.file_sort
-                    } else {
-                        p.sort
-                    };
                     let ex = p
                         .exclude_files
                         .iter()
                         .map(|e| FilePattern::new(e))
                         .collect();
-                    (Glob::new(&p.pattern), ex, sort)
+                    (Glob::new(&p.pattern), ex, p.sort)
                 })
                 .collect(),
         };
@@ -623,6 +621,11 @@ impl SectionsScript {
         let mut sorts = st.sections.iter().map(|p| plain(p.2));
         let first = sorts.next();
         sorts.any(|s| Some(s) != first)
+    }
+
+    /// Whether statement `k` sorts its sections by their files' names first (`SORT(*)(...)`).
+    pub fn sorts_files(&self, k: u32) -> bool {
+        self.stmts.get(k as usize).is_some_and(|st| st.sort_files)
     }
 
     /// Whether statement `k`'s file patterns take `file`.

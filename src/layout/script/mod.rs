@@ -273,8 +273,24 @@ fn sort_bucket(
             // Stable: equal keys keep input order.
             run.sort_by_cached_key(key);
         }
+        if sc.sorts_files(run[0].stmt()) {
+            by_file_name(run, res, files);
+        }
     }
     b
+}
+
+/// A `SORT(*)(...)` statement's sections stably sorted by their files' names (GNU ld's: an archive member by its
+/// archive's path, then its own name), so that each file's keep the order its section sort gave them. The
+/// linker-made sections are the first object's, as in GNU ld.
+fn by_file_name(run: &mut [ListEntry], res: &Resolved, files: &FileOrder) {
+    let first = files.files(res.objects.len()).next();
+    let name = |f: FileId| {
+        let f = if f == LINKER_MADE { first } else { Some(f) };
+        let file = InputName::of(f.map_or("", |f| res.objects[f.index()].name.as_str()));
+        (file.path, file.member.unwrap_or(""))
+    };
+    run.sort_by_key(|e| name(e.file));
 }
 
 /// The sections of a statement whose patterns sort in different ways, in GNU ld's order: it makes a binary tree
