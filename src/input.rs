@@ -124,7 +124,9 @@ pub fn load(config: &Config) -> Result<Inputs> {
         defsyms_before: 0,
         script: Default::default(),
         implicit_sections: Vec::new(),
+        startups: 0,
     };
+    loader.add_startup();
     // One thread finds and maps the command line's files in order, sniffing each, while the others split the
     // archives it finds into members (walking thousands of member headers, each on its own page of the mapping, or
     // reading the symbol index and hashing its names). Finding and mapping in parallel too was slower: with one
@@ -299,6 +301,8 @@ struct Loader<'c> {
     /// them after every `-T` script (those are read with the options), or after its default script, so they
     /// follow those.
     implicit_sections: Vec<std::sync::Arc<script::sections::SectionsScript>>,
+    /// The `STARTUP` commands read so far: GNU ld takes one.
+    startups: usize,
 }
 
 /// The first bytes of a thin archive (its members are files of their own).
@@ -503,6 +507,43 @@ impl Loader<'_> {
         }
     }
 
+    /// The file the first `-T` script's `STARTUP` names, as the link's first input (GNU ld reads `-T` scripts with
+    /// the options, and `STARTUP` names its first input file): as named, else on the search path and the script's
+    /// `SEARCH_DIR`s. A script that cannot be read or parsed is left to `add_script` to report.
+    fn add_startup(&mut self) {
+        let include = includer(&self.config.search_paths);
+        for path in &self.config.script_options {
+            let Ok(text) = std::fs::read_to_string(path) else {
+                continue;
+            };
+            let name = path.display().to_string();
+            let Ok(commands) = script::parse::parse(&name, &text, &include) else {
+                continue;
+            };
+            let dirs: Vec<PathBuf> = (commands.iter())
+                .filter_map(|c| match &c.cmd {
+                    script::ast::Command::SearchDir(d) => Some(PathBuf::from(d)),
+                    _ => None,
+                })
+                .collect();
+            let Some((at, file)) = commands.into_iter().find_map(|c| match c.cmd {
+                script::ast::Command::Startup(f) => Some((c.at, f)),
+                _ => None,
+            }) else {
+                continue;
+            };
+            let p = PathBuf::from(&file);
+            let candidates = std::iter::once(p.clone())
+                .chain(self.config.search_paths.iter().map(|d| d.join(&p)))
+                .chain(dirs.iter().map(|d| d.join(&p)));
+            match candidates.into_iter().find(|c| c.is_file()) {
+                Some(c) => self.add_path(&c, InputFlags::default()),
+                None => self.error(format!("{at}: cannot find {file}")),
+            }
+            return;
+        }
+    }
+
     /// Once every input is read: the input files' scripts' `SECTIONS` after the `-T` scripts', and `MEMORY` or
     /// `PHDRS` without any `SECTIONS` refused.
     fn scripts_read(&mut self) {
@@ -557,22 +598,20 @@ impl Loader<'_> {
             return self.error(format!("{name}: linker scripts nest too deeply"));
         }
         let text = String::from_utf8_lossy(data);
-        // INCLUDE: as named, then on the library search path (GNU ld's rule for script files).
-        let search = &self.config.search_paths;
-        let include = |file: &str| -> std::result::Result<(String, String), String> {
-            let p = Path::new(file);
-            let found = std::iter::once(p.to_path_buf())
-                .chain(search.iter().map(|d| d.join(p)))
-                .find(|c| c.is_file())
-                .ok_or_else(|| format!("cannot find {file}"))?;
-            let text = std::fs::read_to_string(&found)
-                .map_err(|e| format!("cannot read {}: {e}", found.display()))?;
-            Ok((found.display().to_string(), text))
-        };
+        let include = includer(&self.config.search_paths);
         let mut parsed = match script::parse_input(name, &text, &include) {
             Ok(p) => p,
             Err(e) => return self.error(e),
         };
+        // A `-T` script's `STARTUP` file is loaded already (`add_startup`); one in a script named as an input comes
+        // too late for GNU ld, which reads it after the first input's place has passed, and ignores it. Yet a
+        // second one anywhere is its error.
+        for (at, _) in &parsed.startup {
+            self.startups += 1;
+            if self.startups > 1 {
+                return self.error(format!("{at}: multiple STARTUP files"));
+            }
+        }
         let option = self.script_depth == 0 && self.config.script_options.iter().any(|p| p == path);
         // GNU ld reads a script named as an input after its default script is in place, and cannot find the
         // section an `INSERT` there names ("not found for insert"), whichever it is.
@@ -635,6 +674,23 @@ impl Loader<'_> {
             }
         }
         self.script_depth -= 1;
+    }
+}
+
+/// How a script's `INCLUDE` finds a file: as named, then on the library search path `search` (GNU ld's rule for
+/// script files).
+fn includer(
+    search: &[PathBuf],
+) -> impl Fn(&str) -> std::result::Result<(String, String), String> + '_ {
+    move |file: &str| {
+        let p = Path::new(file);
+        let found = std::iter::once(p.to_path_buf())
+            .chain(search.iter().map(|d| d.join(p)))
+            .find(|c| c.is_file())
+            .ok_or_else(|| format!("cannot find {file}"))?;
+        let text = std::fs::read_to_string(&found)
+            .map_err(|e| format!("cannot read {}: {e}", found.display()))?;
+        Ok((found.display().to_string(), text))
     }
 }
 

@@ -915,10 +915,32 @@ fn region_overflows_are_all_reported_as_gnu_ld() {
     assert!(test.contains("ov.ld:3:12: "), "{test}");
 }
 
+/// The `.text` bytes of linking `args` in `dir` with `ld`, or `None` where it fails.
+fn linked_text(dir: &Path, ld: &str, args: &[&str]) -> Option<Vec<u8>> {
+    let mut args = args.to_vec();
+    args.extend(["-o", "st.out"]);
+    if !common::tool(ld, &args, Some(dir)).success() {
+        return None;
+    }
+    common::tool_ok(
+        "objcopy",
+        &["-O", "binary", "-j", ".text", "st.out", "st.bin"],
+        dir,
+    );
+    Some(std::fs::read(dir.join("st.bin")).unwrap())
+}
+
+/// Where GNU ld and the linker under test differ in `.text`'s bytes (or one fails) linking `args` in `dir`.
+fn text_differs(dir: &Path, args: &[&str]) -> Option<String> {
+    let (linker, _) = common::linker_under_test();
+    let gnu = linked_text(dir, "ld.bfd", args);
+    let test = linked_text(dir, linker.to_str().unwrap(), args);
+    (gnu != test).then(|| format!("{args:?}: GNU ld {gnu:02x?}, linker under test {test:02x?}"))
+}
+
 /// Links `inputs` (in `dir`) with each of `statements` as `.text`'s body, by GNU ld and by the linker under test;
 /// the statements whose `.text` bytes differ, or that one linker refuses and the other does not.
 fn text_bytes_differ(dir: &Path, inputs: &[&str], statements: &[&str]) -> Vec<String> {
-    let (linker, _) = common::linker_under_test();
     let mut diffs = Vec::new();
     for st in statements {
         std::fs::write(
@@ -926,26 +948,9 @@ fn text_bytes_differ(dir: &Path, inputs: &[&str], statements: &[&str]) -> Vec<St
             format!("SECTIONS {{ .text 0x1000 : {{ {st} }} }}\n"),
         )
         .unwrap();
-        let text = |ld: &str| {
-            let mut args = vec!["-T", "st.ld"];
-            args.extend(inputs);
-            args.extend(["-o", "st.out"]);
-            if !common::tool(ld, &args, Some(dir)).success() {
-                return None;
-            }
-            common::tool_ok(
-                "objcopy",
-                &["-O", "binary", "-j", ".text", "st.out", "st.bin"],
-                dir,
-            );
-            Some(std::fs::read(dir.join("st.bin")).unwrap())
-        };
-        let (gnu, test) = (text("ld.bfd"), text(linker.to_str().unwrap()));
-        if gnu != test {
-            diffs.push(format!(
-                "{st}: GNU ld {gnu:02x?}, linker under test {test:02x?}"
-            ));
-        }
+        let mut args = vec!["-T", "st.ld"];
+        args.extend(inputs);
+        diffs.extend(text_differs(dir, &args).map(|d| format!("{st}: {d}")));
     }
     diffs
 }
@@ -1055,5 +1060,48 @@ fn archive_member_patterns_match_gnu_ld() {
         "a.o",
     ];
     let diffs = text_bytes_differ(&dir, &members, &statements);
+    assert!(diffs.is_empty(), "{}", diffs.join("\n"));
+}
+
+/// `STARTUP(file)` in a `-T` script makes the file the link's first input, wherever the script is on the command
+/// line, found as named or on the search path; a file not found is an error, and so is a second `STARTUP`. In a
+/// script named as an input file it comes too late and GNU ld ignores it.
+#[test]
+fn startup_matches_gnu_ld() {
+    let Some((dir, _, _)) = common::against_gnu_ld("script-gnu-startup", &["as", "ar", "objcopy"])
+    else {
+        return;
+    };
+    named_objects(&dir);
+    std::fs::create_dir_all(dir.join("sub")).unwrap();
+    std::fs::copy(dir.join("c.o"), dir.join("sub/cs.o")).unwrap();
+    let sections = "SECTIONS { .text 0x1000 : { *(.text) } }\n";
+    for (name, text) in [
+        ("startup.ld", format!("STARTUP(c.o)\n{sections}")),
+        ("searched.ld", format!("STARTUP(cs.o)\n{sections}")),
+        ("missing.ld", format!("STARTUP(nope.o)\n{sections}")),
+        (
+            "twice.ld",
+            format!("STARTUP(c.o)\nSTARTUP(a.o)\n{sections}"),
+        ),
+        ("archive.ld", format!("STARTUP(libm.a)\n{sections}")),
+        ("input.ld", "STARTUP(c.o)\n".to_string()),
+        ("input-twice.ld", "STARTUP(c.o)\nSTARTUP(a.o)\n".to_string()),
+    ] {
+        std::fs::write(dir.join(name), text).unwrap();
+    }
+    let links: [&[&str]; 9] = [
+        &["-T", "startup.ld", "b.o", "a.o"],
+        &["b.o", "-T", "startup.ld", "a.o"],
+        &["-Lsub", "-T", "searched.ld", "b.o"],
+        &["-T", "searched.ld", "-Lsub", "b.o"],
+        &["-T", "missing.ld", "b.o"],
+        &["-T", "twice.ld", "b.o"],
+        &["-T", "archive.ld", "b.o"],
+        &["-T", "st.ld", "b.o", "a.o", "input.ld"],
+        &["-T", "st.ld", "b.o", "input-twice.ld"],
+    ];
+    std::fs::write(dir.join("st.ld"), sections).unwrap();
+    let diffs: Vec<String> = links.iter().filter_map(|a| text_differs(&dir, a)).collect();
     assert!(diffs.is_empty(), "{}", diffs.join("\n"));
 }

@@ -14,6 +14,9 @@ use crate::expr::{Arg, Expr};
 pub struct InputScript {
     pub inputs: Vec<ScriptInput>,
     pub search_dirs: Vec<String>,
+    /// `STARTUP(file)`s: (where, the file as named). The loader loads a `-T` script's first, before every other
+    /// input (`input::load`).
+    pub startup: Vec<(String, String)>,
     pub settings: ScriptSettings,
 }
 
@@ -128,6 +131,7 @@ pub fn parse_input(file: &str, text: &str, include: Includer) -> Result<InputScr
         match c.cmd {
             Command::Input(i) | Command::Group(i) => out.inputs.extend(i),
             Command::SearchDir(d) => out.search_dirs.push(d),
+            Command::Startup(f) => out.startup.push((at, f)),
             // GNU ld's default of the three is the first (the others are for -EB and -EL).
             Command::OutputFormat(f) if f.first().is_some_and(|f| f == "binary") => {
                 out.settings.binary_output = true;
