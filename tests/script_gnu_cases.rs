@@ -1105,3 +1105,56 @@ fn startup_matches_gnu_ld() {
     let diffs: Vec<String> = links.iter().filter_map(|a| text_differs(&dir, a)).collect();
     assert!(diffs.is_empty(), "{}", diffs.join("\n"));
 }
+
+/// What GNU ld's grammar and lexer take and refuse around assignments: each needs a `;` or `,` after it (in
+/// `SECTIONS` and in an output section too, before `}`), a `PROVIDE(...)` in an output section a `;`, an `ASSERT`
+/// there a separator; a target or operator written against its neighbour is one name to GNU ld (`pv=1`,
+/// `x+=1`, `x /=2`, in an output section `. =ALIGN(8)` too), while `x =1`, `x*=2` and `x&=2` outside one are
+/// assignments. Both linkers must link or both fail, with the same symbols.
+#[test]
+fn assignment_syntax_matches_gnu_ld() {
+    let text = ".text 0x1000 : { *(.text) ";
+    let scripts = [
+        format!("SECTIONS {{ {text} x = 1 }} }}"),
+        format!("SECTIONS {{ {text} x = 1; }} }}"),
+        format!("SECTIONS {{ {text} x = 1, }} }}"),
+        format!("SECTIONS {{ {text} }} x = 1 }}"),
+        format!("SECTIONS {{ {text} }} x = 1, }}"),
+        format!("x = 1, y = 2; SECTIONS {{ {text} }} }}"),
+        format!("SECTIONS {{ pv=1; {text} }} }}"),
+        format!("SECTIONS {{ pv= 1; {text} }} }}"),
+        format!("SECTIONS {{ pv =1; {text} }} }}"),
+        format!("pv=1; SECTIONS {{ {text} }} }}"),
+        format!("SECTIONS {{ {text} pv=1; }} }}"),
+        format!("SECTIONS {{ .=0x2000; {text} }} }}"),
+        format!("SECTIONS {{ . =0x2000; {text} }} }}"),
+        format!("x = 4; SECTIONS {{ x+=2; {text} }} }}"),
+        format!("x = 4; SECTIONS {{ x*=2; {text} }} }}"),
+        format!("x = 4; SECTIONS {{ x&=6; {text} }} }}"),
+        format!("x = 4; SECTIONS {{ x /=2; {text} }} }}"),
+        format!("x = 4; SECTIONS {{ {text} x -=1; }} }}"),
+        format!("x = 4; SECTIONS {{ {text} x -= 1; }} }}"),
+        format!("SECTIONS {{ {text} . =ALIGN(8); }} }}"),
+        format!("SECTIONS {{ {text} PROVIDE(x = 1); }} }}"),
+        format!("SECTIONS {{ {text} PROVIDE(x = 1), }} }}"),
+        format!("SECTIONS {{ {text} PROVIDE(x =1); }} }}"),
+        format!("SECTIONS {{ PROVIDE(x = 1), {text} }} }}"),
+        format!("SECTIONS {{ PROVIDE(pv=1); {text} }} }}"),
+        format!("PROVIDE(x = 1) SECTIONS {{ {text} }} }}"),
+        format!("SECTIONS {{ {text} ASSERT(1, \"a\") }} }}"),
+        format!("SECTIONS {{ {text} ASSERT(1, \"a\"), }} }}"),
+        format!("SECTIONS {{ ASSERT(1, \"a\") {text} }} }}"),
+    ];
+    let names: Vec<String> = (0..scripts.len()).map(|k| format!("assign-{k}")).collect();
+    let cases: Vec<Case> = (scripts.iter().zip(&names))
+        .map(|(script, name)| Case {
+            name,
+            asm: ".globl _start\n.text\n_start: ret\n.data\n.quad 1\n",
+            script,
+            args: &[],
+            symbols: &["x", "y", "pv"],
+            more: &[],
+        })
+        .collect();
+    check(&cases);
+}

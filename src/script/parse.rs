@@ -37,6 +37,23 @@ pub fn parse_sections_body(
     Ok(out)
 }
 
+/// Where a command is, for what GNU ld's lexer takes into a name (its states): at the top level and in
+/// `SECTIONS`, or inside an output section description (where names are file and section patterns).
+#[derive(Clone, Copy)]
+enum Ctx {
+    Script,
+    Body,
+}
+
+impl Ctx {
+    /// Whether GNU ld's lexer continues a name with `c` here.
+    fn name_char(self, c: u8) -> bool {
+        c.is_ascii_alphanumeric()
+            || b"_/.\\$~-+=:[],".contains(&c)
+            || matches!(self, Ctx::Body) && b"?*^!".contains(&c)
+    }
+}
+
 const ASSIGN_OPS: &[&str] = &["=", "+=", "-=", "*=", "/=", "<<=", ">>=", "&=", "|=", "^="];
 
 impl<'a, 'i> Parser<'a, 'i> {
@@ -288,7 +305,7 @@ impl<'a, 'i> Parser<'a, 'i> {
                     section: self.name("an output section")?,
                 }
             }
-            _ => match self.assignment_after(w, p)? {
+            _ => match self.assignment_after(w, p, Ctx::Script)? {
                 Some(a) => Command::Assign(a),
                 None => {
                     return Err(self.error_at(p, format!("unknown linker script command '{w}'")));
@@ -351,8 +368,15 @@ impl<'a, 'i> Parser<'a, 'i> {
         Ok((e, msg, p))
     }
 
-    /// If `w` (just read, at `p`) starts an assignment, the rest of it through the `;`.
-    fn assignment_after(&mut self, w: &str, p: Pos) -> Result<Option<Assignment>, String> {
+    /// If `w` (just read, at `p`) starts an assignment, the rest of it through its separator (`;` or `,`, which
+    /// GNU ld wants after every assignment; in an output section, `;` alone after a `PROVIDE(...)`, where its
+    /// lexer reads a `,` as a name).
+    fn assignment_after(
+        &mut self,
+        w: &str,
+        p: Pos,
+        ctx: Ctx,
+    ) -> Result<Option<Assignment>, String> {
         let wrapped = match w {
             "PROVIDE" => Some((true, false)),
             "PROVIDE_HIDDEN" => Some((true, true)),
@@ -362,9 +386,13 @@ impl<'a, 'i> Parser<'a, 'i> {
         if let Some((provide, hidden)) = wrapped {
             self.expect("(")?;
             let (target, tp) = self.next()?;
+            self.glued(target, tp, ctx)?;
             let mut a = self.assignment_rest(target, tp)?;
             self.expect(")")?;
-            self.eat(";")?;
+            match ctx {
+                Ctx::Body => self.expect(";")?,
+                Ctx::Script => self.separator()?,
+            }
             a.provide = provide;
             a.hidden = hidden;
             a.pos = p;
@@ -372,15 +400,59 @@ impl<'a, 'i> Parser<'a, 'i> {
         }
         match self.peek()? {
             Some(op) if ASSIGN_OPS.contains(&op) => {
+                self.glued(w, p, ctx)?;
                 let a = self.assignment_rest(w, p)?;
-                // GNU ld wants the `;`; a missing one before `}` is accepted, as in lld.
-                if self.peek()? != Some("}") {
-                    self.expect(";")?;
-                }
+                self.separator()?;
                 Ok(Some(a))
             }
             _ => Ok(None),
         }
+    }
+
+    /// The `;` or `,` that ends an assignment (or an `ASSERT` in an output section).
+    fn separator(&mut self) -> Result<(), String> {
+        if !self.eat(",")? {
+            self.expect(";")?;
+        }
+        Ok(())
+    }
+
+    /// An error where GNU ld's lexer reads the assignment's target `w` (at `p`) and the operator after it, or the
+    /// operator and what follows it, as one name: `pv=1`, `x+=1`, `x /=2`; in an output section (where names
+    /// hold `=` and `*` too, as wildcards do) also `. =ALIGN(8)`, `x =1`.
+    fn glued(&mut self, w: &str, p: Pos, ctx: Ctx) -> Result<(), String> {
+        let text = self.lex.text.as_bytes();
+        let r = self.lex.peek_word_at();
+        let Some((op, op_pos)) = self.lexed(r)? else {
+            return Ok(());
+        };
+        let (starts, joins): (&[u8], &[u8]) = match ctx {
+            Ctx::Script => (b"/", b"=+-/"),
+            Ctx::Body => (b"=+-*/^", b"=+-*/^"),
+        };
+        let is_name = |c: u8| ctx.name_char(c);
+        let quoted = text.get(p.0 as usize) == Some(&b'"');
+        let first = op.as_bytes().first().copied().unwrap_or(0);
+        let glued_at =
+            if !quoted && op_pos.0 as usize == p.0 as usize + w.len() && joins.contains(&first) {
+                Some(p)
+            } else {
+                let after = op_pos.0 as usize + op.len();
+                let next = text.get(after).copied().unwrap_or(b' ');
+                (starts.contains(&first) && is_name(next)).then_some(op_pos)
+            };
+        let Some(at) = glued_at else {
+            return Ok(());
+        };
+        let start = at.0 as usize;
+        let end = start + text[start..].iter().take_while(|&&c| is_name(c)).count();
+        let name = String::from_utf8_lossy(&text[start..end]);
+        Err(self.error_at(
+            at,
+            format!(
+                "GNU ld reads '{name}' as one name, not an assignment: put spaces around '{op}'"
+            ),
+        ))
     }
 
     /// `op expr` after the target.
@@ -515,7 +587,7 @@ impl<'a, 'i> Parser<'a, 'i> {
                 }
             }
             "OVERLAY" => out.push(SectionsCommand::Overlay(Box::new(self.overlay(p)?))),
-            _ => match self.assignment_after(w, p)? {
+            _ => match self.assignment_after(w, p, Ctx::Script)? {
                 Some(a) => out.push(SectionsCommand::Assign(a)),
                 None => out.push(SectionsCommand::Output(Box::new(
                     self.output_section(w, p)?,
@@ -753,8 +825,10 @@ impl<'a, 'i> Parser<'a, 'i> {
                 self.expect(")")?;
                 OutputCommand::Constructors
             }
+            // GNU ld wants a separator after an `ASSERT` here, not outside output sections.
             "ASSERT" => {
                 let (e, m, p) = self.assert(p)?;
+                self.separator()?;
                 OutputCommand::Assert(e, m, p)
             }
             "INCLUDE" => {
@@ -776,7 +850,7 @@ impl<'a, 'i> Parser<'a, 'i> {
                 d.pos = p;
                 OutputCommand::Input(d)
             }
-            _ => match self.assignment_after(w, p)? {
+            _ => match self.assignment_after(w, p, Ctx::Body)? {
                 Some(a) => OutputCommand::Assign(a),
                 None => OutputCommand::Input(self.input_sections(w, p)?),
             },
@@ -1232,6 +1306,18 @@ mod tests {
             "s.lds:1:6: expected ';' before the end of the script"
         );
         assert_eq!(err("/* open"), "s.lds:1:1: unterminated comment");
+        assert_eq!(
+            err("SECTIONS {\n  pv=1;\n}"),
+            "s.lds:2:3: GNU ld reads 'pv=1' as one name, not an assignment: put spaces around '='"
+        );
+        assert_eq!(
+            err("SECTIONS { .a : { . =ALIGN(8); } }"),
+            "s.lds:1:21: GNU ld reads '=ALIGN' as one name, not an assignment: put spaces around '='"
+        );
+        assert_eq!(
+            err("SECTIONS { .a : { x = 1 } }"),
+            "s.lds:1:25: expected ';', found '}'"
+        );
         // An INCLUDEd file is not checked for text the way a script input is: non-ASCII bytes must not panic.
         assert_eq!(
             err("INPUT(caf\u{e9}.o"),
