@@ -1158,3 +1158,35 @@ fn assignment_syntax_matches_gnu_ld() {
         .collect();
     check(&cases);
 }
+
+/// A fill pattern of several bytes (`=0x11223344`, `FILL(...)`) starts at its first byte in each gap (the
+/// padding before an aligned input section, space the location counter skipped), as GNU ld writes it, not at the
+/// phase of the gap's address. Compared byte for byte.
+#[test]
+fn multibyte_fills_start_each_gap_as_in_gnu_ld() {
+    let Some((dir, _, _)) = common::against_gnu_ld("script-gnu-fill-gaps", &["as", "objcopy"])
+    else {
+        return;
+    };
+    std::fs::write(
+        dir.join("f.s"),
+        ".globl _start\n.text\n_start: .byte 1\n.section .text.b,\"ax\"\n.p2align 4\n.byte 2\n\
+         .section .text.c,\"ax\"\n.p2align 3\n.byte 3\n",
+    )
+    .unwrap();
+    common::tool_ok("as", &["f.s", "-o", "f.o"], &dir);
+    let scripts = [
+        "SECTIONS { .text 0x1000 : { *(.text) *(.text.b) *(.text.c) } =0x11223344 }",
+        "SECTIONS { .text 0x1001 : { *(.text) . = ALIGN(8); *(.text.c) } =0xaabbccdd }",
+        "SECTIONS { .text 0x1000 : { *(.text) FILL(0x11223344) . += 5; *(.text.b) } }",
+        "SECTIONS { .text 0x1003 : { BYTE(9) FILL(0x55667788) . += 6; BYTE(8) *(.text.c) } }",
+        "SECTIONS { .text 0x1000 : { *(.text) . += 3; FILL(0x1122) . += 3; *(.text.b) } =0xa1b2c3 }",
+    ];
+    let mut diffs = Vec::new();
+    for (k, script) in scripts.iter().enumerate() {
+        let name = format!("fill{k}.ld");
+        std::fs::write(dir.join(&name), script).unwrap();
+        diffs.extend(text_differs(&dir, &["-T", &name, "f.o"]));
+    }
+    assert!(diffs.is_empty(), "{}", diffs.join("\n"));
+}

@@ -633,9 +633,14 @@ impl Addresser<'_> {
                     for m in &a.warnings {
                         crate::diag::warn(m);
                     }
+                    let mut filled = vec![false; osecs.len()];
+                    for f in &a.fills {
+                        filled[f.0.index()] = true;
+                    }
                     let placed = super::script::Placed {
                         at: &a.run_at,
                         runs_only: &a.runs_only,
+                        filled: &filled,
                     };
                     super::script::place_runs(
                         (w.lists, w.runs, placed),

@@ -540,8 +540,37 @@ fn write_script_data(lay: &Layout, bytes: &mut [u8], apart: bool) {
 }
 
 /// A linker script's fill patterns, over each range of its output section before the input sections are copied
-/// in: what the inputs leave, the gaps, keeps the pattern.
+/// in: what the inputs leave, the gaps, keeps the pattern. As in GNU ld, the pattern starts at its first byte in
+/// each gap (the padding before an input section, space the location counter skipped), not at the range's start.
 fn write_script_fills(lay: &Layout, bytes: &mut [u8], apart: bool) {
+    write_fill_ranges(lay, bytes, apart);
+    let skipped = (lay.script.data.iter())
+        .filter(|d| d.2 == 0)
+        .map(|&(osec, off, _, len)| (osec, off, len));
+    for (osec, off, len) in lay.script.code_gaps.iter().copied().chain(skipped) {
+        let o = &lay.osecs[osec.index()];
+        if o.shndx == 0 || o.is_nobits() || o.written_apart != apart {
+            continue;
+        }
+        // The pattern in force at the gap: the last of the section's fills that starts at or before it.
+        let Some((_, _, pattern)) = (lay.script.fills.iter())
+            .rev()
+            .find(|f| f.0 == osec && f.1 <= off)
+        else {
+            continue;
+        };
+        let at = (o.offset + off) as usize;
+        let end = (o.offset + (off + len).min(o.size)) as usize;
+        if let Some(gap) = bytes.get_mut(at..end) {
+            for (b, p) in gap.iter_mut().zip(pattern.iter().cycle()) {
+                *b = *p;
+            }
+        }
+    }
+}
+
+/// Each fill pattern over its whole range, from the range's start.
+fn write_fill_ranges(lay: &Layout, bytes: &mut [u8], apart: bool) {
     for (k, (osec, from, pattern)) in lay.script.fills.iter().enumerate() {
         let o = &lay.osecs[osec.index()];
         if o.shndx == 0 || o.is_nobits() || pattern.is_empty() || o.written_apart != apart {

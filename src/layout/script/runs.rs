@@ -85,16 +85,18 @@ fn runs_of(list: &[ScriptInput]) -> Vec<Run> {
 }
 
 /// What the last pass of the walk left for `place_runs`: per output section, per run, where it went; and per
-/// output section, whether nothing but its runs needs padding in its inputs' range (`State::runs_only`).
+/// output section, whether nothing but its runs needs padding in its inputs' range (`State::runs_only`), and
+/// whether it has a fill pattern.
 pub struct Placed<'a> {
     pub at: &'a [Vec<RunAt>],
     pub runs_only: &'a [bool],
+    pub filled: &'a [bool],
 }
 
 /// The offsets of the sections of the runs the last pass placed whole, and the padding before each: in an output
 /// section where only runs need it, for its writer (`pads`; `pads_known` set where every one fits), elsewhere as
 /// code gaps where the section is code, as the walk records them for a section placed on its own
-/// (`State::place_input`).
+/// (`State::place_input`); as gaps too where it has a fill pattern, which starts again at each gap.
 pub fn place_runs(
     (lists, runs, placed): (&[Vec<ScriptInput>], &[Vec<Run>], Placed),
     osecs: &mut [OutputSection],
@@ -102,7 +104,8 @@ pub fn place_runs(
     code_gaps: &mut Vec<CodeGap>,
 ) {
     for (i, list) in lists.iter().enumerate() {
-        let code = osecs[i].flags & E::SHF_EXECINSTR as u64 != 0;
+        let filled = placed.filled.get(i).copied().unwrap_or(false);
+        let code = osecs[i].flags & E::SHF_EXECINSTR as u64 != 0 || filled;
         let mut gaps = Vec::new();
         let mut narrow = placed.runs_only[i];
         for (run, &(start, addr)) in runs[i].iter().zip(&placed.at[i]) {
@@ -127,7 +130,7 @@ pub fn place_runs(
             }
         }
         osecs[i].pads_known = narrow;
-        if !narrow {
+        if !narrow || filled {
             code_gaps.append(&mut gaps);
         }
     }
@@ -185,6 +188,7 @@ mod tests {
             let placed = Placed {
                 at: &[vec![(0x1020, 0x1000)]],
                 runs_only: &[runs_only],
+                filled: &[false],
             };
             place_runs(
                 (std::slice::from_ref(&list), &runs, placed),

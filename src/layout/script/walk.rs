@@ -1060,11 +1060,14 @@ impl State<'_> {
                     r?;
                     // Space the location counter skipped (`. = . + SIZE`, `. = ALIGN(N)`): no writer touches it,
                     // so that a large one can stay a hole of a sparse output (a fuzzer finding: a script's
-                    // `. = . + 0x40000000` took a GiB of disk and of memory). Not where a fill pattern covers it.
+                    // `. = . + 0x40000000` took a GiB of disk and of memory). Where a fill pattern covers it, a
+                    // gap, where the pattern starts again (`write_script_fills`).
                     let filled = self.fills.iter().any(|f| f.0 == OsecId::new(i));
-                    if self.dot > from && !filled {
-                        self.data
-                            .push((OsecId::new(i), from - addr, 0, self.dot - from));
+                    let gap = (OsecId::new(i), from - addr, self.dot.saturating_sub(from));
+                    match filled {
+                        _ if self.dot <= from => {}
+                        true => self.code_gaps.push(gap),
+                        false => self.data.push((gap.0, gap.1, 0, gap.2)),
                     }
                     moved |= self.dot < from;
                 }
@@ -1219,9 +1222,11 @@ impl State<'_> {
         true
     }
 
-    /// The padding from the location counter to `at` in section `i` (at `addr`), if the section is code.
+    /// The padding from the location counter to `at` in section `i` (at `addr`), if the section is code or has
+    /// a fill pattern (which starts again at each gap, `write_script_fills`).
     fn code_gap(&mut self, i: usize, addr: u64, at: u64) {
-        if at > self.dot && self.osecs[i].flags & E::SHF_EXECINSTR as u64 != 0 {
+        let filled = || self.fills.iter().any(|f| f.0.index() == i);
+        if at > self.dot && (self.osecs[i].flags & E::SHF_EXECINSTR as u64 != 0 || filled()) {
             (self.code_gaps).push((OsecId::new(i), self.dot - addr, at - self.dot));
         }
     }
