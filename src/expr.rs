@@ -494,6 +494,25 @@ impl Expr {
         }
     }
 
+    /// The names the calls of functions `fs` take (`ORIGIN(RAM)`: `RAM`), into `out`.
+    pub fn call_names(&self, fs: &[&str], out: &mut Vec<String>) {
+        match self {
+            Expr::Unary(_, e) => e.call_names(fs, out),
+            Expr::Binary(_, a, b) => [a, b].iter().for_each(|e| e.call_names(fs, out)),
+            Expr::Cond(a, b, c) => [a, b, c].iter().for_each(|e| e.call_names(fs, out)),
+            Expr::Call(g, args) => {
+                for a in args {
+                    match a {
+                        Arg::Name(n) if fs.contains(g) => out.push(n.clone()),
+                        Arg::Expr(e) => e.call_names(fs, out),
+                        Arg::Name(_) => {}
+                    }
+                }
+            }
+            Expr::Sym(_) | Expr::Num(_) | Expr::Dot => {}
+        }
+    }
+
     /// Whether the value is a number the expression itself fixes (no symbol, section, `.` or page size), as GNU
     /// ld's parser folds such an expression into a number.
     pub fn is_constant(&self) -> bool {

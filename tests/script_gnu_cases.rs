@@ -1190,3 +1190,47 @@ fn multibyte_fills_start_each_gap_as_in_gnu_ld() {
     }
     assert!(diffs.is_empty(), "{}", diffs.join("\n"));
 }
+
+/// `ORIGIN(NOPE)` and `LENGTH(NOPE)` of a region `MEMORY` does not declare: GNU ld warns ("memory region `NOPE'
+/// not declared") and makes the region, at 0 and unbounded (`LENGTH` all ones); a section without a region is
+/// then an error, as with any `MEMORY`.
+#[test]
+fn undeclared_region_functions_match_gnu_ld() {
+    let scripts = [
+        "SECTIONS { .text 0x1000 : { *(.text) } x = ORIGIN(NOPE); y = LENGTH(NOPE); }",
+        "x = ORIGIN(NOPE); SECTIONS { .text 0x1000 : { *(.text) LONG(LENGTH(NOPE)) } }",
+        "MEMORY { R : ORIGIN = 0x1000, LENGTH = 4K }\nSECTIONS { .text : { *(.text) } >R\n  \
+         x = ORIGIN(NOPE) + LENGTH(R); }",
+        "SECTIONS { . = ORIGIN(NOPE) + 0x1000; .text : { *(.text) } }",
+    ];
+    let names = ["nope-0", "nope-1", "nope-2", "nope-3"];
+    let cases: Vec<Case> = (scripts.iter().zip(names))
+        .map(|(script, name)| Case {
+            name,
+            asm: ".globl _start\n.text\n_start: ret\n",
+            script,
+            args: &[],
+            symbols: &["x", "y"],
+            more: &[],
+        })
+        .collect();
+    check(&cases);
+    let Some((dir, _, _)) = common::against_gnu_ld("script-gnu-nope-warning", &["as"]) else {
+        return;
+    };
+    let (linker, overridden) = common::linker_under_test();
+    std::fs::write(dir.join("a.s"), ".globl _start\n.text\n_start: ret\n").unwrap();
+    std::fs::write(dir.join("n.ld"), scripts[0]).unwrap();
+    common::tool_ok("as", &["a.s", "-o", "a.o"], &dir);
+    let o = common::tool(
+        linker.to_str().unwrap(),
+        &["-T", "n.ld", "a.o", "-o", "n.out"],
+        Some(&dir),
+    );
+    assert!(o.success(), "{}", o.log());
+    let warning = "memory region `NOPE' not declared";
+    assert!(o.stderr_str().contains(warning), "{}", o.log());
+    if !overridden {
+        assert!(o.stderr_str().contains("n.ld:1:40: "), "{}", o.log());
+    }
+}

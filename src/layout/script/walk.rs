@@ -488,17 +488,44 @@ pub fn assign_addresses(
     })
 }
 
-/// The regions the descriptions name that `MEMORY` does not declare, made as GNU ld makes them; its warnings.
+/// The regions the descriptions name, or `ORIGIN` and `LENGTH` ask about, that `MEMORY` does not declare, made
+/// as GNU ld makes them (at 0, unbounded: `LENGTH` is all ones); its warnings.
 fn undeclared_regions(w: &Walk, regions: &mut Regions) -> Vec<String> {
     let mut warnings = Vec::new();
+    let mut add = |name: &str, pos: Pos| {
+        if regions.find(name).is_none() {
+            regions.add_undeclared(name);
+            let msg = format!("memory region `{name}' not declared");
+            warnings.push(w.sc.error(pos, msg));
+        }
+    };
+    let asked = |exprs: &mut dyn Iterator<Item = &Expr>| {
+        let mut names = Vec::new();
+        exprs.for_each(|e| e.call_names(&["ORIGIN", "LENGTH"], &mut names));
+        names
+    };
     for desc in &w.sc.outputs {
         for name in desc.region.iter().chain(&desc.lma_region) {
-            if regions.find(name).is_none() {
-                regions.add_undeclared(name);
-                let msg = format!("memory region `{name}' not declared");
-                warnings.push(w.sc.error(desc.pos, msg));
-            }
+            add(name, desc.pos);
         }
+    }
+    for c in &w.sc.commands {
+        let (names, pos) = match c {
+            SectionsCommand::Assign(a) => (asked(&mut std::iter::once(&a.expr)), a.pos),
+            SectionsCommand::Assert(e, _, pos) => (asked(&mut std::iter::once(e)), *pos),
+            SectionsCommand::Output(o) => {
+                let own = [&o.address, &o.lma, &o.align, &o.subalign, &o.fill];
+                let inner = (o.commands.iter()).filter_map(|c| match c {
+                    OutputCommand::Assign(a) => Some(&a.expr),
+                    OutputCommand::Data(_, e) | OutputCommand::Fill(e) => Some(e),
+                    OutputCommand::Assert(e, ..) => Some(e),
+                    _ => None,
+                });
+                (asked(&mut own.into_iter().flatten().chain(inner)), o.pos)
+            }
+            _ => continue,
+        };
+        names.iter().for_each(|n| add(n, pos));
     }
     warnings
 }
