@@ -204,6 +204,9 @@ fn select_script_statements(
 ) -> Vec<Vec<u32>> {
     use crate::script::sections::{DISCARD, InputName, LATE_KEEP, ORPHAN, pack_selection};
     let discard_orphans = orphans == crate::args::OrphanHandling::Discard;
+    if script.has_constraints() {
+        decide_constraints(res, script);
+    }
     res.runs.map(|f| {
         let o = &res.objects[f.index()];
         let file = InputName::of(&o.name);
@@ -224,6 +227,29 @@ fn select_script_statements(
             })
             .collect()
     })
+}
+
+/// Which `ONLY_IF_RO`/`ONLY_IF_RW` descriptions the script keeps for these inputs (GNU ld decides before its
+/// `--gc-sections`, over every section a statement matches).
+fn decide_constraints(res: &Resolved, script: &crate::script::sections::SectionsScript) {
+    use crate::script::sections::InputName;
+    let per_file = res.runs.map(|f| {
+        let o = &res.objects[f.index()];
+        let file = InputName::of(&o.name);
+        (o.secs())
+            .filter(|&(s, _)| candidate(res, f, s))
+            .map(|(s, sec)| {
+                (
+                    o.sec_name(s.index()),
+                    sec.flags() & E::SHF_WRITE as u64 != 0,
+                )
+            })
+            .filter(|&(name, writable)| script.constrained_match(&file, name, writable))
+            .map(|(name, writable)| (InputName::of(&o.name), name, writable))
+            .collect::<Vec<_>>()
+    });
+    let sections: Vec<_> = per_file.into_iter().flatten().collect();
+    script.decide_constraints(&sections);
 }
 
 fn mark_live(config: &Config, res: &Resolved, script: &[Vec<u32>]) -> Liveness {

@@ -1234,3 +1234,115 @@ fn undeclared_region_functions_match_gnu_ld() {
         assert!(o.stderr_str().contains("n.ld:1:40: "), "{}", o.log());
     }
 }
+
+/// Code, read-only data, data, zero-fill and commons, and a program that prints "hi" and exits with 5, for the
+/// cases of two output sections of one name.
+const TWO_OF_A_NAME_ASM: &str = ".globl _start\n.section .text.a,\"ax\"\n\
+    _start: lea msg(%rip),%rsi; mov $1,%edi; mov $3,%edx; mov $1,%eax; syscall; call fin\n\
+    .section .text.b,\"ax\"\nfin: mov $60,%eax; mov cnt(%rip),%edi; syscall\n\
+    .section .zcode,\"ax\"\nret\n.section .x,\"aw\"\n.quad 7\n.section .data,\"aw\"\ncnt: .long 5\n\
+    .section .rodata,\"a\"\nmsg: .ascii \"hi\\n\"\n.section .ro1,\"a\"\n.quad 2\n\
+    .section .rw1,\"aw\"\n.quad 3\n.comm cm,16,8\n.section .bss2,\"aw\",@nobits\n.zero 4\n";
+
+/// Two output section descriptions of one name make two output sections, each in its place with its own
+/// inputs; `ADDR` and `SIZEOF` name the first kept one; an orphan of the name joins the first, a code orphan goes
+/// after the first `.text`, a zero-fill one after the first `.bss`, and `*(COMMON)` in the second `.bss` puts the
+/// commons there.
+#[test]
+fn two_descriptions_of_one_name_match_gnu_ld() {
+    let syms: &[&str] = &["_start", "fin", "a1", "s1", "a2", "s2", "ax", "cm"];
+    check(&[
+        Case {
+            name: "two-texts",
+            asm: TWO_OF_A_NAME_ASM,
+            script: "SECTIONS {\n  . = 0x400000;\n  .text : { *(.text.a) }\n  .rodata : { *(.rodata) }\n  \
+                     .text : { *(.text.b) }\n  . = ALIGN(0x1000);\n  .x : { *(.data) }\n  \
+                     .x : { *(.nothing) LONG(1) }\n  .bss : { *(.bss) }\n  .bss : { *(COMMON) }\n  \
+                     a1 = ADDR(.text);\n  \
+                     s1 = SIZEOF(.text);\n  a2 = ADDR(.bss);\n  s2 = SIZEOF(.bss);\n  ax = ADDR(.x);\n}\n",
+            args: &[],
+            symbols: syms,
+            more: &[],
+        },
+        Case {
+            name: "two-texts-apart",
+            asm: TWO_OF_A_NAME_ASM,
+            script: "SECTIONS {\n  . = 0x400000;\n  .text : { *(.text.b) }\n  .data : { *(.data) }\n  \
+                     .text ALIGN(0x100) : { *(.text.a) LONG(SIZEOF(.text)) }\n  a1 = ADDR(.text);\n  \
+                     s1 = SIZEOF(.text);\n}\n",
+            args: &[],
+            symbols: syms,
+            more: &[],
+        },
+    ]);
+}
+
+/// `ONLY_IF_RO` and `ONLY_IF_RW` descriptions of one name, by GNU ld's rule: each decided in script order over
+/// the sections it would take (not those an earlier statement took), `ONLY_IF_RO` kept when all are read-only
+/// (or none), `ONLY_IF_RW` when one is writable; both kept make two sections, a dropped one makes none and leaves
+/// its sections to the statements after it, and `ADDR` names the first kept.
+#[test]
+fn only_if_descriptions_of_one_name_match_gnu_ld() {
+    let syms: &[&str] = &["_start", "ax", "sx"];
+    let case = |name, script| Case {
+        name,
+        asm: TWO_OF_A_NAME_ASM,
+        script,
+        args: &[],
+        symbols: syms,
+        more: &[],
+    };
+    let tail = "  ax = ADDR(.x);\n  sx = SIZEOF(.x);\n}\n";
+    let both = format!(
+        "SECTIONS {{\n  . = 0x400000;\n  .text : {{ *(.text.*) }}\n  .x : ONLY_IF_RO {{ *(.ro1) }}\n  \
+         .data : {{ *(.data) }}\n  .x : ONLY_IF_RW {{ *(.rw1) }}\n{tail}"
+    );
+    let ro_fails = format!(
+        "SECTIONS {{\n  . = 0x400000;\n  .text : {{ *(.text.*) }}\n  .x : ONLY_IF_RO {{ *(.ro1) *(.rw1) }}\n  \
+         .data : {{ *(.data) }}\n  .x : ONLY_IF_RW {{ *(.ro1) *(.rw1) }}\n{tail}"
+    );
+    let rw_fails = format!(
+        "SECTIONS {{\n  . = 0x400000;\n  .text : {{ *(.text.*) }}\n  .x : ONLY_IF_RW {{ *(.ro1) }}\n  \
+         .data : {{ *(.data) }}\n  .x : ONLY_IF_RO {{ *(.ro1) }}\n  .y : {{ *(.rw1) }}\n{tail}"
+    );
+    let taken_before = format!(
+        "SECTIONS {{\n  . = 0x400000;\n  .text : {{ *(.text.*) }}\n  .w : {{ *(.rw1) }}\n  \
+         .x : ONLY_IF_RO {{ *(.ro1) *(.rw1) }}\n  .data : {{ *(.data) }}\n  .x : ONLY_IF_RW {{ *(.data*) }}\n  \
+         .x : ONLY_IF_RW {{ *(.x) }}\n{tail}"
+    );
+    let both_fail = "SECTIONS {\n  . = 0x400000;\n  .text : { *(.text.*) }\n  .x : ONLY_IF_RW { *(.ro1) }\n  \
+                     .x : ONLY_IF_RO { *(.rw1) }\n  .data : { *(.data) }\n}\n";
+    check(&[
+        case("only-if-both", &both),
+        case("only-if-ro-fails", &ro_fails),
+        case("only-if-rw-fails", &rw_fails),
+        case("only-if-taken-before", &taken_before),
+        case("only-if-both-fail", both_fail),
+    ]);
+}
+
+/// A program whose code is split over two `.text` sections with `.rodata` between runs: it prints "hi" and
+/// exits with 5 (what GNU ld's output does), so each section's inputs are where its references put them.
+#[test]
+fn two_text_sections_run() {
+    let Some((dir, _, _)) = common::against_gnu_ld("script-two-texts-run", &["as"]) else {
+        return;
+    };
+    let (linker, _) = common::linker_under_test();
+    std::fs::write(dir.join("a.s"), TWO_OF_A_NAME_ASM).unwrap();
+    std::fs::write(
+        dir.join("link.ld"),
+        "SECTIONS {\n  . = 0x400000;\n  .text : { *(.text.a) }\n  .rodata : { *(.rodata) }\n  \
+         .text : { *(.text.b) }\n  . = ALIGN(0x1000);\n  .data : { *(.data) }\n}\n",
+    )
+    .unwrap();
+    common::tool_ok("as", &["a.s", "-o", "a.o"], &dir);
+    let args = ["-T", "link.ld", "a.o", "-o", "out"];
+    let o = common::tool(linker.to_str().unwrap(), &args, Some(&dir));
+    assert!(o.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let run = std::process::Command::new(dir.join("out"))
+        .output()
+        .unwrap();
+    assert_eq!(run.status.code(), Some(5));
+    assert_eq!(run.stdout, b"hi\n");
+}

@@ -6,7 +6,7 @@ use super::symbols::is_common_def;
 use super::{Cx, OutputSection, Part, Synth, SynthMap};
 use crate::arch::Arch;
 use crate::args::{HashStyle, OutputKind};
-use crate::index::{FileId, OsecId, SecIdx, SymId};
+use crate::index::{FileId, NONE, OsecId, SecIdx, SymId};
 use crate::parse::SectionKind;
 use crate::scan;
 use crate::script::sections::{DISCARD, InputName, SectionsScript};
@@ -51,11 +51,61 @@ pub(super) struct Builder<'a> {
     script: Option<&'a SectionsScript>,
     /// The linker-made sections a script's statement places, with the statement.
     synth_stmts: Vec<(Synth, u32)>,
+    /// Under a script, per output description: its section (`NONE` for `/DISCARD/` and a dropped one). Two
+    /// descriptions of one name make two sections; `by_name` finds the first, as GNU ld's orphans do.
+    by_desc: Vec<OsecId>,
 }
 
 impl Builder<'_> {
     pub fn get_or_add(&mut self, name: &[u8], sh_type: u32, flags: u64) -> OsecId {
         if let Some(&i) = self.by_name.get(name) {
+            self.add_input_shape(i, sh_type, flags);
+            return i;
+        }
+        let i = OsecId::new(self.osecs.len());
+        let mut o = OutputSection::new(name, sh_type, flags & !(E::SHF_GROUP as u64));
+        if flags & E::SHF_MERGE as u64 == 0 {
+            o.flags &= !(E::SHF_STRINGS as u64);
+        }
+        self.osecs.push(o);
+        self.by_name.insert(name.to_vec(), i);
+        i
+    }
+
+    /// Output description `d`'s section (made by `add_description`), given an input of this type and flags.
+    fn description(&mut self, d: u32, sh_type: u32, flags: u64) -> OsecId {
+        match self
+            .by_desc
+            .get(d as usize)
+            .copied()
+            .filter(|i| i.is_some())
+        {
+            Some(i) => {
+                self.add_input_shape(i, sh_type, flags);
+                i
+            }
+            // Not made (a dropped description's statement takes nothing): by name, as before the split.
+            None => {
+                let sc = self.script.expect("descriptions only under a script");
+                let name = sc.outputs[d as usize].name.clone();
+                self.get_or_add(name.as_bytes(), sh_type, flags)
+            }
+        }
+    }
+
+    /// Makes output description `d`'s section, named `name`: NOBITS without flags until inputs say otherwise.
+    pub fn add_description(&mut self, d: usize, name: &[u8]) {
+        let i = OsecId::new(self.osecs.len());
+        self.osecs.push(OutputSection::new(name, E::SHT_NOBITS, 0));
+        self.by_name.entry(name.to_vec()).or_insert(i);
+        self.by_desc
+            .resize(self.by_desc.len().max(d + 1), OsecId::NONE);
+        self.by_desc[d] = i;
+    }
+
+    /// Section `i` takes an input (or a linker-made part) of this type and flags.
+    fn add_input_shape(&mut self, i: OsecId, sh_type: u32, flags: u64) {
+        {
             let o = &mut self.osecs[i.index()];
             // A PROGBITS input mapped into a NOBITS section (or the reverse) makes it PROGBITS.
             if o.sh_type != sh_type && sh_type != E::SHT_NOBITS {
@@ -73,16 +123,7 @@ impl Builder<'_> {
             if first && flags & E::SHF_MERGE as u64 != 0 {
                 o.flags |= flags & merge;
             }
-            return i;
         }
-        let i = OsecId::new(self.osecs.len());
-        let mut o = OutputSection::new(name, sh_type, flags & !(E::SHF_GROUP as u64));
-        if flags & E::SHF_MERGE as u64 == 0 {
-            o.flags &= !(E::SHF_STRINGS as u64);
-        }
-        self.osecs.push(o);
-        self.by_name.insert(name.to_vec(), i);
-        i
     }
 
     /// Returns whether the section is made.
@@ -97,13 +138,13 @@ impl Builder<'_> {
         };
         let writable = flags & E::SHF_WRITE as u64 != 0;
         let script = self.script.filter(|_| flags & E::SHF_ALLOC as u64 != 0);
-        let name = match script.map(|sc| (sc, sc.select(&linker_made, s.name(), writable).0)) {
+        let desc = match script.map(|sc| (sc, sc.select(&linker_made, s.name(), writable).0)) {
             Some((sc, k)) if k < DISCARD => {
                 self.synth_stmts.push((s, k));
                 let d = sc.stmts[k as usize]
                     .output
                     .expect("a statement of an output section");
-                sc.outputs[d as usize].name.as_bytes()
+                Some(d)
             }
             Some((_, DISCARD))
                 if matches!(
@@ -118,9 +159,9 @@ impl Builder<'_> {
             {
                 return false;
             }
-            _ => s.name(),
+            _ => None,
         };
-        self.place_synth(s, name, (sh_type, flags, align, entsize));
+        self.place_synth(s, desc, (sh_type, flags, align, entsize));
         true
     }
 
@@ -131,16 +172,20 @@ impl Builder<'_> {
             return;
         };
         self.synth_stmts.push((s, k));
-        self.place_synth(s, sc.outputs[d as usize].name.as_bytes(), shape);
+        self.place_synth(s, Some(d), shape);
     }
 
+    /// Adds linker-made section `s` to output description `desc`'s section, or to its own.
     fn place_synth(
         &mut self,
         s: Synth,
-        name: &[u8],
+        desc: Option<u32>,
         (sh_type, flags, align, entsize): (u32, u64, u64, u64),
     ) {
-        let i = self.get_or_add(name, sh_type, flags);
+        let i = match desc {
+            Some(d) => self.description(d, sh_type, flags),
+            None => self.get_or_add(s.name(), sh_type, flags),
+        };
         let o = &mut self.osecs[i.index()];
         o.align = o.align.max(align);
         o.entsize = entsize;
@@ -155,6 +200,20 @@ pub(super) fn commons_output(config: &crate::args::Config) -> &[u8] {
         .sections
         .as_deref()
         .map_or(b".bss", |sc| sc.common_output())
+}
+
+/// The output description whose statement places the common symbols (`*(COMMON)`), if one does.
+fn commons_description(config: &crate::args::Config) -> Option<u32> {
+    let sc = config.sections.as_deref()?;
+    sc.common_stmt.and_then(|k| sc.stmts[k as usize].output)
+}
+
+/// The output section of the common symbols, once made (`commons_output`, or its description's section).
+pub(super) fn commons_section(config: &crate::args::Config, map: &SectionMap) -> Option<OsecId> {
+    match commons_description(config) {
+        Some(d) => (map.script_desc.iter().position(|&x| x == d)).map(OsecId::new),
+        None => map.by_name.get(commons_output(config)).copied(),
+    }
 }
 
 /// Whether a copy relocation copies a shared library's read-only data, which goes to `.data.rel.ro`.
@@ -174,25 +233,26 @@ fn copies_read_only_data(cx: &Cx) -> bool {
 /// The output section a script puts an input section in: its statement's, or for an orphan one of its own name
 /// (GNU ld's: an orphan `.ctors.00100` must not join `.init_array`); the default rules' where the script was
 /// inserted into rivet's default layout, whose rules stand for GNU ld's default script there.
+/// With the statement's description (`NONE` for an orphan), which names the section where two share a name.
 fn script_output_name<'a>(
     sc: &'a crate::script::sections::SectionsScript,
     selection: u32,
     name: &'a [u8],
     file: &str,
-) -> &'a [u8] {
+) -> (&'a [u8], u32) {
     let (k, _) = crate::script::sections::unpack_selection(selection);
     match sc.stmts.get(k as usize).and_then(|st| st.output) {
-        Some(d) => sc.outputs[d as usize].name.as_bytes(),
-        None if sc.builtin_base => output_section_of(name, file),
-        None => name,
+        Some(d) => (sc.outputs[d as usize].name.as_bytes(), d),
+        None if sc.builtin_base => (output_section_of(name, file), NONE),
+        None => (name, NONE),
     }
 }
 
-/// One file's output section names (name, type, flags, alignment, whether a section is not merged; first-seen
-/// order), its sections' indices in that list,
+/// One file's output section names (name and script description or `NONE`, type, flags, alignment, whether a
+/// section is not merged; first-seen order), its sections' indices in that list,
 /// its live merge sections, and its `.text` inputs outside `rules::TEXT_MAIN` (`SectionMap::text_groups`).
 type FileNames<'a> = (
-    Vec<(&'a [u8], u32, u64, u64, bool)>,
+    Vec<((&'a [u8], u32), u32, u64, u64, bool)>,
     Vec<OsecId>,
     Vec<SecIdx>,
     Vec<(SecIdx, u8)>,
@@ -203,7 +263,7 @@ type FileNames<'a> = (
 fn file_names<'a>(cx: &Cx<'a>, f: FileId) -> FileNames<'a> {
     let (live, script) = (cx.live, cx.config.sections.as_deref());
     let o = &cx.res.objects[f.index()];
-    let mut v: Vec<(&[u8], u32, u64, u64, bool)> = Vec::new();
+    let mut v: Vec<((&[u8], u32), u32, u64, u64, bool)> = Vec::new();
     let mut local = vec![OsecId::NONE; o.sections.len()];
     let mut merge = Vec::new();
     let mut groups = Vec::new();
@@ -230,16 +290,17 @@ fn file_names<'a>(cx: &Cx<'a>, f: FileId) -> FileNames<'a> {
                         g => groups.push((s, g)),
                     }
                 }
-                n
+                (n, NONE)
             }
         };
+        let (n, desc) = n;
         // `.ctors` sections join `.init_array` (and `.dtors` `.fini_array`), which keeps its type.
         let sh_type = match n {
             b".init_array" => E::SHT_INIT_ARRAY,
             b".fini_array" => E::SHT_FINI_ARRAY,
             _ => sec.sh_type(),
         };
-        local[s.index()] = match v.iter().position(|(m, ..)| *m == n) {
+        local[s.index()] = match v.iter().position(|(m, ..)| *m == (n, desc)) {
             Some(k) => {
                 let e = &mut v[k];
                 if sh_type != E::SHT_NOBITS {
@@ -252,7 +313,7 @@ fn file_names<'a>(cx: &Cx<'a>, f: FileId) -> FileNames<'a> {
             }
             None => {
                 let plain = sec.kind != SectionKind::Merge;
-                v.push((n, sh_type, sec.flags(), sec.align(), plain));
+                v.push(((n, desc), sh_type, sec.flags(), sec.align(), plain));
                 OsecId::new(v.len() - 1)
             }
         };
@@ -270,6 +331,7 @@ pub fn output_sections<A: Arch>(cx: &Cx) -> (Vec<OutputSection>, SectionMap) {
         synth: SynthMap::default(),
         script,
         synth_stmts: Vec::new(),
+        by_desc: Vec::new(),
     };
     if let Some(sc) = script {
         super::script::add_script_sections(sc, &mut b);
@@ -286,13 +348,16 @@ pub fn output_sections<A: Arch>(cx: &Cx) -> (Vec<OutputSection>, SectionMap) {
     for f in res.order.files(objects.len()) {
         let v = &names_per_file[f.index()].0;
         let mut ids = Vec::with_capacity(v.len());
-        for &(n, t, fl, align, plain) in v {
+        for &((n, desc), t, fl, align, plain) in v {
             let t = if t == A::SHT_PROGBITS_LIKE {
                 E::SHT_PROGBITS
             } else {
                 t
             };
-            let id = b.get_or_add(n, t, fl);
+            let id = match desc {
+                NONE => b.get_or_add(n, t, fl),
+                d => b.description(d, t, fl),
+            };
             // A note's alignment orders the orphan notes under a script (`script::order_sections`).
             let o = &mut b.osecs[id.index()];
             o.plain_inputs |= plain;
@@ -327,7 +392,11 @@ pub fn output_sections<A: Arch>(cx: &Cx) -> (Vec<OutputSection>, SectionMap) {
                 first_file_end.unwrap_or(with_inputs),
                 with_inputs..b.osecs.len(),
             );
-            super::script::order_sections(sc, &rules, &mut b.osecs, &mut order, met)
+            let mut desc = vec![NONE; b.osecs.len()];
+            for (d, i) in b.by_desc.iter().enumerate().filter(|(_, i)| i.is_some()) {
+                desc[i.index()] = d as u32;
+            }
+            super::script::order_sections(sc, &rules, (&mut b.osecs, &desc), &mut order, met)
         }
         None => order.sort_by_key(|&i| {
             let o = &b.osecs[i as usize];
@@ -372,13 +441,13 @@ pub fn output_sections<A: Arch>(cx: &Cx) -> (Vec<OutputSection>, SectionMap) {
         }
         v
     };
-    let script_desc = match script {
-        Some(sc) => osecs
-            .iter()
-            .map(|o| sc.output(&o.name).map_or(crate::index::NONE, |d| d as u32))
-            .collect(),
-        None => Vec::new(),
-    };
+    let mut script_desc = Vec::new();
+    if script.is_some() {
+        script_desc = vec![NONE; osecs.len()];
+        for (d, i) in b.by_desc.iter().enumerate().filter(|(_, i)| i.is_some()) {
+            script_desc[remap[i.index()].index()] = d as u32;
+        }
+    }
     let map = SectionMap {
         script_desc,
         synth_stmts: b.synth_stmts,
@@ -496,7 +565,10 @@ fn add_synthetic_sections<A: Arch>(
     }
     let copies = is_dynamic && scan.flags.iter().any(|&f| f & scan::NEEDS_COPY != 0);
     if has_common {
-        b.get_or_add(commons_output(config), E::SHT_NOBITS, aw);
+        match commons_description(config) {
+            Some(d) => b.description(d, E::SHT_NOBITS, aw),
+            None => b.get_or_add(commons_output(config), E::SHT_NOBITS, aw),
+        };
     }
     if copies {
         b.get_or_add(b".bss", E::SHT_NOBITS, aw);

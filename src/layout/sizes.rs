@@ -175,7 +175,7 @@ pub fn section_headers(
     dynsyms: &DynamicSymbols,
 ) -> SectionHeaders {
     let is_dynamic = cx.is_dynamic;
-    let SectionMap { by_name, synth, .. } = &*map;
+    let SectionMap { synth, .. } = &*map;
     let cursor = &place.cursor;
     let Slots {
         commons_size,
@@ -187,16 +187,17 @@ pub fn section_headers(
     } = slots;
     let (commons_size, copy_off, bss_align) = (*commons_size, *copy_off, *bss_align);
     // Sizes of sections made of parts.
-    for o in osecs.iter_mut() {
+    for (i, o) in osecs.iter_mut().enumerate() {
         let mut off = 0u64;
-        let idx = by_name.get(&o.name).copied();
+        // Its own place: two sections of one name (a script's two descriptions) have their own inputs.
+        let inputs = cursor.get(i).copied().unwrap_or(0);
         for p in &o.parts {
             let (size, align) = match p {
                 Part::Inputs => {
-                    o.inputs_size = idx.map_or(0, |i| cursor[i.index()]);
+                    o.inputs_size = inputs;
                     (o.inputs_size, 1)
                 }
-                Part::Sorted => (idx.map_or(0, |i| cursor[i.index()]), 1),
+                Part::Sorted => (inputs, 1),
                 Part::Merged(m) => (merges[*m as usize].size, merges[*m as usize].align),
                 Part::Commons => (commons_size, bss_align),
                 Part::CopyRel => (copy_off, bss_align),

@@ -463,8 +463,8 @@ fn place_in_bss(
         }
     }
     if !commons.is_empty() {
-        let name = super::output_sections::commons_output(cx.config);
-        let i = *by_name.get(name).expect("the commons' section was created");
+        let i = super::output_sections::commons_section(cx.config, map)
+            .expect("the commons' section was created");
         let o = &mut osecs[i.index()];
         o.align = o.align.max(bss_align);
         o.parts.push(Part::Commons);

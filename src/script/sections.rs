@@ -9,6 +9,7 @@ use super::ast::{
 };
 use super::lexer::{Lexer, Pos};
 use crate::glob::Glob;
+use crate::index::NONE;
 
 /// What a section matched: a statement's index, or one of these.
 pub const ORPHAN: u32 = u32::MAX;
@@ -214,6 +215,12 @@ pub struct SectionsScript {
     /// they take no input section that `base_claims` says the base's descriptions take.
     appended_from: u32,
     base_claims: fn(&[u8]) -> bool,
+    /// Per command: the output description it is (an index in `outputs`), or `NONE`.
+    pub command_desc: Vec<u32>,
+    /// Per output description: whether its `ONLY_IF_RO`/`ONLY_IF_RW` fails for this link's inputs, so that it
+    /// takes nothing and makes no section (`decide_constraints`, once the inputs are known). Until then a
+    /// constraint is tried on each section alone.
+    dropped: std::sync::OnceLock<Vec<bool>>,
 }
 
 /// A pattern of statement `stmt` in a `by_lead` list, with its `Glob::head`: one compare of a name's first
@@ -362,6 +369,8 @@ impl SectionsScript {
             keep_by_lead: vec![Vec::new(); 256],
             appended_from: BASE,
             base_claims: |_| false,
+            command_desc: Vec::new(),
+            dropped: std::sync::OnceLock::new(),
         };
         let commands: Vec<(u32, SectionsCommand)> = commands
             .into_iter()
@@ -395,6 +404,16 @@ impl SectionsScript {
             })
             .collect();
         s.commands = commands.into_iter().map(|(_, c)| c).collect();
+        let mut d = 0;
+        s.command_desc = (s.commands.iter())
+            .map(|c| match c {
+                SectionsCommand::Output(_) => {
+                    d += 1;
+                    d - 1
+                }
+                _ => crate::index::NONE,
+            })
+            .collect();
         s.common_stmt = s.find_common_stmt();
         let relro_end = |a: &Assignment| a.expr.calls("DATA_SEGMENT_RELRO_END");
         s.ends_relro = s.commands.iter().any(|c| match c {
@@ -407,20 +426,9 @@ impl SectionsScript {
         Ok(s)
     }
 
+    /// Adds an output description. Two of one name make two output sections, as in GNU ld (its default script's
+    /// `ONLY_IF_RO` and `ONLY_IF_RW` `.eh_frame`, of which one is dropped).
     fn add_output(&mut self, o: &OutputSection, group: u32) -> Result<(), String> {
-        // `ONLY_IF_RO`/`ONLY_IF_RW` descriptions of one name (GNU ld's default script has them for `.eh_frame`)
-        // share one output section: each takes the sections of its kind.
-        if o.name != "/DISCARD/"
-            && self
-                .outputs
-                .iter()
-                .any(|p| p.name == o.name && (p.constraint.is_none() || o.constraint.is_none()))
-        {
-            return Err(self.error(
-                o.pos,
-                format!("output section {} is described twice", o.name),
-            ));
-        }
         if let Some(p) =
             (o.phdrs.iter()).find(|p| *p != "NONE" && !self.phdrs.iter().any(|h| &h.name == *p))
         {
@@ -562,7 +570,18 @@ impl SectionsScript {
     /// The statement that places section `name` of `file` (first match in script order), `DISCARD` or `ORPHAN`;
     /// with the sort of the pattern that matched.
     pub fn select(&self, file: &InputName, name: &[u8], writable: bool) -> (u32, Sort) {
-        match self.first_match(&self.by_lead, file, name, writable, true) {
+        self.select_in(self.drops(), file, name, writable)
+    }
+
+    /// `select` with descriptions `drops` dropped.
+    fn select_in(
+        &self,
+        drops: Drops,
+        file: &InputName,
+        name: &[u8],
+        writable: bool,
+    ) -> (u32, Sort) {
+        match self.first_match(&self.by_lead, (file, name, writable), true, drops) {
             Some((k, sort)) => {
                 let st = &self.stmts[k as usize];
                 (if st.output.is_none() { DISCARD } else { k }, sort)
@@ -576,10 +595,9 @@ impl SectionsScript {
     fn first_match(
         &self,
         lists: &[Vec<Lead>],
-        file: &InputName,
-        name: &[u8],
-        writable: bool,
+        (file, name, writable): (&InputName, &[u8], bool),
         placing: bool,
+        drops: Drops,
     ) -> Option<(u32, Sort)> {
         let lead = name.get(1).copied().unwrap_or(0) as usize;
         let head = crate::glob::first8(name);
@@ -592,7 +610,7 @@ impl SectionsScript {
             if placing && self.appended_from != BASE && self.left_to_base(e.stmt, name) {
                 continue;
             }
-            if let Some(sort) = self.matches(e.stmt, file, name, writable) {
+            if let Some(sort) = self.matches(e.stmt, file, name, (writable, drops)) {
                 return Some((e.stmt, sort));
             }
         }
@@ -602,7 +620,8 @@ impl SectionsScript {
     /// Whether a `KEEP` statement matches the section, whichever statement places it: GNU ld marks every
     /// section a `KEEP` pattern names as kept, and an output section holding one stays even when empty.
     pub fn keep_matches(&self, file: &InputName, name: &[u8], writable: bool) -> bool {
-        (self.first_match(&self.keep_by_lead, file, name, writable, false)).is_some()
+        let section = (file, name, writable);
+        (self.first_match(&self.keep_by_lead, section, false, self.drops())).is_some()
     }
 
     /// Whether statement `k`'s patterns sort in more than one way (`*(SORT(.text.*) .text)`): GNU ld orders such
@@ -649,7 +668,13 @@ impl SectionsScript {
 
     /// Whether statement `k` matches the section, and with which pattern's sort.
     /// The section's name first: it rejects most statements a section is tried against.
-    fn matches(&self, k: u32, file: &InputName, name: &[u8], writable: bool) -> Option<Sort> {
+    fn matches(
+        &self,
+        k: u32,
+        file: &InputName,
+        name: &[u8],
+        (writable, drops): (bool, Drops),
+    ) -> Option<Sort> {
         let st = &self.stmts[k as usize];
         let sort = match st.sections.is_empty() {
             true => Sort::None,
@@ -662,13 +687,75 @@ impl SectionsScript {
         if !st.file.matches(file) || st.exclude_files.iter().any(|e| e.excludes(file)) {
             return None;
         }
-        let constraint = st.output.and_then(|d| self.outputs[d as usize].constraint);
-        if constraint == Some(Constraint::OnlyIfRo) && writable
-            || constraint == Some(Constraint::OnlyIfRw) && !writable
-        {
-            return None;
+        let Some(d) = st.output else {
+            return Some(sort);
+        };
+        let constraint = self.outputs[d as usize].constraint;
+        let fails = match drops {
+            Drops::Decided(dropped) => dropped[d as usize],
+            Drops::Kept => false,
+            Drops::PerSection => {
+                constraint == Some(Constraint::OnlyIfRo) && writable
+                    || constraint == Some(Constraint::OnlyIfRw) && !writable
+            }
+        };
+        (!fails).then_some(sort)
+    }
+
+    fn drops(&self) -> Drops<'_> {
+        self.dropped
+            .get()
+            .map_or(Drops::PerSection, |d| Drops::Decided(d))
+    }
+
+    /// Whether some description has an `ONLY_IF_RO` or `ONLY_IF_RW` constraint.
+    pub fn has_constraints(&self) -> bool {
+        self.outputs.iter().any(|o| o.constraint.is_some())
+    }
+
+    /// Whether the statement that takes the section when no description is dropped is a constrained
+    /// description's: the sections `decide_constraints` reads.
+    pub fn constrained_match(&self, file: &InputName, name: &[u8], writable: bool) -> bool {
+        let (k, _) = self.select_in(Drops::Kept, file, name, writable);
+        let d = (self.stmts.get(k as usize)).and_then(|st| st.output);
+        d.is_some_and(|d| self.outputs[d as usize].constraint.is_some())
+    }
+
+    /// Whether output description `d` is dropped for this link (`decide_constraints`).
+    pub fn is_dropped(&self, d: usize) -> bool {
+        self.dropped.get().is_some_and(|v| v[d])
+    }
+
+    /// Decides which constrained descriptions this link drops, by GNU ld's rule (`map_input_to_output_sections`):
+    /// in script order, an `ONLY_IF_RO` description stays when every input section it takes is read-only (so
+    /// also when it takes none), an `ONLY_IF_RW` one when one of them is writable; a dropped description takes
+    /// nothing, and its sections go to the statements after it. `sections` are the input sections (file, name,
+    /// writable) that the statements of constrained descriptions take when none is dropped: those are all the
+    /// decisions read. Once only: later calls keep the first decisions.
+    pub fn decide_constraints(&self, sections: &[(InputName, &[u8], bool)]) {
+        let mut dropped = vec![false; self.outputs.len()];
+        let desc = |k: u32| match k < DISCARD {
+            true => self.stmts[k as usize].output.map_or(NONE, |d| d),
+            false => NONE,
+        };
+        let mut at: Vec<u32> = (sections.iter())
+            .map(|(f, n, w)| desc(self.select_in(Drops::Decided(&dropped), f, n, *w).0))
+            .collect();
+        for (d, o) in self.outputs.iter().enumerate() {
+            let Some(c) = o.constraint else { continue };
+            let mut taken = at.iter().zip(sections).filter(|(a, _)| **a as usize == d);
+            let read_only = taken.all(|(_, s)| !s.2);
+            if read_only == (c == Constraint::OnlyIfRo) {
+                continue;
+            }
+            dropped[d] = true;
+            for (a, (f, n, w)) in at.iter_mut().zip(sections) {
+                if *a as usize == d {
+                    *a = desc(self.select_in(Drops::Decided(&dropped), f, n, *w).0);
+                }
+            }
         }
-        Some(sort)
+        let _ = self.dropped.set(dropped);
     }
 
     /// The symbols the script's assignments define (not `.`), in script order. A `PROVIDE` that the script's
@@ -813,10 +900,23 @@ impl SectionsScript {
         d.map_or(b".bss", |d| self.outputs[d as usize].name.as_bytes())
     }
 
-    /// The output description named `name`.
+    /// The first output description named `name` that this link keeps: the one GNU ld's `ADDR`, `SIZEOF` and
+    /// orphans of that name find.
     pub fn output(&self, name: &[u8]) -> Option<usize> {
-        self.outputs.iter().position(|o| o.name.as_bytes() == name)
+        (self.outputs.iter().enumerate())
+            .position(|(d, o)| o.name.as_bytes() == name && !self.is_dropped(d))
     }
+}
+
+/// Which output descriptions a match skips for their constraints.
+#[derive(Clone, Copy)]
+enum Drops<'a> {
+    /// Not decided for the link yet: a constraint is tried on each section alone.
+    PerSection,
+    /// None.
+    Kept,
+    /// Per description, dropped for this link.
+    Decided(&'a [bool]),
 }
 
 /// `OVERLAY`, as the plain commands GNU ld's manual gives as its equivalent: every section at the overlay's

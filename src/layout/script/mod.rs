@@ -33,11 +33,14 @@ pub use orphans::order_sections;
 pub use runs::{Placed, list_runs, place_runs};
 pub use walk::{ScriptAddresses, ScriptExtras, Walk, assign_addresses, nearby_section};
 
-/// An output section for every description of the script (but `/DISCARD/`), in its order, before any input's:
-/// NOBITS without flags until inputs say otherwise (a section of assignments alone is writable NOBITS).
+/// An output section for every description of the script (but `/DISCARD/` and those whose constraint this link
+/// drops), in its order, before any input's: NOBITS without flags until inputs say otherwise (a section of
+/// assignments alone is writable NOBITS). Two descriptions of one name make two sections, as in GNU ld.
 pub(super) fn add_script_sections(sc: &SectionsScript, b: &mut Builder) {
-    for o in sc.outputs.iter().filter(|o| o.name != "/DISCARD/") {
-        b.get_or_add(o.name.as_bytes(), E::SHT_NOBITS, 0);
+    for (d, o) in sc.outputs.iter().enumerate() {
+        if o.name != "/DISCARD/" && !sc.is_dropped(d) {
+            b.add_description(d, o.name.as_bytes());
+        }
     }
 }
 

@@ -8,6 +8,7 @@
 //! right after its section, each later one right after the kind's previous one. Unallocated orphans go last.
 
 use super::settle_flags;
+use crate::index::NONE;
 use crate::layout::OutputSection;
 use crate::layout::rules::Rules;
 use crate::script::sections::{BASE, SectionsScript};
@@ -16,27 +17,27 @@ use object::elf as E;
 /// Output section order under a script. `osecs` holds the script's sections first, in its order, then the
 /// orphans in the order GNU ld meets them, but for the linker-made ones, which GNU ld meets after the first
 /// object's sections (they belong to it): `linker_made` is the range of those, `first_file_end` where the first
-/// object's end.
+/// object's end. `desc` is each section's output description (`NONE` for an orphan).
 pub fn order_sections(
     sc: &SectionsScript,
     rules: &Rules,
-    osecs: &mut [OutputSection],
+    (osecs, desc): (&mut [OutputSection], &[u32]),
     order: &mut [u32],
     (first_file_end, linker_made): (usize, std::ops::Range<usize>),
 ) {
-    for o in osecs.iter_mut() {
-        if let Some(d) = sc.output(&o.name) {
-            settle_flags(sc, d, o);
+    for (o, &d) in osecs.iter_mut().zip(desc) {
+        if d != NONE {
+            settle_flags(sc, d as usize, o);
         }
     }
     if sc.builtin_base {
-        return order_in_builtin(sc, rules, osecs, order);
+        return order_in_builtin(sc, rules, (osecs, desc), order);
     }
     let rank = |i: u32| {
         let o = &osecs[i as usize];
         rules.rank(&o.name, o.sh_type, o.flags)
     };
-    let in_script = |i: usize| sc.output(&osecs[i].name).is_some();
+    let in_script = |i: usize| desc[i] != NONE;
     let mut seq: Vec<u32> = (0..osecs.len())
         .filter(|&i| in_script(i))
         .map(|i| i as u32)
@@ -56,17 +57,15 @@ pub fn order_sections(
         let kind = Kind::of(o);
         let hold = &mut holds[kind as usize];
         if hold.after.is_none() {
+            // The first description of the name, as GNU ld finds it.
             hold.after = (kind.names().iter())
-                .find_map(|n| {
-                    sc.output(n)
-                        .and_then(|_| osecs.iter().position(|s| s.name == *n))
-                })
+                .find_map(|n| (0..osecs.len()).find(|&i| in_script(i) && osecs[i].name == *n))
                 .map(|p| p as u32);
         }
         let after = match hold.after {
             Some(a) => Some(a),
             None => {
-                let (found, exact) = find_by_flags(osecs, &seq, sc, SecBits::of(o), o.sh_type);
+                let (found, exact) = find_by_flags((osecs, desc), &seq, SecBits::of(o), o.sh_type);
                 if exact {
                     hold.after = found;
                 }
@@ -178,17 +177,17 @@ fn note_place(osecs: &[OutputSection], seq: &[u32], align: u64) -> Option<usize>
 fn order_in_builtin(
     sc: &SectionsScript,
     rules: &Rules,
-    osecs: &[OutputSection],
+    (osecs, desc): (&[OutputSection], &[u32]),
     order: &mut [u32],
 ) {
     let builtin: Vec<(u32, i64)> = (osecs.iter().enumerate())
-        .filter(|(_, o)| sc.output(&o.name).is_some_and(|d| sc.groups[d] == BASE))
+        .filter(|&(i, _)| desc[i] != NONE && sc.groups[desc[i] as usize] == BASE)
         .filter_map(|(i, o)| Some((rules.named_rank(&o.name)?, 2 * i as i64)))
         .collect();
     order.sort_by_key(|&i| {
         let o = &osecs[i as usize];
         let rank = rules.rank(&o.name, o.sh_type, o.flags);
-        if sc.output(&o.name).is_some() {
+        if desc[i as usize] != NONE {
             (2 * i as i64, 0)
         } else if !o.is_alloc() {
             (i64::MAX, rank)
@@ -301,19 +300,18 @@ impl SecBits {
 /// zero-fill after any allocated one; TLS among the TLS sections, `.tdata`'s kind before `.tbss`'s). Sections of
 /// the orphan's ELF type first, then of any. A script section counts once it has inputs or data.
 fn find_by_flags(
-    osecs: &[OutputSection],
+    (osecs, desc): (&[OutputSection], &[u32]),
     seq: &[u32],
-    sc: &SectionsScript,
     sec: SecBits,
     sh_type: u32,
 ) -> (Option<u32>, bool) {
     use SecBits as B;
     let exists =
-        |o: &OutputSection| sc.output(&o.name).is_none() || o.flags != 0 || !o.parts.is_empty();
+        |i: u32, o: &OutputSection| desc[i as usize] == NONE || o.flags != 0 || !o.parts.is_empty();
     let cands = || {
         (seq.iter().rev())
             .map(|&i| (i, &osecs[i as usize]))
-            .filter(|(_, o)| exists(o))
+            .filter(|&(i, o)| exists(i, o))
     };
     if sec.has(B::TLS | B::ALLOC) {
         let tls: Vec<(u32, SecBits)> = cands().map(|(i, o)| (i, SecBits::of(o))).collect();

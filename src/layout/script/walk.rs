@@ -135,6 +135,8 @@ pub(super) struct State<'w> {
     cursor: &'w mut [u64],
     pub(super) lma: Vec<u64>,
     placed: Vec<bool>,
+    /// Per output description, its section (`usize::MAX`: none): two of one name have one each.
+    desc_osec: Vec<usize>,
     dot: u64,
     regions: Regions,
     /// Per region (`None`: none), the address and load address of the section GNU ld keeps as its `last_os`:
@@ -347,6 +349,18 @@ pub fn assign_addresses(
             false => vec![0; n],
         },
         placed: vec![false; n],
+        desc_osec: {
+            let mut v = vec![usize::MAX; w.sc.outputs.len()];
+            for (i, &d) in w
+                .script_desc
+                .iter()
+                .enumerate()
+                .filter(|(_, d)| **d != NONE)
+            {
+                v[d as usize] = i;
+            }
+            v
+        },
         dot: 0,
         regions: Regions::new(&w.sc.region_aliases),
         last_os: HashMap::default(),
@@ -417,9 +431,9 @@ pub fn assign_addresses(
                 }
                 st.assign(a, None, k)?
             }
-            SectionsCommand::Output(o) => {
-                // A second description of a name (`ONLY_IF_RW` after `ONLY_IF_RO`) adds nothing.
-                let Some(i) = st.osecs.iter().position(|x| x.name == o.name.as_bytes()) else {
+            SectionsCommand::Output(_) => {
+                // None for `/DISCARD/` and a description whose constraint failed.
+                let Some(i) = st.command_section(k) else {
                     continue;
                 };
                 if st.placed[i] {
@@ -550,16 +564,21 @@ fn pass_values(st: &State) -> Vec<(String, Value)> {
 /// Whether the next output section after command `k` is a kept unallocated one with contents: GNU ld then puts
 /// the orphans after the assignments to `.` before it too.
 fn before_unallocated(st: &State, k: usize) -> bool {
-    let rest = st.w.sc.commands.get(k + 1..).unwrap_or(&[]);
-    let next = rest.iter().find_map(|c| match c {
-        SectionsCommand::Output(o) => Some(o.name.as_bytes()),
-        _ => None,
-    });
-    next.and_then(|name| st.osecs.iter().position(|x| x.name == name))
+    let next = (k + 1..st.w.sc.commands.len())
+        .find(|&j| matches!(st.w.sc.commands[j], SectionsCommand::Output(_)));
+    next.and_then(|j| st.command_section(j))
         .is_some_and(|i| st.w.keep[i] && !st.osecs[i].is_alloc() && st.osecs[i].size > 0)
 }
 
 impl State<'_> {
+    /// The output section of command `k`, an output description that made one.
+    fn command_section(&self, k: usize) -> Option<usize> {
+        let d = *self.w.sc.command_desc.get(k)?;
+        (d != NONE)
+            .then(|| self.desc_osec[d as usize])
+            .filter(|&i| i != usize::MAX)
+    }
+
     /// A symbol assignment, or one to `.` (inside the output section at `inside`, where it may not move
     /// backwards); `cmd` is the index of a command outside the sections (`usize::MAX` inside one).
     fn assign(&mut self, a: &Assignment, inside: Option<u64>, cmd: usize) -> Result<(), String> {
@@ -679,12 +698,7 @@ impl State<'_> {
                 && w.script_desc.get(self.pending).is_none_or(|&d| d == NONE))
             .then_some(self.pending);
             let next = orphan.or_else(|| {
-                w.sc.commands.get(cmd.saturating_add(1)..).and_then(|rest| {
-                    rest.iter().find_map(|c| match c {
-                        SectionsCommand::Output(o) => self.section_id(&o.name).map(OsecId::index),
-                        _ => None,
-                    })
-                })
+                (cmd.saturating_add(1)..w.sc.commands.len()).find_map(|j| self.command_section(j))
             });
             let mut os = next;
             while let Some(i) = os
@@ -1126,7 +1140,7 @@ impl State<'_> {
                 _ => {}
             }
         }
-        // Sections of a statement of another description of this name (`ONLY_IF_RW` beside `ONLY_IF_RO`).
+        // The orphans of its name that joined it, after every statement's.
         while next < list.len() {
             next = self.place_next(i, addr, (next, &mut run), subalign, &mut merged_at);
         }
