@@ -1401,3 +1401,56 @@ fn unique_and_force_group_allocation_as_gnu_ld() {
         );
     }
 }
+
+/// `ld -r -T` with two output section descriptions of one name: two output sections, each with its own inputs,
+/// as GNU ld makes them; `ONLY_IF_RO`/`ONLY_IF_RW` pairs by GNU ld's rule (both kept, or one dropped and its
+/// sections left to the statements after it). The sections (name, type, size, flags) are GNU ld's, compared
+/// without their order (rivet's `-r` orders its sections by kind, not by the script).
+#[test]
+fn two_descriptions_of_one_name_in_partial_link_as_gnu_ld() {
+    let Some((dir, _, _)) = common::against_gnu_ld("reloc-two-of-a-name", &["as"]) else {
+        return;
+    };
+    let (linker, _) = common::linker_under_test();
+    std::fs::write(
+        dir.join("a.s"),
+        ".section .text.a,\"ax\"\nnop\nnop\n.section .text.b,\"ax\"\nret\n.section .data,\"aw\"\n.quad 1\n\
+         .section .ro1,\"a\"\n.long 2\n.section .rw1,\"aw\"\n.short 3\n.section .orph,\"a\"\n.byte 4\n",
+    )
+    .unwrap();
+    common::tool_ok("as", &["a.s", "-o", "a.o"], &dir);
+    let scripts = [
+        "SECTIONS { .text : { *(.text.a) } .data : { *(.data) } .text : { *(.text.b) } }\n",
+        "SECTIONS { .x : ONLY_IF_RO { *(.ro*) } .data : { *(.data) } .x : ONLY_IF_RW { *(.rw*) } }\n",
+        "SECTIONS { .x : ONLY_IF_RW { *(.ro*) } .data : { *(.data) } .x : ONLY_IF_RO { *(.ro*) } \
+         .y : { *(.rw*) } }\n",
+        "SECTIONS { .x : ONLY_IF_RO { *(.ro*) *(.rw*) } .x : ONLY_IF_RW { *(.ro*) *(.rw*) } }\n",
+    ];
+    let sections = |o: &str| {
+        let s = common::tool_ok("readelf", &["-SW", o], &dir);
+        let mut v: Vec<String> = (s.lines())
+            .filter_map(|l| {
+                let l = l.split_once(']')?.1;
+                let f: Vec<&str> = l.split_whitespace().collect();
+                let name = *f.first()?;
+                let keep =
+                    name.starts_with('.') && !name.starts_with(".rela") && !name.ends_with("tab");
+                // Name, type, size and flags (the column after the entry size, where there is one).
+                keep.then(|| format!("{name} {} {} {}", f[1], f[4], f.get(6).unwrap_or(&"")))
+            })
+            .collect();
+        v.sort();
+        v
+    };
+    for (k, script) in scripts.iter().enumerate() {
+        std::fs::write(dir.join("r.ld"), script).unwrap();
+        let args = ["-r", "-T", "r.ld", "a.o", "-o"];
+        common::tool_ok("ld.bfd", &[&args[..], &["bfd.o"]].concat(), &dir);
+        link_ok(&linker, &[&args[..], &["test.o"]].concat(), &dir);
+        assert_eq!(
+            sections("test.o"),
+            sections("bfd.o"),
+            "script {k}: {script}"
+        );
+    }
+}

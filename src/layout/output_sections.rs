@@ -248,11 +248,14 @@ fn script_output_name<'a>(
     }
 }
 
+/// An output section name of a file's sections (see `FileNames`).
+type FileName<'a> = ((&'a [u8], u32), u32, u64, u64, bool);
+
 /// One file's output section names (name and script description or `NONE`, type, flags, alignment, whether a
 /// section is not merged; first-seen order), its sections' indices in that list,
 /// its live merge sections, and its `.text` inputs outside `rules::TEXT_MAIN` (`SectionMap::text_groups`).
 type FileNames<'a> = (
-    Vec<((&'a [u8], u32), u32, u64, u64, bool)>,
+    Vec<FileName<'a>>,
     Vec<OsecId>,
     Vec<SecIdx>,
     Vec<(SecIdx, u8)>,
@@ -263,7 +266,7 @@ type FileNames<'a> = (
 fn file_names<'a>(cx: &Cx<'a>, f: FileId) -> FileNames<'a> {
     let (live, script) = (cx.live, cx.config.sections.as_deref());
     let o = &cx.res.objects[f.index()];
-    let mut v: Vec<((&[u8], u32), u32, u64, u64, bool)> = Vec::new();
+    let mut v: Vec<FileName> = Vec::new();
     let mut local = vec![OsecId::NONE; o.sections.len()];
     let mut merge = Vec::new();
     let mut groups = Vec::new();

@@ -90,14 +90,37 @@ pub fn target<'s>(sc: &'s SectionsScript, res: &Resolved, f: FileId, s: SecIdx) 
     }
 }
 
-/// The alignment a description's `ALIGN(n)` asks for its output section named `name` (1 without).
-pub fn align(sc: &SectionsScript, name: &[u8]) -> u64 {
+/// The alignment a description's `ALIGN(n)` asks for its output section named `name` (1 without): description
+/// `desc`'s, or the first of that name's.
+pub fn align(sc: &SectionsScript, name: &[u8], desc: Option<u32>) -> u64 {
     let env = crate::script::sections::NoEnv;
-    (sc.output(name))
+    (desc.map(|d| d as usize).or_else(|| sc.output(name)))
         .and_then(|d| sc.outputs[d].align.as_ref())
         .and_then(|e| e.eval(&env).ok())
         .and_then(|v| v.max(1).checked_next_power_of_two())
         .unwrap_or(1)
+}
+
+/// Which `ONLY_IF_RO`/`ONLY_IF_RW` descriptions the script keeps for the sections of `files` that `taken` says a
+/// statement may place (`SectionsScript::decide_constraints`, as a final link decides them).
+pub fn decide_constraints(
+    sc: &SectionsScript,
+    res: &Resolved,
+    files: &[FileId],
+    taken: impl Fn(FileId, SecIdx) -> bool,
+) {
+    let mut sections = Vec::new();
+    for &f in files {
+        let o = &res.objects[f.index()];
+        for (s, sec) in o.secs().filter(|&(s, _)| taken(f, s)) {
+            let (file, name) = (InputName::of(&o.name), o.sec_name(s.index()));
+            let writable = sec.flags() & object::elf::SHF_WRITE as u64 != 0;
+            if sc.constrained_match(&file, name, writable) {
+                sections.push((file, name, writable));
+            }
+        }
+    }
+    sc.decide_constraints(&sections);
 }
 
 /// Where a section goes among its output section's inputs: statement, then its file's name where the statement

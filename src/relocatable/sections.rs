@@ -106,6 +106,17 @@ pub fn plan<A: crate::arch::Arch>(
     let load_order: Vec<FileId> = (files.files(res.objects.len()))
         .filter(|f| res.object_live[f.index()])
         .collect();
+    // Under a script, per output description: its section (two of one name make two, as in GNU ld).
+    let mut by_desc: HashMap<u32, OsecId> = HashMap::new();
+    if let Some(sc) = script.filter(|sc| sc.has_constraints()) {
+        let taken = |f: FileId, s: SecIdx| {
+            let name = res.objects[f.index()].sec_name(s.index());
+            kept(config, res, f, s, strip_debug)
+                && !in_group(config, res.objects[f.index()].sec(s).flags())
+                && !unique_by_glob(config, name)
+        };
+        super::script::decide_constraints(sc, res, &load_order, taken);
+    }
     for &f in &load_order {
         let o = &res.objects[f.index()];
         let here = &mut place[f.index()];
@@ -121,6 +132,7 @@ pub fn plan<A: crate::arch::Arch>(
             let grouped = in_group(config, sec.flags());
             let link_order = sec.flags() & E::SHF_LINK_ORDER as u64 != 0;
             let mut apart = grouped || link_order || unique(config, res, f, s);
+            let mut desc = None;
             // A script's statement: its output section (link-order sections of one name join, as the kernel's
             // module loader finds `__patchable_function_entries` by name); group members keep their own, and
             // so do those `--unique=GLOB` names (GNU ld's statements pass them over).
@@ -135,28 +147,38 @@ pub fn plan<A: crate::arch::Arch>(
                     }
                     super::script::Target::Orphan => {}
                     super::script::Target::Output(out, k, sort) => {
-                        (name, apart) = (out, false);
+                        (name, apart, desc) = (out, false, sc.stmts[k as usize].output);
                         key = super::script::sort_key(res, (f, s), (sc, k), sort);
                     }
                 }
             }
-            let id = match by_name.get(name) {
-                Some(&id) if !apart => id,
+            // A description's section is its own but for the first of its name, which orphans of the name join.
+            let first_of_name = || desc.is_some_and(|d| sc_first(script, name) == Some(d));
+            let known = match desc {
+                Some(d) => (by_desc.get(&d).copied())
+                    .or_else(|| by_name.get(name).copied().filter(|_| first_of_name())),
+                None => by_name.get(name).copied(),
+            };
+            let id = match known {
+                Some(id) if !apart => id,
                 _ => {
                     let id = OsecId::new(osecs.len());
                     let mut out = new_osec(name, sec.shdr);
                     out.apart = apart;
                     if let Some(sc) = script {
-                        out.align = out.align.max(super::script::align(sc, name));
+                        out.align = out.align.max(super::script::align(sc, name, desc));
                     }
                     osecs.push(out);
                     keys.push(Vec::new());
-                    if !apart {
+                    if !apart && (desc.is_none() || first_of_name()) {
                         by_name.insert(name.to_vec(), id);
                     }
                     id
                 }
             };
+            if let Some(d) = desc.filter(|_| !apart) {
+                by_desc.insert(d, id);
+            }
             let out = &mut osecs[id.index()];
             if !out.parts.is_empty() {
                 combine(out, sec.shdr);
@@ -207,6 +229,11 @@ pub fn plan<A: crate::arch::Arch>(
         None => order(&plan.osecs, meet_order(&plan, res)),
     };
     Ok(plan)
+}
+
+/// The first output description named `name` the script keeps, if any.
+fn sc_first(script: Option<&crate::script::sections::SectionsScript>, name: &[u8]) -> Option<u32> {
+    script.and_then(|sc| sc.output(name)).map(|d| d as u32)
 }
 
 /// Whether section flags `flags` make an input section a member of a group the output keeps.
