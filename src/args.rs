@@ -219,6 +219,9 @@ pub struct Config {
     /// `--warn-execstack` (`Some(true)`), `--no-warn-execstack` (`Some(false)`); unset, GNU ld's default: warn
     /// about the objects that make the stack executable, not about `-z execstack`.
     pub warn_execstack: Option<bool>,
+    /// `-z unique-symbol`: each input's local symbol named with `.N` appended, N counting the locals of that
+    /// name before it, so that no two locals share a name in `.strtab` (GNU ld's option, for live patching).
+    pub unique_symbol: bool,
     /// `-z stack-size=N`: the stack size `PT_GNU_STACK` asks for (0: the system's default).
     pub stack_size: u64,
     /// `--relax` (default): GOT loads of local symbols become direct references.
@@ -476,6 +479,7 @@ impl Default for Config {
             execstack: false,
             noexecstack: false,
             warn_execstack: None,
+            unique_symbol: false,
             stack_size: 0,
             relax: true,
             dynamic_undefined_weak: None,
@@ -1104,6 +1108,8 @@ pub const Z_KEYWORDS: &[&str] = &[
     "lazy",
     "execstack",
     "noexecstack",
+    "unique-symbol",
+    "nounique-symbol",
     "text",
     "notext",
     "textoff",
@@ -2042,6 +2048,8 @@ fn apply_z(cfg: &mut Config, keyword: &str) -> Result<(), String> {
             cfg.execstack = false;
             cfg.noexecstack = true;
         }
+        "unique-symbol" => cfg.unique_symbol = true,
+        "nounique-symbol" => cfg.unique_symbol = false,
         "text" => cfg.z_text = true,
         "notext" | "textoff" => {
             cfg.z_text = false;

@@ -249,3 +249,59 @@ fn pointer_arrays_have_an_entry_size() {
     }
     assert_eq!(views[1], views[0]);
 }
+
+/// `-z unique-symbol`: every input's local symbol (not file or section symbols) gets `.N`, N counting the locals
+/// of that name before it, in final and partial links, as GNU ld names them; `-z nounique-symbol` undoes it.
+#[test]
+fn unique_symbol_names_locals_as_gnu_ld() {
+    let Some((dir, _, _)) = common::against_gnu_ld("drop-in-unique-symbol", &["gcc", "readelf"])
+    else {
+        return;
+    };
+    let (linker, _) = common::linker_under_test();
+    let sources = [
+        (
+            "u1.c",
+            "static int helper(int x) { return x + 1; }\nint a(int x) { return helper(x); }\n\
+             static int counter;\nint *ca(void) { return &counter; }\n",
+        ),
+        (
+            "u2.c",
+            "static int helper(int x) { return x + 2; }\nint a(int);\n\
+             int b(int x) { static int counter; counter++; return helper(x) + a(x) + counter; }\n",
+        ),
+    ];
+    for (name, text) in sources {
+        std::fs::write(dir.join(name), text).unwrap();
+        common::tool_ok("gcc", &["-O0", "-c", name], &dir);
+    }
+    let locals = |out: &str| -> Vec<String> {
+        let s = common::tool_ok("readelf", &["-sW", out], &dir);
+        (s.lines())
+            .map(|l| l.split_whitespace().collect::<Vec<_>>())
+            .filter(|f| f.len() == 8 && f[4] == "LOCAL" && f[3] != "SECTION")
+            .map(|f| format!("{} {}", f[3], f[7]))
+            .collect()
+    };
+    for args in [
+        &["-e", "b", "-z", "unique-symbol"][..],
+        &["-r", "-z", "unique-symbol"],
+        &["-e", "b", "-z", "unique-symbol", "-z", "nounique-symbol"],
+    ] {
+        let run = |ld: &str, out: &str| {
+            let o = common::tool(
+                ld,
+                &[args, &["u1.o", "u2.o", "-o", out]].concat(),
+                Some(&dir),
+            );
+            assert!(o.success(), "{}", o.log());
+            locals(out)
+        };
+        let gnu = run("ld.bfd", "gnu.out");
+        assert!(
+            args.len() == 6 || gnu.iter().any(|l| l.ends_with("helper.1")),
+            "{gnu:?}"
+        );
+        assert_eq!(run(linker.to_str().unwrap(), "test.out"), gnu, "{args:?}");
+    }
+}

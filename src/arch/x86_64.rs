@@ -158,7 +158,7 @@ fn tlsgd_sequence(data: &[u8], off: u64) -> Option<(usize, usize)> {
     if lea != [0x48, 0x8d, 0x3d] {
         return None;
     }
-    if data.get(off - 4) == Some(&0x66) {
+    if off.checked_sub(4).and_then(|p| data.get(p)) == Some(&0x66) {
         let call = data.get(off + 4..off + 12)?;
         if call[..4] == [0x66, 0x66, 0x48, 0xe8] || call[..4] == [0x66, 0x48, 0xff, 0x15] {
             return Some((off - 4, 16));

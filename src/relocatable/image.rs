@@ -212,7 +212,7 @@ pub fn build<A: Arch>(
             headers.push(r);
         }
     }
-    let (symtab, strtab) = symtab_bytes(syms, &num, class);
+    let (symtab, strtab) = symtab_bytes(syms, &num, class, config.unique_symbol);
     let mut h = header(
         shstr.add(b".symtab"),
         E::SHT_SYMTAB,
@@ -400,8 +400,16 @@ fn signature(res: &Resolved, plan: &Plan, syms: &SymbolTable, g: &super::section
     syms.local_index[f.index()][i]
 }
 
-fn symtab_bytes(syms: &SymbolTable, num: &Numbering, class: Class) -> (Vec<u8>, Vec<u8>) {
+/// `.symtab` and `.strtab`; with `unique` (`-z unique-symbol`), each local but file and section symbols named
+/// with `.N` appended, N counting the locals of that name before it.
+fn symtab_bytes(
+    syms: &SymbolTable,
+    num: &Numbering,
+    class: Class,
+    unique: bool,
+) -> (Vec<u8>, Vec<u8>) {
     let mut strtab = StrTab::new();
+    let mut seen: std::collections::HashMap<&[u8], u32> = std::collections::HashMap::new();
     let mut v = Vec::with_capacity(syms.syms.len() * class.sym_size() as usize);
     for s in &syms.syms {
         let shndx: u16 = match s.place {
@@ -411,7 +419,20 @@ fn symtab_bytes(syms: &SymbolTable, num: &Numbering, class: Class) -> (Vec<u8>, 
             Place::Sec(id) => num.osec[id.index()] as u16,
             Place::Group(g) => 1 + g as u16,
         };
-        v.extend_from_slice(&strtab.add(s.name).to_le_bytes());
+        let renamed = (unique
+            && !s.name.is_empty()
+            && s.info >> 4 == E::STB_LOCAL
+            && !matches!(s.info & 0xf, E::STT_FILE | E::STT_SECTION))
+        .then(|| {
+            let n = seen.entry(s.name).or_insert(0);
+            *n += 1;
+            [s.name, format!(".{}", *n - 1).as_bytes()].concat()
+        });
+        v.extend_from_slice(
+            &strtab
+                .add(renamed.as_deref().unwrap_or(s.name))
+                .to_le_bytes(),
+        );
         if class.elf32 {
             v.extend_from_slice(&(s.value as u32).to_le_bytes());
             v.extend_from_slice(&(s.size as u32).to_le_bytes());

@@ -38,6 +38,9 @@ pub struct Contents {
     pub section_syms: Vec<OsecId>,
     /// The order the files' symbols are listed in (GNU ld's load order).
     pub order: FileOrder,
+    /// `-z unique-symbol`: per file, the number appended to each of its locals that go in (not its file
+    /// symbols), in symbol order; empty without the option.
+    pub suffixes: Vec<Vec<u32>>,
 }
 
 impl Contents {
@@ -168,6 +171,11 @@ pub fn contents(
             })
             .collect()
     };
+    let mut counts = counts;
+    let suffixes = match config.unique_symbol {
+        true => unique_suffixes(res, order, &members, &mut counts),
+        false => Vec::new(),
+    };
     let (extra_local, extra) = all_extra.into_iter().partition(|&g| {
         res.defs[g.index()] == Def::Linker && linker_entry(config, res, g).0 == E::STB_LOCAL
     });
@@ -183,7 +191,34 @@ pub fn contents(
         gnu_ext,
         section_syms: Vec::new(),
         order: order.clone(),
+        suffixes,
     }
+}
+
+/// `-z unique-symbol`'s numbers: the objects' locals that go in (but file symbols), in listing order, each
+/// numbered by how many of that name came before it, as GNU ld numbers them (a name met once gets `.0`). Each
+/// file's string bytes grow by the suffixes. Serial: only with the option.
+fn unique_suffixes(
+    res: &Resolved,
+    order: &FileOrder,
+    members: &[Vec<u64>],
+    counts: &mut [(u32, u32, u64)],
+) -> Vec<Vec<u32>> {
+    let mut seen: std::collections::HashMap<&[u8], u32> = std::collections::HashMap::new();
+    let mut suffixes = vec![Vec::new(); members.len()];
+    for f in order.files(res.objects.len()) {
+        let (o, bits) = (&res.objects[f.index()], &members[f.index()]);
+        for i in 1..o.first_global.min(bits.len() * 64) {
+            if bits[i / 64] >> (i % 64) & 1 == 0 || o.syms[i].st_type() == E::STT_FILE {
+                continue;
+            }
+            let n = seen.entry(o.sym_name(i)).or_insert(0);
+            suffixes[f.index()].push(*n);
+            counts[f.index()].2 += 1 + n.to_string().len() as u64;
+            *n += 1;
+        }
+    }
+    suffixes
 }
 
 /// Whether object `f` puts a section of its own in the output: a kept one that is not merged into pieces shared
@@ -411,6 +446,7 @@ fn write_file_symbols(
 ) {
     let o = &res.objects[f.index()];
     let (mut li, mut fi, mut gi, mut so) = (0usize, 0usize, 0usize, 0usize);
+    let (suffixes, mut ui) = (contents.suffixes.get(f.index()).map_or(&[][..], |s| s), 0);
     let members = contents.members[f.index()]
         .iter()
         .enumerate()
@@ -479,6 +515,17 @@ fn write_file_symbols(
         sb[name.len()] = 0;
         *idx += 1;
         so += name.len() + 1;
+        if i < o.first_global && ty != E::STT_FILE {
+            if let Some(&n) = suffixes.get(ui) {
+                // `-z unique-symbol`: the name's `.N`, in place of its terminator.
+                let digits = format!(".{n}");
+                let at = so - 1;
+                out.names[at..at + digits.len()].copy_from_slice(digits.as_bytes());
+                out.names[at + digits.len()] = 0;
+                so += digits.len();
+            }
+            ui += 1;
+        }
     }
 }
 
