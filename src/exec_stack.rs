@@ -10,7 +10,6 @@
 use crate::args::Config;
 use crate::index::FileId;
 use crate::resolve::Resolved;
-use object::elf as E;
 
 /// The linked objects' notes, walked in load order as GNU ld walks its inputs.
 pub struct StackNotes {
@@ -33,12 +32,10 @@ impl StackNotes {
             if !res.object_live[f.index()] {
                 continue;
             }
-            let o = &res.objects[f.index()];
-            let note = (0..o.sections.len()).find(|&s| o.sec_name(s) == b".note.GNU-stack");
-            match note {
-                Some(s) => {
+            match res.objects[f.index()].stack_note {
+                Some(exec) => {
                     notes.any = true;
-                    if o.shdrs[s].sh_flags.get(crate::elf::LE) & E::SHF_EXECINSTR as u64 != 0 {
+                    if exec {
                         notes.exec = Some(f);
                         break;
                     }

@@ -207,6 +207,9 @@ pub struct ObjectFile {
     pub symvers: Vec<(u32, Data, bool)>,
     /// The 4-byte program properties of its `.note.gnu.property` (type, value), or `None` without that note.
     pub gnu_props: Option<Vec<(u32, u32)>>,
+    /// Its `.note.GNU-stack`: whether it asks for an executable stack (`SHF_EXECINSTR`), `None` without the note
+    /// (`exec_stack`).
+    pub stack_note: Option<bool>,
     /// The `SHT_REL` section of its `.llvm.call-graph-profile` (clang PGO, `.cg_profile`), 0 without one: read
     /// only by the call graph sort (`layout::call_graph`).
     pub cg_profile_rel: u32,
@@ -539,6 +542,7 @@ fn parse_object(input: ObjectInput) -> std::result::Result<ObjectFile, String> {
         link_order: false,
         symvers,
         gnu_props: None,
+        stack_note: None,
         cg_profile_rel: 0,
         lazy_defined: Vec::new(),
         indexed: None,
@@ -661,7 +665,9 @@ impl ObjectFile {
                 };
                 self.debug_secs = first..i as u32 + 1;
             }
-            if sname == b".note.gnu.property" && sh.sh_type.get(LE) == E::SHT_NOTE {
+            if sname == b".note.GNU-stack" {
+                self.stack_note = Some(sh.sh_flags.get(LE) & E::SHF_EXECINSTR as u64 != 0);
+            } else if sname == b".note.gnu.property" && sh.sh_type.get(LE) == E::SHT_NOTE {
                 let d = elf::section_data(data, sh).map_err(&ctx)?;
                 let props = elf::note_properties(d)
                     .map_err(|e| ctx(format!("section .note.gnu.property: {e}")))?;
