@@ -1346,3 +1346,39 @@ fn two_text_sections_run() {
     assert_eq!(run.status.code(), Some(5));
     assert_eq!(run.stdout, b"hi\n");
 }
+
+/// A symbol defined in an output section the script's link drops (empty) is listed in `.symtab` in a neighbouring
+/// section, as GNU ld moves it, never as undefined (`SHN_UNDEF` made `nm` and debuggers take it for a reference).
+#[test]
+fn symbols_of_a_dropped_section_stay_defined() {
+    let Some((dir, _, _)) = common::against_gnu_ld("script-dropped-symbols", &["as", "readelf"])
+    else {
+        return;
+    };
+    let (linker, _) = common::linker_under_test();
+    let asm = ".section .mysec,\"aw\"\n.globl in_empty\nin_empty:\n\
+        .text\n.globl _start\n_start: movq $in_empty, %rax\nret\n\
+        .section .note.GNU-stack,\"\",@progbits\n";
+    std::fs::write(dir.join("e.s"), asm).unwrap();
+    std::fs::write(
+        dir.join("e.ld"),
+        "SECTIONS { .text 0x401000 : { *(.text) } .mysec : { *(.mysec) } .data : { *(.data) } }\n",
+    )
+    .unwrap();
+    common::tool_ok("as", &["e.s", "-o", "e.o"], &dir);
+    let entry = |ld: &str, out: &str| {
+        let o = common::tool(ld, &["-T", "e.ld", "e.o", "-o", out], Some(&dir));
+        assert!(o.success(), "{}", o.log());
+        let s = common::tool_ok("readelf", &["-sW", out], &dir);
+        let line = s
+            .lines()
+            .find(|l| l.ends_with(" in_empty"))
+            .unwrap()
+            .to_string();
+        common::squash_ws(line.split_once(':').unwrap().1.trim())
+    };
+    assert_eq!(
+        entry(linker.to_str().unwrap(), "test"),
+        entry("ld.bfd", "gnu")
+    );
+}

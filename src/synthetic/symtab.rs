@@ -309,6 +309,10 @@ pub trait Places: Sync {
     fn linker_symbol(&self, g: SymId, st_type: u8) -> (u16, u64);
     /// An output section's index and address, for its section symbol.
     fn output_section(&self, i: OsecId) -> (u16, u64);
+    /// The header index of the last allocated output section that holds `addr` (its end included), or
+    /// `SHN_ABS`: where a symbol of a section the output dropped (empty under a script) is listed, as GNU ld
+    /// moves it to a neighbour.
+    fn section_holding(&self, addr: u64) -> u16;
     /// A global no object defines (imported, or left undefined in a dynamic output), which has slots: its
     /// binding and type as in `.dynsym`, its section index (`SHN_UNDEF`, or for data copied into the output the
     /// section of the copy, as GNU ld lists it), its value (the copy's or a canonical PLT entry's address, else 0)
@@ -498,12 +502,15 @@ fn write_file_symbols(
         let place = if ty == E::STT_FILE {
             (E::SHN_ABS, 0, 0)
         } else {
-            let section = if shndx == E::SHN_ABS as u32 {
-                E::SHN_ABS
-            } else {
-                places.section_index(f, shndx)
+            let value = places.value(f, i, ty);
+            let section = match shndx == E::SHN_ABS as u32 {
+                true => E::SHN_ABS,
+                false => match places.section_index(f, shndx) {
+                    E::SHN_UNDEF if ty != E::STT_TLS => places.section_holding(value),
+                    section => section,
+                },
             };
-            (section, places.value(f, i, ty), places.size(f, i))
+            (section, value, places.size(f, i))
         };
         write_entry(
             &mut entries[24 * *idx..24 * *idx + 24],

@@ -1344,11 +1344,7 @@ impl dynsym::Places for DynsymPlaces<'_, '_> {
     }
     #[inline]
     fn section_holding(&self, v: u64) -> u16 {
-        (self.0.lay.osecs.iter())
-            .filter(|o| o.shndx != 0 && o.is_alloc() && o.addr <= v && v <= o.addr + o.size)
-            .map(|o| o.shndx as u16)
-            .next_back()
-            .unwrap_or(E::SHN_ABS)
+        symtab::Places::section_holding(self.0, v)
     }
     #[inline]
     fn dtp_offset(&self, addr: u64) -> u64 {
@@ -1493,6 +1489,13 @@ impl symtab::Places for WriteCx<'_> {
     fn output_section(&self, i: OsecId) -> (u16, u64) {
         let o = &self.lay.osecs[i.index()];
         (o.shndx as u16, o.addr)
+    }
+    fn section_holding(&self, v: u64) -> u16 {
+        (self.lay.osecs.iter())
+            .filter(|o| o.shndx != 0 && o.is_alloc() && o.addr <= v && v <= o.addr + o.size)
+            .map(|o| o.shndx as u16)
+            .next_back()
+            .unwrap_or(E::SHN_ABS)
     }
     fn import(&self, g: SymId) -> symtab::Import {
         let Some(x) = self.lay.aux_of(g) else {
