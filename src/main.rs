@@ -27,6 +27,7 @@ mod index;
 mod input;
 mod intern;
 mod layout;
+mod link_warnings;
 mod load_order;
 mod map;
 mod merge;
@@ -487,6 +488,7 @@ fn link<A: Arch>(config: &args::Config, release_inputs: bool) -> diag::Result<()
         let _t = timing::span("resolve symbols");
         resolve::resolve(config, parsed)?
     };
+    link_warnings::report(&resolved);
     if config.trace {
         // -t: every file the link uses (archive members that were pulled in, shared objects kept).
         for (f, o) in resolved.objects.iter().enumerate() {

@@ -210,6 +210,9 @@ pub struct ObjectFile {
     /// Its `.note.GNU-stack`: whether it asks for an executable stack (`SHF_EXECINSTR`), `None` without the note
     /// (`exec_stack`).
     pub stack_note: Option<bool>,
+    /// Its `.gnu.warning.SYMBOL` sections: the warning a final link gives where `SYMBOL` is referenced
+    /// (`link_warnings`).
+    pub warning_secs: Vec<u32>,
     /// The `SHT_REL` section of its `.llvm.call-graph-profile` (clang PGO, `.cg_profile`), 0 without one: read
     /// only by the call graph sort (`layout::call_graph`).
     pub cg_profile_rel: u32,
@@ -320,6 +323,8 @@ pub struct SharedFile {
     pub shdrs: &'static [Shdr],
     /// Its `PT_GNU_RELRO` address range, if any.
     pub relro: Option<(u64, u64)>,
+    /// Its `.gnu.warning.SYMBOL` sections as (`SYMBOL`, warning text) (`link_warnings`).
+    pub warnings: Vec<(Data, Data)>,
 }
 
 impl SharedFile {
@@ -420,7 +425,7 @@ fn classify(name: &[u8], sh: &Shdr) -> SectionKind {
         || name == b".note.GNU-stack"
         || name == b".note.gnu.property"
         || name.starts_with(b".gnu.lto_")
-        || name == b".gnu.warning"
+        || name.starts_with(b".gnu.warning")
     {
         return SectionKind::Ignored;
     }
@@ -543,6 +548,7 @@ fn parse_object(input: ObjectInput) -> std::result::Result<ObjectFile, String> {
         symvers,
         gnu_props: None,
         stack_note: None,
+        warning_secs: Vec::new(),
         cg_profile_rel: 0,
         lazy_defined: Vec::new(),
         indexed: None,
@@ -665,7 +671,9 @@ impl ObjectFile {
                 };
                 self.debug_secs = first..i as u32 + 1;
             }
-            if sname == b".note.GNU-stack" {
+            if sname.starts_with(b".gnu.warning.") {
+                self.warning_secs.push(i as u32);
+            } else if sname == b".note.GNU-stack" {
                 self.stack_note = Some(sh.sh_flags.get(LE) & E::SHF_EXECINSTR as u64 != 0);
             } else if sname == b".note.gnu.property" && sh.sh_type.get(LE) == E::SHT_NOTE {
                 let d = elf::section_data(data, sh).map_err(&ctx)?;
@@ -947,6 +955,7 @@ fn parse_shared(input: SharedInput) -> std::result::Result<SharedFile, String> {
     if !versym.is_empty() && versym.len() != syms.len() {
         return Err(ctx(".gnu.version does not match .dynsym".into()));
     }
+    let warnings = link_warning_sections(data, eh, shdrs);
     let mut global_names = Vec::with_capacity(syms.len().saturating_sub(first_global));
     for (i, s) in syms.iter().enumerate().skip(first_global) {
         let n = elf::cstr(strtab, s.st_name.get(LE))
@@ -966,7 +975,27 @@ fn parse_shared(input: SharedInput) -> std::result::Result<SharedFile, String> {
         objects_before,
         shdrs,
         relro: elf::relro_range(data, eh),
+        warnings,
     })
+}
+
+/// A shared object's `.gnu.warning.SYMBOL` sections as (`SYMBOL`, text up to its NUL); sections whose names or
+/// contents cannot be read give none (the warnings are advice, not part of the link).
+fn link_warning_sections(data: Data, eh: &elf::Ehdr, shdrs: &[Shdr]) -> Vec<(Data, Data)> {
+    let Some(names) = shdrs
+        .get(elf::shstrndx(eh, shdrs))
+        .and_then(|sh| elf::section_data(data, sh).ok())
+    else {
+        return Vec::new();
+    };
+    (shdrs.iter())
+        .filter_map(|sh| {
+            let name = elf::cstr(names, sh.sh_name.get(LE)).ok()?;
+            let sym = name.strip_prefix(b".gnu.warning.")?;
+            let text = elf::section_data(data, sh).ok()?;
+            Some((sym, text.split(|&b| b == 0).next().unwrap_or(text)))
+        })
+        .collect()
 }
 
 fn parse_verdef(
