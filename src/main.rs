@@ -488,7 +488,10 @@ fn link<A: Arch>(config: &args::Config, release_inputs: bool) -> diag::Result<()
         let _t = timing::span("resolve symbols");
         resolve::resolve(config, parsed)?
     };
-    link_warnings::report(&resolved);
+    {
+        let _t = timing::span("link warnings");
+        link_warnings::report(&resolved);
+    }
     if config.trace {
         // -t: every file the link uses (archive members that were pulled in, shared objects kept).
         for (f, o) in resolved.objects.iter().enumerate() {
