@@ -112,3 +112,56 @@ fn unallocated_order_as_gnu_ld() {
         assert_eq!(unallocated("test"), unallocated("gnu"), "{x}");
     }
 }
+
+/// A kernel module's `-r -T` script (its statements and the orphans among them) and a script naming `.text`
+/// and `.data` only: sections in GNU ld's order.
+#[test]
+fn partial_link_with_script_order_as_gnu_ld() {
+    let Some((dir, _, _)) = common::against_gnu_ld("header-order-rT", &["gcc", "as"]) else {
+        return;
+    };
+    let (linker, _) = common::linker_under_test();
+    let module = "#include <stddef.h>\nstatic const char msg[] = \"hello %d\\n\";\nint counter = 3;\nint zero;\n\
+        static int helper(int x) { return x * 2; }\n\
+        __attribute__((cold)) int cold_path(int x) { return helper(x) + 1; }\n\
+        int mod_init(void) { return helper(counter) + zero + msg[0]; }\n\
+        const int tbl[4] __attribute__((section(\"___ksymtab+mod_init\"))) = {1, 2, 3, 4};\n\
+        int jt[2] __attribute__((section(\"__jump_table\"))) = {1, 2};\n\
+        static void ctor(void) {}\n\
+        void (*const ctor_p)(void) __attribute__((section(\".init_array\"), used)) = ctor;\n";
+    std::fs::write(dir.join("m.c"), module).unwrap();
+    std::fs::write(dir.join("y.s"), ASM).unwrap();
+    common::tool_ok("gcc", &["-O2", "-g", "-fcf-protection", "-c", "m.c"], &dir);
+    common::tool_ok("as", &["y.s", "-o", "y.o"], &dir);
+    let scripts = [
+        (
+            "module.lds",
+            "SECTIONS {\n/DISCARD/ : { *(.discard) *(.discard.*) }\n\
+             __ksymtab 0 : { *(SORT(___ksymtab+*)) }\n\
+             .init_array 0 : ALIGN(8) { *(SORT(.init_array.*)) *(.init_array) }\n\
+             __jump_table 0 : ALIGN(8) { KEEP(*(__jump_table)) }\n}\n",
+        ),
+        (
+            "two.lds",
+            "SECTIONS { .text 0 : { *(.text) } .data 0 : { *(.data) } }\n",
+        ),
+    ];
+    for (name, text) in scripts {
+        std::fs::write(dir.join(name), text).unwrap();
+        for inputs in [&["m.o"][..], &["m.o", "y.o"]] {
+            let args = [&["-r", "-T", name][..], inputs].concat();
+            common::tool_ok("ld.bfd", &[&args[..], &["-o", "gnu.o"]].concat(), &dir);
+            let out = common::tool(
+                linker.to_str().unwrap(),
+                &[&args[..], &["-o", "test.o"]].concat(),
+                Some(&dir),
+            );
+            assert!(out.success(), "{}", out.log());
+            assert_eq!(
+                names(&dir, "test.o"),
+                names(&dir, "gnu.o"),
+                "{name} {inputs:?}"
+            );
+        }
+    }
+}

@@ -7,6 +7,7 @@
 mod assign;
 mod image;
 mod map;
+mod order;
 mod out_sym;
 mod relocs;
 mod script;

@@ -224,10 +224,8 @@ pub fn plan<A: crate::arch::Arch>(
         allocate_commons(&mut plan, res);
     }
     made_sections::<A>(config, res, &mut plan)?;
-    plan.order = match script {
-        Some(_) => order_by_class(&plan.osecs),
-        None => order(&plan.osecs, meet_order(&plan, res)),
-    };
+    let descs: HashMap<OsecId, u32> = by_desc.into_iter().map(|(d, id)| (id, d)).collect();
+    plan.order = super::order::header_order(script, &plan, res, |id| descs.get(&id).copied());
     Ok(plan)
 }
 
@@ -241,34 +239,9 @@ fn in_group(config: &Config, flags: u64) -> bool {
     flags & E::SHF_GROUP as u64 != 0 && !config.force_group_allocation
 }
 
-/// The allocated output sections of GNU ld's default `-r` script (`ld --verbose -r`), in its order; its
-/// non-allocated ones follow them (`rules::UNALLOCATED`). Each takes the input sections of its name. The `.l*`
-/// large-model sections are x86-64's (no other target's inputs have them); `.eh_frame` and its kin are where GNU
-/// ld's read-only descriptions of them are.
-#[rustfmt::skip]
-const ALLOCATED: &[&[u8]] = &[
-    b".interp", b".note.gnu.build-id", b".hash", b".gnu.hash", b".dynsym", b".dynstr", b".gnu.version",
-    b".gnu.version_d", b".gnu.version_r", b".rela.init", b".rela.text", b".rela.fini", b".rela.rodata",
-    b".rela.data.rel.ro", b".rela.data", b".rela.tdata", b".rela.tbss", b".rela.ctors", b".rela.dtors", b".rela.got",
-    b".rela.bss", b".rela.ldata", b".rela.lbss", b".rela.lrodata", b".rela.ifunc", b".rela.plt", b".relr.dyn",
-    b".init", b".plt", b".plt.got", b".plt.sec", b".text", b".fini", b".rodata", b".rodata1", b".eh_frame_hdr",
-    b".eh_frame", b".sframe", b".gcc_except_table", b".gnu_extab", b".exception_ranges", b".tdata", b".tbss",
-    b".jcr", b".dynamic", b".got", b".got.plt", b".data", b".data1", b".bss", b".lbss", b".lrodata", b".ldata",
-];
-
 /// Input sections GNU ld's `-r` script gives a statement of another name (`.text` takes `.stub` and
 /// `.gnu.warning`, `.gnu_extab` every `.gnu_extab*`). rivet keeps their names; `--unique` needs to know them.
 const TAKEN_BY_OTHERS: &[&str] = &[".stub", ".gnu.warning", ".gnu_extab*"];
-
-/// The statement of GNU ld's default `-r` script named `name`: its place in the script.
-fn statement(name: &[u8]) -> Option<usize> {
-    match ALLOCATED.iter().position(|&n| n == name) {
-        Some(i) => Some(i),
-        None => (crate::layout::rules::UNALLOCATED.iter())
-            .position(|&n| n == name)
-            .map(|i| ALLOCATED.len() + i),
-    }
-}
 
 /// Whether `--unique` gives input section `s` of file `f` an output section of its own: a `--unique=GLOB`
 /// matches its name, or bare `--unique` and it is an orphan (GNU ld's `-r` script, or the `-T` script, names
@@ -287,7 +260,7 @@ fn unique(config: &Config, res: &Resolved, f: FileId, s: SecIdx) -> bool {
             super::script::Target::Orphan
         ),
         None => {
-            statement(name).is_none()
+            super::order::statement(name).is_none()
                 && !(TAKEN_BY_OTHERS.iter()).any(|p| crate::glob::matches(p.as_bytes(), name))
         }
     }
@@ -363,7 +336,7 @@ fn entsize_of(sh: &Shdr) -> u64 {
     }
 }
 
-fn new_osec(name: &[u8], sh: &Shdr) -> OutSec {
+pub(super) fn new_osec(name: &[u8], sh: &Shdr) -> OutSec {
     OutSec {
         name: name.to_vec(),
         sh_type: sh.sh_type.get(LE),
@@ -603,131 +576,6 @@ fn groups(res: &Resolved, place: &[Vec<(OsecId, u64)>], order: &[FileId]) -> Res
     Ok(out)
 }
 
-/// The section header order of GNU ld's `-r`: its default script's statements (`statement`) in order, each
-/// orphan (a section no statement names, or one kept apart) right after the statement of its kind or after the
-/// kind's previous orphan, as GNU ld's ELF emulation places orphans (`layout::script::orphans` does the same
-/// under a final link's script); orphaned debugging information last. Orphans are met in the order of the
-/// output sections, which is the inputs' load order.
-fn order(osecs: &[OutSec], meet: Vec<OsecId>) -> Vec<OsecId> {
-    const NIL: usize = usize::MAX;
-    let statements = ALLOCATED.len() + crate::layout::rules::UNALLOCATED.len();
-    // The statements, then a node per orphan, linked in header order.
-    let mut next: Vec<usize> = (1..statements).chain([NIL]).collect();
-    let mut node_osec: Vec<Option<OsecId>> = vec![None; statements];
-    let mut last_of_kind = [None; ORPHAN_ANCHORS.len()];
-    let mut debug = Vec::new();
-    for id in meet {
-        let o = &osecs[id.index()];
-        if !o.apart
-            && let Some(st) = statement(&o.name)
-            && node_osec[st].is_none()
-        {
-            node_osec[st] = Some(id);
-            continue;
-        }
-        let Some(kind) = orphan_kind(o) else {
-            debug.push(id);
-            continue;
-        };
-        let after = last_of_kind[kind]
-            .or_else(|| statement(ORPHAN_ANCHORS[kind]))
-            .expect("every kind's anchor is a statement");
-        let node = next.len();
-        next.push(next[after]);
-        next[after] = node;
-        node_osec.push(Some(id));
-        last_of_kind[kind] = Some(node);
-    }
-    let mut out = Vec::with_capacity(osecs.len());
-    let mut at = 0;
-    while at != NIL {
-        out.extend(node_osec[at]);
-        at = next[at];
-    }
-    out.extend(debug);
-    out
-}
-
-/// The output sections in the order GNU ld meets them: by their first input section in load order; the notes
-/// the linker merges (`.note.gnu.property`, `.note.GNU-stack`) where it meets the first input's, which it keeps
-/// as the output's; those it makes itself last.
-fn meet_order(plan: &Plan, res: &Resolved) -> Vec<OsecId> {
-    let mut load_pos = vec![u32::MAX; res.objects.len()];
-    for (p, f) in plan.load_order.iter().enumerate() {
-        load_pos[f.index()] = p as u32;
-    }
-    let first_input = |name: &[u8]| {
-        (plan.load_order.iter().enumerate()).find_map(|(p, f)| {
-            let o = &res.objects[f.index()];
-            (0..o.sections.len())
-                .find(|&s| o.sec_name(s) == name)
-                .map(|s| (p as u32, s as u32))
-        })
-    };
-    let key = |o: &OutSec| match o.parts.first() {
-        Some(p) => (load_pos[p.file.index()], p.sec.0),
-        None if matches!(o.made, Made::Properties(_)) || o.name == b".note.GNU-stack" => {
-            first_input(&o.name).unwrap_or((u32::MAX, u32::MAX))
-        }
-        None => (u32::MAX, u32::MAX),
-    };
-    let mut ids: Vec<OsecId> = (0..plan.osecs.len()).map(OsecId::new).collect();
-    ids.sort_by_cached_key(|id| key(&plan.osecs[id.index()]));
-    ids
-}
-
-/// The statement each kind of orphan goes after (GNU ld's `.rela.dyn`, which its `-r` script lacks, stands in
-/// for by the last `.rela` statement).
-const ORPHAN_ANCHORS: [&[u8]; 8] = [
-    b".interp",
-    b".tdata",
-    b".bss",
-    b".data",
-    b".rela.plt",
-    b".rodata",
-    b".text",
-    b".comment",
-];
-
-/// An orphan's kind, an index into `ORPHAN_ANCHORS`, tested in GNU ld's order; `None` for debugging information,
-/// which goes last.
-fn orphan_kind(o: &OutSec) -> Option<usize> {
-    let has = |flag: u32| o.flags & flag as u64 != 0;
-    Some(match () {
-        _ if !has(E::SHF_ALLOC) => match crate::gc::is_debug_information(&o.name) {
-            true => return None,
-            false => 7,
-        },
-        _ if o.sh_type == E::SHT_NOTE => 0,
-        _ if has(E::SHF_TLS) => 1,
-        _ if o.sh_type == E::SHT_NOBITS => 2,
-        _ if has(E::SHF_WRITE) => 3,
-        _ if matches!(o.sh_type, E::SHT_RELA | E::SHT_REL) => 4,
-        _ if !has(E::SHF_EXECINSTR) => 5,
-        _ => 6,
-    })
-}
-
-/// The section header order under a `-T` script: broad classes (notes, code, read-only data, TLS data, data,
-/// `.bss`, then the non-allocated sections), each class in the order the inputs first name its sections.
-fn order_by_class(osecs: &[OutSec]) -> Vec<OsecId> {
-    let class = |o: &OutSec| {
-        let has = |flag: u32| o.flags & flag as u64 != 0;
-        let nobits = o.sh_type == E::SHT_NOBITS;
-        match () {
-            _ if !has(E::SHF_ALLOC) => 7,
-            _ if o.sh_type == E::SHT_NOTE => 0,
-            _ if has(E::SHF_EXECINSTR) => 1,
-            _ if has(E::SHF_TLS) => 3 + nobits as u8,
-            _ if !has(E::SHF_WRITE) => 2,
-            _ => 5 + nobits as u8,
-        }
-    };
-    let mut ids: Vec<OsecId> = (0..osecs.len()).map(OsecId::new).collect();
-    ids.sort_by_key(|id| class(&osecs[id.index()]));
-    ids
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -761,42 +609,5 @@ mod tests {
             &shdr(E::SHT_PROGBITS, E::SHF_ALLOC | E::SHF_WRITE, 1, 0),
         );
         assert_eq!(bss.sh_type, E::SHT_PROGBITS);
-    }
-
-    /// Notes, code, read-only data, TLS, data, `.bss`, then the rest; first appearance within a class.
-    #[test]
-    fn header_order_by_class() {
-        let (a, w, x, t) = (E::SHF_ALLOC, E::SHF_WRITE, E::SHF_EXECINSTR, E::SHF_TLS);
-        let secs = [
-            (b".comment".as_slice(), E::SHT_PROGBITS, 0),
-            (b".bss", E::SHT_NOBITS, a | w),
-            (b".data", E::SHT_PROGBITS, a | w),
-            (b".tbss", E::SHT_NOBITS, a | w | t),
-            (b".tdata", E::SHT_PROGBITS, a | w | t),
-            (b".rodata", E::SHT_PROGBITS, a),
-            (b".text.b", E::SHT_PROGBITS, a | x),
-            (b".text.a", E::SHT_PROGBITS, a | x),
-            (b".note.x", E::SHT_NOTE, a),
-        ];
-        let osecs: Vec<OutSec> = secs
-            .iter()
-            .map(|&(n, ty, f)| new_osec(n, &shdr(ty, f, 1, 0)))
-            .collect();
-        let names: Vec<&[u8]> = order_by_class(&osecs)
-            .iter()
-            .map(|id| &osecs[id.index()].name[..])
-            .collect();
-        let want: [&[u8]; 9] = [
-            b".note.x",
-            b".text.b",
-            b".text.a",
-            b".rodata",
-            b".tdata",
-            b".tbss",
-            b".data",
-            b".bss",
-            b".comment",
-        ];
-        assert_eq!(names, want);
     }
 }
