@@ -9,6 +9,7 @@
 
 use super::sections::{Made, OutSec, Plan};
 use crate::index::OsecId;
+use crate::layout::script::{SecBits, find_by_flags_among};
 use crate::resolve::Resolved;
 use crate::script::sections::SectionsScript;
 use object::elf as E;
@@ -152,99 +153,24 @@ fn orphan_kind(o: &OutSec) -> Option<usize> {
     })
 }
 
-/// bfd's section flags that GNU ld's orphan placement compares: contents, alloc, load, read-only, code, TLS.
-fn bits(o: &OutSec) -> u8 {
-    let has = |flag: u32| o.flags & flag as u64 != 0;
-    let contents = o.sh_type != E::SHT_NOBITS;
-    contents as u8
-        | (has(E::SHF_ALLOC) as u8) << 1
-        | ((has(E::SHF_ALLOC) && contents) as u8) << 2
-        | (!has(E::SHF_WRITE) as u8) << 3
-        | (has(E::SHF_EXECINSTR) as u8) << 4
-        | (has(E::SHF_TLS) as u8) << 5
-}
-
-/// The node an orphan goes after where the script has no statement of its kind's name (GNU ld's
-/// `lang_output_section_find_by_flags`): the last placed section with the same flags and type; else the last with
-/// the flags that matter for its kind (read-only data after code, data after any loaded section, zero-fill after
-/// any allocated one); of its type first, then of any. `None`: before every statement.
+/// The node an orphan goes after where the script has no statement of its kind's name: GNU ld's
+/// `find_by_flags` (`layout::script::find_by_flags_among`) over the sections placed so far; `None`: before every
+/// statement.
 fn find_by_flags(
     osecs: &[OutSec],
     (next, node_osec): (&[usize], &[Option<OsecId>]),
     o: &OutSec,
 ) -> Option<usize> {
-    const CONTENTS: u8 = 1;
-    const ALLOC: u8 = 2;
-    const LOAD: u8 = 4;
-    const READONLY: u8 = 8;
-    const CODE: u8 = 16;
-    const TLS: u8 = 32;
-    let sec = bits(o);
-    let exact = CONTENTS | ALLOC | LOAD | READONLY | CODE | TLS;
-    let kind = if sec & (CODE | ALLOC) == CODE | ALLOC {
-        CONTENTS | ALLOC | LOAD | CODE | TLS
-    } else if sec & (READONLY | ALLOC) == READONLY | ALLOC {
-        CONTENTS | ALLOC | LOAD | READONLY
-    } else if sec & (CONTENTS | ALLOC) == CONTENTS | ALLOC {
-        CONTENTS | ALLOC | LOAD | TLS
-    } else if sec & ALLOC != 0 {
-        ALLOC
-    } else {
-        ALLOC | CONTENTS
-    };
-    let last = |mask: u8, typed: bool| {
-        let (mut found, mut at) = (None, 0);
-        while at != usize::MAX {
-            if let Some(id) = node_osec[at] {
-                let t = &osecs[id.index()];
-                if (bits(t) ^ sec) & mask == 0 && (!typed || t.sh_type == o.sh_type) {
-                    found = Some(at);
-                }
-            }
-            at = next[at];
-        }
-        found
-    };
-    if let Some(found) = last(exact, true) {
-        return Some(found);
-    }
-    if sec & (TLS | ALLOC) == TLS | ALLOC {
-        return tls_place(osecs, (next, node_osec), sec);
-    }
-    (last(kind, true).or_else(|| last(exact, false))).or_else(|| last(kind, false))
-}
-
-/// Where a TLS orphan goes without a TLS section of its flags: among the TLS sections (zero-fill after those with
-/// contents), else after the last loaded section before them, as GNU ld places `.tdata` after `.data`.
-fn tls_place(
-    osecs: &[OutSec],
-    (next, node_osec): (&[usize], &[Option<OsecId>]),
-    sec: u8,
-) -> Option<usize> {
-    const CONTENTS: u8 = 1;
-    const ALLOC: u8 = 2;
-    const LOAD: u8 = 4;
-    const TLS: u8 = 32;
-    let want = sec | LOAD | CONTENTS;
-    let (mut found, mut seen, mut at) = (None, false, 0);
+    let mut placed = Vec::new();
+    let mut at = 0;
     while at != usize::MAX {
         if let Some(id) = node_osec[at] {
-            let b = bits(&osecs[id.index()]);
-            let differ = b ^ want;
-            if differ & (TLS | ALLOC) == 0 {
-                if b & LOAD == 0 && sec & LOAD != 0 {
-                    break;
-                }
-                (found, seen) = (Some(at), true);
-            } else if seen {
-                break;
-            } else if differ & (CONTENTS | ALLOC | LOAD) == 0 {
-                found = Some(at);
-            }
+            let t = &osecs[id.index()];
+            placed.push((at, SecBits::of_elf(t.flags, t.sh_type), t.sh_type));
         }
         at = next[at];
     }
-    found
+    find_by_flags_among(&placed, SecBits::of_elf(o.flags, o.sh_type), o.sh_type).0
 }
 
 /// The output sections in the order GNU ld meets them: by their first input section in load order; the notes

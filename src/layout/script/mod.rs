@@ -29,7 +29,7 @@ mod walk;
 
 pub use crossrefs::check as check_crossrefs;
 pub use loads::phdrs_segments;
-pub use orphans::order_sections;
+pub use orphans::{SecBits, find_by_flags_among, order_sections};
 pub use runs::{Placed, list_runs, place_runs};
 pub use walk::{ScriptAddresses, ScriptExtras, Walk, assign_addresses, nearby_section};
 

@@ -255,7 +255,7 @@ impl Kind {
 
 /// The section flags GNU ld's orphan placement compares (bfd's, derived from ELF's as bfd derives them).
 #[derive(Clone, Copy, PartialEq, Eq)]
-struct SecBits(u8);
+pub struct SecBits(u8);
 
 impl SecBits {
     const CONTENTS: u8 = 1;
@@ -266,27 +266,22 @@ impl SecBits {
     const TLS: u8 = 32;
 
     fn of(o: &OutputSection) -> SecBits {
-        let has = |flag: u32| o.flags & flag as u64 != 0;
-        let mut b = 0;
-        if !o.is_nobits() {
-            b |= Self::CONTENTS;
-        }
-        if o.is_alloc() {
-            b |= Self::ALLOC;
-            if !o.is_nobits() {
-                b |= Self::LOAD;
-            }
-        }
-        if !has(E::SHF_WRITE) {
-            b |= Self::READONLY;
-        }
-        if has(E::SHF_EXECINSTR) {
-            b |= Self::CODE;
-        }
-        if has(E::SHF_TLS) {
-            b |= Self::TLS;
-        }
-        SecBits(b)
+        SecBits::of_elf(o.flags, o.sh_type)
+    }
+
+    /// The flags of a section of ELF flags `flags` and type `sh_type`.
+    pub fn of_elf(flags: u64, sh_type: u32) -> SecBits {
+        let has = |flag: u32| flags & flag as u64 != 0;
+        let nobits = sh_type == E::SHT_NOBITS;
+        let alloc = has(E::SHF_ALLOC);
+        SecBits(
+            (!nobits as u8 * Self::CONTENTS)
+                | (alloc as u8 * Self::ALLOC)
+                | ((alloc && !nobits) as u8 * Self::LOAD)
+                | (!has(E::SHF_WRITE) as u8 * Self::READONLY)
+                | (has(E::SHF_EXECINSTR) as u8 * Self::CODE)
+                | (has(E::SHF_TLS) as u8 * Self::TLS),
+        )
     }
 
     fn has(self, m: u8) -> bool {
@@ -295,34 +290,43 @@ impl SecBits {
 }
 
 /// The section an allocated orphan follows when the script lacks its kind's section, and whether it matched in
-/// flags and type (`lang_output_section_find_by_flags`): the last section with the same flags; else the last with
-/// the flags that matter for its kind (read-only data after code, writable data after any loaded section,
-/// zero-fill after any allocated one; TLS among the TLS sections, `.tdata`'s kind before `.tbss`'s). Sections of
-/// the orphan's ELF type first, then of any. A script section counts once it has inputs or data.
+/// flags and type (`find_by_flags_among`). A script section counts once it has inputs or data.
 fn find_by_flags(
     (osecs, desc): (&[OutputSection], &[u32]),
     seq: &[u32],
     sec: SecBits,
     sh_type: u32,
 ) -> (Option<u32>, bool) {
-    use SecBits as B;
     let exists =
         |i: u32, o: &OutputSection| desc[i as usize] == NONE || o.flags != 0 || !o.parts.is_empty();
-    let cands = || {
-        (seq.iter().rev())
-            .map(|&i| (i, &osecs[i as usize]))
-            .filter(|&(i, o)| exists(i, o))
-    };
+    let placed: Vec<(u32, SecBits, u32)> = (seq.iter())
+        .map(|&i| (i, &osecs[i as usize]))
+        .filter(|&(i, o)| exists(i, o))
+        .map(|(i, o)| (i, SecBits::of(o), o.sh_type))
+        .collect();
+    find_by_flags_among(&placed, sec, sh_type)
+}
+
+/// GNU ld's `lang_output_section_find_by_flags`: among the sections `placed` so far (in output order: an id, their
+/// flags and ELF type), the one an orphan of flags `sec` and type `sh_type` follows, and whether it matched in
+/// flags and type: the last section with the same flags; else the last with the flags that matter for its kind
+/// (read-only data after code, writable data after any loaded section, zero-fill after any allocated one,
+/// unallocated after unallocated; TLS among the TLS sections, `.tdata`'s kind before `.tbss`'s). Sections of the
+/// orphan's ELF type first, then of any. The partial link's orphans are placed by it too (`relocatable::order`).
+pub fn find_by_flags_among<T: Copy>(
+    placed: &[(T, SecBits, u32)],
+    sec: SecBits,
+    sh_type: u32,
+) -> (Option<T>, bool) {
+    use SecBits as B;
     if sec.has(B::TLS | B::ALLOC) {
-        let tls: Vec<(u32, SecBits)> = cands().map(|(i, o)| (i, SecBits::of(o))).collect();
-        return (tls_place(tls.into_iter().rev(), sec), false);
+        let tls = placed.iter().map(|&(i, b, _)| (i, b));
+        return (tls_place(tls, sec), false);
     }
     let last = |mask: u8, typed: bool| {
-        cands()
-            .find(|(_, o)| {
-                (SecBits::of(o).0 ^ sec.0) & mask == 0 && (!typed || o.sh_type == sh_type)
-            })
-            .map(|(i, _)| i)
+        (placed.iter().rev())
+            .find(|&&(_, b, t)| (b.0 ^ sec.0) & mask == 0 && (!typed || t == sh_type))
+            .map(|&(i, _, _)| i)
     };
     let exact = B::CONTENTS | B::ALLOC | B::LOAD | B::READONLY | B::CODE | B::TLS;
     let kind = if sec.has(B::CODE | B::ALLOC) {
@@ -331,8 +335,10 @@ fn find_by_flags(
         B::CONTENTS | B::ALLOC | B::LOAD | B::READONLY
     } else if sec.has(B::CONTENTS | B::ALLOC) {
         B::CONTENTS | B::ALLOC | B::LOAD | B::TLS
-    } else {
+    } else if sec.has(B::ALLOC) {
         B::ALLOC
+    } else {
+        B::ALLOC | B::CONTENTS
     };
     if let Some(i) = last(exact, true) {
         return (Some(i), true);
@@ -343,7 +349,7 @@ fn find_by_flags(
 
 /// A TLS orphan's place among `secs` (in order): after the last of the first run of TLS sections, but before a
 /// zero-fill one when it has contents (`.tdata` before `.tbss`); without TLS sections, after the last loaded one.
-fn tls_place(secs: impl Iterator<Item = (u32, SecBits)>, sec: SecBits) -> Option<u32> {
+fn tls_place<T: Copy>(secs: impl Iterator<Item = (T, SecBits)>, sec: SecBits) -> Option<T> {
     use SecBits as B;
     let want = sec.0 | B::LOAD | B::CONTENTS;
     let (mut found, mut seen) = (None, false);
