@@ -516,6 +516,10 @@ impl Loader<'_> {
             let Ok(text) = std::fs::read_to_string(path) else {
                 continue;
             };
+            // Most scripts have neither: parsed again only if one could name a startup file.
+            if !text.contains("STARTUP") && !text.contains("INCLUDE") {
+                continue;
+            }
             let name = path.display().to_string();
             let Ok(commands) = script::parse::parse(&name, &text, &include) else {
                 continue;
