@@ -181,9 +181,17 @@ fn meet_order(plan: &Plan, res: &Resolved) -> Vec<OsecId> {
     for (p, f) in plan.load_order.iter().enumerate() {
         load_pos[f.index()] = p as u32;
     }
+    // The first object with the note, by what parse recorded of it; its section names are read for its place.
     let first_input = |name: &[u8]| {
         (plan.load_order.iter().enumerate()).find_map(|(p, f)| {
             let o = &res.objects[f.index()];
+            let has = match name {
+                b".note.GNU-stack" => o.stack_note.is_some(),
+                _ => o.gnu_props.is_some(),
+            };
+            if !has {
+                return None;
+            }
             (0..o.sections.len())
                 .find(|&s| o.sec_name(s) == name)
                 .map(|s| (p as u32, s as u32))
