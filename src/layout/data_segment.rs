@@ -1,67 +1,15 @@
-//! Layout rule: where GNU ld's `DATA_SEGMENT_ALIGN` puts the data. Its scripts' data (the RELRO part, then the
-//! rest) goes where `DATA_SEGMENT_ALIGN` and `DATA_SEGMENT_RELRO_END` put it: for `-n` (`--nmagic`, GNU ld's
-//! default script without demand paging, in the one load that also holds the code) and for scripts that use
-//! them (`script::walk`). GNU ld 2.40 decides that in a second sizing pass, from the first; this computes the
-//! second pass's start from the sections' sizes.
+//! Layout rule: where GNU ld's `DATA_SEGMENT_ALIGN` puts the data. A script's data (the RELRO part, then the
+//! rest) goes where `DATA_SEGMENT_ALIGN` and `DATA_SEGMENT_RELRO_END` put it (`script::walk`), the default
+//! layout's too (`default_script`). GNU ld 2.40 decides that in a second sizing pass, from the first; these
+//! compute the second pass's start from the sections' sizes: with RELRO, the RELRO part is laid out from the
+//! next page, its end rounded up to a maximum-size page and each RELRO section moved up towards that end as far
+//! as its alignment lets it, from the last back; without, the next page at the same offset in it as the code's
+//! end, or the next page's start where that keeps the data on fewer common-size pages. GNU ld takes the first
+//! way only where the RELRO part is not empty, or where it edited `.eh_frame` (which makes it size the sections
+//! once more, in the RELRO phase).
 
 use super::OutputSection;
 use crate::elf::align_up;
-
-/// Where the data starts, and how the end of its RELRO part is padded.
-pub(super) struct DataStart {
-    pub addr: u64,
-    /// `Some(offset)`: the RELRO part ends `offset` bytes before a maximum-size page boundary (GNU's
-    /// `DATA_SEGMENT_RELRO_END`, whose offset keeps `.got.plt`'s three reserved words inside it).
-    pub relro_end_offset: Option<u64>,
-}
-
-/// The data's start after code ending at `dot`. `data` is the data sections in layout order, each with whether
-/// the rules call it RELRO; `max_page` and `common_page` are `-z max-page-size` and `-z common-page-size`.
-///
-/// - With RELRO (`-z relro`): the RELRO part is laid out from the next page, its end rounded up to a maximum-size
-///   page, and each RELRO section then moved up towards that end as far as its alignment lets it, from the last
-///   back, as GNU ld does; the data starts where the first of them lands.
-/// - Without: the next page at the same offset in it as `dot` (`ALIGN(MAXPAGESIZE) + (. & (MAXPAGESIZE - 1))`),
-///   or the next page's start where that keeps the data on fewer common-size pages.
-///
-/// GNU ld takes the first way only where the RELRO part is not empty, or where it edited `.eh_frame` (which
-/// makes it size the sections once more, in the RELRO phase): `has_eh_frame` stands for the second, since GNU
-/// ld edits every `.eh_frame` that compilers write.
-pub(super) fn start(
-    dot: u64,
-    data: &[(&OutputSection, bool)],
-    (max_page, common_page): (u64, u64),
-    relro: bool,
-    has_eh_frame: bool,
-) -> DataStart {
-    // GNU's script: `DATA_SEGMENT_RELRO_END (SIZEOF (.got.plt) >= 24 ? 24 : 0, .)`, just before `.got.plt`
-    // (12 for ELF32: three words either way).
-    let reserved = 3 * crate::elf::word_align();
-    let offset = match data.iter().find(|(o, _)| o.name == b".got.plt") {
-        Some((o, _)) if o.size >= reserved => reserved,
-        _ => 0,
-    };
-    let spans: Vec<(u64, u64)> = (data.iter())
-        .filter(|&&(_, r)| r)
-        .map(|&(o, _)| span(o))
-        .collect();
-    if relro && (!spans.is_empty() || offset > 0 || has_eh_frame) {
-        return DataStart {
-            addr: relro_base(dot, &spans, offset, max_page),
-            relro_end_offset: Some(offset),
-        };
-    }
-    let base = next_page_same_offset(dot, max_page);
-    let mut end = base;
-    for (o, _) in data {
-        let (align, size) = span(o);
-        end = align_up(end, align) + size;
-    }
-    DataStart {
-        addr: sparing_base(dot, end, (max_page, common_page)),
-        relro_end_offset: None,
-    }
-}
 
 /// A section's alignment and the addresses it takes from the sections after it (none for `.tbss`).
 pub(super) fn span(o: &OutputSection) -> (u64, u64) {

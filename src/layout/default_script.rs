@@ -9,7 +9,7 @@
 
 use super::rules::{NAMED, Rules, SORTED_NAMES, output_section_of, segment_class};
 use crate::arch::Arch;
-use crate::args::{Config, OutputKind};
+use crate::args::{Config, Magic, OutputKind};
 use crate::script::ast::SectionsCommand;
 use crate::script::input::ScriptSettings;
 use crate::script::insert::{Base, Place, splice};
@@ -20,12 +20,22 @@ use std::fmt::Write;
 /// The name the default layout's places are given in errors.
 const NAME: &str = "<rivet's default layout>";
 
-/// The default layout of this link (its kind, `-z separate-code`, full RELRO) as script text.
-pub fn text<A: Arch>(config: &Config) -> String {
+/// The default layout of this link (its kind, `-z separate-code`, full RELRO, `-N`/`-n`) as script text.
+/// `whole`: it lays out the link by itself (`script`), so `.bss`'s inputs are placed before the commands in it.
+pub fn text<A: Arch>(config: &Config, whole: bool) -> String {
     let rules = Rules::of(config);
     let page = config.max_page_size.max(1);
     let base = match config.image_base {
-        Some(b) => b / page * page,
+        // The first segment maps the file from offset 0: its address must be on a page boundary. GNU ld rounds
+        // down too.
+        Some(b) if b % page != 0 => {
+            crate::diag::warn(&format!(
+                "image base {b:#x} isn't a multiple of the maximum page size; using {:#x}",
+                b / page * page
+            ));
+            b / page * page
+        }
+        Some(b) => b,
         None if config.kind == OutputKind::Exec => A::IMAGE_BASE,
         None => 0,
     };
@@ -39,9 +49,11 @@ pub fn text<A: Arch>(config: &Config) -> String {
     let _ = writeln!(s, "  . = {base:#x} + SIZEOF_HEADERS;");
     let mut class = 0;
     for (name, rank) in named {
-        // -z noseparate-code: the headers, code and read-only data share a segment.
+        // -z noseparate-code: the headers, code and read-only data share a segment; so do they under -n and
+        // -N (GNU ld's scripts for them have no page breaks), and -N's data follows right after.
         let c = match segment_class(rank) {
-            c if c <= 2 && !config.z_separate_code => 0,
+            _ if config.magic == Magic::Omagic => 0,
+            c if c <= 2 && (!config.z_separate_code || config.magic == Magic::Nmagic) => 0,
             c => c,
         };
         // A new page for each segment; the RELRO data ends on a page boundary, the data after it on the
@@ -49,12 +61,27 @@ pub fn text<A: Arch>(config: &Config) -> String {
         match (class, c) {
             (a, b) if a == b => {}
             (_, 3) => s.push_str(&format!("  . = DATA_SEGMENT_ALIGN({MAX}, {COMMON});\n")),
+            // The first words of `.got.plt` (ld.so's, written before the program runs) are RELRO too, as in
+            // GNU ld's script, where it follows.
+            (3, _) if name == b".got.plt" => {
+                let reserved = 3 * if A::ELF32 { 4 } else { 8 };
+                s.push_str(&format!(
+                    "  . = DATA_SEGMENT_RELRO_END(SIZEOF(.got.plt) >= {reserved} ? {reserved} : 0, .);\n"
+                ))
+            }
             (3, _) => s.push_str("  . = DATA_SEGMENT_RELRO_END(0, .);\n"),
             _ => s.push_str(&format!("  . = ALIGN({MAX});\n")),
         }
         class = c;
         let name = String::from_utf8_lossy(name);
-        let _ = writeln!(s, "  {name} : {{ {}}}", inputs(&name));
+        // GNU ld's `.bss` ends on a word boundary where it is not empty.
+        let end = match &*name {
+            ".bss" if whole => {
+                format!(". = ALIGN(. != 0 ? {} : 1); ", if A::ELF32 { 4 } else { 8 })
+            }
+            _ => String::new(),
+        };
+        let _ = writeln!(s, "  {name} : {{ {}{end}}}", inputs(&name));
     }
     // GNU's script then gives its large-model data sections (`.lrodata`, `.ldata`) the address
     // `ALIGN(MAXPAGESIZE) + (. & (MAXPAGESIZE - 1))`, which moves `.` on even where they are empty: an input
@@ -146,7 +173,7 @@ pub fn apply_inserts<A: Arch>(
             sc.file
         ));
     }
-    let mut base = builtin::<A>(config)?;
+    let mut base = builtin::<A>(config, false)?;
     if let Some(frag) = ordering {
         let start = crate::script::ordering::join_text(&mut base.text, &mut base.joined, frag)?;
         let mut commands: Vec<(u32, SectionsCommand)> =
@@ -198,10 +225,33 @@ pub(super) fn gnu_default_takes(name: &[u8]) -> bool {
         || OTHERS.iter().any(|p| name.starts_with(p))
 }
 
+/// The default layout of a link without a `SECTIONS` script, compiled: the script whose walk gives the
+/// output sections their addresses (`segments`). The rules have placed the inputs already, so its input
+/// statements are not used there.
+pub fn script<A: Arch>(config: &Config) -> Result<SectionsScript, String> {
+    splice(builtin::<A>(config, true)?, &[], gnu_default_takes)
+}
+
+/// Per output section, its description in `script` (the default layout, one description per name), or `NONE`:
+/// the sections the rules name are its descriptions, the others its orphans.
+pub fn descriptions(script: &SectionsScript, osecs: &[super::OutputSection]) -> Vec<u32> {
+    let by_name: rustc_hash::FxHashMap<&[u8], u32> = (script.outputs.iter().enumerate())
+        .map(|(d, o)| (o.name.as_bytes(), d as u32))
+        .collect();
+    (osecs.iter())
+        .map(|o| {
+            by_name
+                .get(&o.name[..])
+                .copied()
+                .unwrap_or(crate::index::NONE)
+        })
+        .collect()
+}
+
 /// The default layout, parsed.
-fn builtin<A: Arch>(config: &Config) -> Result<Base, String> {
+fn builtin<A: Arch>(config: &Config, whole: bool) -> Result<Base, String> {
     use crate::script::ast::Command;
-    let text = text::<A>(config);
+    let text = text::<A>(config, whole);
     let no_include = |n: &str| -> Result<(String, String), String> { Err(n.to_string()) };
     let commands = crate::script::parse::parse(NAME, &text, &no_include)?;
     let commands = (commands.into_iter())
@@ -226,7 +276,7 @@ mod tests {
     use crate::arch::x86_64::X86_64;
 
     fn lines(config: &Config) -> Vec<String> {
-        let t = text::<X86_64>(config);
+        let t = text::<X86_64>(config, false);
         t.lines().map(|l| l.trim().to_string()).collect()
     }
 

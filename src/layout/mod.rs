@@ -493,10 +493,18 @@ pub fn layout<A: Arch>(
         plt,
     };
     let span = crate::timing::span;
-    let (mut osecs, mut map) = {
-        let _t = span("output sections");
-        output_sections::output_sections::<A>(&cx)
-    };
+    // Without a `SECTIONS` script, the default layout written as a script gives the addresses (`segments`): it
+    // depends on the options alone, so it is compiled beside the first pass.
+    let ((mut osecs, mut map), default_layout) = rayon::join(
+        || {
+            let _t = span("output sections");
+            output_sections::output_sections::<A>(&cx)
+        },
+        || (config.sections.is_none()).then(|| default_script::script::<A>(config)),
+    );
+    let default_layout = default_layout
+        .transpose()
+        .map_err(crate::diag::Errors::one)?;
     script::check_linker_made_places(config, &osecs, &map)?;
     script::check_crossrefs(config, res, &osecs, &map)?;
     let t = span("merge sections, split .eh_frame");
@@ -596,8 +604,8 @@ pub fn layout<A: Arch>(
             &map,
             &headers,
             &mut place,
-            &slots.relr_got,
-            &merges,
+            (&slots.relr_got, &merges),
+            default_layout.as_ref(),
         )?
     };
     let mut lay = Layout {

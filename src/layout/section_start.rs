@@ -1,12 +1,11 @@
-//! `--section-start` (`-Ttext`, `-Tdata`, `-Tbss`) in the default layout, as GNU ld applies it to its default
-//! script: the named section gets the address exactly, the sections after it follow it (the next segment class
-//! on the next page), and those before it stay where they were; `segments::place_alloc` gives a section that
-//! does not start its segment there a load of its own, or extends the load before it when the address is on that
-//! load's last page. This module finds the sections and refuses what cannot be loaded: sections that overlap
-//! (GNU ld refuses those too), two loads on one page, and a TLS section moved apart from the others.
+//! `--section-start` (`-Ttext`, `-Tdata`, `-Tbss`), as GNU ld applies it to a script (its default one or the
+//! link's): the named section gets the address exactly, and the walk (`script::walk`) lays the sections after it
+//! out from there. This module refuses what cannot be loaded once the addresses are known: a TLS section moved
+//! apart from the others (`PT_TLS` is one range), sections that overlap (GNU ld refuses those too), and two loads
+//! on one page.
 
 use super::OutputSection;
-use super::segments::Run;
+use super::segments::Load;
 use crate::args::Config;
 use crate::diag::{Errors, Result};
 
@@ -14,40 +13,33 @@ fn name(o: &OutputSection) -> String {
     String::from_utf8_lossy(&o.name).into_owned()
 }
 
-/// The positions in `alloc` (the kept allocated sections, in order) of the sections `--section-start` names, with
-/// their addresses; a section the output does not have is ignored, as by GNU ld. `tls`: the TLS sections, which
-/// must stay together (`PT_TLS` is one range): only the first may be moved.
-pub fn starts(
+/// After the walk with `--section-start`: `loads` are the output's `PT_LOAD`s; `keep` the kept sections.
+pub fn check(
     config: &Config,
     osecs: &[OutputSection],
-    alloc: &[usize],
-    tls: &[usize],
-) -> Result<Vec<(usize, u64)>> {
-    let mut starts = Vec::new();
+    keep: &[bool],
+    loads: &[Load],
+) -> Result<()> {
+    let alloc: Vec<usize> = (0..osecs.len())
+        .filter(|&i| keep[i] && osecs[i].is_alloc())
+        .collect();
+    let tls: Vec<usize> = alloc
+        .iter()
+        .copied()
+        .filter(|&i| osecs[i].is_tls())
+        .collect();
     for (sec, addr) in &config.section_start {
-        let Some(k) = alloc.iter().position(|&i| osecs[i].name == sec.as_bytes()) else {
-            continue;
-        };
-        if tls.iter().skip(1).any(|&t| t == alloc[k]) {
+        if tls.iter().skip(1).any(|&t| osecs[t].name == sec.as_bytes()) {
             return Err(Errors::one(format!(
                 "cannot place section {sec} at {addr:#x}: the TLS sections must stay together, after {}",
                 name(&osecs[tls[0]])
             )));
         }
-        starts.push((k, *addr));
     }
-    Ok(starts)
-}
-
-/// After `place_alloc` with `--section-start`: no two sections overlap in memory (as GNU ld checks), and no two
-/// loads share a page of `page` bytes (the loader would map one over the other).
-pub fn check(osecs: &[OutputSection], alloc: &[usize], runs: &[Run], page: u64) -> Result<()> {
-    let mut spans: Vec<(u64, u64, usize)> = alloc
-        .iter()
-        .map(|&i| &osecs[i])
-        .zip(alloc)
+    let mut spans: Vec<(u64, u64, usize)> = (alloc.iter())
+        .map(|&i| (&osecs[i], i))
         .filter(|(o, _)| o.size > 0 && !(o.is_tls() && o.is_nobits()))
-        .map(|(o, &i)| (o.addr, o.addr + o.size, i))
+        .map(|(o, i)| (o.addr, o.addr + o.size, i))
         .collect();
     spans.sort_unstable();
     for w in spans.windows(2) {
@@ -62,21 +54,24 @@ pub fn check(osecs: &[OutputSection], alloc: &[usize], runs: &[Run], page: u64) 
             )));
         }
     }
-    let mut loads: Vec<&Run> = runs.iter().collect();
-    loads.sort_by_key(|r| r.addr);
-    let what = |r: &Run| match r.first.get() {
-        None => "the ELF headers".to_string(),
-        Some(i) => format!("section {}", name(&osecs[i.index()])),
-    };
+    // A load is named by its first section, or by the ELF headers it starts with.
+    let what =
+        |l: &Load| match (alloc.iter()).find(|&&i| osecs[i].size > 0 && osecs[i].addr == l.vaddr) {
+            Some(&i) if l.offset != 0 => format!("section {}", name(&osecs[i])),
+            _ => "the ELF headers".to_string(),
+        };
+    let page = config.max_page_size.max(1);
+    let mut loads: Vec<&Load> = loads.iter().collect();
+    loads.sort_by_key(|l| l.vaddr);
     for w in loads.windows(2) {
         let (a, b) = (w[0], w[1]);
-        if a.mend > a.addr && b.addr / page * page < a.mend.div_ceil(page) * page {
+        let a_end = a.vaddr + a.memsz;
+        if a.memsz > 0 && b.vaddr / page * page < a_end.div_ceil(page) * page {
             return Err(Errors::one(format!(
-                "cannot load {} at {:#x}: its page holds the segment of {} too, which ends at {:#x}",
+                "cannot load {} at {:#x}: its page holds the segment of {} too, which ends at {a_end:#x}",
                 what(b),
-                b.addr,
+                b.vaddr,
                 what(a),
-                a.mend
             )));
         }
     }

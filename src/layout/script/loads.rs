@@ -231,7 +231,26 @@ fn load_at(loads: &[Load], addr: u64) -> Option<&Load> {
     .or_else(|| loads.iter().find(|l| addr == l.vaddr.wrapping_add(l.memsz)))
 }
 
+/// The loads of the laid-out sections, their file offsets, and where the headers are. A paged load's file offset
+/// is congruent to its address modulo its alignment (the page size, or its most-aligned section's where that is
+/// larger, as in GNU ld), so a load with such a section is found first and its offset then follows that.
 pub(super) fn loads(st: &State, w: &Walk, keys: &[Option<usize>]) -> Result<Loads, String> {
+    let page = w.config.max_page_size;
+    let first = lay_out_loads(st, w, keys, &[])?;
+    if !w.config.paged() || first.0.iter().all(|l| l.align <= page) {
+        return Ok(first);
+    }
+    let aligns: Vec<u64> = first.0.iter().map(|l| l.align).collect();
+    lay_out_loads(st, w, keys, &aligns)
+}
+
+/// `loads`, the `k`th load started congruent modulo `aligns[k]` (the page size where `aligns` has none).
+fn lay_out_loads(
+    st: &State,
+    w: &Walk,
+    keys: &[Option<usize>],
+    aligns: &[u64],
+) -> Result<Loads, String> {
     let page = w.config.max_page_size;
     // By load address, as GNU ld maps sections to segments: regions put a later section below an earlier one
     // (an orphan of code after `.data` in RAM goes to FLASH after `.text`), which then shares `.text`'s load.
@@ -266,6 +285,9 @@ pub(super) fn loads(st: &State, w: &Walk, keys: &[Option<usize>]) -> Result<Load
         (false, Some(&i)) => keys[i].is_some_and(|k| w.sc.phdrs[k].filehdr),
         (false, None) => false,
     };
+    // The headers are loaded where they fit on the first section's page below it; else, where the commands read
+    // SIZEOF_HEADERS or the output has a `.interp`, on the page where they end right below the first section
+    // (GNU ld's `load_phdrs`: `-Ttext-segment` puts `.text` a page after them).
     if let Some(a) = first_addr
         && want_headers
     {
@@ -273,6 +295,10 @@ pub(super) fn loads(st: &State, w: &Walk, keys: &[Option<usize>]) -> Result<Load
         if a >= base + w.headers {
             headers = Some((base, w.headers));
             off = a - base;
+        } else if (st.asked_headers.get() || (w.phdr && w.sc.phdrs.is_empty())) && a >= w.headers {
+            let below = (a - w.headers) / page * page;
+            headers = Some((below, w.headers));
+            off = a - below;
         }
     }
     // `-z separate-code`: the headers are not mapped executable. Where the first section is code, GNU ld gives
@@ -348,7 +374,10 @@ pub(super) fn loads(st: &State, w: &Walk, keys: &[Option<usize>]) -> Result<Load
                 off
             } else {
                 let mut x = off;
-                let align = if paged { page } else { align_from[k] };
+                let align = match paged {
+                    true => aligns.get(loads.len()).copied().unwrap_or(page).max(page),
+                    false => align_from[k],
+                };
                 x += addr.wrapping_sub(x) & (align - 1);
                 x
             };
@@ -383,6 +412,11 @@ pub(super) fn loads(st: &State, w: &Walk, keys: &[Option<usize>]) -> Result<Load
             .checked_add(l.offset)
             .filter(|&at| at <= MAX_FILE)
             .ok_or_else(too_big)?;
+        // Not paged, GNU ld gives zero-fill after contents the offset where the load's contents end.
+        let at = match !paged && o.is_nobits() && !split {
+            true => l.offset + l.filesz,
+            false => at,
+        };
         offsets.push((i, at));
         if o.is_nobits() {
             // No file space: what follows in the file starts where the load's contents end, not at this

@@ -126,6 +126,9 @@ pub struct Walk<'a> {
     /// The sections' load addresses from the pass before: `LOADADDR(.data)` ahead of `.data` (the STM32 scripts'
     /// `_sidata`) sees them, as it sees the addresses.
     pub prior_lma: Vec<u64>,
+    /// The script is the default layout (`layout::default_script::script`) and the rules have placed every
+    /// input already: a description's contents are its section as sized, then its assignments.
+    pub preplaced: bool,
 }
 
 pub(super) struct State<'w> {
@@ -190,6 +193,9 @@ pub(super) struct State<'w> {
     /// then has the pass before's value (`Walk::prior`), or 1 in the first pass (`guessed`).
     moving_dot: std::cell::Cell<Option<Pos>>,
     guessed: std::cell::RefCell<Option<(String, Pos)>>,
+    /// An expression read `SIZEOF_HEADERS`: the headers are loaded below the first section, as GNU ld loads
+    /// them then (its `load_phdrs`).
+    pub(super) asked_headers: std::cell::Cell<bool>,
 }
 
 /// A fill pattern (`=fill`, `FILL(...)`) for the gaps of an output section from an offset on.
@@ -294,6 +300,7 @@ impl Env for State<'_> {
         self.w.config.common_page_size
     }
     fn sizeof_headers(&self) -> u64 {
+        self.asked_headers.set(true);
         self.w.headers
     }
     fn dot(&self) -> Option<u64> {
@@ -389,6 +396,7 @@ pub fn assign_addresses(
         holes: Vec::new(),
         moving_dot: std::cell::Cell::new(None),
         guessed: std::cell::RefCell::new(None),
+        asked_headers: std::cell::Cell::new(false),
     };
     // Assignments outside `SECTIONS` and `--defsym`s (`Config::defsyms`) that need no symbol of the inputs are
     // visible to the commands, as in GNU ld, whose passes see every assignment.
@@ -972,7 +980,10 @@ impl State<'_> {
         }
         // Before the commands: values inside the section are relative to its address.
         self.osecs[i].addr = addr;
-        let size = self.contents((i, d), addr, subalign)?;
+        let size = match w.preplaced {
+            true => self.preplaced_contents((i, d), addr)?,
+            false => self.contents((i, d), addr, subalign)?,
+        };
         let o = &mut self.osecs[i];
         o.addr = addr;
         let tbss = o.is_tls() && o.is_nobits();
@@ -1166,6 +1177,36 @@ impl State<'_> {
         self.osecs[i].inputs_size = inputs;
         self.settle_parts(i, inputs, merged_at.is_some(), commons_placed);
         Ok(self.osecs[i].size)
+    }
+
+    /// The contents of section `i` (description `d`) at `addr` where the rules placed them: its size as the
+    /// sizes pass found it, then its assignments (the default layout's `.bss` ends on a word boundary: an
+    /// alignment, which gives the same size in every pass). Returns its size.
+    fn preplaced_contents(&mut self, (i, d): (usize, usize), addr: u64) -> Result<u64, String> {
+        let w = self.w;
+        let desc = &w.sc.outputs[d];
+        let o = &self.osecs[i];
+        self.dot = (addr.checked_add(o.size))
+            .filter(|&e| e < u64::MAX)
+            .ok_or_else(|| {
+                format!(
+                    "section {} at {addr:#x} of {:#x} bytes ends past the end of the address space",
+                    desc.name, o.size
+                )
+            })?;
+        for c in &desc.commands {
+            if let OutputCommand::Assign(a) = c {
+                self.inside = Some(OsecId::new(i));
+                let r = self.assign(a, Some(addr), usize::MAX);
+                self.inside = None;
+                r?;
+            }
+        }
+        let o = &mut self.osecs[i];
+        if o.size > 0 {
+            o.size = o.size.max(self.dot.saturating_sub(addr));
+        }
+        Ok(o.size)
     }
 
     /// Entry `next` of section `i`'s list (at `addr`) at the location counter, or the run that starts there
