@@ -1,11 +1,11 @@
-//! The default layout written as a linker script, for `INSERT` (`script::insert`) to go into, as GNU ld inserts
-//! into its default script. It is made from the rules (`rules`), not from GNU
-//! ld's script text: the output sections `rules::NAMED` in rank order, each segment class on a page of its own
-//! from the image base on, as `segments` lays them out. Its descriptions place no input section themselves but
-//! `.text`'s groups and the priority-sorted arrays: under a script an input section no statement takes goes to its output section by the
-//! rules (`rules::output_section_of`), which is then the description of that name; and the orphans the rules do
-//! not name go where their rank puts them (`script::order_sections`). The script engine then lays the whole
-//! output out, with the inserted commands among these.
+//! The default layout written as a linker script. It is made from the rules (`rules`), not from GNU ld's script
+//! text: the output sections `rules::NAMED` in rank order, each segment class on a page of its own from the image
+//! base on. Every final link without a `SECTIONS` script is laid out by walking it (`script`, used by `segments`
+//! over the output sections the rules made and filled), and `INSERT` (`script::insert`) splices into it as GNU ld
+//! inserts into its default script. Its descriptions place no input section themselves but `.text`'s groups and
+//! the priority-sorted arrays, which the rules place the same way: an input section no statement takes goes to its
+//! output section by the rules (`rules::output_section_of`), which is then the description of that name, and the
+//! orphans the rules do not name go where their rank puts them (`script::order_sections`).
 
 use super::rules::{NAMED, Rules, SORTED_NAMES, output_section_of, segment_class};
 use crate::arch::Arch;
@@ -298,7 +298,11 @@ mod tests {
         assert_eq!(l[at(".init") - 1], ". = ALIGN(CONSTANT(MAXPAGESIZE));");
         assert_eq!(l[at(".rodata") - 1], ". = ALIGN(CONSTANT(MAXPAGESIZE));");
         assert!(l[at(".tdata") - 1].starts_with(". = DATA_SEGMENT_ALIGN("));
-        assert_eq!(l[at(".got.plt") - 1], ". = DATA_SEGMENT_RELRO_END(0, .);");
+        // `.got.plt`'s reserved words are RELRO, as in GNU ld's script.
+        assert_eq!(
+            l[at(".got.plt") - 1],
+            ". = DATA_SEGMENT_RELRO_END(SIZEOF(.got.plt) >= 24 ? 24 : 0, .);"
+        );
         assert_eq!(
             l[at(".init_array")],
             ".init_array : { *(SORT_BY_INIT_PRIORITY(.init_array) SORT_BY_INIT_PRIORITY(.init_array.*) \
@@ -330,5 +334,21 @@ mod tests {
         assert!(!l.iter().any(|x| x == ". = ALIGN(CONSTANT(MAXPAGESIZE));"));
         assert!(at(".got.plt") < at(".data"));
         assert_eq!(l[at(".data") - 1], ". = DATA_SEGMENT_RELRO_END(0, .);");
+        // Laying out a link by itself, `.bss` ends on a word.
+        let t = text::<X86_64>(&pie, true);
+        assert!(t.contains(".bss : { . = ALIGN(. != 0 ? 8 : 1); }"), "{t}");
+        // -N: no page breaks and no data segment; -n: no page breaks before the data, which GNU's
+        // DATA_SEGMENT_ALIGN places.
+        for (magic, data_segment) in [(Magic::Omagic, false), (Magic::Nmagic, true)] {
+            let c = Config {
+                kind: OutputKind::Exec,
+                magic,
+                ..Config::default()
+            };
+            let t = text::<X86_64>(&c, true);
+            assert!(!t.contains(". = ALIGN(CONSTANT(MAXPAGESIZE));"), "{t}");
+            assert_eq!(t.contains("DATA_SEGMENT_ALIGN("), data_segment, "{t}");
+            assert_eq!(t.contains("DATA_SEGMENT_RELRO_END("), data_segment, "{t}");
+        }
     }
 }
