@@ -551,11 +551,23 @@ pub fn layout<A: Arch>(
                 &with_folded
             }
         };
+        // Without a script, a section of inputs that are all empty is dropped (`sizes::section_headers`), and
+        // GNU ld lists none of their locals.
+        let empty: Vec<bool> = match config.sections {
+            Some(_) => Vec::new(),
+            None => (osecs.iter().enumerate())
+                .map(|(i, o)| {
+                    place.cursor.get(i) == Some(&0)
+                        && !o.parts.is_empty()
+                        && (o.parts.iter()).all(|p| matches!(p, Part::Inputs | Part::Sorted))
+                })
+                .collect(),
+        };
         let mut symtab = crate::synthetic::symtab::contents(
             config,
             res,
             order,
-            listed,
+            (listed, (&map.sec_osec, &empty)),
             (&slots.aux_index, &slots.aux),
             config.kind == OutputKind::Shared || (config.export_dynamic && cx.is_dynamic),
         );

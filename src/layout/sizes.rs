@@ -212,8 +212,8 @@ pub fn section_headers(
         }
         o.size = off;
     }
-    // Drop empty synthetic sections (and empty input-only ones stay: GNU ld keeps them only if they have inputs).
-    // Under a script, as GNU ld: an empty section goes unless its commands keep it (data, `.` moved).
+    // An empty section goes, as in GNU ld (`.tm_clone_table` of every C program, an empty `.data`); under a
+    // script, unless its commands keep it (data, `.` moved).
     let script = cx.config.sections.as_deref();
     let keep: Vec<bool> = (osecs.iter().enumerate())
         .map(|(i, o)| {
@@ -225,15 +225,10 @@ pub fn section_headers(
                 }
                 _ => false,
             };
-            let inputs = || (o.parts.iter()).any(|p| matches!(p, Part::Inputs | Part::Sorted));
             o.size > 0
                 || o.name == b".shstrtab"
                 || (is_dynamic && o.parts.contains(&Part::Synthetic(Synth::Dynamic)))
-                || if script.is_some() {
-                    by_commands()
-                } else {
-                    inputs()
-                }
+                || by_commands()
         })
         .collect();
 

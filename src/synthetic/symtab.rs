@@ -87,11 +87,15 @@ impl Contents {
 /// Which symbols go in `.symtab`, counted per file in parallel, and the linker-made extras (`aux_index`: per
 /// symbol, `NONE` unless it has slots, which are in `aux`; `live`: per file, per section, whether it is kept;
 /// `forced_local`: whether the objects' hidden globals go in as locals).
+/// Per file, per section, its output section, and per output section whether the output drops it (empty): GNU
+/// ld leaves out the locals of such a section.
+pub type Dropped<'a> = (&'a [Vec<OsecId>], &'a [bool]);
+
 pub fn contents(
     config: &Config,
     res: &Resolved,
     order: &FileOrder,
-    live: &[Vec<bool>],
+    (live, dropped): (&[Vec<bool>], Dropped),
     (aux_index, aux): (&[u32], &[crate::synthetic::got_plt::Aux]),
     forced_local: bool,
 ) -> Contents {
@@ -119,8 +123,19 @@ pub fn contents(
                 o.first_global.max(1)
             };
             let (mut file_sym, mut other_local) = (false, false);
+            let (sec_osec, empty) = dropped;
+            let in_dropped = match empty.iter().any(|&e| e) {
+                true => sec_osec.get(f.index()).map_or(&[][..], |v| &v[..]),
+                false => &[][..],
+            };
+            let in_dropped = |i: usize| {
+                let shndx = o.sym_shndx(i) as usize;
+                (in_dropped.get(shndx)).is_some_and(|x| x.get().is_some_and(|x| empty[x.index()]))
+            };
             for i in first..o.syms.len() {
-                if includes(res, live, config.discard, f, i) {
+                if includes(res, live, config.discard, f, i)
+                    && (i >= o.first_global || !in_dropped(i))
+                {
                     bits[i / 64] |= 1 << (i % 64);
                     strs += o.sym_name(i).len() as u64 + 1;
                     if i < o.first_global {

@@ -1449,7 +1449,18 @@ impl symtab::Places for WriteCx<'_> {
         } else {
             Some(lay.place_osec[f.index()][shndx as usize])
         };
-        osec.map_or(E::SHN_ABS, |i| lay.osecs[i.index()].shndx as u16)
+        let Some(i) = osec.filter(|i| i.is_some()) else {
+            return E::SHN_ABS;
+        };
+        let o = &lay.osecs[i.index()];
+        if o.shndx != 0 || !o.is_alloc() {
+            return o.shndx as u16;
+        }
+        // A section the output dropped (empty): its symbols go to the kept neighbour GNU ld gives them.
+        let keep = |k: usize| lay.osecs[k].shndx != 0;
+        let near = layout::script::nearby_section(&lay.osecs, &keep, i, o.addr);
+        near.get()
+            .map_or(E::SHN_ABS, |n| lay.osecs[n.index()].shndx as u16)
     }
     #[inline]
     fn value(&self, f: FileId, i: usize, st_type: u8) -> u64 {
