@@ -1,7 +1,7 @@
 //! `-z separate-code` (the default on x86-64) and `-z noseparate-code`: the order of the loadable segments'
 //! permissions must be GNU ld's (read-only, code, read-only, writable; or, without separate code, code with the
 //! headers and read-only data, then writable), and the programs must run. Consecutive writable segments count as
-//! one: rivet gives RELRO its own `PT_LOAD`.
+//! one (a script may split them).
 
 mod common;
 

@@ -553,9 +553,9 @@ pub fn layout<A: Arch>(
         };
         // Without a script, a section of inputs that are all empty is dropped (`sizes::section_headers`), and
         // GNU ld lists none of their locals.
-        let empty: Vec<bool> = match config.sections {
-            Some(_) => Vec::new(),
-            None => (osecs.iter().enumerate())
+        let empty: Vec<bool> = match config.sections.is_some() || config.emit_relocs {
+            true => Vec::new(),
+            false => (osecs.iter().enumerate())
                 .map(|(i, o)| {
                     place.cursor.get(i) == Some(&0)
                         && !o.parts.is_empty()

@@ -213,7 +213,8 @@ pub fn section_headers(
         o.size = off;
     }
     // An empty section goes, as in GNU ld (`.tm_clone_table` of every C program, an empty `.data`); under a
-    // script, unless its commands keep it (data, `.` moved).
+    // script, unless its commands keep it (data, `.` moved). With `--emit-relocs` one with inputs stays, as in GNU
+    // ld (relocations may name it).
     let script = cx.config.sections.as_deref();
     let keep: Vec<bool> = (osecs.iter().enumerate())
         .map(|(i, o)| {
@@ -225,10 +226,12 @@ pub fn section_headers(
                 }
                 _ => false,
             };
+            let inputs = || (o.parts.iter()).any(|p| matches!(p, Part::Inputs | Part::Sorted));
             o.size > 0
                 || o.name == b".shstrtab"
                 || (is_dynamic && o.parts.contains(&Part::Synthetic(Synth::Dynamic)))
                 || by_commands()
+                || (cx.config.emit_relocs && inputs())
         })
         .collect();
 
