@@ -125,6 +125,7 @@ pub fn load(config: &Config) -> Result<Inputs> {
         script: Default::default(),
         implicit_sections: Vec::new(),
         startups: 0,
+        given: Vec::new(),
     };
     loader.add_startup();
     // One thread finds and maps the command line's files in order, sniffing each, while the others split the
@@ -141,8 +142,13 @@ pub fn load(config: &Config) -> Result<Inputs> {
     rayon::scope(|scope| {
         let mut seen = 0;
         let mut archives = 0;
-        for (k, arg) in config.inputs.iter().enumerate() {
+        // After the command line's inputs, the files the scripts' input section descriptions name.
+        for (k, arg) in config.inputs.iter().map(Some).chain([None]).enumerate() {
             loader.defsyms_before = config.defsym_inputs.iter().filter(|&&i| i <= k).count();
+            let Some(arg) = arg else {
+                loader.add_named_by_scripts();
+                continue;
+            };
             match arg {
                 InputArg::File { path, flags } => loader.add_path(path, *flags),
                 InputArg::Library { name, flags } => {
@@ -303,6 +309,8 @@ struct Loader<'c> {
     implicit_sections: Vec<std::sync::Arc<script::sections::SectionsScript>>,
     /// The `STARTUP` commands read so far: GNU ld takes one.
     startups: usize,
+    /// The names of the files added so far, as given (`add_named_by_scripts` looks a name up among them).
+    given: Vec<String>,
 }
 
 /// The first bytes of a thin archive (its members are files of their own).
@@ -470,6 +478,7 @@ impl Loader<'_> {
         };
         self.items.push(Item::File(path.to_path_buf(), data));
         let name = path.display().to_string();
+        self.given.push(name.clone());
         if data.starts_with(b"\x7fELF") {
             match data.get(16..18) {
                 Some([1, 0]) => self.items.push(Item::Object(ObjectInput {
@@ -545,6 +554,41 @@ impl Loader<'_> {
                 None => self.error(format!("{at}: cannot find {file}")),
             }
             return;
+        }
+    }
+
+    /// The files that the `-T` scripts' input section descriptions name without wildcards (`crt0.o(.text)`) and
+    /// that no input is named as: GNU ld loads each after the command line's inputs (as named, else on the search
+    /// path), named as the script names it so that the description takes its sections, and fails without it.
+    fn add_named_by_scripts(&mut self) {
+        let Some(sc) = self.script.sections.clone() else {
+            return;
+        };
+        for name in sc.named_files() {
+            if self.given.iter().any(|g| g == name) {
+                continue;
+            }
+            let p = PathBuf::from(name);
+            let found = std::iter::once(p.clone())
+                .chain(self.config.search_paths.iter().map(|d| d.join(&p)))
+                .find(|c| c.is_file());
+            let Some(path) = found else {
+                self.error(format!(
+                    "{}: cannot find {name}, which an input section description names",
+                    sc.file
+                ));
+                continue;
+            };
+            let before = self.items.len();
+            self.add_path(&path, InputFlags::default());
+            for item in &mut self.items[before..] {
+                if let Item::Object(ObjectInput { name: n, .. }) | Item::Archive { name: n, .. } =
+                    item
+                {
+                    *n = name.to_string();
+                }
+            }
+            self.given.push(name.to_string());
         }
     }
 

@@ -1382,3 +1382,55 @@ fn symbols_of_a_dropped_section_stay_defined() {
         entry("ld.bfd", "gnu")
     );
 }
+
+/// A file an input section description names without wildcards (`crt0.o(.text)`) that no input is named as is
+/// loaded, from the current directory or the search path, as GNU ld loads it; missing, it is an error in both.
+#[test]
+fn files_a_script_names_are_loaded_as_gnu_ld_loads_them() {
+    let Some((dir, _, _)) = common::against_gnu_ld("script-named-files", &["as", "nm"]) else {
+        return;
+    };
+    let (linker, _) = common::linker_under_test();
+    std::fs::create_dir_all(dir.join("lib")).unwrap();
+    std::fs::write(
+        dir.join("crt0.s"),
+        ".text\n.globl _start\n_start: call main\nmov $60, %eax\nsyscall\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("m.s"),
+        ".text\n.globl main\nmain: xor %edi, %edi\nret\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("s.ld"),
+        "SECTIONS { .text 0x400000 : { crt0.o(.text) *(.text) } }\n",
+    )
+    .unwrap();
+    common::tool_ok("as", &["m.s", "-o", "m.o"], &dir);
+    common::tool_ok("as", &["crt0.s", "-o", "lib/crt0.o"], &dir);
+    let link = |ld: &str, out: &str, extra: &[&str]| {
+        let args = [&["-T", "s.ld", "m.o", "-o", out][..], extra].concat();
+        let o = common::tool(ld, &args, Some(&dir));
+        o.success()
+            .then(|| common::tool_ok("nm", &["-n", out], &dir))
+    };
+    let rivet = linker.to_str().unwrap();
+    // Missing: both fail.
+    assert_eq!(link(rivet, "r0", &[]), None);
+    assert_eq!(link("ld.bfd", "g0", &[]), None);
+    // On the search path, then in the current directory: crt0.o's code first, as its description says.
+    for extra in [&["-Llib"][..], &[]] {
+        if extra.is_empty() {
+            std::fs::rename(dir.join("lib/crt0.o"), dir.join("crt0.o")).unwrap();
+        }
+        let (r, g) = (link(rivet, "r", extra), link("ld.bfd", "g", extra));
+        assert!(
+            g.as_deref().is_some_and(|g| g.contains("400000 T _start")),
+            "{g:?}"
+        );
+        assert_eq!(r, g, "{extra:?}");
+        let run = std::process::Command::new(dir.join("r")).status().unwrap();
+        assert_eq!(run.code(), Some(0));
+    }
+}

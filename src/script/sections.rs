@@ -242,6 +242,20 @@ impl PartialEq for SectionsScript {
 impl Eq for SectionsScript {}
 
 impl SectionsScript {
+    /// The file names without wildcards its input section descriptions name (`crt0.o(.text)`), in script order:
+    /// GNU ld loads such a file where no input has the name (`input::Loader::add_named_by_scripts`).
+    pub fn named_files(&self) -> Vec<&str> {
+        let mut v: Vec<&str> = Vec::new();
+        for st in &self.stmts {
+            if let FilePattern::Named(n) = &st.file
+                && !v.contains(&n.as_str())
+            {
+                v.push(n);
+            }
+        }
+        v
+    }
+
     /// Compiles `commands` (of `SECTIONS`) and `memory`; an unsupported command is an error with its place.
     pub fn new(
         file: &str,
