@@ -1,6 +1,7 @@
 //! The default layout (no `SECTIONS` script) is GNU ld's: its addresses come from the same walk as a script's,
 //! over the rules' layout written as a script. So the data segment is GNU ld's (RELRO and the data after it in one
-//! `PT_LOAD`, RELRO ending on a page with `.got.plt`'s reserved words inside it), an empty output section is
+//! `PT_LOAD`, RELRO ending on a page with `.got.plt`'s reserved words inside it, or under `-z now` `.got.plt` at
+//! the start of `.got`), an empty output section is
 //! dropped with its symbols where GNU ld puts them, and a link given GNU ld's own default script with `-T` gets the
 //! same addresses as one without.
 
@@ -95,11 +96,9 @@ fn data_segment_and_dropped_sections_as_gnu_ld() {
                 let secs = sections(&dir, &exe);
                 let relro = relro.expect("a PT_GNU_RELRO");
                 let relro_end = relro.0 + relro.1;
-                // Where RELRO ends: on a page, after `.got.plt`'s reserved words (lazy binding) or its end.
-                // (Under `-z now` GNU ld's script puts `.got.plt` into `.got`; rivet keeps it apart, inside
-                // RELRO: not compared.)
-                let now = z.ends_with("now");
-                let got_plt = secs.iter().find(|s| s.0 == ".got.plt" && !now);
+                // Where RELRO ends: on a page, after `.got.plt`'s reserved words (lazy binding); under `-z now`
+                // `.got.plt` starts `.got`, all of it RELRO.
+                let got_plt = secs.iter().find(|s| s.0 == ".got.plt");
                 let into_got_plt = got_plt.map(|g| relro_end as i64 - g.1 as i64);
                 views.push((
                     loads.iter().map(|l| l.0.clone()).collect::<Vec<_>>(),
@@ -108,9 +107,10 @@ fn data_segment_and_dropped_sections_as_gnu_ld() {
                     // GNU ld makes a `.plt.got` rivet does not need.
                     (secs.iter())
                         .map(|s| s.0.clone())
-                        .filter(|n| n != ".plt.got" && !(now && n == ".got.plt"))
+                        .filter(|n| n != ".plt.got")
                         .collect::<Vec<_>>(),
                     symbol(&dir, &exe, "__TMC_END__"),
+                    symbol(&dir, &exe, "_GLOBAL_OFFSET_TABLE_").map(|s| s.1),
                     symbol(&dir, &exe, "__TMC_LIST__"),
                 ));
             }

@@ -176,15 +176,21 @@ impl Builder<'_> {
     }
 
     /// Adds linker-made section `s` to output description `desc`'s section, or to its own.
-    fn place_synth(
+    fn place_synth(&mut self, s: Synth, desc: Option<u32>, shape: (u32, u64, u64, u64)) {
+        self.place_synth_in(s, desc, s.name(), shape);
+    }
+
+    /// Adds linker-made section `s` to output description `desc`'s section, or to output section `name`.
+    fn place_synth_in(
         &mut self,
         s: Synth,
         desc: Option<u32>,
+        name: &[u8],
         (sh_type, flags, align, entsize): (u32, u64, u64, u64),
     ) {
         let i = match desc {
             Some(d) => self.description(d, sh_type, flags),
-            None => self.get_or_add(s.name(), sh_type, flags),
+            None => self.get_or_add(name, sh_type, flags),
         };
         let o = &mut self.osecs[i.index()];
         o.align = o.align.max(align);
@@ -561,8 +567,15 @@ fn add_synthetic_sections<A: Arch>(
     let ax = a | E::SHF_EXECINSTR as u64;
     b.add_synth(Synth::Plt, E::SHT_PROGBITS, ax, 16, 16);
     b.add_synth(Synth::Iplt, E::SHT_PROGBITS, ax, 16, 16);
+    // Full RELRO (`-z relro -z now`) without a script: `.got.plt` starts `.got`, as GNU ld's script for it puts
+    // them (`.got : { *(.got.plt) *(.igot.plt) *(.got) *(.igot) }`).
+    if Rules::of(config).full_relro && config.sections.is_none() {
+        b.place_synth_in(Synth::GotPlt, None, b".got", (E::SHT_PROGBITS, aw, 8, 8));
+    }
     b.add_synth(Synth::Got, E::SHT_PROGBITS, aw, 8, 8);
-    b.add_synth(Synth::GotPlt, E::SHT_PROGBITS, aw, 8, 8);
+    if b.synth.get(Synth::GotPlt).is_none() {
+        b.add_synth(Synth::GotPlt, E::SHT_PROGBITS, aw, 8, 8);
+    }
     if config.eh_frame_hdr && b.by_name.contains_key(&b".eh_frame"[..]) {
         b.add_synth(Synth::EhFrameHdr, E::SHT_PROGBITS, a, 4, 0);
     }
