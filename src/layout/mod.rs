@@ -493,18 +493,7 @@ pub fn layout<A: Arch>(
         plt,
     };
     let span = crate::timing::span;
-    // Without a `SECTIONS` script, the default layout written as a script gives the addresses (`segments`): it
-    // depends on the options alone, so it is compiled beside the first pass.
-    let ((mut osecs, mut map), default_layout) = rayon::join(
-        || {
-            let _t = span("output sections");
-            output_sections::output_sections::<A>(&cx)
-        },
-        || (config.sections.is_none()).then(|| default_script::script::<A>(config)),
-    );
-    let default_layout = default_layout
-        .transpose()
-        .map_err(crate::diag::Errors::one)?;
+    let ((mut osecs, mut map), default_layout) = output_sections::with_default_layout::<A>(&cx)?;
     script::check_linker_made_places(config, &osecs, &map)?;
     script::check_crossrefs(config, res, &osecs, &map)?;
     let t = span("merge sections, split .eh_frame");
@@ -551,18 +540,7 @@ pub fn layout<A: Arch>(
                 &with_folded
             }
         };
-        // Without a script, a section of inputs that are all empty is dropped (`sizes::section_headers`), and
-        // GNU ld lists none of their locals.
-        let empty: Vec<bool> = match config.sections.is_some() || config.emit_relocs {
-            true => Vec::new(),
-            false => (osecs.iter().enumerate())
-                .map(|(i, o)| {
-                    place.cursor.get(i) == Some(&0)
-                        && !o.parts.is_empty()
-                        && (o.parts.iter()).all(|p| matches!(p, Part::Inputs | Part::Sorted))
-                })
-                .collect(),
-        };
+        let empty = sizes::empty_of_inputs(config, &osecs, &place);
         let mut symtab = crate::synthetic::symtab::contents(
             config,
             res,

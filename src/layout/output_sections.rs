@@ -330,6 +330,28 @@ fn file_names<'a>(cx: &Cx<'a>, f: FileId) -> FileNames<'a> {
     (v, local, merge, groups)
 }
 
+/// The output sections and what the pass decides besides.
+pub type Made = (Vec<OutputSection>, SectionMap);
+
+/// `output_sections`, and without a `SECTIONS` script the default layout written as a script, which gives the
+/// addresses (`segments`): it depends on the options alone, so it is compiled beside the pass.
+pub fn with_default_layout<A: Arch>(
+    cx: &Cx,
+) -> crate::diag::Result<(Made, Option<SectionsScript>)> {
+    let config = cx.config;
+    let (made, default_layout) = rayon::join(
+        || {
+            let _t = crate::timing::span("output sections");
+            output_sections::<A>(cx)
+        },
+        || (config.sections.is_none()).then(|| super::default_script::script::<A>(config)),
+    );
+    let default_layout = default_layout
+        .transpose()
+        .map_err(crate::diag::Errors::one)?;
+    Ok((made, default_layout))
+}
+
 pub fn output_sections<A: Arch>(cx: &Cx) -> (Vec<OutputSection>, SectionMap) {
     let Cx { config, res, .. } = *cx;
     let objects = &res.objects;

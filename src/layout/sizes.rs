@@ -165,6 +165,25 @@ fn live_fdes(eh_records: &EhRecords) -> usize {
 }
 
 /// Sets each output section's size from its parts, and numbers the sections that are kept.
+/// Without a script (and without `--emit-relocs`), per output section: whether it holds only inputs, all empty,
+/// so that `section_headers` drops it; GNU ld lists none of their locals (`symtab::contents`).
+pub fn empty_of_inputs(
+    config: &crate::args::Config,
+    osecs: &[OutputSection],
+    place: &Placement,
+) -> Vec<bool> {
+    if config.sections.is_some() || config.emit_relocs {
+        return Vec::new();
+    }
+    (osecs.iter().enumerate())
+        .map(|(i, o)| {
+            place.cursor.get(i) == Some(&0)
+                && !o.parts.is_empty()
+                && (o.parts.iter()).all(|p| matches!(p, Part::Inputs | Part::Sorted))
+        })
+        .collect()
+}
+
 pub fn section_headers(
     cx: &Cx,
     osecs: &mut [OutputSection],
