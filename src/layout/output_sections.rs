@@ -339,11 +339,10 @@ pub fn with_default_layout<A: Arch>(
     cx: &Cx,
 ) -> crate::diag::Result<(Made, Option<SectionsScript>)> {
     let config = cx.config;
+    // The span on this thread (`timing` opens spans on the main thread only).
+    let _t = crate::timing::span("output sections");
     let (made, default_layout) = rayon::join(
-        || {
-            let _t = crate::timing::span("output sections");
-            output_sections::<A>(cx)
-        },
+        || output_sections::<A>(cx),
         || (config.sections.is_none()).then(|| super::default_script::script::<A>(config)),
     );
     let default_layout = default_layout
