@@ -80,8 +80,11 @@ fn data_segment_and_dropped_sections_as_gnu_ld() {
         return;
     };
     std::fs::write(dir.join("p.c"), PROGRAM).unwrap();
-    // (Static programs differ in names: GNU ld's `.iplt` and `.rela.iplt` are rivet's `.plt` and `.rela.plt`.)
-    for (kind, cflag) in [("-pie", "-fPIE"), ("-no-pie", "-fno-pie")] {
+    for (kind, cflag) in [
+        ("-pie", "-fPIE"),
+        ("-no-pie", "-fno-pie"),
+        ("-static", "-fPIE"),
+    ] {
         common::tool_ok("gcc", &[cflag, "-O1", "-c", "p.c"], &dir);
         for z in ["-Wl,-z,lazy", "-Wl,-z,now"] {
             let mut views = Vec::new();
@@ -116,7 +119,7 @@ fn data_segment_and_dropped_sections_as_gnu_ld() {
             }
             assert_eq!(
                 views[1], views[0],
-                "{kind} {z}: rivet's layout (right) is not GNU ld's (left)"
+                "{kind} {z}: rivet's layout (left) is not GNU ld's (right)"
             );
         }
     }

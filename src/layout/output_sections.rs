@@ -576,6 +576,10 @@ fn add_synthetic_sections<A: Arch>(
             b.add_synth(Synth::RelrDyn, E::SHT_RELR, a, 8, 8);
         }
         b.add_synth(Synth::Dynamic, E::SHT_DYNAMIC, aw, 8, 16);
+    } else if config.sections.is_none() {
+        // Without a script, GNU ld's default one puts `.rela.iplt` in `.rela.plt` and `.iplt` in `.plt`.
+        let shape = (E::SHT_RELA, a | E::SHF_INFO_LINK as u64, 8, 24);
+        b.place_synth_in(Synth::RelaIplt, None, b".rela.plt", shape);
     } else {
         b.add_synth(
             Synth::RelaIplt,
@@ -587,7 +591,12 @@ fn add_synthetic_sections<A: Arch>(
     }
     let ax = a | E::SHF_EXECINSTR as u64;
     b.add_synth(Synth::Plt, E::SHT_PROGBITS, ax, 16, 16);
-    b.add_synth(Synth::Iplt, E::SHT_PROGBITS, ax, 16, 16);
+    match config.sections {
+        None => b.place_synth_in(Synth::Iplt, None, b".plt", (E::SHT_PROGBITS, ax, 16, 16)),
+        Some(_) => {
+            b.add_synth(Synth::Iplt, E::SHT_PROGBITS, ax, 16, 16);
+        }
+    }
     // Full RELRO (`-z relro -z now`) without a script: `.got.plt` starts `.got`, as GNU ld's script for it puts
     // them (`.got : { *(.got.plt) *(.igot.plt) *(.got) *(.igot) }`).
     if Rules::of(config).full_relro && config.sections.is_none() {

@@ -322,8 +322,7 @@ impl Env for State<'_> {
             return exp;
         }
         let end = exp.wrapping_add(offset);
-        self.relro_end.set(Some((end, offset)));
-        match (self.w.data_base.get(), self.data_align.get()) {
+        let at = match (self.w.data_base.get(), self.data_align.get()) {
             (
                 Some(DataPlace { by_relro: true, .. }),
                 Some(DataAlign {
@@ -331,7 +330,11 @@ impl Env for State<'_> {
                 }),
             ) if max.is_power_of_two() => align_up(end, max).wrapping_sub(offset),
             _ => exp,
-        }
+        };
+        // RELRO ends where the location counter then is, past the offset: on the page, as GNU ld's, where the
+        // RELRO sections' alignments kept them from ending right below it.
+        self.relro_end.set(Some((at.wrapping_add(offset), offset)));
+        at
     }
     fn data_segment_end(&self, end: u64) {
         self.data_end.set(Some(end));
