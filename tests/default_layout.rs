@@ -173,3 +173,51 @@ fn gnu_default_script_gives_the_default_layout() {
         );
     }
 }
+
+/// An orphan TLS section (one the rules do not name) goes with the TLS sections, as GNU ld places it: after
+/// `.tdata`, so that `PT_TLS` covers only TLS data. rivet put it with the writable data,
+/// and the TLS block then spanned `.data.rel.ro` to `.data`: a static C program aborted in `malloc`.
+#[test]
+fn orphan_tls_sections_go_with_the_tls_block() {
+    let Some((dir, shim, bfd)) =
+        common::against_gnu_ld("default-layout-tls-orphan", &["gcc", "readelf"])
+    else {
+        return;
+    };
+    std::fs::write(
+        dir.join("t.c"),
+        "__thread int tv __attribute__((section(\".mytdata\"))) = 3;\n\
+         __thread int tz[2] __attribute__((section(\".mytbss\")));\n\
+         int main(void) { return tv - 3 + tz[1]; }\n",
+    )
+    .unwrap();
+    common::tool_ok("gcc", &["-O1", "-c", "t.c"], &dir);
+    for kind in ["-static", "-no-pie"] {
+        let mut views = Vec::new();
+        for (side, shim) in [("gnu", &bfd), ("rivet", &shim)] {
+            let exe = format!("t{kind}-{side}");
+            let b = format!("-B{}/", shim.display());
+            let o = common::tool("gcc", &[&b, kind, "-o", &exe, "t.o"], Some(&dir));
+            assert!(o.success(), "{kind} ({side}):\n{}", o.log());
+            let run = std::process::Command::new(dir.join(&exe)).status().unwrap();
+            assert_eq!(run.code(), Some(0), "{kind} ({side})");
+            // The TLS sections in order, and PT_TLS's sizes.
+            let secs: Vec<String> = (sections(&dir, &exe).into_iter())
+                .filter(|s| s.0.starts_with(".t") || s.0.starts_with(".my"))
+                .map(|s| s.0)
+                .collect();
+            let phdrs = common::tool_ok("readelf", &["-lW", &exe], &dir);
+            let tls = (phdrs.lines())
+                .find(|l| l.trim_start().starts_with("TLS"))
+                .map(|l| {
+                    l.split_whitespace()
+                        .skip(4)
+                        .take(2)
+                        .collect::<Vec<_>>()
+                        .join(" ")
+                });
+            views.push((secs, tls));
+        }
+        assert_eq!(views[1], views[0], "{kind}: rivet (left), GNU ld (right)");
+    }
+}

@@ -266,7 +266,11 @@ fn rank(name: &[u8], sh_type: u32, flags: u64) -> u32 {
         b".gcc_except_table" => 240,
         _ if !write => 210,
         b".tdata" => 300,
-        b".tbss" => 301,
+        // Orphan TLS sections go with the named ones (`PT_TLS` is one range): contents after `.tdata`, zero-fill
+        // after `.tbss`, as GNU ld places them by their flags.
+        _ if flags & E::SHF_TLS as u64 != 0 && sh_type != E::SHT_NOBITS => 301,
+        b".tbss" => 302,
+        _ if flags & E::SHF_TLS as u64 != 0 => 303,
         b".preinit_array" => 310,
         b".init_array" => 311,
         b".fini_array" => 312,
